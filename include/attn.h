@@ -1,0 +1,295 @@
+/* attn.h -- the public API of libattn.
+ *
+ * attn trains and runs the three models of "Attention from Scratch" (an Elman RNN, an LSTM and
+ * a two-layer pre-norm Transformer encoder with a [CLS] token) on a synthetic course-review
+ * sentiment task. Every matrix product goes through OpenBLAS cblas_sgemm.
+ *
+ * Dimension letters (used in every shape comment of the project):
+ *   B  batch (sentences)              T  positions (words; +1 for [CLS] in the Transformer)
+ *   V  vocabulary (91)                E  word embedding width of RNN/LSTM (16)
+ *   H  RNN/LSTM hidden size (32)      D  Transformer model width (32)
+ *   NH attention heads (2)            HS head size (D / NH = 16)
+ *   F  feed-forward width (64)        L  encoder layers (2)
+ *
+ * Conventions:
+ *   - Row-major everywhere. A Linear layer stores W as [out, in] (PyTorch nn.Linear) and computes
+ *     y = x W^T + b.
+ *   - Parameter tensors keep PyTorch layouts and PyTorch state_dict names ("lstm.weight_ih_l0",
+ *     gate order i,f,g,o; "layers.0.self_attn.in_proj_weight", packed q,k,v), so importing a
+ *     tensor is a memcpy by name.
+ *   - Parameters, gradients (and the optimizer's Adam moments) are each one flat float array
+ *     with one shared layout; attn_model_tensor_* gives named views into it.
+ *
+ * Ownership: whoever creates frees. Every attn_X_create has an attn_X_free that accepts NULL.
+ * The library never keeps caller pointers beyond a call; outputs go into caller buffers of a
+ * documented size or into model-owned buffers valid until the next call on the same model.
+ *
+ * Errors: every function that can fail returns attn_status and takes a last `attn_error *err`
+ * (may be NULL) that receives a message naming the file, tensor or argument at fault. The
+ * library never exits and never prints; it logs only through attn_set_log (silent by default).
+ *
+ * Example: classify one sentence with weights exported from PyTorch.
+ *
+ *     attn_error err;
+ *     attn_model *m = NULL;
+ *     if (attn_weights_load_json("weights/lstm-seed1.json", &m, &err) != ATTN_OK) {
+ *         fprintf(stderr, "%s\n", err.msg);
+ *         return 1;
+ *     }
+ *     int ids[ATTN_MAX_WORDS], n;
+ *     attn_tokenize("the lecture was not very helpful", ids, ATTN_MAX_WORDS, &n, &err);
+ *     attn_batch b = {.B = 1, .T = n, .ids = ids, .lengths = &n};
+ *     float logit;
+ *     attn_model_forward(m, &b, &logit, &err);     // probability = 1 / (1 + exp(-logit))
+ *     attn_model_free(m);
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status, errors, logging ---------------------------------------------------------- */
+
+typedef enum attn_status {
+    ATTN_OK = 0,
+    ATTN_ERR_NOMEM, /* an allocation failed */
+    ATTN_ERR_IO,    /* a file could not be opened, read, written or renamed */
+    ATTN_ERR_PARSE, /* malformed JSON or TSV */
+    ATTN_ERR_SHAPE, /* a tensor or batch has the wrong shape */
+    ATTN_ERR_VALUE, /* NaN/Inf, unknown word, out-of-range id, bad config value */
+    ATTN_ERR_ARG,   /* caller misuse detected at the API boundary */
+} attn_status;
+
+#define ATTN_ERROR_MSG_MAX 4096
+typedef struct attn_error {
+    attn_status status;
+    char msg[ATTN_ERROR_MSG_MAX];
+} attn_error;
+
+const char *attn_status_str(attn_status s);
+/* Fills err (if non-NULL) and returns s, so call sites read: return attn_errorf(err, ...); */
+attn_status attn_errorf(attn_error *err, attn_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends "; <more>" to an existing message (used by loaders that report all problems). */
+void attn_error_append(attn_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef enum attn_log_level { ATTN_LOG_DEBUG, ATTN_LOG_INFO, ATTN_LOG_WARN } attn_log_level;
+typedef void (*attn_log_fn)(attn_log_level level, const char *msg, void *user);
+/* The only process-wide setting of the library besides the BLAS thread count. */
+void attn_set_log(attn_log_fn fn, void *user);
+void attn_log(attn_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets OpenBLAS's thread count (exact mode and training use 1). */
+void attn_set_num_threads(int n);
+
+/* ---- PRNG: splitmix64 (Steele, Lea, Flood 2014), a value the caller owns ---------------- */
+
+typedef struct attn_rng {
+    uint64_t state;
+} attn_rng;
+
+attn_rng attn_rng_seed(uint64_t seed);
+uint64_t attn_rng_next(attn_rng *r);                 /* next 64 random bits */
+uint32_t attn_rng_below(attn_rng *r, uint32_t n);    /* uniform in [0, n), unbiased; n > 0 */
+double attn_rng_uniform(attn_rng *r);                /* uniform in [0, 1), 53 bits */
+float attn_rng_uniform_range(attn_rng *r, float lo, float hi);
+double attn_rng_normal(attn_rng *r);                 /* N(0,1), Box-Muller (no cached state) */
+void attn_rng_shuffle(attn_rng *r, int *a, int n);   /* Fisher-Yates */
+
+/* ---- vocabulary, tokenizer, the course-review task (src/data/) -------------------------- */
+
+#define ATTN_PAD_ID     0
+#define ATTN_CLS_ID     1
+#define ATTN_N_WORDS    89
+#define ATTN_VOCAB_SIZE 91 /* [PAD], [CLS], 89 words */
+#define ATTN_MAX_WORDS  80 /* the Transformer has 81 positions including [CLS] */
+
+int attn_vocab_size(void);                 /* 91 */
+const char *attn_vocab_word(int id);       /* "[PAD]", "[CLS]", words; NULL if out of range */
+const char *attn_vocab_category(int id);   /* "special", "subject", "positive", ... */
+int attn_vocab_id(const char *word);       /* -1 if unknown */
+
+/* Lower-cases, strips .,!?;: and splits on white space. Fails (ATTN_ERR_VALUE) on an unknown
+ * word (naming it, its 1-based position and the closest vocabulary word), on an empty
+ * sentence, and on more than max_ids words. ids: [max_ids]. */
+attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids,
+                          attn_error *err);
+
+typedef enum attn_set {
+    ATTN_SET_TRAIN,
+    ATTN_SET_PLAIN,
+    ATTN_SET_DISTRACTOR,
+    ATTN_SET_FILL4,
+    ATTN_SET_FILL8,
+} attn_set;
+#define ATTN_N_TEST_SETS 4 /* plain, distractor, fill4, fill8 */
+
+const char *attn_set_name(attn_set s);
+attn_status attn_set_from_name(const char *name, attn_set *out, attn_error *err);
+
+/* A labelled set of sentences. Owned by the library; free with attn_dataset_free. */
+typedef struct attn_dataset {
+    int n;           /* sentences */
+    int *labels;     /* [n] 1 = positive, 0 = negative */
+    int *lengths;    /* [n] words */
+    size_t *offsets; /* [n+1] start of sentence i in ids */
+    int *ids;        /* [offsets[n]] word ids, sentences concatenated, no [CLS] */
+    char **texts;    /* [n] the sentences, lower case, single spaces */
+} attn_dataset;
+
+/* Deterministic generator: the same (set, n, seed) gives the same sentences on every machine.
+ * Test sets never contain a sentence of the default-size training set of the same seed. */
+attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset **out,
+                               attn_error *err);
+/* Reads "label<TAB>sentence" lines. Errors name the file and line. */
+attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_error *err);
+void attn_dataset_free(attn_dataset *d);
+
+/* ---- models (src/models/) --------------------------------------------------------------- */
+
+typedef enum attn_arch { ATTN_ARCH_RNN, ATTN_ARCH_LSTM, ATTN_ARCH_TRANSFORMER } attn_arch;
+typedef enum attn_norm { ATTN_NORM_PRE, ATTN_NORM_POST } attn_norm;
+typedef enum attn_activation { ATTN_ACT_RELU, ATTN_ACT_GELU } attn_activation;
+
+/* The blueprint. Defaults (attn_model_config_default) are the write-up's models. */
+typedef struct attn_model_config {
+    attn_arch arch;
+    int vocab_size;  /* V = 91 */
+    int embed_dim;   /* E (rnn/lstm: 16) or D (transformer: 32) */
+    int hidden_size; /* H (rnn/lstm: 32); unused by the transformer */
+    int n_heads;     /* NH (transformer: 2) */
+    int ffn_dim;     /* F (transformer: 64) */
+    int n_layers;    /* L (transformer: 2; rnn/lstm: 1) */
+    int max_len;     /* positions incl. [CLS] (transformer: 81) */
+    attn_norm norm;  /* transformer: pre (norm_first=True) has a final "norm"; post has none */
+    attn_activation activation; /* transformer FFN: relu (default) or gelu (erf form) */
+} attn_model_config;
+
+attn_model_config attn_model_config_default(attn_arch arch);
+const char *attn_arch_name(attn_arch a); /* "rnn", "lstm", "transformer" */
+attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *err);
+/* Checks sizes (positive, D divisible by NH, ...); the message names the field. */
+attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err);
+
+typedef struct attn_model attn_model; /* opaque; src/models/model_internal.h */
+
+/* A padded batch, batch-first like PyTorch. Sentence b has lengths[b] >= 1 words in
+ * ids[b*T .. b*T + lengths[b]); the rest is ATTN_PAD_ID. The Transformer prepends [CLS]
+ * itself, so T <= max_len - 1 for it. RNN/LSTM read the hidden state after word lengths[b]. */
+typedef struct attn_batch {
+    int B, T;
+    const int *ids;     /* [B, T] */
+    const int *lengths; /* [B] */
+} attn_batch;
+
+/* Creates a model with parameters initialised as PyTorch initialises the reference modules,
+ * drawn from attn_rng seeded with `seed`. */
+attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
+                              attn_error *err);
+void attn_model_free(attn_model *m);
+const attn_model_config *attn_model_config_of(const attn_model *m);
+
+/* logits: [B], one logit per sentence (probability = sigmoid(logit)). Keeps the activations
+ * needed by attn_model_backward. Grows the activation arena as needed. */
+attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits,
+                               attn_error *err);
+/* Back-propagates d_logits [B] through the last forward (same batch) and ACCUMULATES into the
+ * gradient buffer (allocated on first use; ATTN_ERR_NOMEM if that fails). */
+attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,
+                                attn_error *err);
+void attn_model_zero_grad(attn_model *m); /* memset of the gradient buffer */
+
+size_t attn_model_n_params(const attn_model *m);
+float *attn_model_params(attn_model *m); /* [n_params] */
+float *attn_model_grads(attn_model *m);  /* [n_params] or NULL before the first backward */
+size_t attn_model_tensor_count(const attn_model *m);
+const char *attn_model_tensor_name(const attn_model *m, size_t i); /* state_dict key */
+/* shape: [4], returns the number of dims; the tensor's element count is the shape product. */
+int attn_model_tensor_shape(const attn_model *m, size_t i, int shape[4]);
+size_t attn_model_tensor_offset(const attn_model *m, size_t i); /* into params and grads */
+size_t attn_model_tensor_numel(const attn_model *m, size_t i);
+/* Index of a tensor by state_dict key, or -1. */
+long attn_model_tensor_find(const attn_model *m, const char *name);
+/* ATTN_ERR_VALUE naming the first tensor (and index) holding NaN/Inf in params (or grads). */
+attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error *err);
+
+/* ---- weights JSON (src/io/) ------------------------------------------------------------ *
+ * Format "attn-weights-v1":
+ *   {"format": "attn-weights-v1",
+ *    "config": {"arch": "rnn"|"lstm"|"transformer", "vocab_size": 91, "embed_dim": 16,
+ *               "hidden_size": 32, "n_heads": 2, "ffn_dim": 64, "n_layers": 2, "max_len": 81,
+ *               "norm": "pre"|"post", "activation": "relu"|"gelu"},
+ *    "tensors": {"<state_dict key>": {"shape": [..], "data": [.. flat, row-major ..]}, ...}}
+ * Config keys that do not apply to an arch may be omitted. A "module." or "_orig_mod." prefix
+ * on tensor names is stripped. Floats are written so that they round-trip bit for bit. */
+attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err);
+/* Loads tensors from `path` into an existing model (same config); all problems at once. */
+attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err);
+/* Writes params (or grads, with grads=true) atomically: path.tmp, fsync, rename. Refuses
+ * NaN/Inf (naming the tensor) before writing anything. */
+attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
+                                   attn_error *err);
+
+/* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- */
+
+typedef struct attn_adam_config {
+    float lr, beta1, beta2, eps, weight_decay;
+} attn_adam_config;
+typedef struct attn_adam {
+    attn_adam_config cfg;
+    size_t n;    /* parameters */
+    long step;   /* steps taken */
+    float *m;    /* [n] first moment */
+    float *v;    /* [n] second moment */
+} attn_adam;
+
+attn_adam_config attn_adam_config_default(void); /* lr 1e-3, betas 0.9/0.999, eps 1e-8, wd 0 */
+attn_status attn_adam_create(size_t n, const attn_adam_config *cfg, attn_adam **out,
+                             attn_error *err);
+void attn_adam_step(attn_adam *opt, float *params, const float *grads);
+void attn_adam_free(attn_adam *opt);
+
+/* ---- BCE loss on logits, mean over the batch (the op is in attn_kernels.h) -------------- */
+
+/* ---- training (src/train/) -------------------------------------------------------------- */
+
+typedef struct attn_train_config {
+    int epochs;         /* 20 */
+    int batch_size;     /* 32 */
+    attn_adam_config adam;
+    uint64_t seed;      /* shuffling (and init, when the model was created from it) */
+    int holdout;        /* sentences of the training data kept out for held-out accuracy */
+} attn_train_config;
+
+typedef struct attn_epoch_stats {
+    int epoch, epochs;          /* 1-based */
+    double loss;                /* mean training loss over the epoch */
+    double train_acc;           /* fraction correct during the epoch */
+    double holdout_acc;         /* on the held-out slice (NaN if none) */
+    double sentences_per_s;
+    double elapsed_s, eta_s;
+} attn_epoch_stats;
+
+typedef struct attn_train_callbacks {
+    /* Called after every epoch; return false to stop (ATTN_OK is returned). */
+    bool (*on_epoch)(const attn_epoch_stats *st, void *user);
+    /* Called every few steps within an epoch for progress display. */
+    void (*on_step)(int epoch, int step, int steps, void *user);
+    void *user;
+} attn_train_callbacks;
+
+/* The full training state that a checkpoint captures. */
+typedef struct attn_trainer attn_trainer;
+
+attn_train_config attn_train_config_default(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_H */

@@ -1,0 +1,135 @@
+/* attn_kernels.h -- the op layer: every op a _forward/_backward pair over plain float* and int
+ * dims. bench/ and the write-up's snippets call these directly.
+ *
+ * Conventions (see include/attn.h for the dimension letters):
+ *   - Forward:  attn_<op>_forward(out..., saved..., in..., weights..., dims...)
+ *   - Backward: attn_<op>_backward(d_in..., d_weights..., d_out, saved/in..., weights..., dims...)
+ *     with the d-arguments in the order of the forward arguments they belong to.
+ *   - Every backward ACCUMULATES (+=) into its d_ outputs; the caller zeroes them first.
+ *     Any d_ pointer may be NULL: that gradient is not wanted.
+ *   - Kernels do not allocate, do not fail and return no status. Inputs are validated at the
+ *     model/API boundary; ATTN_ASSERT catches programmer errors in debug builds.
+ *   - Exactness: forward kernels follow PyTorch 1.13's CPU arithmetic on this machine
+ *     (../shared/PYTORCH_NUMERICS.md) so that batch-1 logits are bit-identical.
+ */
+#ifndef ATTN_KERNELS_H
+#define ATTN_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- sgemm: the one wrapper every matrix product goes through (src/kernels/sgemm.c) ------ */
+
+/* Call-site tags for the FLOP accountant. Backward tags count the products of backward. */
+typedef enum attn_op {
+    ATTN_OP_OTHER = 0,
+    ATTN_OP_QKV,       /* Transformer q,k,v projection */
+    ATTN_OP_QK,        /* scores Q.K^T (n x n) */
+    ATTN_OP_AV,        /* attention-weighted values A.V (n x n) */
+    ATTN_OP_OUT_PROJ,  /* attention output projection */
+    ATTN_OP_FFN_UP,    /* linear1 */
+    ATTN_OP_FFN_DOWN,  /* linear2 */
+    ATTN_OP_INPUT,     /* RNN/LSTM input projection x.W_ih^T for all steps */
+    ATTN_OP_RECURRENT, /* RNN/LSTM h.W_hh^T per step */
+    ATTN_OP_HEAD,      /* classifier head */
+    ATTN_OP_COUNT
+} attn_op;
+
+const char *attn_op_name(attn_op op); /* "qkv", "qk", ... */
+
+/* Multiply-adds per tag, forward and backward, plus call counts. */
+typedef struct attn_flop_counts {
+    uint64_t fwd_madds[ATTN_OP_COUNT];
+    uint64_t bwd_madds[ATTN_OP_COUNT];
+    uint64_t calls[ATTN_OP_COUNT];
+} attn_flop_counts;
+
+/* Routes counts of the calling thread's sgemm calls into *c (NULL stops counting). The
+ * pointer is thread-local: counting in one thread never touches another's counts. */
+void attn_flops_set_counter(attn_flop_counts *c);
+
+/* C[m,n] = alpha * op(A)[m,k] . op(B)[k,n] + beta * C[m,n]; row-major, contiguous:
+ * A is [m,k] (or [k,m] if trans_a), B is [k,n] (or [n,k] if trans_b). Leading dimensions are
+ * derived here and nowhere else. `backward` says which counter the multiply-adds go to. */
+void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
+                float alpha, const float *a, const float *b, float beta, float *c);
+
+/* Linear layer, PyTorch nn.Linear: y[n,out] = x[n,in] . w[out,in]^T + bias[out].
+ * Bias: y is pre-filled with bias, then sgemm with beta = 1 (bit-identical to PyTorch's addmm).
+ * bias may be NULL. Backward: d_x += d_y.w, d_w += d_y^T.x, d_bias += sum over rows of d_y. */
+void attn_linear_forward(float *y, const float *x, const float *w, const float *bias, int n,
+                         int in, int out, attn_op tag);
+void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y,
+                          const float *x, const float *w, int n, int in, int out, attn_op tag);
+
+/* ---- elementwise activations (src/kernels/activations.c) ---------------------------------- */
+
+/* y = tanh(x) (Sleef_tanhf8_u10 on blocks of 8, zero-padded tail). Saves y.
+ * Backward: d_x += d_y * (1 - y^2). */
+void attn_tanh_forward(float *y, const float *x, size_t n);
+void attn_tanh_backward(float *d_x, const float *d_y, const float *y, size_t n);
+
+/* y = 1 / (1 + exp(-x)) (PyTorch's: Sleef exp + AVX division on blocks of 16, glibc tail).
+ * Saves y. Backward: d_x += d_y * y * (1 - y). */
+void attn_sigmoid_forward(float *y, const float *x, size_t n);
+void attn_sigmoid_backward(float *d_x, const float *d_y, const float *y, size_t n);
+
+/* y = x < 0 ? 0 : x (keeps -0 and NaN like PyTorch). Backward: d_x += x > 0 ? d_y : 0. */
+void attn_relu_forward(float *y, const float *x, size_t n);
+void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);
+
+/* y = 0.5 x (1 + erf(x / sqrt 2)). Backward: d_x += d_y * (Phi(x) + x phi(x)). */
+void attn_gelu_forward(float *y, const float *x, size_t n);
+void attn_gelu_backward(float *d_x, const float *d_y, const float *x, size_t n);
+
+/* ---- softmax (src/kernels/softmax.c) ----------------------------------------------------- */
+
+/* Row softmax over the first n_valid of cols columns (the rest are masked keys and get
+ * probability 0; a row with n_valid == 0 is all zeros). probs, x: [rows, cols].
+ * Follows ATen's vectorised softmax (reduce_all max, Sleef expf8_u10, reduce_all sum, * 1/s).
+ * Backward: d_x += p * (d_p - sum_j p_j d_p_j), from the saved probs only. */
+void attn_softmax_forward(float *probs, const float *x, int rows, int cols, int n_valid);
+void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs, int rows,
+                           int cols, int n_valid);
+
+/* ---- layer norm (src/kernels/layernorm.c) ------------------------------------------------ */
+
+/* y[n,D] = (x - mean) * rstd * gamma + beta over each row, eps = 1e-5, biased variance.
+ * ATen's RowwiseMoments (8-lane Welford) for mean/var; y = fma(fma(x, rstd, -rstd*mean),
+ * gamma, beta). Saves mean[n], rstd[n]. Backward accumulates d_x, d_gamma, d_beta. */
+void attn_layernorm_forward(float *y, float *mean, float *rstd, const float *x,
+                            const float *gamma, const float *beta, int n, int D);
+void attn_layernorm_backward(float *d_x, float *d_gamma, float *d_beta, const float *d_y,
+                             const float *x, const float *mean, const float *rstd,
+                             const float *gamma, int n, int D);
+
+/* ---- embedding (src/kernels/embedding.c) ------------------------------------------------- */
+
+/* y[n,D] = table[ids[i], :] (gather). Backward: d_table[ids[i], :] += d_y[i, :]. */
+void attn_embedding_forward(float *y, const int *ids, const float *table, int n, int D);
+void attn_embedding_backward(float *d_table, const float *d_y, const int *ids, int n, int D);
+
+/* ---- elementwise add (residuals, positional embeddings) ---------------------------------- */
+
+/* y = a + b (y may alias a or b). Backward: d_a += d_y, d_b += d_y. */
+void attn_add_forward(float *y, const float *a, const float *b, size_t n);
+void attn_add_backward(float *d_a, float *d_b, const float *d_y, size_t n);
+
+/* ---- loss (src/kernels/loss.c) ----------------------------------------------------------- */
+
+/* Mean binary cross-entropy on logits (PyTorch BCEWithLogitsLoss, stable form):
+ * loss = mean_b [ max(z,0) - z*y + log1p(exp(-|z|)) ], z = logits[B], y = labels[B] in {0,1}.
+ * Backward: d_logits[b] += d_loss * (sigmoid(z_b) - y_b) / B  (the 1/B is the mean's). */
+double attn_bce_forward(const float *logits, const float *labels, int B);
+void attn_bce_backward(float *d_logits, float d_loss, const float *logits, const float *labels,
+                       int B);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_KERNELS_H */

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds attn with -Werror and runs every test twice: a release build, then the same suite
+# under AddressSanitizer + UndefinedBehaviorSanitizer. Usage: bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== release build + tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTN_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+(cd build && ctest --output-on-failure -j "$jobs")
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build + tests"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_WERROR=ON -DATTN_SANITIZE=ON >/dev/null
+cmake --build build-asan -j "$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE slow)

@@ -1,0 +1,6 @@
+/* cmd_weights.c -- placeholder until its issue lands; replaced by the real subcommands. */
+#include "cli.h"
+#include <stdio.h>
+int cmd_info(int argc, char **argv) { (void)argc; fprintf(stderr, "attn %s: not built yet\n", argv[0]); return CLI_ERROR; }
+int cmd_predict(int argc, char **argv) { (void)argc; fprintf(stderr, "attn %s: not built yet\n", argv[0]); return CLI_ERROR; }
+int cmd_eval(int argc, char **argv) { (void)argc; fprintf(stderr, "attn %s: not built yet\n", argv[0]); return CLI_ERROR; }

@@ -1,0 +1,275 @@
+/* model.c -- the one factory: config defaults and validation, parameter layout from the
+ * architecture's spec table, PyTorch-style initialisation, tensor accessors, dispatch. */
+#include "model_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- config ----------------------------------------------------------------------------- */
+
+attn_model_config attn_model_config_default(attn_arch arch) {
+    attn_model_config c = {0};
+    c.arch = arch;
+    c.vocab_size = ATTN_VOCAB_SIZE;
+    c.norm = ATTN_NORM_PRE;
+    c.activation = ATTN_ACT_RELU;
+    if (arch == ATTN_ARCH_TRANSFORMER) {
+        c.embed_dim = 32;
+        c.n_heads = 2;
+        c.ffn_dim = 64;
+        c.n_layers = 2;
+        c.max_len = ATTN_MAX_WORDS + 1;
+    } else {
+        c.embed_dim = 16;
+        c.hidden_size = 32;
+        c.n_layers = 1;
+    }
+    return c;
+}
+
+static const char *const arch_names[] = {"rnn", "lstm", "transformer"};
+
+const char *attn_arch_name(attn_arch a) {
+    return (unsigned)a < 3 ? arch_names[a] : "unknown";
+}
+
+attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *err) {
+    for (int i = 0; i < 3; i++) {
+        if (name && strcmp(name, arch_names[i]) == 0) {
+            *out = (attn_arch)i;
+            return ATTN_OK;
+        }
+    }
+    return attn_errorf(err, ATTN_ERR_VALUE,
+                       "unknown model \"%s\" (expected rnn, lstm or transformer)",
+                       name ? name : "(null)");
+}
+
+#define REQUIRE_RANGE(field, lo, hi)                                                          \
+    do {                                                                                      \
+        if (cfg->field < (lo) || cfg->field > (hi))                                           \
+            return attn_errorf(err, ATTN_ERR_VALUE, "config: %s = %d, expected %d..%d",       \
+                               #field, cfg->field, (lo), (hi));                               \
+    } while (0)
+
+attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err) {
+    if ((unsigned)cfg->arch > ATTN_ARCH_TRANSFORMER)
+        return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown arch %d", (int)cfg->arch);
+    REQUIRE_RANGE(vocab_size, 2, 1 << 20);
+    REQUIRE_RANGE(embed_dim, 1, 1 << 14);
+    if (cfg->arch == ATTN_ARCH_TRANSFORMER) {
+        REQUIRE_RANGE(n_heads, 1, cfg->embed_dim);
+        if (cfg->embed_dim % cfg->n_heads != 0)
+            return attn_errorf(err, ATTN_ERR_VALUE,
+                               "config: embed_dim %d is not divisible by n_heads %d",
+                               cfg->embed_dim, cfg->n_heads);
+        REQUIRE_RANGE(ffn_dim, 1, 1 << 16);
+        REQUIRE_RANGE(n_layers, 1, 4); /* 4 layers x 12 tensors + 6 fit ATTN_MAX_SPECS */
+        REQUIRE_RANGE(max_len, 2, 1 << 16);
+        if ((unsigned)cfg->norm > ATTN_NORM_POST)
+            return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown norm %d", (int)cfg->norm);
+        if ((unsigned)cfg->activation > ATTN_ACT_GELU)
+            return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown activation %d",
+                               (int)cfg->activation);
+    } else {
+        REQUIRE_RANGE(hidden_size, 1, 1 << 14);
+        REQUIRE_RANGE(n_layers, 1, 1);
+    }
+    return ATTN_OK;
+}
+
+/* ---- layout and init -------------------------------------------------------------------- */
+
+void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape,
+                   attn_init init, float init_a) {
+    memset(s, 0, sizeof *s);
+    strncpy(s->name, name, ATTN_NAME_MAX - 1);
+    s->ndim = ndim;
+    for (int i = 0; i < ndim; i++) s->shape[i] = shape[i];
+    s->init = init;
+    s->init_a = init_a;
+}
+
+static size_t spec_numel(const attn_param_spec *s) {
+    size_t n = 1;
+    for (int i = 0; i < s->ndim; i++) n *= (size_t)s->shape[i];
+    return n;
+}
+
+static const attn_model_vt *vt_for(attn_arch arch) {
+    switch (arch) {
+    case ATTN_ARCH_RNN: return &attn_rnn_vt;
+    case ATTN_ARCH_LSTM: return &attn_lstm_vt;
+    case ATTN_ARCH_TRANSFORMER: return &attn_transformer_vt;
+    }
+    return NULL;
+}
+
+/* Draws every tensor in state_dict order, element by element, from one stream. */
+static void init_params(attn_model *m, uint64_t seed) {
+    attn_rng rng = attn_rng_seed(seed);
+    for (size_t i = 0; i < m->n_specs; i++) {
+        const attn_param_spec *s = &m->specs[i];
+        float *p = m->params + m->offsets[i];
+        size_t n = spec_numel(s);
+        for (size_t j = 0; j < n; j++) {
+            switch (s->init) {
+            case ATTN_INIT_ZEROS: p[j] = 0.0f; break;
+            case ATTN_INIT_ONES: p[j] = 1.0f; break;
+            case ATTN_INIT_NORMAL: p[j] = (float)(s->init_a * attn_rng_normal(&rng)); break;
+            case ATTN_INIT_UNIFORM:
+                p[j] = attn_rng_uniform_range(&rng, -s->init_a, s->init_a);
+                break;
+            }
+        }
+    }
+}
+
+attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
+                              attn_error *err) {
+    *out = NULL;
+    attn_status st = attn_model_config_validate(cfg, err);
+    if (st != ATTN_OK) return st;
+    attn_model *m = calloc(1, sizeof *m);
+    if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a model");
+    m->vt = vt_for(cfg->arch);
+    m->cfg = *cfg;
+    m->n_specs = m->vt->specs(cfg, m->specs);
+    m->offsets[0] = 0;
+    for (size_t i = 0; i < m->n_specs; i++)
+        m->offsets[i + 1] = m->offsets[i] + spec_numel(&m->specs[i]);
+    m->n_params = m->offsets[m->n_specs];
+    m->params = malloc(m->n_params * sizeof(float));
+    if (!m->params) {
+        attn_model_free(m);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
+                           m->n_params);
+    }
+    init_params(m, seed);
+    st = m->vt->setup(m, err);
+    if (st != ATTN_OK) {
+        attn_model_free(m);
+        return st;
+    }
+    *out = m;
+    return ATTN_OK;
+}
+
+void attn_model_free(attn_model *m) {
+    if (!m) return;
+    if (m->vt && m->impl) m->vt->destroy(m);
+    free(m->params);
+    free(m->grads);
+    free(m);
+}
+
+const attn_model_config *attn_model_config_of(const attn_model *m) { return &m->cfg; }
+
+/* ---- forward / backward ----------------------------------------------------------------- */
+
+attn_status attn_batch_validate(const attn_model *m, const attn_batch *b, attn_error *err) {
+    if (!b || !b->ids || !b->lengths || b->B < 1 || b->T < 1)
+        return attn_errorf(err, ATTN_ERR_ARG, "batch: need B >= 1, T >= 1, ids and lengths");
+    int max_t = m->cfg.arch == ATTN_ARCH_TRANSFORMER ? m->cfg.max_len - 1 : 1 << 20;
+    if (b->T > max_t)
+        return attn_errorf(err, ATTN_ERR_SHAPE,
+                           "batch: %d words, the %s model takes at most %d (max_len %d "
+                           "positions including [CLS])",
+                           b->T, attn_arch_name(m->cfg.arch), max_t, m->cfg.max_len);
+    for (int i = 0; i < b->B; i++) {
+        if (b->lengths[i] < 1 || b->lengths[i] > b->T)
+            return attn_errorf(err, ATTN_ERR_SHAPE, "batch: sentence %d has length %d, "
+                               "expected 1..%d", i, b->lengths[i], b->T);
+        for (int t = 0; t < b->lengths[i]; t++) {
+            int id = b->ids[(size_t)i * b->T + t];
+            if (id < 0 || id >= m->cfg.vocab_size)
+                return attn_errorf(err, ATTN_ERR_VALUE,
+                                   "batch: sentence %d word %d has id %d, expected 0..%d", i,
+                                   t + 1, id, m->cfg.vocab_size - 1);
+        }
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_arena_reserve(float **buf, size_t *cap, size_t n, attn_error *err) {
+    if (n <= *cap) return ATTN_OK;
+    float *p = malloc(n * sizeof(float));
+    if (!p)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu activation floats", n);
+    free(*buf);
+    *buf = p;
+    *cap = n;
+    return ATTN_OK;
+}
+
+attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits,
+                               attn_error *err) {
+    attn_status st = attn_batch_validate(m, b, err);
+    if (st != ATTN_OK) return st;
+    return m->vt->forward(m, b, logits, err);
+}
+
+attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,
+                                attn_error *err) {
+    if (!m->grads) {
+        m->grads = calloc(m->n_params, sizeof(float));
+        if (!m->grads)
+            return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients",
+                               m->n_params);
+        m->vt->set_grads(m);
+    }
+    m->vt->backward(m, b, d_logits);
+    return ATTN_OK;
+}
+
+void attn_model_zero_grad(attn_model *m) {
+    if (m->grads) memset(m->grads, 0, m->n_params * sizeof(float));
+}
+
+/* ---- tensor accessors ------------------------------------------------------------------- */
+
+size_t attn_model_n_params(const attn_model *m) { return m->n_params; }
+float *attn_model_params(attn_model *m) { return m->params; }
+float *attn_model_grads(attn_model *m) { return m->grads; }
+size_t attn_model_tensor_count(const attn_model *m) { return m->n_specs; }
+
+const char *attn_model_tensor_name(const attn_model *m, size_t i) {
+    return i < m->n_specs ? m->specs[i].name : NULL;
+}
+
+int attn_model_tensor_shape(const attn_model *m, size_t i, int shape[4]) {
+    if (i >= m->n_specs) return 0;
+    for (int d = 0; d < 4; d++) shape[d] = d < m->specs[i].ndim ? m->specs[i].shape[d] : 0;
+    return m->specs[i].ndim;
+}
+
+size_t attn_model_tensor_offset(const attn_model *m, size_t i) { return m->offsets[i]; }
+size_t attn_model_tensor_numel(const attn_model *m, size_t i) {
+    return m->offsets[i + 1] - m->offsets[i];
+}
+
+long attn_model_tensor_find(const attn_model *m, const char *name) {
+    for (size_t i = 0; i < m->n_specs; i++)
+        if (strcmp(m->specs[i].name, name) == 0) return (long)i;
+    return -1;
+}
+
+float *attn_model_view(attn_model *m, float *base, const char *name) {
+    long i = attn_model_tensor_find(m, name);
+    return i < 0 || !base ? NULL : base + m->offsets[i];
+}
+
+attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error *err) {
+    const float *base = grads ? m->grads : m->params;
+    if (!base) return ATTN_OK;
+    for (size_t i = 0; i < m->n_specs; i++) {
+        for (size_t j = m->offsets[i]; j < m->offsets[i + 1]; j++) {
+            if (!isfinite(base[j]))
+                return attn_errorf(err, ATTN_ERR_VALUE, "%s of \"%s\" holds %s at index %zu",
+                                   grads ? "gradient" : "parameter", m->specs[i].name,
+                                   isnan(base[j]) ? "NaN" : "Inf", j - m->offsets[i]);
+        }
+    }
+    return ATTN_OK;
+}

@@ -1,0 +1,51 @@
+/* test_util.h -- shared test helpers: tensor comparison (abs, rel, ULP, worst index), a
+ * finite-difference checker, random fills, paths. Run a test under gdb with CK_FORK=no. */
+#ifndef ATTN_TEST_UTIL_H
+#define ATTN_TEST_UTIL_H
+
+#include "attn.h"
+#include "attn_kernels.h"
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ULP distance between two floats (0 for equal values incl. +0/-0; UINT32_MAX if either NaN). */
+uint32_t tu_ulp_distance(float a, float b);
+
+typedef struct tu_compare {
+    double max_abs, max_rel;
+    uint32_t max_ulp;
+    size_t worst;     /* index of the largest relative error */
+    size_t n_equal;   /* bit-identical elements (same value; +0 == -0) */
+    size_t n;
+} tu_compare;
+
+tu_compare tu_compare_floats(const float *got, const float *want, size_t n);
+
+/* Fails (ck_assert_msg) naming `what`, the worst index, got, want, and the ULP distance when
+ * the max relative error exceeds rel_tol (elements with |want| < abs_floor are judged on
+ * absolute error against rel_tol * abs_floor). Prints a one-line report on success. */
+void tu_assert_close(const char *what, const float *got, const float *want, size_t n,
+                     double rel_tol, double abs_floor);
+/* Requires every element bit-identical; on failure reports identical count and max ULP. */
+void tu_assert_identical(const char *what, const float *got, const float *want, size_t n);
+
+/* Fills x[n] with uniform values in [lo, hi) from the project PRNG. */
+void tu_fill_uniform(float *x, size_t n, float lo, float hi, attn_rng *r);
+
+/* Finite differences. f(ctx) returns a scalar loss in double computed from the current
+ * contents of x (float). For each of x's n elements, the central difference
+ * (f(x+h) - f(x-h)) / 2h is compared with grad[i]; fails naming `what` and the index when
+ * |num - ana| > atol + rtol * max(|num|, |ana|). */
+typedef double (*tu_scalar_fn)(void *ctx);
+void tu_check_grad(const char *what, tu_scalar_fn f, void *ctx, float *x, const float *grad,
+                   size_t n, float h, double atol, double rtol);
+
+/* Absolute path of a file in the source tree ($ATTN_SOURCE_DIR/rel); static buffer. */
+const char *tu_source_path(const char *rel);
+
+/* Runs a suite with CK_NORMAL output; returns the process exit code (0 iff all passed). */
+int tu_run_suite(Suite *s);
+
+#endif
