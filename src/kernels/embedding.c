@@ -1,0 +1,35 @@
+/* embedding.c -- token/position embedding gather and scatter-add, and the elementwise add
+ * used for residuals and positional embeddings. Backward kernels ACCUMULATE (+=).
+ */
+#include "kernels_internal.h"
+
+/* y[n,D] = table[ids[i], :] for each row i (ids in range: checked at the API boundary). */
+void attn_embedding_forward(float *y, const int *ids, const float *table, int n, int D) {
+    for (int i = 0; i < n; i++) {
+        ATTN_ASSERT(ids[i] >= 0);
+        memcpy(y + (size_t)i * D, table + (size_t)ids[i] * D, (size_t)D * sizeof *y);
+    }
+}
+
+/* d_table[ids[i], :] += d_y[i, :]; a repeated id receives the sum of its rows' gradients. */
+void attn_embedding_backward(float *d_table, const float *d_y, const int *ids, int n, int D) {
+    if (!d_table) return;
+    for (int i = 0; i < n; i++) {
+        float *row = d_table + (size_t)ids[i] * D;
+        const float *g = d_y + (size_t)i * D;
+        for (int j = 0; j < D; j++) row[j] += g[j];
+    }
+}
+
+/* y[n] = a + b, one float add per element (y may alias a or b). */
+void attn_add_forward(float *y, const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
+/* d_a[n] += d_y, d_b[n] += d_y (either may be NULL). */
+void attn_add_backward(float *d_a, float *d_b, const float *d_y, size_t n) {
+    if (d_a)
+        for (size_t i = 0; i < n; i++) d_a[i] += d_y[i];
+    if (d_b)
+        for (size_t i = 0; i < n; i++) d_b[i] += d_y[i];
+}

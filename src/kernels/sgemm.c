@@ -1,0 +1,141 @@
+/* sgemm.c -- the one wrapper every matrix product goes through (the ONLY file that includes
+ * <cblas.h>), the FLOP accountant, and the linear layer built on it.
+ *
+ *   attn_sgemm:  C[m,n] = alpha * op(A)[m,k] . op(B)[k,n] + beta * C, row-major, contiguous.
+ *   Leading dimensions are derived here and nowhere else. With -DATTN_NAIVE_GEMM=ON a plain
+ *   triple loop replaces OpenBLAS, so tests can tell a BLAS call from a logic bug (not
+ *   bit-identical to PyTorch; exactness needs OpenBLAS, see PYTORCH_NUMERICS.md).
+ *
+ *   Linear (nn.Linear, W is [out,in]): y[n,out] = x[n,in] . W^T + b. The bias is PRE-FILLED
+ *   into y and then added by sgemm with beta = 1: this is PyTorch's addmm call bit for bit.
+ */
+#include "kernels_internal.h"
+
+#include "attn.h"
+
+#include <string.h>
+
+#ifndef ATTN_NAIVE_GEMM
+#include <cblas.h>
+#endif
+
+#ifdef ATTN_NAIVE_GEMM
+const bool attn_sgemm_naive = true;
+#else
+const bool attn_sgemm_naive = false;
+#endif
+
+/* ---- FLOP accountant ------------------------------------------------------------------ */
+
+/* Thread-local on purpose: a counter set in one thread never sees another thread's calls. */
+static _Thread_local attn_flop_counts *flop_counter;
+
+void attn_flops_set_counter(attn_flop_counts *c) {
+    flop_counter = c;
+}
+
+const char *attn_op_name(attn_op op) {
+    switch (op) {
+    case ATTN_OP_OTHER:
+        return "other";
+    case ATTN_OP_QKV:
+        return "qkv";
+    case ATTN_OP_QK:
+        return "qk";
+    case ATTN_OP_AV:
+        return "av";
+    case ATTN_OP_OUT_PROJ:
+        return "out_proj";
+    case ATTN_OP_FFN_UP:
+        return "ffn_up";
+    case ATTN_OP_FFN_DOWN:
+        return "ffn_down";
+    case ATTN_OP_INPUT:
+        return "input";
+    case ATTN_OP_RECURRENT:
+        return "recurrent";
+    case ATTN_OP_HEAD:
+        return "head";
+    case ATTN_OP_COUNT:
+        break;
+    }
+    return "unknown";
+}
+
+void attn_set_num_threads(int n) {
+#ifndef ATTN_NAIVE_GEMM
+    openblas_set_num_threads(n < 1 ? 1 : n);
+#else
+    (void)n;
+#endif
+}
+
+/* ---- sgemm ------------------------------------------------------------------------------ */
+
+/* C[m,n] = alpha * op(A) . op(B) + beta * C. A: [m,k] or [k,m] (trans_a); B: [k,n] or [n,k]
+ * (trans_b); C: [m,n]. Counts m*n*k multiply-adds under `tag`. */
+void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
+                float alpha, const float *a, const float *b, float beta, float *c) {
+    ATTN_ASSERT(tag >= 0 && tag < ATTN_OP_COUNT);
+    ATTN_ASSERT(m >= 0 && n >= 0 && k >= 0);
+    if (flop_counter) {
+        uint64_t madds = (uint64_t)m * (uint64_t)n * (uint64_t)k;
+        if (backward)
+            flop_counter->bwd_madds[tag] += madds;
+        else
+            flop_counter->fwd_madds[tag] += madds;
+        flop_counter->calls[tag]++;
+    }
+    if (m == 0 || n == 0) return;
+    /* Row-major leading dimensions: the stored row length of each operand. */
+    int lda = trans_a ? m : k; /* A stored [k,m] if transposed, else [m,k] */
+    int ldb = trans_b ? k : n; /* B stored [n,k] if transposed, else [k,n] */
+    int ldc = n;
+#ifndef ATTN_NAIVE_GEMM
+    if (k == 0) { /* OpenBLAS rejects lda = 0; the product is empty, only beta applies */
+        for (size_t i = 0; i < (size_t)m * (size_t)n; i++) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#else
+    /* Reference triple loop, float accumulation in k order; beta == 0 ignores old C (BLAS). */
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int p = 0; p < k; p++) {
+                float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+                float bv = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
+                acc += av * bv;
+            }
+            float *cij = &c[(size_t)i * ldc + j];
+            *cij = beta == 0.0f ? alpha * acc : alpha * acc + beta * *cij;
+        }
+    }
+#endif
+}
+
+/* ---- linear ----------------------------------------------------------------------------- */
+
+/* y[n,out] = x[n,in] . w[out,in]^T + bias[out] (bias may be NULL). */
+void attn_linear_forward(float *y, const float *x, const float *w, const float *bias, int n, int in,
+                         int out, attn_op tag) {
+    if (bias) {
+        /* pre-fill every row with the bias, then y = x.w^T + y: PyTorch's addmm, bit for bit */
+        for (int i = 0; i < n; i++) memcpy(y + (size_t)i * out, bias, (size_t)out * sizeof *y);
+    }
+    attn_sgemm(tag, false, false, true, n, out, in, 1.0f, x, w, bias ? 1.0f : 0.0f, y);
+}
+
+/* d_x[n,in] += d_y[n,out].w[out,in]; d_w[out,in] += d_y^T.x; d_bias[out] += sum_rows d_y. */
+void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y, const float *x,
+                          const float *w, int n, int in, int out, attn_op tag) {
+    /* forward was y = x.w^T + b, so dL/dx = d_y.w and dL/dw = d_y^T.x (beta 1 accumulates) */
+    if (d_x) attn_sgemm(tag, true, false, false, n, in, out, 1.0f, d_y, w, 1.0f, d_x);
+    if (d_w) attn_sgemm(tag, true, true, false, out, in, n, 1.0f, d_y, x, 1.0f, d_w);
+    if (d_bias) {
+        /* the bias was broadcast over the n rows: its gradient is the column sum of d_y */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < out; j++) d_bias[j] += d_y[(size_t)i * out + j];
+    }
+}
