@@ -1,0 +1,226 @@
+/* test_sgemm.c -- attn_sgemm, the linear layer and the FLOP accountant.
+ * Evidence: PyTorch goldens (weights/golden/kernels.json, bit-identical F.linear), finite
+ * differences for every linear gradient, the accumulate contract, an independent double-precision
+ * product for every transpose combination, and exact FLOP counts per tag. */
+#include "kernels_internal.h"
+#include "test_util.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FD_STEP 1e-2f
+#define FD_ATOL 2e-3
+#define FD_RTOL 2e-3
+
+/* ---- golden loading ---------------------------------------------------------------------- */
+
+static cJSON *load_golden(void) {
+    const char *path = tu_source_path("weights/golden/kernels.json");
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    buf[len] = 0;
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    ck_assert_msg(root != NULL, "cannot parse %s", path);
+    return root;
+}
+
+/* Reads the float array `key` of object o into a malloc'd buffer; *n gets its length. */
+static float *get_floats(const cJSON *o, const char *key, size_t *n) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    ck_assert_msg(cJSON_IsArray(a), "golden key %s missing", key);
+    size_t len = (size_t)cJSON_GetArraySize(a);
+    float *v = malloc((len ? len : 1) * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a) v[i++] = (float)e->valuedouble;
+    if (n) *n = len;
+    return v;
+}
+
+static int get_int(const cJSON *o, const char *key) {
+    return cJSON_GetObjectItemCaseSensitive(o, key)->valueint;
+}
+
+/* Bit-identical with OpenBLAS; the ATTN_NAIVE_GEMM triple loop rounds differently, so there
+ * only float accuracy is required. */
+static void check_linear(const char *what, const float *got, const float *want, size_t n) {
+    if (attn_sgemm_naive)
+        tu_assert_close(what, got, want, n, 1e-5, 1.0);
+    else
+        tu_assert_identical(what, got, want, n);
+}
+
+START_TEST(test_linear_golden) {
+    cJSON *root = load_golden();
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "linear"), *c;
+    int count = 0;
+    cJSON_ArrayForEach(c, cases) {
+        int n = get_int(c, "n"), in = get_int(c, "in"), out = get_int(c, "out");
+        float *x = get_floats(c, "x", NULL), *w = get_floats(c, "w", NULL);
+        float *b = get_floats(c, "b", NULL), *want = get_floats(c, "y", NULL);
+        float *want0 = get_floats(c, "y_nobias", NULL);
+        float *y = malloc((size_t)n * out * sizeof *y);
+        ck_assert_ptr_nonnull(y);
+        char what[96];
+        attn_linear_forward(y, x, w, b, n, in, out, ATTN_OP_OTHER);
+        snprintf(what, sizeof what, "linear n=%d in=%d out=%d", n, in, out);
+        check_linear(what, y, want, (size_t)n * out);
+        for (size_t i = 0; i < (size_t)n * out; i++) y[i] = NAN; /* beta 0 must ignore old y */
+        attn_linear_forward(y, x, w, NULL, n, in, out, ATTN_OP_OTHER);
+        snprintf(what, sizeof what, "linear (no bias) n=%d in=%d out=%d", n, in, out);
+        check_linear(what, y, want0, (size_t)n * out);
+        free(x), free(w), free(b), free(want), free(want0), free(y);
+        count++;
+    }
+    ck_assert_int_ge(count, 8);
+    cJSON_Delete(root);
+}
+END_TEST
+
+/* ---- sgemm against an independent double-precision product ------------------------------ */
+
+static const int gemm_shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {8, 8, 8}, {17, 33, 9}, {1, 96, 32}};
+
+START_TEST(test_sgemm_transposes) {
+    const int m = gemm_shapes[_i][0], n = gemm_shapes[_i][1], k = gemm_shapes[_i][2];
+    attn_rng r = attn_rng_seed(11 + (uint64_t)_i);
+    float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
+    float *c = malloc((size_t)m * n * sizeof *c), *c0 = malloc((size_t)m * n * sizeof *c0);
+    float *want = malloc((size_t)m * n * sizeof *want);
+    ck_assert(a && b && c && c0 && want);
+    tu_fill_uniform(a, (size_t)m * k, -1, 1, &r);
+    tu_fill_uniform(b, (size_t)k * n, -1, 1, &r);
+    tu_fill_uniform(c0, (size_t)m * n, -1, 1, &r);
+    for (int ta = 0; ta < 2; ta++) {
+        for (int tb = 0; tb < 2; tb++) {
+            /* C = 0.5 op(A) op(B) + 2 C0, with A, B read in whichever layout the flags say */
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int p = 0; p < k; p++) {
+                        double av = ta ? a[(size_t)p * m + i] : a[(size_t)i * k + p];
+                        double bv = tb ? b[(size_t)j * k + p] : b[(size_t)p * n + j];
+                        s += av * bv;
+                    }
+                    want[(size_t)i * n + j] = (float)(0.5 * s + 2.0 * c0[(size_t)i * n + j]);
+                }
+            memcpy(c, c0, (size_t)m * n * sizeof *c);
+            attn_sgemm(ATTN_OP_OTHER, false, ta, tb, m, n, k, 0.5f, a, b, 2.0f, c);
+            char what[80];
+            snprintf(what, sizeof what, "sgemm %dx%dx%d ta=%d tb=%d", m, n, k, ta, tb);
+            tu_assert_close(what, c, want, (size_t)m * n, 1e-5, 1.0);
+        }
+    }
+    free(a), free(b), free(c), free(c0), free(want);
+}
+END_TEST
+
+/* ---- linear: finite differences and the accumulate contract ------------------------------- */
+
+typedef struct lin_ctx {
+    int n, in, out;
+    float *x, *w, *b, *y;
+    const double *r; /* [n,out] random upstream gradient: L = sum r . y */
+} lin_ctx;
+
+static double lin_loss(void *p) {
+    lin_ctx *c = p;
+    attn_linear_forward(c->y, c->x, c->w, c->b, c->n, c->in, c->out, ATTN_OP_OTHER);
+    double s = 0;
+    for (int i = 0; i < c->n * c->out; i++) s += c->r[i] * c->y[i];
+    return s;
+}
+
+static const int lin_shapes[][3] = {{1, 1, 1}, {1, 16, 32}, {3, 5, 7}, {17, 9, 8}, {2, 33, 3}};
+
+START_TEST(test_linear_grad) {
+    const int n = lin_shapes[_i][0], in = lin_shapes[_i][1], out = lin_shapes[_i][2];
+    attn_rng rng = attn_rng_seed(100 + (uint64_t)_i);
+    size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)out * 4);
+    float *y = malloc(ny * 4), *dy = malloc(ny * 4);
+    float *dx = calloc(nx, 4), *dw = calloc(nw, 4), *db = calloc((size_t)out, 4);
+    double *r = malloc(ny * sizeof *r);
+    ck_assert(x && w && b && y && dy && dx && dw && db && r);
+    tu_fill_uniform(x, nx, -1, 1, &rng);
+    tu_fill_uniform(w, nw, -1, 1, &rng);
+    tu_fill_uniform(b, (size_t)out, -1, 1, &rng);
+    tu_fill_uniform(dy, ny, -1, 1, &rng);
+    for (size_t i = 0; i < ny; i++) r[i] = dy[i];
+    attn_linear_backward(dx, dw, db, dy, x, w, n, in, out, ATTN_OP_OTHER);
+    lin_ctx c = {n, in, out, x, w, b, y, r};
+    tu_check_grad("linear d_x", lin_loss, &c, x, dx, nx, FD_STEP, FD_ATOL, FD_RTOL);
+    tu_check_grad("linear d_w", lin_loss, &c, w, dw, nw, FD_STEP, FD_ATOL, FD_RTOL);
+    tu_check_grad("linear d_bias", lin_loss, &c, b, db, (size_t)out, FD_STEP, FD_ATOL, FD_RTOL);
+
+    /* accumulate: a second backward into the same buffers doubles them; NULL d_ are skipped */
+    float *dx2 = malloc(nx * 4), *dw2 = malloc(nw * 4), *db2 = malloc((size_t)out * 4);
+    ck_assert(dx2 && dw2 && db2);
+    for (size_t i = 0; i < nx; i++) dx2[i] = 2 * dx[i];
+    for (size_t i = 0; i < nw; i++) dw2[i] = 2 * dw[i];
+    for (int i = 0; i < out; i++) db2[i] = 2 * db[i];
+    attn_linear_backward(dx, NULL, NULL, dy, x, w, n, in, out, ATTN_OP_OTHER);
+    attn_linear_backward(NULL, dw, db, dy, x, w, n, in, out, ATTN_OP_OTHER);
+    tu_assert_close("linear d_x accumulates", dx, dx2, nx, 1e-6, 1e-3);
+    tu_assert_close("linear d_w accumulates", dw, dw2, nw, 1e-6, 1e-3);
+    tu_assert_close("linear d_bias accumulates", db, db2, (size_t)out, 1e-6, 1e-3);
+    free(x), free(w), free(b), free(y), free(dy), free(dx), free(dw), free(db), free(r);
+    free(dx2), free(dw2), free(db2);
+}
+END_TEST
+
+/* ---- FLOP accountant --------------------------------------------------------------------- */
+
+START_TEST(test_flop_counter) {
+    attn_flop_counts fc;
+    memset(&fc, 0, sizeof fc);
+    float x[3 * 4] = {0}, w[5 * 4] = {0}, y[3 * 5], dy[3 * 5] = {0}, dx[3 * 4], dw[5 * 4];
+    attn_flops_set_counter(&fc);
+    attn_linear_forward(y, x, w, NULL, 3, 4, 5, ATTN_OP_FFN_UP);              /* 3*5*4 = 60 */
+    attn_linear_backward(dx, dw, NULL, dy, x, w, 3, 4, 5, ATTN_OP_FFN_UP);    /* 2 x 60 */
+    attn_sgemm(ATTN_OP_QK, false, false, true, 2, 2, 7, 1.0f, x, w, 0.0f, y); /* 28 */
+    attn_flops_set_counter(NULL);
+    attn_linear_forward(y, x, w, NULL, 3, 4, 5, ATTN_OP_FFN_UP); /* not counted */
+    ck_assert_uint_eq(fc.fwd_madds[ATTN_OP_FFN_UP], 60);
+    ck_assert_uint_eq(fc.bwd_madds[ATTN_OP_FFN_UP], 120);
+    ck_assert_uint_eq(fc.calls[ATTN_OP_FFN_UP], 3);
+    ck_assert_uint_eq(fc.fwd_madds[ATTN_OP_QK], 28);
+    ck_assert_uint_eq(fc.bwd_madds[ATTN_OP_QK], 0);
+    ck_assert_uint_eq(fc.calls[ATTN_OP_QK], 1);
+    uint64_t total = 0;
+    for (int t = 0; t < ATTN_OP_COUNT; t++) total += fc.fwd_madds[t] + fc.bwd_madds[t];
+    ck_assert_uint_eq(total, 60 + 120 + 28);
+    ck_assert_str_eq(attn_op_name(ATTN_OP_QKV), "qkv");
+    ck_assert_str_eq(attn_op_name(ATTN_OP_RECURRENT), "recurrent");
+    for (int t = 0; t < ATTN_OP_COUNT; t++) ck_assert_str_ne(attn_op_name((attn_op)t), "unknown");
+}
+END_TEST
+
+static Suite *sgemm_suite(void) {
+    Suite *s = suite_create("sgemm");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_linear_golden);
+    tcase_add_loop_test(tc, test_sgemm_transposes, 0,
+                        (int)(sizeof gemm_shapes / sizeof *gemm_shapes));
+    tcase_add_loop_test(tc, test_linear_grad, 0, (int)(sizeof lin_shapes / sizeof *lin_shapes));
+    tcase_add_test(tc, test_flop_counter);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return tu_run_suite(sgemm_suite());
+}

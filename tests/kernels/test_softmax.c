@@ -1,0 +1,175 @@
+/* test_softmax.c -- masked row softmax.
+ * Evidence: PyTorch goldens (bit-identical torch.softmax on [1,n] rows, n = 1..100, also with
+ * the row placed in a wider masked row), invariants (rows sum to 1, masked columns are 0, a
+ * fully masked row is 0), finite differences for the backward with n_valid < cols, and the
+ * accumulate contract. */
+#include "test_util.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FD_STEP 1e-3f
+#define FD_ATOL 1e-4
+#define FD_RTOL 1e-2
+
+/* ---- golden loading ---------------------------------------------------------------------- */
+
+static cJSON *load_golden(void) {
+    const char *path = tu_source_path("weights/golden/kernels.json");
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    buf[len] = 0;
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    ck_assert_msg(root != NULL, "cannot parse %s", path);
+    return root;
+}
+
+/* Reads the float array `key` of object o into a malloc'd buffer; *n gets its length. */
+static float *get_floats(const cJSON *o, const char *key, size_t *n) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    ck_assert_msg(cJSON_IsArray(a), "golden key %s missing", key);
+    size_t len = (size_t)cJSON_GetArraySize(a);
+    float *v = malloc((len ? len : 1) * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a) v[i++] = (float)e->valuedouble;
+    if (n) *n = len;
+    return v;
+}
+
+START_TEST(test_softmax_golden) {
+    cJSON *root = load_golden();
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "softmax"), *c;
+    int count = 0;
+    size_t total = 0, identical = 0, masked_identical = 0;
+    cJSON_ArrayForEach(c, cases) {
+        size_t n;
+        float *x = get_floats(c, "x", &n), *want = get_floats(c, "y", NULL);
+        int cols = (int)n + 5; /* the same row with 5 masked keys holding garbage */
+        float *y = malloc(n * 4), *xw = malloc((size_t)cols * 2 * 4),
+              *yw = malloc((size_t)cols * 2 * 4);
+        ck_assert(y && xw && yw);
+        attn_softmax_forward(y, x, 1, (int)n, (int)n);
+        char what[64];
+        snprintf(what, sizeof what, "softmax n=%zu", n);
+        tu_assert_identical(what, y, want, n);
+        /* two identical rows in a [2, n+5] layout; the 5 masked columns hold +1e30 */
+        for (int r = 0; r < 2; r++) {
+            memcpy(xw + (size_t)r * cols, x, n * 4);
+            for (int j = (int)n; j < cols; j++) xw[(size_t)r * cols + j] = 1e30f;
+        }
+        attn_softmax_forward(yw, xw, 2, cols, (int)n);
+        for (int r = 0; r < 2; r++) {
+            snprintf(what, sizeof what, "softmax n_valid=%zu cols=%d row %d", n, cols, r);
+            tu_assert_identical(what, yw + (size_t)r * cols, want, n);
+            for (int j = (int)n; j < cols; j++) ck_assert(yw[(size_t)r * cols + j] == 0.0f);
+        }
+        total += n;
+        identical += tu_compare_floats(y, want, n).n_equal;
+        masked_identical += tu_compare_floats(yw, want, n).n_equal;
+        free(x), free(want), free(y), free(xw), free(yw);
+        count++;
+    }
+    printf("  softmax lengths 1..%d: identical %zu/%zu (masked layout %zu/%zu)\n", count, identical,
+           total, masked_identical, total);
+    ck_assert_int_eq(count, 100);
+    cJSON_Delete(root);
+}
+END_TEST
+
+START_TEST(test_softmax_invariants) {
+    attn_rng rng = attn_rng_seed(7);
+    enum { ROWS = 5, COLS = 41 };
+    float x[ROWS * COLS], p[ROWS * COLS];
+    tu_fill_uniform(x, ROWS * COLS, -20, 20, &rng);
+    for (int nv = 0; nv <= COLS; nv++) {
+        for (int i = 0; i < ROWS * COLS; i++) p[i] = NAN;
+        attn_softmax_forward(p, x, ROWS, COLS, nv);
+        for (int r = 0; r < ROWS; r++) {
+            double s = 0;
+            for (int j = 0; j < COLS; j++) {
+                float v = p[r * COLS + j];
+                ck_assert_msg(j < nv ? (v >= 0 && v <= 1) : v == 0.0f, "p[%d,%d] = %g", r, j, v);
+                s += v;
+            }
+            /* a fully masked row (nv == 0) is all zeros by definition; others sum to 1 */
+            ck_assert_msg(fabs(s - (nv ? 1.0 : 0.0)) < 1e-5, "row %d sums to %.9g (nv %d)", r, s,
+                          nv);
+        }
+    }
+}
+END_TEST
+
+typedef struct sm_ctx {
+    int rows, cols, n_valid;
+    float *x, *p;
+    const double *r;
+} sm_ctx;
+
+static double sm_loss(void *v) {
+    sm_ctx *c = v;
+    attn_softmax_forward(c->p, c->x, c->rows, c->cols, c->n_valid);
+    double s = 0;
+    for (int i = 0; i < c->rows * c->cols; i++) s += c->r[i] * c->p[i];
+    return s;
+}
+
+/* rows, cols, n_valid */
+static const int sm_shapes[][3] = {{1, 1, 1},   {2, 7, 7}, {3, 17, 9},
+                                   {1, 33, 33}, {2, 9, 0}, {4, 8, 5}};
+
+START_TEST(test_softmax_grad) {
+    const int rows = sm_shapes[_i][0], cols = sm_shapes[_i][1], nv = sm_shapes[_i][2];
+    const size_t n = (size_t)rows * cols;
+    attn_rng rng = attn_rng_seed(900 + (uint64_t)_i);
+    float *x = malloc(n * 4), *p = malloc(n * 4), *dp = malloc(n * 4), *dx = malloc(n * 4);
+    float *old = malloc(n * 4), *grad = malloc(n * 4);
+    double *r = malloc(n * sizeof *r);
+    ck_assert(x && p && dp && dx && old && grad && r);
+    tu_fill_uniform(x, n, -2, 2, &rng);
+    tu_fill_uniform(dp, n, -1, 1, &rng);
+    tu_fill_uniform(dx, n, -1, 1, &rng);
+    memcpy(old, dx, n * 4);
+    for (size_t i = 0; i < n; i++) r[i] = dp[i];
+    attn_softmax_forward(p, x, rows, cols, nv);
+    attn_softmax_backward(dx, dp, p, rows, cols, nv);
+    for (size_t i = 0; i < n; i++) grad[i] = dx[i] - old[i]; /* accumulated increment */
+    sm_ctx c = {rows, cols, nv, x, p, r};
+    char what[80];
+    snprintf(what, sizeof what, "softmax d_x rows=%d cols=%d n_valid=%d", rows, cols, nv);
+    tu_check_grad(what, sm_loss, &c, x, grad, n, FD_STEP, FD_ATOL, FD_RTOL);
+    /* masked columns: pre-filled value untouched (old + 0) */
+    for (int i = 0; i < rows; i++)
+        for (int j = nv; j < cols; j++)
+            ck_assert(dx[(size_t)i * cols + j] == old[(size_t)i * cols + j]);
+    attn_softmax_backward(NULL, dp, p, rows, cols, nv);
+    free(x), free(p), free(dp), free(dx), free(old), free(grad), free(r);
+}
+END_TEST
+
+static Suite *softmax_suite(void) {
+    Suite *s = suite_create("softmax");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_softmax_golden);
+    tcase_add_test(tc, test_softmax_invariants);
+    tcase_add_loop_test(tc, test_softmax_grad, 0, (int)(sizeof sm_shapes / sizeof *sm_shapes));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return tu_run_suite(softmax_suite());
+}

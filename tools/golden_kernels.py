@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""golden_kernels.py -- PyTorch 1.13 reference outputs for the kernel tests.
+
+Writes weights/golden/kernels.json: random inputs and torch's outputs for linear, tanh, sigmoid,
+softmax, layernorm, relu, gelu and BCE-with-logits. tests/kernels/test_*.c load it and require
+bit-identical forward results (see ../shared/PYTORCH_NUMERICS.md for the protocol).
+
+Run with Debian's torch and one OpenBLAS thread:
+    OPENBLAS_NUM_THREADS=1 /usr/bin/python3 tools/golden_kernels.py
+Floats are written with json.dumps (shortest round-trip repr of the float32 value as a double),
+which cJSON reads back exactly.
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(20240601)
+torch.set_num_threads(1)
+
+
+def flat(t):
+    return t.detach().contiguous().reshape(-1).tolist()
+
+
+def linear_cases():
+    shapes = [(1, 16, 32), (1, 32, 128), (1, 32, 96), (1, 128, 32), (1, 32, 32), (33, 32, 96),
+              (7, 17, 5), (81, 32, 32), (1, 1, 1), (3, 64, 2)]
+    out = []
+    for n, k, m in shapes:
+        x = torch.rand(n, k) * 2 - 1
+        w = (torch.rand(m, k) * 2 - 1) / k ** 0.5
+        b = (torch.rand(m) * 2 - 1) / k ** 0.5
+        y = F.linear(x, w, b)
+        y0 = F.linear(x, w)
+        out.append({"n": n, "in": k, "out": m, "x": flat(x), "w": flat(w), "b": flat(b),
+                    "y": flat(y), "y_nobias": flat(y0)})
+    return out
+
+
+def unary_cases(fn, max_len, scale):
+    out = []
+    for n in range(1, max_len + 1):
+        x = torch.randn(n) * scale
+        out.append({"x": flat(x), "y": flat(fn(x))})
+    return out
+
+
+def softmax_cases():
+    out = []
+    for n in range(1, 101):
+        x = torch.randn(1, n) * 3
+        out.append({"x": flat(x), "y": flat(torch.softmax(x, -1))})
+    return out
+
+
+def layernorm_cases():
+    out = []
+    for D, rows in [(32, 24), (16, 24), (768, 4), (5, 6), (100, 4), (200, 3)]:
+        x = torch.randn(rows, D) * 2 + 0.5
+        g = torch.rand(D) * 2 - 0.5
+        b = torch.randn(D) * 0.5
+        y = F.layer_norm(x, (D,), g, b, 1e-5)
+        out.append({"n": rows, "D": D, "x": flat(x), "gamma": flat(g), "beta": flat(b),
+                    "y": flat(y)})
+    return out
+
+
+def relu_case():
+    x = torch.randn(1000) * 2
+    x[:4] = torch.tensor([0.0, -0.0, 1e-40, -1e-40])
+    return {"x": flat(x), "y": flat(torch.relu(x))}
+
+
+def gelu_case():
+    x = torch.cat([torch.randn(3000) * 2, torch.linspace(-10, 10, 1001), torch.randn(50) * 1e-3])
+    return {"x": flat(x), "y": flat(F.gelu(x))}
+
+
+def bce_cases():
+    out = []
+    for B in [1, 2, 7, 64]:
+        z = torch.randn(B) * 4
+        z[0] = 30.0 if B > 1 else z[0]
+        y = (torch.rand(B) < 0.5).float()
+        loss = F.binary_cross_entropy_with_logits(z, y)
+        out.append({"B": B, "logits": flat(z), "labels": flat(y), "loss": float(loss)})
+    return out
+
+
+def main():
+    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+        sys.exit("run with OPENBLAS_NUM_THREADS=1 (see PYTORCH_NUMERICS.md)")
+    data = {
+        "torch_version": torch.__version__,
+        "linear": linear_cases(),
+        "tanh": unary_cases(torch.tanh, 70, 1.5),
+        "sigmoid": unary_cases(torch.sigmoid, 70, 3.0),
+        "softmax": softmax_cases(),
+        "layernorm": layernorm_cases(),
+        "relu": relu_case(),
+        "gelu": gelu_case(),
+        "bce": bce_cases(),
+    }
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "weights", "golden", "kernels.json")
+    with open(path, "w") as f:
+        json.dump(data, f, separators=(",", ":"))
+    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
+
+if __name__ == "__main__":
+    main()
