@@ -1,4 +1,161 @@
-/* cmd_grad.c -- placeholder until its issue lands; replaced by the real subcommands. */
+/* cmd_grad.c -- `attn grad`: the gradient of the mean BCE loss over a whole TSV file with
+ * respect to every parameter, written as an attn-weights-v1 file of gradients (same tensor
+ * names as the weights). Sentences are processed in padded batches of consecutive lines; each
+ * batch's d_loss is its share of the file (nb / n), so the sum over batches is the gradient of
+ * the file mean. */
 #include "cli.h"
+#include "attn_kernels.h"
+
 #include <stdio.h>
-int cmd_grad(int argc, char **argv) { (void)argc; fprintf(stderr, "attn %s: not built yet\n", argv[0]); return CLI_ERROR; }
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAD_DEFAULT_BATCH 32
+
+static void grad_usage(void) {
+    printf("Usage: attn grad --weights W.json --data FILE.tsv --out G.json [--batch-size N]\n\n"
+           "Computes the gradient of the mean binary cross-entropy over all sentences of\n"
+           "FILE.tsv ('label<TAB>sentence' lines) with respect to every parameter of the model\n"
+           "in W.json, and writes it to G.json in the weights format (same tensor names).\n"
+           "Prints 'loss <mean loss>' on stdout.\n\n"
+           "Options:\n"
+           "  --weights W.json  model weights (attn-weights-v1)\n"
+           "  --data FILE.tsv   labelled sentences\n"
+           "  --out G.json      where to write the gradients (written atomically)\n"
+           "  --batch-size N    sentences per padded batch (default %d); changes only rounding\n\n"
+           "Exit codes: 0 success, 1 runtime error, 2 usage error.\n",
+           GRAD_DEFAULT_BATCH);
+}
+
+/* Value of "--name VALUE" or "--name=VALUE" at argv[*i]; advances *i. *matched tells whether
+ * argv[*i] was this option; NULL with *matched set means the value is missing. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched) {
+    size_t nl = strlen(name);
+    const char *a = argv[*i];
+    *matched = false;
+    if (strncmp(a, name, nl) != 0) return NULL;
+    if (a[nl] == '=') {
+        *matched = true;
+        return a + nl + 1;
+    }
+    if (a[nl] != '\0') return NULL;
+    *matched = true;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+/* Forward + backward over the whole file; *loss = mean loss. Grads are zeroed first. */
+static attn_status grad_over_file(attn_model *m, const attn_dataset *d, int batch_size,
+                                  double *loss, attn_error *err) {
+    attn_status st = ATTN_OK;
+    int *ids = NULL, *lengths = NULL;
+    float *logits = NULL, *labels = NULL, *d_logits = NULL;
+    size_t cap = (size_t)batch_size;
+    int max_len = 1;
+    for (int i = 0; i < d->n; i++)
+        if (d->lengths[i] > max_len) max_len = d->lengths[i];
+    ids = malloc(cap * (size_t)max_len * sizeof *ids);
+    lengths = malloc(cap * sizeof *lengths);
+    logits = malloc(cap * sizeof *logits);
+    labels = malloc(cap * sizeof *labels);
+    d_logits = malloc(cap * sizeof *d_logits);
+    if (!ids || !lengths || !logits || !labels || !d_logits) {
+        st = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for a batch of %d", batch_size);
+        goto done;
+    }
+    attn_model_zero_grad(m);
+    double total = 0.0;
+    for (int start = 0; start < d->n; start += batch_size) {
+        int nb = d->n - start < batch_size ? d->n - start : batch_size;
+        int T = 1;
+        for (int i = 0; i < nb; i++)
+            if (d->lengths[start + i] > T) T = d->lengths[start + i];
+        memset(ids, 0, (size_t)nb * T * sizeof *ids); /* ATTN_PAD_ID */
+        for (int i = 0; i < nb; i++) {
+            lengths[i] = d->lengths[start + i];
+            memcpy(ids + (size_t)i * T, d->ids + d->offsets[start + i],
+                   (size_t)lengths[i] * sizeof *ids);
+            labels[i] = (float)d->labels[start + i];
+        }
+        attn_batch b = {.B = nb, .T = T, .ids = ids, .lengths = lengths};
+        st = attn_model_forward(m, &b, logits, err);
+        if (st != ATTN_OK) {
+            attn_error_append(err, "in the batch starting at sentence %d", start + 1);
+            goto done;
+        }
+        double share = (double)nb / d->n;
+        total += attn_bce_forward(logits, labels, nb) * share;
+        memset(d_logits, 0, (size_t)nb * sizeof *d_logits);
+        attn_bce_backward(d_logits, (float)share, logits, labels, nb);
+        st = attn_model_backward(m, &b, d_logits, err);
+        if (st != ATTN_OK) goto done;
+    }
+    *loss = total;
+done:
+    free(ids);
+    free(lengths);
+    free(logits);
+    free(labels);
+    free(d_logits);
+    return st;
+}
+
+int cmd_grad(int argc, char **argv) {
+    const char *cmd = "grad";
+    if (cli_wants_help(argc, argv)) {
+        grad_usage();
+        return CLI_OK;
+    }
+    const char *weights = NULL, *data = NULL, *out = NULL;
+    int batch_size = GRAD_DEFAULT_BATCH;
+    for (int i = 1; i < argc; i++) {
+        bool matched;
+        const char *val;
+        if ((val = opt_value(argc, argv, &i, "--weights", &matched)) || matched) {
+            if (!val) return cli_usage_error(cmd, "--weights needs a value");
+            weights = val;
+        } else if ((val = opt_value(argc, argv, &i, "--data", &matched)) || matched) {
+            if (!val) return cli_usage_error(cmd, "--data needs a value");
+            data = val;
+        } else if ((val = opt_value(argc, argv, &i, "--out", &matched)) || matched) {
+            if (!val) return cli_usage_error(cmd, "--out needs a value");
+            out = val;
+        } else if ((val = opt_value(argc, argv, &i, "--batch-size", &matched)) || matched) {
+            if (!val) return cli_usage_error(cmd, "--batch-size needs a value");
+            if (!cli_parse_int(cmd, "--batch-size", val, 1, 1 << 20, &batch_size))
+                return CLI_USAGE;
+        } else {
+            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        }
+    }
+    if (!weights) return cli_usage_error(cmd, "--weights is required");
+    if (!data) return cli_usage_error(cmd, "--data is required");
+    if (!out) return cli_usage_error(cmd, "--out is required");
+
+    attn_error err = {0};
+    attn_model *m = NULL;
+    attn_dataset *d = NULL;
+    int rc = CLI_OK;
+    attn_set_num_threads(1);
+    if (attn_weights_load_json(weights, &m, &err) != ATTN_OK ||
+        attn_dataset_read_tsv(data, &d, &err) != ATTN_OK) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    if (d->n < 1) {
+        attn_errorf(&err, ATTN_ERR_VALUE, "%s: no sentences", data);
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    double loss = 0.0;
+    if (grad_over_file(m, d, batch_size, &loss, &err) != ATTN_OK ||
+        attn_weights_save_json(m, true, out, &err) != ATTN_OK) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    printf("loss %.9g\n", loss);
+done:
+    attn_dataset_free(d);
+    attn_model_free(m);
+    return rc;
+}
