@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""make_golden.py -- writes the PyTorch golden files of weights/golden/ (see tools/README or
+the golden format note): for each model <name> in rnn, lstm, transformer, transformer_gelu,
+transformer_post:
+  <name>.weights.json     attn-weights-v1, PyTorch init with every bias and LayerNorm
+                          weight/bias perturbed to non-zero random values
+  <name>.logits.json      {"name", "items": [{"set", "text", "ids", "label", "logit"}]}: eval
+                          mode, batch 1, no padding, one BLAS thread; sentences from `attn data`
+  <name>.grad_batch.json  {"name", "B", "T", "ids" [B*T, 0-padded], "lengths", "labels", "loss"}
+  <name>.grads.json       attn-weights-v1 holding d(mean BCEWithLogits loss)/d(parameter)
+
+Usage: /usr/bin/python3 tools/make_golden.py --attn build/attn [--out weights/golden]
+"""
+import os
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before torch loads OpenBLAS
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attn_models  # noqa: E402
+import weights_json  # noqa: E402
+
+TEST_SETS = ("plain", "distractor", "fill4", "fill8")
+MODELS = [
+    ("rnn", {"arch": "rnn"}),
+    ("lstm", {"arch": "lstm"}),
+    ("transformer", {"arch": "transformer"}),
+    ("transformer_gelu", {"arch": "transformer", "activation": "gelu"}),
+    ("transformer_post", {"arch": "transformer", "norm": "post"}),
+]
+SEED = 20240607
+
+
+def run_attn(attn, *args):
+    r = subprocess.run([attn] + list(args), capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("make_golden.py: `attn %s` failed (exit %d): %s"
+                 % (" ".join(args), r.returncode, r.stderr.strip()))
+    return r.stdout
+
+
+def vocabulary(attn):
+    doc = json.loads(run_attn(attn, "vocab", "--json"))
+    return {t["word"]: t["id"] for t in doc["tokens"]}
+
+
+def sentences(attn, vocab, n, seed):
+    """[(set, text, ids, label)] from `attn data` for each test set."""
+    items = []
+    for s in TEST_SETS:
+        for line in run_attn(attn, "data", "--set", s, "--n", str(n), "--seed", str(seed)) \
+                .splitlines():
+            label, text = line.split("\t")
+            ids = [vocab[w] for w in text.split()]
+            items.append((s, text, ids, int(label)))
+    return items
+
+
+def perturb(model, gen):
+    """Every bias -> U(-0.5, 0.5); every LayerNorm weight -> U(0.5, 1.5) (all non-zero)."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            is_norm = ".norm" in "." + name and name.endswith("weight")
+            if name.endswith("bias"):
+                p.copy_(torch.rand(p.shape, generator=gen) - 0.5)
+            elif is_norm:
+                p.copy_(torch.rand(p.shape, generator=gen) + 0.5)
+            if (name.endswith("bias") or is_norm) and bool((p == 0).any()):
+                p.add_(0.125)
+
+
+def make_model(config, index):
+    torch.manual_seed(SEED + index)
+    model = attn_models.build(config)
+    perturb(model, torch.Generator().manual_seed(SEED + 100 + index))
+    return model.eval()
+
+
+def batch1_logit(model, ids):
+    with torch.no_grad():
+        return float(model(torch.tensor([ids]), torch.tensor([len(ids)]))[0])
+
+
+def grad_batch(items):
+    """~8 sentences of mixed lengths: two of each test set."""
+    chosen = []
+    for s in TEST_SETS:
+        of_set = [it for it in items if it[0] == s]
+        chosen += [of_set[0], of_set[len(of_set) // 2]]
+    lengths = [len(it[2]) for it in chosen]
+    assert len(set(lengths)) > 1, lengths
+    T = max(lengths)
+    ids = []
+    for it in chosen:
+        ids += it[2] + [attn_models.PAD_ID] * (T - len(it[2]))
+    return {"B": len(chosen), "T": T, "ids": ids, "lengths": lengths,
+            "labels": [float(it[3]) for it in chosen]}
+
+
+def write_json(path, obj):
+    weights_json.write_atomic(path, json.dumps(obj, separators=(",", ":")) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="write the PyTorch golden files")
+    ap.add_argument("--attn", required=True, help="path of the built attn binary")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "..", "weights", "golden"))
+    ap.add_argument("--n", type=int, default=60, help="sentences per test set")
+    ap.add_argument("--seed", type=int, default=7, help="attn data seed")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    vocab = vocabulary(args.attn)
+    items = sentences(args.attn, vocab, args.n, args.seed)
+    gb = grad_batch(items)
+    for index, (name, config) in enumerate(MODELS):
+        model = make_model(config, index)
+        base = os.path.join(args.out, name)
+        weights_json.export(model, config, base + ".weights.json")
+
+        out = [{"set": s, "text": text, "ids": ids, "label": label,
+                "logit": batch1_logit(model, ids)} for s, text, ids, label in items]
+        write_json(base + ".logits.json", {"name": name, "items": out})
+
+        model.zero_grad()
+        B, T = gb["B"], gb["T"]
+        logits = model(torch.tensor(gb["ids"]).view(B, T), torch.tensor(gb["lengths"]))
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            logits, torch.tensor(gb["labels"]))
+        loss.backward()
+        write_json(base + ".grad_batch.json", dict(name=name, loss=float(loss), **gb))
+        params = dict(model.named_parameters())
+        grads = [(k, params[k].grad) for k in model.state_dict()]
+        weights_json.export_tensors(grads, config, base + ".grads.json")
+        print("%s: %d items, grad batch B=%d T=%d loss %.6f" % (name, len(out), B, T,
+                                                                 float(loss)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
