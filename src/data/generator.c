@@ -1,0 +1,317 @@
+/* generator.c -- the synthetic course-review sentiment task.
+ *
+ * A sentence is filler phrases around a core clause, optionally followed by a distractor clause:
+ *
+ *   [fillers]  the SUBJECT VERB [not|never] [INTENSIFIER] ADJ  [fillers, distractor clause]
+ *   distractor clause: CONJUNCTION the DISTRACTOR-NOUN VERB [INTENSIFIER] ADJ
+ *
+ * Label (1 positive, 0 negative) = polarity of the core adjective (the FIRST adjective of the
+ * sentence), flipped by a negation. Nothing else depends on the label: subject, verbs,
+ * intensifiers, fillers, negation and the distractor adjective are drawn independently of it,
+ * so the only evidence is the core clause. Each set draws its labels as a shuffled half/half
+ * list (exact balance) and then picks negation and polarity to realise each label.
+ *
+ * The training set is built so that an Elman RNN, which reads the hidden state after the last
+ * word and cannot carry information far, finds almost no short-range signal: almost all
+ * sentences put >= TAIL_MIN words (fillers and/or a distractor clause) after the core
+ * adjective (see the tail rule below). Fillers before the core make its position vary. Test sets exclude every sentence of the same seed's
+ * default-size training set (rejection against a hash set of its id sequences).
+ *
+ * Determinism: only the integer PRNG (attn_rng_below) makes decisions, so the same
+ * (set, n, seed) gives byte-identical sentences everywhere.
+ */
+#include "data_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The training set's tail rule (words after the core adjective). A tail of TAIL_MIN..TAIL_MAX
+ * words is always kept; a longer one with probability 1/TAIL_LONG; a tail of 1..TAIL_MIN-1
+ * words with probability 1/TAIL_RARE; a sentence ending in its core adjective with probability
+ * 1/TAIL_ZERO. Measured with the PyTorch reference models (seed 1, 20 epochs, Adam 1e-3):
+ * tails of 8..16 let the LSTM learn within 20 epochs while the RNN stays at chance; tails of
+ * 12+ only (mean 20) left the LSTM at chance too; without some tail-0 and long-tail sentences
+ * the LSTM does not generalise to the plain and fill8 sets. */
+#define TAIL_MIN 8
+#define TAIL_MAX 16
+#define TAIL_LONG 3
+#define TAIL_RARE 128
+#define TAIL_ZERO 12
+#define TRAIN_MIN_WORDS 4  /* train: 4..59 words */
+#define TRAIN_MAX_WORDS 59
+#define FILL8_MIN_WORDS 42 /* fill8: 42..60 words */
+#define FILL8_MAX_WORDS 60
+#define MAX_FILLERS 32
+#define FILLER_MAX_WORDS 8
+#define MAX_ATTEMPTS 1000000 /* per sentence; never reached by the sets defined here */
+
+static const char *const set_names[] = {"train", "plain", "distractor", "fill4", "fill8"};
+/* Mixed into the seed so every set has its own PRNG stream. */
+static const uint64_t set_salt[] = {0x747261696e000001ull, 0x706c61696e000002ull,
+                                    0x6469737472000003ull, 0x66696c6c34000004ull,
+                                    0x66696c6c38000005ull};
+
+const char *attn_set_name(attn_set s) {
+    return (int)s >= 0 && s <= ATTN_SET_FILL8 ? set_names[s] : "unknown";
+}
+
+attn_status attn_set_from_name(const char *name, attn_set *out, attn_error *err) {
+    for (int s = 0; s <= ATTN_SET_FILL8; s++)
+        if (name && strcmp(name, set_names[s]) == 0) {
+            *out = (attn_set)s;
+            return ATTN_OK;
+        }
+    return attn_errorf(err, ATTN_ERR_ARG,
+                       "unknown set '%s'; expected train, plain, distractor, fill4 or fill8",
+                       name ? name : "(null)");
+}
+
+/* ---- the grammar, derived from vocab.c's table -------------------------------------------- */
+
+typedef struct grammar {
+    int words[ATTN_N_CATS][ATTN_VOCAB_SIZE]; /* ids of each category */
+    int n_words[ATTN_N_CATS];
+    int filler[MAX_FILLERS][FILLER_MAX_WORDS]; /* filler phrases as ids */
+    int filler_len[MAX_FILLERS];
+    int n_fillers;
+} grammar;
+
+static attn_status grammar_build(grammar *g, attn_error *err) {
+    memset(g, 0, sizeof *g);
+    for (int id = 2; id < ATTN_VOCAB_SIZE; id++) {
+        attn_word_cat c = attn_vocab_cat(id);
+        g->words[c][g->n_words[c]++] = id;
+    }
+    g->n_fillers = attn_filler_count();
+    if (g->n_fillers < 8 || g->n_fillers > MAX_FILLERS)
+        return attn_errorf(err, ATTN_ERR_VALUE, "generator: %d filler phrases, need 8..%d",
+                           g->n_fillers, MAX_FILLERS);
+    for (int i = 0; i < g->n_fillers; i++) {
+        attn_error e;
+        if (attn_tokenize(attn_filler_phrase(i), g->filler[i], FILLER_MAX_WORDS,
+                          &g->filler_len[i], &e) != ATTN_OK)
+            return attn_errorf(err, ATTN_ERR_VALUE, "generator: filler phrase '%s': %s",
+                               attn_filler_phrase(i), e.msg);
+        for (int j = 0; j < g->filler_len[i]; j++) {
+            attn_word_cat c = attn_vocab_cat(g->filler[i][j]);
+            if (c != ATTN_CAT_FILLER && c != ATTN_CAT_DETERMINER)
+                return attn_errorf(err, ATTN_ERR_VALUE,
+                                   "generator: filler phrase '%s' contains %s word '%s'",
+                                   attn_filler_phrase(i), attn_word_cat_name(c),
+                                   attn_vocab_word(g->filler[i][j]));
+        }
+    }
+    return ATTN_OK;
+}
+
+static int pick(attn_rng *r, const grammar *g, attn_word_cat c) {
+    return g->words[c][attn_rng_below(r, (uint32_t)g->n_words[c])];
+}
+
+/* ---- one sentence -------------------------------------------------------------------------- */
+
+/* Appends filler phrase f to ids. */
+static int put_filler(const grammar *g, int f, int *ids, int n) {
+    memcpy(ids + n, g->filler[f], (size_t)g->filler_len[f] * sizeof *ids);
+    return n + g->filler_len[f];
+}
+
+/* Draws one candidate sentence for `label` into ids (at most ATTN_GEN_MAX_WORDS + 8 words);
+ * returns its length and the index of the core adjective in *adj_pos. */
+static int draw_sentence(attn_rng *r, const grammar *g, attn_set set, int label, int *ids,
+                         int *adj_pos) {
+    /* the plan: fillers before/after the core, distractor clause and its slot among the
+     * fillers after the core */
+    int before = 0, after = 0, distractor = 0;
+    switch (set) {
+    case ATTN_SET_TRAIN: {
+        int k = (int)attn_rng_below(r, 9);
+        before = (int)attn_rng_below(r, (uint32_t)k + 1);
+        after = k - before;
+        distractor = (int)attn_rng_below(r, 2);
+        break;
+    }
+    case ATTN_SET_PLAIN: break;
+    case ATTN_SET_DISTRACTOR: distractor = 1; break;
+    case ATTN_SET_FILL4:
+    case ATTN_SET_FILL8: {
+        int k = set == ATTN_SET_FILL4 ? 4 : 8;
+        before = (int)attn_rng_below(r, (uint32_t)k + 1);
+        after = k - before;
+        distractor = (int)attn_rng_below(r, 2);
+        break;
+    }
+    }
+    int slot = (int)attn_rng_below(r, (uint32_t)after + 1); /* distractor after `slot` fillers */
+
+    /* distinct filler phrases: a partial Fisher-Yates shuffle */
+    int order[MAX_FILLERS];
+    for (int i = 0; i < g->n_fillers; i++) order[i] = i;
+    for (int i = 0; i < before + after; i++) {
+        int j = i + (int)attn_rng_below(r, (uint32_t)(g->n_fillers - i));
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+
+    int n = 0;
+    for (int i = 0; i < before; i++) n = put_filler(g, order[i], ids, n);
+
+    /* core clause: the SUBJECT VERB [NEG] [INT] ADJ, label = polarity XOR negated */
+    ids[n++] = g->words[ATTN_CAT_DETERMINER][0];
+    ids[n++] = pick(r, g, ATTN_CAT_SUBJECT);
+    ids[n++] = pick(r, g, ATTN_CAT_VERB);
+    int negated = (int)attn_rng_below(r, 2);
+    if (negated) ids[n++] = pick(r, g, ATTN_CAT_NEGATION);
+    if (attn_rng_below(r, 2)) ids[n++] = pick(r, g, ATTN_CAT_INTENSIFIER);
+    int positive = label ^ negated;
+    *adj_pos = n;
+    ids[n++] = pick(r, g, positive ? ATTN_CAT_POSITIVE : ATTN_CAT_NEGATIVE);
+
+    for (int i = 0; i <= after; i++) {
+        if (distractor && i == slot) {
+            /* CONJ the NOUN VERB [INT] ADJ, adjective polarity independent of the label */
+            ids[n++] = pick(r, g, ATTN_CAT_CONJUNCTION);
+            ids[n++] = g->words[ATTN_CAT_DETERMINER][0];
+            ids[n++] = pick(r, g, ATTN_CAT_DISTRACTOR);
+            ids[n++] = pick(r, g, ATTN_CAT_VERB);
+            if (attn_rng_below(r, 2)) ids[n++] = pick(r, g, ATTN_CAT_INTENSIFIER);
+            ids[n++] = pick(r, g, attn_rng_below(r, 2) ? ATTN_CAT_POSITIVE : ATTN_CAT_NEGATIVE);
+        }
+        if (i < after) n = put_filler(g, order[before + i], ids, n);
+    }
+    return n;
+}
+
+/* Set-specific acceptance of a candidate (length range, the training set's tail rule). */
+static bool accept(attn_rng *r, attn_set set, int len, int adj_pos) {
+    switch (set) {
+    case ATTN_SET_TRAIN:
+        if (len < TRAIN_MIN_WORDS || len > TRAIN_MAX_WORDS) return false;
+        if (len - 1 - adj_pos == 0) return attn_rng_below(r, TAIL_ZERO) == 0;
+        if (len - 1 - adj_pos < TAIL_MIN) return attn_rng_below(r, TAIL_RARE) == 0;
+        if (len - 1 - adj_pos > TAIL_MAX) return attn_rng_below(r, TAIL_LONG) == 0;
+        return true;
+    case ATTN_SET_FILL8: return len >= FILL8_MIN_WORDS && len <= FILL8_MAX_WORDS;
+    default: return len <= ATTN_GEN_MAX_WORDS;
+    }
+}
+
+/* ---- a hash set of id sequences (the training sentences) ----------------------------------- */
+
+typedef struct seq_set {
+    const attn_dataset *d; /* the sentences, not owned */
+    int *slot;             /* [cap] sentence index or -1 */
+    size_t cap;            /* power of two */
+} seq_set;
+
+static uint64_t seq_hash(const int *ids, int len) {
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the ids */
+    for (int i = 0; i < len; i++) {
+        h ^= (uint64_t)(uint32_t)ids[i];
+        h *= 0x100000001b3ull;
+    }
+    return h ^ (uint64_t)len;
+}
+
+static bool seq_equal(const attn_dataset *d, int i, const int *ids, int len) {
+    return d->lengths[i] == len &&
+           memcmp(d->ids + d->offsets[i], ids, (size_t)len * sizeof *ids) == 0;
+}
+
+static bool seq_set_contains(const seq_set *s, const int *ids, int len) {
+    size_t mask = s->cap - 1;
+    for (size_t h = (size_t)seq_hash(ids, len) & mask;; h = (h + 1) & mask) {
+        if (s->slot[h] < 0) return false;
+        if (seq_equal(s->d, s->slot[h], ids, len)) return true;
+    }
+}
+
+static attn_status seq_set_build(seq_set *s, const attn_dataset *d, attn_error *err) {
+    s->d = d;
+    s->cap = 16;
+    while (s->cap < 2 * (size_t)d->n) s->cap *= 2;
+    s->slot = malloc(s->cap * sizeof *s->slot);
+    if (!s->slot) return attn_errorf(err, ATTN_ERR_NOMEM, "generator: out of memory");
+    for (size_t i = 0; i < s->cap; i++) s->slot[i] = -1;
+    size_t mask = s->cap - 1;
+    for (int i = 0; i < d->n; i++) {
+        const int *ids = d->ids + d->offsets[i];
+        if (seq_set_contains(s, ids, d->lengths[i])) continue;
+        size_t h = (size_t)seq_hash(ids, d->lengths[i]) & mask;
+        while (s->slot[h] >= 0) h = (h + 1) & mask;
+        s->slot[h] = i;
+    }
+    return ATTN_OK;
+}
+
+/* ---- the sets ------------------------------------------------------------------------------ */
+
+static attn_rng set_rng(attn_set set, uint64_t seed) {
+    attn_rng r = attn_rng_seed(seed);
+    return attn_rng_seed(attn_rng_next(&r) ^ set_salt[set]);
+}
+
+/* Generates n sentences of `set`; if `exclude` is given, none of its sentences. */
+static attn_status generate(const grammar *g, attn_set set, int n, uint64_t seed,
+                            const seq_set *exclude, attn_dataset **out, attn_error *err) {
+    attn_rng r = set_rng(set, seed);
+    int *labels = malloc((size_t)n * sizeof *labels);
+    if (!labels) return attn_errorf(err, ATTN_ERR_NOMEM, "generator: out of memory");
+    for (int i = 0; i < n; i++) labels[i] = i >= n / 2; /* exactly balanced, then shuffled */
+    attn_rng_shuffle(&r, labels, n);
+
+    attn_dataset_builder b;
+    attn_status st = attn_dataset_builder_init(&b, err);
+    int ids[ATTN_GEN_MAX_WORDS + 2 * FILLER_MAX_WORDS];
+    for (int i = 0; st == ATTN_OK && i < n; i++) {
+        int len = 0, adj_pos = 0, attempts = 0;
+        for (;;) {
+            if (++attempts > MAX_ATTEMPTS) {
+                st = attn_errorf(err, ATTN_ERR_VALUE,
+                                 "generator: no new %s sentence after %d attempts (sentence %d)",
+                                 attn_set_name(set), MAX_ATTEMPTS, i + 1);
+                break;
+            }
+            len = draw_sentence(&r, g, set, labels[i], ids, &adj_pos);
+            if (!accept(&r, set, len, adj_pos)) continue;
+            if (exclude && seq_set_contains(exclude, ids, len)) continue;
+            break;
+        }
+        if (st == ATTN_OK) st = attn_dataset_builder_push(&b, labels[i], ids, len, err);
+    }
+    free(labels);
+    if (st != ATTN_OK) {
+        attn_dataset_builder_discard(&b);
+        return st;
+    }
+    *out = attn_dataset_builder_finish(&b);
+    return ATTN_OK;
+}
+
+attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset **out,
+                               attn_error *err) {
+    if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_data_generate: NULL out");
+    *out = NULL;
+    if ((int)set < 0 || set > ATTN_SET_FILL8)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_data_generate: unknown set %d", (int)set);
+    if (n < 1 || n > ATTN_DATA_MAX_N)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_data_generate: n = %d, expected 1..%d", n,
+                           ATTN_DATA_MAX_N);
+    grammar *g = malloc(sizeof *g);
+    if (!g) return attn_errorf(err, ATTN_ERR_NOMEM, "generator: out of memory");
+    attn_status st = grammar_build(g, err);
+    if (st == ATTN_OK && set == ATTN_SET_TRAIN) st = generate(g, set, n, seed, NULL, out, err);
+    if (st == ATTN_OK && set != ATTN_SET_TRAIN) {
+        /* test sets: reject the sentences of the default-size training set of this seed */
+        attn_dataset *train = NULL;
+        seq_set ex = {0};
+        st = generate(g, ATTN_SET_TRAIN, ATTN_TRAIN_DEFAULT_N, seed, NULL, &train, err);
+        if (st == ATTN_OK) st = seq_set_build(&ex, train, err);
+        if (st == ATTN_OK) st = generate(g, set, n, seed, &ex, out, err);
+        free(ex.slot);
+        attn_dataset_free(train);
+    }
+    free(g);
+    return st;
+}
