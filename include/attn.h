@@ -129,6 +129,9 @@ typedef enum attn_set {
     ATTN_SET_FILL8,
 } attn_set;
 #define ATTN_N_TEST_SETS 4 /* plain, distractor, fill4, fill8 */
+#define ATTN_TRAIN_DEFAULT_N 8000   /* sentences in the training set */
+#define ATTN_TEST_DEFAULT_N  1000   /* sentences in each test set */
+#define ATTN_DATA_MAX_N      10000000 /* largest n attn_data_generate accepts */
 
 const char *attn_set_name(attn_set s);
 attn_status attn_set_from_name(const char *name, attn_set *out, attn_error *err);
@@ -236,58 +239,112 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
 attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
                                    attn_error *err);
 
-/* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- */
+/* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- *
+ * Follows PyTorch 1.13's CPU single-tensor path bit for bit (see adam.c). The hyperparameters
+ * are doubles because PyTorch's are Python floats: 1e-3 and (double)1e-3f are different. */
 
 typedef struct attn_adam_config {
-    float lr, beta1, beta2, eps, weight_decay;
+    double lr, beta1, beta2, eps, weight_decay;
 } attn_adam_config;
 typedef struct attn_adam {
     attn_adam_config cfg;
     size_t n;    /* parameters */
     long step;   /* steps taken */
-    float *m;    /* [n] first moment */
-    float *v;    /* [n] second moment */
+    float *m;    /* [n] first moment (PyTorch exp_avg) */
+    float *v;    /* [n] second moment (PyTorch exp_avg_sq) */
 } attn_adam;
 
 attn_adam_config attn_adam_config_default(void); /* lr 1e-3, betas 0.9/0.999, eps 1e-8, wd 0 */
+/* cfg may be NULL (defaults). Fails on lr/eps/wd < 0 or betas outside [0, 1). */
 attn_status attn_adam_create(size_t n, const attn_adam_config *cfg, attn_adam **out,
                              attn_error *err);
+/* One step over params[n] with grads[n]; increments opt->step first (PyTorch's order). */
 void attn_adam_step(attn_adam *opt, float *params, const float *grads);
 void attn_adam_free(attn_adam *opt);
 
 /* ---- BCE loss on logits, mean over the batch (the op is in attn_kernels.h) -------------- */
 
-/* ---- training (src/train/) -------------------------------------------------------------- */
+/* ---- training (src/train/) -------------------------------------------------------------- *
+ * The training data is split: its first n - holdout sentences are trained on, its LAST
+ * `holdout` sentences (default 500) form the held-out slice reported after every epoch.
+ * Each epoch shuffles the training sentences with the project PRNG (seeded from cfg.seed, the
+ * state carried from epoch to epoch), cuts the permutation into chunks of bucket*batch_size
+ * sentences, sorts each chunk by length (stable), forms batches of batch_size consecutive
+ * sentences (the last batch may be smaller) and shuffles the batch order. bucket = 1 turns
+ * length bucketing off. Each step: zero_grad, forward, mean BCE, backward, NaN/Inf check of
+ * the loss and every gradient, Adam step.
+ * Determinism: the same model, data and config give bit-identical weights when the BLAS runs
+ * on one thread (attn_set_num_threads(1)); the CLI does so and parallelises across runs. */
 
 typedef struct attn_train_config {
     int epochs;         /* 20 */
     int batch_size;     /* 32 */
-    attn_adam_config adam;
+    int bucket;         /* 8: sort chunks of bucket*batch_size sentences by length; 1 = off */
+    int holdout;        /* 500: last sentences of the training data kept out (0 = none) */
+    int eval_batch;     /* 256: batch size for the held-out evaluation */
     uint64_t seed;      /* shuffling (and init, when the model was created from it) */
-    int holdout;        /* sentences of the training data kept out for held-out accuracy */
+    attn_adam_config adam;
 } attn_train_config;
 
 typedef struct attn_epoch_stats {
     int epoch, epochs;          /* 1-based */
+    long steps;                 /* Adam steps so far */
     double loss;                /* mean training loss over the epoch */
-    double train_acc;           /* fraction correct during the epoch */
+    double train_acc;           /* fraction correct during the epoch (before each update) */
     double holdout_acc;         /* on the held-out slice (NaN if none) */
-    double sentences_per_s;
-    double elapsed_s, eta_s;
+    double sentences_per_s;     /* training sentences per second in this epoch */
+    double elapsed_s, eta_s;    /* since attn_trainer_run started; estimate for the rest */
 } attn_epoch_stats;
 
 typedef struct attn_train_callbacks {
-    /* Called after every epoch; return false to stop (ATTN_OK is returned). */
+    /* Called after every epoch; return false to stop (attn_trainer_run returns ATTN_OK). */
     bool (*on_epoch)(const attn_epoch_stats *st, void *user);
-    /* Called every few steps within an epoch for progress display. */
+    /* Called every 16 steps within an epoch for progress display (may be NULL). */
     void (*on_step)(int epoch, int step, int steps, void *user);
     void *user;
 } attn_train_callbacks;
 
-/* The full training state that a checkpoint captures. */
+/* The full training state that a checkpoint captures: the model (not owned), Adam, the
+ * shuffling PRNG, the epoch counter and the config. */
 typedef struct attn_trainer attn_trainer;
 
 attn_train_config attn_train_config_default(void);
+/* Checks epochs >= 1, batch_size >= 1, bucket >= 1, 0 <= holdout < n, ... */
+attn_status attn_train_config_validate(const attn_train_config *cfg, int n_sentences,
+                                       attn_error *err);
+
+/* Borrows model and data (both must outlive the trainer). The data is copied into padded
+ * batches as needed; nothing is kept beyond its pointers. */
+attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
+                                const attn_train_config *cfg, attn_trainer **out,
+                                attn_error *err);
+void attn_trainer_free(attn_trainer *t);
+/* Trains the remaining epochs (cfg.epochs minus the epochs done). On NaN/Inf, returns
+ * ATTN_ERR_VALUE naming the step, epoch and tensor; params are then unusable. */
+attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err);
+int attn_trainer_epoch(const attn_trainer *t);     /* epochs completed */
+long attn_trainer_steps(const attn_trainer *t);    /* Adam steps taken */
+const attn_train_config *attn_trainer_config(const attn_trainer *t);
+const attn_adam *attn_trainer_adam(const attn_trainer *t);
+
+/* Fraction of `d`'s sentences [first, first + n) classified correctly (logit > 0 means
+ * positive), batch_size sentences per forward (1 = exact mode, bit-identical to PyTorch). */
+attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n,
+                          int batch_size, double *accuracy, attn_error *err);
+
+/* Checkpoints (src/train/checkpoint.c), format "attn-checkpoint-v1" (JSON): model config,
+ * train config, epoch, PRNG state, Adam step, and params, m, v as flat float arrays.
+ * Written atomically (path.tmp, fflush, fsync, rename): an existing file survives a failure.
+ * Resuming: read the configs with attn_checkpoint_peek, create the model and the trainer
+ * with them, then attn_trainer_load_checkpoint. A resumed run ends bit-identical to an
+ * uninterrupted one. */
+attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path,
+                                         attn_error *err);
+/* n_sentences (may be NULL) receives the size of the data the run was trained on. */
+attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
+                                 attn_train_config *train_cfg, int *n_sentences,
+                                 attn_error *err);
+attn_status attn_trainer_load_checkpoint(attn_trainer *t, const char *path, attn_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,215 @@
+/* train.c -- the training loop: epochs of shuffled, length-bucketed mini-batches; per step
+ * zero_grad, forward, mean BCE (attn_bce_forward/backward), backward, NaN/Inf check, Adam.
+ * Held-out slice: the LAST cfg.holdout sentences of the training data (see attn.h).
+ * Progress goes through callbacks; the library never prints. */
+#include "attn_kernels.h"
+#include "train_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+attn_train_config attn_train_config_default(void) {
+    attn_train_config c = {0};
+    c.epochs = 20;
+    c.batch_size = 32;
+    c.bucket = 8;
+    c.holdout = 500;
+    c.eval_batch = 256;
+    c.seed = 1;
+    c.adam = attn_adam_config_default();
+    return c;
+}
+
+attn_status attn_train_config_validate(const attn_train_config *c, int n_sentences,
+                                       attn_error *err) {
+    if (c->epochs < 1 || c->epochs > 1000000)
+        return attn_errorf(err, ATTN_ERR_VALUE, "train config: epochs = %d, expected >= 1",
+                           c->epochs);
+    if (c->batch_size < 1 || c->batch_size > 1 << 20)
+        return attn_errorf(err, ATTN_ERR_VALUE, "train config: batch_size = %d, expected >= 1",
+                           c->batch_size);
+    if (c->bucket < 1 || c->bucket > 1 << 20)
+        return attn_errorf(err, ATTN_ERR_VALUE, "train config: bucket = %d, expected >= 1",
+                           c->bucket);
+    if (c->eval_batch < 1 || c->eval_batch > 1 << 20)
+        return attn_errorf(err, ATTN_ERR_VALUE, "train config: eval_batch = %d, expected >= 1",
+                           c->eval_batch);
+    if (c->holdout < 0 || c->holdout >= n_sentences)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "train config: holdout = %d of %d sentences leaves none to train on "
+                           "(expected 0..%d)",
+                           c->holdout, n_sentences, n_sentences - 1);
+    return ATTN_OK;
+}
+
+void attn_trainer_free(attn_trainer *t) {
+    if (!t) return;
+    attn_adam_free(t->adam);
+    attn_batcher_free(t->train);
+    attn_batcher_free(t->holdout);
+    free(t->logits);
+    free(t->d_logits);
+    free(t);
+}
+
+attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
+                                const attn_train_config *cfg, attn_trainer **out,
+                                attn_error *err) {
+    *out = NULL;
+    if (!model || !data || !cfg)
+        return attn_errorf(err, ATTN_ERR_ARG, "trainer: model, data and config are required");
+    attn_status st = attn_train_config_validate(cfg, data->n, err);
+    if (st != ATTN_OK) return st;
+    attn_trainer *t = calloc(1, sizeof *t);
+    if (!t) return attn_errorf(err, ATTN_ERR_NOMEM, "trainer: out of memory");
+    t->model = model;
+    t->data = data;
+    t->cfg = *cfg;
+    t->rng = attn_rng_seed(cfg->seed);
+    t->n_train = data->n - cfg->holdout;
+    int n_logits = cfg->batch_size > cfg->eval_batch ? cfg->batch_size : cfg->eval_batch;
+    t->logits = malloc((size_t)n_logits * sizeof(float));
+    t->d_logits = malloc((size_t)cfg->batch_size * sizeof(float));
+    if (!t->logits || !t->d_logits) {
+        attn_trainer_free(t);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "trainer: out of memory");
+    }
+    st = attn_adam_create(attn_model_n_params(model), &cfg->adam, &t->adam, err);
+    if (st == ATTN_OK)
+        st = attn_batcher_create(data, 0, t->n_train, cfg->batch_size, cfg->bucket, &t->train,
+                                 err);
+    if (st == ATTN_OK && cfg->holdout > 0)
+        st = attn_batcher_create(data, t->n_train, cfg->holdout, cfg->eval_batch, 1,
+                                 &t->holdout, err);
+    if (st != ATTN_OK) {
+        attn_trainer_free(t);
+        return st;
+    }
+    *out = t;
+    return ATTN_OK;
+}
+
+int attn_trainer_epoch(const attn_trainer *t) { return t->epoch; }
+long attn_trainer_steps(const attn_trainer *t) { return t->adam->step; }
+const attn_train_config *attn_trainer_config(const attn_trainer *t) { return &t->cfg; }
+const attn_adam *attn_trainer_adam(const attn_trainer *t) { return t->adam; }
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int count_correct(const float *logits, const float *labels, int B) {
+    int c = 0;
+    for (int i = 0; i < B; i++) c += (logits[i] > 0.0f) == (labels[i] > 0.5f);
+    return c;
+}
+
+/* Accuracy over all batches of b (in their current order) with batch buffers `logits`. */
+static attn_status eval_batches(attn_model *m, attn_batcher *b, float *logits, double *acc,
+                                attn_error *err) {
+    long correct = 0;
+    for (int i = 0; i < b->n_batches; i++) {
+        attn_batch batch;
+        const float *labels = attn_batcher_fill(b, i, &batch);
+        attn_status st = attn_model_forward(m, &batch, logits, err);
+        if (st != ATTN_OK) return st;
+        correct += count_correct(logits, labels, batch.B);
+    }
+    *acc = (double)correct / b->n;
+    return ATTN_OK;
+}
+
+attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n,
+                          int batch_size, double *accuracy, attn_error *err) {
+    attn_batcher *b = NULL;
+    attn_status st = attn_batcher_create(d, first, n, batch_size, 1, &b, err);
+    if (st != ATTN_OK) return st;
+    float *logits = malloc((size_t)batch_size * sizeof(float));
+    if (!logits) st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
+    if (st == ATTN_OK) st = eval_batches(m, b, logits, accuracy, err);
+    free(logits);
+    attn_batcher_free(b);
+    return st;
+}
+
+/* Names the step and the first non-finite tensor; params are scanned when the loss is bad
+ * (a NaN parameter poisons the loss before any gradient exists). */
+static attn_status non_finite(attn_trainer *t, int batch, bool grads, double loss,
+                              attn_error *err) {
+    attn_error inner = {0};
+    if (attn_model_check_finite(t->model, grads, &inner) == ATTN_OK)
+        snprintf(inner.msg, sizeof inner.msg, "all parameters finite");
+    char what[32];
+    if (grads)
+        snprintf(what, sizeof what, "non-finite gradient");
+    else
+        snprintf(what, sizeof what, "loss is %s", isnan(loss) ? "NaN" : "Inf");
+    return attn_errorf(err, ATTN_ERR_VALUE, "step %ld (epoch %d, batch %d of %d): %s; %s",
+                       t->adam->step + 1, t->epoch + 1, batch + 1, t->train->n_batches, what,
+                       inner.msg);
+}
+
+/* One epoch over the training batches; fills loss and train accuracy. */
+static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, double *loss,
+                               double *acc, attn_error *err) {
+    attn_model *m = t->model;
+    attn_batcher *tb = t->train;
+    attn_batcher_shuffle(tb, &t->rng);
+    double loss_sum = 0.0;
+    long correct = 0;
+    for (int i = 0; i < tb->n_batches; i++) {
+        attn_batch batch;
+        const float *labels = attn_batcher_fill(tb, i, &batch);
+        attn_model_zero_grad(m);
+        attn_status st = attn_model_forward(m, &batch, t->logits, err);
+        if (st != ATTN_OK) return st;
+        double l = attn_bce_forward(t->logits, labels, batch.B);
+        if (!isfinite(l)) return non_finite(t, i, false, l, err);
+        memset(t->d_logits, 0, (size_t)batch.B * sizeof(float));
+        attn_bce_backward(t->d_logits, 1.0f, t->logits, labels, batch.B);
+        st = attn_model_backward(m, &batch, t->d_logits, err);
+        if (st != ATTN_OK) return st;
+        if (attn_model_check_finite(m, true, NULL) != ATTN_OK)
+            return non_finite(t, i, true, l, err);
+        attn_adam_step(t->adam, attn_model_params(m), attn_model_grads(m));
+        loss_sum += l * batch.B;
+        correct += count_correct(t->logits, labels, batch.B);
+        if (cb && cb->on_step && ((i + 1) % 16 == 0 || i + 1 == tb->n_batches))
+            cb->on_step(t->epoch + 1, i + 1, tb->n_batches, cb->user);
+    }
+    *loss = loss_sum / tb->n;
+    *acc = (double)correct / tb->n;
+    return ATTN_OK;
+}
+
+attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err) {
+    double start = now_s();
+    int first_epoch = t->epoch;
+    while (t->epoch < t->cfg.epochs) {
+        double t0 = now_s();
+        attn_epoch_stats st = {0};
+        attn_status s = train_epoch(t, cb, &st.loss, &st.train_acc, err);
+        if (s != ATTN_OK) return s;
+        double t1 = now_s();
+        st.holdout_acc = NAN;
+        if (t->holdout) {
+            s = eval_batches(t->model, t->holdout, t->logits, &st.holdout_acc, err);
+            if (s != ATTN_OK) return s;
+        }
+        t->epoch++;
+        double t2 = now_s();
+        st.epoch = t->epoch;
+        st.epochs = t->cfg.epochs;
+        st.steps = t->adam->step;
+        st.sentences_per_s = t1 > t0 ? t->n_train / (t1 - t0) : 0.0;
+        st.elapsed_s = t2 - start;
+        st.eta_s = st.elapsed_s / (t->epoch - first_epoch) * (t->cfg.epochs - t->epoch);
+        if (cb && cb->on_epoch && !cb->on_epoch(&st, cb->user)) break;
+    }
+    return ATTN_OK;
+}

@@ -1,0 +1,51 @@
+/* train_internal.h -- the batcher (batch.c) and struct attn_trainer, shared by train.c,
+ * checkpoint.c and the tests. */
+#ifndef ATTN_TRAIN_INTERNAL_H
+#define ATTN_TRAIN_INTERNAL_H
+
+#include "attn.h"
+
+/* Cuts sentences [first, first + n) of a dataset into padded batches. Owns its buffers,
+ * which are sized once for the longest sentence (no allocation per batch). */
+typedef struct attn_batcher {
+    const attn_dataset *data; /* borrowed */
+    int first, n;             /* the sentences used */
+    int batch_size;           /* B (the last batch of an epoch may be smaller) */
+    int bucket;               /* chunks of bucket * batch_size are sorted by length */
+    int max_len;              /* longest sentence in the range: T of the buffers */
+    int n_batches;            /* ceil(n / batch_size) */
+    int *order;               /* [n] dataset indices in this epoch's order */
+    int *batch_start;         /* [n_batches] start of each batch in `order`, in run order */
+    int *ids;                 /* [batch_size, max_len] padded ids of the current batch */
+    int *lengths;             /* [batch_size] */
+    float *labels;            /* [batch_size] 0.0 / 1.0 */
+} attn_batcher;
+
+attn_status attn_batcher_create(const attn_dataset *d, int first, int n, int batch_size,
+                                int bucket, attn_batcher **out, attn_error *err);
+void attn_batcher_free(attn_batcher *b);
+/* Dataset order, batches in order (evaluation). */
+void attn_batcher_sequential(attn_batcher *b);
+/* One epoch's order: Fisher-Yates over the sentences, stable sort of each chunk of
+ * bucket * batch_size by length, batches of consecutive sentences, Fisher-Yates over the
+ * batches. Draws only from *rng. */
+void attn_batcher_shuffle(attn_batcher *b, attn_rng *rng);
+/* Fills the buffers with batch i (0 <= i < n_batches) and points *out at them; T is the
+ * batch's longest sentence. Returns the batch's labels ([out->B]). */
+const float *attn_batcher_fill(attn_batcher *b, int i, attn_batch *out);
+
+struct attn_trainer {
+    attn_model *model;        /* borrowed */
+    const attn_dataset *data; /* borrowed */
+    attn_train_config cfg;
+    attn_adam *adam;
+    attn_rng rng;             /* shuffling; advanced once per epoch */
+    int epoch;                /* epochs completed */
+    int n_train;              /* data->n - holdout */
+    attn_batcher *train;      /* sentences [0, n_train) */
+    attn_batcher *holdout;    /* sentences [n_train, n), NULL if holdout == 0 */
+    float *logits;            /* [max(batch_size, eval_batch)] */
+    float *d_logits;          /* [batch_size] */
+};
+
+#endif /* ATTN_TRAIN_INTERNAL_H */

@@ -1,0 +1,213 @@
+/* test_checkpoint.c -- a run stopped after epoch k, saved, and resumed in a fresh model and
+ * trainer ends bit-identical (params, Adam m, v, step) to an uninterrupted run; checkpoint
+ * writes are atomic (a failed save leaves the existing file intact, no .tmp left behind);
+ * mismatched data or a damaged file are refused with a message naming the problem. */
+#include "test_util.h"
+#include "train_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct stopper {
+    int stop_at;
+} stopper;
+
+static bool on_epoch(const attn_epoch_stats *st, void *user) {
+    const stopper *s = user;
+    return st->epoch != s->stop_at;
+}
+
+static attn_dataset *train_data(int n, uint64_t seed) {
+    attn_dataset *d = NULL;
+    attn_error err;
+    ck_assert_msg(attn_data_generate(ATTN_SET_TRAIN, n, seed, &d, &err) == ATTN_OK, "%s",
+                  err.msg);
+    return d;
+}
+
+static char dir[256];
+
+static void make_dir(void) {
+    snprintf(dir, sizeof dir, "/tmp/attn_test_ckpt_%ld", (long)getpid());
+    mkdir(dir, 0700);
+}
+
+static const char *in_dir(const char *name) {
+    static char buf[4][512];
+    static int k = 0;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static attn_train_config small_config(void) {
+    attn_train_config cfg = attn_train_config_default();
+    cfg.epochs = 3;
+    cfg.holdout = 20;
+    cfg.batch_size = 16;
+    cfg.bucket = 2;
+    cfg.seed = 42;
+    return cfg;
+}
+
+static void resume_case(attn_arch arch) {
+    attn_set_num_threads(1);
+    make_dir();
+    attn_dataset *d = train_data(120, 5);
+    attn_train_config cfg = small_config();
+    attn_model_config mc = attn_model_config_default(arch);
+    attn_error err;
+
+    /* uninterrupted */
+    attn_model *ma = NULL;
+    attn_trainer *ta = NULL;
+    ck_assert(attn_model_create(&mc, 9, &ma, NULL) == ATTN_OK);
+    ck_assert(attn_trainer_create(ma, d, &cfg, &ta, NULL) == ATTN_OK);
+    ck_assert(attn_trainer_run(ta, NULL, &err) == ATTN_OK);
+
+    /* stopped after epoch 1, saved, everything freed */
+    char path[512];
+    snprintf(path, sizeof path, "%s", in_dir("run.ckpt.json"));
+    {
+        attn_model *m = NULL;
+        attn_trainer *t = NULL;
+        ck_assert(attn_model_create(&mc, 9, &m, NULL) == ATTN_OK);
+        ck_assert(attn_trainer_create(m, d, &cfg, &t, NULL) == ATTN_OK);
+        stopper s = {1};
+        attn_train_callbacks cb = {on_epoch, NULL, &s};
+        ck_assert(attn_trainer_run(t, &cb, &err) == ATTN_OK);
+        ck_assert_int_eq(attn_trainer_epoch(t), 1);
+        ck_assert_msg(attn_trainer_save_checkpoint(t, path, &err) == ATTN_OK, "%s", err.msg);
+        attn_trainer_free(t);
+        attn_model_free(m);
+    }
+    ck_assert(access(in_dir("run.ckpt.json.tmp"), F_OK) != 0);
+
+    /* resumed: configs from the file, a model with a different init seed (overwritten) */
+    attn_model_config mc2;
+    attn_train_config cfg2;
+    int n_sent = 0;
+    ck_assert_msg(attn_checkpoint_peek(path, &mc2, &cfg2, &n_sent, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(mc2.arch, arch);
+    ck_assert_int_eq(n_sent, 120);
+    ck_assert_int_eq(cfg2.epochs, 3);
+    ck_assert(cfg2.seed == 42 && cfg2.adam.lr == 1e-3 && cfg2.adam.beta2 == 0.999);
+    attn_model *mb = NULL;
+    attn_trainer *tb = NULL;
+    ck_assert(attn_model_create(&mc2, 12345, &mb, NULL) == ATTN_OK);
+    ck_assert(attn_trainer_create(mb, d, &cfg2, &tb, NULL) == ATTN_OK);
+    ck_assert_msg(attn_trainer_load_checkpoint(tb, path, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(attn_trainer_epoch(tb), 1);
+    ck_assert(attn_trainer_run(tb, NULL, &err) == ATTN_OK);
+
+    size_t n = attn_model_n_params(ma);
+    ck_assert_int_eq(attn_trainer_steps(tb), attn_trainer_steps(ta));
+    tu_assert_identical("resumed params", attn_model_params(mb), attn_model_params(ma), n);
+    tu_assert_identical("resumed adam m", attn_trainer_adam(tb)->m, attn_trainer_adam(ta)->m, n);
+    tu_assert_identical("resumed adam v", attn_trainer_adam(tb)->v, attn_trainer_adam(ta)->v, n);
+
+    /* the same checkpoint refused on other data */
+    attn_dataset *other = train_data(120, 6);
+    attn_trainer *tc = NULL;
+    ck_assert(attn_trainer_create(mb, other, &cfg2, &tc, NULL) == ATTN_OK);
+    ck_assert(attn_trainer_load_checkpoint(tc, path, &err) == ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "different data") != NULL, "%s", err.msg);
+    attn_trainer_free(tc);
+    attn_dataset_free(other);
+
+    remove(path);
+    rmdir(dir);
+    attn_trainer_free(ta);
+    attn_trainer_free(tb);
+    attn_model_free(ma);
+    attn_model_free(mb);
+    attn_dataset_free(d);
+}
+
+START_TEST(test_resume_lstm) { resume_case(ATTN_ARCH_LSTM); }
+END_TEST
+
+START_TEST(test_resume_transformer) { resume_case(ATTN_ARCH_TRANSFORMER); }
+END_TEST
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    ck_assert(f != NULL);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_atomic_write) {
+    make_dir();
+    attn_dataset *d = train_data(40, 5);
+    attn_train_config cfg = small_config();
+    attn_model_config mc = attn_model_config_default(ATTN_ARCH_RNN);
+    attn_model *m = NULL;
+    attn_trainer *t = NULL;
+    attn_error err;
+    ck_assert(attn_model_create(&mc, 1, &m, NULL) == ATTN_OK);
+    ck_assert(attn_trainer_create(m, d, &cfg, &t, NULL) == ATTN_OK);
+
+    /* an existing file whose .tmp cannot be created (a directory is in the way) */
+    char path[512];
+    snprintf(path, sizeof path, "%s", in_dir("keep.json"));
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs("precious\n", f);
+    fclose(f);
+    ck_assert(mkdir(in_dir("keep.json.tmp"), 0700) == 0);
+    ck_assert(attn_trainer_save_checkpoint(t, path, &err) == ATTN_ERR_IO);
+    ck_assert_msg(strstr(err.msg, "keep.json.tmp") != NULL, "%s", err.msg);
+    ck_assert_str_eq(slurp(path), "precious\n");
+    rmdir(in_dir("keep.json.tmp"));
+
+    /* rename fails (the target is a non-empty directory): no .tmp left behind */
+    char dpath[512];
+    snprintf(dpath, sizeof dpath, "%s", in_dir("adir"));
+    ck_assert(mkdir(dpath, 0700) == 0);
+    f = fopen(in_dir("adir/x"), "w");
+    ck_assert(f != NULL);
+    fclose(f);
+    ck_assert(attn_trainer_save_checkpoint(t, dpath, &err) == ATTN_ERR_IO);
+    ck_assert(access(in_dir("adir.tmp"), F_OK) != 0);
+    remove(in_dir("adir/x"));
+    rmdir(dpath);
+
+    /* a directory that does not exist */
+    ck_assert(attn_trainer_save_checkpoint(t, in_dir("nope/c.json"), &err) == ATTN_ERR_IO);
+
+    /* NaN parameters are refused before anything is written */
+    attn_model_params(m)[0] = NAN;
+    ck_assert(attn_trainer_save_checkpoint(t, path, &err) == ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "embedding.weight") != NULL, "%s", err.msg);
+    ck_assert_str_eq(slurp(path), "precious\n");
+
+    /* loading something that is not a checkpoint */
+    ck_assert(attn_trainer_load_checkpoint(t, path, &err) == ATTN_ERR_PARSE);
+    ck_assert_msg(strstr(err.msg, "keep.json") != NULL, "%s", err.msg);
+    ck_assert(attn_checkpoint_peek(in_dir("missing.json"), &mc, &cfg, NULL, &err) == ATTN_ERR_IO);
+
+    remove(path);
+    rmdir(dir);
+    attn_trainer_free(t);
+    attn_model_free(m);
+    attn_dataset_free(d);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("checkpoint");
+    TCase *tc = tcase_create("checkpoint");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_resume_lstm);
+    tcase_add_test(tc, test_resume_transformer);
+    tcase_add_test(tc, test_atomic_write);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
