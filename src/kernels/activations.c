@@ -119,9 +119,61 @@ static float onednn_gelu_erf(float s) {
     return fmaf(erf, half_s, half_s); /* S + S erf */
 }
 
-/* y[n] = 0.5 x (1 + erf(x / sqrt 2)), oneDNN's arithmetic (within ~1e-6 of the exact erf). */
-void attn_gelu_forward(float *y, const float *x, size_t n) {
+/* y[n] = GELU(x[n]) one element at a time: the reference the 8-lane path is tested against. */
+void attn_gelu_forward_scalar(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = onednn_gelu_erf(x[i]);
+}
+
+/* onednn_gelu_erf on 8 lanes: the same IEEE operations in the same order, lane by lane.
+ * Correspondences that keep every bit: fminf/fmaxf(x, c) with c a number = vminps/vmaxps(x, c)
+ * (both give c for NaN x); fmaf(-a, b, c) = fnmadd(a, b, c); unary minus, fabsf and the
+ * signbit select = xor/andnot with the sign bit; the int32 conversion sees only integers. */
+static inline __m256 gelu_erf8(__m256 s) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    const __m256 ln_flt_min = _mm256_set1_ps(f32(0xc2aeac50u));
+    const __m256 ln_flt_max = _mm256_set1_ps(f32(0x42b17218u));
+    /* x = s / sqrt 2; a = -(x^2) */
+    __m256 x = _mm256_mul_ps(s, _mm256_set1_ps(f32(0x3f3504f3u)));
+    __m256 a = _mm256_xor_ps(_mm256_mul_ps(x, x), sign);
+    /* exp(a), as onednn_expf */
+    __m256 underflow = _mm256_cmp_ps(a, ln_flt_min, _CMP_LT_OQ);
+    a = _mm256_min_ps(a, ln_flt_max);
+    a = _mm256_max_ps(a, ln_flt_min);
+    __m256 fx = _mm256_mul_ps(a, _mm256_set1_ps(f32(0x3fb8aa3bu)));
+    fx = _mm256_floor_ps(_mm256_add_ps(fx, _mm256_set1_ps(0.5f)));
+    __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(f32(0x3f317218u)), a);
+    __m256i e = _mm256_cvtps_epi32(_mm256_sub_ps(fx, one));
+    e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
+    __m256 two_n1 = _mm256_andnot_ps(underflow, _mm256_castsi256_ps(e));
+    __m256 p =
+        _mm256_fmadd_ps(_mm256_set1_ps(f32(0x3c07cfceu)), r, _mm256_set1_ps(f32(0x3d2b9d0du)));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(f32(0x3e2aad40u)));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(f32(0x3efffee3u)));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(f32(0x3f7ffffbu)));
+    p = _mm256_fmadd_ps(p, r, one);
+    __m256 ex = _mm256_mul_ps(_mm256_mul_ps(p, two_n1), _mm256_set1_ps(2.0f));
+    /* erf(|x|) = 1 - t r(t) exp(-x^2), t = 1 / (1 + p |x|) */
+    __m256 neg_exp = _mm256_xor_ps(ex, sign);
+    __m256 t = _mm256_fmadd_ps(_mm256_set1_ps(f32(0x3ea7ba05u)), _mm256_andnot_ps(sign, x), one);
+    t = _mm256_div_ps(one, t);
+    neg_exp = _mm256_mul_ps(neg_exp, t);
+    __m256 q =
+        _mm256_fmadd_ps(_mm256_set1_ps(f32(0x3f87dc22u)), t, _mm256_set1_ps(f32(0xbfba00e3u)));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(f32(0x3fb5f0e3u)));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(f32(0xbe91a98eu)));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(f32(0x3e827906u)));
+    __m256 erf = _mm256_fmadd_ps(neg_exp, q, one);
+    erf = _mm256_xor_ps(erf, _mm256_and_ps(x, sign)); /* sign of x */
+    __m256 half_s = _mm256_mul_ps(_mm256_set1_ps(0.5f), s);
+    return _mm256_fmadd_ps(erf, half_s, half_s);
+}
+
+/* y[n] = 0.5 x (1 + erf(x / sqrt 2)), oneDNN's arithmetic (within ~1e-6 of the exact erf).
+ * 8 lanes at a time; the last partial block is zero-padded (lanes are independent). */
+void attn_gelu_forward(float *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu_erf8(_mm256_loadu_ps(x + i)));
+    if (i < n) attn_store_partial8(y + i, gelu_erf8(attn_load_partial8(x + i, n - i)), n - i);
 }
 
 /* d_x[n] += d_y * (Phi(x) + x phi(x)), Phi the standard normal CDF and phi its density

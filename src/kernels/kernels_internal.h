@@ -37,4 +37,8 @@ static inline void attn_store_partial8(float *p, __m256 v, size_t count) {
     memcpy(p, buf, count * sizeof *buf);
 }
 
+/* attn_gelu_forward one element at a time (activations.c): the reference its 8-lane path must
+ * match bit for bit. */
+void attn_gelu_forward_scalar(float *y, const float *x, size_t n);
+
 #endif /* ATTN_KERNELS_INTERNAL_H */
