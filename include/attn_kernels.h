@@ -59,6 +59,11 @@ void attn_flops_set_counter(attn_flop_counts *c);
 void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
                 float alpha, const float *a, const float *b, float beta, float *c);
 
+/* OpenBLAS's kernel set picked at run time for this CPU ("SkylakeX", "Haswell", "Zen", ...;
+ * openblas_get_corename), "naive" in the ATTN_NAIVE_GEMM build. GEMM rounding, and so
+ * bit-identity with goldens made elsewhere, depends on it. Static string. */
+const char *attn_blas_corename(void);
+
 /* Linear layer, PyTorch nn.Linear: y[n,out] = x[n,in] . w[out,in]^T + bias[out].
  * Bias: y is pre-filled with bias, then sgemm with beta = 1 (bit-identical to PyTorch's addmm).
  * bias may be NULL. Backward: d_x += d_y.w, d_w += d_y^T.x, d_bias += sum over rows of d_y. */

@@ -1,6 +1,10 @@
 /* test_util.c -- see test_util.h. */
 #include "test_util.h"
 
+#include "kernels_internal.h"
+
+#include <cjson/cJSON.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +71,61 @@ void tu_assert_identical(const char *what, const float *got, const float *want, 
                   "%.9g",
                   what, c.n_equal, n, c.max_ulp, first, first < n ? got[first] : 0.0f,
                   first < n ? want[first] : 0.0f);
+}
+
+void tu_assert_ulp(const char *what, const float *got, const float *want, size_t n,
+                   uint32_t max_ulp) {
+    tu_compare c = tu_compare_floats(got, want, n);
+    size_t bad = n;
+    for (size_t i = 0; i < n && bad == n; i++)
+        if (tu_ulp_distance(got[i], want[i]) > max_ulp) bad = i;
+    printf("  %-44s n=%-6zu identical=%zu max_ulp=%u (bound %u)\n", what, n, c.n_equal,
+           c.max_ulp, max_ulp);
+    ck_assert_msg(bad == n, "%s: index %zu got %.9g want %.9g is %u ULP off (bound %u)", what,
+                  bad, bad < n ? got[bad] : 0.0f, bad < n ? want[bad] : 0.0f,
+                  bad < n ? tu_ulp_distance(got[bad], want[bad]) : 0u, max_ulp);
+}
+
+/* ---- golden provenance ------------------------------------------------------------------ */
+
+const char *tu_blas_core(void) {
+    const char *pretend = getenv("ATTN_TEST_PRETEND_CORE");
+    return pretend && pretend[0] ? pretend : attn_blas_corename();
+}
+
+bool tu_golden_machine_matches(const char *golden_core) {
+    const char *core = tu_blas_core();
+    return golden_core && !attn_sgemm_naive && strcmp(core, "naive") != 0 &&
+           strcmp(golden_core, core) == 0;
+}
+
+bool tu_golden_exact(const cJSON *golden, const char *file, const char *tolerance) {
+    const cJSON *machine = cJSON_GetObjectItemCaseSensitive(golden, "machine");
+    const cJSON *core = cJSON_GetObjectItemCaseSensitive(machine, "blas_core");
+    const char *golden_core = cJSON_IsString(core) ? core->valuestring : NULL;
+    if (tu_golden_machine_matches(golden_core)) {
+        printf("  %s: made with OpenBLAS core %s, as this machine: bit-identity required\n",
+               file, golden_core);
+        return true;
+    }
+    if (attn_sgemm_naive)
+        printf("  %s: made with OpenBLAS core %s, this build uses the naive GEMM "
+               "(ATTN_NAIVE_GEMM): checking within %s instead\n",
+               file, golden_core ? golden_core : "(not recorded)", tolerance);
+    else
+        printf("  %s: golden made with OpenBLAS core %s, this machine runs %s: bit-identity is "
+               "not defined across CPU classes; checking within %s instead (io/crosscheck_torch "
+               "checks bit-identity against live PyTorch on this machine)\n",
+               file, golden_core ? golden_core : "(not recorded)", tu_blas_core(), tolerance);
+    return false;
+}
+
+void tu_assert_golden(const char *what, const float *got, const float *want, size_t n,
+                      bool exact, double rel_tol, double abs_floor) {
+    if (exact)
+        tu_assert_identical(what, got, want, n);
+    else
+        tu_assert_close(what, got, want, n, rel_tol, abs_floor);
 }
 
 void tu_fill_uniform(float *x, size_t n, float lo, float hi, attn_rng *r) {

@@ -1,4 +1,5 @@
-/* test_util.h -- shared test helpers: tensor comparison (abs, rel, ULP, worst index), a
+/* test_util.h -- shared test helpers: tensor comparison (abs, rel, ULP, worst index), golden
+ * provenance (bit-identity only on the machine class a golden was made on), a
  * finite-difference checker, random fills, paths. Run a test under gdb with CK_FORK=no. */
 #ifndef ATTN_TEST_UTIL_H
 #define ATTN_TEST_UTIL_H
@@ -7,6 +8,7 @@
 #include "attn_kernels.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +32,38 @@ void tu_assert_close(const char *what, const float *got, const float *want, size
                      double rel_tol, double abs_floor);
 /* Requires every element bit-identical; on failure reports identical count and max ULP. */
 void tu_assert_identical(const char *what, const float *got, const float *want, size_t n);
+
+/* Requires every element within max_ulp ULP; prints a one-line report. */
+void tu_assert_ulp(const char *what, const float *got, const float *want, size_t n,
+                   uint32_t max_ulp);
+
+/* ---- golden provenance ------------------------------------------------------------------
+ * PyTorch goldens (weights/golden/kernels.json, *.logits.json, *.grad_batch.json) record where
+ * they were made in a top-level "machine" object: {"blas_core": openblas_get_corename() of
+ * torch's OpenBLAS, "torch": version, "cpu_capability": ATen's}. Bit-identity with PyTorch is
+ * defined only on the same CPU class (PYTORCH_NUMERICS.md, "What breaks exactness"), so a
+ * golden test requires it only when the golden's blas_core equals this machine's
+ * (attn_blas_corename(), never "naive"); otherwise it prints why and checks a stated tolerance
+ * instead. io/crosscheck_torch stays bit-identical against live PyTorch on any machine.
+ *
+ * Test-only override: ATTN_TEST_PRETEND_CORE=<name> replaces attn_blas_corename() in this
+ * decision (e.g. ATTN_TEST_PRETEND_CORE=Haswell exercises the tolerance path on this machine).
+ * OPENBLAS_CORETYPE=<name> instead changes the kernels OpenBLAS really runs. */
+struct cJSON;
+
+/* This machine's core for the decision: $ATTN_TEST_PRETEND_CORE if set, else
+ * attn_blas_corename(). */
+const char *tu_blas_core(void);
+/* True iff golden_core (may be NULL: not recorded) names this machine's core and the build
+ * is not ATTN_NAIVE_GEMM. */
+bool tu_golden_machine_matches(const char *golden_core);
+/* Reads golden's "machine"."blas_core" (file names the golden in messages) and returns
+ * tu_golden_machine_matches() of it. On a mismatch prints one line saying where the golden
+ * was made, what this machine runs, and `tolerance`, the check used instead. */
+bool tu_golden_exact(const struct cJSON *golden, const char *file, const char *tolerance);
+/* exact ? tu_assert_identical : tu_assert_close(rel_tol, abs_floor). */
+void tu_assert_golden(const char *what, const float *got, const float *want, size_t n,
+                      bool exact, double rel_tol, double abs_floor);
 
 /* Fills x[n] with uniform values in [lo, hi) from the project PRNG. */
 void tu_fill_uniform(float *x, size_t n, float lo, float hi, attn_rng *r);

@@ -7,6 +7,8 @@ bit-identical forward results (see ../shared/PYTORCH_NUMERICS.md for the protoco
 
 Run with Debian's torch and one OpenBLAS thread:
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 tools/golden_kernels.py
+The top-level "machine" object records where it was made (make_golden.machine()): bit-identity
+is defined only on the same CPU class, elsewhere the tests check a tolerance.
 Floats are written with json.dumps (shortest round-trip repr of the float32 value as a double),
 which cJSON reads back exactly.
 """
@@ -16,6 +18,9 @@ import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_golden import machine  # noqa: E402
 
 torch.manual_seed(20240601)
 torch.set_num_threads(1)
@@ -94,6 +99,7 @@ def main():
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         sys.exit("run with OPENBLAS_NUM_THREADS=1 (see PYTORCH_NUMERICS.md)")
     data = {
+        "machine": machine(),
         "torch_version": torch.__version__,
         "linear": linear_cases(),
         "tanh": unary_cases(torch.tanh, 70, 1.5),

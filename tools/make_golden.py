@@ -8,6 +8,9 @@ transformer_post:
                           mode, batch 1, no padding, one BLAS thread; sentences from `attn data`
   <name>.grad_batch.json  {"name", "B", "T", "ids" [B*T, 0-padded], "lengths", "labels", "loss"}
   <name>.grads.json       attn-weights-v1 holding d(mean BCEWithLogits loss)/d(parameter)
+The logits and grad_batch files (and kernels.json of golden_kernels.py) start with
+"machine": {"blas_core", "torch", "cpu_capability"}: where they were made. Bit-identity holds
+only on the same CPU class; the C tests check a tolerance elsewhere (tests/test_util.h).
 
 Usage: /usr/bin/python3 tools/make_golden.py --attn build/attn [--out weights/golden]
 """
@@ -16,7 +19,9 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before torch loads OpenBLAS
 
 import argparse  # noqa: E402
+import ctypes  # noqa: E402
 import json  # noqa: E402
+import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
@@ -35,6 +40,30 @@ MODELS = [
     ("transformer_post", {"arch": "transformer", "norm": "post"}),
 ]
 SEED = 20240607
+
+
+def blas_core():
+    """openblas_get_corename() of the OpenBLAS that torch runs (the one mapped into this
+    process once torch has done a matmul), e.g. "SkylakeX", "Haswell", "Zen"."""
+    torch.ones(2, 2) @ torch.ones(2, 2)
+    names = ["libopenblas.so.0"]
+    with open("/proc/self/maps") as f:
+        names = [line.split()[-1] for line in f if "libopenblas" in line] + names
+    for name in names:
+        try:
+            get = ctypes.CDLL(name).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        get.restype = ctypes.c_char_p
+        return get().decode().strip()
+    return "unknown"
+
+
+def machine():
+    """The "machine" object every golden with top-level metadata records."""
+    m = re.search(r"CPU capability usage: (\S+)", torch.__config__.show())
+    return {"blas_core": blas_core(), "torch": torch.__version__,
+            "cpu_capability": m.group(1) if m else "unknown"}
 
 
 def run_attn(attn, *args):
@@ -119,6 +148,7 @@ def main():
     vocab = vocabulary(args.attn)
     items = sentences(args.attn, vocab, args.n, args.seed)
     gb = grad_batch(items)
+    where = machine()
     for index, (name, config) in enumerate(MODELS):
         model = make_model(config, index)
         base = os.path.join(args.out, name)
@@ -126,7 +156,7 @@ def main():
 
         out = [{"set": s, "text": text, "ids": ids, "label": label,
                 "logit": batch1_logit(model, ids)} for s, text, ids, label in items]
-        write_json(base + ".logits.json", {"name": name, "items": out})
+        write_json(base + ".logits.json", {"machine": where, "name": name, "items": out})
 
         model.zero_grad()
         B, T = gb["B"], gb["T"]
@@ -134,7 +164,8 @@ def main():
         loss = torch.nn.functional.binary_cross_entropy_with_logits(
             logits, torch.tensor(gb["labels"]))
         loss.backward()
-        write_json(base + ".grad_batch.json", dict(name=name, loss=float(loss), **gb))
+        write_json(base + ".grad_batch.json",
+                   dict(machine=where, name=name, loss=float(loss), **gb))
         params = dict(model.named_parameters())
         grads = [(k, params[k].grad) for k in model.state_dict()]
         weights_json.export_tensors(grads, config, base + ".grads.json")

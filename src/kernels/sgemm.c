@@ -70,6 +70,15 @@ void attn_set_num_threads(int n) {
 #endif
 }
 
+const char *attn_blas_corename(void) {
+#ifndef ATTN_NAIVE_GEMM
+    const char *name = openblas_get_corename();
+    return name ? name : "unknown";
+#else
+    return "naive";
+#endif
+}
+
 /* ---- sgemm ------------------------------------------------------------------------------ */
 
 /* C[m,n] = alpha * op(A) . op(B) + beta * C. A: [m,k] or [k,m] (trans_a); B: [k,n] or [n,k]

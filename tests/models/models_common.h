@@ -1,6 +1,7 @@
 /* models_common.h -- helpers shared by tests/models/test_{rnn,lstm,transformer}.c (header-only,
- * static functions): whole-model finite differences, PyTorch golden logits and gradients from
- * weights/golden/, padding invariance. */
+ * static functions): whole-model finite differences, PyTorch golden logits (bit-identical on the
+ * golden's OpenBLAS core, within GOLDEN_LOGIT_TOL elsewhere: tu_golden_exact) and gradients
+ * from weights/golden/, padding invariance. */
 #ifndef ATTN_MODELS_COMMON_H
 #define ATTN_MODELS_COMMON_H
 
@@ -125,12 +126,22 @@ static attn_model *mc_load_weights(const char *name, const char *kind) {
     return m;
 }
 
-/* Runs every item of <name>.logits.json at batch 1 and returns got/want arrays (caller frees). */
-static size_t mc_golden_logits(const char *name, float **got_out, float **want_out) {
+/* Golden logits made on another CPU class (another OpenBLAS core, see tu_golden_exact):
+ * relative error at most GOLDEN_LOGIT_REL, absolute below |logit| = GOLDEN_LOGIT_FLOOR. */
+#define GOLDEN_LOGIT_REL   1e-4
+#define GOLDEN_LOGIT_FLOOR 1e-5
+#define GOLDEN_LOGIT_TOL   "1e-4 relative (absolute floor 1e-5)"
+
+/* Runs every item of <name>.logits.json at batch 1 and returns got/want arrays (caller frees);
+ * *exact says whether the golden was made on this machine's OpenBLAS core (bit-identity
+ * defined) or elsewhere (check within GOLDEN_LOGIT_TOL). */
+static size_t mc_golden_logits(const char *name, float **got_out, float **want_out,
+                               bool *exact) {
     attn_model *m = mc_load_weights(name, "weights");
     char rel[256];
     snprintf(rel, sizeof rel, "weights/golden/%s.logits.json", name);
     cJSON *j = mc_load_json(rel);
+    *exact = tu_golden_exact(j, rel, GOLDEN_LOGIT_TOL);
     cJSON *items = cJSON_GetObjectItemCaseSensitive(j, "items");
     ck_assert(cJSON_IsArray(items));
     size_t n = (size_t)cJSON_GetArraySize(items);
@@ -155,6 +166,19 @@ static size_t mc_golden_logits(const char *name, float **got_out, float **want_o
     *got_out = got;
     *want_out = want;
     return n;
+}
+
+/* <name>'s golden logits at batch 1: bit-identical on the golden's machine class, within
+ * GOLDEN_LOGIT_TOL elsewhere. */
+static void mc_assert_golden_logits(const char *name) {
+    float *got, *want;
+    bool exact;
+    size_t n = mc_golden_logits(name, &got, &want, &exact);
+    char what[128];
+    snprintf(what, sizeof what, "%s golden logits (batch 1)", name);
+    tu_assert_golden(what, got, want, n, exact, GOLDEN_LOGIT_REL, GOLDEN_LOGIT_FLOOR);
+    free(got);
+    free(want);
 }
 
 /* The golden gradient batch: ids, lengths, labels, loss. */
