@@ -196,7 +196,8 @@ int cmd_train(int argc, char **argv) {
 #undef OPT
         if (!v) return cli_usage_error(cmd, "%s needs a value", argv[i]);
         continue;
-    bad_value:
+    bad_value: /* a parse error was printed; a missing value was not */
+        if (missing) return cli_usage_error(cmd, "%s needs a value", argv[i]);
         return CLI_USAGE;
     }
 
