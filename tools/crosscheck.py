@@ -1,12 +1,19 @@
 #!/usr/bin/python3
 """crosscheck.py -- live cross-check of attn against PyTorch 1.13.
 
-For each model (rnn, lstm, transformer, and transformer_gelu, which is reported but need not be
-identical): fresh PyTorch weights with perturbed biases -> attn-weights-v1 JSON ->
-`attn predict --format json` on ~100 sentences from `attn data` (all four test sets) ->
-each logit compared bit for bit with PyTorch's eval logit for the sentence alone (batch 1, no
-padding, one BLAS thread). Prints `rnn: identical: N/N, max ULP: K` per model and exits 1 when
-a ReLU model is not identical on every sentence.
+For each model (rnn, lstm, transformer, transformer_gelu, transformer_post): fresh PyTorch
+weights with perturbed biases -> attn-weights-v1 JSON -> `attn predict --format json` on ~100
+sentences from `attn data` (all four test sets) -> each logit compared bit for bit with
+PyTorch's eval logit for the sentence alone (batch 1, no padding, one BLAS thread). Prints
+`rnn: identical: N/N, max ULP: K` per model.
+
+Fine-tuning round trip, for rnn, lstm and transformer: fresh PyTorch weights -> `attn train
+--init W.json --epochs 1 --train-size 200 --holdout 20 --out T.json` -> T.json loaded back into
+the PyTorch module with load_state_dict(strict=True) (tools/weights_json.load) -> every tensor
+must have changed, and PyTorch's batch-1 logits of the loaded module must equal `attn predict`
+on 20 sentences bit for bit. Prints `finetune rnn: strict load ok, identical: N/N`.
+
+Exits 1 when any model is not identical on every sentence or a fine-tune check fails.
 
 Usage: /usr/bin/python3 tools/crosscheck.py --attn build/attn [--seed S] [--n N]
 """
@@ -32,8 +39,13 @@ MODELS = [  # (name, config, must be identical)
     ("rnn", {"arch": "rnn"}, True),
     ("lstm", {"arch": "lstm"}, True),
     ("transformer", {"arch": "transformer"}, True),
-    ("transformer_gelu", {"arch": "transformer", "activation": "gelu"}, False),
+    ("transformer_gelu", {"arch": "transformer", "activation": "gelu"}, True),
+    ("transformer_post", {"arch": "transformer", "norm": "post"}, True),
 ]
+FINETUNE = ["rnn", "lstm", "transformer"]  # the archs `attn train --model` accepts
+FINETUNE_ARGS = ["--epochs", "1", "--train-size", "200", "--holdout", "20"]
+FINETUNE_SENTENCES = 20
+FINETUNE_MAX_MOVE = 0.05  # largest |tuned - init| allowed after the short run
 
 
 def ordered_bits(x):
@@ -58,6 +70,55 @@ def attn_logits(attn, weights, texts):
         raise RuntimeError("attn predict returned %d rows for %d sentences"
                            % (len(rows), len(texts)))
     return [struct.unpack("<f", struct.pack("<f", row["logit"]))[0] for row in rows]
+
+
+def finetune(attn, arch, seed, items, tmp):
+    """PyTorch weights -> attn train --init -> strict load in PyTorch -> same logits as attn.
+    Prints one line; returns True when every check passed."""
+    torch.manual_seed(seed)
+    config = {"arch": arch}
+    start = attn_models.build(config)
+    make_golden.perturb(start, torch.Generator().manual_seed(seed + 1))
+    init_path = os.path.join(tmp, "finetune-%s-init.json" % arch)
+    out_path = os.path.join(tmp, "finetune-%s-out.json" % arch)
+    weights_json.export(start, config, init_path)
+    cmd = [attn, "train", "--model", arch, "--init", init_path, "--out", out_path] + FINETUNE_ARGS
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print("finetune %s: `%s` failed (exit %d): %s"
+              % (arch, " ".join(cmd[1:]), r.returncode, r.stderr.strip()))
+        return False
+    try:
+        tuned = weights_json.load(out_path).eval()  # load_state_dict(strict=True)
+    except (ValueError, KeyError, RuntimeError, OSError) as e:
+        print("finetune %s: strict load of attn's output failed: %s" % (arch, e))
+        return False
+    before = start.state_dict()
+    unchanged = [k for k, v in tuned.state_dict().items() if torch.equal(v, before[k])]
+    if unchanged:
+        print("finetune %s: strict load ok, but training left %d tensor(s) unchanged: %s"
+              % (arch, len(unchanged), ", ".join(unchanged)))
+        return False
+    # Started from init_path, not a fresh init: one epoch of ~6 Adam steps at lr 1e-3 moves no
+    # parameter by more than a few 1e-3 (a fresh init differs by O(0.1..1) in the biases).
+    moved = max(float((v - before[k]).abs().max()) for k, v in tuned.state_dict().items())
+    if moved > FINETUNE_MAX_MOVE:
+        print("finetune %s: strict load ok, but a parameter moved by %g (> %g): --init ignored?"
+              % (arch, moved, FINETUNE_MAX_MOVE))
+        return False
+    step = max(1, len(items) // FINETUNE_SENTENCES)
+    chosen = items[::step][:FINETUNE_SENTENCES]
+    want = [make_golden.batch1_logit(tuned, it[2]) for it in chosen]
+    try:
+        got = attn_logits(attn, out_path, [it[1] for it in chosen])
+    except RuntimeError as e:
+        print("finetune %s: strict load ok, %s" % (arch, e))
+        return False
+    same = sum(struct.pack("<f", g) == struct.pack("<f", w) for g, w in zip(got, want))
+    worst = max(ulp(g, w) for g, w in zip(got, want))
+    print("finetune %s: strict load ok, identical: %d/%d%s (largest parameter change %.3g)"
+          % (arch, same, len(want), "" if same == len(want) else ", max ULP: %s" % worst, moved))
+    return same == len(want)
 
 
 def main():
@@ -91,6 +152,9 @@ def main():
                                                           "" if required else " (reported only)"))
             if required and same != len(want):
                 failed = True
+        for index, arch in enumerate(FINETUNE):
+            ok = finetune(args.attn, arch, args.seed * 100 + 70 + index, items, tmp)
+            failed = failed or not ok
     return 1 if failed else 0
 
 

@@ -1,0 +1,782 @@
+/* test_cli.c -- the attn command as a user meets it: runs the built binary ($ATTN_BINARY) in a
+ * child process (fork/exec, stdout/stderr captured to temp files, exit status via waitpid) and
+ * checks exit codes (0 ok, 1 runtime error, 2 usage error), that messages name the culprit
+ * (option, file, file:line, tensor, word), that predict's logits equal PyTorch's golden batch-1
+ * logits and round-trip through %.9g, and that train writes atomically. */
+#include "test_util.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- running the binary --------------------------------------------------------------------- */
+
+static char tmp_dir[64]; /* created in main, removed after the suite */
+
+typedef struct run_result {
+    int code;  /* exit status, or 128 + signal */
+    char *out; /* captured stdout (NUL-terminated) */
+    char *err; /* captured stderr */
+} run_result;
+
+/* Whole file as a NUL-terminated string (NULL if it cannot be read); *len gets its size. */
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
+    size_t n = strlen(text);
+    ck_assert_uint_eq(fwrite(text, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* tmp_dir/name in a static ring of buffers (a few may be live at once). */
+static const char *tmp_path(const char *name) {
+    static char bufs[8][256];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", tmp_dir, name);
+    return b;
+}
+
+/* Runs `attn args...` (NULL-terminated argv after the program name) with stdin_text (NULL:
+ * /dev/null) on stdin. */
+static run_result run_argv(const char *stdin_text, char **args) {
+    const char *bin = getenv("ATTN_BINARY");
+    ck_assert_msg(bin && *bin, "ATTN_BINARY is not set (run through ctest)");
+    static int serial;
+    char in_path[256], out_path[256], err_path[256];
+    int id = serial++;
+    snprintf(in_path, sizeof in_path, "%s/.stdin%d.%d", tmp_dir, (int)getpid(), id);
+    snprintf(out_path, sizeof out_path, "%s/.stdout%d.%d", tmp_dir, (int)getpid(), id);
+    snprintf(err_path, sizeof err_path, "%s/.stderr%d.%d", tmp_dir, (int)getpid(), id);
+    if (stdin_text) write_file(in_path, stdin_text);
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = (char *)bin;
+    for (int i = 0; args[i]; i++) {
+        ck_assert(argc < 63);
+        argv[argc++] = args[i];
+    }
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        int in = open(stdin_text ? in_path : "/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+            dup2(err, 2) < 0)
+            _exit(125);
+        execv(bin, argv);
+        _exit(126);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) ck_assert_msg(errno == EINTR, "waitpid failed");
+    run_result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(out_path, NULL);
+    r.err = slurp(err_path, NULL);
+    ck_assert_msg(r.out && r.err, "cannot read the captured output of %s", bin);
+    ck_assert_msg(r.code != 125 && r.code != 126, "cannot run %s", bin);
+    unlink(in_path);
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+/* run(stdin_text, "cmd", "--opt", value, ..., NULL) */
+static run_result run(const char *stdin_text, ...) {
+    char *args[64];
+    int n = 0;
+    va_list ap;
+    va_start(ap, stdin_text);
+    for (const char *a; (a = va_arg(ap, const char *)) != NULL;) {
+        ck_assert(n < 63);
+        args[n++] = (char *)a;
+    }
+    va_end(ap);
+    args[n] = NULL;
+    return run_argv(stdin_text, args);
+}
+
+static void run_free(run_result *r) {
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+/* Asserts the exit code and that stderr contains every fragment (NULL-terminated list). */
+static void expect(const run_result *r, const char *what, int code, ...) {
+    ck_assert_msg(r->code == code, "%s: exit code %d, expected %d; stderr: %s", what, r->code,
+                  code, r->err);
+    va_list ap;
+    va_start(ap, code);
+    for (const char *frag; (frag = va_arg(ap, const char *)) != NULL;)
+        ck_assert_msg(strstr(r->err, frag) != NULL, "%s: stderr does not mention '%s': %s", what,
+                      frag, r->err);
+    va_end(ap);
+}
+
+static const char *golden(const char *name) {
+    static char bufs[4][512];
+    static int next;
+    char *b = bufs[next++ % 4];
+    char rel[128];
+    snprintf(rel, sizeof rel, "weights/golden/%s.weights.json", name);
+    snprintf(b, sizeof bufs[0], "%s", tu_source_path(rel));
+    return b;
+}
+
+/* Copy of `src` with the first occurrence of `from` replaced by `to`, written to tmp_dir/name;
+ * returns the new path. */
+static const char *edit_copy(const char *src, const char *from, const char *to,
+                             const char *name) {
+    char *text = slurp(src, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", src);
+    char *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "%s does not contain '%s'", src, from);
+    size_t head = (size_t)(at - text), fl = strlen(from), tl = strlen(to);
+    char *out = malloc(strlen(text) - fl + tl + 1);
+    ck_assert(out != NULL);
+    memcpy(out, text, head);
+    memcpy(out + head, to, tl);
+    strcpy(out + head + tl, at + fl);
+    const char *path = tmp_path(name);
+    write_file(path, out);
+    free(out);
+    free(text);
+    return path;
+}
+
+static bool files_equal(const char *a, const char *b) {
+    size_t na, nb;
+    char *ta = slurp(a, &na), *tb = slurp(b, &nb);
+    bool same = ta && tb && na == nb && memcmp(ta, tb, na) == 0;
+    free(ta);
+    free(tb);
+    return same;
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ---- help, dispatch, usage errors ----------------------------------------------------------- */
+
+static const char *const commands[] = {"data", "vocab", "info",      "predict", "eval",
+                                       "grad", "train", "reproduce", "flops"};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+START_TEST(test_help_every_command) {
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        for (int form = 0; form < 2; form++) {
+            run_result r = run(NULL, commands[i], form ? "-h" : "--help", NULL);
+            char usage[64];
+            snprintf(usage, sizeof usage, "Usage: attn %s", commands[i]);
+            ck_assert_msg(r.code == 0, "attn %s --help: exit %d: %s", commands[i], r.code, r.err);
+            ck_assert_msg(strstr(r.out, usage) != NULL, "attn %s --help: no '%s' on stdout: %s",
+                          commands[i], usage, r.out);
+            run_free(&r);
+        }
+    }
+    run_result r = run(NULL, "--help", NULL);
+    ck_assert_int_eq(r.code, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "Usage: attn COMMAND"));
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        ck_assert_msg(strstr(r.out, commands[i]) != NULL, "attn --help omits %s", commands[i]);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_no_command_and_unknown_command) {
+    run_result r = run(NULL, NULL);
+    expect(&r, "attn", 2, "Usage: attn", NULL);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    r = run(NULL, "bogus", NULL);
+    expect(&r, "attn bogus", 2, "'bogus'", NULL);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+}
+END_TEST
+
+typedef struct usage_case {
+    const char *args[8];
+    const char *fragment; /* must appear in stderr */
+} usage_case;
+
+START_TEST(test_usage_errors_name_the_option) {
+    const char *rnn = golden("rnn");
+    const usage_case cases[] = {
+        {{"data", "--bogus"}, "'--bogus'"},
+        {{"data", "--n"}, "--n"},
+        {{"data", "--n", "abc"}, "'abc'"},
+        {{"data", "--n", "0"}, "--n"},
+        {{"data", "--seed", "-3"}, "--seed"},
+        {{"data", "--set", "bogus"}, "'bogus'"},
+        {{"vocab", "--bogus"}, "'--bogus'"},
+        {{"info"}, "--weights"},
+        {{"info", "--weights"}, "--weights"},
+        {{"info", "--weights", rnn, "extra"}, "'extra'"},
+        {{"predict", "the lecture was good"}, "--weights"},
+        {{"predict", "--weights", rnn, "--format", "xml"}, "--format"},
+        {{"predict", "--weights", rnn, "--bogus"}, "'--bogus'"},
+        {{"eval", "--weights", rnn, "--set", "bogus"}, "'bogus'"},
+        {{"eval", "--weights", rnn, "--set", "plain", "--batch", "0"}, "--batch"},
+        {{"eval", "--weights", rnn, "--set", "plain", "--n", "x1"}, "'x1'"},
+        {{"eval", "--weights", rnn}, "--set"},
+        {{"grad", "--weights"}, "--weights"},
+        {{"grad", "--bogus"}, "'--bogus'"},
+        {{"train", "--model", "bogus"}, "bogus"},
+        {{"train", "--model"}, "--model"},
+        {{"train", "--model", "rnn", "--lr", "abc"}, "'abc'"},
+        {{"train", "--model", "rnn", "--epochs", "two"}, "'two'"},
+        {{"train", "--model", "rnn", "--batch-size", "0"}, "--batch-size"},
+        {{"train", "--model", "rnn", "--bogus"}, "'--bogus'"},
+        {{"train", "--epochs", "1"}, "--model"},
+        {{"train", "--model", "rnn", "--out"}, "--out"},
+        {{"reproduce", "--seeds", "x"}, "--seeds"},
+        {{"reproduce", "--bogus"}, "'--bogus'"},
+        {{"flops", "--model", "rnn", "--T", "81"}, "--T"},
+        {{"flops", "--model", "bogus"}, "bogus"},
+        {{"flops"}, "--model"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char what[256] = "attn";
+        for (int i = 0; cases[c].args[i]; i++) {
+            strncat(what, " ", sizeof what - strlen(what) - 1);
+            strncat(what, cases[c].args[i], sizeof what - strlen(what) - 1);
+        }
+        run_result r = run_argv(NULL, (char **)cases[c].args);
+        expect(&r, what, 2, cases[c].fragment, NULL);
+        ck_assert_msg(r.out[0] == 0, "%s: usage error printed to stdout: %s", what, r.out);
+        run_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_train_missing_value_names_option) {
+    /* A numeric option given last, without its value, must say which option lacks it. */
+    static const char *const opts[] = {"--seed",    "--epochs",  "--batch-size",
+                                       "--lr",      "--holdout", "--train-size", "--bucket"};
+    const char *opt = opts[_i];
+    run_result r = run(NULL, "train", "--model", "rnn", opt, NULL);
+    char what[64];
+    snprintf(what, sizeof what, "attn train --model rnn %s", opt);
+    expect(&r, what, 2, opt, NULL);
+    run_free(&r);
+}
+END_TEST
+
+/* ---- runtime errors name the culprit --------------------------------------------------------- */
+
+START_TEST(test_missing_weights_file) {
+    const char *path = tmp_path("no-such-weights.json");
+    const char *cmds[][6] = {
+        {"info", "--weights", path},
+        {"predict", "--weights", path, "the lecture was good"},
+        {"eval", "--weights", path, "--set", "plain"},
+        {"train", "--model", "rnn", "--init", path, "--out"},
+    };
+    for (size_t c = 0; c < 4; c++) {
+        char *args[8] = {0};
+        int n = 0;
+        for (; n < 6 && cmds[c][n]; n++) args[n] = (char *)cmds[c][n];
+        if (c == 3) args[n++] = (char *)tmp_path("never-written.json");
+        run_result r = run_argv(NULL, args);
+        expect(&r, cmds[c][0], 1, path, NULL);
+        run_free(&r);
+    }
+    ck_assert(!exists(tmp_path("never-written.json")));
+}
+END_TEST
+
+START_TEST(test_malformed_weights) {
+    /* Truncated in the middle of the first tensor's data. */
+    size_t n;
+    char *text = slurp(golden("rnn"), &n);
+    ck_assert_ptr_nonnull(text);
+    text[n / 2] = 0;
+    const char *trunc = tmp_path("truncated.json");
+    write_file(trunc, text);
+    free(text);
+    run_result r = run(NULL, "info", "--weights", trunc, NULL);
+    expect(&r, "truncated weights", 1, trunc, NULL);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    /* Not JSON at all. */
+    const char *garbage = tmp_path("garbage.json");
+    write_file(garbage, "{\"format\": \"attn-weights-v1\", \"config\": {\"arch\": ]}\n");
+    r = run(NULL, "predict", "--weights", garbage, "the lecture was good", NULL);
+    expect(&r, "malformed weights", 1, garbage, NULL);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    /* Empty file. */
+    const char *empty = tmp_path("empty.json");
+    write_file(empty, "");
+    r = run(NULL, "info", "--weights", empty, NULL);
+    expect(&r, "empty weights", 1, empty, NULL);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_wrong_shape_names_tensor) {
+    /* Same element count, transposed shape: only the shape check can catch it. */
+    const char *path = edit_copy(golden("rnn"), "\"head.weight\":{\"shape\":[1, 32]",
+                                 "\"head.weight\":{\"shape\":[32, 1]", "shape.json");
+    run_result r = run(NULL, "info", "--weights", path, NULL);
+    expect(&r, "transposed head.weight", 1, path, "head.weight", NULL);
+    run_free(&r);
+    /* A shape whose element count disagrees with the data. */
+    path = edit_copy(golden("lstm"), "\"lstm.weight_hh_l0\":{\"shape\":[128, 32]",
+                     "\"lstm.weight_hh_l0\":{\"shape\":[128, 31]", "shape2.json");
+    r = run(NULL, "predict", "--weights", path, "the lecture was good", NULL);
+    expect(&r, "lstm.weight_hh_l0 [128,31]", 1, "lstm.weight_hh_l0", NULL);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_nonfinite_weights_name_tensor) {
+    /* A NaN token (not JSON) in the first tensor's data, and a finite JSON number that
+     * overflows float32. */
+    const char *nan_path = edit_copy(golden("rnn"), "\"data\":[", "\"data\":[NaN,", "nan.json");
+    run_result r = run(NULL, "info", "--weights", nan_path, NULL);
+    expect(&r, "NaN in weights", 1, nan_path, "embedding.weight", NULL);
+    run_free(&r);
+    const char *big = edit_copy(golden("rnn"), "\"head.bias\":{\"shape\":[1],\"data\":[",
+                                "\"head.bias\":{\"shape\":[1],\"data\":[1e39", "big.json");
+    /* The original single value follows 1e39 directly ("1e39-0.123"), so replace it fully. */
+    char *text = slurp(big, NULL);
+    ck_assert_ptr_nonnull(text);
+    char *at = strstr(text, "[1e39");
+    ck_assert_ptr_nonnull(at);
+    char *close = strchr(at, ']');
+    ck_assert_ptr_nonnull(close);
+    memmove(at + 5, close, strlen(close) + 1);
+    write_file(big, text);
+    free(text);
+    r = run(NULL, "info", "--weights", big, NULL);
+    expect(&r, "1e39 in head.bias", 1, "head.bias", NULL);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_predict_unknown_word) {
+    run_result r = run(NULL, "predict", "--weights", golden("rnn"), "the lecture was good",
+                       "the lecture was gret", NULL);
+    expect(&r, "unknown word", 1, "'gret'", "position 4", "great", "sentence 2", NULL);
+    /* The first sentence was classified before the failure. */
+    ck_assert_ptr_nonnull(strstr(r.out, "the lecture was good"));
+    run_free(&r);
+    r = run("the lecture was good\nthe lectur was good\n", "predict", "--weights",
+            golden("lstm"), NULL);
+    expect(&r, "unknown word on stdin", 1, "'lectur'", "position 2", "lecture", "line 2", NULL);
+    run_free(&r);
+}
+END_TEST
+
+/* n copies of "the" separated by spaces (caller frees). */
+static char *repeat_the(int n) {
+    char *s = malloc((size_t)n * 4 + 1);
+    ck_assert_ptr_nonnull(s);
+    s[0] = 0;
+    for (int i = 0; i < n; i++) strcat(s, i ? " the" : "the");
+    return s;
+}
+
+START_TEST(test_predict_sentence_length_limit) {
+    char *s80 = repeat_the(ATTN_MAX_WORDS), *s81 = repeat_the(ATTN_MAX_WORDS + 1);
+    run_result r = run(NULL, "predict", "--weights", golden("transformer"), s80, NULL);
+    expect(&r, "80 words", 0, NULL);
+    run_free(&r);
+    r = run(NULL, "predict", "--weights", golden("transformer"), s81, NULL);
+    expect(&r, "81 words", 1, "81", NULL);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    free(s80);
+    free(s81);
+}
+END_TEST
+
+START_TEST(test_eval_bad_tsv_names_line) {
+    const char *tsv = tmp_path("bad.tsv");
+    write_file(tsv, "1\tthe lecture was good\n0\tthe lecture was bad\n1 the exam was fun\n");
+    char where[300];
+    snprintf(where, sizeof where, "%s:3", tsv);
+    run_result r = run(NULL, "eval", "--weights", golden("rnn"), "--data", tsv, NULL);
+    expect(&r, "eval bad TSV", 1, where, NULL);
+    run_free(&r);
+    const char *tsv2 = tmp_path("badword.tsv");
+    write_file(tsv2, "1\tthe lecture was good\n1\tthe lecture was gret\n");
+    snprintf(where, sizeof where, "%s:2", tsv2);
+    r = run(NULL, "eval", "--weights", golden("rnn"), "--data", tsv2, NULL);
+    expect(&r, "eval unknown word in TSV", 1, where, "gret", NULL);
+    run_free(&r);
+    r = run(NULL, "grad", "--weights", golden("rnn"), "--data", tsv, "--out",
+            tmp_path("grad.json"), NULL);
+    snprintf(where, sizeof where, "%s:3", tsv);
+    expect(&r, "grad bad TSV", 1, where, NULL);
+    run_free(&r);
+    ck_assert(!exists(tmp_path("grad.json")));
+}
+END_TEST
+
+/* ---- outputs ---------------------------------------------------------------------------------- */
+
+/* Parses `attn predict --format json` output: one object per line. Returns the number of
+ * lines; logits/labels/probabilities/sentences (each may be NULL) receive up to max. */
+static int parse_json_lines(const char *out, int max, float *logits, char **sentences) {
+    int n = 0;
+    const char *p = out;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        ck_assert_msg(nl != NULL, "predict --format json: last line not terminated");
+        size_t len = (size_t)(nl - p);
+        cJSON *j = cJSON_ParseWithLength(p, len);
+        ck_assert_msg(j != NULL, "predict --format json: line %d is not JSON: %.*s", n + 1,
+                      (int)len, p);
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "sentence");
+        const cJSON *label = cJSON_GetObjectItemCaseSensitive(j, "label");
+        const cJSON *prob = cJSON_GetObjectItemCaseSensitive(j, "probability");
+        const cJSON *logit = cJSON_GetObjectItemCaseSensitive(j, "logit");
+        ck_assert_msg(cJSON_IsString(s) && cJSON_IsNumber(label) && cJSON_IsNumber(prob) &&
+                          cJSON_IsNumber(logit),
+                      "predict --format json: line %d lacks sentence/label/probability/logit",
+                      n + 1);
+        float lg = (float)logit->valuedouble;
+        ck_assert_int_eq(label->valueint, lg > 0.0f);
+        double want_p = 1.0 / (1.0 + exp(-(double)lg));
+        ck_assert_msg(fabs(prob->valuedouble - want_p) <= 1e-8,
+                      "line %d: probability %.9g, sigmoid(logit) %.9g", n + 1, prob->valuedouble,
+                      want_p);
+        ck_assert_int_lt(n, max);
+        if (logits) logits[n] = lg;
+        if (sentences) sentences[n] = strdup(s->valuestring);
+        cJSON_Delete(j);
+        n++;
+        p = nl + 1;
+    }
+    return n;
+}
+
+static cJSON *load_json(const char *path) {
+    char *text = slurp(path, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    ck_assert_msg(j != NULL, "%s is not JSON", path);
+    return j;
+}
+
+/* predict (json) on every sentence of <name>.logits.json equals PyTorch's batch-1 eval logit
+ * (bit for bit on the golden's CPU class, 1e-4 relative elsewhere). */
+static void check_predict_golden(const char *name) {
+    char rel[128];
+    snprintf(rel, sizeof rel, "weights/golden/%s.logits.json", name);
+    cJSON *g = load_json(tu_source_path(rel));
+    bool exact = tu_golden_exact(g, rel, "1e-4 relative (absolute floor 1e-5)");
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(g, "items");
+    int n = cJSON_GetArraySize(items);
+    ck_assert_int_ge(n, 20);
+    size_t cap = 1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, items) {
+        cap += strlen(cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring) + 1;
+    }
+    char *input = malloc(cap);
+    float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+    char **texts = calloc((size_t)n, sizeof *texts);
+    ck_assert(input && want && got && texts);
+    input[0] = 0;
+    int k = 0;
+    cJSON_ArrayForEach(it, items) {
+        strcat(input, cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring);
+        strcat(input, "\n");
+        want[k++] = (float)cJSON_GetObjectItemCaseSensitive(it, "logit")->valuedouble;
+    }
+    char weights[128];
+    snprintf(weights, sizeof weights, "weights/golden/%s.weights.json", name);
+    run_result r = run(input, "predict", "--format", "json", "--weights",
+                       tu_source_path(weights), NULL);
+    expect(&r, name, 0, NULL);
+    ck_assert_int_eq(parse_json_lines(r.out, n, got, texts), n);
+    k = 0;
+    cJSON_ArrayForEach(it, items) {
+        ck_assert_str_eq(texts[k], cJSON_GetObjectItemCaseSensitive(it, "text")->valuestring);
+        free(texts[k]);
+        k++;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "attn predict %s vs PyTorch batch-1 logits", name);
+    tu_assert_golden(what, got, want, (size_t)n, exact, 1e-4, 1e-5);
+    run_free(&r);
+    free(input);
+    free(want);
+    free(got);
+    free(texts);
+    cJSON_Delete(g);
+}
+
+START_TEST(test_predict_matches_pytorch_goldens) {
+    static const char *const names[] = {"rnn", "lstm", "transformer", "transformer_gelu",
+                                        "transformer_post"};
+    check_predict_golden(names[_i]);
+}
+END_TEST
+
+START_TEST(test_predict_logit_round_trips) {
+    const char *sentences = "the lecture was good\nthe exam was not very clear\n"
+                            "the seminar is never great\nthe tutorial felt really useful\n";
+    run_result text1 = run(sentences, "predict", "--weights", golden("transformer"), NULL);
+    run_result text2 = run(sentences, "predict", "--weights", golden("transformer"), NULL);
+    run_result json = run(sentences, "predict", "--format", "json", "--weights",
+                          golden("transformer"), NULL);
+    run_result tsv = run(sentences, "predict", "--format", "tsv", "--weights",
+                         golden("transformer"), NULL);
+    expect(&text1, "predict text", 0, NULL);
+    expect(&json, "predict json", 0, NULL);
+    expect(&tsv, "predict tsv", 0, NULL);
+    ck_assert_str_eq(text1.out, text2.out); /* deterministic */
+    float jl[8];
+    ck_assert_int_eq(parse_json_lines(json.out, 8, jl, NULL), 4);
+    /* Text lines carry "logit=<%.9g>": it must parse back to the JSON logit's float exactly,
+     * and printing that float with %.9g must give the same text (no digits lost). */
+    const char *p = text1.out, *q = tsv.out;
+    for (int i = 0; i < 4; i++) {
+        const char *at = strstr(p, "logit=");
+        ck_assert_ptr_nonnull(at);
+        at += 6;
+        char *end;
+        float f = strtof(at, &end);
+        ck_assert_msg(memcmp(&f, &jl[i], sizeof f) == 0, "line %d: text logit %.9g, json %.9g",
+                      i + 1, (double)f, (double)jl[i]);
+        char again[32];
+        snprintf(again, sizeof again, "%.9g", (double)f);
+        ck_assert_msg(strncmp(again, at, (size_t)(end - at)) == 0 &&
+                          strlen(again) == (size_t)(end - at),
+                      "line %d: logit text '%.*s' is not %%.9g of its value (%s)", i + 1,
+                      (int)(end - at), at, again);
+        p = strchr(end, '\n');
+        ck_assert_ptr_nonnull(p);
+        /* tsv: label<TAB>probability<TAB>logit<TAB>sentence */
+        const char *t1 = strchr(q, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        ck_assert_ptr_nonnull(t2);
+        float ft = strtof(t2 + 1, NULL);
+        ck_assert(memcmp(&ft, &jl[i], sizeof ft) == 0);
+        q = strchr(t2, '\n');
+        ck_assert_ptr_nonnull(q);
+    }
+    run_free(&text1);
+    run_free(&text2);
+    run_free(&json);
+    run_free(&tsv);
+}
+END_TEST
+
+/* Sum over the tensors of a weights JSON of the product of their shapes (independent of attn). */
+static long count_params_in_file(const char *path) {
+    cJSON *j = load_json(path);
+    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(j, "tensors"), *t;
+    long total = 0;
+    cJSON_ArrayForEach(t, tensors) {
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(t, "shape"), *d;
+        long numel = 1;
+        cJSON_ArrayForEach(d, shape) numel *= d->valueint;
+        total += numel;
+    }
+    cJSON_Delete(j);
+    return total;
+}
+
+START_TEST(test_info_parameter_totals) {
+    static const char *const names[] = {"rnn", "lstm", "transformer"};
+    static const long want[] = {3089, 7889, 22689};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(count_params_in_file(golden(names[i])), want[i]);
+        run_result r = run(NULL, "info", "--weights", golden(names[i]), NULL);
+        expect(&r, names[i], 0, NULL);
+        char line[64];
+        snprintf(line, sizeof line, "total parameters: %ld\n", want[i]);
+        ck_assert_msg(strstr(r.out, line) != NULL, "attn info %s lacks '%s': %s", names[i],
+                      line, r.out);
+        ck_assert_msg(strstr(r.out, names[i]) != NULL, "attn info omits the arch");
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* ---- train writes atomically ----------------------------------------------------------------- */
+
+#define TINY_TRAIN "--train-size", "120", "--epochs", "1", "--holdout", "20"
+
+START_TEST(test_train_tiny_run_writes_loadable_weights) {
+    static const char *const models[] = {"rnn", "lstm", "transformer"};
+    static const long want[] = {3089, 7889, 22689};
+    char name[64];
+    snprintf(name, sizeof name, "tiny-%s.json", models[_i]);
+    const char *out = tmp_path(name);
+    run_result r = run(NULL, "train", "--model", models[_i], TINY_TRAIN, "--out", out, NULL);
+    expect(&r, "tiny train", 0, NULL);
+    run_free(&r);
+    ck_assert_int_eq(count_params_in_file(out), want[_i]);
+    r = run(NULL, "info", "--weights", out, NULL);
+    expect(&r, "info of trained weights", 0, NULL);
+    run_free(&r);
+    char tmp_name[300];
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp", out);
+    ck_assert(!exists(tmp_name));
+    /* The same command gives the same bytes; --init from PyTorch-format weights changes them. */
+    snprintf(name, sizeof name, "tiny-%s-again.json", models[_i]);
+    const char *again = tmp_path(name);
+    r = run(NULL, "train", "--model", models[_i], TINY_TRAIN, "--out", again, NULL);
+    expect(&r, "tiny train again", 0, NULL);
+    run_free(&r);
+    ck_assert_msg(files_equal(out, again), "two identical train runs wrote different files");
+    snprintf(name, sizeof name, "tiny-%s-init.json", models[_i]);
+    const char *tuned = tmp_path(name);
+    r = run(NULL, "train", "--model", models[_i], "--init", golden(models[_i]), TINY_TRAIN,
+            "--out", tuned, NULL);
+    expect(&r, "tiny train --init", 0, NULL);
+    run_free(&r);
+    ck_assert(!files_equal(out, tuned));
+    ck_assert_int_eq(count_params_in_file(tuned), want[_i]);
+}
+END_TEST
+
+START_TEST(test_train_failing_out_leaves_nothing) {
+    /* --out in a directory that does not exist. */
+    const char *dir = tmp_path("no-such-dir");
+    char out[300];
+    snprintf(out, sizeof out, "%s/w.json", dir);
+    run_result r = run(NULL, "train", "--model", "rnn", TINY_TRAIN, "--out", out, NULL);
+    expect(&r, "train --out in a missing directory", 1, dir, NULL);
+    run_free(&r);
+    ck_assert(!exists(dir));
+    /* --out naming an existing directory: the rename fails, no .tmp is left behind. */
+    const char *isdir = tmp_path("isdir.json");
+    ck_assert_int_eq(mkdir(isdir, 0700), 0);
+    r = run(NULL, "train", "--model", "rnn", TINY_TRAIN, "--out", isdir, NULL);
+    expect(&r, "train --out naming a directory", 1, isdir, NULL);
+    run_free(&r);
+    char tmp_name[300];
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp", isdir);
+    ck_assert_msg(!exists(tmp_name), "%s was left behind", tmp_name);
+    rmdir(isdir);
+}
+END_TEST
+
+START_TEST(test_train_failure_keeps_existing_out) {
+    /* An existing --out survives a run that fails (bad --init: NaN, wrong shape, wrong arch). */
+    const char *out = tmp_path("keep.json");
+    char *orig = slurp(golden("rnn"), NULL);
+    ck_assert_ptr_nonnull(orig);
+    write_file(out, orig);
+    const char *nan_path = edit_copy(golden("rnn"), "\"data\":[", "\"data\":[NaN,", "nan2.json");
+    const char *shape = edit_copy(golden("rnn"), "\"head.weight\":{\"shape\":[1, 32]",
+                                  "\"head.weight\":{\"shape\":[32, 1]", "shape3.json");
+    const char *inits[] = {nan_path, shape, golden("transformer")};
+    const char *culprits[] = {"embedding.weight", "head.weight", "transformer"};
+    for (int i = 0; i < 3; i++) {
+        run_result r = run(NULL, "train", "--model", "rnn", "--init", inits[i], TINY_TRAIN,
+                           "--out", out, NULL);
+        expect(&r, "train with a bad --init", 1, inits[i], culprits[i], NULL);
+        run_free(&r);
+        char *now = slurp(out, NULL);
+        ck_assert_msg(now && strcmp(now, orig) == 0, "a failed train run changed --out");
+        free(now);
+    }
+    free(orig);
+}
+END_TEST
+
+/* ---- temp dir, suite ---------------------------------------------------------------------------- */
+
+static void remove_tree(const char *path) {
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char child[1024];
+            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+            remove_tree(child);
+        }
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static Suite *cli_suite(void) {
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_help_every_command);
+    tcase_add_test(tc, test_no_command_and_unknown_command);
+    tcase_add_test(tc, test_usage_errors_name_the_option);
+    tcase_add_loop_test(tc, test_train_missing_value_names_option, 0, 7);
+    tcase_add_test(tc, test_missing_weights_file);
+    tcase_add_test(tc, test_malformed_weights);
+    tcase_add_test(tc, test_wrong_shape_names_tensor);
+    tcase_add_test(tc, test_nonfinite_weights_name_tensor);
+    tcase_add_test(tc, test_predict_unknown_word);
+    tcase_add_test(tc, test_predict_sentence_length_limit);
+    tcase_add_test(tc, test_eval_bad_tsv_names_line);
+    tcase_add_loop_test(tc, test_predict_matches_pytorch_goldens, 0, 5);
+    tcase_add_test(tc, test_predict_logit_round_trips);
+    tcase_add_test(tc, test_info_parameter_totals);
+    tcase_add_loop_test(tc, test_train_tiny_run_writes_loadable_weights, 0, 3);
+    tcase_add_test(tc, test_train_failing_out_leaves_nothing);
+    tcase_add_test(tc, test_train_failure_keeps_existing_out);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_cli_XXXXXX");
+    if (!mkdtemp(tmp_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    int rc = tu_run_suite(cli_suite());
+    remove_tree(tmp_dir);
+    return rc;
+}
