@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,14 @@ void tu_assert_golden(const char *what, const float *got, const float *want, siz
         tu_assert_close(what, got, want, n, rel_tol, abs_floor);
 }
 
+void tu_assert_golden_ulp(const char *what, const float *got, const float *want, size_t n,
+                          bool exact, uint32_t other_machine_max_ulp) {
+    if (exact)
+        tu_assert_identical(what, got, want, n);
+    else
+        tu_assert_ulp(what, got, want, n, other_machine_max_ulp);
+}
+
 void tu_fill_uniform(float *x, size_t n, float lo, float hi, attn_rng *r) {
     for (size_t i = 0; i < n; i++) x[i] = attn_rng_uniform_range(r, lo, hi);
 }
@@ -160,6 +169,150 @@ const char *tu_source_path(const char *rel) {
     const char *root = getenv("ATTN_SOURCE_DIR");
     snprintf(buf, sizeof buf, "%s/%s", root ? root : ".", rel);
     return buf;
+}
+
+/* ---- files and JSON ------------------------------------------------------------------------ */
+
+char *tu_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+char *tu_read_text(const char *path) {
+    char *s = tu_read_file(path, NULL);
+    ck_assert_msg(s != NULL, "cannot read %s: %s", path, strerror(errno));
+    return s;
+}
+
+void tu_write_file(const char *path, const char *text, size_t len) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
+    if (len) ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_msg(fclose(f) == 0, "cannot write %s: %s", path, strerror(errno));
+}
+
+char *tu_replace_once(const char *text, const char *what, const char *old, const char *rep) {
+    const char *hit = strstr(text, old);
+    ck_assert_msg(hit != NULL, "test setup: %s does not contain \"%s\"", what, old);
+    size_t head = (size_t)(hit - text), lo = strlen(old), lr = strlen(rep), lt = strlen(text);
+    char *out = malloc(lt - lo + lr + 1);
+    ck_assert_ptr_nonnull(out);
+    memcpy(out, text, head);
+    memcpy(out + head, rep, lr);
+    memcpy(out + head + lr, hit + lo, lt - head - lo + 1);
+    return out;
+}
+
+cJSON *tu_load_json(const char *path) {
+    char *text = tu_read_text(path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    ck_assert_msg(j != NULL, "%s is not valid JSON", path);
+    return j;
+}
+
+cJSON *tu_load_source_json(const char *rel) {
+    return tu_load_json(tu_source_path(rel));
+}
+
+/* The array o[key] (fails naming key when it is not one) and a malloc'd buffer for its
+ * elements of elem_size bytes each; *len gets the element count. */
+static void *json_array_buffer(const cJSON *o, const char *key, size_t elem_size,
+                               const cJSON **array, size_t *len) {
+    *array = cJSON_GetObjectItemCaseSensitive(o, key);
+    ck_assert_msg(cJSON_IsArray(*array), "JSON key \"%s\" missing or not an array", key);
+    *len = (size_t)cJSON_GetArraySize(*array);
+    void *buf = malloc((*len ? *len : 1) * elem_size);
+    ck_assert_ptr_nonnull(buf);
+    return buf;
+}
+
+float *tu_json_floats(const cJSON *o, const char *key, size_t *n) {
+    const cJSON *a, *e;
+    size_t len, i = 0;
+    float *v = json_array_buffer(o, key, sizeof *v, &a, &len);
+    cJSON_ArrayForEach(e, a) v[i++] = (float)e->valuedouble;
+    if (n) *n = len;
+    return v;
+}
+
+int *tu_json_ints(const cJSON *o, const char *key, size_t *n) {
+    const cJSON *a, *e;
+    size_t len, i = 0;
+    int *v = json_array_buffer(o, key, sizeof *v, &a, &len);
+    cJSON_ArrayForEach(e, a) v[i++] = e->valueint;
+    if (n) *n = len;
+    return v;
+}
+
+static const cJSON *json_number(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    ck_assert_msg(cJSON_IsNumber(v), "JSON key \"%s\" missing or not a number", key);
+    return v;
+}
+
+int tu_json_int(const cJSON *o, const char *key) {
+    return json_number(o, key)->valueint;
+}
+
+double tu_json_double(const cJSON *o, const char *key) {
+    return json_number(o, key)->valuedouble;
+}
+
+/* ---- models and data ------------------------------------------------------------------------ */
+
+attn_model *tu_model_new(const attn_model_config *c, uint64_t seed) {
+    attn_model *m = NULL;
+    attn_error err = {0};
+    attn_status st = attn_model_create(c, seed, &m, &err);
+    ck_assert_msg(st == ATTN_OK && m != NULL, "attn_model_create: %s", err.msg);
+    return m;
+}
+
+attn_model *tu_model_default(attn_arch arch, uint64_t seed) {
+    attn_model_config c = attn_model_config_default(arch);
+    return tu_model_new(&c, seed);
+}
+
+attn_dataset *tu_train_data(int n, uint64_t seed) {
+    attn_dataset *d = NULL;
+    attn_error err = {0};
+    attn_status st = attn_data_generate(ATTN_SET_TRAIN, n, seed, &d, &err);
+    ck_assert_msg(st == ATTN_OK && d != NULL, "attn_data_generate: %s", err.msg);
+    return d;
+}
+
+attn_trainer *tu_trainer_new(attn_model *m, const attn_dataset *d, const attn_train_config *cfg) {
+    attn_trainer *t = NULL;
+    attn_error err = {0};
+    attn_status st = attn_trainer_create(m, d, cfg, &t, &err);
+    ck_assert_msg(st == ATTN_OK && t != NULL, "attn_trainer_create: %s", err.msg);
+    return t;
 }
 
 int tu_run_suite(Suite *s) {

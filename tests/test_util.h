@@ -64,6 +64,9 @@ bool tu_golden_exact(const struct cJSON *golden, const char *file, const char *t
 /* exact ? tu_assert_identical : tu_assert_close(rel_tol, abs_floor). */
 void tu_assert_golden(const char *what, const float *got, const float *want, size_t n,
                       bool exact, double rel_tol, double abs_floor);
+/* exact ? tu_assert_identical : tu_assert_ulp(other_machine_max_ulp) (elementwise kernels). */
+void tu_assert_golden_ulp(const char *what, const float *got, const float *want, size_t n,
+                          bool exact, uint32_t other_machine_max_ulp);
 
 /* Fills x[n] with uniform values in [lo, hi) from the project PRNG. */
 void tu_fill_uniform(float *x, size_t n, float lo, float hi, attn_rng *r);
@@ -78,6 +81,49 @@ void tu_check_grad(const char *what, tu_scalar_fn f, void *ctx, float *x, const 
 
 /* Absolute path of a file in the source tree ($ATTN_SOURCE_DIR/rel); static buffer. */
 const char *tu_source_path(const char *rel);
+
+/* ---- files and JSON -------------------------------------------------------------------------
+ * Every tu_ function below that does not return NULL fails the test (ck_assert) naming the
+ * file or key at fault. */
+
+/* The kernels' PyTorch golden file (tools/make_golden.py), relative to the source tree. */
+#define TU_KERNELS_GOLDEN "weights/golden/kernels.json"
+
+/* Whole file as a malloc'd NUL-terminated string, or NULL if it cannot be opened or read;
+ * *len (may be NULL) gets its size in bytes. */
+char *tu_read_file(const char *path, size_t *len);
+/* tu_read_file that fails the test when the file cannot be read. */
+char *tu_read_text(const char *path);
+/* Writes len bytes of text to path (created or truncated). */
+void tu_write_file(const char *path, const char *text, size_t len);
+/* A malloc'd copy of text with the first occurrence of old replaced by rep; fails naming
+ * `what` (the text's origin) when old does not occur. */
+char *tu_replace_once(const char *text, const char *what, const char *old, const char *rep);
+
+/* Parses the JSON file at path (caller cJSON_Delete()s); fails when it cannot be read or is
+ * not JSON. */
+struct cJSON *tu_load_json(const char *path);
+/* tu_load_json of tu_source_path(rel), e.g. a golden file under weights/golden/. */
+struct cJSON *tu_load_source_json(const char *rel);
+/* The number array o[key] as a malloc'd float buffer (never NULL; caller frees); *n (may be
+ * NULL) gets its length. Fails naming key when o[key] is not an array. */
+float *tu_json_floats(const struct cJSON *o, const char *key, size_t *n);
+/* The same as ints (valueint). */
+int *tu_json_ints(const struct cJSON *o, const char *key, size_t *n);
+/* The number o[key]; fails naming key when it is missing or not a number. */
+int tu_json_int(const struct cJSON *o, const char *key);
+double tu_json_double(const struct cJSON *o, const char *key);
+
+/* ---- models and data ------------------------------------------------------------------------ */
+
+/* attn_model_create(c, seed); fails with attn's message on error. */
+attn_model *tu_model_new(const attn_model_config *c, uint64_t seed);
+/* tu_model_new of attn_model_config_default(arch). */
+attn_model *tu_model_default(attn_arch arch, uint64_t seed);
+/* attn_data_generate(ATTN_SET_TRAIN, n, seed); fails with attn's message on error. */
+attn_dataset *tu_train_data(int n, uint64_t seed);
+/* attn_trainer_create(m, d, cfg); fails with attn's message on error. */
+attn_trainer *tu_trainer_new(attn_model *m, const attn_dataset *d, const attn_train_config *cfg);
 
 /* Runs a suite with CK_NORMAL output; returns the process exit code (0 iff all passed). */
 int tu_run_suite(Suite *s);

@@ -28,39 +28,9 @@ typedef struct run_result {
     char *err; /* captured stderr */
 } run_result;
 
-/* Whole file as a NUL-terminated string (NULL if it cannot be read); *len gets its size. */
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    if (len) *len = n;
-    return buf;
-}
-
+/* text (NUL-terminated) to path, created or truncated. */
 static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
-    size_t n = strlen(text);
-    ck_assert_uint_eq(fwrite(text, 1, n, f), n);
-    ck_assert_int_eq(fclose(f), 0);
+    tu_write_file(path, text, strlen(text));
 }
 
 /* tmp_dir/name in a static ring of buffers (a few may be live at once). */
@@ -110,8 +80,8 @@ static run_result run_argv(const char *stdin_text, char **args) {
     while (waitpid(pid, &status, 0) < 0) ck_assert_msg(errno == EINTR, "waitpid failed");
     run_result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out_path, NULL);
-    r.err = slurp(err_path, NULL);
+    r.out = tu_read_file(out_path, NULL);
+    r.err = tu_read_file(err_path, NULL);
     ck_assert_msg(r.out && r.err, "cannot read the captured output of %s", bin);
     ck_assert_msg(r.code != 125 && r.code != 126, "cannot run %s", bin);
     unlink(in_path);
@@ -167,16 +137,8 @@ static const char *golden(const char *name) {
  * returns the new path. */
 static const char *edit_copy(const char *src, const char *from, const char *to,
                              const char *name) {
-    char *text = slurp(src, NULL);
-    ck_assert_msg(text != NULL, "cannot read %s", src);
-    char *at = strstr(text, from);
-    ck_assert_msg(at != NULL, "%s does not contain '%s'", src, from);
-    size_t head = (size_t)(at - text), fl = strlen(from), tl = strlen(to);
-    char *out = malloc(strlen(text) - fl + tl + 1);
-    ck_assert(out != NULL);
-    memcpy(out, text, head);
-    memcpy(out + head, to, tl);
-    strcpy(out + head + tl, at + fl);
+    char *text = tu_read_text(src);
+    char *out = tu_replace_once(text, src, from, to);
     const char *path = tmp_path(name);
     write_file(path, out);
     free(out);
@@ -186,7 +148,7 @@ static const char *edit_copy(const char *src, const char *from, const char *to,
 
 static bool files_equal(const char *a, const char *b) {
     size_t na, nb;
-    char *ta = slurp(a, &na), *tb = slurp(b, &nb);
+    char *ta = tu_read_file(a, &na), *tb = tu_read_file(b, &nb);
     bool same = ta && tb && na == nb && memcmp(ta, tb, na) == 0;
     free(ta);
     free(tb);
@@ -331,7 +293,7 @@ END_TEST
 START_TEST(test_malformed_weights) {
     /* Truncated in the middle of the first tensor's data. */
     size_t n;
-    char *text = slurp(golden("rnn"), &n);
+    char *text = tu_read_file(golden("rnn"), &n);
     ck_assert_ptr_nonnull(text);
     text[n / 2] = 0;
     const char *trunc = tmp_path("truncated.json");
@@ -383,8 +345,7 @@ START_TEST(test_nonfinite_weights_name_tensor) {
     const char *big = edit_copy(golden("rnn"), "\"head.bias\":{\"shape\":[1],\"data\":[",
                                 "\"head.bias\":{\"shape\":[1],\"data\":[1e39", "big.json");
     /* The original single value follows 1e39 directly ("1e39-0.123"), so replace it fully. */
-    char *text = slurp(big, NULL);
-    ck_assert_ptr_nonnull(text);
+    char *text = tu_read_text(big);
     char *at = strstr(text, "[1e39");
     ck_assert_ptr_nonnull(at);
     char *close = strchr(at, ']');
@@ -496,21 +457,12 @@ static int parse_json_lines(const char *out, int max, float *logits, char **sent
     return n;
 }
 
-static cJSON *load_json(const char *path) {
-    char *text = slurp(path, NULL);
-    ck_assert_msg(text != NULL, "cannot read %s", path);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    ck_assert_msg(j != NULL, "%s is not JSON", path);
-    return j;
-}
-
 /* predict (json) on every sentence of <name>.logits.json equals PyTorch's batch-1 eval logit
  * (bit for bit on the golden's CPU class, 1e-4 relative elsewhere). */
 static void check_predict_golden(const char *name) {
     char rel[128];
     snprintf(rel, sizeof rel, "weights/golden/%s.logits.json", name);
-    cJSON *g = load_json(tu_source_path(rel));
+    cJSON *g = tu_load_source_json(rel);
     bool exact = tu_golden_exact(g, rel, "1e-4 relative (absolute floor 1e-5)");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(g, "items");
     int n = cJSON_GetArraySize(items);
@@ -612,7 +564,7 @@ END_TEST
 
 /* Sum over the tensors of a weights JSON of the product of their shapes (independent of attn). */
 static long count_params_in_file(const char *path) {
-    cJSON *j = load_json(path);
+    cJSON *j = tu_load_json(path);
     const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(j, "tensors"), *t;
     long total = 0;
     cJSON_ArrayForEach(t, tensors) {
@@ -705,8 +657,7 @@ END_TEST
 START_TEST(test_train_failure_keeps_existing_out) {
     /* An existing --out survives a run that fails (bad --init: NaN, wrong shape, wrong arch). */
     const char *out = tmp_path("keep.json");
-    char *orig = slurp(golden("rnn"), NULL);
-    ck_assert_ptr_nonnull(orig);
+    char *orig = tu_read_text(golden("rnn"));
     write_file(out, orig);
     const char *nan_path = edit_copy(golden("rnn"), "\"data\":[", "\"data\":[NaN,", "nan2.json");
     const char *shape = edit_copy(golden("rnn"), "\"head.weight\":{\"shape\":[1, 32]",
@@ -718,7 +669,7 @@ START_TEST(test_train_failure_keeps_existing_out) {
                            "--out", out, NULL);
         expect(&r, "train with a bad --init", 1, inits[i], culprits[i], NULL);
         run_free(&r);
-        char *now = slurp(out, NULL);
+        char *now = tu_read_file(out, NULL);
         ck_assert_msg(now && strcmp(now, orig) == 0, "a failed train run changed --out");
         free(now);
     }

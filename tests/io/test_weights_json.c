@@ -25,45 +25,18 @@ static const char *tmp_file(const char *name) {
     return buf;
 }
 
-static void write_text(const char *path, const char *text, size_t len) {
-    FILE *f = fopen(path, "wb");
-    ck_assert_msg(f != NULL, "cannot create %s", path);
-    if (len) ck_assert_uint_eq(fwrite(text, 1, len, f), len);
-    ck_assert_int_eq(fclose(f), 0);
+/* Writes `text` to tmp_file(name) and returns the path. */
+static const char *write_tmp(const char *name, const char *text) {
+    const char *path = tmp_file(name);
+    tu_write_file(path, text, strlen(text));
+    return path;
 }
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-/* Returns a malloc'd copy of s with the first `old` replaced by `rep` (old must occur). */
-static char *replace_once(const char *s, const char *old, const char *rep) {
-    const char *hit = strstr(s, old);
-    ck_assert_msg(hit != NULL, "test setup: \"%s\" not found in the saved file", old);
-    size_t a = (size_t)(hit - s), lo = strlen(old), lr = strlen(rep), ls = strlen(s);
-    char *out = malloc(ls - lo + lr + 1);
-    ck_assert_ptr_nonnull(out);
-    memcpy(out, s, a);
-    memcpy(out + a, rep, lr);
-    memcpy(out + a + lr, hit + lo, ls - a - lo + 1);
-    return out;
-}
-
-static attn_model *new_model(attn_arch arch, uint64_t seed) {
-    attn_model_config cfg = attn_model_config_default(arch);
+/* Loads a weights file that must load. */
+static attn_model *load_ok(const char *path) {
     attn_model *m = NULL;
     attn_error err;
-    ck_assert_msg(attn_model_create(&cfg, seed, &m, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(attn_weights_load_json(path, &m, &err) == ATTN_OK, "%s", err.msg);
     return m;
 }
 
@@ -76,22 +49,30 @@ static float *param(attn_model *m, const char *name) {
 /* Saves a model of `arch` (head.bias = 0.5, so the text around it is known) and returns the
  * file's text. */
 static char *saved_text(attn_arch arch) {
-    attn_model *m = new_model(arch, 11);
+    attn_model *m = tu_model_default(arch, 11);
     param(m, "head.bias")[0] = 0.5f;
     attn_error err;
     const char *path = tmp_file("base.json");
     ck_assert_msg(attn_weights_save_json(m, false, path, &err) == ATTN_OK, "%s", err.msg);
     attn_model_free(m);
-    char *text = read_text(path);
+    char *text = tu_read_text(path);
     remove(path);
     return text;
+}
+
+/* saved_text(arch) with the first `old` replaced by `rep` (old must occur). */
+static char *saved_text_edited(attn_arch arch, const char *old, const char *rep) {
+    char *base = saved_text(arch);
+    char *edited = tu_replace_once(base, "the saved file", old, rep);
+    free(base);
+    return edited;
 }
 
 /* Writes text to a file, loads it, expects status `want` and every fragment in the message
  * (the fragments list ends with NULL). The path itself is always expected in the message. */
 static void expect_load_error(const char *text, size_t len, attn_status want, ...) {
     const char *path = tmp_file("bad.json");
-    write_text(path, text, len);
+    tu_write_file(path, text, len);
     attn_model *m = (attn_model *)&m; /* must be reset to NULL */
     attn_error err = {ATTN_OK, ""};
     attn_status st = attn_weights_load_json(path, &m, &err);
@@ -110,11 +91,9 @@ static void expect_load_error(const char *text, size_t len, attn_status want, ..
 
 static void expect_error_after(attn_arch arch, const char *old, const char *rep,
                                attn_status want, const char *frag1, const char *frag2) {
-    char *base = saved_text(arch);
-    char *bad = replace_once(base, old, rep);
+    char *bad = saved_text_edited(arch, old, rep);
     expect_load_error(bad, strlen(bad), want, frag1, frag2, (const char *)NULL);
     free(bad);
-    free(base);
 }
 
 /* ---- round trips -------------------------------------------------------------------------- */
@@ -148,15 +127,14 @@ static const attn_arch all_archs[] = {ATTN_ARCH_RNN, ATTN_ARCH_LSTM, ATTN_ARCH_T
 
 START_TEST(test_round_trip_bit_exact) {
     attn_arch arch = all_archs[_i];
-    attn_model *m = new_model(arch, 3);
+    attn_model *m = tu_model_default(arch, 3);
     fill_hard_values(m, 100 + (uint64_t)_i);
     const char *path = tmp_file("rt.json");
     attn_error err;
     ck_assert_msg(attn_weights_save_json(m, false, path, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_msg(access(tmp_file("rt.json.tmp"), F_OK) != 0, "the .tmp file was left behind");
 
-    attn_model *back = NULL;
-    ck_assert_msg(attn_weights_load_json(path, &back, &err) == ATTN_OK, "%s", err.msg);
+    attn_model *back = load_ok(path);
     ck_assert_uint_eq(attn_model_n_params(back), attn_model_n_params(m));
     ck_assert(memcmp(attn_model_config_of(back), attn_model_config_of(m),
                      sizeof(attn_model_config)) == 0);
@@ -167,7 +145,7 @@ START_TEST(test_round_trip_bit_exact) {
                   attn_arch_name(arch), same, n);
 
     /* load_into a differently initialised model of the same config gives the same bits. */
-    attn_model *into = new_model(arch, 99);
+    attn_model *into = tu_model_default(arch, 99);
     ck_assert_msg(attn_weights_load_into(into, path, &err) == ATTN_OK, "%s", err.msg);
     ck_assert(memcmp(attn_model_params(into), attn_model_params(m), n * sizeof(float)) == 0);
     remove(path);
@@ -181,12 +159,11 @@ START_TEST(test_transformer_variants_round_trip) {
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
     cfg.norm = ATTN_NORM_POST;
     cfg.activation = ATTN_ACT_GELU;
-    attn_model *m = NULL, *back = NULL;
+    attn_model *m = tu_model_new(&cfg, 5);
     attn_error err;
-    ck_assert(attn_model_create(&cfg, 5, &m, &err) == ATTN_OK);
     const char *path = tmp_file("post.json");
     ck_assert_msg(attn_weights_save_json(m, false, path, &err) == ATTN_OK, "%s", err.msg);
-    ck_assert_msg(attn_weights_load_json(path, &back, &err) == ATTN_OK, "%s", err.msg);
+    attn_model *back = load_ok(path);
     ck_assert_int_eq(attn_model_config_of(back)->norm, ATTN_NORM_POST);
     ck_assert_int_eq(attn_model_config_of(back)->activation, ATTN_ACT_GELU);
     ck_assert_int_lt(attn_model_tensor_find(back, "norm.weight"), 0);
@@ -278,20 +255,15 @@ END_TEST
 
 START_TEST(test_config_defaults) {
     /* Only "arch" given: everything else comes from attn_model_config_default. */
-    char *base = saved_text(ATTN_ARCH_LSTM);
-    char *tmp = replace_once(base, ", \"vocab_size\": 91, \"embed_dim\": 16, \"hidden_size\": "
-                             "32, \"n_layers\": 1", "");
-    const char *path = tmp_file("defaults.json");
-    write_text(path, tmp, strlen(tmp));
-    attn_model *m = NULL;
-    attn_error err;
-    ck_assert_msg(attn_weights_load_json(path, &m, &err) == ATTN_OK, "%s", err.msg);
+    char *tmp = saved_text_edited(ATTN_ARCH_LSTM, ", \"vocab_size\": 91, \"embed_dim\": 16, "
+                                  "\"hidden_size\": 32, \"n_layers\": 1", "");
+    const char *path = write_tmp("defaults.json", tmp);
+    attn_model *m = load_ok(path);
     ck_assert_int_eq(attn_model_config_of(m)->hidden_size, 32);
     ck_assert_uint_eq(attn_model_n_params(m), 7889);
     remove(path);
     attn_model_free(m);
     free(tmp);
-    free(base);
 }
 END_TEST
 
@@ -355,26 +327,22 @@ START_TEST(test_huge_shape) {
 END_TEST
 
 START_TEST(test_all_problems_reported) {
-    char *base = saved_text(ATTN_ARCH_LSTM);
-    char *a = replace_once(base, "\"lstm.weight_hh_l0\": {\"shape\": [128, 32]",
-                           "\"lstm.weight_hh_l0\": {\"shape\": [32, 128]");
-    char *b = replace_once(a, "\"lstm.bias_ih_l0\"", "\"lstm.bias_ih_l1\"");
+    char *a = saved_text_edited(ATTN_ARCH_LSTM, "\"lstm.weight_hh_l0\": {\"shape\": [128, 32]",
+                                "\"lstm.weight_hh_l0\": {\"shape\": [32, 128]");
+    char *b = tu_replace_once(a, "the saved file", "\"lstm.bias_ih_l0\"", "\"lstm.bias_ih_l1\"");
     expect_load_error(b, strlen(b), ATTN_ERR_SHAPE, "\"lstm.weight_hh_l0\": expected [128,32]",
                       "unexpected tensor \"lstm.bias_ih_l1\"", "missing tensor \"lstm.bias_ih_l0\"",
                       (const char *)NULL);
     free(b);
     free(a);
-    free(base);
 }
 END_TEST
 
 START_TEST(test_nothing_half_loaded) {
     /* A file whose last tensor is bad must leave load_into's model untouched. */
-    char *base = saved_text(ATTN_ARCH_RNN);
-    char *bad = replace_once(base, "\"data\": [0.5]", "\"data\": [null]");
-    const char *path = tmp_file("half.json");
-    write_text(path, bad, strlen(bad));
-    attn_model *m = new_model(ATTN_ARCH_RNN, 77);
+    char *bad = saved_text_edited(ATTN_ARCH_RNN, "\"data\": [0.5]", "\"data\": [null]");
+    const char *path = write_tmp("half.json", bad);
+    attn_model *m = tu_model_default(ATTN_ARCH_RNN, 77);
     size_t n = attn_model_n_params(m);
     float *before = malloc(n * sizeof(float));
     ck_assert_ptr_nonnull(before);
@@ -384,7 +352,7 @@ START_TEST(test_nothing_half_loaded) {
     ck_assert(memcmp(before, attn_model_params(m), n * sizeof(float)) == 0);
     /* load_into also refuses a file describing another model. */
     char *other = saved_text(ATTN_ARCH_LSTM);
-    write_text(path, other, strlen(other));
+    tu_write_file(path, other, strlen(other));
     ck_assert_int_eq(attn_weights_load_into(m, path, &err), ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "arch \"lstm\""), "%s", err.msg);
     ck_assert(memcmp(before, attn_model_params(m), n * sizeof(float)) == 0);
@@ -393,21 +361,18 @@ START_TEST(test_nothing_half_loaded) {
     free(before);
     attn_model_free(m);
     free(bad);
-    free(base);
 }
 END_TEST
 
 START_TEST(test_prefix_stripping) {
-    char *base = saved_text(ATTN_ARCH_RNN);
-    char *a = replace_once(base, "\"embedding.weight\"", "\"module.embedding.weight\"");
-    char *b = replace_once(a, "\"head.bias\"", "\"_orig_mod.module.head.bias\"");
-    const char *path = tmp_file("prefix.json");
-    write_text(path, b, strlen(b));
-    attn_model *m = NULL;
-    attn_error err;
-    ck_assert_msg(attn_weights_load_json(path, &m, &err) == ATTN_OK, "%s", err.msg);
+    char *a = saved_text_edited(ATTN_ARCH_RNN, "\"embedding.weight\"",
+                                "\"module.embedding.weight\"");
+    char *b = tu_replace_once(a, "the saved file", "\"head.bias\"",
+                              "\"_orig_mod.module.head.bias\"");
+    const char *path = write_tmp("prefix.json", b);
+    attn_model *m = load_ok(path);
     ck_assert(param(m, "head.bias")[0] == 0.5f);
-    attn_model *ref = new_model(ATTN_ARCH_RNN, 11); /* saved_text's seed */
+    attn_model *ref = tu_model_default(ATTN_ARCH_RNN, 11); /* saved_text's seed */
     ck_assert(memcmp(param(m, "embedding.weight"), param(ref, "embedding.weight"),
                      91 * 16 * sizeof(float)) == 0);
     remove(path);
@@ -415,27 +380,26 @@ START_TEST(test_prefix_stripping) {
     attn_model_free(m);
     free(b);
     free(a);
-    free(base);
 }
 END_TEST
 
 /* ---- saving ------------------------------------------------------------------------------- */
 
 START_TEST(test_save_refuses_nan_keeps_old_file) {
-    attn_model *m = new_model(ATTN_ARCH_RNN, 1);
+    attn_model *m = tu_model_default(ATTN_ARCH_RNN, 1);
     const char *path = tmp_file("keep.json");
     char path_copy[512];
     snprintf(path_copy, sizeof path_copy, "%s", path);
     attn_error err;
     ck_assert(attn_weights_save_json(m, false, path_copy, &err) == ATTN_OK);
-    char *before = read_text(path_copy);
+    char *before = tu_read_text(path_copy);
     param(m, "rnn.weight_hh_l0")[7] = NAN;
     ck_assert_int_eq(attn_weights_save_json(m, false, path_copy, &err), ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "rnn.weight_hh_l0") && strstr(err.msg, "NaN"), "%s", err.msg);
     param(m, "rnn.weight_hh_l0")[7] = -INFINITY;
     ck_assert_int_eq(attn_weights_save_json(m, false, path_copy, &err), ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "rnn.weight_hh_l0") && strstr(err.msg, "Inf"), "%s", err.msg);
-    char *after = read_text(path_copy);
+    char *after = tu_read_text(path_copy);
     ck_assert_str_eq(before, after);
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.tmp", path_copy);
@@ -448,7 +412,7 @@ START_TEST(test_save_refuses_nan_keeps_old_file) {
 END_TEST
 
 START_TEST(test_save_io_errors) {
-    attn_model *m = new_model(ATTN_ARCH_RNN, 1);
+    attn_model *m = tu_model_default(ATTN_ARCH_RNN, 1);
     attn_error err;
     ck_assert_int_eq(attn_weights_save_json(m, false, "/nonexistent-dir/x.json", &err),
                      ATTN_ERR_IO);
@@ -490,10 +454,7 @@ START_TEST(test_golden_files_load) {
     for (int k = 0; k < 2; k++) {
         char rel[256];
         snprintf(rel, sizeof rel, "weights/golden/%s.%s.json", goldens[_i].name, kinds[k]);
-        attn_model *m = NULL;
-        attn_error err;
-        ck_assert_msg(attn_weights_load_json(tu_source_path(rel), &m, &err) == ATTN_OK, "%s",
-                      err.msg);
+        attn_model *m = load_ok(tu_source_path(rel));
         const attn_model_config *c = attn_model_config_of(m);
         ck_assert_int_eq(c->arch, goldens[_i].arch);
         ck_assert_uint_eq(attn_model_n_params(m), goldens[_i].n_params);

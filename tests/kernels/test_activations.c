@@ -16,40 +16,6 @@
 #define FD_ATOL 1e-3
 #define FD_RTOL 1e-2
 
-/* ---- golden loading ---------------------------------------------------------------------- */
-
-static cJSON *load_golden(void) {
-    const char *path = tu_source_path("weights/golden/kernels.json");
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = 0;
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
-    free(buf);
-    ck_assert_msg(root != NULL, "cannot parse %s", path);
-    return root;
-}
-
-/* Reads the float array `key` of object o into a malloc'd buffer; *n gets its length. */
-static float *get_floats(const cJSON *o, const char *key, size_t *n) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    ck_assert_msg(cJSON_IsArray(a), "golden key %s missing", key);
-    size_t len = (size_t)cJSON_GetArraySize(a);
-    float *v = malloc((len ? len : 1) * sizeof *v);
-    ck_assert_ptr_nonnull(v);
-    size_t i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, a) v[i++] = (float)e->valuedouble;
-    if (n) *n = len;
-    return v;
-}
-
 /* Elementwise goldens made on another CPU class (tu_golden_exact): within this many ULP. */
 #define OTHER_MACHINE_MAX_ULP 4u
 
@@ -57,22 +23,19 @@ static float *get_floats(const cJSON *o, const char *key, size_t *n) {
  * OTHER_MACHINE_MAX_ULP for a golden made on another CPU class). */
 static void check_unary_golden(const char *key, void (*fwd)(float *, const float *, size_t),
                                int min_cases) {
-    cJSON *root = load_golden();
-    bool exact = tu_golden_exact(root, "weights/golden/kernels.json", "4 ULP");
+    cJSON *root = tu_load_source_json(TU_KERNELS_GOLDEN);
+    bool exact = tu_golden_exact(root, TU_KERNELS_GOLDEN, "4 ULP");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, key), *c;
     int count = 0;
     cJSON_ArrayForEach(c, cases) {
         size_t n;
-        float *x = get_floats(c, "x", &n), *want = get_floats(c, "y", NULL);
+        float *x = tu_json_floats(c, "x", &n), *want = tu_json_floats(c, "y", NULL);
         float *y = malloc(n * sizeof *y);
         ck_assert_ptr_nonnull(y);
         fwd(y, x, n);
         char what[64];
         snprintf(what, sizeof what, "%s n=%zu", key, n);
-        if (exact)
-            tu_assert_identical(what, y, want, n);
-        else
-            tu_assert_ulp(what, y, want, n, OTHER_MACHINE_MAX_ULP);
+        tu_assert_golden_ulp(what, y, want, n, exact, OTHER_MACHINE_MAX_ULP);
         free(x), free(want), free(y);
         count++;
     }
@@ -90,10 +53,10 @@ START_TEST(test_sigmoid_golden) {
 END_TEST
 
 START_TEST(test_relu_golden) {
-    cJSON *root = load_golden();
+    cJSON *root = tu_load_source_json(TU_KERNELS_GOLDEN);
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "relu");
     size_t n;
-    float *x = get_floats(c, "x", &n), *want = get_floats(c, "y", NULL), *y = malloc(n * 4);
+    float *x = tu_json_floats(c, "x", &n), *want = tu_json_floats(c, "y", NULL), *y = malloc(n * 4);
     ck_assert_ptr_nonnull(y);
     attn_relu_forward(y, x, n);
     tu_assert_identical("relu", y, want, n); /* no rounding: identical on any machine */
@@ -109,13 +72,13 @@ END_TEST
  * The assertion is bit-identity; GELU_MAX_ULP documents the bound if that ever has to relax. */
 #define GELU_MAX_ULP 0u
 START_TEST(test_gelu_golden) {
-    cJSON *root = load_golden();
+    cJSON *root = tu_load_source_json(TU_KERNELS_GOLDEN);
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "gelu");
     size_t n;
-    float *x = get_floats(c, "x", &n), *want = get_floats(c, "y", NULL), *y = malloc(n * 4);
+    float *x = tu_json_floats(c, "x", &n), *want = tu_json_floats(c, "y", NULL), *y = malloc(n * 4);
     ck_assert_ptr_nonnull(y);
     attn_gelu_forward(y, x, n);
-    bool same_machine = tu_golden_exact(root, "weights/golden/kernels.json", "4 ULP");
+    bool same_machine = tu_golden_exact(root, TU_KERNELS_GOLDEN, "4 ULP");
     uint32_t bound = same_machine ? GELU_MAX_ULP : OTHER_MACHINE_MAX_ULP;
     tu_compare cmp = tu_compare_floats(y, want, n);
     printf("  gelu vs F.gelu: identical %zu/%zu, max ULP %u\n", cmp.n_equal, n, cmp.max_ulp);

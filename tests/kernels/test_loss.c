@@ -14,52 +14,14 @@
 #define FD_ATOL 1e-5
 #define FD_RTOL 1e-3
 
-/* ---- golden loading ---------------------------------------------------------------------- */
-
-static cJSON *load_golden(void) {
-    const char *path = tu_source_path("weights/golden/kernels.json");
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = 0;
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
-    free(buf);
-    ck_assert_msg(root != NULL, "cannot parse %s", path);
-    return root;
-}
-
-/* Reads the float array `key` of object o into a malloc'd buffer; *n gets its length. */
-static float *get_floats(const cJSON *o, const char *key, size_t *n) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    ck_assert_msg(cJSON_IsArray(a), "golden key %s missing", key);
-    size_t len = (size_t)cJSON_GetArraySize(a);
-    float *v = malloc((len ? len : 1) * sizeof *v);
-    ck_assert_ptr_nonnull(v);
-    size_t i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, a) v[i++] = (float)e->valuedouble;
-    if (n) *n = len;
-    return v;
-}
-
-static int get_int(const cJSON *o, const char *key) {
-    return cJSON_GetObjectItemCaseSensitive(o, key)->valueint;
-}
-
 START_TEST(test_bce_golden) {
-    cJSON *root = load_golden();
+    cJSON *root = tu_load_source_json(TU_KERNELS_GOLDEN);
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "bce"), *c;
     int count = 0;
     cJSON_ArrayForEach(c, cases) {
-        int B = get_int(c, "B");
-        float *z = get_floats(c, "logits", NULL), *y = get_floats(c, "labels", NULL);
-        double want = cJSON_GetObjectItemCaseSensitive(c, "loss")->valuedouble;
+        int B = tu_json_int(c, "B");
+        float *z = tu_json_floats(c, "logits", NULL), *y = tu_json_floats(c, "labels", NULL);
+        double want = tu_json_double(c, "loss");
         double got = attn_bce_forward(z, y, B);
         /* torch evaluates a less stable formula in float; agree to 1e-6 (abs below 1) */
         printf("  bce B=%d: got %.9g want %.9g\n", B, got, want);

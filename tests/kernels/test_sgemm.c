@@ -15,44 +15,6 @@
 #define FD_ATOL 2e-3
 #define FD_RTOL 2e-3
 
-/* ---- golden loading ---------------------------------------------------------------------- */
-
-static cJSON *load_golden(void) {
-    const char *path = tu_source_path("weights/golden/kernels.json");
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = 0;
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
-    free(buf);
-    ck_assert_msg(root != NULL, "cannot parse %s", path);
-    return root;
-}
-
-/* Reads the float array `key` of object o into a malloc'd buffer; *n gets its length. */
-static float *get_floats(const cJSON *o, const char *key, size_t *n) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    ck_assert_msg(cJSON_IsArray(a), "golden key %s missing", key);
-    size_t len = (size_t)cJSON_GetArraySize(a);
-    float *v = malloc((len ? len : 1) * sizeof *v);
-    ck_assert_ptr_nonnull(v);
-    size_t i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, a) v[i++] = (float)e->valuedouble;
-    if (n) *n = len;
-    return v;
-}
-
-static int get_int(const cJSON *o, const char *key) {
-    return cJSON_GetObjectItemCaseSensitive(o, key)->valueint;
-}
-
 /* Bit-identical with the OpenBLAS core the golden was made with; another core (another CPU
  * class) or the ATTN_NAIVE_GEMM triple loop rounds differently, so there only float accuracy
  * is required: LINEAR_REL relative, absolute below |y| = 1 (tu_golden_exact decides). */
@@ -63,16 +25,15 @@ static void check_linear(const char *what, const float *got, const float *want, 
 }
 
 START_TEST(test_linear_golden) {
-    cJSON *root = load_golden();
-    bool exact =
-        tu_golden_exact(root, "weights/golden/kernels.json", "1e-5 relative (absolute below 1)");
+    cJSON *root = tu_load_source_json(TU_KERNELS_GOLDEN);
+    bool exact = tu_golden_exact(root, TU_KERNELS_GOLDEN, "1e-5 relative (absolute below 1)");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "linear"), *c;
     int count = 0;
     cJSON_ArrayForEach(c, cases) {
-        int n = get_int(c, "n"), in = get_int(c, "in"), out = get_int(c, "out");
-        float *x = get_floats(c, "x", NULL), *w = get_floats(c, "w", NULL);
-        float *b = get_floats(c, "b", NULL), *want = get_floats(c, "y", NULL);
-        float *want0 = get_floats(c, "y_nobias", NULL);
+        int n = tu_json_int(c, "n"), in = tu_json_int(c, "in"), out = tu_json_int(c, "out");
+        float *x = tu_json_floats(c, "x", NULL), *w = tu_json_floats(c, "w", NULL);
+        float *b = tu_json_floats(c, "b", NULL), *want = tu_json_floats(c, "y", NULL);
+        float *want0 = tu_json_floats(c, "y_nobias", NULL);
         float *y = malloc((size_t)n * out * sizeof *y);
         ck_assert_ptr_nonnull(y);
         char what[96];

@@ -15,59 +15,19 @@
 #define FD_ATOL 1e-4
 #define FD_RTOL 1e-2
 
-/* ---- golden loading ---------------------------------------------------------------------- */
-
-static cJSON *load_golden(void) {
-    const char *path = tu_source_path("weights/golden/kernels.json");
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = 0;
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
-    free(buf);
-    ck_assert_msg(root != NULL, "cannot parse %s", path);
-    return root;
-}
-
-/* Reads the float array `key` of object o into a malloc'd buffer; *n gets its length. */
-static float *get_floats(const cJSON *o, const char *key, size_t *n) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    ck_assert_msg(cJSON_IsArray(a), "golden key %s missing", key);
-    size_t len = (size_t)cJSON_GetArraySize(a);
-    float *v = malloc((len ? len : 1) * sizeof *v);
-    ck_assert_ptr_nonnull(v);
-    size_t i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, a) v[i++] = (float)e->valuedouble;
-    if (n) *n = len;
-    return v;
-}
-
+/* Golden made on another CPU class (tu_golden_exact): within this many ULP. */
 #define OTHER_MACHINE_MAX_ULP 4u
-static void check_golden(const char *what, const float *got, const float *want, size_t n,
-                         bool exact) {
-    if (exact)
-        tu_assert_identical(what, got, want, n);
-    else
-        tu_assert_ulp(what, got, want, n, OTHER_MACHINE_MAX_ULP);
-}
 
 START_TEST(test_softmax_golden) {
-    cJSON *root = load_golden();
+    cJSON *root = tu_load_source_json(TU_KERNELS_GOLDEN);
     /* golden made on another CPU class: within OTHER_MACHINE_MAX_ULP instead of identical */
-    bool exact = tu_golden_exact(root, "weights/golden/kernels.json", "4 ULP");
+    bool exact = tu_golden_exact(root, TU_KERNELS_GOLDEN, "4 ULP");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "softmax"), *c;
     int count = 0;
     size_t total = 0, identical = 0, masked_identical = 0;
     cJSON_ArrayForEach(c, cases) {
         size_t n;
-        float *x = get_floats(c, "x", &n), *want = get_floats(c, "y", NULL);
+        float *x = tu_json_floats(c, "x", &n), *want = tu_json_floats(c, "y", NULL);
         int cols = (int)n + 5; /* the same row with 5 masked keys holding garbage */
         float *y = malloc(n * 4), *xw = malloc((size_t)cols * 2 * 4),
               *yw = malloc((size_t)cols * 2 * 4);
@@ -75,7 +35,7 @@ START_TEST(test_softmax_golden) {
         attn_softmax_forward(y, x, 1, (int)n, (int)n);
         char what[64];
         snprintf(what, sizeof what, "softmax n=%zu", n);
-        check_golden(what, y, want, n, exact);
+        tu_assert_golden_ulp(what, y, want, n, exact, OTHER_MACHINE_MAX_ULP);
         /* two identical rows in a [2, n+5] layout; the 5 masked columns hold +1e30 */
         for (int r = 0; r < 2; r++) {
             memcpy(xw + (size_t)r * cols, x, n * 4);
@@ -84,7 +44,8 @@ START_TEST(test_softmax_golden) {
         attn_softmax_forward(yw, xw, 2, cols, (int)n);
         for (int r = 0; r < 2; r++) {
             snprintf(what, sizeof what, "softmax n_valid=%zu cols=%d row %d", n, cols, r);
-            check_golden(what, yw + (size_t)r * cols, want, n, exact);
+            tu_assert_golden_ulp(what, yw + (size_t)r * cols, want, n, exact,
+                                 OTHER_MACHINE_MAX_ULP);
             for (int j = (int)n; j < cols; j++) ck_assert(yw[(size_t)r * cols + j] == 0.0f);
         }
         total += n;

@@ -1,7 +1,8 @@
 /* models_common.h -- helpers shared by tests/models/test_{rnn,lstm,transformer}.c (header-only,
- * static functions): whole-model finite differences, PyTorch golden logits (bit-identical on the
- * golden's OpenBLAS core, within GOLDEN_LOGIT_TOL elsewhere: tu_golden_exact) and gradients
- * from weights/golden/, padding invariance. */
+ * static functions, each used by all three; test_rnn.c and test_lstm.c share their whole suite
+ * through recurrent_tests.h): whole-model finite differences, PyTorch golden logits
+ * (bit-identical on the golden's OpenBLAS core, within GOLDEN_LOGIT_TOL elsewhere:
+ * tu_golden_exact) and gradients from weights/golden/, padding invariance. */
 #ifndef ATTN_MODELS_COMMON_H
 #define ATTN_MODELS_COMMON_H
 
@@ -62,13 +63,19 @@ static void mc_perturb(attn_model *m, float a, attn_rng *r) {
         p[i] += attn_rng_uniform_range(r, -a, a);
 }
 
-/* Analytic gradient of L (backward with d_logits = r) against central differences for every
- * tensor of the model, named by its state_dict key. */
-static void mc_fd_check_model(attn_model *m, const attn_batch *b, float step, double atol,
-                              double rtol, attn_rng *rng) {
+/* Perturbs m's parameters (mc_perturb by 0.1), makes an mc_batch over m's vocabulary, and checks
+ * the analytic gradient of L (backward with d_logits = r) against central differences for every
+ * tensor of the model, named by its state_dict key. All randomness comes from rng_seed. */
+static void mc_fd_check_model(attn_model *m, uint64_t rng_seed, float step, double atol,
+                              double rtol) {
+    attn_rng rng = attn_rng_seed(rng_seed);
+    mc_perturb(m, 0.1f, &rng);
+    mc_batch mb;
+    mc_batch_make(&mb, attn_model_config_of(m)->vocab_size, &rng);
+    const attn_batch *b = &mb.b;
     float r[64];
     attn_error err;
-    for (int i = 0; i < b->B; i++) r[i] = attn_rng_uniform_range(rng, -1.0f, 1.0f);
+    for (int i = 0; i < b->B; i++) r[i] = attn_rng_uniform_range(&rng, -1.0f, 1.0f);
     float logits[64];
     ck_assert_int_eq(attn_model_forward(m, b, logits, &err), ATTN_OK);
     attn_model_zero_grad(m);
@@ -88,33 +95,6 @@ static void mc_fd_check_model(attn_model *m, const attn_batch *b, float step, do
 }
 
 /* ---- golden files ------------------------------------------------------------------------- */
-
-static char *mc_read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-static cJSON *mc_load_json(const char *rel) {
-    const char *path = tu_source_path(rel);
-    char *s = mc_read_file(path);
-    ck_assert_msg(s != NULL, "cannot read %s (golden files come from tools/make_golden.py)",
-                  path);
-    cJSON *j = cJSON_Parse(s);
-    free(s);
-    ck_assert_msg(j != NULL, "%s: invalid JSON", path);
-    return j;
-}
 
 static attn_model *mc_load_weights(const char *name, const char *kind) {
     char rel[256];
@@ -140,7 +120,7 @@ static size_t mc_golden_logits(const char *name, float **got_out, float **want_o
     attn_model *m = mc_load_weights(name, "weights");
     char rel[256];
     snprintf(rel, sizeof rel, "weights/golden/%s.logits.json", name);
-    cJSON *j = mc_load_json(rel);
+    cJSON *j = tu_load_source_json(rel);
     *exact = tu_golden_exact(j, rel, GOLDEN_LOGIT_TOL);
     cJSON *items = cJSON_GetObjectItemCaseSensitive(j, "items");
     ck_assert(cJSON_IsArray(items));
@@ -193,24 +173,18 @@ typedef struct mc_grad_batch {
 static void mc_grad_batch_load(const char *name, mc_grad_batch *g) {
     char rel[256];
     snprintf(rel, sizeof rel, "weights/golden/%s.grad_batch.json", name);
-    cJSON *j = mc_load_json(rel);
-    g->B = cJSON_GetObjectItemCaseSensitive(j, "B")->valueint;
-    g->T = cJSON_GetObjectItemCaseSensitive(j, "T")->valueint;
-    g->loss = cJSON_GetObjectItemCaseSensitive(j, "loss")->valuedouble;
+    cJSON *j = tu_load_source_json(rel);
+    g->B = tu_json_int(j, "B");
+    g->T = tu_json_int(j, "T");
+    g->loss = tu_json_double(j, "loss");
     ck_assert(g->B >= 1 && g->B <= 64 && g->T >= 1);
-    g->ids = malloc((size_t)g->B * g->T * sizeof *g->ids);
-    g->lengths = malloc((size_t)g->B * sizeof *g->lengths);
-    g->labels = malloc((size_t)g->B * sizeof *g->labels);
-    ck_assert(g->ids && g->lengths && g->labels);
-    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(j, "ids");
-    ck_assert_int_eq(cJSON_GetArraySize(ids), g->B * g->T);
-    for (int i = 0; i < g->B * g->T; i++) g->ids[i] = cJSON_GetArrayItem(ids, i)->valueint;
-    for (int i = 0; i < g->B; i++) {
-        g->lengths[i] =
-            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "lengths"), i)->valueint;
-        g->labels[i] = (float)cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "labels"), i)
-                           ->valuedouble;
-    }
+    size_t n_ids, n_lengths, n_labels;
+    g->ids = tu_json_ints(j, "ids", &n_ids);
+    g->lengths = tu_json_ints(j, "lengths", &n_lengths);
+    g->labels = tu_json_floats(j, "labels", &n_labels);
+    ck_assert_uint_eq(n_ids, (size_t)g->B * g->T);
+    ck_assert_uint_eq(n_lengths, (size_t)g->B);
+    ck_assert_uint_eq(n_labels, (size_t)g->B);
     g->b = (attn_batch){.B = g->B, .T = g->T, .ids = g->ids, .lengths = g->lengths};
     cJSON_Delete(j);
 }
@@ -271,9 +245,7 @@ static void mc_golden_grads(const char *name) {
 
 /* A padded batch of n generated training sentences (the task's real length spread). */
 static void mc_batch_generate(mc_grad_batch *g, int n, uint64_t seed) {
-    attn_dataset *d = NULL;
-    attn_error err;
-    ck_assert_int_eq(attn_data_generate(ATTN_SET_TRAIN, n, seed, &d, &err), ATTN_OK);
+    attn_dataset *d = tu_train_data(n, seed);
     g->B = n;
     g->T = 1;
     for (int i = 0; i < n; i++)
@@ -293,13 +265,14 @@ static void mc_batch_generate(mc_grad_batch *g, int n, uint64_t seed) {
     attn_dataset_free(d);
 }
 
-/* Each sentence of a padded batch alone (batch 1) vs inside the batch: logits within max_ulp
- * ULP; gradients of sum_b r_b logit_b accumulated sentence by sentence vs in one batch within
- * GOLDEN_GRAD_REL (rounding of differently shaped GEMMs only). */
-static void mc_padding_invariance(attn_model *m, const mc_grad_batch *g, uint32_t max_ulp) {
-    const char *name = attn_model_config_of(m)->arch == ATTN_ARCH_TRANSFORMER ? "transformer"
-                       : attn_model_config_of(m)->arch == ATTN_ARCH_LSTM      ? "lstm"
-                                                                               : "rnn";
+/* Each sentence of a padded batch of 8 generated sentences (seed 5) alone (batch 1) vs inside
+ * the batch: logits within max_ulp ULP; gradients of sum_b r_b logit_b accumulated sentence by
+ * sentence vs in one batch within GOLDEN_GRAD_REL (rounding of differently shaped GEMMs only). */
+static void mc_padding_invariance(attn_model *m, uint32_t max_ulp) {
+    const char *name = attn_arch_name(attn_model_config_of(m)->arch);
+    mc_grad_batch gb;
+    mc_batch_generate(&gb, 8, 5);
+    const mc_grad_batch *g = &gb;
     attn_error err;
     float batched[64], single[64], r[64];
     attn_rng rng = attn_rng_seed(7);
@@ -334,6 +307,7 @@ static void mc_padding_invariance(attn_model *m, const mc_grad_batch *g, uint32_
                         fmax(GOLDEN_GRAD_FLOOR * wmax, 1e-30));
     }
     free(sum_single);
+    mc_grad_batch_free(&gb);
 }
 
 #endif /* ATTN_MODELS_COMMON_H */

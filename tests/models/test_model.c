@@ -10,11 +10,7 @@
 #include <string.h>
 
 static attn_model *make(attn_arch arch) {
-    attn_model_config c = attn_model_config_default(arch);
-    attn_model *m = NULL;
-    attn_error err;
-    ck_assert_int_eq(attn_model_create(&c, 1, &m, &err), ATTN_OK);
-    return m;
+    return tu_model_default(arch, 1);
 }
 
 typedef struct expect_tensor {
@@ -44,28 +40,28 @@ static void check_table(attn_model *m, const expect_tensor *want, size_t n, size
     ck_assert_int_eq(attn_model_tensor_find(m, "no.such.tensor"), -1);
 }
 
-START_TEST(test_rnn_table) {
-    static const expect_tensor want[] = {
-        {"embedding.weight", 2, {91, 16}}, {"rnn.weight_ih_l0", 2, {32, 16}},
-        {"rnn.weight_hh_l0", 2, {32, 32}}, {"rnn.bias_ih_l0", 1, {32}},
-        {"rnn.bias_hh_l0", 1, {32}},       {"head.weight", 2, {1, 32}},
+/* nn.RNN / nn.LSTM (E = 16, H = 32) between the embedding (V = 91) and the head: `gates` rows
+ * of H per weight (1 for the RNN, 4 for the LSTM: i, f, g, o), prefixed `prefix`. */
+static void check_recurrent_table(attn_arch arch, const char *prefix, int gates,
+                                  size_t n_params) {
+    char names[4][64];
+    static const char *const suffix[4] = {"weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
+                                          "bias_hh_l0"};
+    for (int i = 0; i < 4; i++) snprintf(names[i], sizeof names[i], "%s.%s", prefix, suffix[i]);
+    const int G = gates * 32;
+    const expect_tensor want[] = {
+        {"embedding.weight", 2, {91, 16}}, {names[0], 2, {G, 16}}, {names[1], 2, {G, 32}},
+        {names[2], 1, {G}},                {names[3], 1, {G}},     {"head.weight", 2, {1, 32}},
         {"head.bias", 1, {1}}};
-    attn_model *m = make(ATTN_ARCH_RNN);
-    check_table(m, want, 7, 3089);
+    attn_model *m = make(arch);
+    check_table(m, want, 7, n_params);
     attn_model_free(m);
 }
+
+START_TEST(test_rnn_table) { check_recurrent_table(ATTN_ARCH_RNN, "rnn", 1, 3089); }
 END_TEST
 
-START_TEST(test_lstm_table) {
-    static const expect_tensor want[] = {
-        {"embedding.weight", 2, {91, 16}}, {"lstm.weight_ih_l0", 2, {128, 16}},
-        {"lstm.weight_hh_l0", 2, {128, 32}}, {"lstm.bias_ih_l0", 1, {128}},
-        {"lstm.bias_hh_l0", 1, {128}},     {"head.weight", 2, {1, 32}},
-        {"head.bias", 1, {1}}};
-    attn_model *m = make(ATTN_ARCH_LSTM);
-    check_table(m, want, 7, 7889);
-    attn_model_free(m);
-}
+START_TEST(test_lstm_table) { check_recurrent_table(ATTN_ARCH_LSTM, "lstm", 4, 7889); }
 END_TEST
 
 START_TEST(test_transformer_table) {
@@ -99,8 +95,7 @@ START_TEST(test_transformer_table) {
     /* post-norm has no final "norm" */
     attn_model_config c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
     c.norm = ATTN_NORM_POST;
-    attn_error err;
-    ck_assert_int_eq(attn_model_create(&c, 1, &m, &err), ATTN_OK);
+    m = tu_model_new(&c, 1);
     ck_assert_uint_eq(attn_model_n_params(m), 22689 - 64);
     ck_assert_int_eq(attn_model_tensor_find(m, "norm.weight"), -1);
     attn_model_free(m);
@@ -152,31 +147,23 @@ static void expect_config_error(attn_model_config c, const char *field) {
                   field);
 }
 
+/* Sets `field` of arch's default config to `value`: the error must name the field. */
+#define EXPECT_CONFIG_ERROR(arch, field, value)                                                    \
+    do {                                                                                           \
+        attn_model_config c_ = attn_model_config_default(arch);                                    \
+        c_.field = (value);                                                                        \
+        expect_config_error(c_, #field);                                                           \
+    } while (0)
+
 START_TEST(test_config_errors) {
-    attn_model_config c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
-    c.n_heads = 3; /* 32 % 3 != 0 */
-    expect_config_error(c, "n_heads");
-    c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
-    c.ffn_dim = 0;
-    expect_config_error(c, "ffn_dim");
-    c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
-    c.n_layers = 5;
-    expect_config_error(c, "n_layers");
-    c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
-    c.max_len = 1;
-    expect_config_error(c, "max_len");
-    c = attn_model_config_default(ATTN_ARCH_RNN);
-    c.hidden_size = 0;
-    expect_config_error(c, "hidden_size");
-    c = attn_model_config_default(ATTN_ARCH_LSTM);
-    c.vocab_size = 1;
-    expect_config_error(c, "vocab_size");
-    c = attn_model_config_default(ATTN_ARCH_LSTM);
-    c.embed_dim = -4;
-    expect_config_error(c, "embed_dim");
-    c = attn_model_config_default(ATTN_ARCH_LSTM);
-    c.n_layers = 2;
-    expect_config_error(c, "n_layers");
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, n_heads, 3); /* 32 % 3 != 0 */
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, ffn_dim, 0);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, n_layers, 5);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, max_len, 1);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_RNN, hidden_size, 0);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, vocab_size, 1);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, embed_dim, -4);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, n_layers, 2);
     attn_arch a;
     attn_error err = {0};
     ck_assert_int_eq(attn_arch_from_name("gru", &a, &err), ATTN_ERR_VALUE);

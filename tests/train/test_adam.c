@@ -8,23 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static cJSON *load_json(const char *path) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    ck_assert(buf != NULL);
-    ck_assert(fread(buf, 1, (size_t)n, f) == (size_t)n);
-    buf[n] = 0;
-    fclose(f);
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
-    ck_assert_msg(j != NULL, "%s: malformed JSON", path);
-    return j;
-}
-
 /* Appends the floats of JSON array `a` to out[*n ...]. */
 static void append_floats(const cJSON *a, float *out, size_t *n) {
     ck_assert(cJSON_IsArray(a));
@@ -47,7 +30,7 @@ static size_t gather(const cJSON *root, const cJSON *obj, const char *field, flo
 }
 
 static void run_golden(int check_step) {
-    cJSON *root = load_json(tu_source_path("weights/golden/adam.json"));
+    cJSON *root = tu_load_source_json("weights/golden/adam.json");
     static float params[MAX_N], grads[MAX_N], want[MAX_N];
     size_t n = gather(root, cJSON_GetObjectItem(root, "initial"), NULL, params);
     ck_assert(n > 0 && n <= MAX_N);

@@ -36,6 +36,15 @@ static fixture *make_data(void) {
     return f;
 }
 
+/* A batcher over sentences [first, first + n) of d that must be valid. */
+static attn_batcher *new_batcher(const attn_dataset *d, int first, int n, int batch, int bucket) {
+    attn_batcher *b = NULL;
+    attn_error err;
+    ck_assert_msg(attn_batcher_create(d, first, n, batch, bucket, &b, &err) == ATTN_OK, "%s",
+                  err.msg);
+    return b;
+}
+
 /* Checks every batch against the dataset and that the batches cover [first, first+n) once. */
 static void check_epoch(attn_batcher *b, const attn_dataset *d, int first, int n) {
     int *seen = calloc((size_t)d->n, sizeof(int));
@@ -70,8 +79,7 @@ static void check_epoch(attn_batcher *b, const attn_dataset *d, int first, int n
 
 START_TEST(test_sequential) {
     fixture *f = make_data();
-    attn_batcher *b = NULL;
-    ck_assert(attn_batcher_create(&f->d, 10, 150, 16, 1, &b, NULL) == ATTN_OK);
+    attn_batcher *b = new_batcher(&f->d, 10, 150, 16, 1);
     ck_assert_int_eq(b->n_batches, 10);
     for (int i = 0; i < 150; i++) ck_assert_int_eq(b->order[i], 10 + i);
     check_epoch(b, &f->d, 10, 150);
@@ -82,9 +90,8 @@ END_TEST
 
 START_TEST(test_shuffle_deterministic) {
     fixture *f = make_data();
-    attn_batcher *a = NULL, *b = NULL;
-    ck_assert(attn_batcher_create(&f->d, 0, N_SENT, 32, 1, &a, NULL) == ATTN_OK);
-    ck_assert(attn_batcher_create(&f->d, 0, N_SENT, 32, 1, &b, NULL) == ATTN_OK);
+    attn_batcher *a = new_batcher(&f->d, 0, N_SENT, 32, 1);
+    attn_batcher *b = new_batcher(&f->d, 0, N_SENT, 32, 1);
     attn_rng ra = attn_rng_seed(5), rb = attn_rng_seed(5);
     int *prev = malloc(N_SENT * sizeof(int));
     ck_assert(prev != NULL);
@@ -110,9 +117,8 @@ END_TEST
 
 START_TEST(test_bucketing) {
     fixture *f = make_data();
-    attn_batcher *b = NULL;
     const int B = 8, K = 4;
-    ck_assert(attn_batcher_create(&f->d, 0, N_SENT, B, K, &b, NULL) == ATTN_OK);
+    attn_batcher *b = new_batcher(&f->d, 0, N_SENT, B, K);
     attn_rng r = attn_rng_seed(11);
     attn_batcher_shuffle(b, &r);
     for (int s = 0; s < N_SENT; s += B * K) {

@@ -20,14 +20,6 @@ static bool on_epoch(const attn_epoch_stats *st, void *user) {
     return st->epoch != s->stop_at;
 }
 
-static attn_dataset *train_data(int n, uint64_t seed) {
-    attn_dataset *d = NULL;
-    attn_error err;
-    ck_assert_msg(attn_data_generate(ATTN_SET_TRAIN, n, seed, &d, &err) == ATTN_OK, "%s",
-                  err.msg);
-    return d;
-}
-
 static char dir[256];
 
 static void make_dir(void) {
@@ -56,26 +48,22 @@ static attn_train_config small_config(void) {
 static void resume_case(attn_arch arch) {
     attn_set_num_threads(1);
     make_dir();
-    attn_dataset *d = train_data(120, 5);
+    attn_dataset *d = tu_train_data(120, 5);
     attn_train_config cfg = small_config();
     attn_model_config mc = attn_model_config_default(arch);
     attn_error err;
 
     /* uninterrupted */
-    attn_model *ma = NULL;
-    attn_trainer *ta = NULL;
-    ck_assert(attn_model_create(&mc, 9, &ma, NULL) == ATTN_OK);
-    ck_assert(attn_trainer_create(ma, d, &cfg, &ta, NULL) == ATTN_OK);
+    attn_model *ma = tu_model_new(&mc, 9);
+    attn_trainer *ta = tu_trainer_new(ma, d, &cfg);
     ck_assert(attn_trainer_run(ta, NULL, &err) == ATTN_OK);
 
     /* stopped after epoch 1, saved, everything freed */
     char path[512];
     snprintf(path, sizeof path, "%s", in_dir("run.ckpt.json"));
     {
-        attn_model *m = NULL;
-        attn_trainer *t = NULL;
-        ck_assert(attn_model_create(&mc, 9, &m, NULL) == ATTN_OK);
-        ck_assert(attn_trainer_create(m, d, &cfg, &t, NULL) == ATTN_OK);
+        attn_model *m = tu_model_new(&mc, 9);
+        attn_trainer *t = tu_trainer_new(m, d, &cfg);
         stopper s = {1};
         attn_train_callbacks cb = {on_epoch, NULL, &s};
         ck_assert(attn_trainer_run(t, &cb, &err) == ATTN_OK);
@@ -95,10 +83,8 @@ static void resume_case(attn_arch arch) {
     ck_assert_int_eq(n_sent, 120);
     ck_assert_int_eq(cfg2.epochs, 3);
     ck_assert(cfg2.seed == 42 && cfg2.adam.lr == 1e-3 && cfg2.adam.beta2 == 0.999);
-    attn_model *mb = NULL;
-    attn_trainer *tb = NULL;
-    ck_assert(attn_model_create(&mc2, 12345, &mb, NULL) == ATTN_OK);
-    ck_assert(attn_trainer_create(mb, d, &cfg2, &tb, NULL) == ATTN_OK);
+    attn_model *mb = tu_model_new(&mc2, 12345);
+    attn_trainer *tb = tu_trainer_new(mb, d, &cfg2);
     ck_assert_msg(attn_trainer_load_checkpoint(tb, path, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(attn_trainer_epoch(tb), 1);
     ck_assert(attn_trainer_run(tb, NULL, &err) == ATTN_OK);
@@ -110,9 +96,8 @@ static void resume_case(attn_arch arch) {
     tu_assert_identical("resumed adam v", attn_trainer_adam(tb)->v, attn_trainer_adam(ta)->v, n);
 
     /* the same checkpoint refused on other data */
-    attn_dataset *other = train_data(120, 6);
-    attn_trainer *tc = NULL;
-    ck_assert(attn_trainer_create(mb, other, &cfg2, &tc, NULL) == ATTN_OK);
+    attn_dataset *other = tu_train_data(120, 6);
+    attn_trainer *tc = tu_trainer_new(mb, other, &cfg2);
     ck_assert(attn_trainer_load_checkpoint(tc, path, &err) == ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "different data") != NULL, "%s", err.msg);
     attn_trainer_free(tc);
@@ -133,47 +118,37 @@ END_TEST
 START_TEST(test_resume_transformer) { resume_case(ATTN_ARCH_TRANSFORMER); }
 END_TEST
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    ck_assert(f != NULL);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
+/* The file at path holds exactly `want`. */
+static void assert_file_text(const char *path, const char *want) {
+    char *text = tu_read_text(path);
+    ck_assert_str_eq(text, want);
+    free(text);
 }
 
 START_TEST(test_atomic_write) {
     make_dir();
-    attn_dataset *d = train_data(40, 5);
+    attn_dataset *d = tu_train_data(40, 5);
     attn_train_config cfg = small_config();
     attn_model_config mc = attn_model_config_default(ATTN_ARCH_RNN);
-    attn_model *m = NULL;
-    attn_trainer *t = NULL;
+    attn_model *m = tu_model_new(&mc, 1);
+    attn_trainer *t = tu_trainer_new(m, d, &cfg);
     attn_error err;
-    ck_assert(attn_model_create(&mc, 1, &m, NULL) == ATTN_OK);
-    ck_assert(attn_trainer_create(m, d, &cfg, &t, NULL) == ATTN_OK);
 
     /* an existing file whose .tmp cannot be created (a directory is in the way) */
     char path[512];
     snprintf(path, sizeof path, "%s", in_dir("keep.json"));
-    FILE *f = fopen(path, "w");
-    ck_assert(f != NULL);
-    fputs("precious\n", f);
-    fclose(f);
+    tu_write_file(path, "precious\n", strlen("precious\n"));
     ck_assert(mkdir(in_dir("keep.json.tmp"), 0700) == 0);
     ck_assert(attn_trainer_save_checkpoint(t, path, &err) == ATTN_ERR_IO);
     ck_assert_msg(strstr(err.msg, "keep.json.tmp") != NULL, "%s", err.msg);
-    ck_assert_str_eq(slurp(path), "precious\n");
+    assert_file_text(path, "precious\n");
     rmdir(in_dir("keep.json.tmp"));
 
     /* rename fails (the target is a non-empty directory): no .tmp left behind */
     char dpath[512];
     snprintf(dpath, sizeof dpath, "%s", in_dir("adir"));
     ck_assert(mkdir(dpath, 0700) == 0);
-    f = fopen(in_dir("adir/x"), "w");
-    ck_assert(f != NULL);
-    fclose(f);
+    tu_write_file(in_dir("adir/x"), "", 0);
     ck_assert(attn_trainer_save_checkpoint(t, dpath, &err) == ATTN_ERR_IO);
     ck_assert(access(in_dir("adir.tmp"), F_OK) != 0);
     remove(in_dir("adir/x"));
@@ -186,7 +161,7 @@ START_TEST(test_atomic_write) {
     attn_model_params(m)[0] = NAN;
     ck_assert(attn_trainer_save_checkpoint(t, path, &err) == ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "embedding.weight") != NULL, "%s", err.msg);
-    ck_assert_str_eq(slurp(path), "precious\n");
+    assert_file_text(path, "precious\n");
 
     /* loading something that is not a checkpoint */
     ck_assert(attn_trainer_load_checkpoint(t, path, &err) == ATTN_ERR_PARSE);

@@ -32,23 +32,12 @@ static void on_step(int epoch, int step, int steps, void *user) {
     r->steps_calls++;
 }
 
-static attn_dataset *train_data(int n) {
-    attn_dataset *d = NULL;
-    attn_error err;
-    attn_status st = attn_data_generate(ATTN_SET_TRAIN, n, 3, &d, &err);
-    ck_assert_msg(st == ATTN_OK, "%s", err.msg);
-    return d;
-}
-
 /* Trains a fresh LSTM (init seed 7) and returns its parameters (caller frees). */
 static float *train_lstm(const attn_dataset *d, const attn_train_config *cfg, record *rec,
                          size_t *n_params) {
-    attn_model_config mc = attn_model_config_default(ATTN_ARCH_LSTM);
-    attn_model *m = NULL;
-    attn_trainer *t = NULL;
+    attn_model *m = tu_model_default(ATTN_ARCH_LSTM, 7);
+    attn_trainer *t = tu_trainer_new(m, d, cfg);
     attn_error err;
-    ck_assert(attn_model_create(&mc, 7, &m, &err) == ATTN_OK);
-    ck_assert_msg(attn_trainer_create(m, d, cfg, &t, &err) == ATTN_OK, "%s", err.msg);
     attn_train_callbacks cb = {on_epoch, on_step, rec};
     attn_status st = attn_trainer_run(t, &cb, &err);
     ck_assert_msg(st == ATTN_OK, "%s", err.msg);
@@ -63,7 +52,7 @@ static float *train_lstm(const attn_dataset *d, const attn_train_config *cfg, re
 
 START_TEST(test_repeatable_and_learns) {
     attn_set_num_threads(1);
-    attn_dataset *d = train_data(240);
+    attn_dataset *d = tu_train_data(240, 3);
     attn_train_config cfg = attn_train_config_default();
     cfg.epochs = 4;
     cfg.holdout = 40;
@@ -96,16 +85,13 @@ START_TEST(test_repeatable_and_learns) {
 END_TEST
 
 START_TEST(test_early_stop_and_no_holdout) {
-    attn_dataset *d = train_data(100);
+    attn_dataset *d = tu_train_data(100, 3);
     attn_train_config cfg = attn_train_config_default();
     cfg.epochs = 5;
     cfg.holdout = 0;
     record r = {.stop_after = 2};
-    attn_model_config mc = attn_model_config_default(ATTN_ARCH_RNN);
-    attn_model *m = NULL;
-    attn_trainer *t = NULL;
-    ck_assert(attn_model_create(&mc, 1, &m, NULL) == ATTN_OK);
-    ck_assert(attn_trainer_create(m, d, &cfg, &t, NULL) == ATTN_OK);
+    attn_model *m = tu_model_default(ATTN_ARCH_RNN, 1);
+    attn_trainer *t = tu_trainer_new(m, d, &cfg);
     attn_train_callbacks cb = {on_epoch, NULL, &r};
     ck_assert(attn_trainer_run(t, &cb, NULL) == ATTN_OK);
     ck_assert_int_eq(r.n_epochs, 2);
@@ -119,18 +105,15 @@ START_TEST(test_early_stop_and_no_holdout) {
 END_TEST
 
 START_TEST(test_nan_names_step_and_tensor) {
-    attn_dataset *d = train_data(100);
+    attn_dataset *d = tu_train_data(100, 3);
     attn_train_config cfg = attn_train_config_default();
     cfg.holdout = 10;
-    attn_model_config mc = attn_model_config_default(ATTN_ARCH_LSTM);
-    attn_model *m = NULL;
-    attn_trainer *t = NULL;
+    attn_model *m = tu_model_default(ATTN_ARCH_LSTM, 1);
     attn_error err;
-    ck_assert(attn_model_create(&mc, 1, &m, NULL) == ATTN_OK);
     long idx = attn_model_tensor_find(m, "head.weight");
     ck_assert(idx >= 0);
     attn_model_params(m)[attn_model_tensor_offset(m, (size_t)idx) + 3] = NAN;
-    ck_assert(attn_trainer_create(m, d, &cfg, &t, NULL) == ATTN_OK);
+    attn_trainer *t = tu_trainer_new(m, d, &cfg);
     ck_assert(attn_trainer_run(t, NULL, &err) == ATTN_ERR_VALUE);
     printf("  NaN error: %s\n", err.msg);
     ck_assert_msg(strstr(err.msg, "step 1 ") != NULL, "%s", err.msg);
@@ -144,13 +127,11 @@ START_TEST(test_nan_names_step_and_tensor) {
 END_TEST
 
 START_TEST(test_bad_config) {
-    attn_dataset *d = train_data(50);
+    attn_dataset *d = tu_train_data(50, 3);
     attn_train_config cfg = attn_train_config_default(); /* holdout 500 > 50 sentences */
-    attn_model_config mc = attn_model_config_default(ATTN_ARCH_RNN);
-    attn_model *m = NULL;
+    attn_model *m = tu_model_default(ATTN_ARCH_RNN, 1);
     attn_trainer *t = NULL;
     attn_error err;
-    ck_assert(attn_model_create(&mc, 1, &m, NULL) == ATTN_OK);
     ck_assert(attn_trainer_create(m, d, &cfg, &t, &err) == ATTN_ERR_VALUE);
     ck_assert(t == NULL);
     ck_assert_msg(strstr(err.msg, "holdout") != NULL, "%s", err.msg);
@@ -165,10 +146,8 @@ END_TEST
 
 /* attn_evaluate: accuracy equals a count done here from per-sentence batch-1 forwards. */
 START_TEST(test_evaluate) {
-    attn_dataset *d = train_data(60);
-    attn_model_config mc = attn_model_config_default(ATTN_ARCH_RNN);
-    attn_model *m = NULL;
-    ck_assert(attn_model_create(&mc, 4, &m, NULL) == ATTN_OK);
+    attn_dataset *d = tu_train_data(60, 3);
+    attn_model *m = tu_model_default(ATTN_ARCH_RNN, 4);
     int correct = 0;
     for (int i = 0; i < d->n; i++) {
         attn_batch b = {1, d->lengths[i], d->ids + d->offsets[i], &d->lengths[i]};
