@@ -30,6 +30,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 bool cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
 bool cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
 bool cli_parse_float(const char *cmd, const char *opt, const char *s, float *out);
+/* "--name VALUE" or "--name=VALUE" at argv[*i]: returns the value (advancing *i past it) and
+ * sets *matched. NULL with *matched false: argv[*i] is another option. NULL with *matched true:
+ * the value is missing and a usage error naming the option has been printed. */
+const char *cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                          bool *matched);
 /* True if argv has -h or --help. */
 bool cli_wants_help(int argc, char **argv);
 /* Log hook that prints library messages to stderr. */

@@ -33,27 +33,6 @@ static void vocab_usage(void) {
            ATTN_VOCAB_SIZE, ATTN_N_WORDS, ATTN_VOCAB_SIZE - 1, ATTN_VOCAB_SIZE);
 }
 
-/* Value of option `name` given as "--name VALUE" or "--name=VALUE"; advances *i. NULL (after
- * a usage error) if the value is missing. *matched tells whether argv[*i] was this option. */
-static const char *opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
-                             bool *matched) {
-    size_t nl = strlen(name);
-    const char *a = argv[*i];
-    *matched = false;
-    if (strncmp(a, name, nl) != 0) return NULL;
-    if (a[nl] == '=') {
-        *matched = true;
-        return a + nl + 1;
-    }
-    if (a[nl] != '\0') return NULL;
-    *matched = true;
-    if (*i + 1 >= argc) {
-        cli_usage_error(cmd, "%s needs a value", name);
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 /* Statistics on the position of the core adjective (the first adjective) for --stats. */
 static void print_stats(const attn_dataset *d) {
     int *len = malloc((size_t)d->n * sizeof *len);
@@ -93,8 +72,8 @@ static void print_stats(const attn_dataset *d) {
             "attn data: %d sentences, %d positive (%.2f%%), words min %d median %d max %d, "
             "mean words after the core adjective %.1f, core adjective within the last 8 "
             "words: %d (%.2f%%)\n",
-            d->n, pos, 100.0 * pos / d->n, minl, median, maxl, (double)tail_sum / d->n,
-            near_end, 100.0 * near_end / d->n);
+            d->n, pos, 100.0 * pos / d->n, minl, median, maxl, (double)tail_sum / d->n, near_end,
+            100.0 * near_end / d->n);
 }
 
 int cmd_data(int argc, char **argv) {
@@ -111,13 +90,13 @@ int cmd_data(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         bool m;
         const char *v;
-        if ((v = opt_value(cmd, argc, argv, &i, "--set", &m)) || m) {
+        if ((v = cli_opt_value(cmd, argc, argv, &i, "--set", &m)) || m) {
             if (!v) return CLI_USAGE;
             if (attn_set_from_name(v, &set, &err) != ATTN_OK)
                 return cli_usage_error(cmd, "%s", err.msg);
-        } else if ((v = opt_value(cmd, argc, argv, &i, "--n", &m)) || m) {
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--n", &m)) || m) {
             if (!v || !cli_parse_int(cmd, "--n", v, 1, ATTN_DATA_MAX_N, &n)) return CLI_USAGE;
-        } else if ((v = opt_value(cmd, argc, argv, &i, "--seed", &m)) || m) {
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--seed", &m)) || m) {
             if (!v || !cli_parse_u64(cmd, "--seed", v, &seed)) return CLI_USAGE;
         } else if (strcmp(argv[i], "--stats") == 0) {
             stats = true;

@@ -33,20 +33,19 @@ int cmd_flops(int argc, char **argv) {
     int T = 12, B = 1;
     bool train = false;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--train") == 0) {
+        bool m = false;
+        const char *v;
+        if (strcmp(argv[i], "--train") == 0) {
             train = true;
-        } else if (strcmp(a, "--model") == 0 || strcmp(a, "--T") == 0 ||
-                   strcmp(a, "--batch") == 0) {
-            if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--model") == 0)
-                model_name = v;
-            else if (strcmp(a, "--T") == 0 ? !cli_parse_int(cmd, a, v, 1, ATTN_MAX_WORDS, &T)
-                                           : !cli_parse_int(cmd, a, v, 1, 4096, &B))
-                return CLI_USAGE;
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--model", &m)) || m) {
+            if (!v) return CLI_USAGE;
+            model_name = v;
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--T", &m)) || m) {
+            if (!v || !cli_parse_int(cmd, "--T", v, 1, ATTN_MAX_WORDS, &T)) return CLI_USAGE;
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--batch", &m)) || m) {
+            if (!v || !cli_parse_int(cmd, "--batch", v, 1, 4096, &B)) return CLI_USAGE;
         } else {
-            return cli_usage_error(cmd, "unknown option '%s'", a);
+            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
         }
     }
     if (!model_name) return cli_usage_error(cmd, "--model is required (rnn, lstm or transformer)");
@@ -59,7 +58,8 @@ int cmd_flops(int argc, char **argv) {
     attn_model *m = NULL;
     if (attn_model_create(&cfg, 1, &m, &err) != ATTN_OK) return cli_fail(cmd, &err);
     int *ids = malloc((size_t)B * T * sizeof *ids), *lengths = malloc((size_t)B * sizeof *lengths);
-    float *logits = malloc((size_t)B * sizeof *logits), *d_logits = malloc((size_t)B * sizeof *d_logits);
+    float *logits = malloc((size_t)B * sizeof *logits),
+          *d_logits = malloc((size_t)B * sizeof *d_logits);
     float *labels = malloc((size_t)B * sizeof *labels);
     int rc = CLI_OK;
     if (!ids || !lengths || !logits || !d_logits || !labels) {

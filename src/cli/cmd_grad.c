@@ -27,23 +27,6 @@ static void grad_usage(void) {
            GRAD_DEFAULT_BATCH);
 }
 
-/* Value of "--name VALUE" or "--name=VALUE" at argv[*i]; advances *i. *matched tells whether
- * argv[*i] was this option; NULL with *matched set means the value is missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched) {
-    size_t nl = strlen(name);
-    const char *a = argv[*i];
-    *matched = false;
-    if (strncmp(a, name, nl) != 0) return NULL;
-    if (a[nl] == '=') {
-        *matched = true;
-        return a + nl + 1;
-    }
-    if (a[nl] != '\0') return NULL;
-    *matched = true;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
-
 /* Forward + backward over the whole file; *loss = mean loss. Grads are zeroed first. */
 static attn_status grad_over_file(attn_model *m, const attn_dataset *d, int batch_size,
                                   double *loss, attn_error *err) {
@@ -111,19 +94,19 @@ int cmd_grad(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         bool matched;
         const char *val;
-        if ((val = opt_value(argc, argv, &i, "--weights", &matched)) || matched) {
-            if (!val) return cli_usage_error(cmd, "--weights needs a value");
+        if ((val = cli_opt_value(cmd, argc, argv, &i, "--weights", &matched)) || matched) {
+            if (!val) return CLI_USAGE;
             weights = val;
-        } else if ((val = opt_value(argc, argv, &i, "--data", &matched)) || matched) {
-            if (!val) return cli_usage_error(cmd, "--data needs a value");
+        } else if ((val = cli_opt_value(cmd, argc, argv, &i, "--data", &matched)) || matched) {
+            if (!val) return CLI_USAGE;
             data = val;
-        } else if ((val = opt_value(argc, argv, &i, "--out", &matched)) || matched) {
-            if (!val) return cli_usage_error(cmd, "--out needs a value");
+        } else if ((val = cli_opt_value(cmd, argc, argv, &i, "--out", &matched)) || matched) {
+            if (!val) return CLI_USAGE;
             out = val;
-        } else if ((val = opt_value(argc, argv, &i, "--batch-size", &matched)) || matched) {
-            if (!val) return cli_usage_error(cmd, "--batch-size needs a value");
-            if (!cli_parse_int(cmd, "--batch-size", val, 1, 1 << 20, &batch_size))
-                return CLI_USAGE;
+        } else if ((val = cli_opt_value(cmd, argc, argv, &i, "--batch-size", &matched)) ||
+                   matched) {
+            if (!val) return CLI_USAGE;
+            if (!cli_parse_int(cmd, "--batch-size", val, 1, 1 << 20, &batch_size)) return CLI_USAGE;
         } else {
             return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
         }

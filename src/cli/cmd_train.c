@@ -26,22 +26,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* "--name VALUE" or "--name=VALUE": the value (advancing *i), or NULL if argv[*i] is not this
- * option; *missing is set when the option is there without a value. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing) {
-    size_t nl = strlen(name);
-    const char *a = argv[*i];
-    *missing = false;
-    if (strncmp(a, name, nl) != 0) return NULL;
-    if (a[nl] == '=') return a + nl + 1;
-    if (a[nl] != '\0') return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 static void fmt_duration(char *buf, size_t n, double s) {
     if (!isfinite(s) || s < 0) s = 0;
     if (s < 60)
@@ -112,8 +96,7 @@ static bool train_on_epoch(const attn_epoch_stats *st, void *user) {
             "%sepoch %*d/%d  loss %.4f  train %.1f%%  held-out %s  %.0f sent/s  elapsed %s  "
             "ETA %s%s",
             p->tty ? "\r" : "", st->epochs >= 10 ? 2 : 1, st->epoch, st->epochs, st->loss,
-            100.0 * st->train_acc, ho, st->sentences_per_s, el, eta,
-            p->tty ? "\033[K\n" : "\n");
+            100.0 * st->train_acc, ho, st->sentences_per_s, el, eta, p->tty ? "\033[K\n" : "\n");
     if (p->log) {
         fprintf(p->log,
                 "{\"epoch\": %d, \"epochs\": %d, \"steps\": %ld, \"loss\": %.9g, "
@@ -123,8 +106,7 @@ static bool train_on_epoch(const attn_epoch_stats *st, void *user) {
             fprintf(p->log, "null");
         else
             fprintf(p->log, "%.9g", st->holdout_acc);
-        fprintf(p->log,
-                ", \"sentences_per_s\": %.6g, \"elapsed_s\": %.6g, \"eta_s\": %.6g}\n",
+        fprintf(p->log, ", \"sentences_per_s\": %.6g, \"elapsed_s\": %.6g, \"eta_s\": %.6g}\n",
                 st->sentences_per_s, st->elapsed_s, st->eta_s);
         fflush(p->log);
     }
@@ -149,9 +131,9 @@ int cmd_train(int argc, char **argv) {
     int train_size = ATTN_TRAIN_DEFAULT_N;
     attn_train_config cfg = attn_train_config_default();
     for (int i = 1; i < argc; i++) {
-        bool missing = false;
+        bool matched = false;
         const char *v;
-#define OPT(name) ((v = opt_value(argc, argv, &i, name, &missing)) != NULL || missing)
+#define OPT(name) ((v = cli_opt_value(cmd, argc, argv, &i, name, &matched)) != NULL || matched)
         if (OPT("--model")) {
             model_name = v;
         } else if (OPT("--seed")) {
@@ -176,8 +158,7 @@ int cmd_train(int argc, char **argv) {
             if (!v || !cli_parse_int(cmd, "--holdout", v, 0, 10000000, &cfg.holdout))
                 goto bad_value;
         } else if (OPT("--bucket")) {
-            if (!v || !cli_parse_int(cmd, "--bucket", v, 1, 1 << 16, &cfg.bucket))
-                goto bad_value;
+            if (!v || !cli_parse_int(cmd, "--bucket", v, 1, 1 << 16, &cfg.bucket)) goto bad_value;
         } else if (OPT("--data")) {
             data_path = v;
         } else if (OPT("--init")) {
@@ -194,10 +175,9 @@ int cmd_train(int argc, char **argv) {
             return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
         }
 #undef OPT
-        if (!v) return cli_usage_error(cmd, "%s needs a value", argv[i]);
+        if (!v) return CLI_USAGE; /* cli_opt_value named the missing value */
         continue;
-    bad_value: /* a parse error was printed; a missing value was not */
-        if (missing) return cli_usage_error(cmd, "%s needs a value", argv[i]);
+    bad_value: /* the missing value or the parse error was printed */
         return CLI_USAGE;
     }
 
@@ -255,13 +235,16 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "attn train: %s: cannot open: %s\n", log_path, strerror(errno));
         goto done;
     }
-    train_progress prog = {.tty = isatty(fileno(stderr)) == 1, .log = log,
-                           .checkpoint = ckpt_path, .trainer = trainer};
-    fprintf(stderr, "attn train: %s, %zu parameters, %d training + %d held-out sentences, "
-                    "%d epochs from epoch %d, batch %d, lr %g, seed %llu\n",
-            attn_arch_name(mc.arch), attn_model_n_params(model), data->n - cfg.holdout,
-            cfg.holdout, cfg.epochs, attn_trainer_epoch(trainer) + 1, cfg.batch_size,
-            cfg.adam.lr, (unsigned long long)seed);
+    train_progress prog = {.tty = isatty(fileno(stderr)) == 1,
+                           .log = log,
+                           .checkpoint = ckpt_path,
+                           .trainer = trainer};
+    fprintf(stderr,
+            "attn train: %s, %zu parameters, %d training + %d held-out sentences, "
+            "%d epochs from epoch %d, batch %d, lr %g, seed %llu\n",
+            attn_arch_name(mc.arch), attn_model_n_params(model), data->n - cfg.holdout, cfg.holdout,
+            cfg.epochs, attn_trainer_epoch(trainer) + 1, cfg.batch_size, cfg.adam.lr,
+            (unsigned long long)seed);
     attn_train_callbacks cb = {train_on_epoch, train_on_step, &prog};
     st = attn_trainer_run(trainer, &cb, &err);
     if (st != ATTN_OK) {
@@ -308,7 +291,7 @@ static void reproduce_usage(void) {
            ATTN_TEST_DEFAULT_N, ATTN_TRAIN_DEFAULT_N);
 }
 
-#define N_ARCH 3
+#define N_ARCH    3
 #define MAX_SEEDS 100
 static const attn_set test_sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR,
                                                      ATTN_SET_FILL4, ATTN_SET_FILL8};
@@ -392,8 +375,8 @@ static int run_worker(const repro_opts *o, const job *jb, int idx, int fd) {
         test = NULL;
     }
     if (st == ATTN_OK)
-        send_line(fd, "R %d %.9f %.9f %.9f %.9f %zu %.3f %.3f", idx, acc[0], acc[1], acc[2],
-                  acc[3], attn_model_n_params(m), t1 - t0, now_s() - t1);
+        send_line(fd, "R %d %.9f %.9f %.9f %.9f %zu %.3f %.3f", idx, acc[0], acc[1], acc[2], acc[3],
+                  attn_model_n_params(m), t1 - t0, now_s() - t1);
     else
         send_line(fd, "F %d %s", idx, err.msg);
     attn_trainer_free(t);
@@ -490,8 +473,8 @@ static ssize_t pump(pipe_reader *p, int timeout_ms) {
                         attn_arch_name(j->arch), j->seed, 100 * j->acc[0], 100 * j->acc[1],
                         100 * j->acc[2], 100 * j->acc[3], j->train_s, j->eval_s);
             else
-                fprintf(stderr, "  %-11s seed %d: FAILED: %s\n", attn_arch_name(j->arch),
-                        j->seed, j->msg);
+                fprintf(stderr, "  %-11s seed %d: FAILED: %s\n", attn_arch_name(j->arch), j->seed,
+                        j->msg);
         }
         line = nl + 1;
     }
@@ -524,9 +507,10 @@ static int write_report(const repro_opts *o, const job *jobs, int n_jobs, double
         fprintf(stderr, "attn reproduce: %s: cannot create: %s\n", path, strerror(errno));
         return CLI_ERROR;
     }
-    fprintf(f, "{\n  \"epochs\": %d,\n  \"train_size\": %d,\n  \"seeds\": %d,\n"
-               "  \"workers\": %d,\n  \"eval_batch\": %d,\n  \"wall_seconds\": %.3f,\n"
-               "  \"runs\": [\n",
+    fprintf(f,
+            "{\n  \"epochs\": %d,\n  \"train_size\": %d,\n  \"seeds\": %d,\n"
+            "  \"workers\": %d,\n  \"eval_batch\": %d,\n  \"wall_seconds\": %.3f,\n"
+            "  \"runs\": [\n",
             o->epochs, o->train_size, o->seeds, o->jobs, o->eval_batch, wall);
     for (int i = 0; i < n_jobs; i++) {
         const job *j = &jobs[i];
@@ -547,6 +531,12 @@ static int write_report(const repro_opts *o, const job *jobs, int n_jobs, double
     return CLI_OK;
 }
 
+/* Stores an option's string value; true, so it chains like the cli_parse_* helpers. */
+static bool set_str(const char **dst, const char *v) {
+    *dst = v;
+    return true;
+}
+
 int cmd_reproduce(int argc, char **argv) {
     const char *cmd = "reproduce";
     if (cli_wants_help(argc, argv)) {
@@ -554,30 +544,34 @@ int cmd_reproduce(int argc, char **argv) {
         return CLI_OK;
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    repro_opts o = {.seeds = 3, .jobs = ncpu > 0 ? (int)ncpu : 1, .epochs = 20,
-                    .train_size = ATTN_TRAIN_DEFAULT_N, .eval_batch = 1, .out_dir = "weights"};
+    repro_opts o = {.seeds = 3,
+                    .jobs = ncpu > 0 ? (int)ncpu : 1,
+                    .epochs = 20,
+                    .train_size = ATTN_TRAIN_DEFAULT_N,
+                    .eval_batch = 1,
+                    .out_dir = "weights"};
     for (int i = 1; i < argc; i++) {
-        bool missing = false;
+        bool m = false;
         const char *v;
         bool ok = true;
-        if ((v = opt_value(argc, argv, &i, "--seeds", &missing)))
-            ok = cli_parse_int(cmd, "--seeds", v, 1, MAX_SEEDS, &o.seeds);
-        else if (!missing && (v = opt_value(argc, argv, &i, "-j", &missing)))
-            ok = cli_parse_int(cmd, "-j", v, 1, 1024, &o.jobs);
-        else if (!missing && (v = opt_value(argc, argv, &i, "--out", &missing)))
-            o.out_dir = v;
-        else if (!missing && (v = opt_value(argc, argv, &i, "--epochs", &missing)))
-            ok = cli_parse_int(cmd, "--epochs", v, 1, 100000, &o.epochs);
-        else if (!missing && (v = opt_value(argc, argv, &i, "--train-size", &missing)))
-            ok = cli_parse_int(cmd, "--train-size", v, 501, 10000000, &o.train_size);
-        else if (!missing && (v = opt_value(argc, argv, &i, "--eval-batch", &missing)))
-            ok = cli_parse_int(cmd, "--eval-batch", v, 1, 100000, &o.eval_batch);
-        else if (missing)
-            return cli_usage_error(cmd, "%s needs a value", argv[i]);
+#define ROPT(name) ((v = cli_opt_value(cmd, argc, argv, &i, name, &m)) != NULL || m)
+        if (ROPT("--seeds"))
+            ok = v && cli_parse_int(cmd, "--seeds", v, 1, MAX_SEEDS, &o.seeds);
+        else if (ROPT("-j"))
+            ok = v && cli_parse_int(cmd, "-j", v, 1, 1024, &o.jobs);
+        else if (ROPT("--out"))
+            ok = (v != NULL) && set_str(&o.out_dir, v);
+        else if (ROPT("--epochs"))
+            ok = v && cli_parse_int(cmd, "--epochs", v, 1, 100000, &o.epochs);
+        else if (ROPT("--train-size"))
+            ok = v && cli_parse_int(cmd, "--train-size", v, 501, 10000000, &o.train_size);
+        else if (ROPT("--eval-batch"))
+            ok = v && cli_parse_int(cmd, "--eval-batch", v, 1, 100000, &o.eval_batch);
         else if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2])
             ok = cli_parse_int(cmd, "-j", argv[i] + 2, 1, 1024, &o.jobs);
         else
             return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+#undef ROPT
         if (!ok) return CLI_USAGE;
     }
     if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
@@ -593,8 +587,7 @@ int cmd_reproduce(int argc, char **argv) {
         fprintf(stderr, "attn reproduce: out of memory\n");
         return CLI_ERROR;
     }
-    static const attn_arch order[N_ARCH] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM,
-                                            ATTN_ARCH_RNN};
+    static const attn_arch order[N_ARCH] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM, ATTN_ARCH_RNN};
     for (int a = 0, k = 0; a < N_ARCH; a++)
         for (int s = 1; s <= o.seeds; s++, k++) {
             jobs[k].arch = order[a];
@@ -611,8 +604,9 @@ int cmd_reproduce(int argc, char **argv) {
     }
     attn_set_num_threads(1);
     bool tty = isatty(fileno(stderr)) == 1;
-    fprintf(stderr, "attn reproduce: %d runs (rnn, lstm, transformer x seeds 1..%d), %d epochs, "
-                    "%d training sentences, %d worker%s\n",
+    fprintf(stderr,
+            "attn reproduce: %d runs (rnn, lstm, transformer x seeds 1..%d), %d epochs, "
+            "%d training sentences, %d worker%s\n",
             n_jobs, o.seeds, o.epochs, o.train_size, o.jobs, o.jobs == 1 ? "" : "s");
     fflush(stderr);
     double start = now_s();
@@ -653,8 +647,7 @@ int cmd_reproduce(int argc, char **argv) {
                 } /* its result line was written before it exited */
                 if (jobs[i].state == 1) {
                     jobs[i].state = 3;
-                    snprintf(jobs[i].msg, sizeof jobs[i].msg, "worker exited (status %d)",
-                             status);
+                    snprintf(jobs[i].msg, sizeof jobs[i].msg, "worker exited (status %d)", status);
                 }
             }
         }
@@ -704,8 +697,8 @@ int cmd_reproduce(int argc, char **argv) {
     }
     char wall_s[32];
     fmt_duration(wall_s, sizeof wall_s, wall);
-    printf("\n\nTotal wall time: %s (%.1f s; %d runs of %d epochs on %d workers)\n", wall_s,
-           wall, n_jobs, o.epochs, o.jobs);
+    printf("\n\nTotal wall time: %s (%.1f s; %d runs of %d epochs on %d workers)\n", wall_s, wall,
+           n_jobs, o.epochs, o.jobs);
     char report[4096];
     snprintf(report, sizeof report, "%s/reproduce.json", o.out_dir);
     int rc = write_report(&o, jobs, n_jobs, wall, report);

@@ -13,21 +13,6 @@
 
 /* Value of "--name VALUE" / "--name=VALUE" at argv[*i] (advancing *i); *matched says whether
  * argv[*i] was this option; NULL with *matched set means the value is missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched) {
-    size_t nl = strlen(name);
-    const char *a = argv[*i];
-    *matched = false;
-    if (strncmp(a, name, nl) != 0) return NULL;
-    if (a[nl] == '=') {
-        *matched = true;
-        return a + nl + 1;
-    }
-    if (a[nl] != '\0') return NULL;
-    *matched = true;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
-
 static int load_weights(const char *cmd, const char *path, attn_model **m) {
     attn_error err;
     if (attn_weights_load_json(path, m, &err) != ATTN_OK) return cli_fail(cmd, &err);
@@ -59,8 +44,8 @@ int cmd_info(int argc, char **argv) {
     const char *weights = NULL;
     for (int i = 1; i < argc; i++) {
         bool matched;
-        const char *v = opt_value(argc, argv, &i, "--weights", &matched);
-        if (matched && !v) return cli_usage_error(cmd, "--weights needs a file");
+        const char *v = cli_opt_value(cmd, argc, argv, &i, "--weights", &matched);
+        if (matched && !v) return CLI_USAGE;
         if (matched) {
             weights = v;
             continue;
@@ -190,13 +175,13 @@ int cmd_predict(int argc, char **argv) {
     int rc = CLI_OK;
     for (int i = 1; i < argc && rc == CLI_OK; i++) {
         bool matched;
-        const char *v = opt_value(argc, argv, &i, "--weights", &matched);
+        const char *v = cli_opt_value(cmd, argc, argv, &i, "--weights", &matched);
         if (matched) {
-            if (!v) rc = cli_usage_error(cmd, "--weights needs a file");
+            if (!v) rc = CLI_USAGE;
             weights = v;
             continue;
         }
-        v = opt_value(argc, argv, &i, "--format", &matched);
+        v = cli_opt_value(cmd, argc, argv, &i, "--format", &matched);
         if (matched) {
             if (v && strcmp(v, "text") == 0)
                 fmt = FORMAT_TEXT;
@@ -286,8 +271,8 @@ static attn_status evaluate(attn_model *m, const attn_dataset *d, int batch, int
         for (int b = 0; b < B; b++)
             if (d->lengths[start + b] > T) T = d->lengths[start + b];
         if (T > ATTN_MAX_WORDS) {
-            st = attn_errorf(err, ATTN_ERR_SHAPE, "sentence %d has %d words, at most %d",
-                             start + 1, T, ATTN_MAX_WORDS);
+            st = attn_errorf(err, ATTN_ERR_SHAPE, "sentence %d has %d words, at most %d", start + 1,
+                             T, ATTN_MAX_WORDS);
             break;
         }
         memset(ids, 0, (size_t)B * (size_t)T * sizeof *ids);
@@ -315,8 +300,8 @@ static int eval_report(const char *cmd, attn_model *m, const char *name, attn_da
         fprintf(stderr, "attn %s: %s: %s\n", cmd, name, err.msg);
         return CLI_ERROR;
     }
-    printf("%-11s accuracy %6.2f %% (%d/%d)\n", name, d->n ? 100.0 * correct / d->n : 0.0,
-           correct, d->n);
+    printf("%-11s accuracy %6.2f %% (%d/%d)\n", name, d->n ? 100.0 * correct / d->n : 0.0, correct,
+           d->n);
     return CLI_OK;
 }
 
@@ -333,22 +318,22 @@ int cmd_eval(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         bool matched;
         const char *v;
-        if ((v = opt_value(argc, argv, &i, "--weights", &matched)) || matched) {
-            if (!v) return cli_usage_error(cmd, "--weights needs a file");
+        if ((v = cli_opt_value(cmd, argc, argv, &i, "--weights", &matched)) || matched) {
+            if (!v) return CLI_USAGE;
             weights = v;
-        } else if ((v = opt_value(argc, argv, &i, "--set", &matched)) || matched) {
-            if (!v) return cli_usage_error(cmd, "--set needs a name");
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--set", &matched)) || matched) {
+            if (!v) return CLI_USAGE;
             set = v;
-        } else if ((v = opt_value(argc, argv, &i, "--data", &matched)) || matched) {
-            if (!v) return cli_usage_error(cmd, "--data needs a file");
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--data", &matched)) || matched) {
+            if (!v) return CLI_USAGE;
             data = v;
-        } else if ((v = opt_value(argc, argv, &i, "--seed", &matched)) || matched) {
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--seed", &matched)) || matched) {
             if (!cli_parse_u64(cmd, "--seed", v, &seed)) return CLI_USAGE;
             have_seed = true;
-        } else if ((v = opt_value(argc, argv, &i, "--n", &matched)) || matched) {
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--n", &matched)) || matched) {
             if (!cli_parse_int(cmd, "--n", v, 1, ATTN_DATA_MAX_N, &n)) return CLI_USAGE;
             have_n = true;
-        } else if ((v = opt_value(argc, argv, &i, "--batch", &matched)) || matched) {
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--batch", &matched)) || matched) {
             if (!cli_parse_int(cmd, "--batch", v, 1, 4096, &batch)) return CLI_USAGE;
         } else {
             return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);

@@ -76,8 +76,7 @@ bool cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int 
     errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || !*s || *end || errno || v < lo || v > hi) {
-        cli_usage_error(cmd, "%s expects an integer in %d..%d, got '%s'", opt, lo, hi,
-                        s ? s : "");
+        cli_usage_error(cmd, "%s expects an integer in %d..%d, got '%s'", opt, lo, hi, s ? s : "");
         return false;
     }
     *out = (int)v;
@@ -106,6 +105,21 @@ bool cli_parse_float(const char *cmd, const char *opt, const char *s, float *out
     }
     *out = v;
     return true;
+}
+
+const char *cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                          bool *matched) {
+    size_t nl = strlen(name);
+    const char *a = argv[*i];
+    *matched = false;
+    if (strncmp(a, name, nl) != 0 || (a[nl] != '\0' && a[nl] != '=')) return NULL;
+    *matched = true;
+    if (a[nl] == '=') return a + nl + 1;
+    if (*i + 1 >= argc) {
+        cli_usage_error(cmd, "%s needs a value", name);
+        return NULL;
+    }
+    return argv[++*i];
 }
 
 bool cli_wants_help(int argc, char **argv) {
