@@ -6,6 +6,7 @@
 #include "attn.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #define CLI_OK    0
 #define CLI_ERROR 1
@@ -21,6 +22,21 @@ int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
+
+/* ---- the write-up's results table (results.c) ---- */
+#define CLI_N_ARCH 3
+/* The four test sets in the table's order: plain, distractor, fill4, fill8. */
+extern const attn_set cli_test_sets[ATTN_N_TEST_SETS];
+typedef struct cli_run_result {
+    attn_arch arch;
+    int seed;
+    bool ok;                      /* false: the run failed, it is left out of the table */
+    double acc[ATTN_N_TEST_SETS]; /* accuracy in [0, 1] per cli_test_sets entry */
+    size_t n_params;
+} cli_run_result;
+/* Rows: test sets; columns: RNN, LSTM, Transformer; cells: accuracy range across seeds
+ * ("52–55%"); last row: parameter counts. Markdown. */
+void cli_print_results_table(FILE *f, const cli_run_result *runs, int n_runs);
 
 /* Prints "attn CMD: <msg>" to stderr and returns the exit code for the status. */
 int cli_fail(const char *cmd, const attn_error *err);

@@ -291,11 +291,8 @@ static void reproduce_usage(void) {
            ATTN_TEST_DEFAULT_N, ATTN_TRAIN_DEFAULT_N);
 }
 
-#define N_ARCH    3
+#define N_ARCH    CLI_N_ARCH
 #define MAX_SEEDS 100
-static const attn_set test_sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR,
-                                                     ATTN_SET_FILL4, ATTN_SET_FILL8};
-static const char *const arch_titles[N_ARCH] = {"RNN", "LSTM", "Transformer"};
 
 typedef struct job {
     attn_arch arch;
@@ -369,7 +366,7 @@ static int run_worker(const repro_opts *o, const job *jb, int idx, int fd) {
         st = attn_weights_save_json(m, false, path, &err);
     }
     for (int s = 0; s < ATTN_N_TEST_SETS && st == ATTN_OK; s++) {
-        st = attn_data_generate(test_sets[s], ATTN_TEST_DEFAULT_N, cfg.seed, &test, &err);
+        st = attn_data_generate(cli_test_sets[s], ATTN_TEST_DEFAULT_N, cfg.seed, &test, &err);
         if (st == ATTN_OK) st = attn_evaluate(m, test, 0, test->n, o->eval_batch, &acc[s], &err);
         attn_dataset_free(test);
         test = NULL;
@@ -383,32 +380,6 @@ static int run_worker(const repro_opts *o, const job *jb, int idx, int fd) {
     attn_model_free(m);
     attn_dataset_free(train);
     return st == ATTN_OK ? 0 : 1;
-}
-
-/* "52–55%" (or "100%" when all seeds agree); one decimal unless whole. */
-static void fmt_pct(char *buf, size_t n, double x) {
-    double p = 100.0 * x;
-    if (fabs(p - round(p)) < 1e-9)
-        snprintf(buf, n, "%.0f", p);
-    else
-        snprintf(buf, n, "%.1f", p);
-}
-
-static void fmt_range(char *buf, size_t n, double lo, double hi) {
-    char a[16], b[16];
-    fmt_pct(a, sizeof a, lo);
-    fmt_pct(b, sizeof b, hi);
-    if (strcmp(a, b) == 0)
-        snprintf(buf, n, "%s%%", a);
-    else
-        snprintf(buf, n, "%s\xe2\x80\x93%s%%", a, b); /* en dash */
-}
-
-static void fmt_thousands(char *buf, size_t n, size_t v) {
-    if (v >= 1000)
-        snprintf(buf, n, "%zu,%03zu", v / 1000, v % 1000);
-    else
-        snprintf(buf, n, "%zu", v);
 }
 
 /* Handles one line from a worker; returns the job index it finished (done or failed), or -1. */
@@ -500,11 +471,14 @@ static void print_status(const job *jobs, int n_jobs, double elapsed, bool tty) 
     fflush(stderr);
 }
 
+/* reproduce.json, written atomically (path.tmp, fsync, rename). */
 static int write_report(const repro_opts *o, const job *jobs, int n_jobs, double wall,
                         const char *path) {
-    FILE *f = fopen(path, "w");
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
     if (!f) {
-        fprintf(stderr, "attn reproduce: %s: cannot create: %s\n", path, strerror(errno));
+        fprintf(stderr, "attn reproduce: %s: cannot create: %s\n", tmp, strerror(errno));
         return CLI_ERROR;
     }
     fprintf(f,
@@ -519,13 +493,16 @@ static int write_report(const repro_opts *o, const job *jobs, int n_jobs, double
         fprintf(f, "\"train_seconds\": %.3f, \"eval_seconds\": %.3f, \"accuracy\": {", j->train_s,
                 j->eval_s);
         for (int s = 0; s < ATTN_N_TEST_SETS; s++)
-            fprintf(f, "%s\"%s\": %.6f", s ? ", " : "", attn_set_name(test_sets[s]), j->acc[s]);
+            fprintf(f, "%s\"%s\": %.6f", s ? ", " : "", attn_set_name(cli_test_sets[s]), j->acc[s]);
         fprintf(f, "}, \"weights\": \"%s/%s-seed%d.json\"}%s\n", o->out_dir,
                 attn_arch_name(j->arch), j->seed, i + 1 < n_jobs ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
-    if (fclose(f) != 0) {
-        fprintf(stderr, "attn reproduce: %s: write failed\n", path);
+    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        fprintf(stderr, "attn reproduce: %s: write failed: %s\n", path, strerror(errno));
+        remove(tmp);
         return CLI_ERROR;
     }
     return CLI_OK;
@@ -660,44 +637,19 @@ int cmd_reproduce(int argc, char **argv) {
 
     /* The table: rows = test sets, columns = models, cells = range across seeds. */
     int failures = 0;
-    for (int i = 0; i < n_jobs; i++) failures += jobs[i].state != 2;
-    printf("| test set   |");
-    for (int a = 0; a < N_ARCH; a++) printf(" %-13s |", arch_titles[a]);
-    printf("\n|------------|");
-    for (int a = 0; a < N_ARCH; a++) printf("---------------|");
-    printf("\n");
-    for (int s = 0; s < ATTN_N_TEST_SETS; s++) {
-        printf("| %-10s |", attn_set_name(test_sets[s]));
-        for (int a = 0; a < N_ARCH; a++) {
-            double lo = INFINITY, hi = -INFINITY;
-            for (int i = 0; i < n_jobs; i++) {
-                if (jobs[i].arch != (attn_arch)a || jobs[i].state != 2) continue;
-                lo = fmin(lo, jobs[i].acc[s]);
-                hi = fmax(hi, jobs[i].acc[s]);
-            }
-            char cell[48];
-            if (lo > hi)
-                snprintf(cell, sizeof cell, "failed");
-            else
-                fmt_range(cell, sizeof cell, lo, hi);
-            /* pad by display width: the en dash is 3 bytes, 1 column */
-            int extra = strstr(cell, "\xe2\x80\x93") ? 2 : 0;
-            printf(" %-*s |", 13 + extra, cell);
-        }
-        printf("\n");
+    cli_run_result results[N_ARCH * MAX_SEEDS];
+    for (int i = 0; i < n_jobs; i++) {
+        failures += jobs[i].state != 2;
+        results[i] = (cli_run_result){.arch = jobs[i].arch,
+                                      .seed = jobs[i].seed,
+                                      .ok = jobs[i].state == 2,
+                                      .n_params = jobs[i].n_params};
+        memcpy(results[i].acc, jobs[i].acc, sizeof results[i].acc);
     }
-    printf("| parameters |");
-    for (int a = 0; a < N_ARCH; a++) {
-        size_t np = 0;
-        for (int i = 0; i < n_jobs; i++)
-            if (jobs[i].arch == (attn_arch)a && jobs[i].state == 2) np = jobs[i].n_params;
-        char cell[32];
-        fmt_thousands(cell, sizeof cell, np);
-        printf(" %-13s |", cell);
-    }
+    cli_print_results_table(stdout, results, n_jobs);
     char wall_s[32];
     fmt_duration(wall_s, sizeof wall_s, wall);
-    printf("\n\nTotal wall time: %s (%.1f s; %d runs of %d epochs on %d workers)\n", wall_s, wall,
+    printf("\nTotal wall time: %s (%.1f s; %d runs of %d epochs on %d workers)\n", wall_s, wall,
            n_jobs, o.epochs, o.jobs);
     char report[4096];
     snprintf(report, sizeof report, "%s/reproduce.json", o.out_dir);

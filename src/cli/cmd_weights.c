@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 /* ---- shared ------------------------------------------------------------------------------- */
 
@@ -242,7 +245,8 @@ int cmd_predict(int argc, char **argv) {
 
 static void eval_usage(void) {
     printf("Usage: attn eval --weights FILE.json (--set NAME [--seed S] [--n N] | --data "
-           "FILE.tsv)\n                 [--batch B]\n\n"
+           "FILE.tsv)\n                 [--batch B]\n"
+           "       attn eval --table DIR [--seeds N] [--batch B]\n\n"
            "Accuracy of the weights on generated test sets or on a TSV file\n"
            "('label<TAB>sentence' lines), one line per set:\n"
            "  plain       accuracy  99.70 %% (997/1000)\n\n"
@@ -253,56 +257,103 @@ static void eval_usage(void) {
            "  --n N           sentences per set (default %d)\n"
            "  --data FILE     a TSV file instead of a generated set\n"
            "  --batch B       sentences per forward pass (default 1: exact mode, logits\n"
-           "                  bit-identical to PyTorch's batch-1 eval; larger is faster)\n",
+           "                  bit-identical to PyTorch's batch-1 eval; larger is faster)\n"
+           "  --table DIR     the write-up's table from DIR/<model>-seed<S>.json (as written\n"
+           "                  by attn reproduce), each model on the four test sets of its\n"
+           "                  seed; runs in parallel across cores\n"
+           "  --seeds N       seeds 1..N with --table (default 3)\n",
            ATTN_TEST_DEFAULT_N);
-}
-
-/* Accuracy of m on d (batches of `batch` sentences padded to the batch's longest). */
-static attn_status evaluate(attn_model *m, const attn_dataset *d, int batch, int *correct,
-                            attn_error *err) {
-    *correct = 0;
-    int *ids = calloc((size_t)batch * ATTN_MAX_WORDS, sizeof *ids);
-    int *lengths = calloc((size_t)batch, sizeof *lengths);
-    float *logits = calloc((size_t)batch, sizeof *logits);
-    attn_status st = ATTN_OK;
-    if (!ids || !lengths || !logits) st = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    for (int start = 0; st == ATTN_OK && start < d->n; start += batch) {
-        int B = d->n - start < batch ? d->n - start : batch, T = 1;
-        for (int b = 0; b < B; b++)
-            if (d->lengths[start + b] > T) T = d->lengths[start + b];
-        if (T > ATTN_MAX_WORDS) {
-            st = attn_errorf(err, ATTN_ERR_SHAPE, "sentence %d has %d words, at most %d", start + 1,
-                             T, ATTN_MAX_WORDS);
-            break;
-        }
-        memset(ids, 0, (size_t)B * (size_t)T * sizeof *ids);
-        for (int b = 0; b < B; b++) {
-            lengths[b] = d->lengths[start + b];
-            memcpy(ids + (size_t)b * T, d->ids + d->offsets[start + b],
-                   (size_t)lengths[b] * sizeof *ids);
-        }
-        attn_batch bt = {.B = B, .T = T, .ids = ids, .lengths = lengths};
-        st = attn_model_forward(m, &bt, logits, err);
-        for (int b = 0; st == ATTN_OK && b < B; b++)
-            *correct += (logits[b] > 0.0f) == (d->labels[start + b] == 1);
-    }
-    free(ids);
-    free(lengths);
-    free(logits);
-    return st;
 }
 
 static int eval_report(const char *cmd, attn_model *m, const char *name, attn_dataset *d,
                        int batch) {
-    int correct = 0;
+    double acc = 0.0;
     attn_error err;
-    if (evaluate(m, d, batch, &correct, &err) != ATTN_OK) {
+    if (attn_evaluate(m, d, 0, d->n, batch, &acc, &err) != ATTN_OK) {
         fprintf(stderr, "attn %s: %s: %s\n", cmd, name, err.msg);
         return CLI_ERROR;
     }
-    printf("%-11s accuracy %6.2f %% (%d/%d)\n", name, d->n ? 100.0 * correct / d->n : 0.0, correct,
-           d->n);
+    int correct = (int)lround(acc * d->n);
+    printf("%-11s accuracy %6.2f %% (%d/%d)\n", name, 100.0 * acc, correct, d->n);
     return CLI_OK;
+}
+
+/* ---- attn eval --table DIR: the write-up's table from saved weights ---------------------- */
+
+typedef struct table_work {
+    const char *dir;
+    int batch;
+    cli_run_result *runs;
+    char (*errors)[ATTN_ERROR_MSG_MAX];
+    int n_runs;
+    atomic_int next; /* the next run to take */
+} table_work;
+
+/* Loads DIR/<model>-seed<S>.json and evaluates it on the four test sets of seed S. */
+static void table_run(const table_work *w, int i) {
+    cli_run_result *r = &w->runs[i];
+    attn_error err = {0};
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-seed%d.json", w->dir, attn_arch_name(r->arch), r->seed);
+    attn_model *m = NULL;
+    attn_status st = attn_weights_load_json(path, &m, &err);
+    if (st == ATTN_OK && attn_model_config_of(m)->arch != r->arch)
+        st = attn_errorf(&err, ATTN_ERR_VALUE, "%s holds a %s model", path,
+                         attn_arch_name(attn_model_config_of(m)->arch));
+    for (int s = 0; s < ATTN_N_TEST_SETS && st == ATTN_OK; s++) {
+        attn_dataset *d = NULL;
+        st = attn_data_generate(cli_test_sets[s], ATTN_TEST_DEFAULT_N, (uint64_t)r->seed, &d, &err);
+        if (st == ATTN_OK) st = attn_evaluate(m, d, 0, d->n, w->batch, &r->acc[s], &err);
+        attn_dataset_free(d);
+    }
+    if (st == ATTN_OK) r->n_params = attn_model_n_params(m);
+    r->ok = st == ATTN_OK;
+    if (!r->ok) snprintf(w->errors[i], ATTN_ERROR_MSG_MAX, "%s", err.msg);
+    attn_model_free(m);
+}
+
+static void *table_worker(void *arg) {
+    table_work *w = arg;
+    for (int i; (i = atomic_fetch_add(&w->next, 1)) < w->n_runs;) table_run(w, i);
+    return NULL;
+}
+
+static int eval_table(const char *cmd, const char *dir, int seeds, int batch) {
+    int n_runs = CLI_N_ARCH * seeds;
+    cli_run_result *runs = calloc((size_t)n_runs, sizeof *runs);
+    char(*errors)[ATTN_ERROR_MSG_MAX] = calloc((size_t)n_runs, sizeof *errors);
+    if (!runs || !errors) {
+        free(runs);
+        free(errors);
+        fprintf(stderr, "attn %s: out of memory\n", cmd);
+        return CLI_ERROR;
+    }
+    for (int a = 0; a < CLI_N_ARCH; a++)
+        for (int s = 0; s < seeds; s++)
+            runs[a * seeds + s] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
+    table_work w = {.dir = dir, .batch = batch, .runs = runs, .errors = errors, .n_runs = n_runs};
+    atomic_init(&w.next, 0);
+    /* one BLAS thread per worker keeps every logit bit-identical to the exact mode */
+    attn_set_num_threads(1);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_threads = ncpu > 1 ? (int)(ncpu < 16 ? ncpu : 16) : 1;
+    pthread_t threads[16];
+    int started = 0;
+    for (; started < n_threads - 1; started++)
+        if (pthread_create(&threads[started], NULL, table_worker, &w) != 0) break;
+    table_worker(&w);
+    for (int t = 0; t < started; t++) pthread_join(threads[t], NULL);
+
+    int failures = 0;
+    for (int i = 0; i < n_runs; i++)
+        if (!runs[i].ok) {
+            fprintf(stderr, "attn %s: %s\n", cmd, errors[i]);
+            failures++;
+        }
+    if (failures < n_runs) cli_print_results_table(stdout, runs, n_runs);
+    free(runs);
+    free(errors);
+    return failures ? CLI_ERROR : CLI_OK;
 }
 
 int cmd_eval(int argc, char **argv) {
@@ -311,10 +362,10 @@ int cmd_eval(int argc, char **argv) {
         eval_usage();
         return CLI_OK;
     }
-    const char *weights = NULL, *set = NULL, *data = NULL;
+    const char *weights = NULL, *set = NULL, *data = NULL, *table = NULL;
     uint64_t seed = 1;
-    int n = ATTN_TEST_DEFAULT_N, batch = 1;
-    bool have_seed = false, have_n = false;
+    int n = ATTN_TEST_DEFAULT_N, batch = 1, seeds = 3;
+    bool have_seed = false, have_n = false, have_seeds = false;
     for (int i = 1; i < argc; i++) {
         bool matched;
         const char *v;
@@ -335,10 +386,28 @@ int cmd_eval(int argc, char **argv) {
             have_n = true;
         } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--batch", &matched)) || matched) {
             if (!cli_parse_int(cmd, "--batch", v, 1, 4096, &batch)) return CLI_USAGE;
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--table", &matched)) || matched) {
+            if (!v) return CLI_USAGE;
+            table = v;
+        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--seeds", &matched)) || matched) {
+            if (!cli_parse_int(cmd, "--seeds", v, 1, 100, &seeds)) return CLI_USAGE;
+            have_seeds = true;
         } else {
             return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
         }
     }
+    if (table) {
+        if (weights || set || data || have_seed || have_n)
+            return cli_usage_error(cmd, "--table takes only --seeds and --batch");
+        return eval_table(cmd, table, seeds, batch);
+    }
+    if (have_seeds) return cli_usage_error(cmd, "--seeds goes with --table");
+    if (table) {
+        if (weights || set || data || have_seed || have_n)
+            return cli_usage_error(cmd, "--table takes only --seeds and --batch");
+        return eval_table(cmd, table, seeds, batch);
+    }
+    if (have_seeds) return cli_usage_error(cmd, "--seeds goes with --table");
     if (!weights) return cli_usage_error(cmd, "--weights FILE.json is required");
     if (!set == !data) return cli_usage_error(cmd, "give exactly one of --set and --data");
     if (data && (have_seed || have_n))
