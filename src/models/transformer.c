@@ -1,11 +1,19 @@
 /* transformer.c -- [CLS] + token embedding + learned positions -> L x nn.TransformerEncoderLayer
  * (pre-norm by default) -> final LayerNorm (pre-norm only) -> Linear(D, 1) on [CLS].
  *
- * Rows are batch-major [B, S, ...] with S = T+1 positions ([CLS] at 0). Numerics follow PyTorch's
- * eval-mode encoder layer (PYTORCH_NUMERICS.md): in_proj GEMM without bias, bias added and q
- * scaled in the head split, per-head Q.K^T and P.V GEMMs, ATen-style softmax and LayerNorm.
- * Padding: keys past lengths[b]+1 are masked (src_key_padding_mask); padded query rows are
- * computed (finite) but never reach the loss, so their gradients are exactly zero. */
+ * Numerics follow PyTorch's eval-mode encoder layer (PYTORCH_NUMERICS.md): in_proj GEMM without
+ * bias, bias added and q scaled in the head split, per-head Q.K^T and P.V GEMMs, ATen-style
+ * softmax and LayerNorm. Batch-1 logits are bit-identical to PyTorch.
+ *
+ * Rows are PACKED: sentence i owns rows[i] .. rows[i+1]-1 (S_i = lengths[i]+1 positions, [CLS]
+ * first), N = sum S_i rows in all; padding positions are never computed. PyTorch masks padded
+ * keys and computes padded queries that never reach the loss, so each sentence's attention here
+ * is exactly its batch-1 attention (same GEMM shapes); the gradients are mathematically the
+ * same (the padded rows' were exact zeros). Only the [CLS] rows of the last layer's output reach
+ * the head. For B > 1 the last layer therefore projects q and computes attention for the [CLS]
+ * queries only, and its out_proj, LayerNorm(s) and feed-forward on the B [CLS] rows only (rows
+ * 0..B-1 of its buffers); its keys and values still cover every row. At B = 1 every layer runs in full, as PyTorch does, because OpenBLAS rounds
+ * a GEMM row differently in a 1-row product (the [CLS] row is then row 0 all the same). */
 #include "model_internal.h"
 
 #include "attn_kernels.h"
@@ -60,7 +68,10 @@ static size_t transformer_specs(const attn_model_config *c, attn_param_spec *s) 
 /* ---- views and activation arena ------------------------------------------------------- */
 
 /* One encoder layer: parameter views, gradient views and the activations backward needs.
- * N = B*S rows (S = T+1 positions with [CLS]), batch-major: row b*S + s. */
+ * N packed rows. q, k, v are head-major [NH, N, HS]: head h of sentence i is the contiguous
+ * [S_i, HS] block at (h*N + rows[i])*HS. A [CLS]-only layer (the last one when B > 1) keeps
+ * attention probabilities for the [CLS] query only and B rows in att, r1, n2, ff1, act, r2 and
+ * (post-norm) n1. */
 typedef struct tf_layer {
     float *in_proj_weight;  /* [3D, D] packed q, k, v */
     float *in_proj_bias;    /* [3D] */
@@ -75,11 +86,12 @@ typedef struct tf_layer {
     float *d_linear1_weight, *d_linear1_bias, *d_linear2_weight, *d_linear2_bias;
     float *d_norm1_weight, *d_norm1_bias, *d_norm2_weight, *d_norm2_bias;
     /* activations */
+    bool cls_only;       /* computed for the [CLS] queries only (see the file header) */
     float *n1;           /* [N, D] pre: LN1(x_in); post: LN1(r1) */
     float *mean1, *rstd1; /* [N] */
-    float *qkv;          /* [N, 3D] x.W_in^T without bias */
-    float *q, *k, *v;    /* [B, NH, S, HS] per head; q = (q + b_q) * scale */
-    float *probs;        /* [B, NH, S, S] attention probabilities */
+    float *qkv;          /* [N, 3D] x.W_in^T without bias ([CLS] only: kv [N, 2D], q [B, D]) */
+    float *q, *k, *v;    /* [NH, N, HS]; q = (q + b_q) * scale */
+    float *probs;        /* per (i, h): [S_i, S_i] (full) or [1, S_i] ([CLS] only) */
     float *att;          /* [N, D] heads concatenated */
     float *r1;           /* [N, D] x_in + out_proj(att) */
     float *n2;           /* [N, D] pre: LN2(r1); post: LN2(r2) = layer output */
@@ -99,23 +111,26 @@ typedef struct tf_impl {
     float *d_pos_embedding, *d_embedding, *d_norm_weight, *d_norm_bias;
     float *d_head_weight, *d_head_bias;
     tf_layer layers[4];
-    /* activation arena, carved for the last forward's (B, S) */
+    /* the last forward's batch: B sentences, N packed rows */
+    int B, N, S_max;
+    int *rows;     /* [B+1] first packed row of each sentence; rows[B] = N */
+    size_t *poff;  /* [B+1] start of sentence i's probabilities in a full layer's probs */
+    int rows_cap;  /* entries allocated in rows and poff */
+    /* activation arena, carved for the last forward's (B, N) */
     float *arena;
     size_t cap;
-    int B, S;
     float *x0;           /* [N, D] embedding + pos_embedding */
     float *cls;          /* [B, D] last layer's output at [CLS] */
     float *cls_norm;     /* [B, D] final LN of cls (pre-norm) */
     float *mean_f, *rstd_f; /* [B] */
-    float *scores;       /* [S, S] one head's Q.K^T (scratch) */
-    float *ctx;          /* [S, HS] one head's P.V (scratch, also its gradient) */
+    float *ctx;          /* [S_max, HS] one head's P.V (scratch, also its gradient) */
     /* backward scratch */
     float *d_x, *d_r, *d_n; /* [N, D] */
     float *d_qkv;        /* [N, 3D] */
-    float *d_q, *d_k, *d_v; /* [B, NH, S, HS] */
+    float *d_q, *d_k, *d_v; /* [NH, N, HS] */
     float *d_att;        /* [N, D] */
     float *d_ff1, *d_act; /* [N, F] */
-    float *d_probs, *d_scores; /* [S, S] */
+    float *d_probs, *d_scores; /* [S_max, S_max] */
     float *d_head_in, *d_cls; /* [B, D] */
 } tf_impl;
 
@@ -125,10 +140,14 @@ static float *carve(float *base, size_t *used, size_t n) {
     return p;
 }
 
-/* Lays the arena out for (B, S); with base NULL it only counts. Returns the floats needed. */
-static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, int B, int S) {
-    const size_t D = c->embed_dim, F = c->ffn_dim, N = (size_t)B * S, HS = D / c->n_heads;
-    const size_t ND = N * D, NF = N * F, PS = (size_t)B * c->n_heads * S * S;
+/* Lays the arena out for v->B sentences in N rows, none longer than S_max, with n_probs floats
+ * of probabilities in a full layer (and the layers' cls_only); with base NULL it only counts.
+ * Returns the floats needed. */
+static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, size_t N,
+                        size_t SM, size_t n_probs) {
+    const size_t D = c->embed_dim, F = c->ffn_dim, B = (size_t)v->B;
+    const size_t HS = D / c->n_heads;
+    const size_t ND = N * D, NF = N * F;
     size_t u = 0;
     for (int l = 0; l < c->n_layers; l++) {
         tf_layer *L = &v->layers[l];
@@ -139,7 +158,7 @@ static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, int
         L->q = carve(base, &u, ND);
         L->k = carve(base, &u, ND);
         L->v = carve(base, &u, ND);
-        L->probs = carve(base, &u, PS);
+        L->probs = carve(base, &u, L->cls_only ? (size_t)c->n_heads * N : n_probs);
         L->att = carve(base, &u, ND);
         L->r1 = carve(base, &u, ND);
         L->n2 = carve(base, &u, ND);
@@ -151,12 +170,11 @@ static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, int
         L->out = c->norm == ATTN_NORM_PRE ? L->r2 : L->n2;
     }
     v->x0 = carve(base, &u, ND);
-    v->cls = carve(base, &u, (size_t)B * D);
-    v->cls_norm = carve(base, &u, (size_t)B * D);
-    v->mean_f = carve(base, &u, (size_t)B);
-    v->rstd_f = carve(base, &u, (size_t)B);
-    v->scores = carve(base, &u, (size_t)S * S);
-    v->ctx = carve(base, &u, (size_t)S * HS);
+    v->cls = carve(base, &u, B * D);
+    v->cls_norm = carve(base, &u, B * D);
+    v->mean_f = carve(base, &u, B);
+    v->rstd_f = carve(base, &u, B);
+    v->ctx = carve(base, &u, SM * HS);
     v->d_x = carve(base, &u, ND);
     v->d_r = carve(base, &u, ND);
     v->d_n = carve(base, &u, ND);
@@ -167,10 +185,10 @@ static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, int
     v->d_att = carve(base, &u, ND);
     v->d_ff1 = carve(base, &u, NF);
     v->d_act = carve(base, &u, NF);
-    v->d_probs = carve(base, &u, (size_t)S * S);
-    v->d_scores = carve(base, &u, (size_t)S * S);
-    v->d_head_in = carve(base, &u, (size_t)B * D);
-    v->d_cls = carve(base, &u, (size_t)B * D);
+    v->d_probs = carve(base, &u, SM * SM);
+    v->d_scores = carve(base, &u, SM * SM);
+    v->d_head_in = carve(base, &u, B * D);
+    v->d_cls = carve(base, &u, B * D);
     return u;
 }
 
@@ -238,207 +256,393 @@ static void transformer_set_grads(attn_model *m) {
 static void transformer_destroy(attn_model *m) {
     tf_impl *v = m->impl;
     free(v->arena);
+    free(v->rows);
+    free(v->poff);
     free(v);
     m->impl = NULL;
 }
 
-/* Token at position s (0 = [CLS]) of sentence i; positions past the sentence read [PAD]. */
+/* Token at position s (0 = [CLS]) of sentence i. */
 static int token_at(const attn_batch *b, int i, int s) {
-    if (s == 0) return ATTN_CLS_ID;
-    return s <= b->lengths[i] ? b->ids[(size_t)i * b->T + s - 1] : ATTN_PAD_ID;
+    return s == 0 ? ATTN_CLS_ID : b->ids[(size_t)i * b->T + s - 1];
+}
+
+/* Positions of sentence i ([CLS] + words). */
+static int seq_len(const tf_impl *v, int i) { return v->rows[i + 1] - v->rows[i]; }
+
+/* Row of sentence i's [CLS] in the last layer's output: row i of a [CLS]-only layer. */
+static int cls_row(const tf_impl *v, const tf_layer *L, int i) {
+    return L->cls_only ? i : v->rows[i];
+}
+
+/* Probabilities of head h of sentence i: [S_i, S_i] (full) or its [CLS] row [1, S_i]. */
+static float *probs_at(const tf_impl *v, const tf_layer *L, int nh, int i, int h) {
+    const size_t S = (size_t)seq_len(v, i);
+    if (L->cls_only) return L->probs + (size_t)nh * v->rows[i] + h * S;
+    return L->probs + v->poff[i] + h * S * S;
+}
+
+/* rows, poff, S_max and the layers' modes for batch b; grows rows/poff as needed. */
+static attn_status tf_plan(tf_impl *v, const attn_model_config *c, const attn_batch *b,
+                           attn_error *err) {
+    if (b->B + 1 > v->rows_cap) {
+        int *rows = malloc((size_t)(b->B + 1) * sizeof *rows);
+        size_t *poff = malloc((size_t)(b->B + 1) * sizeof *poff);
+        if (!rows || !poff) {
+            free(rows);
+            free(poff);
+            return attn_errorf(err, ATTN_ERR_NOMEM, "transformer: out of memory for a batch of %d",
+                               b->B);
+        }
+        free(v->rows);
+        free(v->poff);
+        v->rows = rows;
+        v->poff = poff;
+        v->rows_cap = b->B + 1;
+    }
+    v->B = b->B;
+    v->rows[0] = 0;
+    v->poff[0] = 0;
+    v->S_max = 0;
+    for (int i = 0; i < b->B; i++) {
+        const int S = b->lengths[i] + 1;
+        v->rows[i + 1] = v->rows[i] + S;
+        v->poff[i + 1] = v->poff[i] + (size_t)c->n_heads * S * S;
+        if (S > v->S_max) v->S_max = S;
+    }
+    v->N = v->rows[b->B];
+    for (int l = 0; l < c->n_layers; l++)
+        v->layers[l].cls_only = l == c->n_layers - 1 && b->B > 1;
+    return ATTN_OK;
 }
 
 /* ---- self-attention ------------------------------------------------------------------------ */
 
-/* out[N, D] = out_proj(concat_h softmax(q_h.k_h^T, keys < lengths+1) . v_h) with
- * q, k, v = split(in.W_in^T) + b_in and q scaled by 1/sqrt(HS) before Q.K^T (PyTorch's
- * transform_bias_rescale_qkv: the in_proj GEMM has no bias; the bias is added in the split). */
-static void attention_forward(tf_impl *v, tf_layer *L, const attn_model_config *c,
-                              const attn_batch *b, float *out, const float *in) {
-    const int B = v->B, S = v->S, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
-    const int N = B * S;
-    const float scale = 1.0f / sqrtf((float)HS);
-    attn_linear_forward(L->qkv, in, L->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
-    for (int i = 0; i < B; i++)
-        for (int h = 0; h < NH; h++)
-            for (int s = 0; s < S; s++) {
-                const float *row = L->qkv + ((size_t)i * S + s) * 3 * D + (size_t)h * HS;
-                const float *bias = L->in_proj_bias + (size_t)h * HS;
-                size_t o = (((size_t)i * NH + h) * S + s) * HS;
-                for (int j = 0; j < HS; j++) {
-                    L->q[o + j] = (row[j] + bias[j]) * scale;
-                    L->k[o + j] = row[D + j] + bias[D + j];
-                    L->v[o + j] = row[2 * D + j] + bias[2 * D + j];
-                }
-            }
-    for (int i = 0; i < B; i++) {
-        const int n_valid = b->lengths[i] + 1; /* [CLS] + words; padded keys masked */
-        for (int h = 0; h < NH; h++) {
-            size_t o = ((size_t)i * NH + h) * S * HS;
-            float *probs = L->probs + ((size_t)i * NH + h) * S * S;
-            /* scores[S, S] = q.k^T; probs = masked row softmax; ctx[S, HS] = probs.v */
-            attn_sgemm(ATTN_OP_QK, false, false, true, S, S, HS, 1.0f, L->q + o, L->k + o, 0.0f,
-                       v->scores);
-            attn_softmax_forward(probs, v->scores, S, S, n_valid);
-            attn_sgemm(ATTN_OP_AV, false, false, false, S, HS, S, 1.0f, probs, L->v + o, 0.0f,
-                       v->ctx);
-            for (int s = 0; s < S; s++)
-                memcpy(L->att + ((size_t)i * S + s) * D + (size_t)h * HS, v->ctx + (size_t)s * HS,
-                       (size_t)HS * sizeof(float));
-        }
+/* One row of head h: q = (qkv_q + b_q) * scale, k = qkv_k + b_k, v = qkv_v + b_v, from the
+ * row's q part `row` (its k and v parts follow at +D and +2D) and the bias at the same offset. */
+static void split_head_row(float *restrict q, float *restrict k, float *restrict v,
+                           const float *restrict row, const float *restrict bias, int HS, int D,
+                           float scale) {
+    for (int j = 0; j < HS; j++) {
+        q[j] = (row[j] + bias[j]) * scale;
+        k[j] = row[D + j] + bias[D + j];
+        v[j] = row[2 * D + j] + bias[2 * D + j];
     }
-    attn_linear_forward(out, L->att, L->out_proj_weight, L->out_proj_bias, N, D, D,
-                        ATTN_OP_OUT_PROJ);
 }
 
-/* d_in[N, D] += d(in) given d_out[N, D], the gradient of attention_forward's out. */
-static void attention_backward(tf_impl *v, tf_layer *L, const attn_model_config *c,
-                               const attn_batch *b, float *d_in, const float *d_out,
-                               const float *in) {
-    const int B = v->B, S = v->S, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
-    const int N = B * S;
-    const size_t ND = (size_t)N * D;
+/* Its backward into one row of d_qkv: d_q * scale, d_k, d_v. */
+static void merge_head_row(float *restrict row, const float *restrict d_q,
+                           const float *restrict d_k, const float *restrict d_v, int HS, int D,
+                           float scale) {
+    for (int j = 0; j < HS; j++) {
+        row[j] = d_q[j] * scale;
+        row[D + j] = d_k[j];
+        row[2 * D + j] = d_v[j];
+    }
+}
+
+/* y[n] = (x + b) * scale, or x + b when scale is 0. */
+static void add_bias(float *restrict y, const float *restrict x, const float *restrict b, int n,
+                     float scale) {
+    if (scale != 0.0f)
+        for (int j = 0; j < n; j++) y[j] = (x[j] + b[j]) * scale;
+    else
+        for (int j = 0; j < n; j++) y[j] = x[j] + b[j];
+}
+
+/* rows_out[B, D] = the B [CLS] rows of x[N, D]. */
+static void gather_cls(const tf_impl *v, float *rows_out, const float *x, int D) {
+    for (int i = 0; i < v->B; i++)
+        memcpy(rows_out + (size_t)i * D, x + (size_t)v->rows[i] * D, (size_t)D * sizeof(float));
+}
+
+/* The in_proj of a [CLS]-only layer: k, v for all N rows (kv[N, 2D] = in.W_kv^T in L->qkv)
+ * and q for the B [CLS] rows only (qc[B, D] = in_cls.W_q^T after it); biases and scale as in
+ * the full split. L->att holds the gathered [CLS] rows of `in` until the heads overwrite it. */
+static void qkv_cls_forward(tf_impl *v, tf_layer *L, const attn_model_config *c,
+                            const float *in) {
+    const int B = v->B, N = v->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
     const float scale = 1.0f / sqrtf((float)HS);
-    /* out = att.W_o^T + b_o */
-    memset(v->d_att, 0, ND * sizeof(float));
-    attn_linear_backward(v->d_att, L->d_out_proj_weight, L->d_out_proj_bias, d_out, L->att,
-                         L->out_proj_weight, N, D, D, ATTN_OP_OUT_PROJ);
-    memset(v->d_q, 0, ND * sizeof(float));
-    memset(v->d_k, 0, ND * sizeof(float));
-    memset(v->d_v, 0, ND * sizeof(float));
-    for (int i = 0; i < B; i++) {
-        const int n_valid = b->lengths[i] + 1;
-        for (int h = 0; h < NH; h++) {
-            size_t o = ((size_t)i * NH + h) * S * HS;
-            const float *probs = L->probs + ((size_t)i * NH + h) * S * S;
-            for (int s = 0; s < S; s++) /* d_ctx = this head's columns of d_att */
-                memcpy(v->ctx + (size_t)s * HS, v->d_att + ((size_t)i * S + s) * D + (size_t)h * HS,
-                       (size_t)HS * sizeof(float));
-            /* ctx = P.v: d_P = d_ctx.v^T, d_v += P^T.d_ctx */
-            attn_sgemm(ATTN_OP_AV, true, false, true, S, S, HS, 1.0f, v->ctx, L->v + o, 0.0f,
-                       v->d_probs);
-            attn_sgemm(ATTN_OP_AV, true, true, false, S, HS, S, 1.0f, probs, v->ctx, 1.0f,
-                       v->d_v + o);
-            /* P = softmax(scores) */
-            memset(v->d_scores, 0, (size_t)S * S * sizeof(float));
-            attn_softmax_backward(v->d_scores, v->d_probs, probs, S, S, n_valid);
-            /* scores = q.k^T: d_q += d_scores.k, d_k += d_scores^T.q */
-            attn_sgemm(ATTN_OP_QK, true, false, false, S, HS, S, 1.0f, v->d_scores, L->k + o,
-                       1.0f, v->d_q + o);
-            attn_sgemm(ATTN_OP_QK, true, true, false, S, HS, S, 1.0f, v->d_scores, L->q + o,
-                       1.0f, v->d_k + o);
+    float *kv = L->qkv, *qc = L->qkv + (size_t)N * 2 * D;
+    const float *bias = L->in_proj_bias;
+    gather_cls(v, L->att, in, D);
+    attn_linear_forward(kv, in, L->in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D,
+                        ATTN_OP_QKV);
+    attn_linear_forward(qc, L->att, L->in_proj_weight, NULL, B, D, D, ATTN_OP_QKV);
+    for (int h = 0; h < NH; h++) {
+        for (int r = 0; r < N; r++) {
+            const size_t o = ((size_t)h * N + r) * HS;
+            const float *row = kv + (size_t)r * 2 * D + (size_t)h * HS;
+            add_bias(L->k + o, row, bias + D + (size_t)h * HS, HS, 0.0f);
+            add_bias(L->v + o, row + D, bias + 2 * D + (size_t)h * HS, HS, 0.0f);
+        }
+        for (int i = 0; i < B; i++)
+            add_bias(L->q + ((size_t)h * N + v->rows[i]) * HS, qc + (size_t)i * D + (size_t)h * HS,
+                     bias + (size_t)h * HS, HS, scale);
+    }
+}
+
+/* Its backward, from v->d_q (the [CLS] rows), v->d_k and v->d_v: d_in[N, D] = beta_in * d_in
+ * + d(in); accumulates d_W_in and d_b_in. Uses d_qkv, d_att and d_ff1 as scratch. */
+static void qkv_cls_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, float *d_in,
+                             float beta_in, const float *in) {
+    const int B = v->B, N = v->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
+    const float scale = 1.0f / sqrtf((float)HS);
+    float *d_kv = v->d_qkv, *d_qc = v->d_qkv + (size_t)N * 2 * D;
+    float *tmp = v->d_att, *in_cls = v->d_ff1; /* [B, D] each */
+    for (int h = 0; h < NH; h++) {
+        for (int r = 0; r < N; r++) {
+            const size_t o = ((size_t)h * N + r) * HS;
+            float *row = d_kv + (size_t)r * 2 * D + (size_t)h * HS;
+            memcpy(row, v->d_k + o, (size_t)HS * sizeof(float));
+            memcpy(row + D, v->d_v + o, (size_t)HS * sizeof(float));
+        }
+        for (int i = 0; i < B; i++) {
+            const float *dq = v->d_q + ((size_t)h * N + v->rows[i]) * HS;
+            float *dst = d_qc + (size_t)i * D + (size_t)h * HS;
+            for (int j = 0; j < HS; j++) dst[j] = dq[j] * scale;
         }
     }
-    /* q = (qkv_q + b_q) * scale, k = qkv_k + b_k, v = qkv_v + b_v: back to [N, 3D] */
+    const float *w_kv = L->in_proj_weight + (size_t)D * D;
+    /* d_in = d_kv.W_kv (+ beta_in d_in), then the [CLS] rows += d_qc.W_q */
+    attn_sgemm(ATTN_OP_QKV, true, false, false, N, D, 2 * D, 1.0f, d_kv, w_kv, beta_in, d_in);
+    attn_sgemm(ATTN_OP_QKV, true, false, false, B, D, D, 1.0f, d_qc, L->in_proj_weight, 0.0f,
+               tmp);
     for (int i = 0; i < B; i++)
+        attn_add_forward(d_in + (size_t)v->rows[i] * D, d_in + (size_t)v->rows[i] * D,
+                         tmp + (size_t)i * D, (size_t)D);
+    attn_linear_backward(NULL, L->d_in_proj_weight + (size_t)D * D, L->d_in_proj_bias + D, d_kv,
+                         in, w_kv, N, D, 2 * D, ATTN_OP_QKV);
+    gather_cls(v, in_cls, in, D);
+    attn_linear_backward(NULL, L->d_in_proj_weight, L->d_in_proj_bias, d_qc, in_cls,
+                         L->in_proj_weight, B, D, D, ATTN_OP_QKV);
+}
+
+/* out[n_out, D] = out_proj(concat_h softmax(q_h.k_h^T) . v_h) over each sentence's own
+ * positions, q, k, v = split(in.W_in^T) + b_in and q scaled by 1/sqrt(HS) before Q.K^T
+ * (PyTorch's transform_bias_rescale_qkv: the in_proj GEMM has no bias; the bias is added in
+ * the split). in: [N, D]. n_out = N, or B ([CLS] queries only, row i for sentence i). */
+static void attention_forward(tf_impl *v, tf_layer *L, const attn_model_config *c, float *out,
+                              const float *in) {
+    const int B = v->B, N = v->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
+    const float scale = 1.0f / sqrtf((float)HS);
+    if (L->cls_only) {
+        qkv_cls_forward(v, L, c, in);
+    } else {
+        attn_linear_forward(L->qkv, in, L->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
+        for (int h = 0; h < NH; h++)
+            for (int r = 0; r < N; r++) {
+                const size_t o = ((size_t)h * N + r) * HS;
+                split_head_row(L->q + o, L->k + o, L->v + o,
+                               L->qkv + (size_t)r * 3 * D + (size_t)h * HS,
+                               L->in_proj_bias + (size_t)h * HS, HS, D, scale);
+            }
+    }
+    for (int i = 0; i < B; i++) {
+        const int S = seq_len(v, i), nq = L->cls_only ? 1 : S;
+        float *att = L->att + (size_t)(L->cls_only ? i : v->rows[i]) * D;
+        for (int h = 0; h < NH; h++) {
+            const size_t o = ((size_t)h * N + v->rows[i]) * HS;
+            float *probs = probs_at(v, L, NH, i, h);
+            /* probs[nq, S] = softmax(q.k^T) in place; ctx[nq, HS] = probs.v */
+            attn_sgemm(ATTN_OP_QK, false, false, true, nq, S, HS, 1.0f, L->q + o, L->k + o, 0.0f,
+                       probs);
+            attn_softmax_forward(probs, probs, nq, S, S);
+            attn_sgemm(ATTN_OP_AV, false, false, false, nq, HS, S, 1.0f, probs, L->v + o, 0.0f,
+                       v->ctx);
+            for (int s = 0; s < nq; s++)
+                memcpy(att + (size_t)s * D + (size_t)h * HS, v->ctx + (size_t)s * HS,
+                       (size_t)HS * sizeof(float));
+        }
+    }
+    attn_linear_forward(out, L->att, L->out_proj_weight, L->out_proj_bias, L->cls_only ? B : N,
+                        D, D, ATTN_OP_OUT_PROJ);
+}
+
+/* d_in[N, D] = beta_in * d_in + d(in) given d_out[n_out, D], the gradient of
+ * attention_forward's out (beta_in 0 overwrites, 1 accumulates). */
+static void attention_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, float *d_in,
+                               float beta_in, const float *d_out, const float *in) {
+    const int B = v->B, N = v->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
+    const int n_out = L->cls_only ? B : N;
+    const float scale = 1.0f / sqrtf((float)HS);
+    /* out = att.W_o^T + b_o: d_att = d_out.W_o (written), d_W_o, d_b_o accumulate */
+    attn_sgemm(ATTN_OP_OUT_PROJ, true, false, false, n_out, D, D, 1.0f, d_out, L->out_proj_weight,
+               0.0f, v->d_att);
+    attn_linear_backward(NULL, L->d_out_proj_weight, L->d_out_proj_bias, d_out, L->att,
+                         L->out_proj_weight, n_out, D, D, ATTN_OP_OUT_PROJ);
+    for (int i = 0; i < B; i++) {
+        const int S = seq_len(v, i), nq = L->cls_only ? 1 : S;
+        const float *d_att = v->d_att + (size_t)(L->cls_only ? i : v->rows[i]) * D;
+        for (int h = 0; h < NH; h++) {
+            const size_t o = ((size_t)h * N + v->rows[i]) * HS;
+            const float *probs = probs_at(v, L, NH, i, h);
+            for (int s = 0; s < nq; s++) /* d_ctx = this head's columns of d_att */
+                memcpy(v->ctx + (size_t)s * HS, d_att + (size_t)s * D + (size_t)h * HS,
+                       (size_t)HS * sizeof(float));
+            /* ctx = P.v: d_P = d_ctx.v^T, d_v = P^T.d_ctx */
+            attn_sgemm(ATTN_OP_AV, true, false, true, nq, S, HS, 1.0f, v->ctx, L->v + o, 0.0f,
+                       v->d_probs);
+            attn_sgemm(ATTN_OP_AV, true, true, false, S, HS, nq, 1.0f, probs, v->ctx, 0.0f,
+                       v->d_v + o);
+            /* P = softmax(scores) */
+            memset(v->d_scores, 0, (size_t)nq * S * sizeof(float));
+            attn_softmax_backward(v->d_scores, v->d_probs, probs, nq, S, S);
+            /* scores = q.k^T: d_q = d_scores.k (the [CLS] row only if cls_only),
+             * d_k = d_scores^T.q */
+            attn_sgemm(ATTN_OP_QK, true, false, false, nq, HS, S, 1.0f, v->d_scores, L->k + o,
+                       0.0f, v->d_q + o);
+            attn_sgemm(ATTN_OP_QK, true, true, false, S, HS, nq, 1.0f, v->d_scores, L->q + o,
+                       0.0f, v->d_k + o);
+        }
+    }
+    if (L->cls_only) {
+        qkv_cls_backward(v, L, c, d_in, beta_in, in);
+        return;
+    }
+    /* q = (qkv_q + b_q) * scale, k = qkv_k + b_k, v = qkv_v + b_v: back to [N, 3D] */
+    for (int i = 0; i < B; i++) {
+        const int S = seq_len(v, i);
         for (int h = 0; h < NH; h++)
             for (int s = 0; s < S; s++) {
-                float *row = v->d_qkv + ((size_t)i * S + s) * 3 * D + (size_t)h * HS;
-                size_t o = (((size_t)i * NH + h) * S + s) * HS;
-                for (int j = 0; j < HS; j++) {
-                    row[j] = v->d_q[o + j] * scale;
-                    row[D + j] = v->d_k[o + j];
-                    row[2 * D + j] = v->d_v[o + j];
-                }
+                const size_t r = (size_t)v->rows[i] + s, o = ((size_t)h * N + r) * HS;
+                merge_head_row(v->d_qkv + r * 3 * D + (size_t)h * HS, v->d_q + o, v->d_k + o,
+                               v->d_v + o, HS, D, scale);
             }
+    }
     /* qkv = in.W_in^T (+ b_in in the split): d_b_in is the column sum of d_qkv */
-    attn_linear_backward(d_in, L->d_in_proj_weight, L->d_in_proj_bias, v->d_qkv, in,
+    attn_sgemm(ATTN_OP_QKV, true, false, false, N, D, 3 * D, 1.0f, v->d_qkv, L->in_proj_weight,
+               beta_in, d_in);
+    attn_linear_backward(NULL, L->d_in_proj_weight, L->d_in_proj_bias, v->d_qkv, in,
                          L->in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
 }
 
 /* ---- feed-forward ------------------------------------------------------------------------- */
 
-/* out[N, D] = act(in.W_1^T + b_1).W_2^T + b_2 (act = relu or erf-gelu). */
-static void ffn_forward(tf_impl *v, tf_layer *L, const attn_model_config *c, float *out,
+/* out[n, D] = act(in.W_1^T + b_1).W_2^T + b_2 (act = relu or erf-gelu). */
+static void ffn_forward(tf_layer *L, const attn_model_config *c, int n, float *out,
                         const float *in) {
-    const int N = v->B * v->S, D = c->embed_dim, F = c->ffn_dim;
-    attn_linear_forward(L->ff1, in, L->linear1_weight, L->linear1_bias, N, D, F,
+    const int D = c->embed_dim, F = c->ffn_dim;
+    attn_linear_forward(L->ff1, in, L->linear1_weight, L->linear1_bias, n, D, F,
                         ATTN_OP_FFN_UP);
     if (c->activation == ATTN_ACT_GELU)
-        attn_gelu_forward(L->act, L->ff1, (size_t)N * F);
+        attn_gelu_forward(L->act, L->ff1, (size_t)n * F);
     else
-        attn_relu_forward(L->act, L->ff1, (size_t)N * F);
-    attn_linear_forward(out, L->act, L->linear2_weight, L->linear2_bias, N, F, D,
+        attn_relu_forward(L->act, L->ff1, (size_t)n * F);
+    attn_linear_forward(out, L->act, L->linear2_weight, L->linear2_bias, n, F, D,
                         ATTN_OP_FFN_DOWN);
 }
 
-/* d_in[N, D] += d(in) given d_out[N, D]. */
-static void ffn_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, float *d_in,
-                         const float *d_out, const float *in) {
-    const int N = v->B * v->S, D = c->embed_dim, F = c->ffn_dim;
-    const size_t NF = (size_t)N * F;
-    memset(v->d_act, 0, NF * sizeof(float));
-    attn_linear_backward(v->d_act, L->d_linear2_weight, L->d_linear2_bias, d_out, L->act,
-                         L->linear2_weight, N, F, D, ATTN_OP_FFN_DOWN);
+/* d_in[n, D] = beta_in * d_in + d(in) given d_out[n, D]. */
+static void ffn_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, int n,
+                         float *d_in, float beta_in, const float *d_out, const float *in) {
+    const int D = c->embed_dim, F = c->ffn_dim;
+    const size_t NF = (size_t)n * F;
+    /* d_act = d_out.W_2 (written); d_W_2, d_b_2 accumulate */
+    attn_sgemm(ATTN_OP_FFN_DOWN, true, false, false, n, F, D, 1.0f, d_out, L->linear2_weight,
+               0.0f, v->d_act);
+    attn_linear_backward(NULL, L->d_linear2_weight, L->d_linear2_bias, d_out, L->act,
+                         L->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
     memset(v->d_ff1, 0, NF * sizeof(float));
     if (c->activation == ATTN_ACT_GELU)
         attn_gelu_backward(v->d_ff1, v->d_act, L->ff1, NF);
     else
         attn_relu_backward(v->d_ff1, v->d_act, L->ff1, NF);
-    attn_linear_backward(d_in, L->d_linear1_weight, L->d_linear1_bias, v->d_ff1, in,
-                         L->linear1_weight, N, D, F, ATTN_OP_FFN_UP);
+    attn_sgemm(ATTN_OP_FFN_UP, true, false, false, n, D, F, 1.0f, v->d_ff1, L->linear1_weight,
+               beta_in, d_in);
+    attn_linear_backward(NULL, L->d_linear1_weight, L->d_linear1_bias, v->d_ff1, in,
+                         L->linear1_weight, n, D, F, ATTN_OP_FFN_UP);
 }
 
 /* ---- encoder layer ------------------------------------------------------------------------- */
 
+/* y[n_out, D] = x' + a, x' = x's [CLS] rows (cls_only) or x itself; y may alias a. */
+static void residual_forward(const tf_impl *v, const tf_layer *L, int D, float *y,
+                             const float *x, const float *a) {
+    if (!L->cls_only) {
+        attn_add_forward(y, x, a, (size_t)v->N * D);
+        return;
+    }
+    for (int i = 0; i < v->B; i++)
+        attn_add_forward(y + (size_t)i * D, x + (size_t)v->rows[i] * D, a + (size_t)i * D,
+                         (size_t)D);
+}
+
 /* pre-norm:  r1 = x + SA(LN1(x));  out = r2 = r1 + FF(LN2(r1))
- * post-norm: r1 = x + SA(x); n1 = LN1(r1); r2 = n1 + FF(n1); out = n2 = LN2(r2) */
-static void layer_forward(tf_impl *v, tf_layer *L, const attn_model_config *c,
-                          const attn_batch *b, const float *x) {
-    const int N = v->B * v->S, D = c->embed_dim;
-    const size_t ND = (size_t)N * D;
+ * post-norm: r1 = x + SA(x); n1 = LN1(r1); r2 = n1 + FF(n1); out = n2 = LN2(r2)
+ * Everything after the attention has n_out rows (B if cls_only, else N). */
+static void layer_forward(tf_impl *v, tf_layer *L, const attn_model_config *c, const float *x) {
+    const int N = v->N, D = c->embed_dim, n_out = L->cls_only ? v->B : N;
+    const size_t nD = (size_t)n_out * D;
     if (c->norm == ATTN_NORM_PRE) {
         attn_layernorm_forward(L->n1, L->mean1, L->rstd1, x, L->norm1_weight, L->norm1_bias, N,
                                D);
-        attention_forward(v, L, c, b, L->r1, L->n1);
-        attn_add_forward(L->r1, x, L->r1, ND);
+        attention_forward(v, L, c, L->r1, L->n1);
+        residual_forward(v, L, D, L->r1, x, L->r1);
         attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r1, L->norm2_weight,
-                               L->norm2_bias, N, D);
-        ffn_forward(v, L, c, L->r2, L->n2);
-        attn_add_forward(L->r2, L->r1, L->r2, ND);
+                               L->norm2_bias, n_out, D);
+        ffn_forward(L, c, n_out, L->r2, L->n2);
+        attn_add_forward(L->r2, L->r1, L->r2, nD);
     } else {
-        attention_forward(v, L, c, b, L->r1, x);
-        attn_add_forward(L->r1, x, L->r1, ND);
+        attention_forward(v, L, c, L->r1, x);
+        residual_forward(v, L, D, L->r1, x, L->r1);
         attn_layernorm_forward(L->n1, L->mean1, L->rstd1, L->r1, L->norm1_weight,
-                               L->norm1_bias, N, D);
-        ffn_forward(v, L, c, L->r2, L->n1);
-        attn_add_forward(L->r2, L->n1, L->r2, ND);
+                               L->norm1_bias, n_out, D);
+        ffn_forward(L, c, n_out, L->r2, L->n1);
+        attn_add_forward(L->r2, L->n1, L->r2, nD);
         attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r2, L->norm2_weight,
-                               L->norm2_bias, N, D);
+                               L->norm2_bias, n_out, D);
     }
 }
 
-/* On entry v->d_x[N, D] = d loss / d layer output; on exit d loss / d x (the layer input). */
-static void layer_backward(tf_impl *v, tf_layer *L, const attn_model_config *c,
-                           const attn_batch *b, const float *x) {
-    const int N = v->B * v->S, D = c->embed_dim;
-    const size_t ND = (size_t)N * D;
+/* d_x[N, D] (zeroed) += the residual gradient d_r[n_out, D] of a cls_only layer, at the [CLS]
+ * rows; a full layer's is d_r itself (copied). */
+static void residual_backward(const tf_impl *v, const tf_layer *L, int D, float *d_x,
+                              const float *d_r) {
+    if (!L->cls_only) {
+        memcpy(d_x, d_r, (size_t)v->N * D * sizeof(float));
+        return;
+    }
+    memset(d_x, 0, (size_t)v->N * D * sizeof(float));
+    for (int i = 0; i < v->B; i++)
+        memcpy(d_x + (size_t)v->rows[i] * D, d_r + (size_t)i * D, (size_t)D * sizeof(float));
+}
+
+/* On entry v->d_x[n_out, D] = d loss / d layer output; on exit v->d_x[N, D] = d loss / d x
+ * (the layer input). v->d_x and v->d_r may be swapped. */
+static void layer_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, const float *x) {
+    const int N = v->N, D = c->embed_dim, n_out = L->cls_only ? v->B : N;
+    const size_t nD = (size_t)n_out * D;
     if (c->norm == ATTN_NORM_PRE) {
         /* out = r1 + FF(LN2(r1)): d_r1 = d_out + LN2'(FF'(d_out)) */
-        memset(v->d_n, 0, ND * sizeof(float));
-        ffn_backward(v, L, c, v->d_n, v->d_x, L->n2);
+        ffn_backward(v, L, c, n_out, v->d_n, 0.0f, v->d_x, L->n2);
         attn_layernorm_backward(v->d_x, L->d_norm2_weight, L->d_norm2_bias, v->d_n, L->r1,
-                                L->mean2, L->rstd2, L->norm2_weight, N, D);
+                                L->mean2, L->rstd2, L->norm2_weight, n_out, D);
         /* r1 = x + SA(LN1(x)): d_x = d_r1 + LN1'(SA'(d_r1)) */
-        memset(v->d_n, 0, ND * sizeof(float));
-        attention_backward(v, L, c, b, v->d_n, v->d_x, L->n1);
+        attention_backward(v, L, c, v->d_n, 0.0f, v->d_x, L->n1);
+        if (L->cls_only) { /* d_r1 has the B [CLS] rows: spread it over the N rows of d_x */
+            residual_backward(v, L, D, v->d_r, v->d_x);
+            float *t = v->d_x;
+            v->d_x = v->d_r;
+            v->d_r = t;
+        }
         attn_layernorm_backward(v->d_x, L->d_norm1_weight, L->d_norm1_bias, v->d_n, x,
                                 L->mean1, L->rstd1, L->norm1_weight, N, D);
     } else {
         /* out = LN2(r2) */
-        memset(v->d_r, 0, ND * sizeof(float));
+        memset(v->d_r, 0, nD * sizeof(float));
         attn_layernorm_backward(v->d_r, L->d_norm2_weight, L->d_norm2_bias, v->d_x, L->r2,
-                                L->mean2, L->rstd2, L->norm2_weight, N, D);
+                                L->mean2, L->rstd2, L->norm2_weight, n_out, D);
         /* r2 = n1 + FF(n1): d_n1 = d_r2 + FF'(d_r2) */
-        memcpy(v->d_x, v->d_r, ND * sizeof(float));
-        ffn_backward(v, L, c, v->d_x, v->d_r, L->n1);
+        memcpy(v->d_x, v->d_r, nD * sizeof(float));
+        ffn_backward(v, L, c, n_out, v->d_x, 1.0f, v->d_r, L->n1);
         /* n1 = LN1(r1) */
-        memset(v->d_r, 0, ND * sizeof(float));
+        memset(v->d_r, 0, nD * sizeof(float));
         attn_layernorm_backward(v->d_r, L->d_norm1_weight, L->d_norm1_bias, v->d_x, L->r1,
-                                L->mean1, L->rstd1, L->norm1_weight, N, D);
+                                L->mean1, L->rstd1, L->norm1_weight, n_out, D);
         /* r1 = x + SA(x): d_x = d_r1 + SA'(d_r1) */
-        memcpy(v->d_x, v->d_r, ND * sizeof(float));
-        attention_backward(v, L, c, b, v->d_x, v->d_r, x);
+        residual_backward(v, L, D, v->d_x, v->d_r);
+        attention_backward(v, L, c, v->d_x, 1.0f, v->d_r, x);
     }
 }
 
@@ -448,29 +652,39 @@ static attn_status transformer_forward(attn_model *m, const attn_batch *b, float
                                        attn_error *err) {
     tf_impl *v = m->impl;
     const attn_model_config *c = &m->cfg;
-    const int B = b->B, S = b->T + 1, D = c->embed_dim;
-    attn_status st = attn_arena_reserve(&v->arena, &v->cap, tf_layout(v, c, NULL, B, S), err);
-    if (st != ATTN_OK) return st;
-    tf_layout(v, c, v->arena, B, S);
-    v->B = B;
-    v->S = S;
+    const int B = b->B, D = c->embed_dim;
+    attn_status st = tf_plan(v, c, b, err);
+    if (st == ATTN_OK) {
+        /* room for the padded (B, T+1) batch, and at least 1.5 times the old arena when it
+         * grows, so that it is not regrown (its pages faulted in afresh) batch after batch */
+        const size_t S = (size_t)b->T + 1;
+        size_t need = tf_layout(v, c, NULL, B * S, S, (size_t)c->n_heads * B * S * S);
+        if (need > v->cap && need < v->cap + v->cap / 2) need = v->cap + v->cap / 2;
+        st = attn_arena_reserve(&v->arena, &v->cap, need, err);
+    }
+    if (st != ATTN_OK) {
+        v->B = v->N = 0; /* nothing to back-propagate */
+        return st;
+    }
+    tf_layout(v, c, v->arena, (size_t)v->N, (size_t)v->S_max, v->poff[B]);
 
-    /* x0[b*S + s] = embedding[token] + pos_embedding[s], token 0 = [CLS] */
+    /* x0[rows[i] + s] = embedding[token] + pos_embedding[s], token 0 = [CLS] */
     for (int i = 0; i < B; i++)
-        for (int s = 0; s < S; s++) {
-            float *row = v->x0 + ((size_t)i * S + s) * D;
-            int id = token_at(b, i, s);
-            attn_embedding_forward(row, &id, v->embedding, 1, D);
-            attn_add_forward(row, row, v->pos_embedding + (size_t)s * D, (size_t)D);
+        for (int s = 0; s < seq_len(v, i); s++) {
+            const float *e = v->embedding + (size_t)token_at(b, i, s) * D;
+            attn_add_forward(v->x0 + ((size_t)v->rows[i] + s) * D, e,
+                             v->pos_embedding + (size_t)s * D, (size_t)D);
         }
     const float *x = v->x0;
     for (int l = 0; l < c->n_layers; l++) {
-        layer_forward(v, &v->layers[l], c, b, x);
+        layer_forward(v, &v->layers[l], c, x);
         x = v->layers[l].out;
     }
     /* head on [CLS] (after the final LayerNorm in pre-norm; LN is row-wise) */
+    const tf_layer *last = &v->layers[c->n_layers - 1];
     for (int i = 0; i < B; i++)
-        memcpy(v->cls + (size_t)i * D, x + (size_t)i * S * D, (size_t)D * sizeof(float));
+        memcpy(v->cls + (size_t)i * D, x + (size_t)cls_row(v, last, i) * D,
+               (size_t)D * sizeof(float));
     const float *head_in = v->cls;
     if (c->norm == ATTN_NORM_PRE) {
         attn_layernorm_forward(v->cls_norm, v->mean_f, v->rstd_f, v->cls, v->norm_weight,
@@ -484,7 +698,7 @@ static attn_status transformer_forward(attn_model *m, const attn_batch *b, float
 static void transformer_backward(attn_model *m, const attn_batch *b, const float *d_logits) {
     tf_impl *v = m->impl;
     const attn_model_config *c = &m->cfg;
-    const int B = v->B, S = v->S, D = c->embed_dim, N = B * S;
+    const int B = v->B, D = c->embed_dim;
     const bool pre = c->norm == ATTN_NORM_PRE;
 
     /* logits = head_in.w^T + b; head_in = LN(cls) (pre) or cls (post) */
@@ -499,18 +713,23 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
         d_cls = v->d_cls;
     }
     /* only the [CLS] rows of the last layer's output reach the loss */
-    memset(v->d_x, 0, (size_t)N * D * sizeof(float));
+    const tf_layer *last = &v->layers[c->n_layers - 1];
+    if (!last->cls_only) memset(v->d_x, 0, (size_t)v->N * D * sizeof(float));
     for (int i = 0; i < B; i++)
-        memcpy(v->d_x + (size_t)i * S * D, d_cls + (size_t)i * D, (size_t)D * sizeof(float));
+        memcpy(v->d_x + (size_t)cls_row(v, last, i) * D, d_cls + (size_t)i * D,
+               (size_t)D * sizeof(float));
     for (int l = c->n_layers - 1; l >= 0; l--)
-        layer_backward(v, &v->layers[l], c, b, l == 0 ? v->x0 : v->layers[l - 1].out);
+        layer_backward(v, &v->layers[l], c, l == 0 ? v->x0 : v->layers[l - 1].out);
     /* x0 = embedding[token] + pos_embedding[s] */
     for (int i = 0; i < B; i++)
-        for (int s = 0; s < S; s++) {
-            const float *d_row = v->d_x + ((size_t)i * S + s) * D;
-            int id = token_at(b, i, s);
-            attn_embedding_backward(v->d_embedding, d_row, &id, 1, D);
-            attn_embedding_backward(v->d_pos_embedding, d_row, &s, 1, D);
+        for (int s = 0; s < seq_len(v, i); s++) {
+            const float *d_row = v->d_x + ((size_t)v->rows[i] + s) * D;
+            float *d_e = v->d_embedding + (size_t)token_at(b, i, s) * D;
+            float *d_p = v->d_pos_embedding + (size_t)s * D;
+            for (int j = 0; j < D; j++) {
+                d_e[j] += d_row[j];
+                d_p[j] += d_row[j];
+            }
         }
 }
 
