@@ -5,7 +5,9 @@
  * tools/train_torch.py --bench and prints attn / PyTorch. Prints ratios; asserts nothing about
  * timings.
  *
- *   build/bench/train_speed [--torch] [--epochs N] [--source DIR] [--attn PATH]
+ *   build/bench/train_speed [--torch] [--epochs N] [--model rnn|lstm|transformer]
+ *                           [--source DIR] [--attn PATH]
+ * --model times one model only, for profiling: no sgemm ceiling (printed as nan), no --torch.
  */
 #include "attn.h"
 #include "attn_kernels.h"
@@ -76,6 +78,7 @@ int main(int argc, char **argv) {
     bool torch = false;
     int epochs = 1;
     const char *source = getenv("ATTN_SOURCE_DIR"), *attn_bin = NULL;
+    int only = -1; /* --model: the one arch to time */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--torch") == 0)
             torch = true;
@@ -85,8 +88,18 @@ int main(int argc, char **argv) {
             source = argv[++i];
         else if (strcmp(argv[i], "--attn") == 0 && i + 1 < argc)
             attn_bin = argv[++i];
-        else {
-            fprintf(stderr, "usage: %s [--torch] [--epochs N] [--source DIR] [--attn PATH]\n",
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+            attn_arch arch;
+            attn_error aerr;
+            if (attn_arch_from_name(argv[++i], &arch, &aerr) != ATTN_OK) {
+                fprintf(stderr, "train_speed: %s\n", aerr.msg);
+                return 2;
+            }
+            only = (int)arch;
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--torch] [--epochs N] [--model ARCH] [--source DIR] "
+                    "[--attn PATH]\n",
                     argv[0]);
             return 2;
         }
@@ -109,12 +122,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "train_speed: %s\n", err.msg);
         return 1;
     }
-    double ceiling = sgemm_ceiling(3);
+    double ceiling = only >= 0 ? NAN : sgemm_ceiling(3); /* --model: profile the model only */
     printf("sgemm 2048^3, 1 thread: %.1f GFLOP/s (the ceiling)\n\n", ceiling);
     printf("%-12s %12s %10s %10s %10s\n", "model", "sentences/s", "epoch s", "GFLOP/s",
            "of ceiling");
     result res[3] = {{0}};
     for (int a = 0; a < 3; a++) {
+        if (only >= 0 && a != only) continue;
         attn_model_config mc = attn_model_config_default((attn_arch)a);
         attn_model *m = NULL;
         attn_trainer *t = NULL;
@@ -147,7 +161,7 @@ int main(int argc, char **argv) {
         attn_model_free(m);
     }
     attn_dataset_free(d);
-    if (!torch) return 0;
+    if (!torch || only >= 0) return 0;
 
     char cmd[12000];
     snprintf(cmd, sizeof cmd,

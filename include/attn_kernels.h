@@ -97,7 +97,7 @@ void attn_gelu_backward(float *d_x, const float *d_y, const float *x, size_t n);
 /* Row softmax over the first n_valid of cols columns (the rest are masked keys and get
  * probability 0; a row with n_valid == 0 is all zeros). probs, x: [rows, cols].
  * Follows ATen's vectorised softmax (reduce_all max, Sleef expf8_u10, reduce_all sum, * 1/s).
- * Backward: d_x += p * (d_p - sum_j p_j d_p_j), from the saved probs only. */
+ * The forward may run in place (probs == x). Backward: d_x += p * (d_p - sum_j p_j d_p_j), from the saved probs only. */
 void attn_softmax_forward(float *probs, const float *x, int rows, int cols, int n_valid);
 void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs, int rows,
                            int cols, int n_valid);

@@ -15,6 +15,7 @@
  */
 #include "attn.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -72,7 +73,26 @@ void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
     const float eps = (float)opt->cfg.eps, wd = (float)opt->cfg.weight_decay;
     float *restrict m = opt->m, *restrict v = opt->v;
     const size_t n = opt->n;
-    for (size_t i = 0; i < n; i++) {
+    /* 8 lanes at a time with the same IEEE operations (mul, fma, sqrt, div, add are correctly
+     * rounded lane by lane), then the scalar loop for the tail. */
+    const __m256 vb1 = _mm256_set1_ps(b1), v1mb1 = _mm256_set1_ps(one_minus_b1);
+    const __m256 vb2 = _mm256_set1_ps(b2), v1mb2 = _mm256_set1_ps(one_minus_b2);
+    const __m256 vbc2 = _mm256_set1_ps(bc2_sqrt), vstep = _mm256_set1_ps(neg_step_size);
+    const __m256 veps = _mm256_set1_ps(eps), vwd = _mm256_set1_ps(wd);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_loadu_ps(grads + i), p = _mm256_loadu_ps(params + i);
+        if (wd != 0.0f) g = _mm256_fmadd_ps(p, vwd, g);
+        __m256 mi = _mm256_fmadd_ps(g, v1mb1, _mm256_mul_ps(_mm256_loadu_ps(m + i), vb1));
+        __m256 vi = _mm256_fmadd_ps(_mm256_mul_ps(v1mb2, g), g,
+                                    _mm256_mul_ps(_mm256_loadu_ps(v + i), vb2));
+        __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), vbc2), veps);
+        p = _mm256_add_ps(p, _mm256_div_ps(_mm256_mul_ps(vstep, mi), denom));
+        _mm256_storeu_ps(m + i, mi);
+        _mm256_storeu_ps(v + i, vi);
+        _mm256_storeu_ps(params + i, p);
+    }
+    for (; i < n; i++) {
         float g = grads[i];
         if (wd != 0.0f) g = fmaf(params[i], wd, g);
         m[i] = fmaf(g, one_minus_b1, m[i] * b1);
