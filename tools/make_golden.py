@@ -13,6 +13,9 @@ The logits and grad_batch files (and kernels.json of golden_kernels.py) start wi
 only on the same CPU class; the C tests check a tolerance elsewhere (tests/test_util.h).
 
 Usage: /usr/bin/python3 tools/make_golden.py --attn build/attn [--out weights/golden]
+       /usr/bin/python3 tools/make_golden.py --attn build/attn --trained weights/rnn-seed1.json \
+           weights/lstm-seed1.json weights/transformer-seed1.json
+         (trained_<arch>.weights.json + .logits.json: weights attn trained, PyTorch's logits)
 """
 import os
 
@@ -136,6 +139,27 @@ def write_json(path, obj):
     weights_json.write_atomic(path, json.dumps(obj, separators=(",", ":")) + "\n")
 
 
+def write_logits(model, items, where, name, path):
+    out = [{"set": s, "text": text, "ids": ids, "label": label,
+            "logit": batch1_logit(model, ids)} for s, text, ids, label in items]
+    write_json(path, {"machine": where, "name": name, "items": out})
+    return out
+
+
+def write_trained(args, items, where):
+    """Goldens for weights that attn trained: PyTorch's logits for the same items."""
+    for path in args.trained:
+        config, _ = weights_json.read(path)
+        model = weights_json.load(path).eval()
+        name = "trained_" + config["arch"]
+        base = os.path.join(args.out, name)
+        weights_json.export(model, config, base + ".weights.json")
+        out = write_logits(model, items, where, name, base + ".logits.json")
+        correct = sum((it["logit"] > 0) == (it["label"] == 1) for it in out)
+        print("%s (from %s): %d items, %d correct" % (name, path, len(out), correct))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description="write the PyTorch golden files")
     ap.add_argument("--attn", required=True, help="path of the built attn binary")
@@ -143,20 +167,23 @@ def main():
                                                   "..", "weights", "golden"))
     ap.add_argument("--n", type=int, default=60, help="sentences per test set")
     ap.add_argument("--seed", type=int, default=7, help="attn data seed")
+    ap.add_argument("--trained", nargs="*", default=[], metavar="W.json",
+                    help="trained weights (e.g. weights/lstm-seed1.json): write only "
+                         "trained_<arch>.weights.json and .logits.json for each")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     vocab = vocabulary(args.attn)
     items = sentences(args.attn, vocab, args.n, args.seed)
-    gb = grad_batch(items)
     where = machine()
+    if args.trained:
+        return write_trained(args, items, where)
+    gb = grad_batch(items)
     for index, (name, config) in enumerate(MODELS):
         model = make_model(config, index)
         base = os.path.join(args.out, name)
         weights_json.export(model, config, base + ".weights.json")
 
-        out = [{"set": s, "text": text, "ids": ids, "label": label,
-                "logit": batch1_logit(model, ids)} for s, text, ids, label in items]
-        write_json(base + ".logits.json", {"machine": where, "name": name, "items": out})
+        out = write_logits(model, items, where, name, base + ".logits.json")
 
         model.zero_grad()
         B, T = gb["B"], gb["T"]

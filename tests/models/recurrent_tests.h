@@ -39,6 +39,14 @@ END_TEST
 START_TEST(test_golden_grads) { mc_golden_grads(attn_arch_name(rec_arch)); }
 END_TEST
 
+/* weights attn trained (tools/make_golden.py --trained): weights/golden/trained_<arch>.* */
+START_TEST(test_golden_logits_trained) {
+    char name[32];
+    snprintf(name, sizeof name, "trained_%s", attn_arch_name(rec_arch));
+    mc_assert_golden_logits(name);
+}
+END_TEST
+
 START_TEST(test_padding_invariance) {
     attn_model *m = tu_model_default(rec_arch, 3);
     mc_padding_invariance(m, PAD_MAX_ULP);
@@ -57,6 +65,7 @@ static int mc_recurrent_main(attn_arch arch) {
     tcase_add_test(tc, test_finite_differences);
     tcase_add_test(tc, test_golden_logits);
     tcase_add_test(tc, test_golden_grads);
+    tcase_add_test(tc, test_golden_logits_trained);
     tcase_add_test(tc, test_padding_invariance);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

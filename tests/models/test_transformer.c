@@ -45,6 +45,10 @@ END_TEST
 START_TEST(test_golden_logits_post) { mc_assert_golden_logits("transformer_post"); }
 END_TEST
 
+/* weights attn trained (tools/make_golden.py --trained) */
+START_TEST(test_golden_logits_trained) { mc_assert_golden_logits("trained_transformer"); }
+END_TEST
+
 START_TEST(test_golden_logits_gelu) {
     float *got, *want;
     bool exact;
@@ -91,6 +95,7 @@ int main(void) {
     tcase_add_test(tc, test_fd_pre_gelu);
     tcase_add_test(tc, test_golden_logits);
     tcase_add_test(tc, test_golden_logits_post);
+    tcase_add_test(tc, test_golden_logits_trained);
     tcase_add_test(tc, test_golden_logits_gelu);
     tcase_add_test(tc, test_golden_grads);
     tcase_add_test(tc, test_golden_grads_post);
