@@ -25,9 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define VIT_D  768
-#define VIT_NH 12
-#define VIT_F  3072
+#define VIT_D   768
+#define VIT_NH  12
+#define VIT_F   3072
 #define N_SHORT 197  /* 224 px: 14 x 14 patches + [CLS] */
 #define N_LONG  4097 /* 1024 px: 64 x 64 patches + [CLS] */
 
@@ -66,7 +66,8 @@ static long vm_kb(const char *field) {
     long kb = -1;
     size_t len = strlen(field);
     while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, len) == 0 && line[len] == ':') kb = strtol(line + len + 1, NULL, 10);
+        if (strncmp(line, field, len) == 0 && line[len] == ':')
+            kb = strtol(line + len + 1, NULL, 10);
     fclose(f);
     return kb;
 }
@@ -166,7 +167,8 @@ static void run_layer(layer_run *res, const vit_layer *L, int n, int reps, int w
         }
     for (int i = 1; i < warmup; i++) vit_layer_forward(y, x, L, &w, n, NULL);
 
-    double *st = xmalloc((size_t)reps * VIT_ST_COUNT * sizeof *st), *tot = xmalloc((size_t)reps * sizeof *tot);
+    double *st = xmalloc((size_t)reps * VIT_ST_COUNT * sizeof *st),
+           *tot = xmalloc((size_t)reps * sizeof *tot);
     for (int rep = 0; rep < reps; rep++) {
         double s[VIT_ST_COUNT] = {0};
         double t0 = vit_now();
@@ -175,7 +177,8 @@ static void run_layer(layer_run *res, const vit_layer *L, int n, int reps, int w
         for (int k = 0; k < VIT_ST_COUNT; k++) st[(size_t)k * reps + rep] = s[k];
     }
     res->total_ms = 1e3 * median(tot, reps);
-    for (int k = 0; k < VIT_ST_COUNT; k++) res->stage_ms[k] = 1e3 * median(st + (size_t)k * reps, reps);
+    for (int k = 0; k < VIT_ST_COUNT; k++)
+        res->stage_ms[k] = 1e3 * median(st + (size_t)k * reps, reps);
     free(st), free(tot), free(x), free(y);
     vit_work_free(&w);
 }
@@ -190,7 +193,8 @@ static void validate_paths(const vit_layer *L, int n) {
         exit(1);
     }
     const size_t nd = (size_t)n * L->D;
-    float *x = xmalloc(nd * sizeof *x), *yn = xmalloc(nd * sizeof *yn), *yb = xmalloc(nd * sizeof *yb);
+    float *x = xmalloc(nd * sizeof *x), *yn = xmalloc(nd * sizeof *yn),
+          *yb = xmalloc(nd * sizeof *yb);
     attn_rng r = attn_rng_seed(9);
     for (size_t i = 0; i < nd; i++) x[i] = attn_rng_uniform_range(&r, -1, 1);
     vit_layer_forward(yn, x, L, &wn, n, NULL);
@@ -261,8 +265,8 @@ static void print_row(const layer_run *R, double ceiling, const char *name, uint
     if (csv_file)
         fprintf(csv_file, "layer,%d,%d,%s,\"%s\",%llu,%llu,%.6f,%.6f,%.6f,%.3f,%.4f\n", R->n,
                 R->threads, R->blocked ? "blocked" : "naive", name, (unsigned long long)an,
-                (unsigned long long)co, total_madds ? (double)co / (double)total_madds : 0.0,
-                ms, total_ms > 0 ? ms / total_ms : 0.0,
+                (unsigned long long)co, total_madds ? (double)co / (double)total_madds : 0.0, ms,
+                total_ms > 0 ? ms / total_ms : 0.0,
                 co && ms > 0 ? 2.0 * (double)co / (ms * 1e-3) / 1e9 : 0.0,
                 co && ms > 0 ? 2.0 * (double)co / (ms * 1e-3) / 1e9 / ceiling : 0.0);
 }
@@ -282,15 +286,14 @@ static double print_layer_table(const layer_run *R, double ceiling) {
         const op_row *o = &op_rows[i];
         if ((o->path == 1 && R->blocked) || (o->path == 2 && !R->blocked)) continue;
         print_row(R, ceiling, o->name, tag_sum(R->analytic, o->tag1, o->tag2),
-                  tag_sum(R->counted, o->tag1, o->tag2), R->stage_ms[o->stage], total,
-                  stage_sum);
+                  tag_sum(R->counted, o->tag1, o->tag2), R->stage_ms[o->stage], total, stage_sum);
     }
     /* the write-up's three groups */
     const double proj_ms = R->stage_ms[VIT_ST_QKV] + R->stage_ms[VIT_ST_OUT_PROJ];
     const double mlp_ms = R->stage_ms[VIT_ST_FFN_UP] + R->stage_ms[VIT_ST_FFN_DOWN];
-    const double nn_ms = R->blocked ? R->stage_ms[VIT_ST_BLOCKED]
-                                    : R->stage_ms[VIT_ST_QK] + R->stage_ms[VIT_ST_SOFTMAX] +
-                                          R->stage_ms[VIT_ST_AV];
+    const double nn_ms =
+        R->blocked ? R->stage_ms[VIT_ST_BLOCKED]
+                   : R->stage_ms[VIT_ST_QK] + R->stage_ms[VIT_ST_SOFTMAX] + R->stage_ms[VIT_ST_AV];
     const uint64_t proj_a = tag_sum(R->analytic, ATTN_OP_QKV, ATTN_OP_OUT_PROJ);
     const uint64_t mlp_a = tag_sum(R->analytic, ATTN_OP_FFN_UP, ATTN_OP_FFN_DOWN);
     const uint64_t nn_a = tag_sum(R->analytic, ATTN_OP_QK, ATTN_OP_AV);
@@ -354,8 +357,8 @@ static int child_layer(int n, const char *path_name, int threads, int reps, int 
 static proc_result spawn_layer(int n, const char *path, int threads, int reps, int warmup) {
     proc_result pr = {0};
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' --child-layer %d %s %d %d %d", self_exe, n, path, threads,
-             reps, warmup);
+    snprintf(cmd, sizeof cmd, "'%s' --child-layer %d %s %d %d %d", self_exe, n, path, threads, reps,
+             warmup);
     fflush(stdout);
     FILE *p = popen(cmd, "r");
     if (!p) return pr;
@@ -395,7 +398,8 @@ static void model_madds(uint64_t m[ATTN_OP_COUNT], const attn_model_config *c, i
 
 static void models_table(const int *Ts, int n_T) {
     say("\n## The three sentiment models (default configs, batch 1, forward)\n\n");
-    say("| model | T | tag | analytic madds | counted madds | share |\n|---|---:|---|---:|---:|---:|\n");
+    say("| model | T | tag | analytic madds | counted madds | share "
+        "|\n|---|---:|---|---:|---:|---:|\n");
     bool any_fail = false, any_diff = false;
     for (int a = 0; a <= ATTN_ARCH_TRANSFORMER; a++) {
         attn_model_config cfg = attn_model_config_default((attn_arch)a);
@@ -451,11 +455,14 @@ static void models_table(const int *Ts, int n_T) {
                 say("| transformer | %d | **n x n share** | | | **%.1f %%** |\n", T,
                     100.0 * (double)(an[ATTN_OP_QK] + an[ATTN_OP_AV]) / (double)tot_a);
             say("| %s | %d | **total** | %llu | %s%llu | 100 %% |\n", attn_arch_name((attn_arch)a),
-                T, (unsigned long long)tot_a, have ? "" : "n/a ", have ? (unsigned long long)tot_c : 0ULL);
+                T, (unsigned long long)tot_a, have ? "" : "n/a ",
+                have ? (unsigned long long)tot_c : 0ULL);
         }
     }
-    if (any_fail) say("\nNote: some model forwards failed in this build; their counted column is n/a.\n");
-    if (any_diff) say("\nNote: rows marked (!) differ from the analytic formula (see the model source).\n");
+    if (any_fail)
+        say("\nNote: some model forwards failed in this build; their counted column is n/a.\n");
+    if (any_diff)
+        say("\nNote: rows marked (!) differ from the analytic formula (see the model source).\n");
 }
 
 /* ---- PyTorch ------------------------------------------------------------------------------ */
@@ -469,8 +476,9 @@ typedef struct torch_result {
 
 static int run_torch(const char *src, bool quick, torch_result *res, int max_res) {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/tools/bench_torch.py' --n %d %d --threads 1 2%s",
-             src, N_SHORT, N_LONG, quick ? " --quick" : "");
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 '%s/tools/bench_torch.py' --n %d %d --threads 1 2%s", src, N_SHORT,
+             N_LONG, quick ? " --quick" : "");
     printf("\nRunning PyTorch: %s\n", cmd);
     fflush(stdout);
     FILE *p = popen(cmd, "r");
@@ -481,7 +489,8 @@ static int run_torch(const char *src, bool quick, torch_result *res, int max_res
         torch_result *t = &res[k];
         int reps;
         double mn;
-        if (sscanf(line, "torch n=%d threads=%d reps=%d median_s=%lf min_s=%lf base_kb=%ld peak_kb=%ld",
+        if (sscanf(line,
+                   "torch n=%d threads=%d reps=%d median_s=%lf min_s=%lf base_kb=%ld peak_kb=%ld",
                    &t->n, &t->threads, &reps, &t->median_s, &mn, &t->base_kb, &t->peak_kb) == 7) {
             t->ok = true;
             k++;
@@ -518,19 +527,25 @@ static void write_chart(const char *out, const char *src) {
         int n = (int)lround(64.0 * pow(2.0, i / 16.0));
         fprintf(f, "%d %.4f\n", n, 100.0 * vit_nn_share(n, VIT_D));
     }
-    fprintf(g, "# n  share  label\n%d %.4f \"224 px: n = %d, %.1f %%\"\n%d %.4f \"1024 px: n = %d, %.1f %%\"\n",
-            N_SHORT, 100.0 * vit_nn_share(N_SHORT, VIT_D), N_SHORT, 100.0 * vit_nn_share(N_SHORT, VIT_D),
-            N_LONG, 100.0 * vit_nn_share(N_LONG, VIT_D), N_LONG, 100.0 * vit_nn_share(N_LONG, VIT_D));
+    fprintf(g,
+            "# n  share  label\n%d %.4f \"224 px: n = %d, %.1f %%\"\n%d %.4f \"1024 px: n = %d, "
+            "%.1f %%\"\n",
+            N_SHORT, 100.0 * vit_nn_share(N_SHORT, VIT_D), N_SHORT,
+            100.0 * vit_nn_share(N_SHORT, VIT_D), N_LONG, 100.0 * vit_nn_share(N_LONG, VIT_D),
+            N_LONG, 100.0 * vit_nn_share(N_LONG, VIT_D));
     fclose(f);
     fclose(g);
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        say("\nNote: gnuplot not found; chart data left in %s (plot with bench/plot_share.gp).\n", path);
+        say("\nNote: gnuplot not found; chart data left in %s (plot with bench/plot_share.gp).\n",
+            path);
         return;
     }
     char cmd[16384];
-    if (snprintf(cmd, sizeof cmd,
-             "gnuplot -e \"datafile='%s'; marksfile='%s'; outfile='%s'\" '%s/bench/plot_share.gp'",
-             path, marks, svg, src) >= (int)sizeof cmd || system(cmd) != 0)
+    if (snprintf(
+            cmd, sizeof cmd,
+            "gnuplot -e \"datafile='%s'; marksfile='%s'; outfile='%s'\" '%s/bench/plot_share.gp'",
+            path, marks, svg, src) >= (int)sizeof cmd ||
+        system(cmd) != 0)
         say("\nNote: gnuplot failed; chart data left in %s.\n", path);
     else
         say("\n![n x n share of a ViT-Base layer's multiply-adds vs n](nn_share.svg)\n");
@@ -680,7 +695,8 @@ int main(int argc, char **argv) {
     proc_result pb = spawn_layer(N_LONG, "blocked", 1, reps_long, warm_long);
     say("| path | layer time ms | peak RSS MB | above weights+input MB |\n|---|---:|---:|---:|\n");
     const proc_result *pv[2] = {&pn, &pb};
-    const char *pname[2] = {"naive (scores + probs n x n per head)", "blocked (tile 256, online softmax)"};
+    const char *pname[2] = {"naive (scores + probs n x n per head)",
+                            "blocked (tile 256, online softmax)"};
     for (int i = 0; i < 2; i++) {
         if (!pv[i]->ok) {
             say("| %s | failed | | |\n", pname[i]);
@@ -716,7 +732,8 @@ int main(int argc, char **argv) {
             const torch_result *p = NULL;
             for (int k = 0; k < n_tr; k++)
                 if (tr[k].n == ns[i] && tr[k].threads == t + 1) p = &tr[k];
-            char am[32] = "failed", pm[32] = "-", ratio[32] = "-", ap[32] = "-", pp[32] = "-", mr[32] = "-";
+            char am[32] = "failed", pm[32] = "-", ratio[32] = "-", ap[32] = "-", pp[32] = "-",
+                 mr[32] = "-";
             if (a->ok) {
                 snprintf(am, sizeof am, "%.1f", 1e3 * a->median_s);
                 snprintf(ap, sizeof ap, "%.0f", a->peak_kb / 1024.0);
@@ -731,10 +748,12 @@ int main(int argc, char **argv) {
                 snprintf(ratio, sizeof ratio, "%.2fx", speed[i][t]);
                 snprintf(mr, sizeof mr, "%.2f", mem[i][t]);
             }
-            say("| %d | %d | %s | %s | %s | %s | %s | %s |\n", ns[i], t + 1, am, pm, ratio, ap, pp, mr);
+            say("| %d | %d | %s | %s | %s | %s | %s | %s |\n", ns[i], t + 1, am, pm, ratio, ap, pp,
+                mr);
             fprintf(csv_file, "torch,%d,%d,%s,layer,,,,%.3f,%.3f,%.4f,%.4f\n", ns[i], t + 1,
-                    ns[i] > VIT_BLOCKED_ABOVE ? "blocked" : "naive", a->ok ? 1e3 * a->median_s : 0.0,
-                    p ? 1e3 * p->median_s : 0.0, speed[i][t], mem[i][t]);
+                    ns[i] > VIT_BLOCKED_ABOVE ? "blocked" : "naive",
+                    a->ok ? 1e3 * a->median_s : 0.0, p ? 1e3 * p->median_s : 0.0, speed[i][t],
+                    mem[i][t]);
         }
     if (!torch) say("\n(PyTorch columns: run with --torch.)\n");
 
@@ -744,7 +763,8 @@ int main(int argc, char **argv) {
         say("- %s n = %d: attn layer time <= PyTorch's at 1 thread (PyTorch / attn = %.2fx)\n",
             speed[0][0] >= 1.0 ? "PASS" : "MISS", N_SHORT, speed[0][0]);
     } else {
-        say("- n/a  n = %d: attn layer time <= PyTorch's at 1 thread (run with --torch)\n", N_SHORT);
+        say("- n/a  n = %d: attn layer time <= PyTorch's at 1 thread (run with --torch)\n",
+            N_SHORT);
     }
     say("- %s n = %d: projections + MLP at >= 70 %% of the 1-thread sgemm ceiling (%.0f %%)\n",
         pm_frac >= 0.7 ? "PASS" : "MISS", N_SHORT, 100.0 * pm_frac);

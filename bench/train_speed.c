@@ -155,8 +155,7 @@ int main(int argc, char **argv) {
         res[a].epoch_s = secs / epochs;
         res[a].gflops = 2.0 * (double)total_madds(&counts) / secs / 1e9;
         printf("%-12s %12.0f %10.3f %10.2f %9.1f%%\n", attn_arch_name((attn_arch)a),
-               res[a].sent_per_s, res[a].epoch_s, res[a].gflops,
-               100.0 * res[a].gflops / ceiling);
+               res[a].sent_per_s, res[a].epoch_s, res[a].gflops, 100.0 * res[a].gflops / ceiling);
         attn_trainer_free(t);
         attn_model_free(m);
     }

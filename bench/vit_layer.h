@@ -45,10 +45,18 @@ typedef enum vit_stage {
     VIT_ST_COUNT
 } vit_stage;
 
-static const char *const vit_stage_names[VIT_ST_COUNT] = {
-    "layernorm x2", "qkv proj", "split/merge heads", "q.k^T (n x n)", "softmax",
-    "a.v (n x n)", "blocked q.k^T+softmax+a.v", "out proj", "mlp up (fc1)", "gelu",
-    "mlp down (fc2)", "residual adds"};
+static const char *const vit_stage_names[VIT_ST_COUNT] = {"layernorm x2",
+                                                          "qkv proj",
+                                                          "split/merge heads",
+                                                          "q.k^T (n x n)",
+                                                          "softmax",
+                                                          "a.v (n x n)",
+                                                          "blocked q.k^T+softmax+a.v",
+                                                          "out proj",
+                                                          "mlp up (fc1)",
+                                                          "gelu",
+                                                          "mlp down (fc2)",
+                                                          "residual adds"};
 
 /* Parameters of one layer (one allocation; views below). */
 typedef struct vit_layer {
@@ -65,20 +73,20 @@ typedef struct vit_layer {
 /* Activations for up to n_max tokens. */
 typedef struct vit_work {
     int n_max, tile;
-    vit_path path;  /* the path this workspace was sized for (AUTO: decided by n_max) */
-    float *a;       /* [n,D] LN1 out, then merged heads, then LN2 out */
-    float *b;       /* [n,D] attention output projection, then x1 */
-    float *big;     /* [n,max(3D,F)] qkv, then fc1 out */
-    float *heads;   /* [n,max(4D,F)] q,k,v,o per head [4,NH,n,HS], then gelu out */
-    float *mean, *rstd; /* [n] layer norm statistics */
+    vit_path path;         /* the path this workspace was sized for (AUTO: decided by n_max) */
+    float *a;              /* [n,D] LN1 out, then merged heads, then LN2 out */
+    float *b;              /* [n,D] attention output projection, then x1 */
+    float *big;            /* [n,max(3D,F)] qkv, then fc1 out */
+    float *heads;          /* [n,max(4D,F)] q,k,v,o per head [4,NH,n,HS], then gelu out */
+    float *mean, *rstd;    /* [n] layer norm statistics */
     float *scores, *probs; /* [n,n] naive path only */
-    float *blk;     /* [head_threads, attn_attention_blocked_work_size(tile)], blocked only */
+    float *blk;       /* [head_threads, attn_attention_blocked_work_size(tile)], blocked only */
     int head_threads; /* >1: blocked heads run in that many threads (OpenBLAS at 1 meanwhile) */
 } vit_work;
 
 static inline size_t vit_layer_n_params(int D, int F) {
-    return (size_t)4 * D + (size_t)3 * D * D + 3 * (size_t)D + (size_t)D * D + D +
-           (size_t)F * D + F + (size_t)D * F + D;
+    return (size_t)4 * D + (size_t)3 * D * D + 3 * (size_t)D + (size_t)D * D + D + (size_t)F * D +
+           F + (size_t)D * F + D;
 }
 
 /* Random layer: Linear weights U(-1/sqrt(in), 1/sqrt(in)) as nn.Linear, LN gamma 1 + U(-.1,.1),
@@ -91,10 +99,10 @@ static inline bool vit_layer_init(vit_layer *L, int D, int NH, int F, uint64_t s
     L->params = malloc(vit_layer_n_params(D, F) * sizeof(float));
     if (!L->params) return false;
     float *p = L->params;
-#define VIT_TAKE(field, count)                                                                \
-    do {                                                                                      \
-        L->field = p;                                                                         \
-        p += (count);                                                                         \
+#define VIT_TAKE(field, count)                                                                     \
+    do {                                                                                           \
+        L->field = p;                                                                              \
+        p += (count);                                                                              \
     } while (0)
     VIT_TAKE(ln1_w, D);
     VIT_TAKE(ln1_b, D);
@@ -218,9 +226,16 @@ static inline void vit_heads_parallel(vit_work *w, const float *qh, const float 
     bool started[MAX_T] = {false};
     attn_set_num_threads(1);
     for (int t = 0; t < T; t++) {
-        jobs[t] = (vit_head_job){qh, kh, vh, oh,
+        jobs[t] = (vit_head_job){qh,
+                                 kh,
+                                 vh,
+                                 oh,
                                  w->blk + (size_t)t * attn_attention_blocked_work_size(w->tile),
-                                 n, HS, NH * t / T, NH * (t + 1) / T, w->tile};
+                                 n,
+                                 HS,
+                                 NH * t / T,
+                                 NH * (t + 1) / T,
+                                 w->tile};
         if (t > 0) started[t] = pthread_create(&tid[t], NULL, vit_head_worker, &jobs[t]) == 0;
     }
     vit_head_worker(&jobs[0]);
@@ -248,8 +263,8 @@ static inline void vit_lap(double *stage_s, vit_stage st, double *t0) {
 }
 
 /* y[n,D] = layer(x[n,D]); n <= w->n_max. stage_s: NULL or [VIT_ST_COUNT] seconds (+=). */
-static inline void vit_layer_forward(float *y, const float *x, const vit_layer *L,
-                                     vit_work *w, int n, double *stage_s) {
+static inline void vit_layer_forward(float *y, const float *x, const vit_layer *L, vit_work *w,
+                                     int n, double *stage_s) {
     const int D = L->D, NH = L->NH, F = L->F, HS = D / NH;
     const size_t nd = (size_t)n * D, nhs = (size_t)n * HS;
     const bool blocked = vit_uses_blocked(w->path, w->n_max);
@@ -333,6 +348,8 @@ static inline void vit_layer_madds(uint64_t madds[ATTN_OP_COUNT], int n, int D, 
 }
 
 /* The write-up's closed form for the n x n share at F = 4D: 2n^2 D / (12nD^2 + 2n^2 D). */
-static inline double vit_nn_share(int n, int D) { return (double)n / (6.0 * D + n); }
+static inline double vit_nn_share(int n, int D) {
+    return (double)n / (6.0 * D + n);
+}
 
 #endif /* ATTN_BENCH_VIT_LAYER_H */

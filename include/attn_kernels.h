@@ -67,10 +67,10 @@ const char *attn_blas_corename(void);
 /* Linear layer, PyTorch nn.Linear: y[n,out] = x[n,in] . w[out,in]^T + bias[out].
  * Bias: y is pre-filled with bias, then sgemm with beta = 1 (bit-identical to PyTorch's addmm).
  * bias may be NULL. Backward: d_x += d_y.w, d_w += d_y^T.x, d_bias += sum over rows of d_y. */
-void attn_linear_forward(float *y, const float *x, const float *w, const float *bias, int n,
-                         int in, int out, attn_op tag);
-void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y,
-                          const float *x, const float *w, int n, int in, int out, attn_op tag);
+void attn_linear_forward(float *y, const float *x, const float *w, const float *bias, int n, int in,
+                         int out, attn_op tag);
+void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y, const float *x,
+                          const float *w, int n, int in, int out, attn_op tag);
 
 /* ---- elementwise activations (src/kernels/activations.c) ---------------------------------- */
 
@@ -97,18 +97,19 @@ void attn_gelu_backward(float *d_x, const float *d_y, const float *x, size_t n);
 /* Row softmax over the first n_valid of cols columns (the rest are masked keys and get
  * probability 0; a row with n_valid == 0 is all zeros). probs, x: [rows, cols].
  * Follows ATen's vectorised softmax (reduce_all max, Sleef expf8_u10, reduce_all sum, * 1/s).
- * The forward may run in place (probs == x). Backward: d_x += p * (d_p - sum_j p_j d_p_j), from the saved probs only. */
+ * The forward may run in place (probs == x). Backward: d_x += p * (d_p - sum_j p_j d_p_j), from the
+ * saved probs only. */
 void attn_softmax_forward(float *probs, const float *x, int rows, int cols, int n_valid);
-void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs, int rows,
-                           int cols, int n_valid);
+void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs, int rows, int cols,
+                           int n_valid);
 
 /* ---- layer norm (src/kernels/layernorm.c) ------------------------------------------------ */
 
 /* y[n,D] = (x - mean) * rstd * gamma + beta over each row, eps = 1e-5, biased variance.
  * ATen's RowwiseMoments (8-lane Welford) for mean/var; y = fma(fma(x, rstd, -rstd*mean),
  * gamma, beta). Saves mean[n], rstd[n]. Backward accumulates d_x, d_gamma, d_beta. */
-void attn_layernorm_forward(float *y, float *mean, float *rstd, const float *x,
-                            const float *gamma, const float *beta, int n, int D);
+void attn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                            const float *beta, int n, int D);
 void attn_layernorm_backward(float *d_x, float *d_gamma, float *d_beta, const float *d_y,
                              const float *x, const float *mean, const float *rstd,
                              const float *gamma, int n, int D);
@@ -151,8 +152,7 @@ void attn_attention_naive_forward(float *out, float *probs, float *scores, const
  * end divides by l. Multiply-adds: n_q*n_valid*hs per tag. work: at least
  * attn_attention_blocked_work_size(tile) floats; extra memory O(tile^2), independent of n. */
 void attn_attention_blocked_forward(float *out, const float *q, const float *k, const float *v,
-                                    int n_q, int n_k, int hs, int n_valid, float *work,
-                                    int tile);
+                                    int n_q, int n_k, int hs, int n_valid, float *work, int tile);
 /* Floats the blocked forward needs in `work`: tile*tile (score tile) + 2*tile (m, l). */
 size_t attn_attention_blocked_work_size(int tile);
 #define ATTN_ATTENTION_TILE 256 /* default tile: a 256 KiB score tile (measured best, n = 4097) */

@@ -53,8 +53,8 @@ void tu_assert_close(const char *what, const float *got, const float *want, size
         double scale = fmax(fabs((double)want[i]), abs_floor);
         if (!(err <= rel_tol * scale)) bad = i;
     }
-    printf("  %-44s n=%-6zu identical=%zu max_ulp=%u max_rel=%.3g\n", what, n, c.n_equal,
-           c.max_ulp, c.max_rel);
+    printf("  %-44s n=%-6zu identical=%zu max_ulp=%u max_rel=%.3g\n", what, n, c.n_equal, c.max_ulp,
+           c.max_rel);
     ck_assert_msg(bad == n,
                   "%s: index %zu got %.9g want %.9g (%u ULP); max rel err %.3g > tol %.3g", what,
                   bad, bad < n ? got[bad] : 0.0f, bad < n ? want[bad] : 0.0f,
@@ -80,10 +80,10 @@ void tu_assert_ulp(const char *what, const float *got, const float *want, size_t
     size_t bad = n;
     for (size_t i = 0; i < n && bad == n; i++)
         if (tu_ulp_distance(got[i], want[i]) > max_ulp) bad = i;
-    printf("  %-44s n=%-6zu identical=%zu max_ulp=%u (bound %u)\n", what, n, c.n_equal,
-           c.max_ulp, max_ulp);
-    ck_assert_msg(bad == n, "%s: index %zu got %.9g want %.9g is %u ULP off (bound %u)", what,
-                  bad, bad < n ? got[bad] : 0.0f, bad < n ? want[bad] : 0.0f,
+    printf("  %-44s n=%-6zu identical=%zu max_ulp=%u (bound %u)\n", what, n, c.n_equal, c.max_ulp,
+           max_ulp);
+    ck_assert_msg(bad == n, "%s: index %zu got %.9g want %.9g is %u ULP off (bound %u)", what, bad,
+                  bad < n ? got[bad] : 0.0f, bad < n ? want[bad] : 0.0f,
                   bad < n ? tu_ulp_distance(got[bad], want[bad]) : 0u, max_ulp);
 }
 
@@ -105,8 +105,8 @@ bool tu_golden_exact(const cJSON *golden, const char *file, const char *toleranc
     const cJSON *core = cJSON_GetObjectItemCaseSensitive(machine, "blas_core");
     const char *golden_core = cJSON_IsString(core) ? core->valuestring : NULL;
     if (tu_golden_machine_matches(golden_core)) {
-        printf("  %s: made with OpenBLAS core %s, as this machine: bit-identity required\n",
-               file, golden_core);
+        printf("  %s: made with OpenBLAS core %s, as this machine: bit-identity required\n", file,
+               golden_core);
         return true;
     }
     if (attn_sgemm_naive)
@@ -121,8 +121,8 @@ bool tu_golden_exact(const cJSON *golden, const char *file, const char *toleranc
     return false;
 }
 
-void tu_assert_golden(const char *what, const float *got, const float *want, size_t n,
-                      bool exact, double rel_tol, double abs_floor) {
+void tu_assert_golden(const char *what, const float *got, const float *want, size_t n, bool exact,
+                      double rel_tol, double abs_floor) {
     if (exact)
         tu_assert_identical(what, got, want, n);
     else

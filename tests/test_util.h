@@ -18,8 +18,8 @@ uint32_t tu_ulp_distance(float a, float b);
 typedef struct tu_compare {
     double max_abs, max_rel;
     uint32_t max_ulp;
-    size_t worst;     /* index of the largest relative error */
-    size_t n_equal;   /* bit-identical elements (same value; +0 == -0) */
+    size_t worst;   /* index of the largest relative error */
+    size_t n_equal; /* bit-identical elements (same value; +0 == -0) */
     size_t n;
 } tu_compare;
 
@@ -62,8 +62,8 @@ bool tu_golden_machine_matches(const char *golden_core);
  * was made, what this machine runs, and `tolerance`, the check used instead. */
 bool tu_golden_exact(const struct cJSON *golden, const char *file, const char *tolerance);
 /* exact ? tu_assert_identical : tu_assert_close(rel_tol, abs_floor). */
-void tu_assert_golden(const char *what, const float *got, const float *want, size_t n,
-                      bool exact, double rel_tol, double abs_floor);
+void tu_assert_golden(const char *what, const float *got, const float *want, size_t n, bool exact,
+                      double rel_tol, double abs_floor);
 /* exact ? tu_assert_identical : tu_assert_ulp(other_machine_max_ulp) (elementwise kernels). */
 void tu_assert_golden_ulp(const char *what, const float *got, const float *want, size_t n,
                           bool exact, uint32_t other_machine_max_ulp);

@@ -46,8 +46,7 @@ static attn_status grow(attn_dataset_builder *b, int len, attn_error *err) {
         size_t *offsets = realloc(d->offsets, ((size_t)cap + 1) * sizeof *offsets);
         if (offsets) d->offsets = offsets;
         if (!labels || !lengths || !texts || !offsets)
-            return attn_errorf(err, ATTN_ERR_NOMEM, "dataset: out of memory at %d sentences",
-                               d->n);
+            return attn_errorf(err, ATTN_ERR_NOMEM, "dataset: out of memory at %d sentences", d->n);
         b->cap = cap;
     }
     size_t need = d->offsets[d->n] + (size_t)len;
@@ -63,8 +62,8 @@ static attn_status grow(attn_dataset_builder *b, int len, attn_error *err) {
     return ATTN_OK;
 }
 
-attn_status attn_dataset_builder_push(attn_dataset_builder *b, int label, const int *ids,
-                                      int len, attn_error *err) {
+attn_status attn_dataset_builder_push(attn_dataset_builder *b, int label, const int *ids, int len,
+                                      attn_error *err) {
     attn_status st = grow(b, len, err);
     if (st != ATTN_OK) return st;
     attn_dataset *d = b->d;
@@ -155,8 +154,10 @@ attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_err
         goto done;
     }
     if (b.d->n == 0) {
-        st = attn_errorf(err, ATTN_ERR_PARSE, "%s: no sentences (expected 'label<TAB>sentence' "
-                                              "lines)", path);
+        st = attn_errorf(err, ATTN_ERR_PARSE,
+                         "%s: no sentences (expected 'label<TAB>sentence' "
+                         "lines)",
+                         path);
         goto done;
     }
     st = ATTN_OK;

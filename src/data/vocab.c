@@ -146,11 +146,13 @@ static const char *const fillers[] = {
 };
 
 static const char *const cat_names[ATTN_N_CATS] = {
-    "special",  "determiner",  "subject",    "verb",   "negation", "intensifier",
-    "positive", "negative",    "conjunction", "distractor", "filler",
+    "special",  "determiner", "subject",     "verb",       "negation", "intensifier",
+    "positive", "negative",   "conjunction", "distractor", "filler",
 };
 
-int attn_vocab_size(void) { return ATTN_VOCAB_SIZE; }
+int attn_vocab_size(void) {
+    return ATTN_VOCAB_SIZE;
+}
 
 const char *attn_vocab_word(int id) {
     return id >= 0 && id < ATTN_VOCAB_SIZE ? vocab[id].word : NULL;
@@ -175,7 +177,9 @@ int attn_vocab_id(const char *word) {
     return -1;
 }
 
-int attn_filler_count(void) { return (int)(sizeof fillers / sizeof fillers[0]); }
+int attn_filler_count(void) {
+    return (int)(sizeof fillers / sizeof fillers[0]);
+}
 
 const char *attn_filler_phrase(int i) {
     return i >= 0 && i < attn_filler_count() ? fillers[i] : NULL;
@@ -226,8 +230,9 @@ static int is_stripped(int c) {
 attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids,
                           attn_error *err) {
     if (!sentence || !n_ids || (max_ids > 0 && !ids) || max_ids < 0)
-        return attn_errorf(err, ATTN_ERR_ARG, "attn_tokenize: NULL sentence/ids/n_ids or "
-                                              "negative max_ids");
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "attn_tokenize: NULL sentence/ids/n_ids or "
+                           "negative max_ids");
     *n_ids = 0;
     int n = 0;
     const char *p = sentence;

@@ -53,8 +53,7 @@ static void problem(problems *p, attn_status s, const char *fmt, ...) {
 
 static attn_status problems_finish(problems *p) {
     if (p->n == 0) return ATTN_OK;
-    if (p->n > MAX_PROBLEMS)
-        attn_error_append(p->err, "and %d more problems", p->n - MAX_PROBLEMS);
+    if (p->n > MAX_PROBLEMS) attn_error_append(p->err, "and %d more problems", p->n - MAX_PROBLEMS);
     if (p->err) p->err->status = p->first;
     return p->first;
 }
@@ -88,8 +87,8 @@ static attn_status read_file(const char *path, char **out, size_t *len, attn_err
             if (!bigger) {
                 free(buf);
                 fclose(f);
-                return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading %zu bytes",
-                                   path, 2 * cap);
+                return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading %zu bytes", path,
+                                   2 * cap);
             }
             buf = bigger;
             cap *= 2;
@@ -116,8 +115,7 @@ static void tensor_before(const char *buf, size_t at, char *name, size_t size) {
     name[0] = '\0';
     static const char key[] = "\"shape\"";
     const char *hit = NULL;
-    for (const char *s = buf; (s = strstr(s, key)) != NULL && (size_t)(s - buf) < at; s++)
-        hit = s;
+    for (const char *s = buf; (s = strstr(s, key)) != NULL && (size_t)(s - buf) < at; s++) hit = s;
     if (!hit) return;
     const char *p = hit - 1;
     while (p > buf && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == '{')) p--;
@@ -142,8 +140,8 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
     if (st != ATTN_OK) return st;
     if (len == 0) {
         free(buf);
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: empty file (0 bytes), expected %s JSON",
-                           path, WEIGHTS_FORMAT);
+        return attn_errorf(err, ATTN_ERR_PARSE, "%s: empty file (0 bytes), expected %s JSON", path,
+                           WEIGHTS_FORMAT);
     }
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(buf, len, &end, false);
@@ -188,7 +186,9 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, WEIGHTS_FORMAT) != 0) {
         attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"", path,
                     cJSON_IsString(fmt) ? "\"" : "",
-                    !fmt ? "(missing)" : cJSON_IsString(fmt) ? fmt->valuestring : "(not a string)",
+                    !fmt                  ? "(missing)"
+                    : cJSON_IsString(fmt) ? fmt->valuestring
+                                          : "(not a string)",
                     cJSON_IsString(fmt) ? "\"" : "", WEIGHTS_FORMAT);
         cJSON_Delete(doc);
         return ATTN_ERR_PARSE;
@@ -225,13 +225,17 @@ static void parse_config(const cJSON *cj, attn_model_config *cfg, problems *p) {
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(cj, "arch");
     attn_arch a = ATTN_ARCH_RNN;
     if (!cJSON_IsString(arch)) {
-        problem(p, ATTN_ERR_VALUE, "config: %s \"arch\" (expected \"rnn\", \"lstm\" or "
-                "\"transformer\")", arch ? "non-string" : "missing");
+        problem(p, ATTN_ERR_VALUE,
+                "config: %s \"arch\" (expected \"rnn\", \"lstm\" or "
+                "\"transformer\")",
+                arch ? "non-string" : "missing");
         return;
     }
     if (attn_arch_from_name(arch->valuestring, &a, NULL) != ATTN_OK) {
-        problem(p, ATTN_ERR_VALUE, "config: unknown arch \"%s\" (expected rnn, lstm or "
-                "transformer)", arch->valuestring);
+        problem(p, ATTN_ERR_VALUE,
+                "config: unknown arch \"%s\" (expected rnn, lstm or "
+                "transformer)",
+                arch->valuestring);
         return;
     }
     *cfg = attn_model_config_default(a);
@@ -257,8 +261,10 @@ static void parse_config(const cJSON *cj, attn_model_config *cfg, problems *p) {
             else if (cJSON_IsString(item) && strcmp(item->valuestring, "post") == 0)
                 cfg->norm = ATTN_NORM_POST;
             else
-                problem(p, ATTN_ERR_VALUE, "config: \"norm\" is %s%s%s, expected \"pre\" or "
-                        "\"post\"", cJSON_IsString(item) ? "\"" : "",
+                problem(p, ATTN_ERR_VALUE,
+                        "config: \"norm\" is %s%s%s, expected \"pre\" or "
+                        "\"post\"",
+                        cJSON_IsString(item) ? "\"" : "",
                         cJSON_IsString(item) ? item->valuestring : "not a string",
                         cJSON_IsString(item) ? "\"" : "");
         } else if (strcmp(key, "activation") == 0) {
@@ -268,8 +274,10 @@ static void parse_config(const cJSON *cj, attn_model_config *cfg, problems *p) {
             else if (cJSON_IsString(item) && strcmp(item->valuestring, "gelu") == 0)
                 cfg->activation = ATTN_ACT_GELU;
             else
-                problem(p, ATTN_ERR_VALUE, "config: \"activation\" is %s%s%s, expected "
-                        "\"relu\" or \"gelu\"", cJSON_IsString(item) ? "\"" : "",
+                problem(p, ATTN_ERR_VALUE,
+                        "config: \"activation\" is %s%s%s, expected "
+                        "\"relu\" or \"gelu\"",
+                        cJSON_IsString(item) ? "\"" : "",
                         cJSON_IsString(item) ? item->valuestring : "not a string",
                         cJSON_IsString(item) ? "\"" : "");
         }
@@ -284,9 +292,10 @@ static void parse_config(const cJSON *cj, attn_model_config *cfg, problems *p) {
 
 static void config_summary(const attn_model_config *c, char *buf, size_t size) {
     if (c->arch == ATTN_ARCH_TRANSFORMER)
-        snprintf(buf, size, "arch transformer, vocab_size %d, embed_dim %d, n_heads %d, "
-                 "ffn_dim %d, n_layers %d, max_len %d, norm %s", c->vocab_size, c->embed_dim,
-                 c->n_heads, c->ffn_dim, c->n_layers, c->max_len,
+        snprintf(buf, size,
+                 "arch transformer, vocab_size %d, embed_dim %d, n_heads %d, "
+                 "ffn_dim %d, n_layers %d, max_len %d, norm %s",
+                 c->vocab_size, c->embed_dim, c->n_heads, c->ffn_dim, c->n_layers, c->max_len,
                  c->norm == ATTN_NORM_PRE ? "pre" : "post");
     else
         snprintf(buf, size, "arch %s, vocab_size %d, embed_dim %d, hidden_size %d",
@@ -356,10 +365,11 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
     cJSON_ArrayForEach(v, data) {
         if (!cJSON_IsNumber(v)) {
             problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is %s, expected a finite number", key,
-                    j, cJSON_IsNull(v)     ? "null (NaN/Inf written by a JSON encoder?)"
-                       : cJSON_IsString(v) ? "a string"
-                       : cJSON_IsBool(v)   ? "a boolean"
-                                           : "an array or object");
+                    j,
+                    cJSON_IsNull(v)     ? "null (NaN/Inf written by a JSON encoder?)"
+                    : cJSON_IsString(v) ? "a string"
+                    : cJSON_IsBool(v)   ? "a boolean"
+                                        : "an array or object");
             return;
         }
         double d = v->valuedouble;
@@ -394,8 +404,10 @@ static void load_tensors(attn_model *m, const cJSON *root, problems *p) {
         const char *key = strip_prefixes(raw);
         long i = attn_model_tensor_find(m, key);
         if (i < 0) {
-            problem(p, ATTN_ERR_SHAPE, "unexpected tensor \"%s\" (the %s model has no such "
-                    "parameter)", raw, attn_arch_name(m->cfg.arch));
+            problem(p, ATTN_ERR_SHAPE,
+                    "unexpected tensor \"%s\" (the %s model has no such "
+                    "parameter)",
+                    raw, attn_arch_name(m->cfg.arch));
             continue;
         }
         if (seen[i]) {
@@ -406,10 +418,9 @@ static void load_tensors(attn_model *m, const cJSON *root, problems *p) {
         load_tensor(m, (size_t)i, key, entry, stage, p);
     }
     for (size_t i = 0; i < count; i++)
-        if (!seen[i]) problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
-                              attn_model_tensor_name(m, i));
-    if (p->n == 0)
-        memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
+        if (!seen[i])
+            problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"", attn_model_tensor_name(m, i));
+    if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
     free(stage);
 }
 
@@ -497,9 +508,11 @@ static void write_config(FILE *f, const attn_model_config *c) {
     fprintf(f, "\"config\": {\"arch\": \"%s\", \"vocab_size\": %d, \"embed_dim\": %d",
             attn_arch_name(c->arch), c->vocab_size, c->embed_dim);
     if (c->arch == ATTN_ARCH_TRANSFORMER)
-        fprintf(f, ", \"n_heads\": %d, \"ffn_dim\": %d, \"n_layers\": %d, \"max_len\": %d, "
-                "\"norm\": \"%s\", \"activation\": \"%s\"}", c->n_heads, c->ffn_dim,
-                c->n_layers, c->max_len, c->norm == ATTN_NORM_PRE ? "pre" : "post",
+        fprintf(f,
+                ", \"n_heads\": %d, \"ffn_dim\": %d, \"n_layers\": %d, \"max_len\": %d, "
+                "\"norm\": \"%s\", \"activation\": \"%s\"}",
+                c->n_heads, c->ffn_dim, c->n_layers, c->max_len,
+                c->norm == ATTN_NORM_PRE ? "pre" : "post",
                 c->activation == ATTN_ACT_RELU ? "relu" : "gelu");
     else
         fprintf(f, ", \"hidden_size\": %d, \"n_layers\": %d}", c->hidden_size, c->n_layers);
@@ -527,8 +540,10 @@ attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path");
     const float *base = grads ? m->grads : m->params;
     if (!base)
-        return attn_errorf(err, ATTN_ERR_ARG, "%s: the model has no gradients yet (run "
-                           "attn_model_backward first)", path);
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "%s: the model has no gradients yet (run "
+                           "attn_model_backward first)",
+                           path);
     attn_error ferr;
     if (attn_model_check_finite(m, grads, &ferr) != ATTN_OK)
         return attn_errorf(err, ATTN_ERR_VALUE, "%s: not written: %s", path, ferr.msg);

@@ -79,13 +79,12 @@ static float row_exp_sum(float *row, int n, float m) {
 /* out = softmax(q.k^T).v without the n_q x n_k matrix. work: attn_attention_blocked_work_size
  * (tile) floats = score tile [tile,tile] | running max m [tile] | running sum l [tile]. */
 void attn_attention_blocked_forward(float *out, const float *q, const float *k, const float *v,
-                                    int n_q, int n_k, int hs, int n_valid, float *work,
-                                    int tile) {
+                                    int n_q, int n_k, int hs, int n_valid, float *work, int tile) {
     ATTN_ASSERT(tile >= 1 && n_valid >= 0 && n_valid <= n_k);
-    (void)n_k; /* masked keys are simply never visited */
-    float *s = work;                                  /* [tq, tk] scores, then exp'd scores */
-    float *m = work + (size_t)tile * (size_t)tile;    /* [tq] running row max */
-    float *l = m + tile;                              /* [tq] running sum of exp(s - m) */
+    (void)n_k;                                     /* masked keys are simply never visited */
+    float *s = work;                               /* [tq, tk] scores, then exp'd scores */
+    float *m = work + (size_t)tile * (size_t)tile; /* [tq] running row max */
+    float *l = m + tile;                           /* [tq] running sum of exp(s - m) */
     memset(out, 0, (size_t)n_q * (size_t)hs * sizeof *out);
     if (n_valid == 0) return; /* fully masked rows attend to nothing: zeros, as the softmax */
 
@@ -116,8 +115,8 @@ void attn_attention_blocked_forward(float *out, const float *q, const float *k, 
                 }
             }
             /* o += exp(s - m') . v_t  [tq,tk].[tk,hs] */
-            attn_sgemm(ATTN_OP_AV, false, false, false, tq, hs, tk, 1.0f, s,
-                       v + (size_t)j0 * hs, 1.0f, o);
+            attn_sgemm(ATTN_OP_AV, false, false, false, tq, hs, tk, 1.0f, s, v + (size_t)j0 * hs,
+                       1.0f, o);
         }
         /* out = o / l: the softmax's normaliser, applied once at the end */
         for (int r = 0; r < tq; r++) {

@@ -63,14 +63,13 @@ static ln_plan ln_plan_make(int N) {
 }
 
 /* Welford weights 1/(j+1) of a chunk step (exact constants: the compiler rounds as the CPU). */
-static const float inv_count[LN_CHUNK] = {
-    1.0f / 1.0f,  1.0f / 2.0f,  1.0f / 3.0f,  1.0f / 4.0f,  1.0f / 5.0f,  1.0f / 6.0f,
-    1.0f / 7.0f,  1.0f / 8.0f,  1.0f / 9.0f,  1.0f / 10.0f, 1.0f / 11.0f, 1.0f / 12.0f,
-    1.0f / 13.0f, 1.0f / 14.0f, 1.0f / 15.0f, 1.0f / 16.0f};
+static const float inv_count[LN_CHUNK] = {1.0f / 1.0f,  1.0f / 2.0f,  1.0f / 3.0f,  1.0f / 4.0f,
+                                          1.0f / 5.0f,  1.0f / 6.0f,  1.0f / 7.0f,  1.0f / 8.0f,
+                                          1.0f / 9.0f,  1.0f / 10.0f, 1.0f / 11.0f, 1.0f / 12.0f,
+                                          1.0f / 13.0f, 1.0f / 14.0f, 1.0f / 15.0f, 1.0f / 16.0f};
 
 /* RowwiseMoments(x, N): *mean = mean of x[N], *var = biased variance; plan = ln_plan_make(N). */
-static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *mean,
-                            float *var) {
+static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *mean, float *var) {
     const int64_t n = N / 8, m = (n + LN_CHUNK - 1) / LN_CHUNK;
     const int depth = ceil_log2(m);
     moments8 stk[LN_MAX_DEPTH];
@@ -160,7 +159,8 @@ void attn_layernorm_backward(float *d_x, float *d_gamma, float *d_beta, const fl
                 _mm_storeu_ps(d_gamma + j, _mm_add_ps(_mm_loadu_ps(d_gamma + j),
                                                       _mm256_cvtpd_ps(_mm256_mul_pd(dy, xhat))));
             if (d_beta)
-                _mm_storeu_ps(d_beta + j, _mm_add_ps(_mm_loadu_ps(d_beta + j), _mm_loadu_ps(dyr + j)));
+                _mm_storeu_ps(d_beta + j,
+                              _mm_add_ps(_mm_loadu_ps(d_beta + j), _mm_loadu_ps(dyr + j)));
         }
         double sg[4], sgx[4];
         _mm256_storeu_pd(sg, acc_g);
@@ -186,8 +186,8 @@ void attn_layernorm_backward(float *d_x, float *d_gamma, float *d_beta, const fl
             __m256d g = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(dyr + j)),
                                       _mm256_cvtps_pd(_mm_loadu_ps(gamma + j)));
             __m256d t = _mm256_sub_pd(_mm256_sub_pd(g, vgm), _mm256_mul_pd(xhat, vgxm));
-            _mm_storeu_ps(dxr + j,
-                          _mm_add_ps(_mm_loadu_ps(dxr + j), _mm256_cvtpd_ps(_mm256_mul_pd(vrs, t))));
+            _mm_storeu_ps(
+                dxr + j, _mm_add_ps(_mm_loadu_ps(dxr + j), _mm256_cvtpd_ps(_mm256_mul_pd(vrs, t))));
         }
         for (; j < D; j++) {
             double xhat = ((double)xr[j] - mu) * rs;

@@ -90,9 +90,11 @@ void attn_softmax_forward(float *probs, const float *x, int rows, int cols, int 
         }
         const __m256 inv = _mm256_set1_ps(1.0f / sum);
         int j = 0;
-        for (; j < full; j += 8) _mm256_storeu_ps(pr + j, _mm256_mul_ps(_mm256_loadu_ps(pr + j), inv));
+        for (; j < full; j += 8)
+            _mm256_storeu_ps(pr + j, _mm256_mul_ps(_mm256_loadu_ps(pr + j), inv));
         if (tail)
-            _mm256_maskstore_ps(pr + j, tmask, _mm256_mul_ps(_mm256_maskload_ps(pr + j, tmask), inv));
+            _mm256_maskstore_ps(pr + j, tmask,
+                                _mm256_mul_ps(_mm256_maskload_ps(pr + j, tmask), inv));
     }
 }
 

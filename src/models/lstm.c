@@ -60,11 +60,11 @@ typedef struct lstm_impl {
     float *h;      /* [T+1, B, H] hidden states, h[0] = 0 */
     float *h_last; /* [B, H] h after each sentence's last word */
     /* backward scratch */
-    float *d_pre;     /* [T, B, 4H] d loss / d gate pre-activations per step */
-    float *d_h;       /* [B, H] d loss / d h[t+1] */
-    float *d_c;       /* [B, H] d loss / d c[t+1] */
-    float *d_h_last;  /* [B, H] */
-    float *d_x;       /* [T, B, E] */
+    float *d_pre;    /* [T, B, 4H] d loss / d gate pre-activations per step */
+    float *d_h;      /* [B, H] d loss / d h[t+1] */
+    float *d_c;      /* [B, H] d loss / d c[t+1] */
+    float *d_h_last; /* [B, H] */
+    float *d_x;      /* [T, B, E] */
 } lstm_impl;
 
 static float *carve(float *base, size_t *used, size_t n) {
@@ -177,8 +177,7 @@ static attn_status lstm_forward(attn_model *m, const attn_batch *b, float *logit
     lstm_impl *v = m->impl;
     const int B = b->B, T = b->T, E = m->cfg.embed_dim, H = m->cfg.hidden_size;
     const size_t BH = (size_t)B * H, G = 4 * (size_t)H;
-    attn_status st =
-        attn_arena_reserve(&v->arena, &v->cap, lstm_layout(v, NULL, B, T, E, H), err);
+    attn_status st = attn_arena_reserve(&v->arena, &v->cap, lstm_layout(v, NULL, B, T, E, H), err);
     if (st == ATTN_OK && B + T > v->slots_cap) {
         int *slots = malloc((size_t)(B + T) * sizeof *slots);
         if (!slots)
@@ -249,10 +248,9 @@ static attn_status lstm_forward(attn_model *m, const attn_batch *b, float *logit
 
     /* h_last[i] = h after word lengths[i]; logits = h_last.head_w^T + head_b */
     for (int s = 0; s < B; s++)
-        memcpy(v->h_last + (size_t)order[s] * H,
-               v->h + ((size_t)b->lengths[order[s]] * B + s) * H, (size_t)H * sizeof(float));
-    attn_linear_forward(logits, v->h_last, v->head_weight, v->head_bias, B, H, 1,
-                        ATTN_OP_HEAD);
+        memcpy(v->h_last + (size_t)order[s] * H, v->h + ((size_t)b->lengths[order[s]] * B + s) * H,
+               (size_t)H * sizeof(float));
+    attn_linear_forward(logits, v->h_last, v->head_weight, v->head_bias, B, H, 1, ATTN_OP_HEAD);
     return ATTN_OK;
 }
 
@@ -293,11 +291,11 @@ static void lstm_backward(attn_model *m, const attn_batch *b, const float *d_log
 
     /* Weight gradients over all steps at once: d_W_hh += d_pre^T.h[0..T-1] (stacked h_{t-1}),
      * d_W_ih += d_pre^T.x, d_x = d_pre.W_ih. */
-    attn_linear_backward(NULL, v->d_weight_hh, v->d_bias_hh, v->d_pre, v->h, v->weight_hh,
-                         T * B, H, 4 * H, ATTN_OP_RECURRENT);
+    attn_linear_backward(NULL, v->d_weight_hh, v->d_bias_hh, v->d_pre, v->h, v->weight_hh, T * B, H,
+                         4 * H, ATTN_OP_RECURRENT);
     memset(v->d_x, 0, (size_t)T * B * E * sizeof(float));
-    attn_linear_backward(v->d_x, v->d_weight_ih, v->d_bias_ih, v->d_pre, v->x, v->weight_ih,
-                         T * B, E, 4 * H, ATTN_OP_INPUT);
+    attn_linear_backward(v->d_x, v->d_weight_ih, v->d_bias_ih, v->d_pre, v->x, v->weight_ih, T * B,
+                         E, 4 * H, ATTN_OP_INPUT);
     for (int t = 0; t < T; t++)
         for (int s = 0; s < B; s++) {
             int id = word_at(b, order[s], t);
@@ -305,5 +303,5 @@ static void lstm_backward(attn_model *m, const attn_batch *b, const float *d_log
         }
 }
 
-const attn_model_vt attn_lstm_vt = {"lstm",        lstm_specs,    lstm_setup,  lstm_set_grads,
+const attn_model_vt attn_lstm_vt = {"lstm",       lstm_specs,    lstm_setup,  lstm_set_grads,
                                     lstm_forward, lstm_backward, lstm_destroy};

@@ -46,11 +46,11 @@ attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *er
                        name ? name : "(null)");
 }
 
-#define REQUIRE_RANGE(field, lo, hi)                                                          \
-    do {                                                                                      \
-        if (cfg->field < (lo) || cfg->field > (hi))                                           \
-            return attn_errorf(err, ATTN_ERR_VALUE, "config: %s = %d, expected %d..%d",       \
-                               #field, cfg->field, (lo), (hi));                               \
+#define REQUIRE_RANGE(field, lo, hi)                                                               \
+    do {                                                                                           \
+        if (cfg->field < (lo) || cfg->field > (hi))                                                \
+            return attn_errorf(err, ATTN_ERR_VALUE, "config: %s = %d, expected %d..%d", #field,    \
+                               cfg->field, (lo), (hi));                                            \
     } while (0)
 
 attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err) {
@@ -81,8 +81,8 @@ attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error 
 
 /* ---- layout and init -------------------------------------------------------------------- */
 
-void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape,
-                   attn_init init, float init_a) {
+void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape, attn_init init,
+                   float init_a) {
     memset(s, 0, sizeof *s);
     strncpy(s->name, name, ATTN_NAME_MAX - 1);
     s->ndim = ndim;
@@ -99,9 +99,12 @@ static size_t spec_numel(const attn_param_spec *s) {
 
 static const attn_model_vt *vt_for(attn_arch arch) {
     switch (arch) {
-    case ATTN_ARCH_RNN: return &attn_rnn_vt;
-    case ATTN_ARCH_LSTM: return &attn_lstm_vt;
-    case ATTN_ARCH_TRANSFORMER: return &attn_transformer_vt;
+    case ATTN_ARCH_RNN:
+        return &attn_rnn_vt;
+    case ATTN_ARCH_LSTM:
+        return &attn_lstm_vt;
+    case ATTN_ARCH_TRANSFORMER:
+        return &attn_transformer_vt;
     }
     return NULL;
 }
@@ -115,9 +118,15 @@ static void init_params(attn_model *m, uint64_t seed) {
         size_t n = spec_numel(s);
         for (size_t j = 0; j < n; j++) {
             switch (s->init) {
-            case ATTN_INIT_ZEROS: p[j] = 0.0f; break;
-            case ATTN_INIT_ONES: p[j] = 1.0f; break;
-            case ATTN_INIT_NORMAL: p[j] = (float)(s->init_a * attn_rng_normal(&rng)); break;
+            case ATTN_INIT_ZEROS:
+                p[j] = 0.0f;
+                break;
+            case ATTN_INIT_ONES:
+                p[j] = 1.0f;
+                break;
+            case ATTN_INIT_NORMAL:
+                p[j] = (float)(s->init_a * attn_rng_normal(&rng));
+                break;
             case ATTN_INIT_UNIFORM:
                 p[j] = attn_rng_uniform_range(&rng, -s->init_a, s->init_a);
                 break;
@@ -143,8 +152,7 @@ attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_
     m->params = malloc(m->n_params * sizeof(float));
     if (!m->params) {
         attn_model_free(m);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
-                           m->n_params);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters", m->n_params);
     }
     init_params(m, seed);
     st = m->vt->setup(m, err);
@@ -164,7 +172,9 @@ void attn_model_free(attn_model *m) {
     free(m);
 }
 
-const attn_model_config *attn_model_config_of(const attn_model *m) { return &m->cfg; }
+const attn_model_config *attn_model_config_of(const attn_model *m) {
+    return &m->cfg;
+}
 
 /* ---- forward / backward ----------------------------------------------------------------- */
 
@@ -179,14 +189,16 @@ attn_status attn_batch_validate(const attn_model *m, const attn_batch *b, attn_e
                            b->T, attn_arch_name(m->cfg.arch), max_t, m->cfg.max_len);
     for (int i = 0; i < b->B; i++) {
         if (b->lengths[i] < 1 || b->lengths[i] > b->T)
-            return attn_errorf(err, ATTN_ERR_SHAPE, "batch: sentence %d has length %d, "
-                               "expected 1..%d", i, b->lengths[i], b->T);
+            return attn_errorf(err, ATTN_ERR_SHAPE,
+                               "batch: sentence %d has length %d, "
+                               "expected 1..%d",
+                               i, b->lengths[i], b->T);
         for (int t = 0; t < b->lengths[i]; t++) {
             int id = b->ids[(size_t)i * b->T + t];
             if (id < 0 || id >= m->cfg.vocab_size)
                 return attn_errorf(err, ATTN_ERR_VALUE,
-                                   "batch: sentence %d word %d has id %d, expected 0..%d", i,
-                                   t + 1, id, m->cfg.vocab_size - 1);
+                                   "batch: sentence %d word %d has id %d, expected 0..%d", i, t + 1,
+                                   id, m->cfg.vocab_size - 1);
         }
     }
     return ATTN_OK;
@@ -195,16 +207,14 @@ attn_status attn_batch_validate(const attn_model *m, const attn_batch *b, attn_e
 attn_status attn_arena_reserve(float **buf, size_t *cap, size_t n, attn_error *err) {
     if (n <= *cap) return ATTN_OK;
     float *p = malloc(n * sizeof(float));
-    if (!p)
-        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu activation floats", n);
+    if (!p) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu activation floats", n);
     free(*buf);
     *buf = p;
     *cap = n;
     return ATTN_OK;
 }
 
-attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits,
-                               attn_error *err) {
+attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits, attn_error *err) {
     attn_status st = attn_batch_validate(m, b, err);
     if (st != ATTN_OK) return st;
     return m->vt->forward(m, b, logits, err);
@@ -215,8 +225,7 @@ attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float 
     if (!m->grads) {
         m->grads = calloc(m->n_params, sizeof(float));
         if (!m->grads)
-            return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients",
-                               m->n_params);
+            return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", m->n_params);
         m->vt->set_grads(m);
     }
     m->vt->backward(m, b, d_logits);
@@ -229,10 +238,18 @@ void attn_model_zero_grad(attn_model *m) {
 
 /* ---- tensor accessors ------------------------------------------------------------------- */
 
-size_t attn_model_n_params(const attn_model *m) { return m->n_params; }
-float *attn_model_params(attn_model *m) { return m->params; }
-float *attn_model_grads(attn_model *m) { return m->grads; }
-size_t attn_model_tensor_count(const attn_model *m) { return m->n_specs; }
+size_t attn_model_n_params(const attn_model *m) {
+    return m->n_params;
+}
+float *attn_model_params(attn_model *m) {
+    return m->params;
+}
+float *attn_model_grads(attn_model *m) {
+    return m->grads;
+}
+size_t attn_model_tensor_count(const attn_model *m) {
+    return m->n_specs;
+}
 
 const char *attn_model_tensor_name(const attn_model *m, size_t i) {
     return i < m->n_specs ? m->specs[i].name : NULL;
@@ -244,7 +261,9 @@ int attn_model_tensor_shape(const attn_model *m, size_t i, int shape[4]) {
     return m->specs[i].ndim;
 }
 
-size_t attn_model_tensor_offset(const attn_model *m, size_t i) { return m->offsets[i]; }
+size_t attn_model_tensor_offset(const attn_model *m, size_t i) {
+    return m->offsets[i];
+}
 size_t attn_model_tensor_numel(const attn_model *m, size_t i) {
     return m->offsets[i + 1] - m->offsets[i];
 }

@@ -59,8 +59,8 @@ extern const attn_model_vt attn_lstm_vt;
 extern const attn_model_vt attn_transformer_vt;
 
 /* Helpers for architecture files. */
-void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape,
-                   attn_init init, float init_a);
+void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape, attn_init init,
+                   float init_a);
 /* Pointer to tensor `name` in params (or grads if grads != NULL); NULL if not found. */
 float *attn_model_view(attn_model *m, float *base, const char *name);
 /* Validates a batch against the model (B >= 1, 1 <= lengths[b] <= T, ids in range, T limit). */

@@ -43,11 +43,11 @@ typedef struct rnn_impl {
     float *arena;
     size_t cap;
     int B, T;
-    float *x;       /* [T, B, E] word embeddings */
-    float *xw;      /* [T, B, H] x.W_ih^T + b_ih for all steps */
-    float *pre;     /* [B, H] one step's pre-activation (scratch) */
-    float *h;       /* [T+1, B, H] hidden states, h[0] = 0 */
-    float *h_last;  /* [B, H] h after each sentence's last word */
+    float *x;      /* [T, B, E] word embeddings */
+    float *xw;     /* [T, B, H] x.W_ih^T + b_ih for all steps */
+    float *pre;    /* [B, H] one step's pre-activation (scratch) */
+    float *h;      /* [T+1, B, H] hidden states, h[0] = 0 */
+    float *h_last; /* [B, H] h after each sentence's last word */
     /* backward scratch */
     float *d_pre;    /* [T, B, H] d loss / d pre-activation per step */
     float *d_h;      /* [B, H] d loss / d h[t+1] */
@@ -118,8 +118,7 @@ static int word_at(const attn_batch *b, int i, int t) {
 /* logits[B]. Final state rule (tools/attn_models.py): every sentence runs over all T steps of
  * the padded batch and the output is taken at step lengths[b]-1; later (padding) steps never
  * reach the loss. */
-static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits,
-                               attn_error *err) {
+static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits, attn_error *err) {
     rnn_impl *v = m->impl;
     const int B = b->B, T = b->T, E = m->cfg.embed_dim, H = m->cfg.hidden_size;
     attn_status st = attn_arena_reserve(&v->arena, &v->cap, rnn_layout(v, NULL, B, T, E, H), err);
@@ -130,8 +129,7 @@ static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits
 
     /* x[t, b, :] = embedding[ids[b, t], :] (time-major) */
     for (int t = 0; t < T; t++)
-        for (int i = 0; i < B; i++)
-{
+        for (int i = 0; i < B; i++) {
             int id = word_at(b, i, t);
             attn_embedding_forward(v->x + ((size_t)t * B + i) * E, &id, v->embedding, 1, E);
         }
@@ -144,8 +142,7 @@ static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits
         const float *h_prev = v->h + (size_t)t * B * H;
         float *h_next = v->h + (size_t)(t + 1) * B * H;
         const float *xw_t = v->xw + (size_t)t * B * H;
-        attn_linear_forward(v->pre, h_prev, v->weight_hh, v->bias_hh, B, H, H,
-                            ATTN_OP_RECURRENT);
+        attn_linear_forward(v->pre, h_prev, v->weight_hh, v->bias_hh, B, H, H, ATTN_OP_RECURRENT);
         for (size_t j = 0; j < (size_t)B * H; j++) v->pre[j] = v->pre[j] + xw_t[j];
         attn_tanh_forward(h_next, v->pre, (size_t)B * H);
     }
@@ -154,8 +151,7 @@ static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits
     for (int i = 0; i < B; i++)
         memcpy(v->h_last + (size_t)i * H, v->h + ((size_t)b->lengths[i] * B + i) * H,
                (size_t)H * sizeof(float));
-    attn_linear_forward(logits, v->h_last, v->head_weight, v->head_bias, B, H, 1,
-                        ATTN_OP_HEAD);
+    attn_linear_forward(logits, v->h_last, v->head_weight, v->head_bias, B, H, 1, ATTN_OP_HEAD);
     return ATTN_OK;
 }
 
@@ -185,24 +181,23 @@ static void rnn_backward(attn_model *m, const attn_batch *b, const float *d_logi
         attn_tanh_backward(d_pre_t, v->d_h, v->h + (size_t)(t + 1) * BH, BH);
         memset(v->d_h, 0, BH * sizeof(float));
         if (t > 0)
-            attn_linear_backward(v->d_h, NULL, NULL, d_pre_t, v->h + (size_t)t * BH,
-                                 v->weight_hh, B, H, H, ATTN_OP_RECURRENT);
+            attn_linear_backward(v->d_h, NULL, NULL, d_pre_t, v->h + (size_t)t * BH, v->weight_hh,
+                                 B, H, H, ATTN_OP_RECURRENT);
     }
 
     /* Weight gradients over all steps at once: d_W_hh += d_pre^T.h[0..T-1] (stacked h_{t-1}),
      * d_W_ih += d_pre^T.x, d_x = d_pre.W_ih. */
-    attn_linear_backward(NULL, v->d_weight_hh, v->d_bias_hh, v->d_pre, v->h, v->weight_hh,
-                         T * B, H, H, ATTN_OP_RECURRENT);
+    attn_linear_backward(NULL, v->d_weight_hh, v->d_bias_hh, v->d_pre, v->h, v->weight_hh, T * B, H,
+                         H, ATTN_OP_RECURRENT);
     memset(v->d_x, 0, (size_t)T * B * E * sizeof(float));
-    attn_linear_backward(v->d_x, v->d_weight_ih, v->d_bias_ih, v->d_pre, v->x, v->weight_ih,
-                         T * B, E, H, ATTN_OP_INPUT);
+    attn_linear_backward(v->d_x, v->d_weight_ih, v->d_bias_ih, v->d_pre, v->x, v->weight_ih, T * B,
+                         E, H, ATTN_OP_INPUT);
     for (int t = 0; t < T; t++)
-        for (int i = 0; i < B; i++)
-{
+        for (int i = 0; i < B; i++) {
             int id = word_at(b, i, t);
             attn_embedding_backward(v->d_embedding, v->d_x + ((size_t)t * B + i) * E, &id, 1, E);
         }
 }
 
-const attn_model_vt attn_rnn_vt = {"rnn",        rnn_specs,    rnn_setup,  rnn_set_grads,
+const attn_model_vt attn_rnn_vt = {"rnn",       rnn_specs,    rnn_setup,  rnn_set_grads,
                                    rnn_forward, rnn_backward, rnn_destroy};

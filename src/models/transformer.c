@@ -12,8 +12,9 @@
  * same (the padded rows' were exact zeros). Only the [CLS] rows of the last layer's output reach
  * the head. For B > 1 the last layer therefore projects q and computes attention for the [CLS]
  * queries only, and its out_proj, LayerNorm(s) and feed-forward on the B [CLS] rows only (rows
- * 0..B-1 of its buffers); its keys and values still cover every row. At B = 1 every layer runs in full, as PyTorch does, because OpenBLAS rounds
- * a GEMM row differently in a 1-row product (the [CLS] row is then row 0 all the same). */
+ * 0..B-1 of its buffers); its keys and values still cover every row. At B = 1 every layer runs in
+ * full, as PyTorch does, because OpenBLAS rounds a GEMM row differently in a 1-row product (the
+ * [CLS] row is then row 0 all the same). */
 #include "model_internal.h"
 
 #include "attn_kernels.h"
@@ -31,16 +32,15 @@ static size_t transformer_specs(const attn_model_config *c, attn_param_spec *s) 
     size_t n = 0;
     char name[ATTN_NAME_MAX];
     /* A module's own parameters come before its children's in state_dict order. */
-    attn_spec_set(&s[n++], "pos_embedding", 2, (int[]){P, D}, ATTN_INIT_NORMAL,
-                  POS_EMBEDDING_STD);
+    attn_spec_set(&s[n++], "pos_embedding", 2, (int[]){P, D}, ATTN_INIT_NORMAL, POS_EMBEDDING_STD);
     attn_spec_set(&s[n++], "embedding.weight", 2, (int[]){V, D}, ATTN_INIT_NORMAL, 1.0f);
     const float xavier = sqrtf(6.0f / (float)(D + 3 * D)); /* in_proj: xavier_uniform_ */
     const float kd = 1.0f / sqrtf((float)D), kf = 1.0f / sqrtf((float)F);
     for (int l = 0; l < c->n_layers; l++) {
-#define LAYER_SPEC(suffix, ndim, shape, init, a)                                               \
-    do {                                                                                       \
-        snprintf(name, sizeof name, "layers.%d.%s", l, suffix);                                \
-        attn_spec_set(&s[n++], name, ndim, shape, init, a);                                    \
+#define LAYER_SPEC(suffix, ndim, shape, init, a)                                                   \
+    do {                                                                                           \
+        snprintf(name, sizeof name, "layers.%d.%s", l, suffix);                                    \
+        attn_spec_set(&s[n++], name, ndim, shape, init, a);                                        \
     } while (0)
         LAYER_SPEC("self_attn.in_proj_weight", 2, ((int[]){3 * D, D}), ATTN_INIT_UNIFORM, xavier);
         LAYER_SPEC("self_attn.in_proj_bias", 1, ((int[]){3 * D}), ATTN_INIT_ZEROS, 0.0f);
@@ -73,65 +73,65 @@ static size_t transformer_specs(const attn_model_config *c, attn_param_spec *s) 
  * attention probabilities for the [CLS] query only and B rows in att, r1, n2, ff1, act, r2 and
  * (post-norm) n1. */
 typedef struct tf_layer {
-    float *in_proj_weight;  /* [3D, D] packed q, k, v */
-    float *in_proj_bias;    /* [3D] */
-    float *out_proj_weight; /* [D, D] */
-    float *out_proj_bias;   /* [D] */
-    float *linear1_weight;  /* [F, D] */
-    float *linear1_bias;    /* [F] */
-    float *linear2_weight;  /* [D, F] */
-    float *linear2_bias;    /* [D] */
+    float *in_proj_weight;                                        /* [3D, D] packed q, k, v */
+    float *in_proj_bias;                                          /* [3D] */
+    float *out_proj_weight;                                       /* [D, D] */
+    float *out_proj_bias;                                         /* [D] */
+    float *linear1_weight;                                        /* [F, D] */
+    float *linear1_bias;                                          /* [F] */
+    float *linear2_weight;                                        /* [D, F] */
+    float *linear2_bias;                                          /* [D] */
     float *norm1_weight, *norm1_bias, *norm2_weight, *norm2_bias; /* [D] */
     float *d_in_proj_weight, *d_in_proj_bias, *d_out_proj_weight, *d_out_proj_bias;
     float *d_linear1_weight, *d_linear1_bias, *d_linear2_weight, *d_linear2_bias;
     float *d_norm1_weight, *d_norm1_bias, *d_norm2_weight, *d_norm2_bias;
     /* activations */
-    bool cls_only;       /* computed for the [CLS] queries only (see the file header) */
-    float *n1;           /* [N, D] pre: LN1(x_in); post: LN1(r1) */
+    bool cls_only;        /* computed for the [CLS] queries only (see the file header) */
+    float *n1;            /* [N, D] pre: LN1(x_in); post: LN1(r1) */
     float *mean1, *rstd1; /* [N] */
-    float *qkv;          /* [N, 3D] x.W_in^T without bias ([CLS] only: kv [N, 2D], q [B, D]) */
-    float *q, *k, *v;    /* [NH, N, HS]; q = (q + b_q) * scale */
-    float *probs;        /* per (i, h): [S_i, S_i] (full) or [1, S_i] ([CLS] only) */
-    float *att;          /* [N, D] heads concatenated */
-    float *r1;           /* [N, D] x_in + out_proj(att) */
-    float *n2;           /* [N, D] pre: LN2(r1); post: LN2(r2) = layer output */
+    float *qkv;           /* [N, 3D] x.W_in^T without bias ([CLS] only: kv [N, 2D], q [B, D]) */
+    float *q, *k, *v;     /* [NH, N, HS]; q = (q + b_q) * scale */
+    float *probs;         /* per (i, h): [S_i, S_i] (full) or [1, S_i] ([CLS] only) */
+    float *att;           /* [N, D] heads concatenated */
+    float *r1;            /* [N, D] x_in + out_proj(att) */
+    float *n2;            /* [N, D] pre: LN2(r1); post: LN2(r2) = layer output */
     float *mean2, *rstd2; /* [N] */
-    float *ff1;          /* [N, F] linear1 output (activation input) */
-    float *act;          /* [N, F] relu/gelu(ff1) */
-    float *r2;           /* [N, D] pre: r1 + ff = layer output; post: n1 + ff */
-    float *out;          /* [N, D] the layer output (r2 or n2) */
+    float *ff1;           /* [N, F] linear1 output (activation input) */
+    float *act;           /* [N, F] relu/gelu(ff1) */
+    float *r2;            /* [N, D] pre: r1 + ff = layer output; post: n1 + ff */
+    float *out;           /* [N, D] the layer output (r2 or n2) */
 } tf_layer;
 
 typedef struct tf_impl {
-    float *pos_embedding;          /* [P, D] */
-    float *embedding;              /* [V, D] */
+    float *pos_embedding;           /* [P, D] */
+    float *embedding;               /* [V, D] */
     float *norm_weight, *norm_bias; /* [D] final LayerNorm (pre-norm only, else NULL) */
-    float *head_weight;            /* [1, D] */
-    float *head_bias;              /* [1] */
+    float *head_weight;             /* [1, D] */
+    float *head_bias;               /* [1] */
     float *d_pos_embedding, *d_embedding, *d_norm_weight, *d_norm_bias;
     float *d_head_weight, *d_head_bias;
     tf_layer layers[4];
     /* the last forward's batch: B sentences, N packed rows */
     int B, N, S_max;
-    int *rows;     /* [B+1] first packed row of each sentence; rows[B] = N */
-    size_t *poff;  /* [B+1] start of sentence i's probabilities in a full layer's probs */
-    int rows_cap;  /* entries allocated in rows and poff */
+    int *rows;    /* [B+1] first packed row of each sentence; rows[B] = N */
+    size_t *poff; /* [B+1] start of sentence i's probabilities in a full layer's probs */
+    int rows_cap; /* entries allocated in rows and poff */
     /* activation arena, carved for the last forward's (B, N) */
     float *arena;
     size_t cap;
-    float *x0;           /* [N, D] embedding + pos_embedding */
-    float *cls;          /* [B, D] last layer's output at [CLS] */
-    float *cls_norm;     /* [B, D] final LN of cls (pre-norm) */
+    float *x0;              /* [N, D] embedding + pos_embedding */
+    float *cls;             /* [B, D] last layer's output at [CLS] */
+    float *cls_norm;        /* [B, D] final LN of cls (pre-norm) */
     float *mean_f, *rstd_f; /* [B] */
-    float *ctx;          /* [S_max, HS] one head's P.V (scratch, also its gradient) */
+    float *ctx;             /* [S_max, HS] one head's P.V (scratch, also its gradient) */
     /* backward scratch */
-    float *d_x, *d_r, *d_n; /* [N, D] */
-    float *d_qkv;        /* [N, 3D] */
-    float *d_q, *d_k, *d_v; /* [NH, N, HS] */
-    float *d_att;        /* [N, D] */
-    float *d_ff1, *d_act; /* [N, F] */
+    float *d_x, *d_r, *d_n;    /* [N, D] */
+    float *d_qkv;              /* [N, 3D] */
+    float *d_q, *d_k, *d_v;    /* [NH, N, HS] */
+    float *d_att;              /* [N, D] */
+    float *d_ff1, *d_act;      /* [N, F] */
     float *d_probs, *d_scores; /* [S_max, S_max] */
-    float *d_head_in, *d_cls; /* [B, D] */
+    float *d_head_in, *d_cls;  /* [B, D] */
 } tf_impl;
 
 static float *carve(float *base, size_t *used, size_t n) {
@@ -143,8 +143,8 @@ static float *carve(float *base, size_t *used, size_t n) {
 /* Lays the arena out for v->B sentences in N rows, none longer than S_max, with n_probs floats
  * of probabilities in a full layer (and the layers' cls_only); with base NULL it only counts.
  * Returns the floats needed. */
-static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, size_t N,
-                        size_t SM, size_t n_probs) {
+static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, size_t N, size_t SM,
+                        size_t n_probs) {
     const size_t D = c->embed_dim, F = c->ffn_dim, B = (size_t)v->B;
     const size_t HS = D / c->n_heads;
     const size_t ND = N * D, NF = N * F;
@@ -268,7 +268,9 @@ static int token_at(const attn_batch *b, int i, int s) {
 }
 
 /* Positions of sentence i ([CLS] + words). */
-static int seq_len(const tf_impl *v, int i) { return v->rows[i + 1] - v->rows[i]; }
+static int seq_len(const tf_impl *v, int i) {
+    return v->rows[i + 1] - v->rows[i];
+}
 
 /* Row of sentence i's [CLS] in the last layer's output: row i of a [CLS]-only layer. */
 static int cls_row(const tf_impl *v, const tf_layer *L, int i) {
@@ -311,8 +313,7 @@ static attn_status tf_plan(tf_impl *v, const attn_model_config *c, const attn_ba
         if (S > v->S_max) v->S_max = S;
     }
     v->N = v->rows[b->B];
-    for (int l = 0; l < c->n_layers; l++)
-        v->layers[l].cls_only = l == c->n_layers - 1 && b->B > 1;
+    for (int l = 0; l < c->n_layers; l++) v->layers[l].cls_only = l == c->n_layers - 1 && b->B > 1;
     return ATTN_OK;
 }
 
@@ -359,15 +360,13 @@ static void gather_cls(const tf_impl *v, float *rows_out, const float *x, int D)
 /* The in_proj of a [CLS]-only layer: k, v for all N rows (kv[N, 2D] = in.W_kv^T in L->qkv)
  * and q for the B [CLS] rows only (qc[B, D] = in_cls.W_q^T after it); biases and scale as in
  * the full split. L->att holds the gathered [CLS] rows of `in` until the heads overwrite it. */
-static void qkv_cls_forward(tf_impl *v, tf_layer *L, const attn_model_config *c,
-                            const float *in) {
+static void qkv_cls_forward(tf_impl *v, tf_layer *L, const attn_model_config *c, const float *in) {
     const int B = v->B, N = v->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
     const float scale = 1.0f / sqrtf((float)HS);
     float *kv = L->qkv, *qc = L->qkv + (size_t)N * 2 * D;
     const float *bias = L->in_proj_bias;
     gather_cls(v, L->att, in, D);
-    attn_linear_forward(kv, in, L->in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D,
-                        ATTN_OP_QKV);
+    attn_linear_forward(kv, in, L->in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D, ATTN_OP_QKV);
     attn_linear_forward(qc, L->att, L->in_proj_weight, NULL, B, D, D, ATTN_OP_QKV);
     for (int h = 0; h < NH; h++) {
         for (int r = 0; r < N; r++) {
@@ -406,13 +405,12 @@ static void qkv_cls_backward(tf_impl *v, tf_layer *L, const attn_model_config *c
     const float *w_kv = L->in_proj_weight + (size_t)D * D;
     /* d_in = d_kv.W_kv (+ beta_in d_in), then the [CLS] rows += d_qc.W_q */
     attn_sgemm(ATTN_OP_QKV, true, false, false, N, D, 2 * D, 1.0f, d_kv, w_kv, beta_in, d_in);
-    attn_sgemm(ATTN_OP_QKV, true, false, false, B, D, D, 1.0f, d_qc, L->in_proj_weight, 0.0f,
-               tmp);
+    attn_sgemm(ATTN_OP_QKV, true, false, false, B, D, D, 1.0f, d_qc, L->in_proj_weight, 0.0f, tmp);
     for (int i = 0; i < B; i++)
         attn_add_forward(d_in + (size_t)v->rows[i] * D, d_in + (size_t)v->rows[i] * D,
                          tmp + (size_t)i * D, (size_t)D);
-    attn_linear_backward(NULL, L->d_in_proj_weight + (size_t)D * D, L->d_in_proj_bias + D, d_kv,
-                         in, w_kv, N, D, 2 * D, ATTN_OP_QKV);
+    attn_linear_backward(NULL, L->d_in_proj_weight + (size_t)D * D, L->d_in_proj_bias + D, d_kv, in,
+                         w_kv, N, D, 2 * D, ATTN_OP_QKV);
     gather_cls(v, in_cls, in, D);
     attn_linear_backward(NULL, L->d_in_proj_weight, L->d_in_proj_bias, d_qc, in_cls,
                          L->in_proj_weight, B, D, D, ATTN_OP_QKV);
@@ -455,8 +453,8 @@ static void attention_forward(tf_impl *v, tf_layer *L, const attn_model_config *
                        (size_t)HS * sizeof(float));
         }
     }
-    attn_linear_forward(out, L->att, L->out_proj_weight, L->out_proj_bias, L->cls_only ? B : N,
-                        D, D, ATTN_OP_OUT_PROJ);
+    attn_linear_forward(out, L->att, L->out_proj_weight, L->out_proj_bias, L->cls_only ? B : N, D,
+                        D, ATTN_OP_OUT_PROJ);
 }
 
 /* d_in[N, D] = beta_in * d_in + d(in) given d_out[n_out, D], the gradient of
@@ -490,10 +488,10 @@ static void attention_backward(tf_impl *v, tf_layer *L, const attn_model_config 
             attn_softmax_backward(v->d_scores, v->d_probs, probs, nq, S, S);
             /* scores = q.k^T: d_q = d_scores.k (the [CLS] row only if cls_only),
              * d_k = d_scores^T.q */
-            attn_sgemm(ATTN_OP_QK, true, false, false, nq, HS, S, 1.0f, v->d_scores, L->k + o,
-                       0.0f, v->d_q + o);
-            attn_sgemm(ATTN_OP_QK, true, true, false, S, HS, nq, 1.0f, v->d_scores, L->q + o,
-                       0.0f, v->d_k + o);
+            attn_sgemm(ATTN_OP_QK, true, false, false, nq, HS, S, 1.0f, v->d_scores, L->k + o, 0.0f,
+                       v->d_q + o);
+            attn_sgemm(ATTN_OP_QK, true, true, false, S, HS, nq, 1.0f, v->d_scores, L->q + o, 0.0f,
+                       v->d_k + o);
         }
     }
     if (L->cls_only) {
@@ -523,24 +521,22 @@ static void attention_backward(tf_impl *v, tf_layer *L, const attn_model_config 
 static void ffn_forward(tf_layer *L, const attn_model_config *c, int n, float *out,
                         const float *in) {
     const int D = c->embed_dim, F = c->ffn_dim;
-    attn_linear_forward(L->ff1, in, L->linear1_weight, L->linear1_bias, n, D, F,
-                        ATTN_OP_FFN_UP);
+    attn_linear_forward(L->ff1, in, L->linear1_weight, L->linear1_bias, n, D, F, ATTN_OP_FFN_UP);
     if (c->activation == ATTN_ACT_GELU)
         attn_gelu_forward(L->act, L->ff1, (size_t)n * F);
     else
         attn_relu_forward(L->act, L->ff1, (size_t)n * F);
-    attn_linear_forward(out, L->act, L->linear2_weight, L->linear2_bias, n, F, D,
-                        ATTN_OP_FFN_DOWN);
+    attn_linear_forward(out, L->act, L->linear2_weight, L->linear2_bias, n, F, D, ATTN_OP_FFN_DOWN);
 }
 
 /* d_in[n, D] = beta_in * d_in + d(in) given d_out[n, D]. */
-static void ffn_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, int n,
-                         float *d_in, float beta_in, const float *d_out, const float *in) {
+static void ffn_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, int n, float *d_in,
+                         float beta_in, const float *d_out, const float *in) {
     const int D = c->embed_dim, F = c->ffn_dim;
     const size_t NF = (size_t)n * F;
     /* d_act = d_out.W_2 (written); d_W_2, d_b_2 accumulate */
-    attn_sgemm(ATTN_OP_FFN_DOWN, true, false, false, n, F, D, 1.0f, d_out, L->linear2_weight,
-               0.0f, v->d_act);
+    attn_sgemm(ATTN_OP_FFN_DOWN, true, false, false, n, F, D, 1.0f, d_out, L->linear2_weight, 0.0f,
+               v->d_act);
     attn_linear_backward(NULL, L->d_linear2_weight, L->d_linear2_bias, d_out, L->act,
                          L->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
     memset(v->d_ff1, 0, NF * sizeof(float));
@@ -557,8 +553,8 @@ static void ffn_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, in
 /* ---- encoder layer ------------------------------------------------------------------------- */
 
 /* y[n_out, D] = x' + a, x' = x's [CLS] rows (cls_only) or x itself; y may alias a. */
-static void residual_forward(const tf_impl *v, const tf_layer *L, int D, float *y,
-                             const float *x, const float *a) {
+static void residual_forward(const tf_impl *v, const tf_layer *L, int D, float *y, const float *x,
+                             const float *a) {
     if (!L->cls_only) {
         attn_add_forward(y, x, a, (size_t)v->N * D);
         return;
@@ -575,23 +571,22 @@ static void layer_forward(tf_impl *v, tf_layer *L, const attn_model_config *c, c
     const int N = v->N, D = c->embed_dim, n_out = L->cls_only ? v->B : N;
     const size_t nD = (size_t)n_out * D;
     if (c->norm == ATTN_NORM_PRE) {
-        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, x, L->norm1_weight, L->norm1_bias, N,
-                               D);
+        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, x, L->norm1_weight, L->norm1_bias, N, D);
         attention_forward(v, L, c, L->r1, L->n1);
         residual_forward(v, L, D, L->r1, x, L->r1);
-        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r1, L->norm2_weight,
-                               L->norm2_bias, n_out, D);
+        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r1, L->norm2_weight, L->norm2_bias,
+                               n_out, D);
         ffn_forward(L, c, n_out, L->r2, L->n2);
         attn_add_forward(L->r2, L->r1, L->r2, nD);
     } else {
         attention_forward(v, L, c, L->r1, x);
         residual_forward(v, L, D, L->r1, x, L->r1);
-        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, L->r1, L->norm1_weight,
-                               L->norm1_bias, n_out, D);
+        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, L->r1, L->norm1_weight, L->norm1_bias,
+                               n_out, D);
         ffn_forward(L, c, n_out, L->r2, L->n1);
         attn_add_forward(L->r2, L->n1, L->r2, nD);
-        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r2, L->norm2_weight,
-                               L->norm2_bias, n_out, D);
+        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r2, L->norm2_weight, L->norm2_bias,
+                               n_out, D);
     }
 }
 
@@ -616,8 +611,8 @@ static void layer_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, 
     if (c->norm == ATTN_NORM_PRE) {
         /* out = r1 + FF(LN2(r1)): d_r1 = d_out + LN2'(FF'(d_out)) */
         ffn_backward(v, L, c, n_out, v->d_n, 0.0f, v->d_x, L->n2);
-        attn_layernorm_backward(v->d_x, L->d_norm2_weight, L->d_norm2_bias, v->d_n, L->r1,
-                                L->mean2, L->rstd2, L->norm2_weight, n_out, D);
+        attn_layernorm_backward(v->d_x, L->d_norm2_weight, L->d_norm2_bias, v->d_n, L->r1, L->mean2,
+                                L->rstd2, L->norm2_weight, n_out, D);
         /* r1 = x + SA(LN1(x)): d_x = d_r1 + LN1'(SA'(d_r1)) */
         attention_backward(v, L, c, v->d_n, 0.0f, v->d_x, L->n1);
         if (L->cls_only) { /* d_r1 has the B [CLS] rows: spread it over the N rows of d_x */
@@ -626,20 +621,20 @@ static void layer_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, 
             v->d_x = v->d_r;
             v->d_r = t;
         }
-        attn_layernorm_backward(v->d_x, L->d_norm1_weight, L->d_norm1_bias, v->d_n, x,
-                                L->mean1, L->rstd1, L->norm1_weight, N, D);
+        attn_layernorm_backward(v->d_x, L->d_norm1_weight, L->d_norm1_bias, v->d_n, x, L->mean1,
+                                L->rstd1, L->norm1_weight, N, D);
     } else {
         /* out = LN2(r2) */
         memset(v->d_r, 0, nD * sizeof(float));
-        attn_layernorm_backward(v->d_r, L->d_norm2_weight, L->d_norm2_bias, v->d_x, L->r2,
-                                L->mean2, L->rstd2, L->norm2_weight, n_out, D);
+        attn_layernorm_backward(v->d_r, L->d_norm2_weight, L->d_norm2_bias, v->d_x, L->r2, L->mean2,
+                                L->rstd2, L->norm2_weight, n_out, D);
         /* r2 = n1 + FF(n1): d_n1 = d_r2 + FF'(d_r2) */
         memcpy(v->d_x, v->d_r, nD * sizeof(float));
         ffn_backward(v, L, c, n_out, v->d_x, 1.0f, v->d_r, L->n1);
         /* n1 = LN1(r1) */
         memset(v->d_r, 0, nD * sizeof(float));
-        attn_layernorm_backward(v->d_r, L->d_norm1_weight, L->d_norm1_bias, v->d_x, L->r1,
-                                L->mean1, L->rstd1, L->norm1_weight, n_out, D);
+        attn_layernorm_backward(v->d_r, L->d_norm1_weight, L->d_norm1_bias, v->d_x, L->r1, L->mean1,
+                                L->rstd1, L->norm1_weight, n_out, D);
         /* r1 = x + SA(x): d_x = d_r1 + SA'(d_r1) */
         residual_backward(v, L, D, v->d_x, v->d_r);
         attention_backward(v, L, c, v->d_x, 1.0f, v->d_r, x);
@@ -708,8 +703,8 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
     const float *d_cls = v->d_head_in;
     if (pre) {
         memset(v->d_cls, 0, (size_t)B * D * sizeof(float));
-        attn_layernorm_backward(v->d_cls, v->d_norm_weight, v->d_norm_bias, v->d_head_in,
-                                v->cls, v->mean_f, v->rstd_f, v->norm_weight, B, D);
+        attn_layernorm_backward(v->d_cls, v->d_norm_weight, v->d_norm_bias, v->d_head_in, v->cls,
+                                v->mean_f, v->rstd_f, v->norm_weight, B, D);
         d_cls = v->d_cls;
     }
     /* only the [CLS] rows of the last layer's output reach the loss */

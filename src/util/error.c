@@ -7,13 +7,20 @@
 
 const char *attn_status_str(attn_status s) {
     switch (s) {
-    case ATTN_OK: return "ok";
-    case ATTN_ERR_NOMEM: return "out of memory";
-    case ATTN_ERR_IO: return "I/O error";
-    case ATTN_ERR_PARSE: return "parse error";
-    case ATTN_ERR_SHAPE: return "shape error";
-    case ATTN_ERR_VALUE: return "value error";
-    case ATTN_ERR_ARG: return "invalid argument";
+    case ATTN_OK:
+        return "ok";
+    case ATTN_ERR_NOMEM:
+        return "out of memory";
+    case ATTN_ERR_IO:
+        return "I/O error";
+    case ATTN_ERR_PARSE:
+        return "parse error";
+    case ATTN_ERR_SHAPE:
+        return "shape error";
+    case ATTN_ERR_VALUE:
+        return "value error";
+    case ATTN_ERR_ARG:
+        return "invalid argument";
     }
     return "unknown status";
 }

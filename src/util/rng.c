@@ -31,7 +31,9 @@ uint32_t attn_rng_below(attn_rng *r, uint32_t n) {
     return (uint32_t)(m >> 32);
 }
 
-double attn_rng_uniform(attn_rng *r) { return (double)(attn_rng_next(r) >> 11) * 0x1.0p-53; }
+double attn_rng_uniform(attn_rng *r) {
+    return (double)(attn_rng_next(r) >> 11) * 0x1.0p-53;
+}
 
 float attn_rng_uniform_range(attn_rng *r, float lo, float hi) {
     return (float)((double)lo + ((double)hi - (double)lo) * attn_rng_uniform(r));

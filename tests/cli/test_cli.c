@@ -70,8 +70,7 @@ static run_result run_argv(const char *stdin_text, char **args) {
         int in = open(stdin_text ? in_path : "/dev/null", O_RDONLY);
         int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-            dup2(err, 2) < 0)
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
             _exit(125);
         execv(bin, argv);
         _exit(126);
@@ -113,8 +112,8 @@ static void run_free(run_result *r) {
 
 /* Asserts the exit code and that stderr contains every fragment (NULL-terminated list). */
 static void expect(const run_result *r, const char *what, int code, ...) {
-    ck_assert_msg(r->code == code, "%s: exit code %d, expected %d; stderr: %s", what, r->code,
-                  code, r->err);
+    ck_assert_msg(r->code == code, "%s: exit code %d, expected %d; stderr: %s", what, r->code, code,
+                  r->err);
     va_list ap;
     va_start(ap, code);
     for (const char *frag; (frag = va_arg(ap, const char *)) != NULL;)
@@ -135,8 +134,7 @@ static const char *golden(const char *name) {
 
 /* Copy of `src` with the first occurrence of `from` replaced by `to`, written to tmp_dir/name;
  * returns the new path. */
-static const char *edit_copy(const char *src, const char *from, const char *to,
-                             const char *name) {
+static const char *edit_copy(const char *src, const char *from, const char *to, const char *name) {
     char *text = tu_read_text(src);
     char *out = tu_replace_once(text, src, from, to);
     const char *path = tmp_path(name);
@@ -256,8 +254,8 @@ END_TEST
 
 START_TEST(test_train_missing_value_names_option) {
     /* A numeric option given last, without its value, must say which option lacks it. */
-    static const char *const opts[] = {"--seed",    "--epochs",  "--batch-size",
-                                       "--lr",      "--holdout", "--train-size", "--bucket"};
+    static const char *const opts[] = {"--seed",    "--epochs",     "--batch-size", "--lr",
+                                       "--holdout", "--train-size", "--bucket"};
     const char *opt = opts[_i];
     run_result r = run(NULL, "train", "--model", "rnn", opt, NULL);
     char what[64];
@@ -366,8 +364,8 @@ START_TEST(test_predict_unknown_word) {
     /* The first sentence was classified before the failure. */
     ck_assert_ptr_nonnull(strstr(r.out, "the lecture was good"));
     run_free(&r);
-    r = run("the lecture was good\nthe lectur was good\n", "predict", "--weights",
-            golden("lstm"), NULL);
+    r = run("the lecture was good\nthe lectur was good\n", "predict", "--weights", golden("lstm"),
+            NULL);
     expect(&r, "unknown word on stdin", 1, "'lectur'", "position 2", "lecture", "line 2", NULL);
     run_free(&r);
 }
@@ -410,8 +408,8 @@ START_TEST(test_eval_bad_tsv_names_line) {
     r = run(NULL, "eval", "--weights", golden("rnn"), "--data", tsv2, NULL);
     expect(&r, "eval unknown word in TSV", 1, where, "gret", NULL);
     run_free(&r);
-    r = run(NULL, "grad", "--weights", golden("rnn"), "--data", tsv, "--out",
-            tmp_path("grad.json"), NULL);
+    r = run(NULL, "grad", "--weights", golden("rnn"), "--data", tsv, "--out", tmp_path("grad.json"),
+            NULL);
     snprintf(where, sizeof where, "%s:3", tsv);
     expect(&r, "grad bad TSV", 1, where, NULL);
     run_free(&r);
@@ -419,7 +417,8 @@ START_TEST(test_eval_bad_tsv_names_line) {
 }
 END_TEST
 
-/* ---- outputs ---------------------------------------------------------------------------------- */
+/* ---- outputs ----------------------------------------------------------------------------------
+ */
 
 /* Parses `attn predict --format json` output: one object per line. Returns the number of
  * lines; logits/labels/probabilities/sentences (each may be NULL) receive up to max. */
@@ -485,8 +484,8 @@ static void check_predict_golden(const char *name) {
     }
     char weights[128];
     snprintf(weights, sizeof weights, "weights/golden/%s.weights.json", name);
-    run_result r = run(input, "predict", "--format", "json", "--weights",
-                       tu_source_path(weights), NULL);
+    run_result r =
+        run(input, "predict", "--format", "json", "--weights", tu_source_path(weights), NULL);
     expect(&r, name, 0, NULL);
     ck_assert_int_eq(parse_json_lines(r.out, n, got, texts), n);
     k = 0;
@@ -518,10 +517,10 @@ START_TEST(test_predict_logit_round_trips) {
                             "the seminar is never great\nthe tutorial felt really useful\n";
     run_result text1 = run(sentences, "predict", "--weights", golden("transformer"), NULL);
     run_result text2 = run(sentences, "predict", "--weights", golden("transformer"), NULL);
-    run_result json = run(sentences, "predict", "--format", "json", "--weights",
-                          golden("transformer"), NULL);
-    run_result tsv = run(sentences, "predict", "--format", "tsv", "--weights",
-                         golden("transformer"), NULL);
+    run_result json =
+        run(sentences, "predict", "--format", "json", "--weights", golden("transformer"), NULL);
+    run_result tsv =
+        run(sentences, "predict", "--format", "tsv", "--weights", golden("transformer"), NULL);
     expect(&text1, "predict text", 0, NULL);
     expect(&json, "predict json", 0, NULL);
     expect(&tsv, "predict tsv", 0, NULL);
@@ -586,8 +585,8 @@ START_TEST(test_info_parameter_totals) {
         expect(&r, names[i], 0, NULL);
         char line[64];
         snprintf(line, sizeof line, "total parameters: %ld\n", want[i]);
-        ck_assert_msg(strstr(r.out, line) != NULL, "attn info %s lacks '%s': %s", names[i],
-                      line, r.out);
+        ck_assert_msg(strstr(r.out, line) != NULL, "attn info %s lacks '%s': %s", names[i], line,
+                      r.out);
         ck_assert_msg(strstr(r.out, names[i]) != NULL, "attn info omits the arch");
         run_free(&r);
     }
@@ -623,8 +622,8 @@ START_TEST(test_train_tiny_run_writes_loadable_weights) {
     ck_assert_msg(files_equal(out, again), "two identical train runs wrote different files");
     snprintf(name, sizeof name, "tiny-%s-init.json", models[_i]);
     const char *tuned = tmp_path(name);
-    r = run(NULL, "train", "--model", models[_i], "--init", golden(models[_i]), TINY_TRAIN,
-            "--out", tuned, NULL);
+    r = run(NULL, "train", "--model", models[_i], "--init", golden(models[_i]), TINY_TRAIN, "--out",
+            tuned, NULL);
     expect(&r, "tiny train --init", 0, NULL);
     run_free(&r);
     ck_assert(!files_equal(out, tuned));
@@ -665,8 +664,8 @@ START_TEST(test_train_failure_keeps_existing_out) {
     const char *inits[] = {nan_path, shape, golden("transformer")};
     const char *culprits[] = {"embedding.weight", "head.weight", "transformer"};
     for (int i = 0; i < 3; i++) {
-        run_result r = run(NULL, "train", "--model", "rnn", "--init", inits[i], TINY_TRAIN,
-                           "--out", out, NULL);
+        run_result r = run(NULL, "train", "--model", "rnn", "--init", inits[i], TINY_TRAIN, "--out",
+                           out, NULL);
         expect(&r, "train with a bad --init", 1, inits[i], culprits[i], NULL);
         run_free(&r);
         char *now = tu_read_file(out, NULL);
@@ -677,7 +676,8 @@ START_TEST(test_train_failure_keeps_existing_out) {
 }
 END_TEST
 
-/* ---- temp dir, suite ---------------------------------------------------------------------------- */
+/* ---- temp dir, suite ----------------------------------------------------------------------------
+ */
 
 static void remove_tree(const char *path) {
     DIR *d = opendir(path);

@@ -14,8 +14,7 @@ static const char *EXAMPLE = "honestly the lecture was not very helpful in the w
 START_TEST(test_example_sentence) {
     int ids[ATTN_MAX_WORDS], n = 0;
     attn_error err;
-    ck_assert_msg(attn_tokenize(EXAMPLE, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK, "%s",
-                  err.msg);
+    ck_assert_msg(attn_tokenize(EXAMPLE, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(n, 20);
     ck_assert_int_eq(ids[0], attn_vocab_id("honestly"));
     ck_assert_int_eq(ids[1], 2); /* "the" */
@@ -42,8 +41,7 @@ END_TEST
 START_TEST(test_unknown_word) {
     int ids[8], n = -1;
     attn_error err;
-    ck_assert_int_eq(attn_tokenize("the lecture was helpfull", ids, 8, &n, &err),
-                     ATTN_ERR_VALUE);
+    ck_assert_int_eq(attn_tokenize("the lecture was helpfull", ids, 8, &n, &err), ATTN_ERR_VALUE);
     ck_assert_int_eq(err.status, ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "'helpfull'"), "word missing: %s", err.msg);
     ck_assert_msg(strstr(err.msg, "position 4"), "position missing: %s", err.msg);
@@ -159,4 +157,6 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) { return tu_run_suite(suite()); }
+int main(void) {
+    return tu_run_suite(suite());
+}

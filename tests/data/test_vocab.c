@@ -27,13 +27,13 @@ START_TEST(test_stable_ids) {
         int id;
         const char *word, *cat;
     } want[] = {
-        {2, "the", "determiner"},      {3, "lecture", "subject"},
-        {11, "was", "verb"},           {15, "not", "negation"},
-        {16, "never", "negation"},     {17, "very", "intensifier"},
-        {22, "helpful", "positive"},   {24, "great", "positive"},
-        {32, "boring", "negative"},    {42, "although", "conjunction"},
-        {47, "coffee", "distractor"},  {55, "honestly", "filler"},
-        {58, "in", "filler"},          {59, "winter", "filler"},
+        {2, "the", "determiner"},     {3, "lecture", "subject"},
+        {11, "was", "verb"},          {15, "not", "negation"},
+        {16, "never", "negation"},    {17, "very", "intensifier"},
+        {22, "helpful", "positive"},  {24, "great", "positive"},
+        {32, "boring", "negative"},   {42, "although", "conjunction"},
+        {47, "coffee", "distractor"}, {55, "honestly", "filler"},
+        {58, "in", "filler"},         {59, "winter", "filler"},
         {90, "end", "filler"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -52,8 +52,7 @@ START_TEST(test_words_distinct_lower_case) {
         const char *w = attn_vocab_word(id);
         ck_assert_msg(w && *w, "id %d has no word", id);
         for (const char *c = w; *c; c++)
-            ck_assert_msg(islower((unsigned char)*c), "word '%s' (id %d) is not lower case", w,
-                          id);
+            ck_assert_msg(islower((unsigned char)*c), "word '%s' (id %d) is not lower case", w, id);
         ck_assert_msg(attn_vocab_id(w) == id, "word '%s' (id %d) is not unique", w, id);
         ck_assert_str_ne(attn_vocab_category(id), "special");
         per_cat[attn_vocab_cat(id)]++;
@@ -91,8 +90,7 @@ END_TEST
 START_TEST(test_every_word_in_training_set) {
     attn_dataset *d = NULL;
     attn_error err;
-    ck_assert_msg(attn_data_generate(ATTN_SET_TRAIN, 8000, 1, &d, &err) == ATTN_OK, "%s",
-                  err.msg);
+    ck_assert_msg(attn_data_generate(ATTN_SET_TRAIN, 8000, 1, &d, &err) == ATTN_OK, "%s", err.msg);
     int count[91] = {0};
     for (size_t i = 0; i < d->offsets[d->n]; i++) {
         ck_assert(d->ids[i] >= 2 && d->ids[i] < 91);
@@ -117,4 +115,6 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) { return tu_run_suite(suite()); }
+int main(void) {
+    return tu_run_suite(suite());
+}

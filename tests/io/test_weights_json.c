@@ -89,8 +89,8 @@ static void expect_load_error(const char *text, size_t len, attn_status want, ..
     va_end(ap);
 }
 
-static void expect_error_after(attn_arch arch, const char *old, const char *rep,
-                               attn_status want, const char *frag1, const char *frag2) {
+static void expect_error_after(attn_arch arch, const char *old, const char *rep, attn_status want,
+                               const char *frag1, const char *frag2) {
     char *bad = saved_text_edited(arch, old, rep);
     expect_load_error(bad, strlen(bad), want, frag1, frag2, (const char *)NULL);
     free(bad);
@@ -103,10 +103,10 @@ static void expect_error_after(attn_arch arch, const char *old, const char *rep,
 static void fill_hard_values(attn_model *m, uint64_t seed) {
     float *p = attn_model_params(m);
     size_t n = attn_model_n_params(m);
-    static const float special[] = {-0.0f, 0.0f, FLT_TRUE_MIN, -FLT_TRUE_MIN, FLT_MIN,
-                                    FLT_MIN * 0.5f, 1.17549421e-38f, FLT_MAX, -FLT_MAX,
-                                    1e-30f, 3e30f, 0.1f, 1.0f / 3.0f, 16777217.0f, -1e-40f,
-                                    0x1.fffffep-1f, 0x1.000002p0f, 4.2038954e-45f};
+    static const float special[] = {
+        -0.0f,           0.0f,        FLT_TRUE_MIN, -FLT_TRUE_MIN,  FLT_MIN,       FLT_MIN * 0.5f,
+        1.17549421e-38f, FLT_MAX,     -FLT_MAX,     1e-30f,         3e30f,         0.1f,
+        1.0f / 3.0f,     16777217.0f, -1e-40f,      0x1.fffffep-1f, 0x1.000002p0f, 4.2038954e-45f};
     size_t ns = sizeof special / sizeof special[0];
     attn_rng r = attn_rng_seed(seed);
     for (size_t i = 0; i < n; i++) {
@@ -141,8 +141,8 @@ START_TEST(test_round_trip_bit_exact) {
     size_t n = attn_model_n_params(m), same = 0;
     for (size_t i = 0; i < n; i++)
         same += memcmp(&attn_model_params(m)[i], &attn_model_params(back)[i], 4) == 0;
-    ck_assert_msg(same == n, "%s: %zu of %zu floats came back bit-identical",
-                  attn_arch_name(arch), same, n);
+    ck_assert_msg(same == n, "%s: %zu of %zu floats came back bit-identical", attn_arch_name(arch),
+                  same, n);
 
     /* load_into a differently initialised model of the same config gives the same bits. */
     attn_model *into = tu_model_default(arch, 99);
@@ -216,8 +216,8 @@ START_TEST(test_null_value) {
 END_TEST
 
 START_TEST(test_nan_literal) {
-    expect_error_after(ATTN_ARCH_RNN, "\"data\": [0.5]", "\"data\": [NaN]", ATTN_ERR_PARSE,
-                       "NaN", "in tensor \"head.bias\"");
+    expect_error_after(ATTN_ARCH_RNN, "\"data\": [0.5]", "\"data\": [NaN]", ATTN_ERR_PARSE, "NaN",
+                       "in tensor \"head.bias\"");
 }
 END_TEST
 
@@ -228,9 +228,8 @@ START_TEST(test_float_overflow) {
 END_TEST
 
 START_TEST(test_config_contradicts_tensors) {
-    expect_error_after(ATTN_ARCH_LSTM, "\"hidden_size\": 32", "\"hidden_size\": 24",
-                       ATTN_ERR_SHAPE, "\"lstm.weight_ih_l0\": expected [96,16], got [128,16]",
-                       "hidden_size 24");
+    expect_error_after(ATTN_ARCH_LSTM, "\"hidden_size\": 32", "\"hidden_size\": 24", ATTN_ERR_SHAPE,
+                       "\"lstm.weight_ih_l0\": expected [96,16], got [128,16]", "hidden_size 24");
 }
 END_TEST
 
@@ -246,17 +245,19 @@ START_TEST(test_config_bad_values) {
     expect_error_after(ATTN_ARCH_TRANSFORMER, "\"activation\": \"relu\"",
                        "\"activation\": \"swish\", \"depth\": 3", ATTN_ERR_VALUE,
                        "\"activation\" is \"swish\"", "unknown key \"depth\"");
-    expect_error_after(ATTN_ARCH_TRANSFORMER, "\"n_heads\": 2", "\"n_heads\": 5",
-                       ATTN_ERR_VALUE, "n_heads", NULL);
-    expect_error_after(ATTN_ARCH_RNN, "\"arch\": \"rnn\", ", "", ATTN_ERR_VALUE,
-                       "missing \"arch\"", NULL);
+    expect_error_after(ATTN_ARCH_TRANSFORMER, "\"n_heads\": 2", "\"n_heads\": 5", ATTN_ERR_VALUE,
+                       "n_heads", NULL);
+    expect_error_after(ATTN_ARCH_RNN, "\"arch\": \"rnn\", ", "", ATTN_ERR_VALUE, "missing \"arch\"",
+                       NULL);
 }
 END_TEST
 
 START_TEST(test_config_defaults) {
     /* Only "arch" given: everything else comes from attn_model_config_default. */
-    char *tmp = saved_text_edited(ATTN_ARCH_LSTM, ", \"vocab_size\": 91, \"embed_dim\": 16, "
-                                  "\"hidden_size\": 32, \"n_layers\": 1", "");
+    char *tmp = saved_text_edited(ATTN_ARCH_LSTM,
+                                  ", \"vocab_size\": 91, \"embed_dim\": 16, "
+                                  "\"hidden_size\": 32, \"n_layers\": 1",
+                                  "");
     const char *path = write_tmp("defaults.json", tmp);
     attn_model *m = load_ok(path);
     ck_assert_int_eq(attn_model_config_of(m)->hidden_size, 32);
@@ -365,10 +366,10 @@ START_TEST(test_nothing_half_loaded) {
 END_TEST
 
 START_TEST(test_prefix_stripping) {
-    char *a = saved_text_edited(ATTN_ARCH_RNN, "\"embedding.weight\"",
-                                "\"module.embedding.weight\"");
-    char *b = tu_replace_once(a, "the saved file", "\"head.bias\"",
-                              "\"_orig_mod.module.head.bias\"");
+    char *a =
+        saved_text_edited(ATTN_ARCH_RNN, "\"embedding.weight\"", "\"module.embedding.weight\"");
+    char *b =
+        tu_replace_once(a, "the saved file", "\"head.bias\"", "\"_orig_mod.module.head.bias\"");
     const char *path = write_tmp("prefix.json", b);
     attn_model *m = load_ok(path);
     ck_assert(param(m, "head.bias")[0] == 0.5f);

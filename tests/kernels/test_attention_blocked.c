@@ -19,20 +19,20 @@ typedef struct shape {
 } shape;
 
 static const shape shapes[] = {
-    {1, 1, 4, 1, 4},       /* n = 1 */
-    {5, 7, 8, 7, 4},       /* n not a multiple of the tile, 2 key tiles */
-    {33, 33, 16, 33, 8},   /* 5 tiles each way */
-    {37, 50, 16, 29, 16},  /* masked keys: n_valid < n_k, n_q != n_k */
-    {64, 64, 8, 64, 16},   /* exact multiples */
-    {20, 20, 8, 0, 8},     /* every key masked: zeros */
+    {1, 1, 4, 1, 4},                          /* n = 1 */
+    {5, 7, 8, 7, 4},                          /* n not a multiple of the tile, 2 key tiles */
+    {33, 33, 16, 33, 8},                      /* 5 tiles each way */
+    {37, 50, 16, 29, 16},                     /* masked keys: n_valid < n_k, n_q != n_k */
+    {64, 64, 8, 64, 16},                      /* exact multiples */
+    {20, 20, 8, 0, 8},                        /* every key masked: zeros */
     {300, 300, 64, 300, ATTN_ATTENTION_TILE}, /* default tile, 2 tiles (one partial) */
-    {9, 300, 12, 257, 32}, /* few queries, many key tiles, masked tail */
+    {9, 300, 12, 257, 32},                    /* few queries, many key tiles, masked tail */
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 /* out = softmax over the first n_valid keys of q.k^T, times v; double throughout. */
-static void reference(float *out, const float *q, const float *k, const float *v, int n_q,
-                      int hs, int n_valid) {
+static void reference(float *out, const float *q, const float *k, const float *v, int n_q, int hs,
+                      int n_valid) {
     double *s = malloc((size_t)(n_valid > 0 ? n_valid : 1) * sizeof *s);
     ck_assert_ptr_nonnull(s);
     for (int i = 0; i < n_q; i++) {
@@ -76,8 +76,7 @@ START_TEST(test_blocked_matches_reference_and_naive) {
 
     attn_flop_counts fc = {0};
     attn_flops_set_counter(&fc);
-    attn_attention_blocked_forward(got, q, k, v, sh.n_q, sh.n_k, sh.hs, sh.n_valid, work,
-                                   sh.tile);
+    attn_attention_blocked_forward(got, q, k, v, sh.n_q, sh.n_k, sh.hs, sh.n_valid, work, sh.tile);
     attn_flops_set_counter(NULL);
     const uint64_t per_tag = (uint64_t)sh.n_q * sh.n_valid * sh.hs;
     ck_assert_uint_eq(fc.fwd_madds[ATTN_OP_QK], per_tag);
@@ -85,8 +84,7 @@ START_TEST(test_blocked_matches_reference_and_naive) {
     ck_assert_float_eq(work[work_n], 12345.0f);
 
     reference(want, q, k, v, sh.n_q, sh.hs, sh.n_valid);
-    attn_attention_naive_forward(naive, probs, scores, q, k, v, sh.n_q, sh.n_k, sh.hs,
-                                 sh.n_valid);
+    attn_attention_naive_forward(naive, probs, scores, q, k, v, sh.n_q, sh.n_k, sh.hs, sh.n_valid);
     tu_assert_close("blocked vs double reference", got, want, nq, REL_TOL, ABS_FLOOR);
     tu_assert_close("naive vs double reference", naive, want, nq, REL_TOL, ABS_FLOOR);
     tu_assert_close("blocked vs naive", got, naive, nq, REL_TOL, ABS_FLOOR);
@@ -127,4 +125,6 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) { return tu_run_suite(suite()); }
+int main(void) {
+    return tu_run_suite(suite());
+}

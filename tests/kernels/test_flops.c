@@ -16,8 +16,8 @@ typedef struct cfg {
 } cfg;
 
 static const cfg cfgs[] = {
-    {16, 2, 64, 1},   {16, 2, 64, 5},   {32, 4, 128, 33}, {48, 3, 192, 197},
-    {32, 2, 128, 5},  {48, 4, 192, 33}, {16, 4, 64, 197}, {32, 4, 40, 33}, /* F != 4D */
+    {16, 2, 64, 1},  {16, 2, 64, 5},   {32, 4, 128, 33}, {48, 3, 192, 197},
+    {32, 2, 128, 5}, {48, 4, 192, 33}, {16, 4, 64, 197}, {32, 4, 40, 33}, /* F != 4D */
 };
 #define N_CFGS ((int)(sizeof cfgs / sizeof cfgs[0]))
 
@@ -152,4 +152,6 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) { return tu_run_suite(suite()); }
+int main(void) {
+    return tu_run_suite(suite());
+}

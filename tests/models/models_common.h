@@ -59,8 +59,7 @@ static double mc_fd_loss(void *p) {
 /* Adds U(-a, a) to every parameter so that no bias or LayerNorm weight sits at its init. */
 static void mc_perturb(attn_model *m, float a, attn_rng *r) {
     float *p = attn_model_params(m);
-    for (size_t i = 0; i < attn_model_n_params(m); i++)
-        p[i] += attn_rng_uniform_range(r, -a, a);
+    for (size_t i = 0; i < attn_model_n_params(m); i++) p[i] += attn_rng_uniform_range(r, -a, a);
 }
 
 /* Perturbs m's parameters (mc_perturb by 0.1), makes an mc_batch over m's vocabulary, and checks
@@ -87,9 +86,8 @@ static void mc_fd_check_model(attn_model *m, uint64_t rng_seed, float step, doub
     mc_fd_ctx ctx = {m, b, r};
     for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
         size_t off = attn_model_tensor_offset(m, i);
-        tu_check_grad(attn_model_tensor_name(m, i), mc_fd_loss, &ctx,
-                      attn_model_params(m) + off, grads + off, attn_model_tensor_numel(m, i),
-                      step, atol, rtol);
+        tu_check_grad(attn_model_tensor_name(m, i), mc_fd_loss, &ctx, attn_model_params(m) + off,
+                      grads + off, attn_model_tensor_numel(m, i), step, atol, rtol);
     }
     free(grads);
 }
@@ -115,8 +113,7 @@ static attn_model *mc_load_weights(const char *name, const char *kind) {
 /* Runs every item of <name>.logits.json at batch 1 and returns got/want arrays (caller frees);
  * *exact says whether the golden was made on this machine's OpenBLAS core (bit-identity
  * defined) or elsewhere (check within GOLDEN_LOGIT_TOL). */
-static size_t mc_golden_logits(const char *name, float **got_out, float **want_out,
-                               bool *exact) {
+static size_t mc_golden_logits(const char *name, float **got_out, float **want_out, bool *exact) {
     attn_model *m = mc_load_weights(name, "weights");
     char rel[256];
     snprintf(rel, sizeof rel, "weights/golden/%s.logits.json", name);
@@ -216,8 +213,8 @@ static void mc_golden_grads(const char *name) {
     double loss = attn_bce_forward(logits, g.labels, g.B);
     double rel = fabs(loss - g.loss) / fabs(g.loss);
     printf("  %s loss %.9g golden %.9g rel %.3g\n", name, loss, g.loss, rel);
-    ck_assert_msg(rel <= GOLDEN_LOSS_REL, "%s: loss %.9g vs golden %.9g (rel %.3g)", name,
-                  loss, g.loss, rel);
+    ck_assert_msg(rel <= GOLDEN_LOSS_REL, "%s: loss %.9g vs golden %.9g (rel %.3g)", name, loss,
+                  g.loss, rel);
     attn_bce_backward(d_logits, 1.0f, logits, g.labels, g.B);
     attn_model_zero_grad(m);
     ck_assert_int_eq(attn_model_backward(m, &g.b, d_logits, &err), ATTN_OK);
@@ -283,7 +280,9 @@ static void mc_padding_invariance(attn_model *m, uint32_t max_ulp) {
     /* one sentence at a time, grads accumulating across calls */
     attn_model_zero_grad(m);
     for (int i = 0; i < g->B; i++) {
-        attn_batch b1 = {.B = 1, .T = g->lengths[i], .ids = g->ids + (size_t)i * g->T,
+        attn_batch b1 = {.B = 1,
+                         .T = g->lengths[i],
+                         .ids = g->ids + (size_t)i * g->T,
                          .lengths = &g->lengths[i]};
         ck_assert_int_eq(attn_model_forward(m, &b1, &single[i], &err), ATTN_OK);
         ck_assert_int_eq(attn_model_backward(m, &b1, &r[i], &err), ATTN_OK);
@@ -293,10 +292,10 @@ static void mc_padding_invariance(attn_model *m, uint32_t max_ulp) {
     ck_assert_int_eq(attn_model_forward(m, &g->b, batched, &err), ATTN_OK);
     ck_assert_int_eq(attn_model_backward(m, &g->b, r, &err), ATTN_OK);
     tu_compare c = tu_compare_floats(batched, single, (size_t)g->B);
-    printf("  %s padded (B=%d, T=%d) vs batch 1 logits: identical %zu/%d, max ULP %u\n", name,
-           g->B, g->T, c.n_equal, g->B, c.max_ulp);
-    ck_assert_msg(c.max_ulp <= max_ulp, "%s: padded-batch logit %zu is %u ULP from batch 1",
-                  name, c.worst, c.max_ulp);
+    printf("  %s padded (B=%d, T=%d) vs batch 1 logits: identical %zu/%d, max ULP %u\n", name, g->B,
+           g->T, c.n_equal, g->B, c.max_ulp);
+    ck_assert_msg(c.max_ulp <= max_ulp, "%s: padded-batch logit %zu is %u ULP from batch 1", name,
+                  c.worst, c.max_ulp);
     for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
         size_t off = attn_model_tensor_offset(m, i), k = attn_model_tensor_numel(m, i);
         double wmax = 0.0;

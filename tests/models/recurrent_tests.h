@@ -33,10 +33,14 @@ START_TEST(test_finite_differences) {
 END_TEST
 
 /* golden files are named after the architecture: weights/golden/<rnn|lstm>.*.json */
-START_TEST(test_golden_logits) { mc_assert_golden_logits(attn_arch_name(rec_arch)); }
+START_TEST(test_golden_logits) {
+    mc_assert_golden_logits(attn_arch_name(rec_arch));
+}
 END_TEST
 
-START_TEST(test_golden_grads) { mc_golden_grads(attn_arch_name(rec_arch)); }
+START_TEST(test_golden_grads) {
+    mc_golden_grads(attn_arch_name(rec_arch));
+}
 END_TEST
 
 /* weights attn trained (tools/make_golden.py --trained): weights/golden/trained_<arch>.* */

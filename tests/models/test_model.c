@@ -42,26 +42,32 @@ static void check_table(attn_model *m, const expect_tensor *want, size_t n, size
 
 /* nn.RNN / nn.LSTM (E = 16, H = 32) between the embedding (V = 91) and the head: `gates` rows
  * of H per weight (1 for the RNN, 4 for the LSTM: i, f, g, o), prefixed `prefix`. */
-static void check_recurrent_table(attn_arch arch, const char *prefix, int gates,
-                                  size_t n_params) {
+static void check_recurrent_table(attn_arch arch, const char *prefix, int gates, size_t n_params) {
     char names[4][64];
     static const char *const suffix[4] = {"weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
                                           "bias_hh_l0"};
     for (int i = 0; i < 4; i++) snprintf(names[i], sizeof names[i], "%s.%s", prefix, suffix[i]);
     const int G = gates * 32;
-    const expect_tensor want[] = {
-        {"embedding.weight", 2, {91, 16}}, {names[0], 2, {G, 16}}, {names[1], 2, {G, 32}},
-        {names[2], 1, {G}},                {names[3], 1, {G}},     {"head.weight", 2, {1, 32}},
-        {"head.bias", 1, {1}}};
+    const expect_tensor want[] = {{"embedding.weight", 2, {91, 16}},
+                                  {names[0], 2, {G, 16}},
+                                  {names[1], 2, {G, 32}},
+                                  {names[2], 1, {G}},
+                                  {names[3], 1, {G}},
+                                  {"head.weight", 2, {1, 32}},
+                                  {"head.bias", 1, {1}}};
     attn_model *m = make(arch);
     check_table(m, want, 7, n_params);
     attn_model_free(m);
 }
 
-START_TEST(test_rnn_table) { check_recurrent_table(ATTN_ARCH_RNN, "rnn", 1, 3089); }
+START_TEST(test_rnn_table) {
+    check_recurrent_table(ATTN_ARCH_RNN, "rnn", 1, 3089);
+}
 END_TEST
 
-START_TEST(test_lstm_table) { check_recurrent_table(ATTN_ARCH_LSTM, "lstm", 4, 7889); }
+START_TEST(test_lstm_table) {
+    check_recurrent_table(ATTN_ARCH_LSTM, "lstm", 4, 7889);
+}
 END_TEST
 
 START_TEST(test_transformer_table) {
@@ -70,13 +76,18 @@ START_TEST(test_transformer_table) {
     size_t n = 0;
     want[n++] = (expect_tensor){"pos_embedding", 2, {81, 32}};
     want[n++] = (expect_tensor){"embedding.weight", 2, {91, 32}};
-    static const expect_tensor layer[] = {
-        {"self_attn.in_proj_weight", 2, {96, 32}}, {"self_attn.in_proj_bias", 1, {96}},
-        {"self_attn.out_proj.weight", 2, {32, 32}}, {"self_attn.out_proj.bias", 1, {32}},
-        {"linear1.weight", 2, {64, 32}},           {"linear1.bias", 1, {64}},
-        {"linear2.weight", 2, {32, 64}},           {"linear2.bias", 1, {32}},
-        {"norm1.weight", 1, {32}},                 {"norm1.bias", 1, {32}},
-        {"norm2.weight", 1, {32}},                 {"norm2.bias", 1, {32}}};
+    static const expect_tensor layer[] = {{"self_attn.in_proj_weight", 2, {96, 32}},
+                                          {"self_attn.in_proj_bias", 1, {96}},
+                                          {"self_attn.out_proj.weight", 2, {32, 32}},
+                                          {"self_attn.out_proj.bias", 1, {32}},
+                                          {"linear1.weight", 2, {64, 32}},
+                                          {"linear1.bias", 1, {64}},
+                                          {"linear2.weight", 2, {32, 64}},
+                                          {"linear2.bias", 1, {32}},
+                                          {"norm1.weight", 1, {32}},
+                                          {"norm1.bias", 1, {32}},
+                                          {"norm2.weight", 1, {32}},
+                                          {"norm2.bias", 1, {32}}};
     for (int l = 0; l < 2; l++)
         for (int j = 0; j < 12; j++) {
             snprintf(names[n], sizeof names[n], "layers.%d.%s", l, layer[j].name);
@@ -113,23 +124,24 @@ START_TEST(test_init_rules) {
         double sum2 = 0.0;
         for (size_t j = 0; j < n; j++) {
             if (s->init == ATTN_INIT_UNIFORM)
-                ck_assert_msg(fabsf(p[j]) <= s->init_a, "%s[%zu] = %g outside +-%g", s->name,
-                              j, p[j], s->init_a);
+                ck_assert_msg(fabsf(p[j]) <= s->init_a, "%s[%zu] = %g outside +-%g", s->name, j,
+                              p[j], s->init_a);
             if (s->init == ATTN_INIT_ZEROS) ck_assert_float_eq(p[j], 0.0f);
             if (s->init == ATTN_INIT_ONES) ck_assert_float_eq(p[j], 1.0f);
             sum2 += (double)p[j] * p[j];
         }
         if (s->init == ATTN_INIT_NORMAL) {
             double std = sqrt(sum2 / n);
-            ck_assert_msg(fabs(std / s->init_a - 1.0) < 0.1, "%s: std %g, expected %g",
-                          s->name, std, s->init_a);
+            ck_assert_msg(fabs(std / s->init_a - 1.0) < 0.1, "%s: std %g, expected %g", s->name,
+                          std, s->init_a);
         }
     }
     ck_assert_float_eq_tol(m->specs[0].init_a, 0.02f, 1e-9f); /* pos_embedding */
     /* the same seed gives the same parameters; another seed does not */
     attn_model *m2 = make(ATTN_ARCH_TRANSFORMER);
-    ck_assert_int_eq(memcmp(attn_model_params(m), attn_model_params(m2),
-                            attn_model_n_params(m) * sizeof(float)), 0);
+    ck_assert_int_eq(
+        memcmp(attn_model_params(m), attn_model_params(m2), attn_model_n_params(m) * sizeof(float)),
+        0);
     attn_model_free(m2);
     attn_model_free(m);
 }

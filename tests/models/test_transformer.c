@@ -33,20 +33,32 @@ static void fd_variant(attn_norm norm, attn_activation act) {
     attn_model_free(m);
 }
 
-START_TEST(test_fd_pre_relu) { fd_variant(ATTN_NORM_PRE, ATTN_ACT_RELU); }
+START_TEST(test_fd_pre_relu) {
+    fd_variant(ATTN_NORM_PRE, ATTN_ACT_RELU);
+}
 END_TEST
-START_TEST(test_fd_post_relu) { fd_variant(ATTN_NORM_POST, ATTN_ACT_RELU); }
+START_TEST(test_fd_post_relu) {
+    fd_variant(ATTN_NORM_POST, ATTN_ACT_RELU);
+}
 END_TEST
-START_TEST(test_fd_pre_gelu) { fd_variant(ATTN_NORM_PRE, ATTN_ACT_GELU); }
+START_TEST(test_fd_pre_gelu) {
+    fd_variant(ATTN_NORM_PRE, ATTN_ACT_GELU);
+}
 END_TEST
 
-START_TEST(test_golden_logits) { mc_assert_golden_logits("transformer"); }
+START_TEST(test_golden_logits) {
+    mc_assert_golden_logits("transformer");
+}
 END_TEST
-START_TEST(test_golden_logits_post) { mc_assert_golden_logits("transformer_post"); }
+START_TEST(test_golden_logits_post) {
+    mc_assert_golden_logits("transformer_post");
+}
 END_TEST
 
 /* weights attn trained (tools/make_golden.py --trained) */
-START_TEST(test_golden_logits_trained) { mc_assert_golden_logits("trained_transformer"); }
+START_TEST(test_golden_logits_trained) {
+    mc_assert_golden_logits("trained_transformer");
+}
 END_TEST
 
 START_TEST(test_golden_logits_gelu) {
@@ -54,8 +66,8 @@ START_TEST(test_golden_logits_gelu) {
     bool exact;
     size_t n = mc_golden_logits("transformer_gelu", &got, &want, &exact);
     if (!exact) { /* another CPU class: the same tolerance as every golden logit */
-        tu_assert_close("transformer_gelu golden logits (batch 1)", got, want, n,
-                        GOLDEN_LOGIT_REL, GOLDEN_LOGIT_FLOOR);
+        tu_assert_close("transformer_gelu golden logits (batch 1)", got, want, n, GOLDEN_LOGIT_REL,
+                        GOLDEN_LOGIT_FLOOR);
         free(got);
         free(want);
         return;
@@ -70,11 +82,17 @@ START_TEST(test_golden_logits_gelu) {
 }
 END_TEST
 
-START_TEST(test_golden_grads) { mc_golden_grads("transformer"); }
+START_TEST(test_golden_grads) {
+    mc_golden_grads("transformer");
+}
 END_TEST
-START_TEST(test_golden_grads_post) { mc_golden_grads("transformer_post"); }
+START_TEST(test_golden_grads_post) {
+    mc_golden_grads("transformer_post");
+}
 END_TEST
-START_TEST(test_golden_grads_gelu) { mc_golden_grads("transformer_gelu"); }
+START_TEST(test_golden_grads_gelu) {
+    mc_golden_grads("transformer_gelu");
+}
 END_TEST
 
 START_TEST(test_padding_invariance) {
