@@ -267,6 +267,10 @@ void attn_adam_free(attn_adam *opt);
 /* ---- training (src/train/) -------------------------------------------------------------- *
  * The training data is split: its first n - holdout sentences are trained on, its LAST
  * `holdout` sentences (default 500) form the held-out slice reported after every epoch.
+ * Model selection (keep_best, default on, needs holdout > 0): the trainer keeps a copy of the
+ * parameters of the epoch with the best held-out accuracy (ties: the later epoch) and, when
+ * the last epoch is done, puts them back into the model, so the run returns the best epoch's
+ * parameters (before the last epoch's on_epoch callback, so its checkpoint holds them too).
  * Each epoch shuffles the training sentences with the project PRNG (seeded from cfg.seed, the
  * state carried from epoch to epoch), cuts the permutation into chunks of bucket*batch_size
  * sentences, sorts each chunk by length (stable), forms batches of batch_size consecutive
@@ -281,6 +285,7 @@ typedef struct attn_train_config {
     int batch_size;     /* 32 */
     int bucket;         /* 8: sort chunks of bucket*batch_size sentences by length; 1 = off */
     int holdout;        /* 500: last sentences of the training data kept out (0 = none) */
+    int keep_best;      /* 1: end with the best held-out epoch's parameters; 0: the last's */
     int eval_batch;     /* 256: batch size for the held-out evaluation */
     uint64_t seed;      /* shuffling (and init, when the model was created from it) */
     attn_adam_config adam;
@@ -326,6 +331,9 @@ int attn_trainer_epoch(const attn_trainer *t);     /* epochs completed */
 long attn_trainer_steps(const attn_trainer *t);    /* Adam steps taken */
 const attn_train_config *attn_trainer_config(const attn_trainer *t);
 const attn_adam *attn_trainer_adam(const attn_trainer *t);
+/* The epoch (1-based) whose parameters model selection holds so far, 0 if none (keep_best
+ * off or no held-out slice); *acc (may be NULL) receives its held-out accuracy. */
+int attn_trainer_best_epoch(const attn_trainer *t, double *acc);
 
 /* Fraction of `d`'s sentences [first, first + n) classified correctly (logit > 0 means
  * positive), batch_size sentences per forward (1 = exact mode, bit-identical to PyTorch). */
@@ -333,7 +341,8 @@ attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n
                           int batch_size, double *accuracy, attn_error *err);
 
 /* Checkpoints (src/train/checkpoint.c), format "attn-checkpoint-v1" (JSON): model config,
- * train config, epoch, PRNG state, Adam step, and params, m, v as flat float arrays.
+ * train config, epoch, PRNG state, Adam step, params, m, v as flat float arrays, and model
+ * selection's best epoch, its held-out accuracy and its parameters.
  * Written atomically (path.tmp, fflush, fsync, rename): an existing file survives a failure.
  * Resuming: read the configs with attn_checkpoint_peek, create the model and the trainer
  * with them, then attn_trainer_load_checkpoint. A resumed run ends bit-identical to an

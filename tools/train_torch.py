@@ -5,7 +5,9 @@ trains them in C, and prints the same table (or, with --bench, training throughp
 Same data (the TSV of `attn data`, tokenised with `attn vocab --json`), same split (the last
 500 training sentences held out), same batches (the project PRNG, splitmix64, reimplemented
 here: shuffle, sort chunks of 8 batches by length, shuffle the batch order), same
-hyperparameters (Adam defaults, lr 1e-3, batch 32, 20 epochs, mean BCEWithLogitsLoss).
+hyperparameters (Adam defaults, lr 1e-3, batch 32, 20 epochs, mean BCEWithLogitsLoss), same
+model selection (the parameters of the epoch with the best held-out accuracy, ties: the later
+epoch, are the ones evaluated; --keep-best 0 keeps the last epoch's).
 Only the initialisation differs: PyTorch's own, seeded with torch.manual_seed(seed).
 
   /usr/bin/python3 tools/train_torch.py [--attn build/attn] [--seeds 3] [--epochs 20] [-j 2]
@@ -139,6 +141,8 @@ def train_run(args_tuple):
     rng = Rng(seed)
     # pre-pad every batch of every epoch outside the timed loop would change nothing here:
     # padding is part of a training step in both implementations, so it stays inside.
+    keep_best = opts["keep_best"] and opts["holdout"] > 0 and not opts["bench"]
+    best_acc, best_state = -1.0, None
     t0 = time.perf_counter()
     epoch_times = []
     for epoch in range(opts["epochs"]):
@@ -155,11 +159,17 @@ def train_run(args_tuple):
             total += float(loss) * len(idx)
             correct += int(((logits > 0).float() == y).sum())
         epoch_times.append(time.perf_counter() - te)
-        if opts["verbose"]:
+        if opts["verbose"] or keep_best:
             ho = accuracy(torch, model, sents, labels, list(range(n_train, len(sents))))
+        if keep_best and ho >= best_acc:  # ties: the later epoch, as attn's trainer
+            best_acc = ho
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        if opts["verbose"]:
             print("  %s seed %d epoch %d loss %.4f train %.1f%% held-out %.1f%%" % (
                 arch, seed, epoch + 1, total / n_train, 100 * correct / n_train, 100 * ho),
                 file=sys.stderr)
+    if keep_best:
+        model.load_state_dict(best_state)
     train_s = time.perf_counter() - t0
     result = {"model": arch, "seed": seed, "params": attn_models.n_params(model),
               "train_seconds": train_s, "epoch_seconds": epoch_times,
@@ -202,6 +212,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--train-size", type=int, default=8000)
     ap.add_argument("--holdout", type=int, default=500)
+    ap.add_argument("--keep-best", type=int, default=1, choices=(0, 1),
+                    help="1: evaluate the best held-out epoch's parameters (default)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--bucket", type=int, default=8)
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -217,6 +229,7 @@ def main():
     args = ap.parse_args()
     opts = {"attn": find_attn(args.attn), "epochs": 1 if args.bench else args.epochs,
             "train_size": args.train_size, "holdout": args.holdout,
+            "keep_best": args.keep_best,
             "batch_size": args.batch_size, "bucket": args.bucket, "lr": args.lr,
             "threads": args.threads, "bench": args.bench, "verbose": args.verbose}
     archs = [a for a in ARCHS if a in args.models.split(",")]

@@ -53,6 +53,9 @@ static void train_usage(void) {
            "  --train-size N      generated training sentences (default %d)\n"
            "  --holdout N         last N training sentences kept out and reported as held-out\n"
            "                      accuracy (default 500; 0 = none)\n"
+           "  --keep-best 0|1     1 (default): model selection, the weights written are those\n"
+           "                      of the epoch with the best held-out accuracy (ties: the\n"
+           "                      later epoch); 0: those of the last epoch\n"
            "  --bucket K          sort chunks of K batches by length (default 8; 1 = off)\n"
            "  --data FILE.tsv     train on a TSV file (label<TAB>sentence) instead\n"
            "  --init W.json       start from these weights (e.g. exported from PyTorch)\n"
@@ -157,6 +160,8 @@ int cmd_train(int argc, char **argv) {
         } else if (OPT("--holdout")) {
             if (!v || !cli_parse_int(cmd, "--holdout", v, 0, 10000000, &cfg.holdout))
                 goto bad_value;
+        } else if (OPT("--keep-best")) {
+            if (!v || !cli_parse_int(cmd, "--keep-best", v, 0, 1, &cfg.keep_best)) goto bad_value;
         } else if (OPT("--bucket")) {
             if (!v || !cli_parse_int(cmd, "--bucket", v, 1, 1 << 16, &cfg.bucket)) goto bad_value;
         } else if (OPT("--data")) {
@@ -260,6 +265,11 @@ int cmd_train(int argc, char **argv) {
         rc = cli_fail(cmd, &err);
         goto done;
     }
+    double best_acc = 0.0;
+    int best_epoch = attn_trainer_best_epoch(trainer, &best_acc);
+    if (best_epoch > 0)
+        fprintf(stderr, "attn train: kept epoch %d (best held-out accuracy %.1f%%)\n",
+                best_epoch, 100.0 * best_acc);
     fprintf(stderr, "attn train: wrote %s\n", out_path);
     rc = CLI_OK;
 done:
@@ -287,6 +297,8 @@ static void reproduce_usage(void) {
            "                  (default weights)\n"
            "  --epochs N      epochs per run (default 20)\n"
            "  --train-size N  training sentences per seed, the last 500 held out (default %d)\n"
+           "                  Each run keeps the weights of its epoch with the best held-out\n"
+           "                  accuracy (ties: the later epoch), as attn train --keep-best 1.\n"
            "  --eval-batch N  sentences per forward in the evaluation (default 1 = exact)\n",
            ATTN_TEST_DEFAULT_N, ATTN_TRAIN_DEFAULT_N);
 }

@@ -1,7 +1,8 @@
 /* checkpoint.c -- save/restore the whole training state as "attn-checkpoint-v1" JSON:
  * model config, train config, a fingerprint of the training data, epochs done, the shuffling
  * PRNG state, Adam's step, and params, m, v as flat float arrays (floats widened to double,
- * which cJSON prints with enough digits to round-trip bit for bit). Written atomically:
+ * which cJSON prints with enough digits to round-trip bit for bit), and model selection's
+ * state: best_epoch (0 = none), best_acc and, when best_epoch > 0, best_params. Written atomically:
  * path.tmp, fflush, fsync, rename, so an existing checkpoint survives any failure. */
 #include "train_internal.h"
 
@@ -55,6 +56,7 @@ static cJSON *train_config_json(const attn_train_config *c) {
     cJSON_AddNumberToObject(o, "batch_size", c->batch_size);
     cJSON_AddNumberToObject(o, "bucket", c->bucket);
     cJSON_AddNumberToObject(o, "holdout", c->holdout);
+    cJSON_AddNumberToObject(o, "keep_best", c->keep_best);
     cJSON_AddNumberToObject(o, "eval_batch", c->eval_batch);
     add_u64(o, "seed", c->seed);
     cJSON *a = cJSON_AddObjectToObject(o, "adam");
@@ -123,6 +125,10 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
                           cJSON_CreateFloatArray(attn_model_params(t->model), (int)n));
     cJSON_AddItemToObject(root, "m", cJSON_CreateFloatArray(t->adam->m, (int)n));
     cJSON_AddItemToObject(root, "v", cJSON_CreateFloatArray(t->adam->v, (int)n));
+    cJSON_AddNumberToObject(root, "best_epoch", t->best_epoch);
+    cJSON_AddNumberToObject(root, "best_acc", t->best_epoch ? t->best_acc : 0.0);
+    if (t->best_epoch)
+        cJSON_AddItemToObject(root, "best_params", cJSON_CreateFloatArray(t->best_params, (int)n));
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!text) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
@@ -244,6 +250,7 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     TRY(get_int(path, t, "batch_size", &tc->batch_size, err));
     TRY(get_int(path, t, "bucket", &tc->bucket, err));
     TRY(get_int(path, t, "holdout", &tc->holdout, err));
+    TRY(get_int(path, t, "keep_best", &tc->keep_best, err));
     TRY(get_int(path, t, "eval_batch", &tc->eval_batch, err));
     TRY(get_u64(path, t, "seed", &tc->seed, err));
     TRY(get_num(path, a, "lr", &tc->adam.lr, err));
@@ -296,7 +303,8 @@ static bool same_model_config(const attn_model_config *a, const attn_model_confi
 }
 
 static attn_status load_state(attn_trainer *t, const char *path, const cJSON *root,
-                              float *params, float *m, float *v, attn_error *err) {
+                              float *params, float *m, float *v, float *best,
+                              attn_error *err) {
     attn_model_config mc;
     attn_train_config tc;
     TRY(parse_configs(path, root, &mc, &tc, err));
@@ -307,12 +315,15 @@ static attn_status load_state(attn_trainer *t, const char *path, const cJSON *ro
                            path, attn_arch_name(mc.arch),
                            attn_arch_name(attn_model_config_of(t->model)->arch));
     if (tc.batch_size != t->cfg.batch_size || tc.bucket != t->cfg.bucket ||
-        tc.holdout != t->cfg.holdout || tc.seed != t->cfg.seed)
+        tc.holdout != t->cfg.holdout || tc.seed != t->cfg.seed ||
+        tc.keep_best != t->cfg.keep_best)
         return attn_errorf(err, ATTN_ERR_VALUE,
-                           "%s: batch size, bucket, holdout or seed differ from the trainer's "
-                           "(checkpoint %d/%d/%d/%" PRIu64 ", trainer %d/%d/%d/%" PRIu64 ")",
-                           path, tc.batch_size, tc.bucket, tc.holdout, tc.seed,
-                           t->cfg.batch_size, t->cfg.bucket, t->cfg.holdout, t->cfg.seed);
+                           "%s: batch size, bucket, holdout, seed or keep_best differ from the "
+                           "trainer's (checkpoint %d/%d/%d/%" PRIu64 "/%d, trainer "
+                           "%d/%d/%d/%" PRIu64 "/%d)",
+                           path, tc.batch_size, tc.bucket, tc.holdout, tc.seed, tc.keep_best,
+                           t->cfg.batch_size, t->cfg.bucket, t->cfg.holdout, t->cfg.seed,
+                           t->cfg.keep_best);
     int n_sent;
     uint64_t fp;
     TRY(get_int(path, root, "n_sentences", &n_sent, err));
@@ -335,6 +346,15 @@ static attn_status load_state(attn_trainer *t, const char *path, const cJSON *ro
     TRY(get_floats(path, root, "params", params, n, err));
     TRY(get_floats(path, root, "m", m, n, err));
     TRY(get_floats(path, root, "v", v, n, err));
+    int best_epoch;
+    double best_acc;
+    TRY(get_int(path, root, "best_epoch", &best_epoch, err));
+    TRY(get_num(path, root, "best_acc", &best_acc, err));
+    if (best_epoch < 0 || best_epoch > epoch || (best_epoch > 0) != (t->best_params && epoch > 0))
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "%s: best_epoch %d does not fit epoch %d with keep_best %d", path,
+                           best_epoch, epoch, t->cfg.keep_best);
+    if (best_epoch > 0) TRY(get_floats(path, root, "best_params", best, n, err));
     /* Everything parsed: commit. */
     memcpy(attn_model_params(t->model), params, n * sizeof(float));
     memcpy(t->adam->m, m, n * sizeof(float));
@@ -342,6 +362,9 @@ static attn_status load_state(attn_trainer *t, const char *path, const cJSON *ro
     t->adam->step = (long)step;
     t->epoch = epoch;
     t->rng.state = rng_state;
+    t->best_epoch = best_epoch;
+    t->best_acc = best_acc;
+    if (best_epoch > 0) memcpy(t->best_params, best, n * sizeof(float));
     return ATTN_OK;
 }
 
@@ -349,8 +372,8 @@ attn_status attn_trainer_load_checkpoint(attn_trainer *t, const char *path, attn
     cJSON *root = NULL;
     TRY(read_root(path, &root, err));
     size_t n = attn_model_n_params(t->model);
-    float *buf = malloc(3 * (n ? n : 1) * sizeof(float));
-    attn_status st = buf ? load_state(t, path, root, buf, buf + n, buf + 2 * n, err)
+    float *buf = malloc(4 * (n ? n : 1) * sizeof(float));
+    attn_status st = buf ? load_state(t, path, root, buf, buf + n, buf + 2 * n, buf + 3 * n, err)
                          : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     free(buf);
     cJSON_Delete(root);

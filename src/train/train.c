@@ -1,6 +1,8 @@
 /* train.c -- the training loop: epochs of shuffled, length-bucketed mini-batches; per step
  * zero_grad, forward, mean BCE (attn_bce_forward/backward), backward, NaN/Inf check, Adam.
  * Held-out slice: the LAST cfg.holdout sentences of the training data (see attn.h).
+ * Model selection (cfg.keep_best): the best held-out epoch's parameters (ties: later) are
+ * restored after the last epoch.
  * Progress goes through callbacks; the library never prints. */
 #include "attn_kernels.h"
 #include "train_internal.h"
@@ -17,6 +19,7 @@ attn_train_config attn_train_config_default(void) {
     c.batch_size = 32;
     c.bucket = 8;
     c.holdout = 500;
+    c.keep_best = 1;
     c.eval_batch = 256;
     c.seed = 1;
     c.adam = attn_adam_config_default();
@@ -37,6 +40,9 @@ attn_status attn_train_config_validate(const attn_train_config *c, int n_sentenc
     if (c->eval_batch < 1 || c->eval_batch > 1 << 20)
         return attn_errorf(err, ATTN_ERR_VALUE, "train config: eval_batch = %d, expected >= 1",
                            c->eval_batch);
+    if (c->keep_best != 0 && c->keep_best != 1)
+        return attn_errorf(err, ATTN_ERR_VALUE, "train config: keep_best = %d, expected 0 or 1",
+                           c->keep_best);
     if (c->holdout < 0 || c->holdout >= n_sentences)
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "train config: holdout = %d of %d sentences leaves none to train on "
@@ -52,6 +58,7 @@ void attn_trainer_free(attn_trainer *t) {
     attn_batcher_free(t->holdout);
     free(t->logits);
     free(t->d_logits);
+    free(t->best_params);
     free(t);
 }
 
@@ -73,7 +80,10 @@ attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
     int n_logits = cfg->batch_size > cfg->eval_batch ? cfg->batch_size : cfg->eval_batch;
     t->logits = malloc((size_t)n_logits * sizeof(float));
     t->d_logits = malloc((size_t)cfg->batch_size * sizeof(float));
-    if (!t->logits || !t->d_logits) {
+    if (cfg->keep_best && cfg->holdout > 0)
+        t->best_params = malloc((attn_model_n_params(model) ? attn_model_n_params(model) : 1) *
+                                sizeof(float));
+    if (!t->logits || !t->d_logits || (cfg->keep_best && cfg->holdout > 0 && !t->best_params)) {
         attn_trainer_free(t);
         return attn_errorf(err, ATTN_ERR_NOMEM, "trainer: out of memory");
     }
@@ -96,6 +106,26 @@ int attn_trainer_epoch(const attn_trainer *t) { return t->epoch; }
 long attn_trainer_steps(const attn_trainer *t) { return t->adam->step; }
 const attn_train_config *attn_trainer_config(const attn_trainer *t) { return &t->cfg; }
 const attn_adam *attn_trainer_adam(const attn_trainer *t) { return t->adam; }
+
+int attn_trainer_best_epoch(const attn_trainer *t, double *acc) {
+    if (acc) *acc = t->best_epoch ? t->best_acc : NAN;
+    return t->best_epoch;
+}
+
+/* Model selection after epoch t->epoch with held-out accuracy acc: remember the parameters
+ * if acc is at least the best so far (ties: the later epoch); after the last epoch put the
+ * best ones back into the model. */
+static void select_model(attn_trainer *t, double acc) {
+    if (!t->best_params) return;
+    size_t n = attn_model_n_params(t->model);
+    if (t->best_epoch == 0 || acc >= t->best_acc) {
+        t->best_epoch = t->epoch;
+        t->best_acc = acc;
+        memcpy(t->best_params, attn_model_params(t->model), n * sizeof(float));
+    }
+    if (t->epoch == t->cfg.epochs)
+        memcpy(attn_model_params(t->model), t->best_params, n * sizeof(float));
+}
 
 static double now_s(void) {
     struct timespec ts;
@@ -202,6 +232,7 @@ attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, at
             if (s != ATTN_OK) return s;
         }
         t->epoch++;
+        if (t->holdout) select_model(t, st.holdout_acc);
         double t2 = now_s();
         st.epoch = t->epoch;
         st.epochs = t->cfg.epochs;

@@ -46,6 +46,9 @@ struct attn_trainer {
     attn_batcher *holdout;    /* sentences [n_train, n), NULL if holdout == 0 */
     float *logits;            /* [max(batch_size, eval_batch)] */
     float *d_logits;          /* [batch_size] */
+    float *best_params;       /* [n_params] model selection, NULL unless keep_best && holdout */
+    int best_epoch;           /* epoch of best_params (1-based), 0 = none yet */
+    double best_acc;          /* its held-out accuracy */
 };
 
 #endif /* ATTN_TRAIN_INTERNAL_H */

@@ -1,5 +1,6 @@
 /* test_checkpoint.c -- a run stopped after epoch k, saved, and resumed in a fresh model and
- * trainer ends bit-identical (params, Adam m, v, step) to an uninterrupted run; checkpoint
+ * trainer ends bit-identical (params, Adam m, v, step, model selection's best epoch and
+ * parameters) to an uninterrupted run; checkpoint
  * writes are atomic (a failed save leaves the existing file intact, no .tmp left behind);
  * mismatched data or a damaged file are refused with a message naming the problem. */
 #include "test_util.h"
@@ -61,6 +62,9 @@ static void resume_case(attn_arch arch) {
     /* stopped after epoch 1, saved, everything freed */
     char path[512];
     snprintf(path, sizeof path, "%s", in_dir("run.ckpt.json"));
+    float *saved_best = malloc(attn_model_n_params(ma) * sizeof(float));
+    ck_assert(saved_best != NULL);
+    double saved_acc = -1.0;
     {
         attn_model *m = tu_model_new(&mc, 9);
         attn_trainer *t = tu_trainer_new(m, d, &cfg);
@@ -68,7 +72,11 @@ static void resume_case(attn_arch arch) {
         attn_train_callbacks cb = {on_epoch, NULL, &s};
         ck_assert(attn_trainer_run(t, &cb, &err) == ATTN_OK);
         ck_assert_int_eq(attn_trainer_epoch(t), 1);
+        ck_assert_int_eq(attn_trainer_best_epoch(t, NULL), 1);
         ck_assert_msg(attn_trainer_save_checkpoint(t, path, &err) == ATTN_OK, "%s", err.msg);
+        /* the stopped run's model selection state, to compare with the loaded one */
+        memcpy(saved_best, t->best_params, attn_model_n_params(m) * sizeof(float));
+        saved_acc = t->best_acc;
         attn_trainer_free(t);
         attn_model_free(m);
     }
@@ -87,7 +95,15 @@ static void resume_case(attn_arch arch) {
     attn_trainer *tb = tu_trainer_new(mb, d, &cfg2);
     ck_assert_msg(attn_trainer_load_checkpoint(tb, path, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(attn_trainer_epoch(tb), 1);
+    double acc = 0.0;
+    ck_assert_int_eq(attn_trainer_best_epoch(tb, &acc), 1);
+    ck_assert(acc == saved_acc);
+    tu_assert_identical("loaded best params", tb->best_params, saved_best,
+                        attn_model_n_params(mb));
     ck_assert(attn_trainer_run(tb, NULL, &err) == ATTN_OK);
+    double acc_a = 0.0, acc_b = 0.0;
+    ck_assert_int_eq(attn_trainer_best_epoch(tb, &acc_b), attn_trainer_best_epoch(ta, &acc_a));
+    ck_assert(acc_a == acc_b);
 
     size_t n = attn_model_n_params(ma);
     ck_assert_int_eq(attn_trainer_steps(tb), attn_trainer_steps(ta));
@@ -103,6 +119,7 @@ static void resume_case(attn_arch arch) {
     attn_trainer_free(tc);
     attn_dataset_free(other);
 
+    free(saved_best);
     remove(path);
     rmdir(dir);
     attn_trainer_free(ta);

@@ -1,6 +1,8 @@
 /* test_train.c -- the training loop: a tiny LSTM run is bit-identical when repeated and its
  * loss decreases; NaN in a parameter stops training with an error naming step and tensor;
- * callbacks, early stop, held-out accuracy and config validation. */
+ * callbacks, early stop, held-out accuracy and config validation; model selection returns the
+ * parameters of the best held-out epoch (ties: later), found here from per-epoch snapshots of
+ * a run without it. */
 #include "test_util.h"
 #include "train_internal.h"
 
@@ -104,6 +106,74 @@ START_TEST(test_early_stop_and_no_holdout) {
 }
 END_TEST
 
+typedef struct snapshots {
+    attn_model *m;
+    int n;
+    double acc[8];
+    float *params[8];
+} snapshots;
+
+static bool snapshot_epoch(const attn_epoch_stats *st, void *user) {
+    snapshots *s = user;
+    size_t n = attn_model_n_params(s->m);
+    s->acc[s->n] = st->holdout_acc;
+    s->params[s->n] = malloc(n * sizeof(float));
+    ck_assert(s->params[s->n] != NULL);
+    memcpy(s->params[s->n], attn_model_params(s->m), n * sizeof(float));
+    s->n++;
+    return true;
+}
+
+START_TEST(test_keep_best) {
+    attn_set_num_threads(1);
+    attn_dataset *d = tu_train_data(200, 4);
+    attn_train_config cfg = attn_train_config_default();
+    cfg.epochs = 6;
+    cfg.holdout = 60;
+    cfg.batch_size = 16;
+    cfg.adam.lr = 3e-2; /* large steps: the held-out accuracy goes up and down */
+    attn_error err;
+    snapshots last = {0}, best = {0};
+    for (int keep = 0; keep <= 1; keep++) {
+        snapshots *s = keep ? &best : &last;
+        cfg.keep_best = keep;
+        attn_model *m = tu_model_default(ATTN_ARCH_RNN, 3);
+        s->m = m;
+        attn_trainer *t = tu_trainer_new(m, d, &cfg);
+        attn_train_callbacks cb = {snapshot_epoch, NULL, s};
+        ck_assert_msg(attn_trainer_run(t, &cb, &err) == ATTN_OK, "%s", err.msg);
+        double acc = 0.0;
+        int be = attn_trainer_best_epoch(t, &acc);
+        if (!keep) {
+            ck_assert_int_eq(be, 0);
+            ck_assert(isnan(acc));
+        } else {
+            /* the rule, re-implemented: the best held-out accuracy, the later epoch on ties */
+            int want = 0;
+            for (int e = 0; e < last.n; e++)
+                if (want == 0 || last.acc[e] >= last.acc[want - 1]) want = e + 1;
+            printf("  held-out per epoch:");
+            for (int e = 0; e < last.n; e++) printf(" %.3f", last.acc[e]);
+            printf("; kept epoch %d\n", want);
+            ck_assert_int_eq(be, want);
+            ck_assert(acc == last.acc[want - 1]);
+            size_t n = attn_model_n_params(m);
+            /* the training trajectory is the same; only the returned parameters differ */
+            for (int e = 0; e + 1 < last.n; e++) {
+                ck_assert(best.acc[e] == last.acc[e]);
+                tu_assert_identical("epoch params", best.params[e], last.params[e], n);
+            }
+            tu_assert_identical("kept params", attn_model_params(m), last.params[want - 1], n);
+        }
+        attn_trainer_free(t);
+        attn_model_free(m);
+    }
+    for (int e = 0; e < last.n; e++) free(last.params[e]);
+    for (int e = 0; e < best.n; e++) free(best.params[e]);
+    attn_dataset_free(d);
+}
+END_TEST
+
 START_TEST(test_nan_names_step_and_tensor) {
     attn_dataset *d = tu_train_data(100, 3);
     attn_train_config cfg = attn_train_config_default();
@@ -169,6 +239,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_repeatable_and_learns);
     tcase_add_test(tc, test_early_stop_and_no_holdout);
+    tcase_add_test(tc, test_keep_best);
     tcase_add_test(tc, test_nan_names_step_and_tensor);
     tcase_add_test(tc, test_bad_config);
     tcase_add_test(tc, test_evaluate);
