@@ -255,7 +255,11 @@ START_TEST(test_train_distribution) {
     /* tail 0 (the LSTM needs it for the plain set) and lone distractor clauses (the distractor
      * set) occur but stay a minority, else the RNN learns them */
     ck_assert_msg(tail0 >= d->n * 2 / 100 && tail0 <= d->n * 10 / 100, "tail 0: %d", tail0);
-    ck_assert_msg(plain_like >= d->n / 100 && plain_like <= tail0, "plain-like: %d", plain_like);
+    /* plain-like sentences: ~3% left the LSTM at 85-95% on the plain set, ~6% let the RNN
+     * learn (generator.c's log); the rule gives ~4.5% */
+    ck_assert_msg(plain_like >= d->n * 35 / 1000 && plain_like <= d->n * 55 / 1000 &&
+                      plain_like <= tail0,
+                  "plain-like: %d", plain_like);
     ck_assert_msg(lone_dist >= d->n * 8 / 100 && lone_dist <= d->n * 25 / 100,
                   "lone distractor tails: %d", lone_dist);
     ck_assert_msg(short_other <= d->n / 100, "%d short filler tails", short_other);
