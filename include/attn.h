@@ -95,12 +95,12 @@ typedef struct attn_rng {
 } attn_rng;
 
 attn_rng attn_rng_seed(uint64_t seed);
-uint64_t attn_rng_next(attn_rng *r);                 /* next 64 random bits */
-uint32_t attn_rng_below(attn_rng *r, uint32_t n);    /* uniform in [0, n), unbiased; n > 0 */
-double attn_rng_uniform(attn_rng *r);                /* uniform in [0, 1), 53 bits */
+uint64_t attn_rng_next(attn_rng *r);              /* next 64 random bits */
+uint32_t attn_rng_below(attn_rng *r, uint32_t n); /* uniform in [0, n), unbiased; n > 0 */
+double attn_rng_uniform(attn_rng *r);             /* uniform in [0, 1), 53 bits */
 float attn_rng_uniform_range(attn_rng *r, float lo, float hi);
-double attn_rng_normal(attn_rng *r);                 /* N(0,1), Box-Muller (no cached state) */
-void attn_rng_shuffle(attn_rng *r, int *a, int n);   /* Fisher-Yates */
+double attn_rng_normal(attn_rng *r);               /* N(0,1), Box-Muller (no cached state) */
+void attn_rng_shuffle(attn_rng *r, int *a, int n); /* Fisher-Yates */
 
 /* ---- vocabulary, tokenizer, the course-review task (src/data/) -------------------------- */
 
@@ -110,16 +110,15 @@ void attn_rng_shuffle(attn_rng *r, int *a, int n);   /* Fisher-Yates */
 #define ATTN_VOCAB_SIZE 91 /* [PAD], [CLS], 89 words */
 #define ATTN_MAX_WORDS  80 /* the Transformer has 81 positions including [CLS] */
 
-int attn_vocab_size(void);                 /* 91 */
-const char *attn_vocab_word(int id);       /* "[PAD]", "[CLS]", words; NULL if out of range */
-const char *attn_vocab_category(int id);   /* "special", "subject", "positive", ... */
-int attn_vocab_id(const char *word);       /* -1 if unknown */
+int attn_vocab_size(void);               /* 91 */
+const char *attn_vocab_word(int id);     /* "[PAD]", "[CLS]", words; NULL if out of range */
+const char *attn_vocab_category(int id); /* "special", "subject", "positive", ... */
+int attn_vocab_id(const char *word);     /* -1 if unknown */
 
 /* Lower-cases, strips .,!?;: and splits on white space. Fails (ATTN_ERR_VALUE) on an unknown
  * word (naming it, its 1-based position and the closest vocabulary word), on an empty
  * sentence, and on more than max_ids words. ids: [max_ids]. */
-attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids,
-                          attn_error *err);
+attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids, attn_error *err);
 
 typedef enum attn_set {
     ATTN_SET_TRAIN,
@@ -128,9 +127,9 @@ typedef enum attn_set {
     ATTN_SET_FILL4,
     ATTN_SET_FILL8,
 } attn_set;
-#define ATTN_N_TEST_SETS 4 /* plain, distractor, fill4, fill8 */
-#define ATTN_TRAIN_DEFAULT_N 8000   /* sentences in the training set */
-#define ATTN_TEST_DEFAULT_N  1000   /* sentences in each test set */
+#define ATTN_N_TEST_SETS     4        /* plain, distractor, fill4, fill8 */
+#define ATTN_TRAIN_DEFAULT_N 8000     /* sentences in the training set */
+#define ATTN_TEST_DEFAULT_N  1000     /* sentences in each test set */
 #define ATTN_DATA_MAX_N      10000000 /* largest n attn_data_generate accepts */
 
 const char *attn_set_name(attn_set s);
@@ -200,8 +199,7 @@ const attn_model_config *attn_model_config_of(const attn_model *m);
 
 /* logits: [B], one logit per sentence (probability = sigmoid(logit)). Keeps the activations
  * needed by attn_model_backward. Grows the activation arena as needed. */
-attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits,
-                               attn_error *err);
+attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits, attn_error *err);
 /* Back-propagates d_logits [B] through the last forward (same batch) and ACCUMULATES into the
  * gradient buffer (allocated on first use; ATTN_ERR_NOMEM if that fails). */
 attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,
@@ -248,10 +246,10 @@ typedef struct attn_adam_config {
 } attn_adam_config;
 typedef struct attn_adam {
     attn_adam_config cfg;
-    size_t n;    /* parameters */
-    long step;   /* steps taken */
-    float *m;    /* [n] first moment (PyTorch exp_avg) */
-    float *v;    /* [n] second moment (PyTorch exp_avg_sq) */
+    size_t n;  /* parameters */
+    long step; /* steps taken */
+    float *m;  /* [n] first moment (PyTorch exp_avg) */
+    float *v;  /* [n] second moment (PyTorch exp_avg_sq) */
 } attn_adam;
 
 attn_adam_config attn_adam_config_default(void); /* lr 1e-3, betas 0.9/0.999, eps 1e-8, wd 0 */
@@ -281,24 +279,24 @@ void attn_adam_free(attn_adam *opt);
  * on one thread (attn_set_num_threads(1)); the CLI does so and parallelises across runs. */
 
 typedef struct attn_train_config {
-    int epochs;         /* 20 */
-    int batch_size;     /* 32 */
-    int bucket;         /* 8: sort chunks of bucket*batch_size sentences by length; 1 = off */
-    int holdout;        /* 500: last sentences of the training data kept out (0 = none) */
-    int keep_best;      /* 1: end with the best held-out epoch's parameters; 0: the last's */
-    int eval_batch;     /* 256: batch size for the held-out evaluation */
-    uint64_t seed;      /* shuffling (and init, when the model was created from it) */
+    int epochs;     /* 20 */
+    int batch_size; /* 32 */
+    int bucket;     /* 8: sort chunks of bucket*batch_size sentences by length; 1 = off */
+    int holdout;    /* 500: last sentences of the training data kept out (0 = none) */
+    int keep_best;  /* 1: end with the best held-out epoch's parameters; 0: the last's */
+    int eval_batch; /* 256: batch size for the held-out evaluation */
+    uint64_t seed;  /* shuffling (and init, when the model was created from it) */
     attn_adam_config adam;
 } attn_train_config;
 
 typedef struct attn_epoch_stats {
-    int epoch, epochs;          /* 1-based */
-    long steps;                 /* Adam steps so far */
-    double loss;                /* mean training loss over the epoch */
-    double train_acc;           /* fraction correct during the epoch (before each update) */
-    double holdout_acc;         /* on the held-out slice (NaN if none) */
-    double sentences_per_s;     /* training sentences per second in this epoch */
-    double elapsed_s, eta_s;    /* since attn_trainer_run started; estimate for the rest */
+    int epoch, epochs;       /* 1-based */
+    long steps;              /* Adam steps so far */
+    double loss;             /* mean training loss over the epoch */
+    double train_acc;        /* fraction correct during the epoch (before each update) */
+    double holdout_acc;      /* on the held-out slice (NaN if none) */
+    double sentences_per_s;  /* training sentences per second in this epoch */
+    double elapsed_s, eta_s; /* since attn_trainer_run started; estimate for the rest */
 } attn_epoch_stats;
 
 typedef struct attn_train_callbacks {
@@ -321,14 +319,13 @@ attn_status attn_train_config_validate(const attn_train_config *cfg, int n_sente
 /* Borrows model and data (both must outlive the trainer). The data is copied into padded
  * batches as needed; nothing is kept beyond its pointers. */
 attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
-                                const attn_train_config *cfg, attn_trainer **out,
-                                attn_error *err);
+                                const attn_train_config *cfg, attn_trainer **out, attn_error *err);
 void attn_trainer_free(attn_trainer *t);
 /* Trains the remaining epochs (cfg.epochs minus the epochs done). On NaN/Inf, returns
  * ATTN_ERR_VALUE naming the step, epoch and tensor; params are then unusable. */
 attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err);
-int attn_trainer_epoch(const attn_trainer *t);     /* epochs completed */
-long attn_trainer_steps(const attn_trainer *t);    /* Adam steps taken */
+int attn_trainer_epoch(const attn_trainer *t);  /* epochs completed */
+long attn_trainer_steps(const attn_trainer *t); /* Adam steps taken */
 const attn_train_config *attn_trainer_config(const attn_trainer *t);
 const attn_adam *attn_trainer_adam(const attn_trainer *t);
 /* The epoch (1-based) whose parameters model selection holds so far, 0 if none (keep_best
@@ -337,8 +334,8 @@ int attn_trainer_best_epoch(const attn_trainer *t, double *acc);
 
 /* Fraction of `d`'s sentences [first, first + n) classified correctly (logit > 0 means
  * positive), batch_size sentences per forward (1 = exact mode, bit-identical to PyTorch). */
-attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n,
-                          int batch_size, double *accuracy, attn_error *err);
+attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n, int batch_size,
+                          double *accuracy, attn_error *err);
 
 /* Checkpoints (src/train/checkpoint.c), format "attn-checkpoint-v1" (JSON): model config,
  * train config, epoch, PRNG state, Adam step, params, m, v as flat float arrays, and model
@@ -347,12 +344,10 @@ attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n
  * Resuming: read the configs with attn_checkpoint_peek, create the model and the trainer
  * with them, then attn_trainer_load_checkpoint. A resumed run ends bit-identical to an
  * uninterrupted one. */
-attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path,
-                                         attn_error *err);
+attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path, attn_error *err);
 /* n_sentences (may be NULL) receives the size of the data the run was trained on. */
 attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
-                                 attn_train_config *train_cfg, int *n_sentences,
-                                 attn_error *err);
+                                 attn_train_config *train_cfg, int *n_sentences, attn_error *err);
 attn_status attn_trainer_load_checkpoint(attn_trainer *t, const char *path, attn_error *err);
 
 #ifdef __cplusplus

@@ -268,8 +268,8 @@ int cmd_train(int argc, char **argv) {
     double best_acc = 0.0;
     int best_epoch = attn_trainer_best_epoch(trainer, &best_acc);
     if (best_epoch > 0)
-        fprintf(stderr, "attn train: kept epoch %d (best held-out accuracy %.1f%%)\n",
-                best_epoch, 100.0 * best_acc);
+        fprintf(stderr, "attn train: kept epoch %d (best held-out accuracy %.1f%%)\n", best_epoch,
+                100.0 * best_acc);
     fprintf(stderr, "attn train: wrote %s\n", out_path);
     rc = CLI_OK;
 done:

@@ -42,8 +42,8 @@ typedef struct attn_dataset_builder {
 
 attn_status attn_dataset_builder_init(attn_dataset_builder *b, attn_error *err);
 /* Copies ids[len] (vocabulary ids >= 2) and builds the text from the vocabulary words. */
-attn_status attn_dataset_builder_push(attn_dataset_builder *b, int label, const int *ids,
-                                      int len, attn_error *err);
+attn_status attn_dataset_builder_push(attn_dataset_builder *b, int label, const int *ids, int len,
+                                      attn_error *err);
 /* Hands the dataset to the caller (builder becomes empty). */
 attn_dataset *attn_dataset_builder_finish(attn_dataset_builder *b);
 void attn_dataset_builder_discard(attn_dataset_builder *b);

@@ -45,23 +45,23 @@
  * Transformer at 94-95% on fill8 (late cores with a distractor) and the LSTM at 88% on plain;
  * lone distractor tails at ~19-36% or tail 0 at 6% let the RNN reach 57-68% on the distractor
  * or plain set; without the plain-like sentences the LSTM fell to 75-90% on plain. */
-#define TAIL_MIN 8
-#define TAIL_MAX 16
-#define TAIL_LONG 3
-#define TAIL_RARE 128
-#define TAIL_ZERO 8
-#define TAIL_DIST 3
+#define TAIL_MIN          8
+#define TAIL_MAX          16
+#define TAIL_LONG         3
+#define TAIL_RARE         128
+#define TAIL_ZERO         8
+#define TAIL_DIST         3
 #define TRAIN_MAX_FILLERS 8 /* train: 0..8 filler phrases */
-#define TRAIN_DIST_NUM 3 /* train: distractor clause with probability NUM/DEN */
-#define TRAIN_DIST_DEN 4
-#define TRAIN_PLAIN 128 /* train: a candidate is made plain-like with probability 1/128 */
-#define TRAIN_MIN_WORDS 4  /* train: 4..59 words */
-#define TRAIN_MAX_WORDS 59
-#define FILL8_MIN_WORDS 42 /* fill8: 42..60 words */
-#define FILL8_MAX_WORDS 60
-#define MAX_FILLERS 32
-#define FILLER_MAX_WORDS 8
-#define MAX_ATTEMPTS 1000000 /* per sentence; never reached by the sets defined here */
+#define TRAIN_DIST_NUM    3 /* train: distractor clause with probability NUM/DEN */
+#define TRAIN_DIST_DEN    4
+#define TRAIN_PLAIN       128 /* train: a candidate is made plain-like with probability 1/128 */
+#define TRAIN_MIN_WORDS   4   /* train: 4..59 words */
+#define TRAIN_MAX_WORDS   59
+#define FILL8_MIN_WORDS   42 /* fill8: 42..60 words */
+#define FILL8_MAX_WORDS   60
+#define MAX_FILLERS       32
+#define FILLER_MAX_WORDS  8
+#define MAX_ATTEMPTS      1000000 /* per sentence; never reached by the sets defined here */
 
 static const char *const set_names[] = {"train", "plain", "distractor", "fill4", "fill8"};
 /* Mixed into the seed so every set has its own PRNG stream. */
@@ -106,17 +106,16 @@ static attn_status grammar_build(grammar *g, attn_error *err) {
                            g->n_fillers, MAX_FILLERS);
     for (int i = 0; i < g->n_fillers; i++) {
         attn_error e;
-        if (attn_tokenize(attn_filler_phrase(i), g->filler[i], FILLER_MAX_WORDS,
-                          &g->filler_len[i], &e) != ATTN_OK)
+        if (attn_tokenize(attn_filler_phrase(i), g->filler[i], FILLER_MAX_WORDS, &g->filler_len[i],
+                          &e) != ATTN_OK)
             return attn_errorf(err, ATTN_ERR_VALUE, "generator: filler phrase '%s': %s",
                                attn_filler_phrase(i), e.msg);
         for (int j = 0; j < g->filler_len[i]; j++) {
             attn_word_cat c = attn_vocab_cat(g->filler[i][j]);
             if (c != ATTN_CAT_FILLER && c != ATTN_CAT_DETERMINER)
-                return attn_errorf(err, ATTN_ERR_VALUE,
-                                   "generator: filler phrase '%s' contains %s word '%s'",
-                                   attn_filler_phrase(i), attn_word_cat_name(c),
-                                   attn_vocab_word(g->filler[i][j]));
+                return attn_errorf(
+                    err, ATTN_ERR_VALUE, "generator: filler phrase '%s' contains %s word '%s'",
+                    attn_filler_phrase(i), attn_word_cat_name(c), attn_vocab_word(g->filler[i][j]));
         }
     }
     return ATTN_OK;
@@ -155,8 +154,11 @@ static int draw_sentence(attn_rng *r, const grammar *g, attn_set set, int label,
         if (attn_rng_below(r, TRAIN_PLAIN) == 0) before = after = distractor = 0;
         break;
     }
-    case ATTN_SET_PLAIN: break;
-    case ATTN_SET_DISTRACTOR: distractor = 1; break;
+    case ATTN_SET_PLAIN:
+        break;
+    case ATTN_SET_DISTRACTOR:
+        distractor = 1;
+        break;
     case ATTN_SET_FILL4:
     case ATTN_SET_FILL8: {
         int k = set == ATTN_SET_FILL4 ? 4 : 8;
@@ -221,8 +223,10 @@ static bool accept(attn_rng *r, attn_set set, int len, int adj_pos, bool dist_ta
         if (len - 1 - adj_pos < TAIL_MIN) return attn_rng_below(r, TAIL_RARE) == 0;
         if (len - 1 - adj_pos > TAIL_MAX) return attn_rng_below(r, TAIL_LONG) == 0;
         return true;
-    case ATTN_SET_FILL8: return len >= FILL8_MIN_WORDS && len <= FILL8_MAX_WORDS;
-    default: return len <= ATTN_GEN_MAX_WORDS;
+    case ATTN_SET_FILL8:
+        return len >= FILL8_MIN_WORDS && len <= FILL8_MAX_WORDS;
+    default:
+        return len <= ATTN_GEN_MAX_WORDS;
     }
 }
 

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 
 attn_adam_config attn_adam_config_default(void) {
-    attn_adam_config c = {.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
-                          .weight_decay = 0.0};
+    attn_adam_config c = {
+        .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0};
     return c;
 }
 
@@ -29,9 +29,9 @@ attn_status attn_adam_create(size_t n, const attn_adam_config *cfg, attn_adam **
                              attn_error *err) {
     *out = NULL;
     attn_adam_config c = cfg ? *cfg : attn_adam_config_default();
-    if (!(c.lr >= 0.0) || !(c.beta1 >= 0.0 && c.beta1 < 1.0) || !(c.beta2 >= 0.0 && c.beta2 < 1.0) ||
-        !(c.eps >= 0.0) || !(c.weight_decay >= 0.0) || !isfinite(c.lr) || !isfinite(c.eps) ||
-        !isfinite(c.weight_decay))
+    if (!(c.lr >= 0.0) || !(c.beta1 >= 0.0 && c.beta1 < 1.0) ||
+        !(c.beta2 >= 0.0 && c.beta2 < 1.0) || !(c.eps >= 0.0) || !(c.weight_decay >= 0.0) ||
+        !isfinite(c.lr) || !isfinite(c.eps) || !isfinite(c.weight_decay))
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "adam: invalid hyperparameters lr %g, betas %g/%g, eps %g, "
                            "weight_decay %g (need lr, eps, wd >= 0 and betas in [0, 1))",
@@ -84,8 +84,8 @@ void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
         __m256 g = _mm256_loadu_ps(grads + i), p = _mm256_loadu_ps(params + i);
         if (wd != 0.0f) g = _mm256_fmadd_ps(p, vwd, g);
         __m256 mi = _mm256_fmadd_ps(g, v1mb1, _mm256_mul_ps(_mm256_loadu_ps(m + i), vb1));
-        __m256 vi = _mm256_fmadd_ps(_mm256_mul_ps(v1mb2, g), g,
-                                    _mm256_mul_ps(_mm256_loadu_ps(v + i), vb2));
+        __m256 vi =
+            _mm256_fmadd_ps(_mm256_mul_ps(v1mb2, g), g, _mm256_mul_ps(_mm256_loadu_ps(v + i), vb2));
         __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), vbc2), veps);
         p = _mm256_add_ps(p, _mm256_div_ps(_mm256_mul_ps(vstep, mi), denom));
         _mm256_storeu_ps(m + i, mi);

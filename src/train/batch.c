@@ -15,8 +15,8 @@ void attn_batcher_free(attn_batcher *b) {
     free(b);
 }
 
-attn_status attn_batcher_create(const attn_dataset *d, int first, int n, int batch_size,
-                                int bucket, attn_batcher **out, attn_error *err) {
+attn_status attn_batcher_create(const attn_dataset *d, int first, int n, int batch_size, int bucket,
+                                attn_batcher **out, attn_error *err) {
     *out = NULL;
     if (!d || first < 0 || n < 1 || first + n > d->n || batch_size < 1 || bucket < 1)
         return attn_errorf(err, ATTN_ERR_ARG,

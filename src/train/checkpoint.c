@@ -100,8 +100,7 @@ static attn_status write_atomic(const char *path, const char *text, attn_error *
     return st;
 }
 
-attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path,
-                                         attn_error *err) {
+attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path, attn_error *err) {
     size_t n = attn_model_n_params(t->model);
     if (n > (size_t)1 << 30)
         return attn_errorf(err, ATTN_ERR_ARG, "%s: %zu parameters are too many", path, n);
@@ -196,8 +195,7 @@ static attn_status get_int(const char *path, const cJSON *o, const char *key, in
     attn_status st = get_num(path, o, key, &d, err);
     if (st != ATTN_OK) return st;
     if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0)
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" = %g is not an integer", path, key,
-                           d);
+        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" = %g is not an integer", path, key, d);
     *out = (int)d;
     return ATTN_OK;
 }
@@ -208,8 +206,8 @@ static attn_status get_u64(const char *path, const cJSON *o, const char *key, ui
     char *end = NULL;
     if (cJSON_IsString(x)) *out = strtoull(x->valuestring, &end, 16);
     if (!cJSON_IsString(x) || strncmp(x->valuestring, "0x", 2) != 0 || *end)
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" is missing or not a hex string",
-                           path, key);
+        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" is missing or not a hex string", path,
+                           key);
     return ATTN_OK;
 }
 
@@ -218,10 +216,10 @@ static const char *get_str(const cJSON *o, const char *key) {
     return cJSON_IsString(x) ? x->valuestring : "";
 }
 
-#define TRY(expr)                                                                             \
-    do {                                                                                      \
-        attn_status st_ = (expr);                                                             \
-        if (st_ != ATTN_OK) return st_;                                                       \
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        attn_status st_ = (expr);                                                                  \
+        if (st_ != ATTN_OK) return st_;                                                            \
     } while (0)
 
 static attn_status parse_configs(const char *path, const cJSON *root, attn_model_config *mc,
@@ -262,8 +260,7 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
 }
 
 attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
-                                 attn_train_config *train_cfg, int *n_sentences,
-                                 attn_error *err) {
+                                 attn_train_config *train_cfg, int *n_sentences, attn_error *err) {
     cJSON *root = NULL;
     TRY(read_root(path, &root, err));
     int n = 0;
@@ -279,14 +276,14 @@ static attn_status get_floats(const char *path, const cJSON *root, const char *k
                               size_t n, attn_error *err) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!cJSON_IsArray(a) || (size_t)cJSON_GetArraySize(a) != n)
-        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"%s\" is not an array of %zu numbers",
-                           path, key, n);
+        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"%s\" is not an array of %zu numbers", path,
+                           key, n);
     size_t i = 0;
     const cJSON *x;
     cJSON_ArrayForEach(x, a) {
         if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
-            return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\"[%zu] is not a finite number",
-                               path, key, i);
+            return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\"[%zu] is not a finite number", path,
+                               key, i);
         out[i++] = (float)x->valuedouble;
     }
     return ATTN_OK;
@@ -294,17 +291,15 @@ static attn_status get_floats(const char *path, const cJSON *root, const char *k
 
 static bool same_model_config(const attn_model_config *a, const attn_model_config *b) {
     bool tr = a->arch == ATTN_ARCH_TRANSFORMER;
-    return a->arch == b->arch && a->vocab_size == b->vocab_size &&
-           a->embed_dim == b->embed_dim && a->n_layers == b->n_layers &&
-           (tr ? a->n_heads == b->n_heads && a->ffn_dim == b->ffn_dim &&
-                     a->max_len == b->max_len && a->norm == b->norm &&
-                     a->activation == b->activation
+    return a->arch == b->arch && a->vocab_size == b->vocab_size && a->embed_dim == b->embed_dim &&
+           a->n_layers == b->n_layers &&
+           (tr ? a->n_heads == b->n_heads && a->ffn_dim == b->ffn_dim && a->max_len == b->max_len &&
+                     a->norm == b->norm && a->activation == b->activation
                : a->hidden_size == b->hidden_size);
 }
 
-static attn_status load_state(attn_trainer *t, const char *path, const cJSON *root,
-                              float *params, float *m, float *v, float *best,
-                              attn_error *err) {
+static attn_status load_state(attn_trainer *t, const char *path, const cJSON *root, float *params,
+                              float *m, float *v, float *best, attn_error *err) {
     attn_model_config mc;
     attn_train_config tc;
     TRY(parse_configs(path, root, &mc, &tc, err));
@@ -315,8 +310,7 @@ static attn_status load_state(attn_trainer *t, const char *path, const cJSON *ro
                            path, attn_arch_name(mc.arch),
                            attn_arch_name(attn_model_config_of(t->model)->arch));
     if (tc.batch_size != t->cfg.batch_size || tc.bucket != t->cfg.bucket ||
-        tc.holdout != t->cfg.holdout || tc.seed != t->cfg.seed ||
-        tc.keep_best != t->cfg.keep_best)
+        tc.holdout != t->cfg.holdout || tc.seed != t->cfg.seed || tc.keep_best != t->cfg.keep_best)
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "%s: batch size, bucket, holdout, seed or keep_best differ from the "
                            "trainer's (checkpoint %d/%d/%d/%" PRIu64 "/%d, trainer "

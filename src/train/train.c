@@ -63,8 +63,7 @@ void attn_trainer_free(attn_trainer *t) {
 }
 
 attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
-                                const attn_train_config *cfg, attn_trainer **out,
-                                attn_error *err) {
+                                const attn_train_config *cfg, attn_trainer **out, attn_error *err) {
     *out = NULL;
     if (!model || !data || !cfg)
         return attn_errorf(err, ATTN_ERR_ARG, "trainer: model, data and config are required");
@@ -81,19 +80,18 @@ attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
     t->logits = malloc((size_t)n_logits * sizeof(float));
     t->d_logits = malloc((size_t)cfg->batch_size * sizeof(float));
     if (cfg->keep_best && cfg->holdout > 0)
-        t->best_params = malloc((attn_model_n_params(model) ? attn_model_n_params(model) : 1) *
-                                sizeof(float));
+        t->best_params =
+            malloc((attn_model_n_params(model) ? attn_model_n_params(model) : 1) * sizeof(float));
     if (!t->logits || !t->d_logits || (cfg->keep_best && cfg->holdout > 0 && !t->best_params)) {
         attn_trainer_free(t);
         return attn_errorf(err, ATTN_ERR_NOMEM, "trainer: out of memory");
     }
     st = attn_adam_create(attn_model_n_params(model), &cfg->adam, &t->adam, err);
     if (st == ATTN_OK)
-        st = attn_batcher_create(data, 0, t->n_train, cfg->batch_size, cfg->bucket, &t->train,
-                                 err);
+        st = attn_batcher_create(data, 0, t->n_train, cfg->batch_size, cfg->bucket, &t->train, err);
     if (st == ATTN_OK && cfg->holdout > 0)
-        st = attn_batcher_create(data, t->n_train, cfg->holdout, cfg->eval_batch, 1,
-                                 &t->holdout, err);
+        st = attn_batcher_create(data, t->n_train, cfg->holdout, cfg->eval_batch, 1, &t->holdout,
+                                 err);
     if (st != ATTN_OK) {
         attn_trainer_free(t);
         return st;
@@ -102,10 +100,18 @@ attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
     return ATTN_OK;
 }
 
-int attn_trainer_epoch(const attn_trainer *t) { return t->epoch; }
-long attn_trainer_steps(const attn_trainer *t) { return t->adam->step; }
-const attn_train_config *attn_trainer_config(const attn_trainer *t) { return &t->cfg; }
-const attn_adam *attn_trainer_adam(const attn_trainer *t) { return t->adam; }
+int attn_trainer_epoch(const attn_trainer *t) {
+    return t->epoch;
+}
+long attn_trainer_steps(const attn_trainer *t) {
+    return t->adam->step;
+}
+const attn_train_config *attn_trainer_config(const attn_trainer *t) {
+    return &t->cfg;
+}
+const attn_adam *attn_trainer_adam(const attn_trainer *t) {
+    return t->adam;
+}
 
 int attn_trainer_best_epoch(const attn_trainer *t, double *acc) {
     if (acc) *acc = t->best_epoch ? t->best_acc : NAN;
@@ -154,8 +160,8 @@ static attn_status eval_batches(attn_model *m, attn_batcher *b, float *logits, d
     return ATTN_OK;
 }
 
-attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n,
-                          int batch_size, double *accuracy, attn_error *err) {
+attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n, int batch_size,
+                          double *accuracy, attn_error *err) {
     attn_batcher *b = NULL;
     attn_status st = attn_batcher_create(d, first, n, batch_size, 1, &b, err);
     if (st != ATTN_OK) return st;

@@ -21,8 +21,8 @@ typedef struct attn_batcher {
     float *labels;            /* [batch_size] 0.0 / 1.0 */
 } attn_batcher;
 
-attn_status attn_batcher_create(const attn_dataset *d, int first, int n, int batch_size,
-                                int bucket, attn_batcher **out, attn_error *err);
+attn_status attn_batcher_create(const attn_dataset *d, int first, int n, int batch_size, int bucket,
+                                attn_batcher **out, attn_error *err);
 void attn_batcher_free(attn_batcher *b);
 /* Dataset order, batches in order (evaluation). */
 void attn_batcher_sequential(attn_batcher *b);
@@ -39,16 +39,16 @@ struct attn_trainer {
     const attn_dataset *data; /* borrowed */
     attn_train_config cfg;
     attn_adam *adam;
-    attn_rng rng;             /* shuffling; advanced once per epoch */
-    int epoch;                /* epochs completed */
-    int n_train;              /* data->n - holdout */
-    attn_batcher *train;      /* sentences [0, n_train) */
-    attn_batcher *holdout;    /* sentences [n_train, n), NULL if holdout == 0 */
-    float *logits;            /* [max(batch_size, eval_batch)] */
-    float *d_logits;          /* [batch_size] */
-    float *best_params;       /* [n_params] model selection, NULL unless keep_best && holdout */
-    int best_epoch;           /* epoch of best_params (1-based), 0 = none yet */
-    double best_acc;          /* its held-out accuracy */
+    attn_rng rng;          /* shuffling; advanced once per epoch */
+    int epoch;             /* epochs completed */
+    int n_train;           /* data->n - holdout */
+    attn_batcher *train;   /* sentences [0, n_train) */
+    attn_batcher *holdout; /* sentences [n_train, n), NULL if holdout == 0 */
+    float *logits;         /* [max(batch_size, eval_batch)] */
+    float *d_logits;       /* [batch_size] */
+    float *best_params;    /* [n_params] model selection, NULL unless keep_best && holdout */
+    int best_epoch;        /* epoch of best_params (1-based), 0 = none yet */
+    double best_acc;       /* its held-out accuracy */
 };
 
 #endif /* ATTN_TRAIN_INTERNAL_H */

@@ -12,8 +12,8 @@
 
 static const char *const POS[] = {"helpful",     "good",   "great",    "excellent", "clear",
                                   "interesting", "useful", "engaging", "inspiring", "fun"};
-static const char *const NEG[] = {"boring", "confusing", "useless", "bad",     "awful",
-                                  "terrible", "dull",     "poor",    "chaotic", "pointless"};
+static const char *const NEG[] = {"boring",   "confusing", "useless", "bad",     "awful",
+                                  "terrible", "dull",      "poor",    "chaotic", "pointless"};
 static const char *const INTENS[] = {"very", "really", "quite", "extremely", "so"};
 
 static bool in_list(const char *w, size_t wl, const char *const *list, size_t n) {
@@ -150,7 +150,8 @@ START_TEST(test_set_properties) {
             if (strcmp(attn_vocab_category(ids[j]), "conjunction") == 0) has_conj = true;
         /* negated cores, and distractor adjectives that disagree with the label, occur */
         for (int j = adj - 2 >= 0 ? adj - 2 : 0; j < adj; j++)
-            if (!strcmp(attn_vocab_word(ids[j]), "not") || !strcmp(attn_vocab_word(ids[j]), "never"))
+            if (!strcmp(attn_vocab_word(ids[j]), "not") ||
+                !strcmp(attn_vocab_word(ids[j]), "never"))
                 negated++;
         for (int j = adj + 1; j < m; j++) {
             const char *c = attn_vocab_category(ids[j]);
@@ -160,18 +161,27 @@ START_TEST(test_set_properties) {
         }
         int fillers = count_fillers(d, i);
         switch (sp->set) {
-        case ATTN_SET_PLAIN: ck_assert(!has_conj && fillers == 0 && adj == m - 1); break;
-        case ATTN_SET_DISTRACTOR: ck_assert(has_conj && fillers == 0 && adj <= 5); break;
-        case ATTN_SET_FILL4: ck_assert_int_eq(fillers, 4); break;
-        case ATTN_SET_FILL8: ck_assert_int_eq(fillers, 8); break;
-        case ATTN_SET_TRAIN: ck_assert_int_le(fillers, 8); break;
+        case ATTN_SET_PLAIN:
+            ck_assert(!has_conj && fillers == 0 && adj == m - 1);
+            break;
+        case ATTN_SET_DISTRACTOR:
+            ck_assert(has_conj && fillers == 0 && adj <= 5);
+            break;
+        case ATTN_SET_FILL4:
+            ck_assert_int_eq(fillers, 4);
+            break;
+        case ATTN_SET_FILL8:
+            ck_assert_int_eq(fillers, 8);
+            break;
+        case ATTN_SET_TRAIN:
+            ck_assert_int_le(fillers, 8);
+            break;
         }
     }
     ck_assert_int_gt(negated, n / 10);
     if (sp->set != ATTN_SET_PLAIN) ck_assert_int_gt(opposite, n / 10);
     double frac = (double)pos / n;
-    ck_assert_msg(frac >= 0.49 && frac <= 0.51, "%s: %.3f positive", attn_set_name(sp->set),
-                  frac);
+    ck_assert_msg(frac >= 0.49 && frac <= 0.51, "%s: %.3f positive", attn_set_name(sp->set), frac);
     attn_dataset_free(d);
 }
 END_TEST
@@ -237,9 +247,12 @@ START_TEST(test_train_distribution) {
         int adj = -1;
         label_of(d->texts[i], &adj);
         int tail = d->lengths[i] - 1 - adj;
-        if (tail == 0) tail0++;
-        else if (lone_distractor_tail(d->texts[i], adj)) lone_dist++;
-        else if (tail < 8) short_other++;
+        if (tail == 0)
+            tail0++;
+        else if (lone_distractor_tail(d->texts[i], adj))
+            lone_dist++;
+        else if (tail < 8)
+            short_other++;
         if (adj >= 30) late++;
         if (tail == 0 && strncmp(d->texts[i], "the ", 4) == 0) plain_like++;
         hist[d->lengths[i]]++;
@@ -303,4 +316,6 @@ static Suite *suite(void) {
     return s;
 }
 
-int main(void) { return tu_run_suite(suite()); }
+int main(void) {
+    return tu_run_suite(suite());
+}

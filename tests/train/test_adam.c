@@ -62,10 +62,14 @@ static void run_golden(int check_step) {
     cJSON_Delete(root);
 }
 
-START_TEST(test_golden_1_step) { run_golden(1); }
+START_TEST(test_golden_1_step) {
+    run_golden(1);
+}
 END_TEST
 
-START_TEST(test_golden_10_steps) { run_golden(10); }
+START_TEST(test_golden_10_steps) {
+    run_golden(10);
+}
 END_TEST
 
 /* The first step of Adam moves every parameter with a non-zero gradient by about lr against

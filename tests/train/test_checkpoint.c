@@ -98,8 +98,7 @@ static void resume_case(attn_arch arch) {
     double acc = 0.0;
     ck_assert_int_eq(attn_trainer_best_epoch(tb, &acc), 1);
     ck_assert(acc == saved_acc);
-    tu_assert_identical("loaded best params", tb->best_params, saved_best,
-                        attn_model_n_params(mb));
+    tu_assert_identical("loaded best params", tb->best_params, saved_best, attn_model_n_params(mb));
     ck_assert(attn_trainer_run(tb, NULL, &err) == ATTN_OK);
     double acc_a = 0.0, acc_b = 0.0;
     ck_assert_int_eq(attn_trainer_best_epoch(tb, &acc_b), attn_trainer_best_epoch(ta, &acc_a));
@@ -129,10 +128,14 @@ static void resume_case(attn_arch arch) {
     attn_dataset_free(d);
 }
 
-START_TEST(test_resume_lstm) { resume_case(ATTN_ARCH_LSTM); }
+START_TEST(test_resume_lstm) {
+    resume_case(ATTN_ARCH_LSTM);
+}
 END_TEST
 
-START_TEST(test_resume_transformer) { resume_case(ATTN_ARCH_TRANSFORMER); }
+START_TEST(test_resume_transformer) {
+    resume_case(ATTN_ARCH_TRANSFORMER);
+}
 END_TEST
 
 /* The file at path holds exactly `want`. */
