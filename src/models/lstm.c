@@ -33,16 +33,8 @@ static size_t lstm_specs(const attn_model_config *c, attn_param_spec *s) {
 /* ---- views and activation arena ------------------------------------------------------- */
 
 typedef struct lstm_impl {
-    /* parameters (views into m->params) */
-    float *embedding;         /* [V, E] */
-    float *weight_ih;         /* [4H, E] gates i,f,g,o */
-    float *weight_hh;         /* [4H, H] */
-    float *bias_ih, *bias_hh; /* [4H] */
-    float *head_weight;       /* [1, H] */
-    float *head_bias;         /* [1] */
-    /* gradients (views into m->grads, set by set_grads) */
-    float *d_embedding, *d_weight_ih, *d_weight_hh, *d_bias_ih, *d_bias_hh;
-    float *d_head_weight, *d_head_bias;
+    attn_recurrent_tensors w; /* parameters (views into m->params) */
+    attn_recurrent_tensors d; /* gradients (views into m->grads, set by set_grads) */
     /* activation arena, carved for the last forward's (B, T) */
     float *arena;
     size_t cap;
@@ -96,25 +88,13 @@ static attn_status lstm_setup(attn_model *m, attn_error *err) {
     lstm_impl *v = calloc(1, sizeof *v);
     if (!v) return attn_errorf(err, ATTN_ERR_NOMEM, "lstm: out of memory for views");
     m->impl = v;
-    v->embedding = attn_model_view(m, m->params, "embedding.weight");
-    v->weight_ih = attn_model_view(m, m->params, "lstm.weight_ih_l0");
-    v->weight_hh = attn_model_view(m, m->params, "lstm.weight_hh_l0");
-    v->bias_ih = attn_model_view(m, m->params, "lstm.bias_ih_l0");
-    v->bias_hh = attn_model_view(m, m->params, "lstm.bias_hh_l0");
-    v->head_weight = attn_model_view(m, m->params, "head.weight");
-    v->head_bias = attn_model_view(m, m->params, "head.bias");
+    attn_recurrent_bind(m, m->params, "lstm", &v->w);
     return ATTN_OK;
 }
 
 static void lstm_set_grads(attn_model *m) {
     lstm_impl *v = m->impl;
-    v->d_embedding = attn_model_view(m, m->grads, "embedding.weight");
-    v->d_weight_ih = attn_model_view(m, m->grads, "lstm.weight_ih_l0");
-    v->d_weight_hh = attn_model_view(m, m->grads, "lstm.weight_hh_l0");
-    v->d_bias_ih = attn_model_view(m, m->grads, "lstm.bias_ih_l0");
-    v->d_bias_hh = attn_model_view(m, m->grads, "lstm.bias_hh_l0");
-    v->d_head_weight = attn_model_view(m, m->grads, "head.weight");
-    v->d_head_bias = attn_model_view(m, m->grads, "head.bias");
+    attn_recurrent_bind(m, m->grads, "lstm", &v->d);
 }
 
 static void lstm_destroy(attn_model *m) {
@@ -207,10 +187,10 @@ static attn_status lstm_forward(attn_model *m, const attn_batch *b, float *logit
     for (int t = 0; t < T; t++)
         for (int s = 0; s < B; s++) {
             int id = word_at(b, order[s], t);
-            attn_embedding_forward(v->x + ((size_t)t * B + s) * E, &id, v->embedding, 1, E);
+            attn_embedding_forward(v->x + ((size_t)t * B + s) * E, &id, v->w.embedding, 1, E);
         }
     /* xw[T*B, 4H] = x.W_ih^T + b_ih: all input projections in one GEMM (ATen RNN.cpp) */
-    attn_linear_forward(v->xw, v->x, v->weight_ih, v->bias_ih, T * B, E, 4 * H, ATTN_OP_INPUT);
+    attn_linear_forward(v->xw, v->x, v->w.weight_ih, v->w.bias_ih, T * B, E, 4 * H, ATTN_OP_INPUT);
 
     memset(v->h, 0, BH * sizeof(float));
     memset(v->c, 0, BH * sizeof(float));
@@ -222,7 +202,7 @@ static attn_status lstm_forward(attn_model *m, const attn_batch *b, float *logit
         float *tc = v->tanh_c + (size_t)t * BH, *gt = v->gates + (size_t)t * B * G;
         const float *xw_t = v->xw + (size_t)t * B * G;
         /* pre = (h.W_hh^T + b_hh) + xw[t], for the active slots */
-        attn_linear_forward(v->pre, h_prev, v->weight_hh, v->bias_hh, na, H, 4 * H,
+        attn_linear_forward(v->pre, h_prev, v->w.weight_hh, v->w.bias_hh, na, H, 4 * H,
                             ATTN_OP_RECURRENT);
         for (size_t j = 0; j < (size_t)na * G; j++) v->pre[j] = v->pre[j] + xw_t[j];
         /* i, f, o = sigmoid, g = tanh, each on its own H-float chunk per sentence (PyTorch
@@ -250,7 +230,7 @@ static attn_status lstm_forward(attn_model *m, const attn_batch *b, float *logit
     for (int s = 0; s < B; s++)
         memcpy(v->h_last + (size_t)order[s] * H, v->h + ((size_t)b->lengths[order[s]] * B + s) * H,
                (size_t)H * sizeof(float));
-    attn_linear_forward(logits, v->h_last, v->head_weight, v->head_bias, B, H, 1, ATTN_OP_HEAD);
+    attn_linear_forward(logits, v->h_last, v->w.head_weight, v->w.head_bias, B, H, 1, ATTN_OP_HEAD);
     return ATTN_OK;
 }
 
@@ -263,8 +243,8 @@ static void lstm_backward(attn_model *m, const attn_batch *b, const float *d_log
 
     /* head: logits = h_last.w^T + b */
     memset(v->d_h_last, 0, BH * sizeof(float));
-    attn_linear_backward(v->d_h_last, v->d_head_weight, v->d_head_bias, d_logits, v->h_last,
-                         v->head_weight, B, H, 1, ATTN_OP_HEAD);
+    attn_linear_backward(v->d_h_last, v->d.head_weight, v->d.head_bias, d_logits, v->h_last,
+                         v->w.head_weight, B, H, 1, ATTN_OP_HEAD);
 
     /* d_h = d loss / d h[t+1], d_c = d loss / d c[t+1] (through c[t+2] = f*c[t+1] + ...),
      * for the active slots; a slot enters (zero state plus d_h_last) at its last word. */
@@ -286,20 +266,20 @@ static void lstm_backward(attn_model *m, const attn_batch *b, const float *d_log
         /* pre = h[t].W_hh^T + ...: d h[t] = d_pre.W_hh (written) */
         if (t > 0)
             attn_sgemm(ATTN_OP_RECURRENT, true, false, false, na, H, 4 * H, 1.0f, d_pre_t,
-                       v->weight_hh, 0.0f, v->d_h);
+                       v->w.weight_hh, 0.0f, v->d_h);
     }
 
     /* Weight gradients over all steps at once: d_W_hh += d_pre^T.h[0..T-1] (stacked h_{t-1}),
      * d_W_ih += d_pre^T.x, d_x = d_pre.W_ih. */
-    attn_linear_backward(NULL, v->d_weight_hh, v->d_bias_hh, v->d_pre, v->h, v->weight_hh, T * B, H,
-                         4 * H, ATTN_OP_RECURRENT);
+    attn_linear_backward(NULL, v->d.weight_hh, v->d.bias_hh, v->d_pre, v->h, v->w.weight_hh, T * B,
+                         H, 4 * H, ATTN_OP_RECURRENT);
     memset(v->d_x, 0, (size_t)T * B * E * sizeof(float));
-    attn_linear_backward(v->d_x, v->d_weight_ih, v->d_bias_ih, v->d_pre, v->x, v->weight_ih, T * B,
-                         E, 4 * H, ATTN_OP_INPUT);
+    attn_linear_backward(v->d_x, v->d.weight_ih, v->d.bias_ih, v->d_pre, v->x, v->w.weight_ih,
+                         T * B, E, 4 * H, ATTN_OP_INPUT);
     for (int t = 0; t < T; t++)
         for (int s = 0; s < B; s++) {
             int id = word_at(b, order[s], t);
-            attn_embedding_backward(v->d_embedding, v->d_x + ((size_t)t * B + s) * E, &id, 1, E);
+            attn_embedding_backward(v->d.embedding, v->d_x + ((size_t)t * B + s) * E, &id, 1, E);
         }
 }
 

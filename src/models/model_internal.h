@@ -58,7 +58,21 @@ extern const attn_model_vt attn_rnn_vt;
 extern const attn_model_vt attn_lstm_vt;
 extern const attn_model_vt attn_transformer_vt;
 
+/* The seven tensors of a one-layer recurrent classifier (rnn.c, lstm.c), in spec order:
+ * embedding.weight, <cell>.weight_ih_l0, .weight_hh_l0, .bias_ih_l0, .bias_hh_l0, head.weight,
+ * head.bias. G = 1 for the RNN, 4 for the LSTM (gates i, f, g, o). */
+typedef struct attn_recurrent_tensors {
+    float *embedding;         /* [V, E] */
+    float *weight_ih;         /* [G*H, E] */
+    float *weight_hh;         /* [G*H, H] */
+    float *bias_ih, *bias_hh; /* [G*H] */
+    float *head_weight;       /* [1, H] */
+    float *head_bias;         /* [1] */
+} attn_recurrent_tensors;
+
 /* Helpers for architecture files. */
+/* Points t at the recurrent tensors of `cell` ("rnn" or "lstm") in base (params or grads). */
+void attn_recurrent_bind(attn_model *m, float *base, const char *cell, attn_recurrent_tensors *t);
 void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape, attn_init init,
                    float init_a);
 /* Pointer to tensor `name` in params (or grads if grads != NULL); NULL if not found. */

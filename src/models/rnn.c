@@ -29,16 +29,8 @@ static size_t rnn_specs(const attn_model_config *c, attn_param_spec *s) {
 /* ---- views and activation arena ------------------------------------------------------- */
 
 typedef struct rnn_impl {
-    /* parameters (views into m->params) */
-    float *embedding;         /* [V, E] */
-    float *weight_ih;         /* [H, E] */
-    float *weight_hh;         /* [H, H] */
-    float *bias_ih, *bias_hh; /* [H] */
-    float *head_weight;       /* [1, H] */
-    float *head_bias;         /* [1] */
-    /* gradients (views into m->grads, set by set_grads) */
-    float *d_embedding, *d_weight_ih, *d_weight_hh, *d_bias_ih, *d_bias_hh;
-    float *d_head_weight, *d_head_bias;
+    attn_recurrent_tensors w; /* parameters (views into m->params) */
+    attn_recurrent_tensors d; /* gradients (views into m->grads, set by set_grads) */
     /* activation arena, carved for the last forward's (B, T) */
     float *arena;
     size_t cap;
@@ -80,25 +72,13 @@ static attn_status rnn_setup(attn_model *m, attn_error *err) {
     rnn_impl *v = calloc(1, sizeof *v);
     if (!v) return attn_errorf(err, ATTN_ERR_NOMEM, "rnn: out of memory for views");
     m->impl = v;
-    v->embedding = attn_model_view(m, m->params, "embedding.weight");
-    v->weight_ih = attn_model_view(m, m->params, "rnn.weight_ih_l0");
-    v->weight_hh = attn_model_view(m, m->params, "rnn.weight_hh_l0");
-    v->bias_ih = attn_model_view(m, m->params, "rnn.bias_ih_l0");
-    v->bias_hh = attn_model_view(m, m->params, "rnn.bias_hh_l0");
-    v->head_weight = attn_model_view(m, m->params, "head.weight");
-    v->head_bias = attn_model_view(m, m->params, "head.bias");
+    attn_recurrent_bind(m, m->params, "rnn", &v->w);
     return ATTN_OK;
 }
 
 static void rnn_set_grads(attn_model *m) {
     rnn_impl *v = m->impl;
-    v->d_embedding = attn_model_view(m, m->grads, "embedding.weight");
-    v->d_weight_ih = attn_model_view(m, m->grads, "rnn.weight_ih_l0");
-    v->d_weight_hh = attn_model_view(m, m->grads, "rnn.weight_hh_l0");
-    v->d_bias_ih = attn_model_view(m, m->grads, "rnn.bias_ih_l0");
-    v->d_bias_hh = attn_model_view(m, m->grads, "rnn.bias_hh_l0");
-    v->d_head_weight = attn_model_view(m, m->grads, "head.weight");
-    v->d_head_bias = attn_model_view(m, m->grads, "head.bias");
+    attn_recurrent_bind(m, m->grads, "rnn", &v->d);
 }
 
 static void rnn_destroy(attn_model *m) {
@@ -131,10 +111,10 @@ static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits
     for (int t = 0; t < T; t++)
         for (int i = 0; i < B; i++) {
             int id = word_at(b, i, t);
-            attn_embedding_forward(v->x + ((size_t)t * B + i) * E, &id, v->embedding, 1, E);
+            attn_embedding_forward(v->x + ((size_t)t * B + i) * E, &id, v->w.embedding, 1, E);
         }
     /* xw[T*B, H] = x.W_ih^T + b_ih: all input projections in one GEMM (ATen RNN.cpp) */
-    attn_linear_forward(v->xw, v->x, v->weight_ih, v->bias_ih, T * B, E, H, ATTN_OP_INPUT);
+    attn_linear_forward(v->xw, v->x, v->w.weight_ih, v->w.bias_ih, T * B, E, H, ATTN_OP_INPUT);
 
     /* h_{t+1} = tanh((h_t.W_hh^T + b_hh) + xw[t]), h_0 = 0 */
     memset(v->h, 0, (size_t)B * H * sizeof(float));
@@ -142,7 +122,8 @@ static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits
         const float *h_prev = v->h + (size_t)t * B * H;
         float *h_next = v->h + (size_t)(t + 1) * B * H;
         const float *xw_t = v->xw + (size_t)t * B * H;
-        attn_linear_forward(v->pre, h_prev, v->weight_hh, v->bias_hh, B, H, H, ATTN_OP_RECURRENT);
+        attn_linear_forward(v->pre, h_prev, v->w.weight_hh, v->w.bias_hh, B, H, H,
+                            ATTN_OP_RECURRENT);
         for (size_t j = 0; j < (size_t)B * H; j++) v->pre[j] = v->pre[j] + xw_t[j];
         attn_tanh_forward(h_next, v->pre, (size_t)B * H);
     }
@@ -151,7 +132,7 @@ static attn_status rnn_forward(attn_model *m, const attn_batch *b, float *logits
     for (int i = 0; i < B; i++)
         memcpy(v->h_last + (size_t)i * H, v->h + ((size_t)b->lengths[i] * B + i) * H,
                (size_t)H * sizeof(float));
-    attn_linear_forward(logits, v->h_last, v->head_weight, v->head_bias, B, H, 1, ATTN_OP_HEAD);
+    attn_linear_forward(logits, v->h_last, v->w.head_weight, v->w.head_bias, B, H, 1, ATTN_OP_HEAD);
     return ATTN_OK;
 }
 
@@ -164,8 +145,8 @@ static void rnn_backward(attn_model *m, const attn_batch *b, const float *d_logi
 
     /* head: logits = h_last.w^T + b */
     memset(v->d_h_last, 0, BH * sizeof(float));
-    attn_linear_backward(v->d_h_last, v->d_head_weight, v->d_head_bias, d_logits, v->h_last,
-                         v->head_weight, B, H, 1, ATTN_OP_HEAD);
+    attn_linear_backward(v->d_h_last, v->d.head_weight, v->d.head_bias, d_logits, v->h_last,
+                         v->w.head_weight, B, H, 1, ATTN_OP_HEAD);
 
     /* Walk back in time. d_h holds d loss / d h[t+1]; sentence b's d_h_last enters at its last
      * word (t = lengths[b]-1). pre_t -> h[t+1] = tanh(pre_t), so d_pre = d_h * (1 - h^2);
@@ -181,21 +162,21 @@ static void rnn_backward(attn_model *m, const attn_batch *b, const float *d_logi
         attn_tanh_backward(d_pre_t, v->d_h, v->h + (size_t)(t + 1) * BH, BH);
         memset(v->d_h, 0, BH * sizeof(float));
         if (t > 0)
-            attn_linear_backward(v->d_h, NULL, NULL, d_pre_t, v->h + (size_t)t * BH, v->weight_hh,
+            attn_linear_backward(v->d_h, NULL, NULL, d_pre_t, v->h + (size_t)t * BH, v->w.weight_hh,
                                  B, H, H, ATTN_OP_RECURRENT);
     }
 
     /* Weight gradients over all steps at once: d_W_hh += d_pre^T.h[0..T-1] (stacked h_{t-1}),
      * d_W_ih += d_pre^T.x, d_x = d_pre.W_ih. */
-    attn_linear_backward(NULL, v->d_weight_hh, v->d_bias_hh, v->d_pre, v->h, v->weight_hh, T * B, H,
-                         H, ATTN_OP_RECURRENT);
+    attn_linear_backward(NULL, v->d.weight_hh, v->d.bias_hh, v->d_pre, v->h, v->w.weight_hh, T * B,
+                         H, H, ATTN_OP_RECURRENT);
     memset(v->d_x, 0, (size_t)T * B * E * sizeof(float));
-    attn_linear_backward(v->d_x, v->d_weight_ih, v->d_bias_ih, v->d_pre, v->x, v->weight_ih, T * B,
-                         E, H, ATTN_OP_INPUT);
+    attn_linear_backward(v->d_x, v->d.weight_ih, v->d.bias_ih, v->d_pre, v->x, v->w.weight_ih,
+                         T * B, E, H, ATTN_OP_INPUT);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < B; i++) {
             int id = word_at(b, i, t);
-            attn_embedding_backward(v->d_embedding, v->d_x + ((size_t)t * B + i) * E, &id, 1, E);
+            attn_embedding_backward(v->d.embedding, v->d_x + ((size_t)t * B + i) * E, &id, 1, E);
         }
 }
 
