@@ -72,7 +72,8 @@ static size_t transformer_specs(const attn_model_config *c, attn_param_spec *s) 
  * [S_i, HS] block at (h*N + rows[i])*HS. A [CLS]-only layer (the last one when B > 1) keeps
  * attention probabilities for the [CLS] query only and B rows in att, r1, n2, ff1, act, r2 and
  * (post-norm) n1. */
-typedef struct tf_layer {
+/* One encoder layer's parameter tensors; the same struct names their gradients. */
+typedef struct tf_layer_tensors {
     float *in_proj_weight;                                        /* [3D, D] packed q, k, v */
     float *in_proj_bias;                                          /* [3D] */
     float *out_proj_weight;                                       /* [D, D] */
@@ -82,9 +83,11 @@ typedef struct tf_layer {
     float *linear2_weight;                                        /* [D, F] */
     float *linear2_bias;                                          /* [D] */
     float *norm1_weight, *norm1_bias, *norm2_weight, *norm2_bias; /* [D] */
-    float *d_in_proj_weight, *d_in_proj_bias, *d_out_proj_weight, *d_out_proj_bias;
-    float *d_linear1_weight, *d_linear1_bias, *d_linear2_weight, *d_linear2_bias;
-    float *d_norm1_weight, *d_norm1_bias, *d_norm2_weight, *d_norm2_bias;
+} tf_layer_tensors;
+
+typedef struct tf_layer {
+    tf_layer_tensors w; /* parameters (views into m->params) */
+    tf_layer_tensors d; /* gradients (views into m->grads) */
     /* activations */
     bool cls_only;        /* computed for the [CLS] queries only (see the file header) */
     float *n1;            /* [N, D] pre: LN1(x_in); post: LN1(r1) */
@@ -102,14 +105,18 @@ typedef struct tf_layer {
     float *out;           /* [N, D] the layer output (r2 or n2) */
 } tf_layer;
 
-typedef struct tf_impl {
+/* The model's own tensors outside the layers; the same struct names their gradients. */
+typedef struct tf_tensors {
     float *pos_embedding;           /* [P, D] */
     float *embedding;               /* [V, D] */
     float *norm_weight, *norm_bias; /* [D] final LayerNorm (pre-norm only, else NULL) */
     float *head_weight;             /* [1, D] */
     float *head_bias;               /* [1] */
-    float *d_pos_embedding, *d_embedding, *d_norm_weight, *d_norm_bias;
-    float *d_head_weight, *d_head_bias;
+} tf_tensors;
+
+typedef struct tf_impl {
+    tf_tensors w; /* parameters (views into m->params) */
+    tf_tensors d; /* gradients (views into m->grads) */
     tf_layer layers[4];
     /* the last forward's batch: B sentences, N packed rows */
     int B, N, S_max;
@@ -198,59 +205,42 @@ static float *layer_view(attn_model *m, float *base, int l, const char *suffix) 
     return attn_model_view(m, base, name);
 }
 
+/* Points t and each layer's tensors (w or d, chosen by `grads`) at base. */
+static void tf_bind(attn_model *m, tf_impl *v, float *base, bool grads) {
+    tf_tensors *t = grads ? &v->d : &v->w;
+    t->pos_embedding = attn_model_view(m, base, "pos_embedding");
+    t->embedding = attn_model_view(m, base, "embedding.weight");
+    t->norm_weight = attn_model_view(m, base, "norm.weight"); /* NULL for post-norm */
+    t->norm_bias = attn_model_view(m, base, "norm.bias");
+    t->head_weight = attn_model_view(m, base, "head.weight");
+    t->head_bias = attn_model_view(m, base, "head.bias");
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        tf_layer_tensors *L = grads ? &v->layers[l].d : &v->layers[l].w;
+        L->in_proj_weight = layer_view(m, base, l, "self_attn.in_proj_weight");
+        L->in_proj_bias = layer_view(m, base, l, "self_attn.in_proj_bias");
+        L->out_proj_weight = layer_view(m, base, l, "self_attn.out_proj.weight");
+        L->out_proj_bias = layer_view(m, base, l, "self_attn.out_proj.bias");
+        L->linear1_weight = layer_view(m, base, l, "linear1.weight");
+        L->linear1_bias = layer_view(m, base, l, "linear1.bias");
+        L->linear2_weight = layer_view(m, base, l, "linear2.weight");
+        L->linear2_bias = layer_view(m, base, l, "linear2.bias");
+        L->norm1_weight = layer_view(m, base, l, "norm1.weight");
+        L->norm1_bias = layer_view(m, base, l, "norm1.bias");
+        L->norm2_weight = layer_view(m, base, l, "norm2.weight");
+        L->norm2_bias = layer_view(m, base, l, "norm2.bias");
+    }
+}
+
 static attn_status transformer_setup(attn_model *m, attn_error *err) {
     tf_impl *v = calloc(1, sizeof *v);
     if (!v) return attn_errorf(err, ATTN_ERR_NOMEM, "transformer: out of memory for views");
     m->impl = v;
-    float *p = m->params;
-    v->pos_embedding = attn_model_view(m, p, "pos_embedding");
-    v->embedding = attn_model_view(m, p, "embedding.weight");
-    v->norm_weight = attn_model_view(m, p, "norm.weight"); /* NULL for post-norm */
-    v->norm_bias = attn_model_view(m, p, "norm.bias");
-    v->head_weight = attn_model_view(m, p, "head.weight");
-    v->head_bias = attn_model_view(m, p, "head.bias");
-    for (int l = 0; l < m->cfg.n_layers; l++) {
-        tf_layer *L = &v->layers[l];
-        L->in_proj_weight = layer_view(m, p, l, "self_attn.in_proj_weight");
-        L->in_proj_bias = layer_view(m, p, l, "self_attn.in_proj_bias");
-        L->out_proj_weight = layer_view(m, p, l, "self_attn.out_proj.weight");
-        L->out_proj_bias = layer_view(m, p, l, "self_attn.out_proj.bias");
-        L->linear1_weight = layer_view(m, p, l, "linear1.weight");
-        L->linear1_bias = layer_view(m, p, l, "linear1.bias");
-        L->linear2_weight = layer_view(m, p, l, "linear2.weight");
-        L->linear2_bias = layer_view(m, p, l, "linear2.bias");
-        L->norm1_weight = layer_view(m, p, l, "norm1.weight");
-        L->norm1_bias = layer_view(m, p, l, "norm1.bias");
-        L->norm2_weight = layer_view(m, p, l, "norm2.weight");
-        L->norm2_bias = layer_view(m, p, l, "norm2.bias");
-    }
+    tf_bind(m, v, m->params, false);
     return ATTN_OK;
 }
 
 static void transformer_set_grads(attn_model *m) {
-    tf_impl *v = m->impl;
-    float *g = m->grads;
-    v->d_pos_embedding = attn_model_view(m, g, "pos_embedding");
-    v->d_embedding = attn_model_view(m, g, "embedding.weight");
-    v->d_norm_weight = attn_model_view(m, g, "norm.weight");
-    v->d_norm_bias = attn_model_view(m, g, "norm.bias");
-    v->d_head_weight = attn_model_view(m, g, "head.weight");
-    v->d_head_bias = attn_model_view(m, g, "head.bias");
-    for (int l = 0; l < m->cfg.n_layers; l++) {
-        tf_layer *L = &v->layers[l];
-        L->d_in_proj_weight = layer_view(m, g, l, "self_attn.in_proj_weight");
-        L->d_in_proj_bias = layer_view(m, g, l, "self_attn.in_proj_bias");
-        L->d_out_proj_weight = layer_view(m, g, l, "self_attn.out_proj.weight");
-        L->d_out_proj_bias = layer_view(m, g, l, "self_attn.out_proj.bias");
-        L->d_linear1_weight = layer_view(m, g, l, "linear1.weight");
-        L->d_linear1_bias = layer_view(m, g, l, "linear1.bias");
-        L->d_linear2_weight = layer_view(m, g, l, "linear2.weight");
-        L->d_linear2_bias = layer_view(m, g, l, "linear2.bias");
-        L->d_norm1_weight = layer_view(m, g, l, "norm1.weight");
-        L->d_norm1_bias = layer_view(m, g, l, "norm1.bias");
-        L->d_norm2_weight = layer_view(m, g, l, "norm2.weight");
-        L->d_norm2_bias = layer_view(m, g, l, "norm2.bias");
-    }
+    tf_bind(m, m->impl, m->grads, true);
 }
 
 static void transformer_destroy(attn_model *m) {
@@ -364,10 +354,11 @@ static void qkv_cls_forward(tf_impl *v, tf_layer *L, const attn_model_config *c,
     const int B = v->B, N = v->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
     const float scale = 1.0f / sqrtf((float)HS);
     float *kv = L->qkv, *qc = L->qkv + (size_t)N * 2 * D;
-    const float *bias = L->in_proj_bias;
+    const float *bias = L->w.in_proj_bias;
     gather_cls(v, L->att, in, D);
-    attn_linear_forward(kv, in, L->in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D, ATTN_OP_QKV);
-    attn_linear_forward(qc, L->att, L->in_proj_weight, NULL, B, D, D, ATTN_OP_QKV);
+    attn_linear_forward(kv, in, L->w.in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D,
+                        ATTN_OP_QKV);
+    attn_linear_forward(qc, L->att, L->w.in_proj_weight, NULL, B, D, D, ATTN_OP_QKV);
     for (int h = 0; h < NH; h++) {
         for (int r = 0; r < N; r++) {
             const size_t o = ((size_t)h * N + r) * HS;
@@ -402,18 +393,19 @@ static void qkv_cls_backward(tf_impl *v, tf_layer *L, const attn_model_config *c
             for (int j = 0; j < HS; j++) dst[j] = dq[j] * scale;
         }
     }
-    const float *w_kv = L->in_proj_weight + (size_t)D * D;
+    const float *w_kv = L->w.in_proj_weight + (size_t)D * D;
     /* d_in = d_kv.W_kv (+ beta_in d_in), then the [CLS] rows += d_qc.W_q */
     attn_sgemm(ATTN_OP_QKV, true, false, false, N, D, 2 * D, 1.0f, d_kv, w_kv, beta_in, d_in);
-    attn_sgemm(ATTN_OP_QKV, true, false, false, B, D, D, 1.0f, d_qc, L->in_proj_weight, 0.0f, tmp);
+    attn_sgemm(ATTN_OP_QKV, true, false, false, B, D, D, 1.0f, d_qc, L->w.in_proj_weight, 0.0f,
+               tmp);
     for (int i = 0; i < B; i++)
         attn_add_forward(d_in + (size_t)v->rows[i] * D, d_in + (size_t)v->rows[i] * D,
                          tmp + (size_t)i * D, (size_t)D);
-    attn_linear_backward(NULL, L->d_in_proj_weight + (size_t)D * D, L->d_in_proj_bias + D, d_kv, in,
+    attn_linear_backward(NULL, L->d.in_proj_weight + (size_t)D * D, L->d.in_proj_bias + D, d_kv, in,
                          w_kv, N, D, 2 * D, ATTN_OP_QKV);
     gather_cls(v, in_cls, in, D);
-    attn_linear_backward(NULL, L->d_in_proj_weight, L->d_in_proj_bias, d_qc, in_cls,
-                         L->in_proj_weight, B, D, D, ATTN_OP_QKV);
+    attn_linear_backward(NULL, L->d.in_proj_weight, L->d.in_proj_bias, d_qc, in_cls,
+                         L->w.in_proj_weight, B, D, D, ATTN_OP_QKV);
 }
 
 /* out[n_out, D] = out_proj(concat_h softmax(q_h.k_h^T) . v_h) over each sentence's own
@@ -427,13 +419,13 @@ static void attention_forward(tf_impl *v, tf_layer *L, const attn_model_config *
     if (L->cls_only) {
         qkv_cls_forward(v, L, c, in);
     } else {
-        attn_linear_forward(L->qkv, in, L->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
+        attn_linear_forward(L->qkv, in, L->w.in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
         for (int h = 0; h < NH; h++)
             for (int r = 0; r < N; r++) {
                 const size_t o = ((size_t)h * N + r) * HS;
                 split_head_row(L->q + o, L->k + o, L->v + o,
                                L->qkv + (size_t)r * 3 * D + (size_t)h * HS,
-                               L->in_proj_bias + (size_t)h * HS, HS, D, scale);
+                               L->w.in_proj_bias + (size_t)h * HS, HS, D, scale);
             }
     }
     for (int i = 0; i < B; i++) {
@@ -453,8 +445,8 @@ static void attention_forward(tf_impl *v, tf_layer *L, const attn_model_config *
                        (size_t)HS * sizeof(float));
         }
     }
-    attn_linear_forward(out, L->att, L->out_proj_weight, L->out_proj_bias, L->cls_only ? B : N, D,
-                        D, ATTN_OP_OUT_PROJ);
+    attn_linear_forward(out, L->att, L->w.out_proj_weight, L->w.out_proj_bias, L->cls_only ? B : N,
+                        D, D, ATTN_OP_OUT_PROJ);
 }
 
 /* d_in[N, D] = beta_in * d_in + d(in) given d_out[n_out, D], the gradient of
@@ -465,10 +457,10 @@ static void attention_backward(tf_impl *v, tf_layer *L, const attn_model_config 
     const int n_out = L->cls_only ? B : N;
     const float scale = 1.0f / sqrtf((float)HS);
     /* out = att.W_o^T + b_o: d_att = d_out.W_o (written), d_W_o, d_b_o accumulate */
-    attn_sgemm(ATTN_OP_OUT_PROJ, true, false, false, n_out, D, D, 1.0f, d_out, L->out_proj_weight,
+    attn_sgemm(ATTN_OP_OUT_PROJ, true, false, false, n_out, D, D, 1.0f, d_out, L->w.out_proj_weight,
                0.0f, v->d_att);
-    attn_linear_backward(NULL, L->d_out_proj_weight, L->d_out_proj_bias, d_out, L->att,
-                         L->out_proj_weight, n_out, D, D, ATTN_OP_OUT_PROJ);
+    attn_linear_backward(NULL, L->d.out_proj_weight, L->d.out_proj_bias, d_out, L->att,
+                         L->w.out_proj_weight, n_out, D, D, ATTN_OP_OUT_PROJ);
     for (int i = 0; i < B; i++) {
         const int S = seq_len(v, i), nq = L->cls_only ? 1 : S;
         const float *d_att = v->d_att + (size_t)(L->cls_only ? i : v->rows[i]) * D;
@@ -509,10 +501,10 @@ static void attention_backward(tf_impl *v, tf_layer *L, const attn_model_config 
             }
     }
     /* qkv = in.W_in^T (+ b_in in the split): d_b_in is the column sum of d_qkv */
-    attn_sgemm(ATTN_OP_QKV, true, false, false, N, D, 3 * D, 1.0f, v->d_qkv, L->in_proj_weight,
+    attn_sgemm(ATTN_OP_QKV, true, false, false, N, D, 3 * D, 1.0f, v->d_qkv, L->w.in_proj_weight,
                beta_in, d_in);
-    attn_linear_backward(NULL, L->d_in_proj_weight, L->d_in_proj_bias, v->d_qkv, in,
-                         L->in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
+    attn_linear_backward(NULL, L->d.in_proj_weight, L->d.in_proj_bias, v->d_qkv, in,
+                         L->w.in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
 }
 
 /* ---- feed-forward ------------------------------------------------------------------------- */
@@ -521,12 +513,14 @@ static void attention_backward(tf_impl *v, tf_layer *L, const attn_model_config 
 static void ffn_forward(tf_layer *L, const attn_model_config *c, int n, float *out,
                         const float *in) {
     const int D = c->embed_dim, F = c->ffn_dim;
-    attn_linear_forward(L->ff1, in, L->linear1_weight, L->linear1_bias, n, D, F, ATTN_OP_FFN_UP);
+    attn_linear_forward(L->ff1, in, L->w.linear1_weight, L->w.linear1_bias, n, D, F,
+                        ATTN_OP_FFN_UP);
     if (c->activation == ATTN_ACT_GELU)
         attn_gelu_forward(L->act, L->ff1, (size_t)n * F);
     else
         attn_relu_forward(L->act, L->ff1, (size_t)n * F);
-    attn_linear_forward(out, L->act, L->linear2_weight, L->linear2_bias, n, F, D, ATTN_OP_FFN_DOWN);
+    attn_linear_forward(out, L->act, L->w.linear2_weight, L->w.linear2_bias, n, F, D,
+                        ATTN_OP_FFN_DOWN);
 }
 
 /* d_in[n, D] = beta_in * d_in + d(in) given d_out[n, D]. */
@@ -535,19 +529,19 @@ static void ffn_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, in
     const int D = c->embed_dim, F = c->ffn_dim;
     const size_t NF = (size_t)n * F;
     /* d_act = d_out.W_2 (written); d_W_2, d_b_2 accumulate */
-    attn_sgemm(ATTN_OP_FFN_DOWN, true, false, false, n, F, D, 1.0f, d_out, L->linear2_weight, 0.0f,
-               v->d_act);
-    attn_linear_backward(NULL, L->d_linear2_weight, L->d_linear2_bias, d_out, L->act,
-                         L->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
+    attn_sgemm(ATTN_OP_FFN_DOWN, true, false, false, n, F, D, 1.0f, d_out, L->w.linear2_weight,
+               0.0f, v->d_act);
+    attn_linear_backward(NULL, L->d.linear2_weight, L->d.linear2_bias, d_out, L->act,
+                         L->w.linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
     memset(v->d_ff1, 0, NF * sizeof(float));
     if (c->activation == ATTN_ACT_GELU)
         attn_gelu_backward(v->d_ff1, v->d_act, L->ff1, NF);
     else
         attn_relu_backward(v->d_ff1, v->d_act, L->ff1, NF);
-    attn_sgemm(ATTN_OP_FFN_UP, true, false, false, n, D, F, 1.0f, v->d_ff1, L->linear1_weight,
+    attn_sgemm(ATTN_OP_FFN_UP, true, false, false, n, D, F, 1.0f, v->d_ff1, L->w.linear1_weight,
                beta_in, d_in);
-    attn_linear_backward(NULL, L->d_linear1_weight, L->d_linear1_bias, v->d_ff1, in,
-                         L->linear1_weight, n, D, F, ATTN_OP_FFN_UP);
+    attn_linear_backward(NULL, L->d.linear1_weight, L->d.linear1_bias, v->d_ff1, in,
+                         L->w.linear1_weight, n, D, F, ATTN_OP_FFN_UP);
 }
 
 /* ---- encoder layer ------------------------------------------------------------------------- */
@@ -571,21 +565,22 @@ static void layer_forward(tf_impl *v, tf_layer *L, const attn_model_config *c, c
     const int N = v->N, D = c->embed_dim, n_out = L->cls_only ? v->B : N;
     const size_t nD = (size_t)n_out * D;
     if (c->norm == ATTN_NORM_PRE) {
-        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, x, L->norm1_weight, L->norm1_bias, N, D);
+        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, x, L->w.norm1_weight, L->w.norm1_bias, N,
+                               D);
         attention_forward(v, L, c, L->r1, L->n1);
         residual_forward(v, L, D, L->r1, x, L->r1);
-        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r1, L->norm2_weight, L->norm2_bias,
+        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r1, L->w.norm2_weight, L->w.norm2_bias,
                                n_out, D);
         ffn_forward(L, c, n_out, L->r2, L->n2);
         attn_add_forward(L->r2, L->r1, L->r2, nD);
     } else {
         attention_forward(v, L, c, L->r1, x);
         residual_forward(v, L, D, L->r1, x, L->r1);
-        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, L->r1, L->norm1_weight, L->norm1_bias,
+        attn_layernorm_forward(L->n1, L->mean1, L->rstd1, L->r1, L->w.norm1_weight, L->w.norm1_bias,
                                n_out, D);
         ffn_forward(L, c, n_out, L->r2, L->n1);
         attn_add_forward(L->r2, L->n1, L->r2, nD);
-        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r2, L->norm2_weight, L->norm2_bias,
+        attn_layernorm_forward(L->n2, L->mean2, L->rstd2, L->r2, L->w.norm2_weight, L->w.norm2_bias,
                                n_out, D);
     }
 }
@@ -611,8 +606,8 @@ static void layer_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, 
     if (c->norm == ATTN_NORM_PRE) {
         /* out = r1 + FF(LN2(r1)): d_r1 = d_out + LN2'(FF'(d_out)) */
         ffn_backward(v, L, c, n_out, v->d_n, 0.0f, v->d_x, L->n2);
-        attn_layernorm_backward(v->d_x, L->d_norm2_weight, L->d_norm2_bias, v->d_n, L->r1, L->mean2,
-                                L->rstd2, L->norm2_weight, n_out, D);
+        attn_layernorm_backward(v->d_x, L->d.norm2_weight, L->d.norm2_bias, v->d_n, L->r1, L->mean2,
+                                L->rstd2, L->w.norm2_weight, n_out, D);
         /* r1 = x + SA(LN1(x)): d_x = d_r1 + LN1'(SA'(d_r1)) */
         attention_backward(v, L, c, v->d_n, 0.0f, v->d_x, L->n1);
         if (L->cls_only) { /* d_r1 has the B [CLS] rows: spread it over the N rows of d_x */
@@ -621,20 +616,20 @@ static void layer_backward(tf_impl *v, tf_layer *L, const attn_model_config *c, 
             v->d_x = v->d_r;
             v->d_r = t;
         }
-        attn_layernorm_backward(v->d_x, L->d_norm1_weight, L->d_norm1_bias, v->d_n, x, L->mean1,
-                                L->rstd1, L->norm1_weight, N, D);
+        attn_layernorm_backward(v->d_x, L->d.norm1_weight, L->d.norm1_bias, v->d_n, x, L->mean1,
+                                L->rstd1, L->w.norm1_weight, N, D);
     } else {
         /* out = LN2(r2) */
         memset(v->d_r, 0, nD * sizeof(float));
-        attn_layernorm_backward(v->d_r, L->d_norm2_weight, L->d_norm2_bias, v->d_x, L->r2, L->mean2,
-                                L->rstd2, L->norm2_weight, n_out, D);
+        attn_layernorm_backward(v->d_r, L->d.norm2_weight, L->d.norm2_bias, v->d_x, L->r2, L->mean2,
+                                L->rstd2, L->w.norm2_weight, n_out, D);
         /* r2 = n1 + FF(n1): d_n1 = d_r2 + FF'(d_r2) */
         memcpy(v->d_x, v->d_r, nD * sizeof(float));
         ffn_backward(v, L, c, n_out, v->d_x, 1.0f, v->d_r, L->n1);
         /* n1 = LN1(r1) */
         memset(v->d_r, 0, nD * sizeof(float));
-        attn_layernorm_backward(v->d_r, L->d_norm1_weight, L->d_norm1_bias, v->d_x, L->r1, L->mean1,
-                                L->rstd1, L->norm1_weight, n_out, D);
+        attn_layernorm_backward(v->d_r, L->d.norm1_weight, L->d.norm1_bias, v->d_x, L->r1, L->mean1,
+                                L->rstd1, L->w.norm1_weight, n_out, D);
         /* r1 = x + SA(x): d_x = d_r1 + SA'(d_r1) */
         residual_backward(v, L, D, v->d_x, v->d_r);
         attention_backward(v, L, c, v->d_x, 1.0f, v->d_r, x);
@@ -666,9 +661,9 @@ static attn_status transformer_forward(attn_model *m, const attn_batch *b, float
     /* x0[rows[i] + s] = embedding[token] + pos_embedding[s], token 0 = [CLS] */
     for (int i = 0; i < B; i++)
         for (int s = 0; s < seq_len(v, i); s++) {
-            const float *e = v->embedding + (size_t)token_at(b, i, s) * D;
+            const float *e = v->w.embedding + (size_t)token_at(b, i, s) * D;
             attn_add_forward(v->x0 + ((size_t)v->rows[i] + s) * D, e,
-                             v->pos_embedding + (size_t)s * D, (size_t)D);
+                             v->w.pos_embedding + (size_t)s * D, (size_t)D);
         }
     const float *x = v->x0;
     for (int l = 0; l < c->n_layers; l++) {
@@ -682,11 +677,11 @@ static attn_status transformer_forward(attn_model *m, const attn_batch *b, float
                (size_t)D * sizeof(float));
     const float *head_in = v->cls;
     if (c->norm == ATTN_NORM_PRE) {
-        attn_layernorm_forward(v->cls_norm, v->mean_f, v->rstd_f, v->cls, v->norm_weight,
-                               v->norm_bias, B, D);
+        attn_layernorm_forward(v->cls_norm, v->mean_f, v->rstd_f, v->cls, v->w.norm_weight,
+                               v->w.norm_bias, B, D);
         head_in = v->cls_norm;
     }
-    attn_linear_forward(logits, head_in, v->head_weight, v->head_bias, B, D, 1, ATTN_OP_HEAD);
+    attn_linear_forward(logits, head_in, v->w.head_weight, v->w.head_bias, B, D, 1, ATTN_OP_HEAD);
     return ATTN_OK;
 }
 
@@ -698,13 +693,13 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
 
     /* logits = head_in.w^T + b; head_in = LN(cls) (pre) or cls (post) */
     memset(v->d_head_in, 0, (size_t)B * D * sizeof(float));
-    attn_linear_backward(v->d_head_in, v->d_head_weight, v->d_head_bias, d_logits,
-                         pre ? v->cls_norm : v->cls, v->head_weight, B, D, 1, ATTN_OP_HEAD);
+    attn_linear_backward(v->d_head_in, v->d.head_weight, v->d.head_bias, d_logits,
+                         pre ? v->cls_norm : v->cls, v->w.head_weight, B, D, 1, ATTN_OP_HEAD);
     const float *d_cls = v->d_head_in;
     if (pre) {
         memset(v->d_cls, 0, (size_t)B * D * sizeof(float));
-        attn_layernorm_backward(v->d_cls, v->d_norm_weight, v->d_norm_bias, v->d_head_in, v->cls,
-                                v->mean_f, v->rstd_f, v->norm_weight, B, D);
+        attn_layernorm_backward(v->d_cls, v->d.norm_weight, v->d.norm_bias, v->d_head_in, v->cls,
+                                v->mean_f, v->rstd_f, v->w.norm_weight, B, D);
         d_cls = v->d_cls;
     }
     /* only the [CLS] rows of the last layer's output reach the loss */
@@ -719,8 +714,8 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
     for (int i = 0; i < B; i++)
         for (int s = 0; s < seq_len(v, i); s++) {
             const float *d_row = v->d_x + ((size_t)v->rows[i] + s) * D;
-            float *d_e = v->d_embedding + (size_t)token_at(b, i, s) * D;
-            float *d_p = v->d_pos_embedding + (size_t)s * D;
+            float *d_e = v->d.embedding + (size_t)token_at(b, i, s) * D;
+            float *d_p = v->d.pos_embedding + (size_t)s * D;
             for (int j = 0; j < D; j++) {
                 d_e[j] += d_row[j];
                 d_p[j] += d_row[j];
