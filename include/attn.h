@@ -126,11 +126,14 @@ typedef enum attn_set {
     ATTN_SET_DISTRACTOR,
     ATTN_SET_FILL4,
     ATTN_SET_FILL8,
+    ATTN_SET_HOLDOUT, /* the training distribution, its own PRNG stream: the held-out slice */
 } attn_set;
 #define ATTN_N_TEST_SETS     4        /* plain, distractor, fill4, fill8 */
 #define ATTN_TRAIN_DEFAULT_N 8000     /* sentences in the training set */
 #define ATTN_TEST_DEFAULT_N  1000     /* sentences in each test set */
 #define ATTN_DATA_MAX_N      10000000 /* largest n attn_data_generate accepts */
+/* sentences in the held-out set (ATTN_SET_HOLDOUT), the trainer's default holdout */
+#define ATTN_HOLDOUT_DEFAULT_N 500
 
 const char *attn_set_name(attn_set s);
 attn_status attn_set_from_name(const char *name, attn_set *out, attn_error *err);
@@ -146,7 +149,8 @@ typedef struct attn_dataset {
 } attn_dataset;
 
 /* Deterministic generator: the same (set, n, seed) gives the same sentences on every machine.
- * Test sets never contain a sentence of the default-size training set of the same seed. */
+ * Test sets and the held-out set never contain a sentence of the default-size training set
+ * of the same seed. */
 attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset **out,
                                attn_error *err);
 /* Reads "label<TAB>sentence" lines. Errors name the file and line. */
@@ -263,8 +267,11 @@ void attn_adam_free(attn_adam *opt);
 /* ---- BCE loss on logits, mean over the batch (the op is in attn_kernels.h) -------------- */
 
 /* ---- training (src/train/) -------------------------------------------------------------- *
- * The training data is split: its first n - holdout sentences are trained on, its LAST
- * `holdout` sentences (default 500) form the held-out slice reported after every epoch.
+ * Held-out slice (reported after every epoch): with attn_trainer_create_heldout and a
+ * separate held-out set (what the CLI does for generated data: ATTN_SET_HOLDOUT), all training
+ * sentences are trained on and the set's first `holdout` sentences (default 500) are held out;
+ * with attn_trainer_create, the training data is split: its first n - holdout sentences are
+ * trained on, its LAST `holdout` sentences are held out.
  * Model selection (keep_best, default on, needs holdout > 0): the trainer keeps a copy of the
  * parameters of the epoch with the best held-out accuracy (ties: the later epoch) and, when
  * the last epoch is done, puts them back into the model, so the run returns the best epoch's
@@ -282,7 +289,7 @@ typedef struct attn_train_config {
     int epochs;     /* 20 */
     int batch_size; /* 32 */
     int bucket;     /* 8: sort chunks of bucket*batch_size sentences by length; 1 = off */
-    int holdout;    /* 500: last sentences of the training data kept out (0 = none) */
+    int holdout;    /* 500: sentences of the held-out slice (0 = none) */
     int keep_best;  /* 1: end with the best held-out epoch's parameters; 0: the last's */
     int eval_batch; /* 256: batch size for the held-out evaluation */
     uint64_t seed;  /* shuffling (and init, when the model was created from it) */
@@ -320,6 +327,12 @@ attn_status attn_train_config_validate(const attn_train_config *cfg, int n_sente
  * batches as needed; nothing is kept beyond its pointers. */
 attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
                                 const attn_train_config *cfg, attn_trainer **out, attn_error *err);
+/* As attn_trainer_create, but with a separate held-out set (may be NULL: the split above):
+ * all of data is trained on and the held-out slice is heldout's first cfg.holdout sentences
+ * (0 <= cfg.holdout <= heldout->n). Both are borrowed. */
+attn_status attn_trainer_create_heldout(attn_model *model, const attn_dataset *data,
+                                        const attn_dataset *heldout, const attn_train_config *cfg,
+                                        attn_trainer **out, attn_error *err);
 void attn_trainer_free(attn_trainer *t);
 /* Trains the remaining epochs (cfg.epochs minus the epochs done). On NaN/Inf, returns
  * ATTN_ERR_VALUE naming the step, epoch and tensor; params are then unusable. */

@@ -2,8 +2,9 @@
 """train_torch.py -- trains the three reference models in PyTorch the way `attn reproduce`
 trains them in C, and prints the same table (or, with --bench, training throughput).
 
-Same data (the TSV of `attn data`, tokenised with `attn vocab --json`), same split (the last
-500 training sentences held out), same batches (the project PRNG, splitmix64, reimplemented
+Same data (the TSV of `attn data`, tokenised with `attn vocab --json`), same held-out slice
+(all training sentences trained on; the 500 sentences of `attn data --set holdout` held out),
+same batches (the project PRNG, splitmix64, reimplemented
 here: shuffle, sort chunks of 8 batches by length, shuffle the batch order), same
 hyperparameters (Adam defaults, lr 1e-3, batch 32, 20 epochs, mean BCEWithLogitsLoss), same
 model selection (the parameters of the epoch with the best held-out accuracy, ties: the later
@@ -131,7 +132,12 @@ def train_run(args_tuple):
     import attn_models
     torch.set_num_threads(opts["threads"])
     sents, labels = load_set(opts["attn"], "train", seed, opts["train_size"])
-    n_train = len(sents) - opts["holdout"]
+    n_train = len(sents)  # all of it; the held-out slice is the separate holdout set
+    ho_idx = []
+    if opts["holdout"] > 0:
+        hs, hl = load_set(opts["attn"], "holdout", seed, opts["holdout"])
+        ho_idx = list(range(len(sents), len(sents) + len(hs)))
+        sents, labels = sents + hs, labels + hl
     lengths = [len(s) for s in sents]
     torch.manual_seed(seed)
     model = attn_models.build({"arch": arch})
@@ -160,7 +166,7 @@ def train_run(args_tuple):
             correct += int(((logits > 0).float() == y).sum())
         epoch_times.append(time.perf_counter() - te)
         if opts["verbose"] or keep_best:
-            ho = accuracy(torch, model, sents, labels, list(range(n_train, len(sents))))
+            ho = accuracy(torch, model, sents, labels, ho_idx)
         if keep_best and ho >= best_acc:  # ties: the later epoch, as attn's trainer
             best_acc = ho
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}

@@ -11,16 +11,19 @@ static void data_usage(void) {
            "Generates a set of the course-review sentiment task and writes it to stdout as\n"
            "TSV, one 'label<TAB>sentence' line per sentence (label 1 positive, 0 negative).\n\n"
            "Options:\n"
-           "  --set NAME  train (default), plain, distractor, fill4 or fill8\n"
-           "  --n N       sentences (default %d for train, %d for the test sets)\n"
+           "  --set NAME  train (default), plain, distractor, fill4, fill8 or holdout\n"
+           "  --n N       sentences (default %d for train, %d for the test sets, %d for\n"
+           "              holdout)\n"
            "  --seed S    PRNG seed (default 1); the same seed gives the same output everywhere\n"
            "  --stats     print length and core-position statistics to stderr\n\n"
            "Sets: train has 4..59 words with 0..8 filler phrases and mostly a long tail after\n"
            "the core clause; plain has no fillers and no distractor clause; distractor has a\n"
            "distractor clause and no fillers; fill4 and fill8 have exactly 4 and 8 filler\n"
-           "phrases (fill8: 42..60 words). Test sets never contain a sentence of the\n"
-           "%d-sentence training set of the same seed.\n",
-           ATTN_TRAIN_DEFAULT_N, ATTN_TEST_DEFAULT_N, ATTN_TRAIN_DEFAULT_N);
+           "phrases (fill8: 42..60 words). holdout follows train's distribution from its own\n"
+           "PRNG stream: the held-out slice of attn train and attn reproduce. Test sets and\n"
+           "holdout never contain a sentence of the %d-sentence training set of the same\n"
+           "seed.\n",
+           ATTN_TRAIN_DEFAULT_N, ATTN_TEST_DEFAULT_N, ATTN_HOLDOUT_DEFAULT_N, ATTN_TRAIN_DEFAULT_N);
 }
 
 static void vocab_usage(void) {
@@ -104,7 +107,10 @@ int cmd_data(int argc, char **argv) {
             return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
         }
     }
-    if (n < 0) n = set == ATTN_SET_TRAIN ? ATTN_TRAIN_DEFAULT_N : ATTN_TEST_DEFAULT_N;
+    if (n < 0)
+        n = set == ATTN_SET_TRAIN     ? ATTN_TRAIN_DEFAULT_N
+            : set == ATTN_SET_HOLDOUT ? ATTN_HOLDOUT_DEFAULT_N
+                                      : ATTN_TEST_DEFAULT_N;
 
     attn_dataset *d = NULL;
     if (attn_data_generate(set, n, seed, &d, &err) != ATTN_OK) return cli_fail(cmd, &err);

@@ -51,8 +51,10 @@ static void train_usage(void) {
            "  --batch-size N      sentences per step (default 32)\n"
            "  --lr X              Adam learning rate (default 1e-3)\n"
            "  --train-size N      generated training sentences (default %d)\n"
-           "  --holdout N         last N training sentences kept out and reported as held-out\n"
-           "                      accuracy (default 500; 0 = none)\n"
+           "  --holdout N         held-out sentences reported as held-out accuracy (default\n"
+           "                      500; 0 = none): the generated holdout set of the seed (the\n"
+           "                      training distribution, disjoint from the training set),\n"
+           "                      or with --data the last N sentences of the file\n"
            "  --keep-best 0|1     1 (default): model selection, the weights written are those\n"
            "                      of the epoch with the best held-out accuracy (ties: the\n"
            "                      later epoch); 0: those of the last epoch\n"
@@ -219,18 +221,21 @@ int cmd_train(int argc, char **argv) {
 
     attn_set_num_threads(1); /* bit-identical training on any core count */
     int rc = CLI_ERROR;
-    attn_dataset *data = NULL;
+    attn_dataset *data = NULL, *heldout = NULL;
     attn_model *model = NULL;
     attn_trainer *trainer = NULL;
     FILE *log = NULL;
     attn_status st;
-    if (data_path)
+    if (data_path) {
         st = attn_dataset_read_tsv(data_path, &data, &err);
-    else
+    } else {
         st = attn_data_generate(ATTN_SET_TRAIN, train_size, seed, &data, &err);
+        if (st == ATTN_OK && cfg.holdout > 0)
+            st = attn_data_generate(ATTN_SET_HOLDOUT, cfg.holdout, seed, &heldout, &err);
+    }
     if (st == ATTN_OK) st = attn_model_create(&mc, seed, &model, &err);
     if (st == ATTN_OK && init_path) st = attn_weights_load_into(model, init_path, &err);
-    if (st == ATTN_OK) st = attn_trainer_create(model, data, &cfg, &trainer, &err);
+    if (st == ATTN_OK) st = attn_trainer_create_heldout(model, data, heldout, &cfg, &trainer, &err);
     if (st == ATTN_OK && resume_path) st = attn_trainer_load_checkpoint(trainer, resume_path, &err);
     if (st != ATTN_OK) {
         rc = cli_fail(cmd, &err);
@@ -247,9 +252,9 @@ int cmd_train(int argc, char **argv) {
     fprintf(stderr,
             "attn train: %s, %zu parameters, %d training + %d held-out sentences, "
             "%d epochs from epoch %d, batch %d, lr %g, seed %llu\n",
-            attn_arch_name(mc.arch), attn_model_n_params(model), data->n - cfg.holdout, cfg.holdout,
-            cfg.epochs, attn_trainer_epoch(trainer) + 1, cfg.batch_size, cfg.adam.lr,
-            (unsigned long long)seed);
+            attn_arch_name(mc.arch), attn_model_n_params(model),
+            heldout ? data->n : data->n - cfg.holdout, cfg.holdout, cfg.epochs,
+            attn_trainer_epoch(trainer) + 1, cfg.batch_size, cfg.adam.lr, (unsigned long long)seed);
     attn_train_callbacks cb = {train_on_epoch, train_on_step, &prog};
     st = attn_trainer_run(trainer, &cb, &err);
     if (st != ATTN_OK) {
@@ -277,6 +282,7 @@ done:
     attn_trainer_free(trainer);
     attn_model_free(model);
     attn_dataset_free(data);
+    attn_dataset_free(heldout);
     return rc;
 }
 
@@ -356,7 +362,7 @@ static bool worker_on_epoch(const attn_epoch_stats *st, void *user) {
 /* The whole run of one (model, seed) in a worker process; reports through the pipe. */
 static int run_worker(const repro_opts *o, const job *jb, int idx, int fd) {
     attn_error err = {0};
-    attn_dataset *train = NULL, *test = NULL;
+    attn_dataset *train = NULL, *test = NULL, *heldout = NULL;
     attn_model *m = NULL;
     attn_trainer *t = NULL;
     double acc[ATTN_N_TEST_SETS] = {0}, t0 = now_s(), t1 = t0;
@@ -368,8 +374,10 @@ static int run_worker(const repro_opts *o, const job *jb, int idx, int fd) {
     worker_ctx w = {fd, idx};
     attn_train_callbacks cb = {worker_on_epoch, NULL, &w};
     attn_status st = attn_data_generate(ATTN_SET_TRAIN, o->train_size, cfg.seed, &train, &err);
+    if (st == ATTN_OK && cfg.holdout > 0)
+        st = attn_data_generate(ATTN_SET_HOLDOUT, cfg.holdout, cfg.seed, &heldout, &err);
     if (st == ATTN_OK) st = attn_model_create(&mc, cfg.seed, &m, &err);
-    if (st == ATTN_OK) st = attn_trainer_create(m, train, &cfg, &t, &err);
+    if (st == ATTN_OK) st = attn_trainer_create_heldout(m, train, heldout, &cfg, &t, &err);
     if (st == ATTN_OK) st = attn_trainer_run(t, &cb, &err);
     if (st == ATTN_OK) {
         t1 = now_s();
@@ -391,6 +399,7 @@ static int run_worker(const repro_opts *o, const job *jb, int idx, int fd) {
     attn_trainer_free(t);
     attn_model_free(m);
     attn_dataset_free(train);
+    attn_dataset_free(heldout);
     return st == ATTN_OK ? 0 : 1;
 }
 

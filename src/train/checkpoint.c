@@ -116,6 +116,7 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
     cJSON_AddItemToObject(root, "train", train_config_json(&t->cfg));
     cJSON_AddNumberToObject(root, "n_sentences", t->data->n);
     add_u64(root, "data_fingerprint", data_fingerprint(t->data));
+    cJSON_AddBoolToObject(root, "holdout_separate", t->heldout_separate);
     cJSON_AddNumberToObject(root, "epoch", t->epoch);
     add_u64(root, "rng_state", t->rng.state);
     cJSON_AddNumberToObject(root, "adam_step", (double)t->adam->step);
@@ -327,6 +328,13 @@ static attn_status load_state(attn_trainer *t, const char *path, const cJSON *ro
                            "%s: the checkpoint was trained on different data (%d sentences, "
                            "fingerprint %016" PRIx64 "; now %d sentences)",
                            path, n_sent, fp, t->data->n);
+    /* absent in checkpoints written before separate held-out sets: the split */
+    const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "holdout_separate");
+    if ((cJSON_IsTrue(sep) ? 1 : 0) != (t->heldout_separate ? 1 : 0))
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "%s: the checkpoint's held-out slice was %s, the trainer's is %s", path,
+                           cJSON_IsTrue(sep) ? "a separate set" : "split off the training data",
+                           t->heldout_separate ? "a separate set" : "split off the training data");
     int epoch;
     double step;
     uint64_t rng_state;

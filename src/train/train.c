@@ -1,6 +1,7 @@
 /* train.c -- the training loop: epochs of shuffled, length-bucketed mini-batches; per step
  * zero_grad, forward, mean BCE (attn_bce_forward/backward), backward, NaN/Inf check, Adam.
- * Held-out slice: the LAST cfg.holdout sentences of the training data (see attn.h).
+ * Held-out slice: the LAST cfg.holdout sentences of the training data, or the first
+ * cfg.holdout sentences of a separate held-out set (attn_trainer_create_heldout; attn.h).
  * Model selection (cfg.keep_best): the best held-out epoch's parameters (ties: later) are
  * restored after the last epoch.
  * Progress goes through callbacks; the library never prints. */
@@ -64,10 +65,27 @@ void attn_trainer_free(attn_trainer *t) {
 
 attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
                                 const attn_train_config *cfg, attn_trainer **out, attn_error *err) {
+    return attn_trainer_create_heldout(model, data, NULL, cfg, out, err);
+}
+
+attn_status attn_trainer_create_heldout(attn_model *model, const attn_dataset *data,
+                                        const attn_dataset *heldout, const attn_train_config *cfg,
+                                        attn_trainer **out, attn_error *err) {
     *out = NULL;
     if (!model || !data || !cfg)
         return attn_errorf(err, ATTN_ERR_ARG, "trainer: model, data and config are required");
-    attn_status st = attn_train_config_validate(cfg, data->n, err);
+    attn_status st;
+    if (heldout) { /* train on all of data; the held-out slice is heldout's first sentences */
+        attn_train_config c = *cfg;
+        c.holdout = 0;
+        st = attn_train_config_validate(&c, data->n, err);
+        if (st == ATTN_OK && (cfg->holdout < 0 || cfg->holdout > heldout->n))
+            st = attn_errorf(err, ATTN_ERR_VALUE,
+                             "train config: holdout = %d, but the held-out set has %d sentences",
+                             cfg->holdout, heldout->n);
+    } else {
+        st = attn_train_config_validate(cfg, data->n, err);
+    }
     if (st != ATTN_OK) return st;
     attn_trainer *t = calloc(1, sizeof *t);
     if (!t) return attn_errorf(err, ATTN_ERR_NOMEM, "trainer: out of memory");
@@ -75,7 +93,8 @@ attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
     t->data = data;
     t->cfg = *cfg;
     t->rng = attn_rng_seed(cfg->seed);
-    t->n_train = data->n - cfg->holdout;
+    t->heldout_separate = heldout != NULL;
+    t->n_train = heldout ? data->n : data->n - cfg->holdout;
     int n_logits = cfg->batch_size > cfg->eval_batch ? cfg->batch_size : cfg->eval_batch;
     t->logits = malloc((size_t)n_logits * sizeof(float));
     t->d_logits = malloc((size_t)cfg->batch_size * sizeof(float));
@@ -90,8 +109,10 @@ attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
     if (st == ATTN_OK)
         st = attn_batcher_create(data, 0, t->n_train, cfg->batch_size, cfg->bucket, &t->train, err);
     if (st == ATTN_OK && cfg->holdout > 0)
-        st = attn_batcher_create(data, t->n_train, cfg->holdout, cfg->eval_batch, 1, &t->holdout,
-                                 err);
+        st = heldout ? attn_batcher_create(heldout, 0, cfg->holdout, cfg->eval_batch, 1,
+                                           &t->holdout, err)
+                     : attn_batcher_create(data, t->n_train, cfg->holdout, cfg->eval_batch, 1,
+                                           &t->holdout, err);
     if (st != ATTN_OK) {
         attn_trainer_free(t);
         return st;

@@ -41,9 +41,10 @@ struct attn_trainer {
     attn_adam *adam;
     attn_rng rng;          /* shuffling; advanced once per epoch */
     int epoch;             /* epochs completed */
-    int n_train;           /* data->n - holdout */
+    int n_train;           /* data->n - holdout, or data->n with a separate held-out set */
+    bool heldout_separate; /* the held-out slice comes from a separate set */
     attn_batcher *train;   /* sentences [0, n_train) */
-    attn_batcher *holdout; /* sentences [n_train, n), NULL if holdout == 0 */
+    attn_batcher *holdout; /* [n_train, n) or the separate set's first holdout; NULL if none */
     float *logits;         /* [max(batch_size, eval_batch)] */
     float *d_logits;       /* [batch_size] */
     float *best_params;    /* [n_params] model selection, NULL unless keep_best && holdout */

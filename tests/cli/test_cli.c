@@ -631,6 +631,39 @@ START_TEST(test_train_tiny_run_writes_loadable_weights) {
 }
 END_TEST
 
+/* attn data --set holdout: 500 sentences by default, none of them in the seed's training set;
+ * attn train trains on all --train-size sentences and holds out --holdout others. */
+START_TEST(test_holdout_set_and_train_split) {
+    run_result t = run(NULL, "data", "--seed", "2", NULL);
+    expect(&t, "data train", 0, NULL);
+    run_result h = run(NULL, "data", "--set", "holdout", "--seed", "2", NULL);
+    expect(&h, "data holdout", 0, NULL);
+    size_t tl = strlen(t.out);
+    char *train = malloc(tl + 2);
+    ck_assert(train != NULL);
+    train[0] = '\n';
+    memcpy(train + 1, t.out, tl + 1);
+    int lines = 0;
+    char needle[1024];
+    for (const char *p = h.out; *p; lines++) {
+        const char *e = strchr(p, '\n');
+        ck_assert(e != NULL && (size_t)(e - p) < sizeof needle - 3);
+        snprintf(needle, sizeof needle, "\n%.*s\n", (int)(e - p), p);
+        if (lines < 100) ck_assert_msg(!strstr(train, needle), "in the training set:%s", needle);
+        p = e + 1;
+    }
+    ck_assert_int_eq(lines, 500);
+    free(train);
+    run_free(&t);
+    run_free(&h);
+    run_result r = run(NULL, "train", "--model", "rnn", TINY_TRAIN, "--out",
+                       tmp_path("tiny-split.json"), NULL);
+    expect(&r, "tiny train", 0, NULL);
+    ck_assert_msg(strstr(r.err, "120 training + 20 held-out") != NULL, "%s", r.err);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_train_failing_out_leaves_nothing) {
     /* --out in a directory that does not exist. */
     const char *dir = tmp_path("no-such-dir");
@@ -715,6 +748,7 @@ static Suite *cli_suite(void) {
     tcase_add_test(tc, test_predict_logit_round_trips);
     tcase_add_test(tc, test_info_parameter_totals);
     tcase_add_loop_test(tc, test_train_tiny_run_writes_loadable_weights, 0, 3);
+    tcase_add_test(tc, test_holdout_set_and_train_split);
     tcase_add_test(tc, test_train_failing_out_leaves_nothing);
     tcase_add_test(tc, test_train_failure_keeps_existing_out);
     suite_add_tcase(s, tc);

@@ -2,7 +2,8 @@
  * trainer ends bit-identical (params, Adam m, v, step, model selection's best epoch and
  * parameters) to an uninterrupted run; checkpoint
  * writes are atomic (a failed save leaves the existing file intact, no .tmp left behind);
- * mismatched data or a damaged file are refused with a message naming the problem. */
+ * the same with a separate held-out set; mismatched data, a held-out slice taken the other way
+ * (split vs separate set) or a damaged file are refused with a message naming the problem. */
 #include "test_util.h"
 #include "train_internal.h"
 
@@ -46,17 +47,31 @@ static attn_train_config small_config(void) {
     return cfg;
 }
 
-static void resume_case(attn_arch arch) {
+/* A trainer on d with the held-out slice split off d (h NULL) or from the separate set h. */
+static attn_trainer *trainer_new(attn_model *m, const attn_dataset *d, const attn_dataset *h,
+                                 const attn_train_config *cfg) {
+    attn_trainer *t = NULL;
+    attn_error err;
+    ck_assert_msg(attn_trainer_create_heldout(m, d, h, cfg, &t, &err) == ATTN_OK, "%s", err.msg);
+    return t;
+}
+
+/* separate: the held-out slice is a separate ATTN_SET_HOLDOUT set, not split off the data */
+static void resume_case(attn_arch arch, bool separate) {
     attn_set_num_threads(1);
     make_dir();
-    attn_dataset *d = tu_train_data(120, 5);
+    attn_dataset *d = tu_train_data(120, 5), *h = NULL;
+    attn_error e0;
+    if (separate)
+        ck_assert_msg(attn_data_generate(ATTN_SET_HOLDOUT, 20, 5, &h, &e0) == ATTN_OK, "%s",
+                      e0.msg);
     attn_train_config cfg = small_config();
     attn_model_config mc = attn_model_config_default(arch);
     attn_error err;
 
     /* uninterrupted */
     attn_model *ma = tu_model_new(&mc, 9);
-    attn_trainer *ta = tu_trainer_new(ma, d, &cfg);
+    attn_trainer *ta = trainer_new(ma, d, h, &cfg);
     ck_assert(attn_trainer_run(ta, NULL, &err) == ATTN_OK);
 
     /* stopped after epoch 1, saved, everything freed */
@@ -67,7 +82,7 @@ static void resume_case(attn_arch arch) {
     double saved_acc = -1.0;
     {
         attn_model *m = tu_model_new(&mc, 9);
-        attn_trainer *t = tu_trainer_new(m, d, &cfg);
+        attn_trainer *t = trainer_new(m, d, h, &cfg);
         stopper s = {1};
         attn_train_callbacks cb = {on_epoch, NULL, &s};
         ck_assert(attn_trainer_run(t, &cb, &err) == ATTN_OK);
@@ -92,7 +107,7 @@ static void resume_case(attn_arch arch) {
     ck_assert_int_eq(cfg2.epochs, 3);
     ck_assert(cfg2.seed == 42 && cfg2.adam.lr == 1e-3 && cfg2.adam.beta2 == 0.999);
     attn_model *mb = tu_model_new(&mc2, 12345);
-    attn_trainer *tb = tu_trainer_new(mb, d, &cfg2);
+    attn_trainer *tb = trainer_new(mb, d, h, &cfg2);
     ck_assert_msg(attn_trainer_load_checkpoint(tb, path, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_int_eq(attn_trainer_epoch(tb), 1);
     double acc = 0.0;
@@ -112,11 +127,21 @@ static void resume_case(attn_arch arch) {
 
     /* the same checkpoint refused on other data */
     attn_dataset *other = tu_train_data(120, 6);
-    attn_trainer *tc = tu_trainer_new(mb, other, &cfg2);
+    attn_trainer *tc = trainer_new(mb, other, h, &cfg2);
     ck_assert(attn_trainer_load_checkpoint(tc, path, &err) == ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "different data") != NULL, "%s", err.msg);
     attn_trainer_free(tc);
     attn_dataset_free(other);
+    /* ... and with the held-out slice taken the other way (split vs separate set) */
+    attn_dataset *h2 = NULL;
+    if (!separate)
+        ck_assert_msg(attn_data_generate(ATTN_SET_HOLDOUT, 20, 5, &h2, &err) == ATTN_OK, "%s",
+                      err.msg);
+    tc = trainer_new(mb, d, h2, &cfg2);
+    ck_assert(attn_trainer_load_checkpoint(tc, path, &err) == ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "held-out") != NULL, "%s", err.msg);
+    attn_trainer_free(tc);
+    attn_dataset_free(h2);
 
     free(saved_best);
     remove(path);
@@ -126,15 +151,21 @@ static void resume_case(attn_arch arch) {
     attn_model_free(ma);
     attn_model_free(mb);
     attn_dataset_free(d);
+    attn_dataset_free(h);
 }
 
 START_TEST(test_resume_lstm) {
-    resume_case(ATTN_ARCH_LSTM);
+    resume_case(ATTN_ARCH_LSTM, false);
 }
 END_TEST
 
 START_TEST(test_resume_transformer) {
-    resume_case(ATTN_ARCH_TRANSFORMER);
+    resume_case(ATTN_ARCH_TRANSFORMER, false);
+}
+END_TEST
+
+START_TEST(test_resume_separate_heldout) {
+    resume_case(ATTN_ARCH_LSTM, true);
 }
 END_TEST
 
@@ -202,6 +233,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_resume_lstm);
     tcase_add_test(tc, test_resume_transformer);
+    tcase_add_test(tc, test_resume_separate_heldout);
     tcase_add_test(tc, test_atomic_write);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
