@@ -7,56 +7,18 @@
  * The exporter writes floats with %.9g (enough for float -> text -> double -> float to be
  * exact) into path.tmp, fsyncs and renames, so an existing file is never half-overwritten.
  */
+#include "io_internal.h"
 #include "model_internal.h"
 
 #include <cjson/cJSON.h>
 
-#include <errno.h>
 #include <float.h>
-#include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define WEIGHTS_FORMAT "attn-weights-v1"
-#define MAX_PROBLEMS   24 /* beyond this, only a count is reported */
-
-/* ---- problem collection ------------------------------------------------------------------ */
-
-typedef struct problems {
-    attn_error *err;
-    const char *path;
-    int n;
-    attn_status first;
-} problems;
-
-static void problem(problems *p, attn_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void problem(problems *p, attn_status s, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (p->n == 0) {
-        p->first = s;
-        attn_errorf(p->err, s, "%s: %s", p->path, msg);
-    } else if (p->n < MAX_PROBLEMS) {
-        attn_error_append(p->err, "%s", msg);
-    }
-    p->n++;
-}
-
-static attn_status problems_finish(problems *p) {
-    if (p->n == 0) return ATTN_OK;
-    if (p->n > MAX_PROBLEMS) attn_error_append(p->err, "and %d more problems", p->n - MAX_PROBLEMS);
-    if (p->err) p->err->status = p->first;
-    return p->first;
-}
 
 /* "[a,b]" into buf. */
 static const char *shape_text(char *buf, size_t size, int ndim, const long long *shape) {
@@ -68,47 +30,6 @@ static const char *shape_text(char *buf, size_t size, int ndim, const long long 
 }
 
 /* ---- reading and parsing the file -------------------------------------------------------- */
-
-static attn_status read_file(const char *path, char **out, size_t *len, attn_error *err) {
-    *out = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading the file", path);
-    }
-    for (;;) {
-        if (n == cap) {
-            if (cap > ((size_t)1 << 40)) break;
-            char *bigger = realloc(buf, 2 * cap + 1);
-            if (!bigger) {
-                free(buf);
-                fclose(f);
-                return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading %zu bytes", path,
-                                   2 * cap);
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int failed = ferror(f);
-    int saved_errno = errno;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return attn_errorf(err, ATTN_ERR_IO, "%s: read error: %s", path, strerror(saved_errno));
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return ATTN_OK;
-}
 
 /* The tensor key whose "shape" most recently precedes byte `at` (a hint for parse errors). */
 static void tensor_before(const char *buf, size_t at, char *name, size_t size) {
@@ -136,7 +57,7 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
     *root = NULL;
     char *buf = NULL;
     size_t len = 0;
-    attn_status st = read_file(path, &buf, &len, err);
+    attn_status st = attn_io_read_file(path, &buf, &len, err);
     if (st != ATTN_OK) return st;
     if (len == 0) {
         free(buf);
@@ -199,95 +120,9 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
 
 /* ---- config ------------------------------------------------------------------------------- */
 
-typedef struct int_field {
-    const char *key;
-    size_t offset;
-} int_field;
-
-static const int_field int_fields[] = {
-    {"vocab_size", offsetof(attn_model_config, vocab_size)},
-    {"embed_dim", offsetof(attn_model_config, embed_dim)},
-    {"hidden_size", offsetof(attn_model_config, hidden_size)},
-    {"n_heads", offsetof(attn_model_config, n_heads)},
-    {"ffn_dim", offsetof(attn_model_config, ffn_dim)},
-    {"n_layers", offsetof(attn_model_config, n_layers)},
-    {"max_len", offsetof(attn_model_config, max_len)},
-};
-#define N_INT_FIELDS (sizeof int_fields / sizeof int_fields[0])
-
 /* Parses "config" (arch required, the rest defaulting to attn_model_config_default). */
-static void parse_config(const cJSON *cj, attn_model_config *cfg, problems *p) {
-    if (!cJSON_IsObject(cj)) {
-        problem(p, ATTN_ERR_PARSE, "%s \"config\", expected an object with at least \"arch\"",
-                cj ? "malformed" : "missing");
-        return;
-    }
-    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(cj, "arch");
-    attn_arch a = ATTN_ARCH_RNN;
-    if (!cJSON_IsString(arch)) {
-        problem(p, ATTN_ERR_VALUE,
-                "config: %s \"arch\" (expected \"rnn\", \"lstm\" or "
-                "\"transformer\")",
-                arch ? "non-string" : "missing");
-        return;
-    }
-    if (attn_arch_from_name(arch->valuestring, &a, NULL) != ATTN_OK) {
-        problem(p, ATTN_ERR_VALUE,
-                "config: unknown arch \"%s\" (expected rnn, lstm or "
-                "transformer)",
-                arch->valuestring);
-        return;
-    }
-    *cfg = attn_model_config_default(a);
-    const cJSON *item;
-    cJSON_ArrayForEach(item, cj) {
-        const char *key = item->string ? item->string : "";
-        if (strcmp(key, "arch") == 0) continue;
-        bool known = false;
-        for (size_t i = 0; i < N_INT_FIELDS; i++) {
-            if (strcmp(key, int_fields[i].key) != 0) continue;
-            known = true;
-            double v = item->valuedouble;
-            if (!cJSON_IsNumber(item) || v != floor(v) || v < INT_MIN || v > INT_MAX) {
-                problem(p, ATTN_ERR_VALUE, "config: \"%s\" must be an integer", key);
-            } else {
-                *(int *)((char *)cfg + int_fields[i].offset) = (int)v;
-            }
-        }
-        if (strcmp(key, "norm") == 0) {
-            known = true;
-            if (cJSON_IsString(item) && strcmp(item->valuestring, "pre") == 0)
-                cfg->norm = ATTN_NORM_PRE;
-            else if (cJSON_IsString(item) && strcmp(item->valuestring, "post") == 0)
-                cfg->norm = ATTN_NORM_POST;
-            else
-                problem(p, ATTN_ERR_VALUE,
-                        "config: \"norm\" is %s%s%s, expected \"pre\" or "
-                        "\"post\"",
-                        cJSON_IsString(item) ? "\"" : "",
-                        cJSON_IsString(item) ? item->valuestring : "not a string",
-                        cJSON_IsString(item) ? "\"" : "");
-        } else if (strcmp(key, "activation") == 0) {
-            known = true;
-            if (cJSON_IsString(item) && strcmp(item->valuestring, "relu") == 0)
-                cfg->activation = ATTN_ACT_RELU;
-            else if (cJSON_IsString(item) && strcmp(item->valuestring, "gelu") == 0)
-                cfg->activation = ATTN_ACT_GELU;
-            else
-                problem(p, ATTN_ERR_VALUE,
-                        "config: \"activation\" is %s%s%s, expected "
-                        "\"relu\" or \"gelu\"",
-                        cJSON_IsString(item) ? "\"" : "",
-                        cJSON_IsString(item) ? item->valuestring : "not a string",
-                        cJSON_IsString(item) ? "\"" : "");
-        }
-        if (!known) problem(p, ATTN_ERR_VALUE, "config: unknown key \"%s\"", key);
-    }
-    if (p->n == 0) {
-        attn_error verr;
-        if (attn_model_config_validate(cfg, &verr) != ATTN_OK)
-            problem(p, ATTN_ERR_VALUE, "%s", verr.msg);
-    }
+static void parse_config(const cJSON *cj, attn_model_config *cfg, attn_io_problems *p) {
+    attn_io_model_config_from_json(cj, "config", ATTN_IO_CONFIG_REJECT_UNKNOWN, cfg, p);
 }
 
 static void config_summary(const attn_model_config *c, char *buf, size_t size) {
@@ -317,11 +152,12 @@ static const char *strip_prefixes(const char *name) {
 
 /* Checks one tensor entry against spec i and copies its data into stage (at the offset). */
 static void load_tensor(const attn_model *m, size_t i, const char *key, const cJSON *entry,
-                        float *stage, problems *p) {
+                        float *stage, attn_io_problems *p) {
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
     if (!cJSON_IsObject(entry) || !cJSON_IsArray(shape) || !cJSON_IsArray(data)) {
-        problem(p, ATTN_ERR_PARSE, "\"%s\": expected {\"shape\": [..], \"data\": [..]}", key);
+        attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\": expected {\"shape\": [..], \"data\": [..]}",
+                        key);
         return;
     }
     int want[4];
@@ -334,8 +170,8 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
     cJSON_ArrayForEach(dim, shape) {
         double v = dim->valuedouble;
         if (!cJSON_IsNumber(dim) || v != floor(v) || v < 0 || v > 1e15) {
-            problem(p, ATTN_ERR_SHAPE, "\"%s\": shape holds a non-integer, expected %s", key,
-                    shape_text((char[64]){0}, 64, want_nd, want_ll));
+            attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": shape holds a non-integer, expected %s",
+                            key, shape_text((char[64]){0}, 64, want_nd, want_ll));
             return;
         }
         if (got_nd < 8) got[got_nd] = (long long)v;
@@ -345,18 +181,18 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
     if (got_nd != want_nd) shape_ok = false;
     if (!shape_ok) {
         char wbuf[64], gbuf[128];
-        problem(p, ATTN_ERR_SHAPE, "\"%s\": expected %s, got %s%s", key,
-                shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
-                shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
-                got_nd > 8 ? " (truncated)" : "");
+        attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": expected %s, got %s%s", key,
+                        shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+                        shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
+                        got_nd > 8 ? " (truncated)" : "");
         return;
     }
     size_t numel = attn_model_tensor_numel(m, i);
     size_t n = (size_t)cJSON_GetArraySize(data);
     if (n != numel) {
         char wbuf[64];
-        problem(p, ATTN_ERR_SHAPE, "\"%s\": \"data\" has %zu values, shape %s needs %zu", key, n,
-                shape_text(wbuf, sizeof wbuf, want_nd, want_ll), numel);
+        attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": \"data\" has %zu values, shape %s needs %zu",
+                        key, n, shape_text(wbuf, sizeof wbuf, want_nd, want_ll), numel);
         return;
     }
     float *dst = stage + attn_model_tensor_offset(m, i);
@@ -364,19 +200,19 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
     const cJSON *v;
     cJSON_ArrayForEach(v, data) {
         if (!cJSON_IsNumber(v)) {
-            problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is %s, expected a finite number", key,
-                    j,
-                    cJSON_IsNull(v)     ? "null (NaN/Inf written by a JSON encoder?)"
-                    : cJSON_IsString(v) ? "a string"
-                    : cJSON_IsBool(v)   ? "a boolean"
-                                        : "an array or object");
+            attn_io_problem(p, ATTN_ERR_VALUE,
+                            "\"%s\": element %zu is %s, expected a finite number", key, j,
+                            cJSON_IsNull(v)     ? "null (NaN/Inf written by a JSON encoder?)"
+                            : cJSON_IsString(v) ? "a string"
+                            : cJSON_IsBool(v)   ? "a boolean"
+                                                : "an array or object");
             return;
         }
         double d = v->valuedouble;
         /* >= FLT_MAX + half an ulp rounds to Inf in the cast to float */
         if (!isfinite(d) || fabs(d) >= 0x1.ffffffp127) {
-            problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is %s, not a finite float32", key, j,
-                    isnan(d) ? "NaN" : "out of range (Inf)");
+            attn_io_problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is %s, not a finite float32",
+                            key, j, isnan(d) ? "NaN" : "out of range (Inf)");
             return;
         }
         dst[j++] = (float)d;
@@ -384,18 +220,19 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
 }
 
 /* Loads the "tensors" object of root into m (all or nothing). */
-static void load_tensors(attn_model *m, const cJSON *root, problems *p) {
+static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) {
     const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     if (!cJSON_IsObject(tensors)) {
-        problem(p, ATTN_ERR_PARSE, "%s \"tensors\", expected an object of state_dict keys",
-                tensors ? "malformed" : "missing");
+        attn_io_problem(p, ATTN_ERR_PARSE, "%s \"tensors\", expected an object of state_dict keys",
+                        tensors ? "malformed" : "missing");
         return;
     }
     size_t count = attn_model_tensor_count(m);
     float *stage = malloc(attn_model_n_params(m) * sizeof(float));
     bool seen[ATTN_MAX_SPECS] = {false};
     if (!stage) {
-        problem(p, ATTN_ERR_NOMEM, "out of memory for %zu parameters", attn_model_n_params(m));
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
+                        attn_model_n_params(m));
         return;
     }
     const cJSON *entry;
@@ -404,14 +241,14 @@ static void load_tensors(attn_model *m, const cJSON *root, problems *p) {
         const char *key = strip_prefixes(raw);
         long i = attn_model_tensor_find(m, key);
         if (i < 0) {
-            problem(p, ATTN_ERR_SHAPE,
-                    "unexpected tensor \"%s\" (the %s model has no such "
-                    "parameter)",
-                    raw, attn_arch_name(m->cfg.arch));
+            attn_io_problem(p, ATTN_ERR_SHAPE,
+                            "unexpected tensor \"%s\" (the %s model has no such "
+                            "parameter)",
+                            raw, attn_arch_name(m->cfg.arch));
             continue;
         }
         if (seen[i]) {
-            problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", key);
+            attn_io_problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", key);
             continue;
         }
         seen[i] = true;
@@ -419,12 +256,13 @@ static void load_tensors(attn_model *m, const cJSON *root, problems *p) {
     }
     for (size_t i = 0; i < count; i++)
         if (!seen[i])
-            problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"", attn_model_tensor_name(m, i));
+            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
+                            attn_model_tensor_name(m, i));
     if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
     free(stage);
 }
 
-static void hint_config(const attn_model *m, problems *p) {
+static void hint_config(const attn_model *m, attn_io_problems *p) {
     char cfg[256];
     config_summary(&m->cfg, cfg, sizeof cfg);
     if (p->n > 0 && p->first == ATTN_ERR_SHAPE)
@@ -439,12 +277,12 @@ attn_status attn_weights_load_json(const char *path, attn_model **out, attn_erro
     cJSON *root = NULL;
     attn_status st = parse_file(path, &root, err);
     if (st != ATTN_OK) return st;
-    problems p = {err, path, 0, ATTN_OK};
+    attn_io_problems p = {err, path, 0, ATTN_OK};
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_RNN);
     parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
     if (p.n > 0) {
         cJSON_Delete(root);
-        return problems_finish(&p);
+        return attn_io_problems_finish(&p);
     }
     attn_model *m = NULL;
     attn_error cerr;
@@ -456,7 +294,7 @@ attn_status attn_weights_load_json(const char *path, attn_model **out, attn_erro
     load_tensors(m, root, &p);
     hint_config(m, &p);
     cJSON_Delete(root);
-    st = problems_finish(&p);
+    st = attn_io_problems_finish(&p);
     if (st != ATTN_OK) {
         attn_model_free(m);
         return st;
@@ -470,7 +308,7 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
     cJSON *root = NULL;
     attn_status st = parse_file(path, &root, err);
     if (st != ATTN_OK) return st;
-    problems p = {err, path, 0, ATTN_OK};
+    attn_io_problems p = {err, path, 0, ATTN_OK};
     const cJSON *cj = cJSON_GetObjectItemCaseSensitive(root, "config");
     if (cj) { /* optional here; when present it must describe the model */
         attn_model_config cfg = m->cfg;
@@ -479,19 +317,20 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
             const attn_model_config *mc = &m->cfg;
             bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
             if (cfg.arch != mc->arch)
-                problem(&p, ATTN_ERR_VALUE, "config: arch \"%s\" but the model is \"%s\"",
-                        attn_arch_name(cfg.arch), attn_arch_name(mc->arch));
-            for (size_t i = 0; i < N_INT_FIELDS && cfg.arch == mc->arch; i++) {
-                int a = *(const int *)((const char *)&cfg + int_fields[i].offset);
-                int b = *(const int *)((const char *)mc + int_fields[i].offset);
+                attn_io_problem(&p, ATTN_ERR_VALUE, "config: arch \"%s\" but the model is \"%s\"",
+                                attn_arch_name(cfg.arch), attn_arch_name(mc->arch));
+            for (size_t i = 0; i < ATTN_IO_N_CONFIG_INTS && cfg.arch == mc->arch; i++) {
+                int a = *(const int *)((const char *)&cfg + attn_io_config_ints[i].offset);
+                int b = *(const int *)((const char *)mc + attn_io_config_ints[i].offset);
                 if (a != b)
-                    problem(&p, ATTN_ERR_VALUE, "config: \"%s\" is %d but the model has %d",
-                            int_fields[i].key, a, b);
+                    attn_io_problem(&p, ATTN_ERR_VALUE, "config: \"%s\" is %d but the model has %d",
+                                    attn_io_config_ints[i].key, a, b);
             }
             if (tr && cfg.arch == mc->arch && cfg.norm != mc->norm)
-                problem(&p, ATTN_ERR_VALUE, "config: \"norm\" differs from the model's");
+                attn_io_problem(&p, ATTN_ERR_VALUE, "config: \"norm\" differs from the model's");
             if (tr && cfg.arch == mc->arch && cfg.activation != mc->activation)
-                problem(&p, ATTN_ERR_VALUE, "config: \"activation\" differs from the model's");
+                attn_io_problem(&p, ATTN_ERR_VALUE,
+                                "config: \"activation\" differs from the model's");
         }
     }
     if (p.n == 0) {
@@ -499,23 +338,28 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
         hint_config(m, &p);
     }
     cJSON_Delete(root);
-    return problems_finish(&p);
+    return attn_io_problems_finish(&p);
 }
 
 /* ---- saving ------------------------------------------------------------------------------- */
 
-static void write_config(FILE *f, const attn_model_config *c) {
-    fprintf(f, "\"config\": {\"arch\": \"%s\", \"vocab_size\": %d, \"embed_dim\": %d",
-            attn_arch_name(c->arch), c->vocab_size, c->embed_dim);
-    if (c->arch == ATTN_ARCH_TRANSFORMER)
-        fprintf(f,
-                ", \"n_heads\": %d, \"ffn_dim\": %d, \"n_layers\": %d, \"max_len\": %d, "
-                "\"norm\": \"%s\", \"activation\": \"%s\"}",
-                c->n_heads, c->ffn_dim, c->n_layers, c->max_len,
-                c->norm == ATTN_NORM_PRE ? "pre" : "post",
-                c->activation == ATTN_ACT_RELU ? "relu" : "gelu");
-    else
-        fprintf(f, ", \"hidden_size\": %d, \"n_layers\": %d}", c->hidden_size, c->n_layers);
+/* "config": {"arch": "rnn", "vocab_size": 5, ...} -- the keys that apply to c's arch, in the
+ * spaced layout of the rest of the file (the values are names and integers). */
+static bool write_config(FILE *f, const attn_model_config *c) {
+    cJSON *o = attn_io_model_config_to_json(c, false);
+    if (!o) return false;
+    fprintf(f, "\"config\": {");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, o) {
+        fprintf(f, "%s\"%s\": ", item == o->child ? "" : ", ", item->string);
+        if (cJSON_IsString(item))
+            fprintf(f, "\"%s\"", item->valuestring);
+        else
+            fprintf(f, "%d", item->valueint);
+    }
+    fprintf(f, "}");
+    cJSON_Delete(o);
+    return true;
 }
 
 static void write_tensors(FILE *f, const attn_model *m, const float *base) {
@@ -547,45 +391,23 @@ attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *
     attn_error ferr;
     if (attn_model_check_finite(m, grads, &ferr) != ATTN_OK)
         return attn_errorf(err, ATTN_ERR_VALUE, "%s: not written: %s", path, ferr.msg);
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        attn_errorf(err, ATTN_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return ATTN_ERR_IO;
-    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     fprintf(f, "{\"format\": \"%s\",\n", WEIGHTS_FORMAT);
-    write_config(f, &m->cfg);
+    bool ok = write_config(f, &m->cfg);
     fprintf(f, ",\n");
     write_tensors(f, m, base);
     fprintf(f, "}\n");
-    const char *what = NULL;
-    if (ferror(f))
-        what = "write";
-    else if (fflush(f) != 0)
-        what = "flush";
-    else if (fsync(fileno(f)) != 0)
-        what = "fsync";
-    int saved_errno = errno;
-    if (fclose(f) != 0 && !what) {
-        what = "close";
-        saved_errno = errno;
+    ok = !ferror(f) && ok;
+    if (fclose(f) != 0) ok = false;
+    if (!ok) {
+        free(text);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
+                           path);
     }
-    if (!what && rename(tmp, path) != 0) {
-        what = "rename";
-        saved_errno = errno;
-    }
-    if (what) {
-        remove(tmp);
-        attn_errorf(err, ATTN_ERR_IO, "%s: %s failed: %s (the old file, if any, is untouched)",
-                    path, what, strerror(saved_errno));
-        free(tmp);
-        return ATTN_ERR_IO;
-    }
-    free(tmp);
-    return ATTN_OK;
+    attn_status st = attn_io_write_atomic(path, text, len, err);
+    free(text);
+    return st;
 }

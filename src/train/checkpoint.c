@@ -4,16 +4,15 @@
  * which cJSON prints with enough digits to round-trip bit for bit), and model selection's
  * state: best_epoch (0 = none), best_acc and, when best_epoch > 0, best_params. Written atomically:
  * path.tmp, fflush, fsync, rename, so an existing checkpoint survives any failure. */
+#include "io_internal.h"
 #include "train_internal.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define FORMAT "attn-checkpoint-v1"
 
@@ -35,21 +34,6 @@ static void add_u64(cJSON *o, const char *key, uint64_t v) {
     cJSON_AddStringToObject(o, key, buf);
 }
 
-static cJSON *model_config_json(const attn_model_config *c) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "arch", attn_arch_name(c->arch));
-    cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
-    cJSON_AddNumberToObject(o, "embed_dim", c->embed_dim);
-    cJSON_AddNumberToObject(o, "hidden_size", c->hidden_size);
-    cJSON_AddNumberToObject(o, "n_heads", c->n_heads);
-    cJSON_AddNumberToObject(o, "ffn_dim", c->ffn_dim);
-    cJSON_AddNumberToObject(o, "n_layers", c->n_layers);
-    cJSON_AddNumberToObject(o, "max_len", c->max_len);
-    cJSON_AddStringToObject(o, "norm", c->norm == ATTN_NORM_POST ? "post" : "pre");
-    cJSON_AddStringToObject(o, "activation", c->activation == ATTN_ACT_GELU ? "gelu" : "relu");
-    return o;
-}
-
 static cJSON *train_config_json(const attn_train_config *c) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "epochs", c->epochs);
@@ -68,38 +52,6 @@ static cJSON *train_config_json(const attn_train_config *c) {
     return o;
 }
 
-/* Writes text to path atomically; on failure removes path.tmp and leaves path untouched. */
-static attn_status write_atomic(const char *path, const char *text, attn_error *err) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    attn_status st = ATTN_OK;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = attn_errorf(err, ATTN_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    size_t n = strlen(text);
-    bool ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF && fflush(f) == 0 &&
-              fsync(fileno(f)) == 0;
-    int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok)
-        st = attn_errorf(err, ATTN_ERR_IO, "%s: write failed: %s", tmp, strerror(saved));
-    else if (rename(tmp, path) != 0)
-        st = attn_errorf(err, ATTN_ERR_IO, "%s: cannot rename to %s: %s", tmp, path,
-                         strerror(errno));
-    if (st != ATTN_OK) remove(tmp);
-    free(tmp);
-    return st;
-}
-
 attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path, attn_error *err) {
     size_t n = attn_model_n_params(t->model);
     if (n > (size_t)1 << 30)
@@ -112,7 +64,8 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
     cJSON *root = cJSON_CreateObject();
     if (!root) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     cJSON_AddStringToObject(root, "format", FORMAT);
-    cJSON_AddItemToObject(root, "model", model_config_json(attn_model_config_of(t->model)));
+    cJSON_AddItemToObject(root, "model",
+                          attn_io_model_config_to_json(attn_model_config_of(t->model), true));
     cJSON_AddItemToObject(root, "train", train_config_json(&t->cfg));
     cJSON_AddNumberToObject(root, "n_sentences", t->data->n);
     add_u64(root, "data_fingerprint", data_fingerprint(t->data));
@@ -131,42 +84,32 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
         cJSON_AddItemToObject(root, "best_params", cJSON_CreateFloatArray(t->best_params, (int)n));
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    if (!text) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
-    attn_status st = write_atomic(path, text, err);
+    size_t len = text ? strlen(text) : 0;
+    char *line = text ? malloc(len + 1) : NULL; /* the file ends with a newline */
+    if (line) {
+        memcpy(line, text, len);
+        line[len] = '\n';
+    }
     cJSON_free(text);
+    if (!line) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
+    attn_status st = attn_io_write_atomic(path, line, len + 1, err);
+    free(line);
     return st;
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        attn_status st_ = (expr);                                                                  \
+        if (st_ != ATTN_OK) return st_;                                                            \
+    } while (0)
+
 static attn_status read_root(const char *path, cJSON **out, attn_error *err) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 65536 + 1 > cap) {
-            cap = 2 * cap + 65536 + 1;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, 65536, f);
-        len += got;
-        if (got < 65536) break;
-    }
-    bool io_error = ferror(f);
-    fclose(f);
-    if (io_error) {
-        free(buf);
-        return attn_errorf(err, ATTN_ERR_IO, "%s: read error", path);
-    }
-    buf[len] = 0;
+    size_t len = 0;
+    TRY(attn_io_read_file(path, &buf, &len, err));
     cJSON *root = cJSON_Parse(buf);
     free(buf);
     if (!root) return attn_errorf(err, ATTN_ERR_PARSE, "%s: malformed JSON", path);
@@ -212,17 +155,6 @@ static attn_status get_u64(const char *path, const cJSON *o, const char *key, ui
     return ATTN_OK;
 }
 
-static const char *get_str(const cJSON *o, const char *key) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(x) ? x->valuestring : "";
-}
-
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        attn_status st_ = (expr);                                                                  \
-        if (st_ != ATTN_OK) return st_;                                                            \
-    } while (0)
-
 static attn_status parse_configs(const char *path, const cJSON *root, attn_model_config *mc,
                                  attn_train_config *tc, attn_error *err) {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
@@ -231,19 +163,9 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     if (!cJSON_IsObject(m) || !cJSON_IsObject(t) || !cJSON_IsObject(a))
         return attn_errorf(err, ATTN_ERR_PARSE,
                            "%s: \"model\", \"train\" or \"train.adam\" is missing", path);
-    attn_arch arch;
-    TRY(attn_arch_from_name(get_str(m, "arch"), &arch, err));
-    *mc = attn_model_config_default(arch);
-    TRY(get_int(path, m, "vocab_size", &mc->vocab_size, err));
-    TRY(get_int(path, m, "embed_dim", &mc->embed_dim, err));
-    TRY(get_int(path, m, "hidden_size", &mc->hidden_size, err));
-    TRY(get_int(path, m, "n_heads", &mc->n_heads, err));
-    TRY(get_int(path, m, "ffn_dim", &mc->ffn_dim, err));
-    TRY(get_int(path, m, "n_layers", &mc->n_layers, err));
-    TRY(get_int(path, m, "max_len", &mc->max_len, err));
-    mc->norm = strcmp(get_str(m, "norm"), "post") == 0 ? ATTN_NORM_POST : ATTN_NORM_PRE;
-    mc->activation = strcmp(get_str(m, "activation"), "gelu") == 0 ? ATTN_ACT_GELU : ATTN_ACT_RELU;
-    TRY(attn_model_config_validate(mc, err));
+    attn_io_problems p = {err, path, 0, ATTN_OK};
+    attn_io_model_config_from_json(m, "model", ATTN_IO_CONFIG_REQUIRE_ALL, mc, &p);
+    TRY(attn_io_problems_finish(&p));
     *tc = attn_train_config_default();
     TRY(get_int(path, t, "epochs", &tc->epochs, err));
     TRY(get_int(path, t, "batch_size", &tc->batch_size, err));

@@ -1,0 +1,65 @@
+/* io_internal.h -- file and JSON helpers shared by the weights format (attn-weights-v1) and the
+ * training checkpoint (attn-checkpoint-v1): whole-file reading, atomic writing, problem
+ * collection for messages, and the model config <-> JSON object mapping. Library-internal. */
+#ifndef ATTN_IO_INTERNAL_H
+#define ATTN_IO_INTERNAL_H
+
+#include "attn.h"
+
+#include <cjson/cJSON.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Reads the whole file into *out (NUL-terminated, caller frees) and its size into *len.
+ * Errors name the file: ATTN_ERR_IO (cannot open / read error), ATTN_ERR_NOMEM. */
+attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_error *err);
+
+/* Writes text[0..len) to path atomically: path.tmp, fflush, fsync, rename. On any failure
+ * path.tmp is removed, path is untouched and ATTN_ERR_IO names both files. */
+attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
+
+/* ---- problem collection: the first problem is "path: msg", later ones are appended ------- */
+
+#define ATTN_IO_MAX_PROBLEMS 24 /* beyond this, only a count is reported */
+
+typedef struct attn_io_problems {
+    attn_error *err;
+    const char *path;
+    int n;
+    attn_status first;
+} attn_io_problems;
+
+void attn_io_problem(attn_io_problems *p, attn_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* ATTN_OK if no problem was reported, else the first problem's status (also in err). */
+attn_status attn_io_problems_finish(attn_io_problems *p);
+
+/* ---- model config as a JSON object --------------------------------------------------------- */
+
+/* The integer fields of attn_model_config, in file order, with the archs they apply to
+ * (bit 1u << arch). */
+typedef struct attn_io_config_int {
+    const char *key;
+    size_t offset;
+    unsigned archs;
+} attn_io_config_int;
+
+#define ATTN_IO_N_CONFIG_INTS 7
+extern const attn_io_config_int attn_io_config_ints[ATTN_IO_N_CONFIG_INTS];
+
+/* {"arch", the ints, "norm", "activation"} of c; with all_keys false only the keys that apply
+ * to c's arch (hidden_size for RNN/LSTM; n_heads, ffn_dim, max_len, norm, activation for the
+ * transformer). NULL when out of memory. */
+cJSON *attn_io_model_config_to_json(const attn_model_config *c, bool all_keys);
+
+#define ATTN_IO_CONFIG_REQUIRE_ALL    1u /* every integer key must be present */
+#define ATTN_IO_CONFIG_REJECT_UNKNOWN 2u /* keys other than the config's are problems */
+
+/* Parses object obj (named `name` in messages, e.g. "config") into *cfg: "arch" is required,
+ * absent keys default to attn_model_config_default(arch) unless flags say otherwise, and the
+ * result is validated. Every problem goes to p; *cfg is meaningful only if none was added. */
+void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned flags,
+                                    attn_model_config *cfg, attn_io_problems *p);
+
+#endif
