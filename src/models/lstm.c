@@ -59,28 +59,22 @@ typedef struct lstm_impl {
     float *d_x;      /* [T, B, E] */
 } lstm_impl;
 
-static float *carve(float *base, size_t *used, size_t n) {
-    float *p = base ? base + *used : NULL;
-    *used += n;
-    return p;
-}
-
 /* Lays the arena out for (B, T); with base NULL it only counts. Returns the floats needed. */
 static size_t lstm_layout(lstm_impl *v, float *base, int B, int T, int E, int H) {
     size_t u = 0, TB = (size_t)T * B, BH = (size_t)B * H;
-    v->x = carve(base, &u, TB * E);
-    v->xw = carve(base, &u, TB * 4 * H);
-    v->pre = carve(base, &u, 4 * BH);
-    v->gates = carve(base, &u, TB * 4 * H);
-    v->c = carve(base, &u, (TB + B) * H);
-    v->tanh_c = carve(base, &u, TB * H);
-    v->h = carve(base, &u, (TB + B) * H);
-    v->h_last = carve(base, &u, BH);
-    v->d_pre = carve(base, &u, TB * 4 * H);
-    v->d_h = carve(base, &u, BH);
-    v->d_c = carve(base, &u, BH);
-    v->d_h_last = carve(base, &u, BH);
-    v->d_x = carve(base, &u, TB * E);
+    v->x = attn_arena_carve(base, &u, TB * E);
+    v->xw = attn_arena_carve(base, &u, TB * 4 * H);
+    v->pre = attn_arena_carve(base, &u, 4 * BH);
+    v->gates = attn_arena_carve(base, &u, TB * 4 * H);
+    v->c = attn_arena_carve(base, &u, (TB + B) * H);
+    v->tanh_c = attn_arena_carve(base, &u, TB * H);
+    v->h = attn_arena_carve(base, &u, (TB + B) * H);
+    v->h_last = attn_arena_carve(base, &u, BH);
+    v->d_pre = attn_arena_carve(base, &u, TB * 4 * H);
+    v->d_h = attn_arena_carve(base, &u, BH);
+    v->d_c = attn_arena_carve(base, &u, BH);
+    v->d_h_last = attn_arena_carve(base, &u, BH);
+    v->d_x = attn_arena_carve(base, &u, TB * E);
     return u;
 }
 

@@ -79,6 +79,13 @@ void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *sh
 float *attn_model_view(attn_model *m, float *base, const char *name);
 /* Validates a batch against the model (B >= 1, 1 <= lengths[b] <= T, ids in range, T limit). */
 attn_status attn_batch_validate(const attn_model *m, const attn_batch *b, attn_error *err);
+/* Arena layout step: the next n floats at base + *used (NULL when base is NULL, so the same
+ * layout code can first count the floats it needs); advances *used by n. */
+static inline float *attn_arena_carve(float *base, size_t *used, size_t n) {
+    float *p = base ? base + *used : NULL;
+    *used += n;
+    return p;
+}
 /* Grows *buf to at least n floats (keeps nothing); *cap tracks the current size. */
 attn_status attn_arena_reserve(float **buf, size_t *cap, size_t n, attn_error *err);
 

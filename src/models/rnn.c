@@ -47,24 +47,18 @@ typedef struct rnn_impl {
     float *d_x;      /* [T, B, E] */
 } rnn_impl;
 
-static float *carve(float *base, size_t *used, size_t n) {
-    float *p = base ? base + *used : NULL;
-    *used += n;
-    return p;
-}
-
 /* Lays the arena out for (B, T); with base NULL it only counts. Returns the floats needed. */
 static size_t rnn_layout(rnn_impl *v, float *base, int B, int T, int E, int H) {
     size_t u = 0, TB = (size_t)T * B;
-    v->x = carve(base, &u, TB * E);
-    v->xw = carve(base, &u, TB * H);
-    v->pre = carve(base, &u, (size_t)B * H);
-    v->h = carve(base, &u, (TB + B) * H);
-    v->h_last = carve(base, &u, (size_t)B * H);
-    v->d_pre = carve(base, &u, TB * H);
-    v->d_h = carve(base, &u, (size_t)B * H);
-    v->d_h_last = carve(base, &u, (size_t)B * H);
-    v->d_x = carve(base, &u, TB * E);
+    v->x = attn_arena_carve(base, &u, TB * E);
+    v->xw = attn_arena_carve(base, &u, TB * H);
+    v->pre = attn_arena_carve(base, &u, (size_t)B * H);
+    v->h = attn_arena_carve(base, &u, (TB + B) * H);
+    v->h_last = attn_arena_carve(base, &u, (size_t)B * H);
+    v->d_pre = attn_arena_carve(base, &u, TB * H);
+    v->d_h = attn_arena_carve(base, &u, (size_t)B * H);
+    v->d_h_last = attn_arena_carve(base, &u, (size_t)B * H);
+    v->d_x = attn_arena_carve(base, &u, TB * E);
     return u;
 }
 

@@ -141,12 +141,6 @@ typedef struct tf_impl {
     float *d_head_in, *d_cls;  /* [B, D] */
 } tf_impl;
 
-static float *carve(float *base, size_t *used, size_t n) {
-    float *p = base ? base + *used : NULL;
-    *used += n;
-    return p;
-}
-
 /* Lays the arena out for v->B sentences in N rows, none longer than S_max, with n_probs floats
  * of probabilities in a full layer (and the layers' cls_only); with base NULL it only counts.
  * Returns the floats needed. */
@@ -158,44 +152,44 @@ static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, siz
     size_t u = 0;
     for (int l = 0; l < c->n_layers; l++) {
         tf_layer *L = &v->layers[l];
-        L->n1 = carve(base, &u, ND);
-        L->mean1 = carve(base, &u, N);
-        L->rstd1 = carve(base, &u, N);
-        L->qkv = carve(base, &u, 3 * ND);
-        L->q = carve(base, &u, ND);
-        L->k = carve(base, &u, ND);
-        L->v = carve(base, &u, ND);
-        L->probs = carve(base, &u, L->cls_only ? (size_t)c->n_heads * N : n_probs);
-        L->att = carve(base, &u, ND);
-        L->r1 = carve(base, &u, ND);
-        L->n2 = carve(base, &u, ND);
-        L->mean2 = carve(base, &u, N);
-        L->rstd2 = carve(base, &u, N);
-        L->ff1 = carve(base, &u, NF);
-        L->act = carve(base, &u, NF);
-        L->r2 = carve(base, &u, ND);
+        L->n1 = attn_arena_carve(base, &u, ND);
+        L->mean1 = attn_arena_carve(base, &u, N);
+        L->rstd1 = attn_arena_carve(base, &u, N);
+        L->qkv = attn_arena_carve(base, &u, 3 * ND);
+        L->q = attn_arena_carve(base, &u, ND);
+        L->k = attn_arena_carve(base, &u, ND);
+        L->v = attn_arena_carve(base, &u, ND);
+        L->probs = attn_arena_carve(base, &u, L->cls_only ? (size_t)c->n_heads * N : n_probs);
+        L->att = attn_arena_carve(base, &u, ND);
+        L->r1 = attn_arena_carve(base, &u, ND);
+        L->n2 = attn_arena_carve(base, &u, ND);
+        L->mean2 = attn_arena_carve(base, &u, N);
+        L->rstd2 = attn_arena_carve(base, &u, N);
+        L->ff1 = attn_arena_carve(base, &u, NF);
+        L->act = attn_arena_carve(base, &u, NF);
+        L->r2 = attn_arena_carve(base, &u, ND);
         L->out = c->norm == ATTN_NORM_PRE ? L->r2 : L->n2;
     }
-    v->x0 = carve(base, &u, ND);
-    v->cls = carve(base, &u, B * D);
-    v->cls_norm = carve(base, &u, B * D);
-    v->mean_f = carve(base, &u, B);
-    v->rstd_f = carve(base, &u, B);
-    v->ctx = carve(base, &u, SM * HS);
-    v->d_x = carve(base, &u, ND);
-    v->d_r = carve(base, &u, ND);
-    v->d_n = carve(base, &u, ND);
-    v->d_qkv = carve(base, &u, 3 * ND);
-    v->d_q = carve(base, &u, ND);
-    v->d_k = carve(base, &u, ND);
-    v->d_v = carve(base, &u, ND);
-    v->d_att = carve(base, &u, ND);
-    v->d_ff1 = carve(base, &u, NF);
-    v->d_act = carve(base, &u, NF);
-    v->d_probs = carve(base, &u, SM * SM);
-    v->d_scores = carve(base, &u, SM * SM);
-    v->d_head_in = carve(base, &u, B * D);
-    v->d_cls = carve(base, &u, B * D);
+    v->x0 = attn_arena_carve(base, &u, ND);
+    v->cls = attn_arena_carve(base, &u, B * D);
+    v->cls_norm = attn_arena_carve(base, &u, B * D);
+    v->mean_f = attn_arena_carve(base, &u, B);
+    v->rstd_f = attn_arena_carve(base, &u, B);
+    v->ctx = attn_arena_carve(base, &u, SM * HS);
+    v->d_x = attn_arena_carve(base, &u, ND);
+    v->d_r = attn_arena_carve(base, &u, ND);
+    v->d_n = attn_arena_carve(base, &u, ND);
+    v->d_qkv = attn_arena_carve(base, &u, 3 * ND);
+    v->d_q = attn_arena_carve(base, &u, ND);
+    v->d_k = attn_arena_carve(base, &u, ND);
+    v->d_v = attn_arena_carve(base, &u, ND);
+    v->d_att = attn_arena_carve(base, &u, ND);
+    v->d_ff1 = attn_arena_carve(base, &u, NF);
+    v->d_act = attn_arena_carve(base, &u, NF);
+    v->d_probs = attn_arena_carve(base, &u, SM * SM);
+    v->d_scores = attn_arena_carve(base, &u, SM * SM);
+    v->d_head_in = attn_arena_carve(base, &u, B * D);
+    v->d_cls = attn_arena_carve(base, &u, B * D);
     return u;
 }
 
