@@ -141,9 +141,25 @@ void tu_fill_uniform(float *x, size_t n, float lo, float hi, attn_rng *r) {
     for (size_t i = 0; i < n; i++) x[i] = attn_rng_uniform_range(r, lo, hi);
 }
 
+/* A ReLU kink inside (x - h, x + h) spoils the central difference; there the analytic gradient is
+ * the derivative of the piece x lies on, which a one-sided difference over [x - h, x] or [x, x + h]
+ * measures. An element fails the central check but passes as a kink only if its two one-sided
+ * differences disagree (a kink is there) and the analytic value matches one of them; at most a
+ * quarter of a tensor's elements may pass that way (one unit at a kink shares it with its whole row
+ * of weights). */
+static bool kink_matches(tu_scalar_fn f, void *ctx, float saved, float h, double fp, double fm,
+                         double ana, double lim) {
+    double f0 = f(ctx);
+    double right = (fp - f0) / ((double)(saved + h) - (double)saved);
+    double left = (f0 - fm) / ((double)saved - (double)(saved - h));
+    if (fabs(right - left) <= 2.0 * lim) return false; /* no kink: a real mismatch */
+    return fmin(fabs(ana - right), fabs(ana - left)) <= 2.0 * lim;
+}
+
 void tu_check_grad(const char *what, tu_scalar_fn f, void *ctx, float *x, const float *grad,
                    size_t n, float h, double atol, double rtol) {
     double worst = 0.0;
+    size_t kinks = 0, max_kinks = n / 4 + 1;
     for (size_t i = 0; i < n; i++) {
         float saved = x[i];
         x[i] = saved + h;
@@ -157,11 +173,17 @@ void tu_check_grad(const char *what, tu_scalar_fn f, void *ctx, float *x, const 
         double ana = grad[i];
         double err = fabs(num - ana);
         double lim = atol + rtol * fmax(fabs(num), fabs(ana));
+        if (err > lim && kinks < max_kinks && kink_matches(f, ctx, saved, h, fp, fm, ana, lim)) {
+            kinks++;
+            continue;
+        }
         if (err / lim > worst) worst = err / lim;
         ck_assert_msg(err <= lim, "%s: d[%zu] analytic %.9g vs numeric %.9g (|diff| %.3g > %.3g)",
                       what, i, ana, num, err, lim);
     }
-    printf("  %-44s n=%-6zu finite differences ok (worst %.2f of tolerance)\n", what, n, worst);
+    printf("  %-44s n=%-6zu finite differences ok (worst %.2f of tolerance", what, n, worst);
+    if (kinks) printf("; %zu at a kink matched a one-sided difference", kinks);
+    printf(")\n");
 }
 
 const char *tu_source_path(const char *rel) {
