@@ -9,11 +9,16 @@ transformer: [CLS]=1 + ids -> Embedding(V,D) + pos_embedding[:T+1] -> L x Transf
 forward(ids [B,T] long, lengths [B] long) -> logits [B]. Padded positions hold 0 ([PAD]).
 Run with /usr/bin/python3 (Debian torch 1.13). `attn_models.py` alone runs a self-test.
 """
+import math
+
 import torch
 import torch.nn as nn
 
 PAD_ID = 0
 CLS_ID = 1
+# pos_embedding starts as the sinusoidal table of Vaswani et al. (2017) times 2 and is then trained
+# (attn's documented choice; src/models/transformer.c says why).
+POS_EMBEDDING_AMPLITUDE = 2.0
 
 DEFAULTS = {
     "rnn": {"arch": "rnn", "vocab_size": 91, "embed_dim": 16, "hidden_size": 32, "n_layers": 1},
@@ -63,6 +68,19 @@ class Recurrent(nn.Module):
         return self.head(last).squeeze(1)                         # [B]
 
 
+def sinusoid_table(n_pos, dim, amplitude):
+    """[n_pos, dim] float32: amplitude * sin(p / 10000^(2i/dim)) in column 2i, cos in 2i+1; each
+    value computed in double and rounded once, in the same order as attn's C (bit-identical)."""
+    rows = []
+    for p in range(n_pos):
+        row = []
+        for col in range(dim):
+            angle = p / math.pow(10000.0, (col - col % 2) / dim)
+            row.append(amplitude * (math.cos(angle) if col % 2 else math.sin(angle)))
+        rows.append(row)
+    return torch.tensor(rows, dtype=torch.float64).to(torch.float32)
+
+
 class Transformer(nn.Module):
     """[CLS] + learned positions -> encoder layers -> (final norm) -> head on [CLS]."""
 
@@ -71,8 +89,7 @@ class Transformer(nn.Module):
         self.config = full_config(config)
         c = self.config
         D = c["embed_dim"]
-        self.pos_embedding = nn.Parameter(torch.empty(c["max_len"], D))
-        nn.init.normal_(self.pos_embedding, std=0.02)
+        self.pos_embedding = nn.Parameter(sinusoid_table(c["max_len"], D, POS_EMBEDDING_AMPLITUDE))
         self.embedding = nn.Embedding(c["vocab_size"], D)
         self.layers = nn.ModuleList([
             nn.TransformerEncoderLayer(d_model=D, nhead=c["n_heads"],

@@ -110,7 +110,16 @@ static const attn_model_vt *vt_for(attn_arch arch) {
     return NULL;
 }
 
-/* Draws every tensor in state_dict order, element by element, from one stream. */
+/* The sinusoidal table of Vaswani et al. (2017), scaled by amplitude:
+ * table[p, 2i] = amplitude * sin(p / 10000^(2i/D)), table[p, 2i+1] = amplitude * cos(same angle),
+ * computed in double and rounded once to float. tools/attn_models.py computes the same. */
+static float sinusoid_value(int pos, int col, int d, float amplitude) {
+    const double angle = (double)pos / pow(10000.0, (double)(col - col % 2) / (double)d);
+    return (float)((double)amplitude * (col % 2 ? cos(angle) : sin(angle)));
+}
+
+/* Draws every tensor in state_dict order, element by element, from one stream (the sinusoidal
+ * table draws nothing). */
 static void init_params(attn_model *m, uint64_t seed) {
     attn_rng rng = attn_rng_seed(seed);
     for (size_t i = 0; i < m->n_specs; i++) {
@@ -130,6 +139,10 @@ static void init_params(attn_model *m, uint64_t seed) {
                 break;
             case ATTN_INIT_UNIFORM:
                 p[j] = attn_rng_uniform_range(&rng, -s->init_a, s->init_a);
+                break;
+            case ATTN_INIT_SINUSOID:
+                p[j] = sinusoid_value((int)(j / (size_t)s->shape[1]),
+                                      (int)(j % (size_t)s->shape[1]), s->shape[1], s->init_a);
                 break;
             }
         }

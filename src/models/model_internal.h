@@ -15,8 +15,9 @@
 typedef enum attn_init {
     ATTN_INIT_ZEROS,
     ATTN_INIT_ONES,
-    ATTN_INIT_NORMAL,  /* N(0, a^2) (Embedding: a = 1) */
-    ATTN_INIT_UNIFORM, /* U(-a, a) (Linear 1/sqrt(fan_in), RNN/LSTM 1/sqrt(H), Xavier) */
+    ATTN_INIT_NORMAL,   /* N(0, a^2) (Embedding: a = 1) */
+    ATTN_INIT_UNIFORM,  /* U(-a, a) (Linear 1/sqrt(fan_in), RNN/LSTM 1/sqrt(H), Xavier) */
+    ATTN_INIT_SINUSOID, /* [P, D]: a * sin|cos(p / 10000^(2i/D)) (Vaswani et al.), no draw */
 } attn_init;
 
 #define ATTN_NAME_MAX 64

@@ -24,15 +24,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* pos_embedding init: N(0, 0.02^2), the documented choice (tools/attn_models.py does the same). */
-#define POS_EMBEDDING_STD 0.02f
+/* pos_embedding init, the documented choice (tools/attn_models.py does the same): the sinusoidal
+ * table of "Attention Is All You Need" (base 10000) times 2, then trained like every other
+ * parameter. Measured with attn reproduce --seeds 10 (mean error over the seeds): against
+ * N(0, 0.02^2) it takes the Transformer from 1.88% to 0.02% on the distractor set, 1.26% to 0.12%
+ * on fill4 and 2.25% to 0.76% on fill8. Amplitude 1 and 1.5 did worse (0.5-1.1% over all sets),
+ * as did 3 and 4 (they delay the epoch where learning starts from ~5 to ~10), base 100 or 1000,
+ * and the table centred on its mean; frozen (not trained) it did no better. */
+#define POS_EMBEDDING_AMPLITUDE 2.0f
 
 static size_t transformer_specs(const attn_model_config *c, attn_param_spec *s) {
     const int V = c->vocab_size, D = c->embed_dim, F = c->ffn_dim, P = c->max_len;
     size_t n = 0;
     char name[ATTN_NAME_MAX];
     /* A module's own parameters come before its children's in state_dict order. */
-    attn_spec_set(&s[n++], "pos_embedding", 2, (int[]){P, D}, ATTN_INIT_NORMAL, POS_EMBEDDING_STD);
+    attn_spec_set(&s[n++], "pos_embedding", 2, (int[]){P, D}, ATTN_INIT_SINUSOID,
+                  POS_EMBEDDING_AMPLITUDE);
     attn_spec_set(&s[n++], "embedding.weight", 2, (int[]){V, D}, ATTN_INIT_NORMAL, 1.0f);
     const float xavier = sqrtf(6.0f / (float)(D + 3 * D)); /* in_proj: xavier_uniform_ */
     const float kd = 1.0f / sqrtf((float)D), kf = 1.0f / sqrtf((float)F);

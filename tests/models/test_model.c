@@ -114,7 +114,7 @@ START_TEST(test_transformer_table) {
 END_TEST
 
 /* Init rules (PyTorch's): Linear/RNN uniform within +-bound, LayerNorm ones/zeros, in_proj
- * bias zeros, embeddings N(0,1) (std near 1), pos_embedding N(0, 0.02^2). */
+ * bias zeros, embeddings N(0,1) (std near 1); pos_embedding the sinusoidal table times 2. */
 START_TEST(test_init_rules) {
     attn_model *m = make(ATTN_ARCH_TRANSFORMER);
     for (size_t i = 0; i < m->n_specs; i++) {
@@ -136,7 +136,18 @@ START_TEST(test_init_rules) {
                           std, s->init_a);
         }
     }
-    ck_assert_float_eq_tol(m->specs[0].init_a, 0.02f, 1e-9f); /* pos_embedding */
+    /* pos_embedding [81, 32]: written out from the formula of Vaswani et al. (2017) with
+     * amplitude 2, frequency k = 10000^(-2i/32) for columns 2i (sin) and 2i+1 (cos) */
+    ck_assert_str_eq(m->specs[0].name, "pos_embedding");
+    const float *pos = attn_model_params(m) + attn_model_tensor_offset(m, 0);
+    for (int p = 0; p < 81; p++)
+        for (int i = 0; i < 16; i++) {
+            double freq = exp(-log(10000.0) * (2.0 * i) / 32.0);
+            ck_assert_double_eq_tol(pos[p * 32 + 2 * i], 2.0 * sin(p * freq), 1e-6);
+            ck_assert_double_eq_tol(pos[p * 32 + 2 * i + 1], 2.0 * cos(p * freq), 1e-6);
+        }
+    ck_assert_float_eq(pos[0], 0.0f); /* position 0 ([CLS]): sin 0 = 0, cos 0 = 1 */
+    ck_assert_float_eq(pos[1], 2.0f);
     /* the same seed gives the same parameters; another seed does not */
     attn_model *m2 = make(ATTN_ARCH_TRANSFORMER);
     ck_assert_int_eq(
