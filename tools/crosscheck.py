@@ -13,7 +13,11 @@ the PyTorch module with load_state_dict(strict=True) (tools/weights_json.load) -
 must have changed, and PyTorch's batch-1 logits of the loaded module must equal `attn predict`
 on 20 sentences bit for bit. Prints `finetune rnn: strict load ok, identical: N/N`.
 
-Exits 1 when any model is not identical on every sentence or a fine-tune check fails.
+Initial weights, for rnn, lstm and transformer: `attn train --epochs 0` (attn's fresh model of a
+seed) loaded into the PyTorch module with strict=True; the Transformer's pos_embedding must equal
+attn_models.sinusoid_table bit for bit. Prints `init transformer: strict load ok, ...`.
+
+Exits 1 when any model is not identical on every sentence or a fine-tune or init check fails.
 
 Usage: /usr/bin/python3 tools/crosscheck.py --attn build/attn [--seed S] [--n N]
 """
@@ -121,6 +125,33 @@ def finetune(attn, arch, seed, items, tmp):
     return same == len(want)
 
 
+def initial_weights(attn, arch, seed, tmp):
+    """attn's fresh model -> strict load in PyTorch; the position table equals PyTorch's."""
+    path = os.path.join(tmp, "init-%s.json" % arch)
+    r = subprocess.run([attn, "train", "--model", arch, "--seed", str(seed), "--epochs", "0",
+                        "--out", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("init %s: attn train --epochs 0 failed (exit %d): %s"
+              % (arch, r.returncode, r.stderr.strip()))
+        return False
+    try:
+        model = weights_json.load(path)
+    except (RuntimeError, ValueError, KeyError) as e:
+        print("init %s: strict load failed: %s" % (arch, e))
+        return False
+    if arch != "transformer":
+        print("init %s: strict load ok" % arch)
+        return True
+    c = model.config
+    want = attn_models.sinusoid_table(c["max_len"], c["embed_dim"],
+                                      attn_models.POS_EMBEDDING_AMPLITUDE)
+    got = model.pos_embedding.detach()
+    same = int((got.view(torch.int32) == want.view(torch.int32)).sum())
+    print("init %s: strict load ok, pos_embedding identical to PyTorch's table: %d/%d"
+          % (arch, same, want.numel()))
+    return same == want.numel()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--attn", required=True, help="path of the built attn binary")
@@ -155,6 +186,8 @@ def main():
         for index, arch in enumerate(FINETUNE):
             ok = finetune(args.attn, arch, args.seed * 100 + 70 + index, items, tmp)
             failed = failed or not ok
+        for arch in FINETUNE:
+            failed = not initial_weights(args.attn, arch, args.seed, tmp) or failed
     return 1 if failed else 0
 
 

@@ -47,7 +47,8 @@ static void train_usage(void) {
            "  --model NAME        rnn, lstm or transformer (required unless --resume)\n"
            "  --seed S            seed of the data, the initialisation and the shuffling\n"
            "                      (default 1)\n"
-           "  --epochs N          epochs (default 20)\n"
+           "  --epochs N          epochs (default 20); 0 writes the initial weights of the\n"
+           "                      seed (or the --init weights) without training\n"
            "  --batch-size N      sentences per step (default 32)\n"
            "  --lr X              Adam learning rate (default 1e-3)\n"
            "  --train-size N      generated training sentences (default %d)\n"
@@ -123,6 +124,21 @@ static bool train_on_epoch(const attn_epoch_stats *st, void *user) {
     return true;
 }
 
+/* attn train --epochs 0: the fresh model of the seed (or the --init weights), written untrained. */
+static int write_initial_weights(const char *cmd, const attn_model_config *mc, uint64_t seed,
+                                 const char *init_path, const char *out_path) {
+    attn_error err = {0};
+    attn_model *model = NULL;
+    attn_status st = attn_model_create(mc, seed, &model, &err);
+    if (st == ATTN_OK && init_path) st = attn_weights_load_into(model, init_path, &err);
+    if (st == ATTN_OK) st = attn_weights_save_json(model, false, out_path, &err);
+    attn_model_free(model);
+    if (st != ATTN_OK) return cli_fail(cmd, &err);
+    fprintf(stderr, "attn train: wrote %s (initial weights of seed %llu, not trained)\n", out_path,
+            (unsigned long long)seed);
+    return CLI_OK;
+}
+
 int cmd_train(int argc, char **argv) {
     const char *cmd = "train";
     if (cli_wants_help(argc, argv)) {
@@ -145,7 +161,7 @@ int cmd_train(int argc, char **argv) {
             if (!v || !cli_parse_u64(cmd, "--seed", v, &seed)) goto bad_value;
             seed_given = true;
         } else if (OPT("--epochs")) {
-            if (!v || !cli_parse_int(cmd, "--epochs", v, 1, 100000, &cfg.epochs)) goto bad_value;
+            if (!v || !cli_parse_int(cmd, "--epochs", v, 0, 100000, &cfg.epochs)) goto bad_value;
             epochs_given = true;
         } else if (OPT("--batch-size")) {
             if (!v || !cli_parse_int(cmd, "--batch-size", v, 1, 1 << 16, &cfg.batch_size))
@@ -199,6 +215,8 @@ int cmd_train(int argc, char **argv) {
             return cli_usage_error(cmd, "--model %s, but %s holds a %s model", model_name,
                                    resume_path, attn_arch_name(mc.arch));
         if (init_path) return cli_usage_error(cmd, "--init and --resume exclude each other");
+        if (epochs_given && cfg.epochs == 0)
+            return cli_usage_error(cmd, "--epochs 0 writes initial weights; not with --resume");
         if (epochs_given) saved.epochs = cfg.epochs;
         if (!train_size_given) train_size = n_saved; /* the same generated data */
         cfg = saved;
@@ -218,6 +236,8 @@ int cmd_train(int argc, char **argv) {
                  (unsigned long long)seed);
         out_path = default_out;
     }
+
+    if (cfg.epochs == 0) return write_initial_weights(cmd, &mc, seed, init_path, out_path);
 
     attn_set_num_threads(1); /* bit-identical training on any core count */
     int rc = CLI_ERROR;

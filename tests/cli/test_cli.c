@@ -631,6 +631,44 @@ START_TEST(test_train_tiny_run_writes_loadable_weights) {
 }
 END_TEST
 
+/* --epochs 0 writes the untrained model of the seed: the same bytes for the same seed, others for
+ * another seed, and --init W passes W through unchanged; not with --resume. */
+START_TEST(test_train_epochs_zero_writes_initial_weights) {
+    char a[300], b[300], c[300], d[300];
+    snprintf(a, sizeof a, "%s", tmp_path("init-a.json"));
+    snprintf(b, sizeof b, "%s", tmp_path("init-b.json"));
+    snprintf(c, sizeof c, "%s", tmp_path("init-c.json"));
+    snprintf(d, sizeof d, "%s", tmp_path("init-d.json"));
+    run_result r = run(NULL, "train", "--model", "transformer", "--seed", "3", "--epochs", "0",
+                       "--out", a, NULL);
+    expect(&r, "train --epochs 0", 0, "initial weights of seed 3, not trained", NULL);
+    run_free(&r);
+    ck_assert_int_eq(count_params_in_file(a), 22689);
+    r = run(NULL, "train", "--model", "transformer", "--seed", "3", "--epochs", "0", "--out", b,
+            NULL);
+    expect(&r, "train --epochs 0 again", 0, NULL);
+    run_free(&r);
+    ck_assert_msg(files_equal(a, b), "two --epochs 0 runs of one seed wrote different files");
+    r = run(NULL, "train", "--model", "transformer", "--seed", "4", "--epochs", "0", "--out", c,
+            NULL);
+    expect(&r, "train --epochs 0 --seed 4", 0, NULL);
+    run_free(&r);
+    ck_assert(!files_equal(a, c));
+    r = run(NULL, "train", "--model", "transformer", "--seed", "4", "--epochs", "0", "--init", a,
+            "--out", d, NULL);
+    expect(&r, "train --epochs 0 --init", 0, NULL);
+    run_free(&r);
+    ck_assert_msg(files_equal(a, d), "--epochs 0 --init changed the weights");
+    const char *ckpt = tmp_path("init-ckpt.json");
+    r = run(NULL, "train", "--model", "rnn", TINY_TRAIN, "--checkpoint", ckpt, "--out", b, NULL);
+    expect(&r, "tiny train with checkpoint", 0, NULL);
+    run_free(&r);
+    r = run(NULL, "train", "--resume", ckpt, "--epochs", "0", NULL);
+    expect(&r, "--resume --epochs 0", 2, "--epochs 0", NULL);
+    run_free(&r);
+}
+END_TEST
+
 /* attn data --set holdout: 500 sentences by default, none of them in the seed's training set;
  * attn train trains on all --train-size sentences and holds out --holdout others. */
 START_TEST(test_holdout_set_and_train_split) {
@@ -748,6 +786,7 @@ static Suite *cli_suite(void) {
     tcase_add_test(tc, test_predict_logit_round_trips);
     tcase_add_test(tc, test_info_parameter_totals);
     tcase_add_loop_test(tc, test_train_tiny_run_writes_loadable_weights, 0, 3);
+    tcase_add_test(tc, test_train_epochs_zero_writes_initial_weights);
     tcase_add_test(tc, test_holdout_set_and_train_split);
     tcase_add_test(tc, test_train_failing_out_leaves_nothing);
     tcase_add_test(tc, test_train_failure_keeps_existing_out);
