@@ -59,6 +59,19 @@ void attn_flops_set_counter(attn_flop_counts *c);
 void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
                 float alpha, const float *a, const float *b, float beta, float *c);
 
+/* Which counter of the accountant a product's multiply-adds go to. */
+typedef enum attn_pass { ATTN_PASS_FORWARD = 0, ATTN_PASS_BACKWARD = 1 } attn_pass;
+
+/* Named products on attn_sgemm (alpha 1), the way callers should spell them; all row-major and
+ * contiguous, c [m,n] = op(a) . op(b) + beta * c (beta 0 overwrites, 1 accumulates):
+ *   nn: a [m,k] . b [k,n]     nt: a [m,k] . b[n,k]^T     tn: a[k,m]^T . b [k,n] */
+void attn_matmul_nn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                    attn_op tag, attn_pass pass);
+void attn_matmul_nt(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                    attn_op tag, attn_pass pass);
+void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                    attn_op tag, attn_pass pass);
+
 /* OpenBLAS's kernel set picked at run time for this CPU ("SkylakeX", "Haswell", "Zen", ...;
  * openblas_get_corename), "naive" in the ATTN_NAIVE_GEMM build. GEMM rounding, and so
  * bit-identity with goldens made elsewhere, depends on it. Static string. */

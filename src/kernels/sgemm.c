@@ -124,6 +124,23 @@ void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, i
 #endif
 }
 
+/* ---- named products ----------------------------------------------------------------------- */
+
+void attn_matmul_nn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                    attn_op tag, attn_pass pass) {
+    attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, false, false, m, n, k, 1.0f, a, b, beta, c);
+}
+
+void attn_matmul_nt(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                    attn_op tag, attn_pass pass) {
+    attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, false, true, m, n, k, 1.0f, a, b, beta, c);
+}
+
+void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                    attn_op tag, attn_pass pass) {
+    attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, true, false, m, n, k, 1.0f, a, b, beta, c);
+}
+
 /* ---- linear ----------------------------------------------------------------------------- */
 
 /* y[n,out] = x[n,in] . w[out,in]^T + bias[out] (bias may be NULL). */
@@ -133,15 +150,15 @@ void attn_linear_forward(float *y, const float *x, const float *w, const float *
         /* pre-fill every row with the bias, then y = x.w^T + y: PyTorch's addmm, bit for bit */
         for (int i = 0; i < n; i++) memcpy(y + (size_t)i * out, bias, (size_t)out * sizeof *y);
     }
-    attn_sgemm(tag, false, false, true, n, out, in, 1.0f, x, w, bias ? 1.0f : 0.0f, y);
+    attn_matmul_nt(y, x, w, n, out, in, bias ? 1.0f : 0.0f, tag, ATTN_PASS_FORWARD);
 }
 
 /* d_x[n,in] += d_y[n,out].w[out,in]; d_w[out,in] += d_y^T.x; d_bias[out] += sum_rows d_y. */
 void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y, const float *x,
                           const float *w, int n, int in, int out, attn_op tag) {
     /* forward was y = x.w^T + b, so dL/dx = d_y.w and dL/dw = d_y^T.x (beta 1 accumulates) */
-    if (d_x) attn_sgemm(tag, true, false, false, n, in, out, 1.0f, d_y, w, 1.0f, d_x);
-    if (d_w) attn_sgemm(tag, true, true, false, out, in, n, 1.0f, d_y, x, 1.0f, d_w);
+    if (d_x) attn_matmul_nn(d_x, d_y, w, n, in, out, 1.0f, tag, ATTN_PASS_BACKWARD);
+    if (d_w) attn_matmul_tn(d_w, d_y, x, out, in, n, 1.0f, tag, ATTN_PASS_BACKWARD);
     if (d_bias) {
         /* the bias was broadcast over the n rows: its gradient is the column sum of d_y */
         for (int i = 0; i < n; i++)
