@@ -148,6 +148,33 @@ double attn_bce_forward(const float *logits, const float *labels, int B);
 void attn_bce_backward(float *d_logits, float d_loss, const float *logits, const float *labels,
                        int B);
 
+/* ---- attention, all heads, forward and backward (src/kernels/attention.c) ----------------- */
+
+/* out_h[n_q,HS] = softmax(q_h.k_h^T) . v_h for h < NH, over the first n_valid of n_k keys (the
+ * rest are masked and get probability 0; n_valid == 0 gives zeros). q_h is already scaled by
+ * 1/sqrt(HS). Head h of q, k, v, out (and of d_q, d_k, d_v, d_out) starts at h * head_stride:
+ * head_stride = n*HS for a head-major [NH, n, HS] tensor, N*HS for a sentence packed at some
+ * row of an [NH, N, HS] batch (q/out and k/v share the stride).
+ * probs: NULL, or [NH, n_q, n_k] where the forward keeps the probabilities (for backward, or
+ * to look at the attention maps); each row sums to 1 over the valid keys.
+ * Paths, one entry point: with probs == NULL and n_k > ATTN_ATTENTION_BLOCKED_ABOVE the
+ * blocked online softmax (never an n_q x n_k matrix); otherwise the naive one (scores =
+ * q.k^T, ATen softmax, probs.v: bit-identical to PyTorch's per-head bmm path).
+ * work: attn_attention_forward_work_size(n_q, n_k) floats when probs == NULL (may be NULL
+ * otherwise); attn_attention_backward_work_size(n_q, n_k) floats for backward.
+ * Backward needs the kept probs and ACCUMULATES into d_q, d_k, d_v (any may be NULL). */
+void attn_attention_forward(float *out, float *probs, const float *q, const float *k,
+                            const float *v, int NH, int n_q, int n_k, int HS, int n_valid,
+                            size_t head_stride, float *work);
+void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
+                             const float *probs, const float *q, const float *k, const float *v,
+                             int NH, int n_q, int n_k, int HS, int n_valid, size_t head_stride,
+                             float *work);
+size_t attn_attention_forward_work_size(int n_q, int n_k);
+size_t attn_attention_backward_work_size(int n_q, int n_k);
+/* Key sequences longer than this take the blocked path (forward without probs). */
+#define ATTN_ATTENTION_BLOCKED_ABOVE 1024
+
 /* ---- attention of one head, naive and memory-frugal (src/kernels/attention_blocked.c) ---- */
 
 /* out[n_q,hs] = softmax(q.k^T) . v over the first n_valid of n_k keys (the rest are masked;

@@ -1,0 +1,93 @@
+/* attention.c -- scaled dot-product attention of NH heads, forward and backward.
+ *
+ *   out_h[n_q,HS] = P_h . v_h,  P_h = softmax(q_h . k_h^T) over the first n_valid keys,
+ *   q_h [n_q,HS] already scaled by 1/sqrt(HS) (PyTorch scales q, not the scores), k_h, v_h
+ *   [n_k,HS]; keys n_valid..n_k-1 are masked (probability 0).
+ *
+ * Layout: head h of q, k, v and out (and of their gradients) starts h * head_stride floats
+ * after head 0, its rows contiguous. head_stride = n * HS is a plain head-major [NH, n, HS]
+ * tensor; a packed batch of sentences ([NH, N, HS], sentence i at rows[i]) passes the
+ * sentence's first row and N * HS. Probabilities are [NH, n_q, n_k], contiguous.
+ *
+ * One entry point, two paths (chosen in attention_path below):
+ *   naive:   P materialised (in the caller's probs, or per head in work), then P.v; what a
+ *            training forward saves for backward and what an attention map shows.
+ *   blocked: online softmax over key tiles (attention_blocked.c), no n_q x n_k matrix; taken
+ *            when the caller keeps no probabilities and n_k > ATTN_ATTENTION_BLOCKED_ABOVE.
+ * Every product goes through the named GEMMs (tags QK and AV). Backward accumulates. */
+#include "kernels_internal.h"
+
+/* True when the forward takes the blocked (online softmax) path. */
+static bool attention_blocked(const float *probs, int n_k) {
+    return probs == NULL && n_k > ATTN_ATTENTION_BLOCKED_ABOVE;
+}
+
+size_t attn_attention_forward_work_size(int n_q, int n_k) {
+    if (attention_blocked(NULL, n_k)) return attn_attention_blocked_work_size(ATTN_ATTENTION_TILE);
+    return (size_t)n_q * (size_t)n_k; /* one head's probabilities when the caller keeps none */
+}
+
+size_t attn_attention_backward_work_size(int n_q, int n_k) {
+    return 2 * (size_t)n_q * (size_t)n_k; /* d_probs and d_scores of one head */
+}
+
+/* ---- forward -------------------------------------------------------------------------- */
+
+/* One head, naive: probs[n_q,n_k] = softmax(q.k^T) (scores written into probs, softmax in
+ * place), out[n_q,HS] = probs.v. */
+static void head_naive_forward(float *out, float *probs, const float *q, const float *k,
+                               const float *v, int n_q, int n_k, int HS, int n_valid) {
+    attn_matmul_nt(probs, q, k, n_q, n_k, HS, 0.0f, ATTN_OP_QK, ATTN_PASS_FORWARD);
+    attn_softmax_forward(probs, probs, n_q, n_k, n_valid);
+    attn_matmul_nn(out, probs, v, n_q, HS, n_k, 0.0f, ATTN_OP_AV, ATTN_PASS_FORWARD);
+}
+
+void attn_attention_forward(float *out, float *probs, const float *q, const float *k,
+                            const float *v, int NH, int n_q, int n_k, int HS, int n_valid,
+                            size_t head_stride, float *work) {
+    ATTN_ASSERT(NH >= 1 && n_valid >= 0 && n_valid <= n_k);
+    ATTN_ASSERT(probs || work);
+    const bool blocked = attention_blocked(probs, n_k);
+    const size_t pn = (size_t)n_q * (size_t)n_k; /* one head's probabilities */
+    for (int h = 0; h < NH; h++) {
+        const size_t o = (size_t)h * head_stride;
+        if (blocked)
+            attn_attention_blocked_forward(out + o, q + o, k + o, v + o, n_q, n_k, HS, n_valid,
+                                           work, ATTN_ATTENTION_TILE);
+        else
+            head_naive_forward(out + o, probs ? probs + h * pn : work, q + o, k + o, v + o, n_q,
+                               n_k, HS, n_valid);
+    }
+}
+
+/* ---- backward ------------------------------------------------------------------------- */
+
+/* One head. In the forward pass out = P.v with P = softmax(S), S = q.k^T, so
+ *   d_P = d_out.v^T, d_v += P^T.d_out, d_S = P * (d_P - rowsum(P * d_P)),
+ *   d_q += d_S.k, d_k += d_S^T.q.
+ * work: [n_q,n_k] d_probs | [n_q,n_k] d_scores. */
+static void head_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
+                          const float *probs, const float *q, const float *k, const float *v,
+                          int n_q, int n_k, int HS, int n_valid, float *work) {
+    const size_t pn = (size_t)n_q * (size_t)n_k;
+    float *d_probs = work, *d_scores = work + pn;
+    attn_matmul_nt(d_probs, d_out, v, n_q, n_k, HS, 0.0f, ATTN_OP_AV, ATTN_PASS_BACKWARD);
+    if (d_v) attn_matmul_tn(d_v, probs, d_out, n_k, HS, n_q, 1.0f, ATTN_OP_AV, ATTN_PASS_BACKWARD);
+    memset(d_scores, 0, pn * sizeof *d_scores);
+    attn_softmax_backward(d_scores, d_probs, probs, n_q, n_k, n_valid);
+    if (d_q) attn_matmul_nn(d_q, d_scores, k, n_q, HS, n_k, 1.0f, ATTN_OP_QK, ATTN_PASS_BACKWARD);
+    if (d_k) attn_matmul_tn(d_k, d_scores, q, n_k, HS, n_q, 1.0f, ATTN_OP_QK, ATTN_PASS_BACKWARD);
+}
+
+void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
+                             const float *probs, const float *q, const float *k, const float *v,
+                             int NH, int n_q, int n_k, int HS, int n_valid, size_t head_stride,
+                             float *work) {
+    ATTN_ASSERT(NH >= 1 && n_valid >= 0 && n_valid <= n_k && probs && work);
+    const size_t pn = (size_t)n_q * (size_t)n_k;
+    for (int h = 0; h < NH; h++) {
+        const size_t o = (size_t)h * head_stride;
+        head_backward(d_q ? d_q + o : NULL, d_k ? d_k + o : NULL, d_v ? d_v + o : NULL, d_out + o,
+                      probs + h * pn, q + o, k + o, v + o, n_q, n_k, HS, n_valid, work);
+    }
+}

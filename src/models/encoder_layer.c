@@ -1,0 +1,348 @@
+/* encoder_layer.c -- one nn.TransformerEncoderLayer over packed sentences, forward/backward.
+ *
+ *   pre-norm:  r1 = x + SA(LN1(x));  out = r2 = r1 + FF(LN2(r1))
+ *   post-norm: r1 = x + SA(x); n1 = LN1(r1); r2 = n1 + FF(n1); out = n2 = LN2(r2)
+ *   SA(h) = out_proj(concat_h attention(q_h, k_h, v_h)), q, k, v = split(h.W_in^T) + b_in,
+ *   FF(h) = linear2(act(linear1(h))), act = relu or erf-gelu.
+ *
+ * Numerics follow PyTorch's eval-mode layer (PYTORCH_NUMERICS.md): the in_proj GEMM has no
+ * bias; the bias is added and q scaled by 1/sqrt(HS) in the head split (ATen's
+ * transform_bias_rescale_qkv); per-head Q.K^T and P.V GEMMs (attn_attention_forward).
+ * Shapes and the packed layout: encoder_layer.h. Backward accumulates into d_x and d_w. */
+#include "encoder_layer.h"
+
+#include "attn_kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+static int seq_len(const attn_encoder_rows *r, int i) {
+    return r->rows[i + 1] - r->rows[i];
+}
+
+size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_rows *r,
+                               bool cls_only) {
+    size_t n = 0;
+    for (int i = 0; i < r->B; i++) {
+        const size_t S = (size_t)seq_len(r, i);
+        n += (size_t)c->n_heads * (cls_only ? 1 : S) * S;
+    }
+    return n;
+}
+
+/* ---- q, k, v projection and head split ------------------------------------------------- */
+
+/* y[n] = (x + b) * scale, or x + b when scale is 0. */
+static void add_bias(float *restrict y, const float *restrict x, const float *restrict b, int n,
+                     float scale) {
+    if (scale != 0.0f)
+        for (int j = 0; j < n; j++) y[j] = (x[j] + b[j]) * scale;
+    else
+        for (int j = 0; j < n; j++) y[j] = x[j] + b[j];
+}
+
+/* qkv[N, 3D] = in.W_in^T; then per head and row: q = (qkv_q + b_q) * scale, k = qkv_k + b_k,
+ * v = qkv_v + b_v into the head-major q, k, v. */
+static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w, int N,
+                        int D, int NH) {
+    const int HS = D / NH;
+    const float scale = 1.0f / sqrtf((float)HS);
+    attn_linear_forward(a->qkv, in, w->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
+    for (int h = 0; h < NH; h++)
+        for (int r = 0; r < N; r++) {
+            const size_t o = ((size_t)h * N + r) * HS, c = (size_t)h * HS;
+            const float *row = a->qkv + (size_t)r * 3 * D + c;
+            add_bias(a->q + o, row, w->in_proj_bias + c, HS, scale);
+            add_bias(a->k + o, row + D, w->in_proj_bias + D + c, HS, 0.0f);
+            add_bias(a->v + o, row + 2 * D, w->in_proj_bias + 2 * D + c, HS, 0.0f);
+        }
+}
+
+/* Its backward: d_qkv row r = (d_q * scale, d_k, d_v) per head; d_in += d_qkv.W_in;
+ * d_W_in, d_b_in accumulate. */
+static void qkv_backward(float *d_in, const attn_encoder_weights *d_w,
+                         const attn_encoder_scratch *s, const float *in,
+                         const attn_encoder_weights *w, int N, int D, int NH) {
+    const int HS = D / NH;
+    const float scale = 1.0f / sqrtf((float)HS);
+    for (int h = 0; h < NH; h++)
+        for (int r = 0; r < N; r++) {
+            const size_t o = ((size_t)h * N + r) * HS;
+            float *row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
+            for (int j = 0; j < HS; j++) {
+                row[j] = s->d_q[o + j] * scale;
+                row[D + j] = s->d_k[o + j];
+                row[2 * D + j] = s->d_v[o + j];
+            }
+        }
+    attn_linear_backward(d_in, d_w->in_proj_weight, d_w->in_proj_bias, s->d_qkv, in,
+                         w->in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
+}
+
+/* ---- the [CLS]-only layer (the model's last layer when B > 1) ---------------------------- */
+
+/* k, v for all N rows (kv[N, 2D] = in.W_kv^T) and q for the B [CLS] rows only (q_cls[B, D] =
+ * x_cls.W_q^T); biases and scale as in qkv_forward. Two GEMMs over K = D, not one over 3D:
+ * the rows they share round the same as the full layer's, and the model's training bits
+ * depend on exactly this split. */
+static void qkv_cls_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w,
+                            const attn_encoder_rows *r, int D, int NH) {
+    const int B = r->B, N = r->N, HS = D / NH;
+    const float scale = 1.0f / sqrtf((float)HS);
+    float *kv = a->qkv, *q_cls = a->qkv + (size_t)N * 2 * D;
+    const float *bias = w->in_proj_bias;
+    for (int i = 0; i < B; i++)
+        memcpy(a->x_cls + (size_t)i * D, in + (size_t)r->rows[i] * D, (size_t)D * sizeof(float));
+    attn_linear_forward(kv, in, w->in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D, ATTN_OP_QKV);
+    attn_linear_forward(q_cls, a->x_cls, w->in_proj_weight, NULL, B, D, D, ATTN_OP_QKV);
+    for (int h = 0; h < NH; h++) {
+        const size_t c = (size_t)h * HS;
+        for (int row = 0; row < N; row++) {
+            const size_t o = ((size_t)h * N + row) * HS;
+            add_bias(a->k + o, kv + (size_t)row * 2 * D + c, bias + D + c, HS, 0.0f);
+            add_bias(a->v + o, kv + (size_t)row * 2 * D + D + c, bias + 2 * D + c, HS, 0.0f);
+        }
+        for (int i = 0; i < B; i++)
+            add_bias(a->q + ((size_t)h * N + r->rows[i]) * HS, q_cls + (size_t)i * D + c, bias + c,
+                     HS, scale);
+    }
+}
+
+/* Its backward, from d_q (the [CLS] rows), d_k and d_v: d_in += d_kv.W_kv, then the [CLS]
+ * rows += d_q_cls.W_q; d_W_in, d_b_in accumulate. */
+static void qkv_cls_backward(float *d_in, const attn_encoder_weights *d_w,
+                             const attn_encoder_scratch *s, const attn_encoder_acts *a,
+                             const float *in, const attn_encoder_weights *w,
+                             const attn_encoder_rows *r, int D, int NH) {
+    const int B = r->B, N = r->N, HS = D / NH;
+    const float scale = 1.0f / sqrtf((float)HS);
+    float *d_kv = s->d_qkv, *d_q_cls = s->d_qkv + (size_t)N * 2 * D;
+    for (int h = 0; h < NH; h++) {
+        for (int row = 0; row < N; row++) {
+            const size_t o = ((size_t)h * N + row) * HS;
+            float *dst = d_kv + (size_t)row * 2 * D + (size_t)h * HS;
+            memcpy(dst, s->d_k + o, (size_t)HS * sizeof(float));
+            memcpy(dst + D, s->d_v + o, (size_t)HS * sizeof(float));
+        }
+        for (int i = 0; i < B; i++) {
+            const float *src = s->d_q + ((size_t)h * N + r->rows[i]) * HS;
+            float *dst = d_q_cls + (size_t)i * D + (size_t)h * HS;
+            for (int j = 0; j < HS; j++) dst[j] = src[j] * scale;
+        }
+    }
+    attn_linear_backward(d_in, d_w->in_proj_weight + (size_t)D * D, d_w->in_proj_bias + D, d_kv, in,
+                         w->in_proj_weight + (size_t)D * D, N, D, 2 * D, ATTN_OP_QKV);
+    memset(s->d_x_cls, 0, (size_t)B * D * sizeof(float));
+    attn_linear_backward(s->d_x_cls, d_w->in_proj_weight, d_w->in_proj_bias, d_q_cls, a->x_cls,
+                         w->in_proj_weight, B, D, D, ATTN_OP_QKV);
+    for (int i = 0; i < B; i++) {
+        float *d_row = d_in + (size_t)r->rows[i] * D;
+        attn_add_forward(d_row, d_row, s->d_x_cls + (size_t)i * D, (size_t)D);
+    }
+}
+
+/* ---- attention of every sentence, and the output projection ----------------------------- */
+
+/* att[n_out, D] = concat_h P_h.v_h for each sentence (its [CLS] query only when cls_only,
+ * landing in row i), then r1[n_out, D] = out_proj(att). */
+static void heads_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
+                          const attn_model_config *c, const attn_encoder_rows *r, bool cls_only) {
+    const int N = r->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
+    size_t p = 0; /* this sentence's probabilities */
+    for (int i = 0; i < r->B; i++) {
+        const int S = seq_len(r, i), n_q = cls_only ? 1 : S;
+        const size_t o = (size_t)r->rows[i] * HS;
+        attn_attention_forward(a->ctx + o, a->probs ? a->probs + p : NULL, a->q + o, a->k + o,
+                               a->v + o, NH, n_q, S, HS, S, (size_t)N * HS, a->attn_work);
+        p += (size_t)NH * n_q * S;
+        float *att = a->att + (size_t)(cls_only ? i : r->rows[i]) * D;
+        for (int h = 0; h < NH; h++)
+            for (int s = 0; s < n_q; s++)
+                memcpy(att + (size_t)s * D + (size_t)h * HS,
+                       a->ctx + ((size_t)h * N + r->rows[i] + s) * HS, (size_t)HS * sizeof(float));
+    }
+    attn_linear_forward(a->r1, a->att, w->out_proj_weight, w->out_proj_bias, cls_only ? r->B : N, D,
+                        D, ATTN_OP_OUT_PROJ);
+}
+
+/* Its backward from d_r1[n_out, D]: d_att, then per sentence d_q, d_k, d_v (zeroed here,
+ * accumulated by the kernel); d_W_o, d_b_o accumulate. */
+static void heads_backward(const attn_encoder_weights *d_w, const attn_encoder_scratch *s,
+                           const attn_encoder_acts *a, const attn_encoder_weights *w,
+                           const attn_model_config *c, const attn_encoder_rows *r, bool cls_only) {
+    const int N = r->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
+    const int n_out = cls_only ? r->B : N;
+    const size_t ND = (size_t)N * D;
+    memset(s->d_att, 0, (size_t)n_out * D * sizeof(float));
+    attn_linear_backward(s->d_att, d_w->out_proj_weight, d_w->out_proj_bias, s->d_r1, a->att,
+                         w->out_proj_weight, n_out, D, D, ATTN_OP_OUT_PROJ);
+    memset(s->d_q, 0, ND * sizeof(float));
+    memset(s->d_k, 0, ND * sizeof(float));
+    memset(s->d_v, 0, ND * sizeof(float));
+    size_t p = 0;
+    for (int i = 0; i < r->B; i++) {
+        const int S = seq_len(r, i), n_q = cls_only ? 1 : S;
+        const size_t o = (size_t)r->rows[i] * HS;
+        const float *d_att = s->d_att + (size_t)(cls_only ? i : r->rows[i]) * D;
+        for (int h = 0; h < NH; h++) /* d_ctx = the head's columns of d_att */
+            for (int q = 0; q < n_q; q++)
+                memcpy(s->d_ctx + ((size_t)h * N + r->rows[i] + q) * HS,
+                       d_att + (size_t)q * D + (size_t)h * HS, (size_t)HS * sizeof(float));
+        attn_attention_backward(s->d_q + o, s->d_k + o, s->d_v + o, s->d_ctx + o, a->probs + p,
+                                a->q + o, a->k + o, a->v + o, NH, n_q, S, HS, S, (size_t)N * HS,
+                                s->attn_work);
+        p += (size_t)NH * n_q * S;
+    }
+}
+
+/* ---- feed-forward and the sublayers after attention --------------------------------------- */
+
+/* out[n, D] = act(in.W_1^T + b_1).W_2^T + b_2. */
+static void ffn_forward(attn_encoder_acts *a, float *out, const float *in,
+                        const attn_encoder_weights *w, const attn_model_config *c, int n) {
+    const int D = c->embed_dim, F = c->ffn_dim;
+    attn_linear_forward(a->ff1, in, w->linear1_weight, w->linear1_bias, n, D, F, ATTN_OP_FFN_UP);
+    if (c->activation == ATTN_ACT_GELU)
+        attn_gelu_forward(a->act, a->ff1, (size_t)n * F);
+    else
+        attn_relu_forward(a->act, a->ff1, (size_t)n * F);
+    attn_linear_forward(out, a->act, w->linear2_weight, w->linear2_bias, n, F, D, ATTN_OP_FFN_DOWN);
+}
+
+/* d_in[n, D] += d(in) given d_out[n, D]; the weights' gradients accumulate. */
+static void ffn_backward(float *d_in, const attn_encoder_weights *d_w, const float *d_out,
+                         const attn_encoder_scratch *s, const attn_encoder_acts *a, const float *in,
+                         const attn_encoder_weights *w, const attn_model_config *c, int n) {
+    const int D = c->embed_dim, F = c->ffn_dim;
+    const size_t nF = (size_t)n * F;
+    memset(s->d_act, 0, nF * sizeof(float));
+    attn_linear_backward(s->d_act, d_w->linear2_weight, d_w->linear2_bias, d_out, a->act,
+                         w->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
+    memset(s->d_ff1, 0, nF * sizeof(float));
+    if (c->activation == ATTN_ACT_GELU)
+        attn_gelu_backward(s->d_ff1, s->d_act, a->ff1, nF);
+    else
+        attn_relu_backward(s->d_ff1, s->d_act, a->ff1, nF);
+    attn_linear_backward(d_in, d_w->linear1_weight, d_w->linear1_bias, s->d_ff1, in,
+                         w->linear1_weight, n, D, F, ATTN_OP_FFN_UP);
+}
+
+/* From r1[n, D] to the layer output: pre: out = r1 + FF(LN2(r1));
+ * post: n1 = LN1(r1), out = LN2(n1 + FF(n1)). */
+static void tail_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
+                         const attn_model_config *c, int n) {
+    const int D = c->embed_dim;
+    if (c->norm == ATTN_NORM_PRE) {
+        attn_layernorm_forward(a->n2, a->mean2, a->rstd2, a->r1, w->norm2_weight, w->norm2_bias, n,
+                               D);
+        ffn_forward(a, a->r2, a->n2, w, c, n);
+        attn_add_forward(a->r2, a->r1, a->r2, (size_t)n * D);
+    } else {
+        attn_layernorm_forward(a->n1, a->mean1, a->rstd1, a->r1, w->norm1_weight, w->norm1_bias, n,
+                               D);
+        ffn_forward(a, a->r2, a->n1, w, c, n);
+        attn_add_forward(a->r2, a->n1, a->r2, (size_t)n * D);
+        attn_layernorm_forward(a->n2, a->mean2, a->rstd2, a->r2, w->norm2_weight, w->norm2_bias, n,
+                               D);
+    }
+}
+
+/* Its backward: s->d_r1[n, D] = d r1 given d_out[n, D]. */
+static void tail_backward(const attn_encoder_weights *d_w, const float *d_out,
+                          const attn_encoder_scratch *s, const attn_encoder_acts *a,
+                          const attn_encoder_weights *w, const attn_model_config *c, int n) {
+    const int D = c->embed_dim;
+    const size_t nD = (size_t)n * D;
+    if (c->norm == ATTN_NORM_PRE) {
+        /* out = r1 + FF(n2), n2 = LN2(r1): d_r1 = d_out + LN2'(FF'(d_out)) */
+        memset(s->d_n2, 0, nD * sizeof(float));
+        ffn_backward(s->d_n2, d_w, d_out, s, a, a->n2, w, c, n);
+        memcpy(s->d_r1, d_out, nD * sizeof(float));
+        attn_layernorm_backward(s->d_r1, d_w->norm2_weight, d_w->norm2_bias, s->d_n2, a->r1,
+                                a->mean2, a->rstd2, w->norm2_weight, n, D);
+    } else {
+        /* out = LN2(r2), r2 = n1 + FF(n1), n1 = LN1(r1) */
+        memset(s->d_r2, 0, nD * sizeof(float));
+        attn_layernorm_backward(s->d_r2, d_w->norm2_weight, d_w->norm2_bias, d_out, a->r2, a->mean2,
+                                a->rstd2, w->norm2_weight, n, D);
+        memcpy(s->d_n1, s->d_r2, nD * sizeof(float));
+        ffn_backward(s->d_n1, d_w, s->d_r2, s, a, a->n1, w, c, n);
+        memset(s->d_r1, 0, nD * sizeof(float));
+        attn_layernorm_backward(s->d_r1, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, a->r1,
+                                a->mean1, a->rstd1, w->norm1_weight, n, D);
+    }
+}
+
+/* ---- the layer, full and [CLS]-only ------------------------------------------------------- */
+
+void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
+                          const attn_model_config *c, const attn_encoder_rows *r) {
+    const int N = r->N, D = c->embed_dim;
+    const float *in = x; /* the attention input: LN1(x) (pre) or x (post) */
+    if (c->norm == ATTN_NORM_PRE) {
+        attn_layernorm_forward(a->n1, a->mean1, a->rstd1, x, w->norm1_weight, w->norm1_bias, N, D);
+        in = a->n1;
+    }
+    qkv_forward(a, in, w, N, D, c->n_heads);
+    heads_forward(a, w, c, r, false);
+    attn_add_forward(a->r1, x, a->r1, (size_t)N * D);
+    tail_forward(a, w, c, N);
+}
+
+void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const float *d_out,
+                           const attn_encoder_acts *a, const float *x,
+                           const attn_encoder_weights *w, const attn_model_config *c,
+                           const attn_encoder_rows *r, const attn_encoder_scratch *s) {
+    const int N = r->N, D = c->embed_dim;
+    const size_t ND = (size_t)N * D;
+    tail_backward(d_w, d_out, s, a, w, c, N);
+    heads_backward(d_w, s, a, w, c, r, false);
+    /* r1 = x + SA(in): d_x += d_r1 + in'(SA'(d_r1)) */
+    attn_add_forward(d_x, d_x, s->d_r1, ND);
+    if (c->norm == ATTN_NORM_PRE) {
+        memset(s->d_n1, 0, ND * sizeof(float));
+        qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads);
+        attn_layernorm_backward(d_x, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, x, a->mean1,
+                                a->rstd1, w->norm1_weight, N, D);
+    } else {
+        qkv_backward(d_x, d_w, s, x, w, N, D, c->n_heads);
+    }
+}
+
+void attn_encoder_cls_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
+                              const attn_model_config *c, const attn_encoder_rows *r) {
+    const int N = r->N, D = c->embed_dim;
+    const float *in = x;
+    if (c->norm == ATTN_NORM_PRE) {
+        attn_layernorm_forward(a->n1, a->mean1, a->rstd1, x, w->norm1_weight, w->norm1_bias, N, D);
+        in = a->n1;
+    }
+    qkv_cls_forward(a, in, w, r, D, c->n_heads);
+    heads_forward(a, w, c, r, true);
+    for (int i = 0; i < r->B; i++) /* r1 = x + SA at the [CLS] rows */
+        attn_add_forward(a->r1 + (size_t)i * D, x + (size_t)r->rows[i] * D, a->r1 + (size_t)i * D,
+                         (size_t)D);
+    tail_forward(a, w, c, r->B);
+}
+
+void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, const float *d_out,
+                               const attn_encoder_acts *a, const float *x,
+                               const attn_encoder_weights *w, const attn_model_config *c,
+                               const attn_encoder_rows *r, const attn_encoder_scratch *s) {
+    const int N = r->N, D = c->embed_dim;
+    tail_backward(d_w, d_out, s, a, w, c, r->B);
+    heads_backward(d_w, s, a, w, c, r, true);
+    /* r1[i] = x[rows[i]] + SA(in)[i]: the residual reaches the [CLS] rows only */
+    for (int i = 0; i < r->B; i++) {
+        float *d_row = d_x + (size_t)r->rows[i] * D;
+        attn_add_forward(d_row, d_row, s->d_r1 + (size_t)i * D, (size_t)D);
+    }
+    if (c->norm == ATTN_NORM_PRE) {
+        memset(s->d_n1, 0, (size_t)N * D * sizeof(float));
+        qkv_cls_backward(s->d_n1, d_w, s, a, a->n1, w, r, D, c->n_heads);
+        attn_layernorm_backward(d_x, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, x, a->mean1,
+                                a->rstd1, w->norm1_weight, N, D);
+    } else {
+        qkv_cls_backward(d_x, d_w, s, a, x, w, r, D, c->n_heads);
+    }
+}

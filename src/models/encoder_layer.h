@@ -1,0 +1,91 @@
+/* encoder_layer.h -- one nn.TransformerEncoderLayer (pre- or post-norm, relu or gelu) over a
+ * packed batch of sentences, forward and backward (encoder_layer.c). Internal to libattn; the
+ * Transformer model (transformer.c) and bench/vit_layer.h use it.
+ *
+ * Rows are PACKED: sentence i owns rows[i] .. rows[i+1]-1 of every [N, .] tensor (S_i
+ * positions, [CLS] first). q, k, v and the per-head outputs are head-major [NH, N, HS]: head h
+ * of sentence i is the contiguous [S_i, HS] block at (h*N + rows[i])*HS. Each sentence attends
+ * to its own positions only, so its attention is exactly its batch-1 attention.
+ *
+ * The [CLS]-only variant (attn_encoder_cls_*) computes the queries, the attention output, the
+ * residuals, LayerNorms and feed-forward for the B [CLS] rows only (row i of its [B, .]
+ * tensors is sentence i's [CLS]); keys and values still cover all N rows. The model's last
+ * layer uses it when only [CLS] reaches the loss (see transformer.c). */
+#ifndef ATTN_ENCODER_LAYER_H
+#define ATTN_ENCODER_LAYER_H
+
+#include "attn.h"
+
+/* One layer's parameter tensors (PyTorch layout); the same struct names their gradients. */
+typedef struct attn_encoder_weights {
+    float *in_proj_weight;                                        /* [3D, D] packed q, k, v */
+    float *in_proj_bias;                                          /* [3D] */
+    float *out_proj_weight;                                       /* [D, D] */
+    float *out_proj_bias;                                         /* [D] */
+    float *linear1_weight;                                        /* [F, D] */
+    float *linear1_bias;                                          /* [F] */
+    float *linear2_weight;                                        /* [D, F] */
+    float *linear2_bias;                                          /* [D] */
+    float *norm1_weight, *norm1_bias, *norm2_weight, *norm2_bias; /* [D] */
+} attn_encoder_weights;
+
+/* The packed batch: B sentences in N rows. */
+typedef struct attn_encoder_rows {
+    int B, N;
+    const int *rows; /* [B+1] first row of each sentence; rows[B] = N */
+} attn_encoder_rows;
+
+/* What forward computes and backward reads. n_out = N (full layer) or B ([CLS]-only). */
+typedef struct attn_encoder_acts {
+    float *n1;            /* pre: [N, D] LN1(x); post: [n_out, D] LN1(r1) */
+    float *mean1, *rstd1; /* [N] */
+    float *qkv;           /* [N, 3D] x.W_in^T, no bias ([CLS]-only: kv [N, 2D], then q [B, D]) */
+    float *x_cls;         /* [B, D] [CLS]-only: the [CLS] rows of the attention input */
+    float *q, *k, *v;     /* [NH, N, HS]; q = (q + b_q) / sqrt(HS) */
+    float *probs;         /* sentence after sentence: [NH, n_q, S_i], n_q = S_i or 1; NULL in a
+                           * forward-only use (then long sentences take the blocked path) */
+    float *attn_work;     /* forward-only use: attn_attention_forward_work_size(S, S) floats */
+    float *ctx;           /* [NH, N, HS] P.v per head ([CLS]-only: at the [CLS] rows) */
+    float *att;           /* [n_out, D] heads concatenated */
+    float *r1;            /* [n_out, D] x + out_proj(att) */
+    float *n2;            /* [n_out, D] pre: LN2(r1); post: LN2(r2) = layer output */
+    float *mean2, *rstd2; /* [n_out] */
+    float *ff1;           /* [n_out, F] linear1 output (activation input) */
+    float *act;           /* [n_out, F] relu/gelu(ff1) */
+    float *r2;            /* [n_out, D] pre: r1 + ff = layer output; post: n1 + ff */
+    float *out;           /* [n_out, D] the layer output: r2 (pre) or n2 (post) */
+} attn_encoder_acts;
+
+/* Backward scratch, each buffer named for the gradient it holds. */
+typedef struct attn_encoder_scratch {
+    float *d_r1, *d_r2, *d_n2; /* [n_out, D] */
+    float *d_n1;               /* [N, D] */
+    float *d_att;              /* [n_out, D] */
+    float *d_ctx;              /* [NH, N, HS] */
+    float *d_q, *d_k, *d_v;    /* [NH, N, HS] */
+    float *d_qkv;              /* [N, 3D] ([CLS]-only: d_kv [N, 2D], then d_q_cls [B, D]) */
+    float *d_x_cls;            /* [B, D] */
+    float *d_ff1, *d_act;      /* [n_out, F] */
+    float *attn_work;          /* attn_attention_backward_work_size(S_max, S_max) */
+} attn_encoder_scratch;
+
+/* out = layer(x), x [N, D]; fills a (a->out [n_out, D]). Backward: d_x[N, D] += d(x) given
+ * d_out[n_out, D]; accumulates the parameter gradients into d_w. */
+void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
+                          const attn_model_config *c, const attn_encoder_rows *r);
+void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const float *d_out,
+                           const attn_encoder_acts *a, const float *x,
+                           const attn_encoder_weights *w, const attn_model_config *c,
+                           const attn_encoder_rows *r, const attn_encoder_scratch *s);
+void attn_encoder_cls_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
+                              const attn_model_config *c, const attn_encoder_rows *r);
+void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, const float *d_out,
+                               const attn_encoder_acts *a, const float *x,
+                               const attn_encoder_weights *w, const attn_model_config *c,
+                               const attn_encoder_rows *r, const attn_encoder_scratch *s);
+
+/* Floats of probabilities a layer keeps for sentences of S_i = rows[i+1]-rows[i] positions. */
+size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_rows *r,
+                               bool cls_only);
+
+#endif /* ATTN_ENCODER_LAYER_H */
