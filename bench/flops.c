@@ -134,7 +134,7 @@ typedef struct layer_run {
  * counted != analytic or the output is not finite. */
 static void run_layer(layer_run *res, const vit_layer *L, int n, int reps, int warmup) {
     vit_work w;
-    if (!vit_work_init(&w, L, n, VIT_PATH_AUTO, ATTN_ATTENTION_TILE)) {
+    if (!vit_work_init(&w, L, n, VIT_PATH_AUTO)) {
         fprintf(stderr, "flops: out of memory for n = %d\n", n);
         exit(1);
     }
@@ -183,12 +183,11 @@ static void run_layer(layer_run *res, const vit_layer *L, int n, int reps, int w
     vit_work_free(&w);
 }
 
-/* Blocked and naive layers agree at a size small enough for both (several tiles, a partial
- * one). Exits non-zero otherwise. */
+/* Blocked and naive layers agree at an n just above ATTN_ATTENTION_BLOCKED_ABOVE (several tiles,
+ * a partial one; the naive layer keeps its probabilities). Exits non-zero otherwise. */
 static void validate_paths(const vit_layer *L, int n) {
     vit_work wn, wb;
-    if (!vit_work_init(&wn, L, n, VIT_PATH_NAIVE, 0) ||
-        !vit_work_init(&wb, L, n, VIT_PATH_BLOCKED, ATTN_ATTENTION_TILE)) {
+    if (!vit_work_init(&wn, L, n, VIT_PATH_NAIVE) || !vit_work_init(&wb, L, n, VIT_PATH_AUTO)) {
         fprintf(stderr, "flops: out of memory\n");
         exit(1);
     }
@@ -226,10 +225,8 @@ static const op_row op_rows[] = {
     {"layernorm x2", VIT_ST_LAYERNORM, ATTN_OP_COUNT, ATTN_OP_COUNT, 0},
     {"qkv proj", VIT_ST_QKV, ATTN_OP_QKV, ATTN_OP_COUNT, 0},
     {"split/merge heads", VIT_ST_SPLIT, ATTN_OP_COUNT, ATTN_OP_COUNT, 0},
-    {"q.k^T (n x n)", VIT_ST_QK, ATTN_OP_QK, ATTN_OP_COUNT, 1},
-    {"softmax", VIT_ST_SOFTMAX, ATTN_OP_COUNT, ATTN_OP_COUNT, 1},
-    {"a.v (n x n)", VIT_ST_AV, ATTN_OP_AV, ATTN_OP_COUNT, 1},
-    {"blocked q.k^T+softmax+a.v", VIT_ST_BLOCKED, ATTN_OP_QK, ATTN_OP_AV, 2},
+    {"naive q.k^T+softmax+a.v", VIT_ST_ATTENTION, ATTN_OP_QK, ATTN_OP_AV, 1},
+    {"blocked q.k^T+softmax+a.v", VIT_ST_ATTENTION, ATTN_OP_QK, ATTN_OP_AV, 2},
     {"out proj", VIT_ST_OUT_PROJ, ATTN_OP_OUT_PROJ, ATTN_OP_COUNT, 0},
     {"mlp up (fc1)", VIT_ST_FFN_UP, ATTN_OP_FFN_UP, ATTN_OP_COUNT, 0},
     {"gelu", VIT_ST_GELU, ATTN_OP_COUNT, ATTN_OP_COUNT, 0},
@@ -291,9 +288,7 @@ static double print_layer_table(const layer_run *R, double ceiling) {
     /* the write-up's three groups */
     const double proj_ms = R->stage_ms[VIT_ST_QKV] + R->stage_ms[VIT_ST_OUT_PROJ];
     const double mlp_ms = R->stage_ms[VIT_ST_FFN_UP] + R->stage_ms[VIT_ST_FFN_DOWN];
-    const double nn_ms =
-        R->blocked ? R->stage_ms[VIT_ST_BLOCKED]
-                   : R->stage_ms[VIT_ST_QK] + R->stage_ms[VIT_ST_SOFTMAX] + R->stage_ms[VIT_ST_AV];
+    const double nn_ms = R->stage_ms[VIT_ST_ATTENTION];
     const uint64_t proj_a = tag_sum(R->analytic, ATTN_OP_QKV, ATTN_OP_OUT_PROJ);
     const uint64_t mlp_a = tag_sum(R->analytic, ATTN_OP_FFN_UP, ATTN_OP_FFN_DOWN);
     const uint64_t nn_a = tag_sum(R->analytic, ATTN_OP_QK, ATTN_OP_AV);
@@ -322,11 +317,11 @@ typedef struct proc_result {
 
 static char self_exe[4096];
 
-/* Hidden mode: --child-layer N PATH(naive|blocked|auto) THREADS REPS WARMUP */
+/* Hidden mode: --child-layer N PATH(naive|blocked|auto) THREADS REPS WARMUP; naive keeps the
+ * probabilities, blocked and auto do not (the kernel then goes blocked above
+ * ATTN_ATTENTION_BLOCKED_ABOVE tokens). */
 static int child_layer(int n, const char *path_name, int threads, int reps, int warmup) {
-    vit_path path = strcmp(path_name, "naive") == 0     ? VIT_PATH_NAIVE
-                    : strcmp(path_name, "blocked") == 0 ? VIT_PATH_BLOCKED
-                                                        : VIT_PATH_AUTO;
+    vit_path path = strcmp(path_name, "naive") == 0 ? VIT_PATH_NAIVE : VIT_PATH_AUTO;
     attn_set_num_threads(threads);
     vit_layer L;
     vit_work w;
@@ -336,8 +331,7 @@ static int child_layer(int n, const char *path_name, int threads, int reps, int 
     attn_rng r = attn_rng_seed(42);
     for (size_t i = 0; i < nd; i++) x[i] = attn_rng_uniform_range(&r, -1, 1);
     const long base_kb = vm_kb("VmRSS"); /* weights + input */
-    if (!vit_work_init(&w, &L, n, path, ATTN_ATTENTION_TILE)) return 1;
-    if (!vit_work_set_head_threads(&w, threads)) return 1;
+    if (!vit_work_init(&w, &L, n, path)) return 1;
     double *t = xmalloc((size_t)reps * sizeof *t);
     for (int i = 0; i < warmup + reps; i++) {
         double t0 = vit_now();
@@ -680,7 +674,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     say("## ViT-Base layer: where the multiply-adds and the time go\n\n");
-    validate_paths(&L, 300);
+    validate_paths(&L, ATTN_ATTENTION_BLOCKED_ABOVE + 76);
     layer_run rs = {0}, rl = {0};
     rs.threads = rl.threads = 1;
     run_layer(&rs, &L, N_SHORT, reps_short, warm_short);
@@ -695,8 +689,7 @@ int main(int argc, char **argv) {
     proc_result pb = spawn_layer(N_LONG, "blocked", 1, reps_long, warm_long);
     say("| path | layer time ms | peak RSS MB | above weights+input MB |\n|---|---:|---:|---:|\n");
     const proc_result *pv[2] = {&pn, &pb};
-    const char *pname[2] = {"naive (scores + probs n x n per head)",
-                            "blocked (tile 256, online softmax)"};
+    const char *pname[2] = {"naive (probs NH x n x n kept)", "blocked (tile 256, online softmax)"};
     for (int i = 0; i < 2; i++) {
         if (!pv[i]->ok) {
             say("| %s | failed | | |\n", pname[i]);
@@ -751,7 +744,7 @@ int main(int argc, char **argv) {
             say("| %d | %d | %s | %s | %s | %s | %s | %s |\n", ns[i], t + 1, am, pm, ratio, ap, pp,
                 mr);
             fprintf(csv_file, "torch,%d,%d,%s,layer,,,,%.3f,%.3f,%.4f,%.4f\n", ns[i], t + 1,
-                    ns[i] > VIT_BLOCKED_ABOVE ? "blocked" : "naive",
+                    ns[i] > ATTN_ATTENTION_BLOCKED_ABOVE ? "blocked" : "naive",
                     a->ok ? 1e3 * a->median_s : 0.0, p ? 1e3 * p->median_s : 0.0, speed[i][t],
                     mem[i][t]);
         }

@@ -1,6 +1,7 @@
-/* vit_layer.h -- a ViT-style pre-norm Transformer encoder layer (batch 1) on attn's kernels,
- * header-only so that bench/flops.c and tests/kernels/test_flops.c share it (CMake builds
- * every C file in bench/ as its own program).
+/* vit_layer.h -- a ViT-style pre-norm Transformer encoder layer (batch 1): the Transformer
+ * model's own encoder layer (src/models/encoder_layer.c, attn_encoder_forward) with ViT-Base
+ * sizes and GELU, header-only so that bench/flops.c and tests/kernels/test_flops.c share it
+ * (CMake builds every C file in bench/ as its own program).
  *
  *   h = LN1(x); qkv = h.W_in^T + b_in; per head: O = softmax(Q.K^T / sqrt(HS)).V;
  *   x1 = x + O.W_out^T + b_out; y = x1 + W2.gelu(W1.LN2(x1) + b1) + b2
@@ -9,79 +10,57 @@
  * Shapes: x, y [n,D]; n tokens (197 = 14^2 patches + [CLS] at 224 px, 4097 at 1024 px).
  * Multiply-adds per layer: projections (QKV + out) 4nD^2, MLP 2nDF (= 8nD^2 at F = 4D),
  * n x n products (Q.K^T + A.V) 2n^2 D; the n x n share is n / (6D + n) at F = 4D.
+ * The attention is attn_attention_forward: without kept probabilities it takes the blocked
+ * (online softmax) path above ATTN_ATTENTION_BLOCKED_ABOVE tokens, the naive one below.
  */
 #ifndef ATTN_BENCH_VIT_LAYER_H
 #define ATTN_BENCH_VIT_LAYER_H
 
 #include "attn.h"
 #include "attn_kernels.h"
+#include "encoder_layer.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* Sequences longer than this use the blocked attention automatically. */
-#define VIT_BLOCKED_ABOVE 1024
+/* AUTO: the probabilities are not kept, so the kernel picks the path by size (blocked above
+ * ATTN_ATTENTION_BLOCKED_ABOVE tokens). NAIVE: they are kept ([NH, n, n], what PyTorch's layer
+ * materialises as attention weights), so the naive path runs at any n. */
+typedef enum vit_path { VIT_PATH_AUTO, VIT_PATH_NAIVE } vit_path;
 
-typedef enum vit_path { VIT_PATH_AUTO, VIT_PATH_NAIVE, VIT_PATH_BLOCKED } vit_path;
-
-/* Timed stages of one forward (seconds accumulate into stage_s[VIT_ST_COUNT]). */
+/* Timed stages of one forward (seconds accumulate into stage_s[VIT_ST_COUNT]): the encoder
+ * layer's own stages. */
 typedef enum vit_stage {
-    VIT_ST_LAYERNORM,
-    VIT_ST_QKV,
-    VIT_ST_SPLIT, /* gather heads (and scale q), merge heads */
-    VIT_ST_QK,
-    VIT_ST_SOFTMAX,
-    VIT_ST_AV,
-    VIT_ST_BLOCKED, /* q.k^T + softmax + a.v fused (blocked path) */
-    VIT_ST_OUT_PROJ,
-    VIT_ST_FFN_UP,
-    VIT_ST_GELU,
-    VIT_ST_FFN_DOWN,
-    VIT_ST_ADD,
-    VIT_ST_COUNT
+    VIT_ST_LAYERNORM = ATTN_ENCODER_LAYERNORM,
+    VIT_ST_QKV = ATTN_ENCODER_QKV,
+    VIT_ST_SPLIT = ATTN_ENCODER_SPLIT,         /* bias, scale q, split heads */
+    VIT_ST_ATTENTION = ATTN_ENCODER_ATTENTION, /* q.k^T + softmax + a.v, merge heads */
+    VIT_ST_OUT_PROJ = ATTN_ENCODER_OUT_PROJ,
+    VIT_ST_FFN_UP = ATTN_ENCODER_FFN_UP,
+    VIT_ST_GELU = ATTN_ENCODER_ACTIVATION,
+    VIT_ST_FFN_DOWN = ATTN_ENCODER_FFN_DOWN,
+    VIT_ST_ADD = ATTN_ENCODER_ADD,
+    VIT_ST_COUNT = ATTN_ENCODER_STAGE_COUNT
 } vit_stage;
 
-static const char *const vit_stage_names[VIT_ST_COUNT] = {"layernorm x2",
-                                                          "qkv proj",
-                                                          "split/merge heads",
-                                                          "q.k^T (n x n)",
-                                                          "softmax",
-                                                          "a.v (n x n)",
-                                                          "blocked q.k^T+softmax+a.v",
-                                                          "out proj",
-                                                          "mlp up (fc1)",
-                                                          "gelu",
-                                                          "mlp down (fc2)",
-                                                          "residual adds"};
-
-/* Parameters of one layer (one allocation; views below). */
+/* Parameters of one layer (one allocation; views in w, named as the Transformer's). */
 typedef struct vit_layer {
     int D, NH, F;
+    attn_model_config cfg; /* embed_dim D, n_heads NH, ffn_dim F, pre-norm, gelu */
     float *params;
-    float *ln1_w, *ln1_b; /* [D] */
-    float *w_in, *b_in;   /* [3D,D], [3D] packed q,k,v */
-    float *w_out, *b_out; /* [D,D], [D] */
-    float *ln2_w, *ln2_b; /* [D] */
-    float *w1, *b1;       /* [F,D], [F] */
-    float *w2, *b2;       /* [D,F], [D] */
+    attn_encoder_weights w;
 } vit_layer;
 
-/* Activations for up to n_max tokens. */
+/* Activations for up to n_max tokens (one allocation, carved into a). */
 typedef struct vit_work {
-    int n_max, tile;
-    vit_path path;         /* the path this workspace was sized for (AUTO: decided by n_max) */
-    float *a;              /* [n,D] LN1 out, then merged heads, then LN2 out */
-    float *b;              /* [n,D] attention output projection, then x1 */
-    float *big;            /* [n,max(3D,F)] qkv, then fc1 out */
-    float *heads;          /* [n,max(4D,F)] q,k,v,o per head [4,NH,n,HS], then gelu out */
-    float *mean, *rstd;    /* [n] layer norm statistics */
-    float *scores, *probs; /* [n,n] naive path only */
-    float *blk;       /* [head_threads, attn_attention_blocked_work_size(tile)], blocked only */
-    int head_threads; /* >1: blocked heads run in that many threads (OpenBLAS at 1 meanwhile) */
+    int n_max;
+    vit_path path;
+    float *buf;
+    attn_encoder_acts a;
+    double *stage_s, t0; /* the lap hook's clock */
 } vit_work;
 
 static inline size_t vit_layer_n_params(int D, int F) {
@@ -96,43 +75,54 @@ static inline bool vit_layer_init(vit_layer *L, int D, int NH, int F, uint64_t s
     L->D = D;
     L->NH = NH;
     L->F = F;
+    L->cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    L->cfg.embed_dim = D;
+    L->cfg.n_heads = NH;
+    L->cfg.ffn_dim = F;
+    L->cfg.norm = ATTN_NORM_PRE;
+    L->cfg.activation = ATTN_ACT_GELU;
     L->params = malloc(vit_layer_n_params(D, F) * sizeof(float));
     if (!L->params) return false;
     float *p = L->params;
+    attn_encoder_weights *w = &L->w;
 #define VIT_TAKE(field, count)                                                                     \
     do {                                                                                           \
-        L->field = p;                                                                              \
+        w->field = p;                                                                              \
         p += (count);                                                                              \
     } while (0)
-    VIT_TAKE(ln1_w, D);
-    VIT_TAKE(ln1_b, D);
-    VIT_TAKE(w_in, (size_t)3 * D * D);
-    VIT_TAKE(b_in, 3 * D);
-    VIT_TAKE(w_out, (size_t)D * D);
-    VIT_TAKE(b_out, D);
-    VIT_TAKE(ln2_w, D);
-    VIT_TAKE(ln2_b, D);
-    VIT_TAKE(w1, (size_t)F * D);
-    VIT_TAKE(b1, F);
-    VIT_TAKE(w2, (size_t)D * F);
-    VIT_TAKE(b2, D);
+    VIT_TAKE(norm1_weight, D);
+    VIT_TAKE(norm1_bias, D);
+    VIT_TAKE(in_proj_weight, (size_t)3 * D * D);
+    VIT_TAKE(in_proj_bias, 3 * D);
+    VIT_TAKE(out_proj_weight, (size_t)D * D);
+    VIT_TAKE(out_proj_bias, D);
+    VIT_TAKE(norm2_weight, D);
+    VIT_TAKE(norm2_bias, D);
+    VIT_TAKE(linear1_weight, (size_t)F * D);
+    VIT_TAKE(linear1_bias, F);
+    VIT_TAKE(linear2_weight, (size_t)D * F);
+    VIT_TAKE(linear2_bias, D);
 #undef VIT_TAKE
     attn_rng r = attn_rng_seed(seed);
     const float bd = 1.0f / sqrtf((float)D), bf = 1.0f / sqrtf((float)F);
     for (int i = 0; i < D; i++) {
-        L->ln1_w[i] = 1.0f + attn_rng_uniform_range(&r, -0.1f, 0.1f);
-        L->ln1_b[i] = attn_rng_uniform_range(&r, -0.1f, 0.1f);
-        L->ln2_w[i] = 1.0f + attn_rng_uniform_range(&r, -0.1f, 0.1f);
-        L->ln2_b[i] = attn_rng_uniform_range(&r, -0.1f, 0.1f);
+        w->norm1_weight[i] = 1.0f + attn_rng_uniform_range(&r, -0.1f, 0.1f);
+        w->norm1_bias[i] = attn_rng_uniform_range(&r, -0.1f, 0.1f);
+        w->norm2_weight[i] = 1.0f + attn_rng_uniform_range(&r, -0.1f, 0.1f);
+        w->norm2_bias[i] = attn_rng_uniform_range(&r, -0.1f, 0.1f);
     }
-    for (size_t i = 0; i < (size_t)3 * D * D; i++) L->w_in[i] = attn_rng_uniform_range(&r, -bd, bd);
-    for (int i = 0; i < 3 * D; i++) L->b_in[i] = attn_rng_uniform_range(&r, -bd, bd);
-    for (size_t i = 0; i < (size_t)D * D; i++) L->w_out[i] = attn_rng_uniform_range(&r, -bd, bd);
-    for (int i = 0; i < D; i++) L->b_out[i] = attn_rng_uniform_range(&r, -bd, bd);
-    for (size_t i = 0; i < (size_t)F * D; i++) L->w1[i] = attn_rng_uniform_range(&r, -bd, bd);
-    for (int i = 0; i < F; i++) L->b1[i] = attn_rng_uniform_range(&r, -bd, bd);
-    for (size_t i = 0; i < (size_t)D * F; i++) L->w2[i] = attn_rng_uniform_range(&r, -bf, bf);
-    for (int i = 0; i < D; i++) L->b2[i] = attn_rng_uniform_range(&r, -bf, bf);
+    for (size_t i = 0; i < (size_t)3 * D * D; i++)
+        w->in_proj_weight[i] = attn_rng_uniform_range(&r, -bd, bd);
+    for (int i = 0; i < 3 * D; i++) w->in_proj_bias[i] = attn_rng_uniform_range(&r, -bd, bd);
+    for (size_t i = 0; i < (size_t)D * D; i++)
+        w->out_proj_weight[i] = attn_rng_uniform_range(&r, -bd, bd);
+    for (int i = 0; i < D; i++) w->out_proj_bias[i] = attn_rng_uniform_range(&r, -bd, bd);
+    for (size_t i = 0; i < (size_t)F * D; i++)
+        w->linear1_weight[i] = attn_rng_uniform_range(&r, -bd, bd);
+    for (int i = 0; i < F; i++) w->linear1_bias[i] = attn_rng_uniform_range(&r, -bd, bd);
+    for (size_t i = 0; i < (size_t)D * F; i++)
+        w->linear2_weight[i] = attn_rng_uniform_range(&r, -bf, bf);
+    for (int i = 0; i < D; i++) w->linear2_bias[i] = attn_rng_uniform_range(&r, -bf, bf);
     return true;
 }
 
@@ -141,111 +131,67 @@ static inline void vit_layer_free(vit_layer *L) {
     L->params = NULL;
 }
 
+/* Does a forward of n tokens on `path` take the blocked attention? */
 static inline bool vit_uses_blocked(vit_path path, int n) {
-    return path == VIT_PATH_BLOCKED || (path == VIT_PATH_AUTO && n > VIT_BLOCKED_ABOVE);
+    return path == VIT_PATH_AUTO && n > ATTN_ATTENTION_BLOCKED_ABOVE;
 }
 
 static inline void vit_work_free(vit_work *w) {
-    free(w->a);
-    free(w->b);
-    free(w->big);
-    free(w->heads);
-    free(w->mean);
-    free(w->rstd);
-    free(w->scores);
-    free(w->probs);
-    free(w->blk);
+    free(w->buf);
     memset(w, 0, sizeof *w);
 }
 
-/* Workspace for n_max tokens on `path`; the n x n buffers are allocated only for the naive
- * path, the tile buffer only for the blocked one. Returns false on allocation failure. */
-static inline bool vit_work_init(vit_work *w, const vit_layer *L, int n_max, vit_path path,
-                                 int tile) {
+/* base + *used (NULL when base is NULL: counting), then *used += n. */
+static inline float *vit_carve(float *base, size_t *used, size_t n) {
+    float *p = base ? base + *used : NULL;
+    *used += n;
+    return p;
+}
+
+/* Carves the encoder activations for n_max tokens from base (NULL: only counts); returns the
+ * floats needed. */
+static inline size_t vit_work_layout(vit_work *w, const vit_layer *L, float *base) {
+    const size_t n = (size_t)w->n_max, D = (size_t)L->D, F = (size_t)L->F;
+    attn_encoder_acts *a = &w->a;
+    size_t u = 0;
+    a->n1 = vit_carve(base, &u, n * D);
+    a->mean1 = vit_carve(base, &u, n);
+    a->rstd1 = vit_carve(base, &u, n);
+    a->qkv = vit_carve(base, &u, 3 * n * D);
+    a->x_cls = NULL; /* full layer */
+    a->q = vit_carve(base, &u, n * D);
+    a->k = vit_carve(base, &u, n * D);
+    a->v = vit_carve(base, &u, n * D);
+    const bool keep = w->path == VIT_PATH_NAIVE;
+    a->probs = keep ? vit_carve(base, &u, (size_t)L->NH * n * n) : NULL;
+    /* without kept probabilities: the larger of the blocked path's work at n_max and the
+     * naive path's at the longest n that still takes it */
+    const int m = w->n_max < ATTN_ATTENTION_BLOCKED_ABOVE ? w->n_max : ATTN_ATTENTION_BLOCKED_ABOVE;
+    const size_t work_long = attn_attention_forward_work_size(w->n_max, w->n_max);
+    const size_t work_short = attn_attention_forward_work_size(m, m);
+    a->attn_work =
+        keep ? NULL : vit_carve(base, &u, work_long > work_short ? work_long : work_short);
+    a->ctx = vit_carve(base, &u, n * D);
+    a->att = vit_carve(base, &u, n * D);
+    a->r1 = vit_carve(base, &u, n * D);
+    a->n2 = vit_carve(base, &u, n * D);
+    a->mean2 = vit_carve(base, &u, n);
+    a->rstd2 = vit_carve(base, &u, n);
+    a->ff1 = vit_carve(base, &u, n * F);
+    a->act = vit_carve(base, &u, n * F);
+    a->r2 = a->out = NULL; /* the caller's y, set per forward */
+    return u;
+}
+
+/* Workspace for n_max tokens on `path`. Returns false on allocation failure. */
+static inline bool vit_work_init(vit_work *w, const vit_layer *L, int n_max, vit_path path) {
     memset(w, 0, sizeof *w);
     w->n_max = n_max;
-    w->tile = tile;
     w->path = path;
-    const size_t n = (size_t)n_max, D = (size_t)L->D, F = (size_t)L->F;
-    const size_t big = 3 * D > F ? 3 * D : F, heads = 4 * D > F ? 4 * D : F;
-    w->a = malloc(n * D * sizeof(float));
-    w->b = malloc(n * D * sizeof(float));
-    w->big = malloc(n * big * sizeof(float));
-    w->heads = malloc(n * heads * sizeof(float));
-    w->mean = malloc(n * sizeof(float));
-    w->rstd = malloc(n * sizeof(float));
-    bool ok = w->a && w->b && w->big && w->heads && w->mean && w->rstd;
-    if (vit_uses_blocked(path, n_max)) {
-        w->blk = malloc(attn_attention_blocked_work_size(tile) * sizeof(float));
-        ok = ok && w->blk;
-    } else {
-        w->scores = malloc(n * n * sizeof(float));
-        w->probs = malloc(n * n * sizeof(float));
-        ok = ok && w->scores && w->probs;
-    }
-    if (!ok) vit_work_free(w);
-    w->head_threads = 1;
-    return ok;
-}
-
-/* Blocked path only: spread the heads over `threads` threads (the tile products are too small
- * for OpenBLAS's own threading to pay). The FLOP counter is thread-local, so counts are taken
- * with head_threads = 1. Returns false on allocation failure (the workspace is unchanged). */
-static inline bool vit_work_set_head_threads(vit_work *w, int threads) {
-    if (!w->blk || threads < 1) return threads >= 1;
-    float *blk = realloc(w->blk, (size_t)threads * attn_attention_blocked_work_size(w->tile) *
-                                     sizeof(float));
-    if (!blk) return false;
-    w->blk = blk;
-    w->head_threads = threads;
+    w->buf = malloc(vit_work_layout(w, L, NULL) * sizeof(float));
+    if (!w->buf) return false;
+    vit_work_layout(w, L, w->buf);
     return true;
-}
-
-typedef struct vit_head_job {
-    const float *qh, *kh, *vh; /* [NH,n,HS] */
-    float *oh, *blk;
-    int n, HS, h0, h1, tile;
-} vit_head_job;
-
-static inline void *vit_head_worker(void *arg) {
-    const vit_head_job *j = arg;
-    const size_t nhs = (size_t)j->n * j->HS;
-    for (int h = j->h0; h < j->h1; h++)
-        attn_attention_blocked_forward(j->oh + h * nhs, j->qh + h * nhs, j->kh + h * nhs,
-                                       j->vh + h * nhs, j->n, j->n, j->HS, j->n, j->blk, j->tile);
-    return NULL;
-}
-
-/* Blocked attention of all heads on w->head_threads threads. */
-static inline void vit_heads_parallel(vit_work *w, const float *qh, const float *kh,
-                                      const float *vh, float *oh, int n, int NH, int HS) {
-    enum { MAX_T = 16 };
-    const int T = w->head_threads < MAX_T ? w->head_threads : MAX_T;
-    vit_head_job jobs[MAX_T];
-    pthread_t tid[MAX_T];
-    bool started[MAX_T] = {false};
-    attn_set_num_threads(1);
-    for (int t = 0; t < T; t++) {
-        jobs[t] = (vit_head_job){qh,
-                                 kh,
-                                 vh,
-                                 oh,
-                                 w->blk + (size_t)t * attn_attention_blocked_work_size(w->tile),
-                                 n,
-                                 HS,
-                                 NH * t / T,
-                                 NH * (t + 1) / T,
-                                 w->tile};
-        if (t > 0) started[t] = pthread_create(&tid[t], NULL, vit_head_worker, &jobs[t]) == 0;
-    }
-    vit_head_worker(&jobs[0]);
-    for (int t = 1; t < T; t++) {
-        if (started[t])
-            pthread_join(tid[t], NULL);
-        else
-            vit_head_worker(&jobs[t]); /* could not start a thread: do its heads here */
-    }
-    attn_set_num_threads(w->head_threads);
 }
 
 static inline double vit_now(void) {
@@ -254,85 +200,26 @@ static inline double vit_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Adds the time since *t0 to stage_s[st] (if stage_s) and restarts the clock. */
-static inline void vit_lap(double *stage_s, vit_stage st, double *t0) {
-    if (!stage_s) return;
+/* The encoder layer's lap hook: adds the time since the last lap to stage_s[stage]. */
+static inline void vit_lap(void *ctx, attn_encoder_stage stage) {
+    vit_work *w = ctx;
     double t = vit_now();
-    stage_s[st] += t - *t0;
-    *t0 = t;
+    w->stage_s[stage] += t - w->t0;
+    w->t0 = t;
 }
 
-/* y[n,D] = layer(x[n,D]); n <= w->n_max. stage_s: NULL or [VIT_ST_COUNT] seconds (+=). */
+/* y[n,D] = layer(x[n,D]); n <= w->n_max, y does not alias x. stage_s: NULL or [VIT_ST_COUNT]
+ * seconds (+=). */
 static inline void vit_layer_forward(float *y, const float *x, const vit_layer *L, vit_work *w,
                                      int n, double *stage_s) {
-    const int D = L->D, NH = L->NH, F = L->F, HS = D / NH;
-    const size_t nd = (size_t)n * D, nhs = (size_t)n * HS;
-    const bool blocked = vit_uses_blocked(w->path, w->n_max);
-    double t0 = stage_s ? vit_now() : 0.0;
-
-    /* ---- attention block: x1 = x + out_proj(attention(LN1(x))) ---- */
-    attn_layernorm_forward(w->a, w->mean, w->rstd, x, L->ln1_w, L->ln1_b, n, D);
-    vit_lap(stage_s, VIT_ST_LAYERNORM, &t0);
-    attn_linear_forward(w->big, w->a, L->w_in, L->b_in, n, D, 3 * D, ATTN_OP_QKV);
-    vit_lap(stage_s, VIT_ST_QKV, &t0);
-    /* gather head h's q (scaled by 1/sqrt(HS), as PyTorch scales q), k, v into contiguous
-     * [n,HS] blocks: attn_sgemm takes contiguous operands only */
-    float *qh = w->heads, *kh = qh + nd, *vh = kh + nd, *oh = vh + nd; /* [NH,n,HS] each */
-    const float scale = 1.0f / sqrtf((float)HS);
-    for (int i = 0; i < n; i++) {
-        const float *row = w->big + (size_t)i * 3 * D;
-        for (int h = 0; h < NH; h++) {
-            float *qd = qh + h * nhs + (size_t)i * HS, *kd = kh + h * nhs + (size_t)i * HS;
-            float *vd = vh + h * nhs + (size_t)i * HS;
-            for (int c = 0; c < HS; c++) {
-                qd[c] = row[h * HS + c] * scale;
-                kd[c] = row[D + h * HS + c];
-                vd[c] = row[2 * D + h * HS + c];
-            }
-        }
-    }
-    vit_lap(stage_s, VIT_ST_SPLIT, &t0);
-    if (blocked && w->head_threads > 1) {
-        vit_heads_parallel(w, qh, kh, vh, oh, n, NH, HS);
-        vit_lap(stage_s, VIT_ST_BLOCKED, &t0);
-    }
-    for (int h = 0; h < NH && !(blocked && w->head_threads > 1); h++) {
-        const float *q = qh + h * nhs, *k = kh + h * nhs, *v = vh + h * nhs;
-        float *o = oh + h * nhs;
-        if (blocked) {
-            attn_attention_blocked_forward(o, q, k, v, n, n, HS, n, w->blk, w->tile);
-            vit_lap(stage_s, VIT_ST_BLOCKED, &t0);
-        } else {
-            /* the naive kernel's three steps, timed one by one */
-            attn_sgemm(ATTN_OP_QK, false, false, true, n, n, HS, 1.0f, q, k, 0.0f, w->scores);
-            vit_lap(stage_s, VIT_ST_QK, &t0);
-            attn_softmax_forward(w->probs, w->scores, n, n, n);
-            vit_lap(stage_s, VIT_ST_SOFTMAX, &t0);
-            attn_sgemm(ATTN_OP_AV, false, false, false, n, HS, n, 1.0f, w->probs, v, 0.0f, o);
-            vit_lap(stage_s, VIT_ST_AV, &t0);
-        }
-    }
-    for (int i = 0; i < n; i++) /* merge heads: a[i, h*HS + c] = o_h[i, c] */
-        for (int h = 0; h < NH; h++)
-            memcpy(w->a + (size_t)i * D + h * HS, oh + h * nhs + (size_t)i * HS,
-                   (size_t)HS * sizeof(float));
-    vit_lap(stage_s, VIT_ST_SPLIT, &t0);
-    attn_linear_forward(w->b, w->a, L->w_out, L->b_out, n, D, D, ATTN_OP_OUT_PROJ);
-    vit_lap(stage_s, VIT_ST_OUT_PROJ, &t0);
-    attn_add_forward(w->b, x, w->b, nd); /* x1 */
-    vit_lap(stage_s, VIT_ST_ADD, &t0);
-
-    /* ---- MLP block: y = x1 + fc2(gelu(fc1(LN2(x1)))) ---- */
-    attn_layernorm_forward(w->a, w->mean, w->rstd, w->b, L->ln2_w, L->ln2_b, n, D);
-    vit_lap(stage_s, VIT_ST_LAYERNORM, &t0);
-    attn_linear_forward(w->big, w->a, L->w1, L->b1, n, D, F, ATTN_OP_FFN_UP);
-    vit_lap(stage_s, VIT_ST_FFN_UP, &t0);
-    attn_gelu_forward(w->heads, w->big, (size_t)n * F);
-    vit_lap(stage_s, VIT_ST_GELU, &t0);
-    attn_linear_forward(y, w->heads, L->w2, L->b2, n, F, D, ATTN_OP_FFN_DOWN);
-    vit_lap(stage_s, VIT_ST_FFN_DOWN, &t0);
-    attn_add_forward(y, w->b, y, nd);
-    vit_lap(stage_s, VIT_ST_ADD, &t0);
+    const int rows[2] = {0, n};
+    const attn_encoder_rows batch = {1, n, rows};
+    w->a.r2 = w->a.out = y; /* pre-norm: the layer output is r2 */
+    w->a.lap = stage_s ? vit_lap : NULL;
+    w->a.lap_ctx = w;
+    w->stage_s = stage_s;
+    w->t0 = stage_s ? vit_now() : 0.0;
+    attn_encoder_forward(&w->a, x, &L->w, &L->cfg, &batch);
 }
 
 /* Analytic forward multiply-adds per attn_op tag of one layer at n tokens. */

@@ -16,6 +16,11 @@
 #include <math.h>
 #include <string.h>
 
+/* Reports the end of a stage to the lap hook, if any. */
+static void lap(const attn_encoder_acts *a, attn_encoder_stage stage) {
+    if (a->lap) a->lap(a->lap_ctx, stage);
+}
+
 static int seq_len(const attn_encoder_rows *r, int i) {
     return r->rows[i + 1] - r->rows[i];
 }
@@ -48,6 +53,7 @@ static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encode
     const int HS = D / NH;
     const float scale = 1.0f / sqrtf((float)HS);
     attn_linear_forward(a->qkv, in, w->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
+    lap(a, ATTN_ENCODER_QKV);
     for (int h = 0; h < NH; h++)
         for (int r = 0; r < N; r++) {
             const size_t o = ((size_t)h * N + r) * HS, c = (size_t)h * HS;
@@ -56,6 +62,7 @@ static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encode
             add_bias(a->k + o, row + D, w->in_proj_bias + D + c, HS, 0.0f);
             add_bias(a->v + o, row + 2 * D, w->in_proj_bias + 2 * D + c, HS, 0.0f);
         }
+    lap(a, ATTN_ENCODER_SPLIT);
 }
 
 /* Its backward: d_qkv row r = (d_q * scale, d_k, d_v) per head; d_in += d_qkv.W_in;
@@ -161,8 +168,10 @@ static void heads_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
                 memcpy(att + (size_t)s * D + (size_t)h * HS,
                        a->ctx + ((size_t)h * N + r->rows[i] + s) * HS, (size_t)HS * sizeof(float));
     }
+    lap(a, ATTN_ENCODER_ATTENTION);
     attn_linear_forward(a->r1, a->att, w->out_proj_weight, w->out_proj_bias, cls_only ? r->B : N, D,
                         D, ATTN_OP_OUT_PROJ);
+    lap(a, ATTN_ENCODER_OUT_PROJ);
 }
 
 /* Its backward from d_r1[n_out, D]: d_att, then per sentence d_q, d_k, d_v (zeroed here,
@@ -202,11 +211,14 @@ static void ffn_forward(attn_encoder_acts *a, float *out, const float *in,
                         const attn_encoder_weights *w, const attn_model_config *c, int n) {
     const int D = c->embed_dim, F = c->ffn_dim;
     attn_linear_forward(a->ff1, in, w->linear1_weight, w->linear1_bias, n, D, F, ATTN_OP_FFN_UP);
+    lap(a, ATTN_ENCODER_FFN_UP);
     if (c->activation == ATTN_ACT_GELU)
         attn_gelu_forward(a->act, a->ff1, (size_t)n * F);
     else
         attn_relu_forward(a->act, a->ff1, (size_t)n * F);
+    lap(a, ATTN_ENCODER_ACTIVATION);
     attn_linear_forward(out, a->act, w->linear2_weight, w->linear2_bias, n, F, D, ATTN_OP_FFN_DOWN);
+    lap(a, ATTN_ENCODER_FFN_DOWN);
 }
 
 /* d_in[n, D] += d(in) given d_out[n, D]; the weights' gradients accumulate. */
@@ -235,15 +247,20 @@ static void tail_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
     if (c->norm == ATTN_NORM_PRE) {
         attn_layernorm_forward(a->n2, a->mean2, a->rstd2, a->r1, w->norm2_weight, w->norm2_bias, n,
                                D);
+        lap(a, ATTN_ENCODER_LAYERNORM);
         ffn_forward(a, a->r2, a->n2, w, c, n);
         attn_add_forward(a->r2, a->r1, a->r2, (size_t)n * D);
+        lap(a, ATTN_ENCODER_ADD);
     } else {
         attn_layernorm_forward(a->n1, a->mean1, a->rstd1, a->r1, w->norm1_weight, w->norm1_bias, n,
                                D);
+        lap(a, ATTN_ENCODER_LAYERNORM);
         ffn_forward(a, a->r2, a->n1, w, c, n);
         attn_add_forward(a->r2, a->n1, a->r2, (size_t)n * D);
+        lap(a, ATTN_ENCODER_ADD);
         attn_layernorm_forward(a->n2, a->mean2, a->rstd2, a->r2, w->norm2_weight, w->norm2_bias, n,
                                D);
+        lap(a, ATTN_ENCODER_LAYERNORM);
     }
 }
 
@@ -282,10 +299,12 @@ void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encod
     if (c->norm == ATTN_NORM_PRE) {
         attn_layernorm_forward(a->n1, a->mean1, a->rstd1, x, w->norm1_weight, w->norm1_bias, N, D);
         in = a->n1;
+        lap(a, ATTN_ENCODER_LAYERNORM);
     }
     qkv_forward(a, in, w, N, D, c->n_heads);
     heads_forward(a, w, c, r, false);
     attn_add_forward(a->r1, x, a->r1, (size_t)N * D);
+    lap(a, ATTN_ENCODER_ADD);
     tail_forward(a, w, c, N);
 }
 

@@ -35,6 +35,20 @@ typedef struct attn_encoder_rows {
     const int *rows; /* [B+1] first row of each sentence; rows[B] = N */
 } attn_encoder_rows;
 
+/* Stages of a forward, for a profiler's lap hook (bench/vit_layer.h times them). */
+typedef enum attn_encoder_stage {
+    ATTN_ENCODER_LAYERNORM,
+    ATTN_ENCODER_QKV,       /* in_proj GEMM */
+    ATTN_ENCODER_SPLIT,     /* bias, scale and head split */
+    ATTN_ENCODER_ATTENTION, /* attn_attention_forward of every sentence, heads concatenated */
+    ATTN_ENCODER_OUT_PROJ,
+    ATTN_ENCODER_FFN_UP,
+    ATTN_ENCODER_ACTIVATION,
+    ATTN_ENCODER_FFN_DOWN,
+    ATTN_ENCODER_ADD, /* residual adds */
+    ATTN_ENCODER_STAGE_COUNT
+} attn_encoder_stage;
+
 /* What forward computes and backward reads. n_out = N (full layer) or B ([CLS]-only). */
 typedef struct attn_encoder_acts {
     float *n1;            /* pre: [N, D] LN1(x); post: [n_out, D] LN1(r1) */
@@ -54,6 +68,9 @@ typedef struct attn_encoder_acts {
     float *act;           /* [n_out, F] relu/gelu(ff1) */
     float *r2;            /* [n_out, D] pre: r1 + ff = layer output; post: n1 + ff */
     float *out;           /* [n_out, D] the layer output: r2 (pre) or n2 (post) */
+    /* optional: called after each stage of a forward with lap_ctx (NULL: not called) */
+    void (*lap)(void *lap_ctx, attn_encoder_stage stage);
+    void *lap_ctx;
 } attn_encoder_acts;
 
 /* Backward scratch, each buffer named for the gradient it holds. */
