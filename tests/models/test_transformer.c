@@ -1,7 +1,11 @@
 /* test_transformer.c -- the Transformer encoder model (pre-norm/ReLU default, post-norm and
  * GELU variants): whole-model finite differences, PyTorch golden logits (bit-identical at
- * batch 1) and gradients, padding invariance. */
+ * batch 1) and gradients, padding invariance; and its encoder layer (encoder_layer.c): the
+ * [CLS]-only variant against the full layer at the [CLS] rows, and the accumulate contract. */
+#include "encoder_layer.h"
 #include "models_common.h"
+
+#include <string.h>
 
 /* finite differences on a small padded batch (V=7, D=8, NH=2, F=6, L=2); the step is small
  * because a ReLU kink inside +-step would spoil the central difference */
@@ -105,6 +109,148 @@ START_TEST(test_padding_invariance) {
 }
 END_TEST
 
+/* ---- the encoder layer on its own ------------------------------------------------------ */
+
+/* [CLS]-only vs full layer: the same math, different GEMM shapes (rounding), so close. */
+#define CLS_REL_TOL 1e-5
+/* old + new: one rounding of the sum */
+#define ACCUM_REL_TOL 1e-6
+
+enum { EL_B = 3, EL_N = 11 }; /* sentences of 4, 1 and 6 positions */
+static const int el_rows[EL_B + 1] = {0, 4, 5, EL_N};
+
+typedef struct el_fixture {
+    attn_model_config c;
+    attn_encoder_rows r;
+    float *mem;             /* every buffer below, carved */
+    float *params, *x;      /* [n_params], [N, D] */
+    attn_encoder_weights w; /* views into params */
+    attn_encoder_acts full, cls;
+    attn_encoder_scratch s;
+    size_t n_params;
+} el_fixture;
+
+static float *el_take(float **p, size_t n) {
+    float *q = *p;
+    *p += n;
+    return q;
+}
+
+/* Points w's 12 tensors at consecutive slices of base; returns the floats used. */
+static size_t el_weights(attn_encoder_weights *w, float *base, int D, int F) {
+    float *p = base;
+    w->in_proj_weight = el_take(&p, (size_t)3 * D * D);
+    w->in_proj_bias = el_take(&p, (size_t)3 * D);
+    w->out_proj_weight = el_take(&p, (size_t)D * D);
+    w->out_proj_bias = el_take(&p, (size_t)D);
+    w->linear1_weight = el_take(&p, (size_t)F * D);
+    w->linear1_bias = el_take(&p, (size_t)F);
+    w->linear2_weight = el_take(&p, (size_t)D * F);
+    w->linear2_bias = el_take(&p, (size_t)D);
+    w->norm1_weight = el_take(&p, (size_t)D);
+    w->norm1_bias = el_take(&p, (size_t)D);
+    w->norm2_weight = el_take(&p, (size_t)D);
+    w->norm2_bias = el_take(&p, (size_t)D);
+    return (size_t)(p - base);
+}
+
+static void el_acts(attn_encoder_acts *a, float **p, const el_fixture *f, int n_out,
+                    size_t n_probs) {
+    const size_t N = EL_N, D = (size_t)f->c.embed_dim, F = (size_t)f->c.ffn_dim;
+    memset(a, 0, sizeof *a);
+    a->n1 = el_take(p, N * D), a->mean1 = el_take(p, N), a->rstd1 = el_take(p, N);
+    a->qkv = el_take(p, 3 * N * D), a->x_cls = el_take(p, EL_B * D);
+    a->q = el_take(p, N * D), a->k = el_take(p, N * D), a->v = el_take(p, N * D);
+    a->probs = el_take(p, n_probs), a->ctx = el_take(p, N * D);
+    a->att = el_take(p, n_out * D), a->r1 = el_take(p, n_out * D), a->n2 = el_take(p, n_out * D);
+    a->mean2 = el_take(p, n_out), a->rstd2 = el_take(p, n_out);
+    a->ff1 = el_take(p, n_out * F), a->act = el_take(p, n_out * F), a->r2 = el_take(p, n_out * D);
+    a->out = f->c.norm == ATTN_NORM_PRE ? a->r2 : a->n2;
+}
+
+static void el_setup(el_fixture *f, attn_norm norm, attn_activation act) {
+    memset(f, 0, sizeof *f);
+    f->c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    f->c.embed_dim = 8, f->c.n_heads = 2, f->c.ffn_dim = 6, f->c.norm = norm;
+    f->c.activation = act;
+    f->r = (attn_encoder_rows){EL_B, EL_N, el_rows};
+    const size_t D = 8, F = 6, N = EL_N;
+    f->n_params = 4 * D * D + 3 * D + D + 2 * F * D + F + D + 4 * D; /* el_weights' slices */
+    const size_t probs_full = attn_encoder_probs_size(&f->c, &f->r, false);
+    const size_t probs_cls = attn_encoder_probs_size(&f->c, &f->r, true);
+    const size_t total = 1 << 14; /* enough for everything carved below (asserted) */
+    f->mem = calloc(total, sizeof(float));
+    ck_assert_ptr_nonnull(f->mem);
+    float *p = f->mem;
+    f->params = el_take(&p, f->n_params);
+    ck_assert_uint_eq(el_weights(&f->w, f->params, (int)D, (int)F), f->n_params);
+    f->x = el_take(&p, N * D);
+    el_acts(&f->full, &p, f, EL_N, probs_full);
+    el_acts(&f->cls, &p, f, EL_B, probs_cls);
+    attn_encoder_scratch *s = &f->s;
+    s->d_r1 = el_take(&p, N * D), s->d_r2 = el_take(&p, N * D), s->d_n2 = el_take(&p, N * D);
+    s->d_n1 = el_take(&p, N * D), s->d_att = el_take(&p, N * D), s->d_ctx = el_take(&p, N * D);
+    s->d_q = el_take(&p, N * D), s->d_k = el_take(&p, N * D), s->d_v = el_take(&p, N * D);
+    s->d_qkv = el_take(&p, 3 * N * D), s->d_x_cls = el_take(&p, N * D);
+    s->d_ff1 = el_take(&p, N * F), s->d_act = el_take(&p, N * F);
+    s->attn_work = el_take(&p, attn_attention_backward_work_size(6, 6));
+    ck_assert((size_t)(p - f->mem) <= total);
+    attn_rng rng = attn_rng_seed(77 + (uint64_t)norm * 2 + (uint64_t)act);
+    tu_fill_uniform(f->params, f->n_params, -0.6f, 0.6f, &rng);
+    for (size_t i = 0; i < D; i++) f->w.norm1_weight[i] += 1.0f, f->w.norm2_weight[i] += 1.0f;
+    tu_fill_uniform(f->x, N * D, -1.5f, 1.5f, &rng);
+}
+
+/* The [CLS]-only layer's outputs and gradients equal the full layer's restricted to the
+ * [CLS] rows (the full layer's d_out is zero elsewhere), pre and post norm. */
+static void check_cls_layer(attn_norm norm, attn_activation act) {
+    el_fixture f;
+    el_setup(&f, norm, act);
+    const int D = f.c.embed_dim;
+    attn_encoder_forward(&f.full, f.x, &f.w, &f.c, &f.r);
+    attn_encoder_cls_forward(&f.cls, f.x, &f.w, &f.c, &f.r);
+    float full_cls[EL_B * 8], d_out_cls[EL_B * 8], d_out_full[EL_N * 8] = {0};
+    attn_rng rng = attn_rng_seed(5);
+    tu_fill_uniform(d_out_cls, (size_t)EL_B * D, -1.0f, 1.0f, &rng);
+    for (int i = 0; i < EL_B; i++) {
+        memcpy(full_cls + i * D, f.full.out + el_rows[i] * D, (size_t)D * sizeof(float));
+        memcpy(d_out_full + el_rows[i] * D, d_out_cls + i * D, (size_t)D * sizeof(float));
+    }
+    tu_assert_close("cls-only layer output vs full at [CLS]", f.cls.out, full_cls, (size_t)EL_B * D,
+                    CLS_REL_TOL, 1.0);
+    float *d_w_full = calloc(f.n_params, sizeof(float)),
+          *d_w_cls = calloc(f.n_params, sizeof(float));
+    float d_x_full[EL_N * 8] = {0}, d_x_cls[EL_N * 8] = {0};
+    ck_assert(d_w_full && d_w_cls);
+    attn_encoder_weights dwf, dwc;
+    el_weights(&dwf, d_w_full, D, f.c.ffn_dim);
+    el_weights(&dwc, d_w_cls, D, f.c.ffn_dim);
+    attn_encoder_backward(d_x_full, &dwf, d_out_full, &f.full, f.x, &f.w, &f.c, &f.r, &f.s);
+    attn_encoder_cls_backward(d_x_cls, &dwc, d_out_cls, &f.cls, f.x, &f.w, &f.c, &f.r, &f.s);
+    tu_assert_close("cls-only d_x vs full", d_x_cls, d_x_full, (size_t)EL_N * D, CLS_REL_TOL, 1.0);
+    tu_assert_close("cls-only d_w vs full", d_w_cls, d_w_full, f.n_params, CLS_REL_TOL, 1.0);
+    /* accumulate: running the full backward again onto the results doubles them */
+    float want_x[EL_N * 8];
+    float *want_w = malloc(f.n_params * sizeof(float));
+    ck_assert_ptr_nonnull(want_w);
+    for (int i = 0; i < EL_N * D; i++) want_x[i] = 2.0f * d_x_full[i];
+    for (size_t i = 0; i < f.n_params; i++) want_w[i] = 2.0f * d_w_full[i];
+    attn_encoder_backward(d_x_full, &dwf, d_out_full, &f.full, f.x, &f.w, &f.c, &f.r, &f.s);
+    tu_assert_close("layer d_x accumulates", d_x_full, want_x, (size_t)EL_N * D, ACCUM_REL_TOL,
+                    1.0);
+    tu_assert_close("layer d_w accumulates", d_w_full, want_w, f.n_params, ACCUM_REL_TOL, 1.0);
+    free(d_w_full), free(d_w_cls), free(want_w), free(f.mem);
+}
+
+START_TEST(test_cls_layer_pre) {
+    check_cls_layer(ATTN_NORM_PRE, ATTN_ACT_RELU);
+}
+END_TEST
+START_TEST(test_cls_layer_post_gelu) {
+    check_cls_layer(ATTN_NORM_POST, ATTN_ACT_GELU);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("models/transformer");
     TCase *tc = tcase_create("transformer");
@@ -120,6 +266,8 @@ int main(void) {
     tcase_add_test(tc, test_golden_grads_post);
     tcase_add_test(tc, test_golden_grads_gelu);
     tcase_add_test(tc, test_padding_invariance);
+    tcase_add_test(tc, test_cls_layer_pre);
+    tcase_add_test(tc, test_cls_layer_post_gelu);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
