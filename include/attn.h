@@ -213,6 +213,9 @@ void attn_model_zero_grad(attn_model *m); /* memset of the gradient buffer */
 size_t attn_model_n_params(const attn_model *m);
 float *attn_model_params(attn_model *m); /* [n_params] */
 float *attn_model_grads(attn_model *m);  /* [n_params] or NULL before the first backward */
+/* The same, read-only, for code that only reads a model (exporters). */
+const float *attn_model_params_const(const attn_model *m);
+const float *attn_model_grads_const(const attn_model *m);
 size_t attn_model_tensor_count(const attn_model *m);
 const char *attn_model_tensor_name(const attn_model *m, size_t i); /* state_dict key */
 /* shape: [4], returns the number of dims; the tensor's element count is the shape product. */
