@@ -83,6 +83,8 @@ typedef enum attn_log_level { ATTN_LOG_DEBUG, ATTN_LOG_INFO, ATTN_LOG_WARN } att
 typedef void (*attn_log_fn)(attn_log_level level, const char *msg, void *user);
 /* The only process-wide setting of the library besides the BLAS thread count. */
 void attn_set_log(attn_log_fn fn, void *user);
+/* What library code calls to tell something that is not an error (e.g. a loader reading an
+ * older or wrapped file); dropped unless a hook is installed. */
 void attn_log(attn_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Sets OpenBLAS's thread count (exact mode and training use 1). */

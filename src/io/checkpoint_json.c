@@ -221,8 +221,13 @@ static attn_status parse_scalars(const char *path, const cJSON *root, attn_train
     TRY(parse_configs(path, root, &st->model_cfg, &st->train_cfg, err));
     TRY(get_int(path, root, "n_sentences", &st->n_sentences, err));
     TRY(get_u64(path, root, "data_fingerprint", &st->data_fingerprint, err));
-    /* absent in checkpoints written before separate held-out sets: the split */
-    st->holdout_separate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "holdout_separate"));
+    const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "holdout_separate");
+    st->holdout_separate = cJSON_IsTrue(sep);
+    if (!sep) /* written before separate held-out sets existed */
+        attn_log(ATTN_LOG_INFO,
+                 "%s: no \"holdout_separate\" (an older checkpoint): its held-out slice is taken "
+                 "as split off the training data",
+                 path);
     TRY(get_int(path, root, "epoch", &st->epoch, err));
     TRY(get_u64(path, root, "rng_state", &st->rng_state, err));
     TRY(get_long(path, root, "adam_step", &st->adam_step, err));
@@ -238,6 +243,11 @@ static attn_status parse_arrays(const char *path, const cJSON *root, attn_train_
     if (!cJSON_IsArray(params))
         return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"params\" is missing or not an array", path);
     size_t n = (size_t)cJSON_GetArraySize(params);
+    long n_params = 0;
+    TRY(get_long(path, root, "n_params", &n_params, err));
+    if (n_params < 0 || (size_t)n_params != n)
+        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"n_params\" is %ld but \"params\" holds %zu",
+                           path, n_params, n);
     float *b = malloc(4 * (n ? n : 1) * sizeof(float));
     if (!b) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     *buf = b;

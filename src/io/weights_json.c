@@ -11,7 +11,6 @@
 
 #include <cjson/cJSON.h>
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,7 +217,8 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
     }
 }
 
-/* Loads the "tensors" object of root into m (all or nothing). */
+/* Loads the "tensors" object of root into m (all or nothing). Names that carried a wrapper's
+ * prefix are worth a log line: the file came from a wrapped module, which may surprise. */
 static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) {
     const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     if (!cJSON_IsObject(tensors)) {
@@ -236,10 +236,12 @@ static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) 
         free(seen);
         return;
     }
+    int n_stripped = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, tensors) {
         const char *raw = entry->string ? entry->string : "";
         const char *key = strip_prefixes(raw);
+        if (key != raw) n_stripped++;
         long i = attn_model_tensor_find(m, key);
         if (i < 0) {
             attn_io_problem(p, ATTN_ERR_SHAPE,
@@ -260,6 +262,11 @@ static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) 
             attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
                             attn_model_tensor_name(m, i));
     if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
+    if (p->n == 0 && n_stripped > 0)
+        attn_log(ATTN_LOG_INFO,
+                 "%s: %d of %zu tensor names had a \"module.\" or \"_orig_mod.\" prefix "
+                 "(DataParallel, torch.compile), read without it",
+                 p->path, n_stripped, count);
     free(stage);
     free(seen);
 }

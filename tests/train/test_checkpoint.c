@@ -232,6 +232,13 @@ START_TEST(test_state_without_file) {
 }
 END_TEST
 
+static int logged;
+static void count_log(attn_log_level level, const char *msg, void *user) {
+    (void)level;
+    ck_assert_msg(strstr(msg, "holdout_separate") != NULL, "%s", msg);
+    ++*(int *)user;
+}
+
 /* The file at path holds exactly `want`. */
 static void assert_file_text(const char *path, const char *want) {
     char *text = tu_read_text(path);
@@ -276,6 +283,24 @@ START_TEST(test_atomic_write) {
     ck_assert(attn_trainer_save_checkpoint(t, path, &err) == ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "embedding.weight") != NULL, "%s", err.msg);
     assert_file_text(path, "precious\n");
+
+    /* a checkpoint from before separate held-out sets (no "holdout_separate") still loads,
+     * and the loader says how it read it through the log hook */
+    attn_model_params(m)[0] = 0.25f;
+    ck_assert_msg(attn_trainer_save_checkpoint(t, in_dir("old.json"), &err) == ATTN_OK, "%s",
+                  err.msg);
+    char *text = tu_read_text(in_dir("old.json"));
+    char *old = tu_replace_once(text, "checkpoint", "\"holdout_separate\":false,", "");
+    tu_write_file(in_dir("old.json"), old, strlen(old));
+    logged = 0;
+    attn_set_log(count_log, &logged);
+    ck_assert_msg(attn_trainer_load_checkpoint(t, in_dir("old.json"), &err) == ATTN_OK, "%s",
+                  err.msg);
+    attn_set_log(NULL, NULL);
+    ck_assert_int_eq(logged, 1);
+    remove(in_dir("old.json"));
+    free(old);
+    free(text);
 
     /* loading something that is not a checkpoint */
     ck_assert(attn_trainer_load_checkpoint(t, path, &err) == ATTN_ERR_PARSE);
