@@ -83,6 +83,8 @@ typedef enum attn_log_level { ATTN_LOG_DEBUG, ATTN_LOG_INFO, ATTN_LOG_WARN } att
 typedef void (*attn_log_fn)(attn_log_level level, const char *msg, void *user);
 /* The only process-wide setting of the library besides the BLAS thread count. */
 void attn_set_log(attn_log_fn fn, void *user);
+/* What library code calls to tell something that is not an error (e.g. a loader reading an
+ * older or wrapped file); dropped unless a hook is installed. */
 void attn_log(attn_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Sets OpenBLAS's thread count (exact mode and training use 1). */
@@ -213,6 +215,9 @@ void attn_model_zero_grad(attn_model *m); /* memset of the gradient buffer */
 size_t attn_model_n_params(const attn_model *m);
 float *attn_model_params(attn_model *m); /* [n_params] */
 float *attn_model_grads(attn_model *m);  /* [n_params] or NULL before the first backward */
+/* The same, read-only, for code that only reads a model (exporters). */
+const float *attn_model_params_const(const attn_model *m);
+const float *attn_model_grads_const(const attn_model *m);
 size_t attn_model_tensor_count(const attn_model *m);
 const char *attn_model_tensor_name(const attn_model *m, size_t i); /* state_dict key */
 /* shape: [4], returns the number of dims; the tensor's element count is the shape product. */
@@ -350,10 +355,38 @@ int attn_trainer_best_epoch(const attn_trainer *t, double *acc);
 attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n, int batch_size,
                           double *accuracy, attn_error *err);
 
-/* Checkpoints (src/train/checkpoint.c), format "attn-checkpoint-v1" (JSON): model config,
- * train config, epoch, PRNG state, Adam step, params, m, v as flat float arrays, and model
- * selection's best epoch, its held-out accuracy and its parameters.
- * Written atomically (path.tmp, fflush, fsync, rename): an existing file survives a failure.
+/* ---- checkpoints: the training state (src/train/checkpoint.c) as JSON (src/io/) --------- *
+ * The state a checkpoint captures, as values and borrowed arrays. The trainer gives it out and
+ * takes it back; src/io/checkpoint_json.c writes and reads it as "attn-checkpoint-v1". */
+typedef struct attn_train_state {
+    attn_model_config model_cfg;
+    attn_train_config train_cfg;
+    int n_sentences;             /* the training data's size ... */
+    uint64_t data_fingerprint;   /* ... and FNV-1a hash over its labels, lengths and ids */
+    bool holdout_separate;       /* held-out slice from a separate set (not split off the data) */
+    int epoch;                   /* epochs completed */
+    uint64_t rng_state;          /* the shuffling PRNG */
+    long adam_step;              /* Adam steps taken */
+    size_t n_params;             /* length of each array below */
+    const float *params, *m, *v; /* [n_params] parameters, Adam's first and second moments */
+    int best_epoch;              /* model selection: epoch of best_params, 0 = none */
+    double best_acc;             /* its held-out accuracy (0 when best_epoch is 0) */
+    const float *best_params;    /* [n_params] when best_epoch > 0, else NULL */
+} attn_train_state;
+
+/* Points *st at t's current state (arrays owned by t and its model, valid until either
+ * changes). Fails (ATTN_ERR_VALUE, naming the tensor) when a parameter is NaN or Inf. */
+attn_status attn_trainer_get_state(const attn_trainer *t, attn_train_state *st, attn_error *err);
+/* Checks that st fits t -- the same model config and parameter count, batch size, bucket,
+ * holdout, seed and keep_best, the same data and way of holding out, a best_epoch that fits
+ * epoch -- and copies it into t and its model. On error nothing changes and the message
+ * starts with `source` (the file st came from). */
+attn_status attn_trainer_set_state(attn_trainer *t, const attn_train_state *st, const char *source,
+                                   attn_error *err);
+
+/* Format "attn-checkpoint-v1" (JSON): the fields of attn_train_state, floats widened to double
+ * (printed with enough digits to read back bit for bit). Written atomically (path.tmp, fflush,
+ * fsync, rename): an existing file survives a failure.
  * Resuming: read the configs with attn_checkpoint_peek, create the model and the trainer
  * with them, then attn_trainer_load_checkpoint. A resumed run ends bit-identical to an
  * uninterrupted one. */

@@ -36,29 +36,10 @@
  * after the core adjective): a plain-like sentence is always kept; another one ending in its core
  * adjective with probability 1/TAIL_ZERO; a tail that is exactly the distractor clause with
  * probability 1/TAIL_DIST; other tails of TAIL_MIN..TAIL_MAX words always, longer ones with
- * probability 1/TAIL_LONG, shorter ones with probability 1/TAIL_RARE. Result (seed 1): median 30
- * words, tail 0 6.7% (plain-like 5.4%), lone distractor tail 12.5%, core adjective at word >= 30
- * 15.6%, at word >= 40 3.1% (0.6% without the deep-core candidates). The holdout set (the
+ * probability 1/TAIL_LONG, shorter ones with probability 1/TAIL_RARE. The holdout set (the
  * trainer's held-out slice) has the same distribution from its own PRNG stream.
- *
- * Why (attn reproduce --seeds 10, per test set: lowest accuracy and mean error over the seeds):
- * - An Elman RNN learns from sentences whose core sits within the last few words (tail 0, a lone
- *   distractor tail, short filler tails), most easily from short ones, so those stay a minority:
- *   plain-like 5.4% (with ~6%, or TRAIN_PLAIN 32, it reached 57-99% on the plain set; with ~3% the
- *   LSTM fell to 85% there), lone distractor tails 12% (19-36%: the RNN reached 57-68% on the
- *   distractor set). Accepting every short tail behind a core at word >= 30 (late short tails
- *   27-33% of the set) let it reach 60-100% on some seeds.
- * - Without the deep-core candidates the Transformer read cores past word 40 wrong in 20-30% of
- *   fill8's (its attention treated an adjective that late as a distractor: in training nearly
- *   every adjective there is one): fill8 mean error 2.7%, lowest 94.6% over 10 seeds (with the
- *   sinusoidal pos_embedding). With TRAIN_DEEP 100: 0.76%, lowest 98.1%; 50, 70, 150 and 200 per
- *   mille, 3..7 or 4..8 phrases before, or phrases of >= 4 words were worse (0.9-1.9%). The RNN
- *   stays at 46.6-54.3% and the LSTM at >= 99.3% except one seed's plain set (96.3%).
- * - Earlier rounds (5 seeds): forced plain-like candidates, the late-core third, TAIL_DIST 4 and
- *   TRAIN_PLAIN 136 took the model-selected table from LSTM 85% / Transformer 94% to 99.7% /
- *   97.1%; half of the distractor clauses directly after the core, or at the end, let the RNN
- *   learn (82%, 98%); a distractor in 7/8 of the sentences or late cores in 2/3 hurt the LSTM and
- *   the Transformer (90-95%). */
+ * docs/data-generator.md has the resulting statistics and the log of the distributions tried
+ * and what each did to the three models: the reasons for these constants. */
 #define TAIL_MIN          8
 #define TAIL_MAX          16
 #define TAIL_LONG         3

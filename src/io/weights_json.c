@@ -8,11 +8,9 @@
  * exact) into path.tmp, fsyncs and renames, so an existing file is never half-overwritten.
  */
 #include "io_internal.h"
-#include "model_internal.h"
 
 #include <cjson/cJSON.h>
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +75,7 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
                 col++;
             }
         }
-        char name[ATTN_NAME_MAX + 32];
+        char name[96]; /* a state_dict key, cut short if longer */
         tensor_before(buf, at, name, sizeof name);
         const char *rest = buf + at;
         const char *hint = "";
@@ -219,7 +217,8 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
     }
 }
 
-/* Loads the "tensors" object of root into m (all or nothing). */
+/* Loads the "tensors" object of root into m (all or nothing). Names that carried a wrapper's
+ * prefix are worth a log line: the file came from a wrapped module, which may surprise. */
 static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) {
     const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     if (!cJSON_IsObject(tensors)) {
@@ -229,22 +228,26 @@ static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) 
     }
     size_t count = attn_model_tensor_count(m);
     float *stage = malloc(attn_model_n_params(m) * sizeof(float));
-    bool seen[ATTN_MAX_SPECS] = {false};
-    if (!stage) {
+    bool *seen = calloc(count ? count : 1, sizeof *seen);
+    if (!stage || !seen) {
         attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
                         attn_model_n_params(m));
+        free(stage);
+        free(seen);
         return;
     }
+    int n_stripped = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, tensors) {
         const char *raw = entry->string ? entry->string : "";
         const char *key = strip_prefixes(raw);
+        if (key != raw) n_stripped++;
         long i = attn_model_tensor_find(m, key);
         if (i < 0) {
             attn_io_problem(p, ATTN_ERR_SHAPE,
                             "unexpected tensor \"%s\" (the %s model has no such "
                             "parameter)",
-                            raw, attn_arch_name(m->cfg.arch));
+                            raw, attn_arch_name(attn_model_config_of(m)->arch));
             continue;
         }
         if (seen[i]) {
@@ -259,12 +262,18 @@ static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) 
             attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
                             attn_model_tensor_name(m, i));
     if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
+    if (p->n == 0 && n_stripped > 0)
+        attn_log(ATTN_LOG_INFO,
+                 "%s: %d of %zu tensor names had a \"module.\" or \"_orig_mod.\" prefix "
+                 "(DataParallel, torch.compile), read without it",
+                 p->path, n_stripped, count);
     free(stage);
+    free(seen);
 }
 
 static void hint_config(const attn_model *m, attn_io_problems *p) {
     char cfg[256];
-    config_summary(&m->cfg, cfg, sizeof cfg);
+    config_summary(attn_model_config_of(m), cfg, sizeof cfg);
     if (p->n > 0 && p->first == ATTN_ERR_SHAPE)
         attn_error_append(p->err, "tensors were checked against the config (%s)", cfg);
 }
@@ -311,10 +320,10 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
     attn_io_problems p = {err, path, 0, ATTN_OK};
     const cJSON *cj = cJSON_GetObjectItemCaseSensitive(root, "config");
     if (cj) { /* optional here; when present it must describe the model */
-        attn_model_config cfg = m->cfg;
+        const attn_model_config *mc = attn_model_config_of(m);
+        attn_model_config cfg = *mc;
         parse_config(cj, &cfg, &p);
         if (p.n == 0) {
-            const attn_model_config *mc = &m->cfg;
             bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
             if (cfg.arch != mc->arch)
                 attn_io_problem(&p, ATTN_ERR_VALUE, "config: arch \"%s\" but the model is \"%s\"",
@@ -382,7 +391,7 @@ static void write_tensors(FILE *f, const attn_model *m, const float *base) {
 attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
                                    attn_error *err) {
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path");
-    const float *base = grads ? m->grads : m->params;
+    const float *base = grads ? attn_model_grads_const(m) : attn_model_params_const(m);
     if (!base)
         return attn_errorf(err, ATTN_ERR_ARG,
                            "%s: the model has no gradients yet (run "
@@ -396,7 +405,7 @@ attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *
     FILE *f = open_memstream(&text, &len);
     if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     fprintf(f, "{\"format\": \"%s\",\n", WEIGHTS_FORMAT);
-    bool ok = write_config(f, &m->cfg);
+    bool ok = write_config(f, attn_model_config_of(m));
     fprintf(f, ",\n");
     write_tensors(f, m, base);
     fprintf(f, "}\n");

@@ -261,6 +261,12 @@ float *attn_model_params(attn_model *m) {
 float *attn_model_grads(attn_model *m) {
     return m->grads;
 }
+const float *attn_model_params_const(const attn_model *m) {
+    return m->params;
+}
+const float *attn_model_grads_const(const attn_model *m) {
+    return m->grads;
+}
 size_t attn_model_tensor_count(const attn_model *m) {
     return m->n_specs;
 }

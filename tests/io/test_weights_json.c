@@ -365,13 +365,35 @@ START_TEST(test_nothing_half_loaded) {
 }
 END_TEST
 
+/* The log hook's last message (the library logs only through attn_set_log). */
+typedef struct log_capture {
+    int n;
+    attn_log_level level;
+    char msg[1024];
+} log_capture;
+
+static void capture_log(attn_log_level level, const char *msg, void *user) {
+    log_capture *c = user;
+    c->n++;
+    c->level = level;
+    snprintf(c->msg, sizeof c->msg, "%s", msg);
+}
+
 START_TEST(test_prefix_stripping) {
+    log_capture logged = {0};
+    attn_set_log(capture_log, &logged);
     char *a =
         saved_text_edited(ATTN_ARCH_RNN, "\"embedding.weight\"", "\"module.embedding.weight\"");
     char *b =
         tu_replace_once(a, "the saved file", "\"head.bias\"", "\"_orig_mod.module.head.bias\"");
     const char *path = write_tmp("prefix.json", b);
     attn_model *m = load_ok(path);
+    attn_set_log(NULL, NULL);
+    /* one log line naming the file and how many names were stripped */
+    ck_assert_int_eq(logged.n, 1);
+    ck_assert_int_eq(logged.level, ATTN_LOG_INFO);
+    ck_assert_msg(strstr(logged.msg, "prefix.json") && strstr(logged.msg, "2 of 7"), "%s",
+                  logged.msg);
     ck_assert(param(m, "head.bias")[0] == 0.5f);
     attn_model *ref = tu_model_default(ATTN_ARCH_RNN, 11); /* saved_text's seed */
     ck_assert(memcmp(param(m, "embedding.weight"), param(ref, "embedding.weight"),

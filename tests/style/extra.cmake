@@ -10,3 +10,16 @@ file(GLOB_RECURSE ATTN_STYLE_FILES CONFIGURE_DEPENDS
 add_test(NAME style/clang_format
          COMMAND ${CLANG_FORMAT} --dry-run -Werror ${ATTN_STYLE_FILES}
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# style/layers: each folder library uses only the folder libraries it links (CMakeLists.txt,
+# attn_layer), cJSON only in src/io, the BLAS only in src/kernels/sgemm.c, and no library code
+# prints to stdout/stderr or exits. Checked on the symbols of the built archives.
+set(ATTN_LAYER_ARGS "")
+foreach(layer ${ATTN_LAYERS})
+  get_target_property(deps ${layer} ATTN_LAYER_DEPS)
+  list(JOIN deps "," deps)
+  string(APPEND ATTN_LAYER_ARGS "|${layer}=$<TARGET_FILE:${layer}>=${deps}")
+endforeach()
+add_test(NAME style/layers
+         COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLAYERS=${ATTN_LAYER_ARGS}
+                 -P ${CMAKE_CURRENT_LIST_DIR}/check_layers.cmake)

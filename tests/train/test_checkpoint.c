@@ -7,6 +7,7 @@
 #include "test_util.h"
 #include "train_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,75 @@ START_TEST(test_resume_separate_heldout) {
 }
 END_TEST
 
+/* The state itself, without a file: attn_trainer_get_state of a run stopped after epoch 1,
+ * put into a fresh trainer with attn_trainer_set_state, resumes bit-identical; states that do
+ * not fit the trainer are refused and leave it unchanged. */
+START_TEST(test_state_without_file) {
+    attn_set_num_threads(1);
+    attn_dataset *d = tu_train_data(120, 5);
+    attn_train_config cfg = small_config();
+    attn_model_config mc = attn_model_config_default(ATTN_ARCH_RNN);
+    attn_error err;
+    attn_model *ma = tu_model_new(&mc, 9);
+    attn_trainer *ta = tu_trainer_new(ma, d, &cfg);
+    ck_assert(attn_trainer_run(ta, NULL, &err) == ATTN_OK);
+
+    attn_model *m1 = tu_model_new(&mc, 9);
+    attn_trainer *t1 = tu_trainer_new(m1, d, &cfg);
+    stopper s = {1};
+    attn_train_callbacks cb = {on_epoch, NULL, &s};
+    ck_assert(attn_trainer_run(t1, &cb, &err) == ATTN_OK);
+    attn_train_state st;
+    ck_assert_msg(attn_trainer_get_state(t1, &st, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(st.epoch, 1);
+    ck_assert_int_eq(st.best_epoch, 1);
+    ck_assert(st.best_params != NULL && st.n_params == attn_model_n_params(m1));
+    /* its own state back into the same trainer (the arrays alias) changes nothing */
+    ck_assert_msg(attn_trainer_set_state(t1, &st, "self", &err) == ATTN_OK, "%s", err.msg);
+
+    attn_model *mb = tu_model_new(&mc, 777);
+    attn_trainer *tb = tu_trainer_new(mb, d, &cfg);
+    attn_train_state bad = st;
+    bad.n_params = st.n_params - 1;
+    ck_assert(attn_trainer_set_state(tb, &bad, "short.json", &err) == ATTN_ERR_SHAPE);
+    ck_assert_msg(strstr(err.msg, "short.json") && strstr(err.msg, "parameters"), "%s", err.msg);
+    bad = st;
+    bad.best_epoch = 2;
+    ck_assert(attn_trainer_set_state(tb, &bad, "best.json", &err) == ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "best_epoch 2") != NULL, "%s", err.msg);
+    bad = st;
+    bad.train_cfg.seed++;
+    ck_assert(attn_trainer_set_state(tb, &bad, "seed.json", &err) == ATTN_ERR_VALUE);
+    ck_assert_int_eq(attn_trainer_epoch(tb), 0);
+
+    ck_assert_msg(attn_trainer_set_state(tb, &st, "state", &err) == ATTN_OK, "%s", err.msg);
+    attn_trainer_free(t1);
+    attn_model_free(m1);
+    ck_assert(attn_trainer_run(tb, NULL, &err) == ATTN_OK);
+    size_t n = attn_model_n_params(ma);
+    tu_assert_identical("resumed params", attn_model_params(mb), attn_model_params(ma), n);
+    tu_assert_identical("resumed adam v", attn_trainer_adam(tb)->v, attn_trainer_adam(ta)->v, n);
+
+    /* a diverged run has no state worth keeping */
+    attn_model_params(mb)[3] = INFINITY;
+    ck_assert(attn_trainer_get_state(tb, &st, &err) == ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "embedding.weight") != NULL, "%s", err.msg);
+
+    attn_trainer_free(ta);
+    attn_trainer_free(tb);
+    attn_model_free(ma);
+    attn_model_free(mb);
+    attn_dataset_free(d);
+}
+END_TEST
+
+static int logged;
+static void count_log(attn_log_level level, const char *msg, void *user) {
+    (void)level;
+    ck_assert_msg(strstr(msg, "holdout_separate") != NULL, "%s", msg);
+    ++*(int *)user;
+}
+
 /* The file at path holds exactly `want`. */
 static void assert_file_text(const char *path, const char *want) {
     char *text = tu_read_text(path);
@@ -214,6 +284,24 @@ START_TEST(test_atomic_write) {
     ck_assert_msg(strstr(err.msg, "embedding.weight") != NULL, "%s", err.msg);
     assert_file_text(path, "precious\n");
 
+    /* a checkpoint from before separate held-out sets (no "holdout_separate") still loads,
+     * and the loader says how it read it through the log hook */
+    attn_model_params(m)[0] = 0.25f;
+    ck_assert_msg(attn_trainer_save_checkpoint(t, in_dir("old.json"), &err) == ATTN_OK, "%s",
+                  err.msg);
+    char *text = tu_read_text(in_dir("old.json"));
+    char *old = tu_replace_once(text, "checkpoint", "\"holdout_separate\":false,", "");
+    tu_write_file(in_dir("old.json"), old, strlen(old));
+    logged = 0;
+    attn_set_log(count_log, &logged);
+    ck_assert_msg(attn_trainer_load_checkpoint(t, in_dir("old.json"), &err) == ATTN_OK, "%s",
+                  err.msg);
+    attn_set_log(NULL, NULL);
+    ck_assert_int_eq(logged, 1);
+    remove(in_dir("old.json"));
+    free(old);
+    free(text);
+
     /* loading something that is not a checkpoint */
     ck_assert(attn_trainer_load_checkpoint(t, path, &err) == ATTN_ERR_PARSE);
     ck_assert_msg(strstr(err.msg, "keep.json") != NULL, "%s", err.msg);
@@ -235,6 +323,7 @@ int main(void) {
     tcase_add_test(tc, test_resume_transformer);
     tcase_add_test(tc, test_resume_separate_heldout);
     tcase_add_test(tc, test_atomic_write);
+    tcase_add_test(tc, test_state_without_file);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
