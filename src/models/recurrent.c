@@ -90,11 +90,14 @@ typedef struct rec_impl {
     float *arena;
     size_t cap;
     int B, T;
-    /* slots: sentence order[s] sits in slot s (longest first, stable); at step t the first
-     * n_active[t] slots are inside their sentence */
-    int *sched;    /* [B + T]: order[B], then n_active[T] */
-    int sched_cap; /* ints allocated in sched */
-    float *x;      /* [T, B, E] word embeddings (slot order) */
+    /* slots (rec_schedule): sentence order[s] sits in slot s; step t runs the hh GEMM on
+     * slots 0..rows[t]-1 and the cell on those of them still inside their sentence */
+    int *slot_ints; /* [2B + T] the three tables below */
+    int slot_cap;   /* ints allocated in slot_ints */
+    int *order;     /* [B] sentence in slot s */
+    int *slot_len;  /* [B] its length in words */
+    int *rows;      /* [T] GEMM rows of step t */
+    float *x;       /* [T, B, E] word embeddings (slot order) */
     rec_layer layer[ATTN_RECURRENT_MAX_LAYERS];
     float *hw;     /* [B, G*H] one step's h.W_hh^T + b_hh (scratch) */
     float *h_last; /* [B, H] h after each sentence's last word (sentence order) */
@@ -137,17 +140,20 @@ static attn_status rec_reserve(attn_model *m, int B, int T, attn_error *err) {
     const int L = m->cfg.n_layers, E = m->cfg.embed_dim, H = m->cfg.hidden_size;
     attn_status st =
         attn_arena_reserve(&v->arena, &v->cap, rec_layout(v, NULL, L, B, T, E, H), err);
-    if (st == ATTN_OK && B + T > v->sched_cap) {
-        int *sched = malloc((size_t)(B + T) * sizeof *sched);
-        if (!sched)
+    if (st == ATTN_OK && 2 * B + T > v->slot_cap) {
+        int *ints = malloc((size_t)(2 * B + T) * sizeof *ints);
+        if (!ints)
             return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory for a batch of %d",
                                v->cell->name, B);
-        free(v->sched);
-        v->sched = sched;
-        v->sched_cap = B + T;
+        free(v->slot_ints);
+        v->slot_ints = ints;
+        v->slot_cap = 2 * B + T;
     }
     if (st != ATTN_OK) return st;
     rec_layout(v, v->arena, L, B, T, E, H);
+    v->order = v->slot_ints;
+    v->slot_len = v->slot_ints + B;
+    v->rows = v->slot_ints + 2 * B;
     return ATTN_OK;
 }
 
@@ -168,7 +174,7 @@ void attn_recurrent_set_grads(attn_model *m) {
 void attn_recurrent_destroy(attn_model *m) {
     rec_impl *v = m->impl;
     free(v->arena);
-    free(v->sched);
+    free(v->slot_ints);
     free(v);
     m->impl = NULL;
 }
@@ -178,48 +184,83 @@ static int word_at(const attn_batch *b, int i, int t) {
     return t < b->lengths[i] ? b->ids[(size_t)i * b->T + t] : ATTN_PAD_ID;
 }
 
-/* The slot table. Packed: order[B] = counting sort by length, longest first, stable, and
- * n_active[t] = #{lengths > t}. Unpacked: batch order, n_active[t] = B. */
-static void rec_schedule(int *order, int *n_active, const attn_batch *b, bool packed) {
+/* The slot tables. Packed: order = counting sort by length, longest first, stable, and
+ * rows[t] = #{lengths > t}, so the GEMM rows are exactly the active slots. Unpacked: batch order
+ * and rows[t] = B (the GEMM geometry of a plain nn.RNN over the padded batch). */
+static void rec_schedule(rec_impl *v, const attn_batch *b) {
     int n = 0;
-    if (!packed) { /* batch order; every slot stays active for all T steps */
-        for (int i = 0; i < b->B; i++) order[i] = i;
-        for (int t = 0; t < b->T; t++) n_active[t] = b->B;
-        return;
+    if (v->cell->packed) {
+        for (int len = b->T; len >= 1; len--) {
+            for (int i = 0; i < b->B; i++)
+                if (b->lengths[i] == len) v->order[n++] = i;
+            v->rows[len - 1] = n;
+        }
+    } else {
+        for (int i = 0; i < b->B; i++) v->order[i] = i;
+        for (int t = 0; t < b->T; t++) v->rows[t] = b->B;
     }
-    for (int len = b->T; len >= 1; len--) {
-        for (int i = 0; i < b->B; i++)
-            if (b->lengths[i] == len) order[n++] = i;
-        n_active[len - 1] = n;
-    }
+    for (int s = 0; s < b->B; s++) v->slot_len[s] = b->lengths[v->order[s]];
+}
+
+/* The next run of slots inside their sentence at step t: the first active slot >= *s, and one
+ * past the run's end (returned; *s = rows when there is none). */
+static int rec_run(const rec_impl *v, int t, int rows, int *s) {
+    while (*s < rows && v->slot_len[*s] <= t) (*s)++;
+    int e = *s;
+    while (e < rows && v->slot_len[e] > t) e++;
+    return e;
+}
+
+/* The step's pointers for slots s0..s0+n-1 of layer l at step t (backward fields included). */
+static attn_recurrent_step rec_step_at(const rec_impl *v, int l, int t, int s0, int n, int H) {
+    const attn_recurrent_cell *c = v->cell;
+    const rec_layer *L = &v->layer[l];
+    const size_t B = (size_t)v->B, GH = (size_t)c->G * H, SH = (size_t)c->S * H;
+    const size_t r = (size_t)t * B + s0, r1 = r + B; /* row of step t, of step t + 1 */
+    return (attn_recurrent_step){
+        .n = n,
+        .H = H,
+        .xw = L->xw + r * GH,
+        .hw = v->hw + (size_t)s0 * GH,
+        .h_prev = L->h + r * H,
+        .state_prev = L->state + r * SH,
+        .h = L->h + r1 * H,
+        .state = L->state + r1 * SH,
+        .saved = L->saved + r * c->A * H,
+        .d_h = v->d_h + (size_t)s0 * H,
+        .d_state = v->d_state + (size_t)s0 * SH,
+        .d_xw = L->d_xw + r * GH,
+        .d_hw = L->d_hw + r * GH,
+        .d_h_prev = v->d_h_prev + (size_t)s0 * H,
+    };
 }
 
 /* ---- forward ------------------------------------------------------------------------------- */
 
-/* Step t of layer l: hw = h[t].W_hh^T + b_hh for the active slots, then the cell. Finished
- * slots get zero states (the weight-gradient GEMMs read every row of h). */
+/* Step t of layer l: hw = h[t].W_hh^T + b_hh on the GEMM rows, then the cell on each run of
+ * slots inside their sentence. Finished slots get zero states: their h is never read (the
+ * head took it at the last word) and the weight-gradient GEMMs meet it with zero gradients. */
 static void rec_step_forward(rec_impl *v, int l, int t, int H) {
     const attn_recurrent_cell *c = v->cell;
-    const rec_layer *L = &v->layer[l];
-    const attn_recurrent_layer_tensors *w = &v->w.layer[l];
-    const int B = v->B, na = v->sched[B + t];
-    const size_t BH = (size_t)B * H, GH = (size_t)c->G * H, SH = (size_t)c->S * H;
-    const float *h_prev = L->h + (size_t)t * BH;
-    attn_linear_forward(v->hw, h_prev, w->weight_hh, w->bias_hh, na, H, (int)GH, ATTN_OP_RECURRENT);
-    const attn_recurrent_step s = {
-        .n = na,
-        .H = H,
-        .xw = L->xw + (size_t)t * B * GH,
-        .hw = v->hw,
-        .h_prev = h_prev,
-        .state_prev = L->state + (size_t)t * B * SH,
-        .h = L->h + (size_t)(t + 1) * BH,
-        .state = L->state + (size_t)(t + 1) * B * SH,
-        .saved = L->saved + (size_t)t * B * c->A * H,
-    };
-    c->step_forward(&s);
-    memset(s.h + (size_t)na * H, 0, (size_t)(B - na) * H * sizeof(float));
-    memset(s.state + (size_t)na * SH, 0, (size_t)(B - na) * SH * sizeof(float));
+    const int B = v->B, rows = v->rows[t];
+    const size_t GH = (size_t)c->G * H, SH = (size_t)c->S * H;
+    const attn_recurrent_step all = rec_step_at(v, l, t, 0, B, H);
+    attn_linear_forward(v->hw, all.h_prev, v->w.layer[l].weight_hh, v->w.layer[l].bias_hh, rows, H,
+                        (int)GH, ATTN_OP_RECURRENT);
+    int s = 0, e;
+    for (int done = 0; done < B; done = e, s = e) {
+        e = rec_run(v, t, rows, &s);
+        /* finished slots done..s-1 (and rows..B-1 at the end) */
+        memset(all.h + (size_t)done * H, 0, (size_t)(s - done) * H * sizeof(float));
+        memset(all.state + (size_t)done * SH, 0, (size_t)(s - done) * SH * sizeof(float));
+        if (s == rows) {
+            memset(all.h + (size_t)s * H, 0, (size_t)(B - s) * H * sizeof(float));
+            memset(all.state + (size_t)s * SH, 0, (size_t)(B - s) * SH * sizeof(float));
+            break;
+        }
+        const attn_recurrent_step run = rec_step_at(v, l, t, s, e - s, H);
+        c->step_forward(&run);
+    }
 }
 
 /* Layer l over all steps; in [T, B, I] is the layer's input (x, or the layer below's h). */
@@ -246,8 +287,8 @@ attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *lo
     if (st != ATTN_OK) return st;
     v->B = B;
     v->T = T;
-    int *order = v->sched, *n_active = v->sched + B;
-    rec_schedule(order, n_active, b, v->cell->packed);
+    const int *order = v->order;
+    rec_schedule(v, b);
 
     /* x[t, s, :] = embedding[ids[order[s], t], :] (time-major) */
     for (int t = 0; t < T; t++)
@@ -271,48 +312,40 @@ attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *lo
 /* ---- backward (BPTT) ----------------------------------------------------------------------- */
 
 /* Step t of layer l backward. In: d_h = d loss / d h[t+1] and d_state = d loss / d state[t+1]
- * for the slots active after t. Slots whose last word is t enter here: zero state gradients
- * plus d_h_last (top layer), or plus d_out[t] (d loss / d h[t+1] from the layer above, [T, B, H],
- * NULL for the top layer). Out: d_xw[t], d_hw[t] (zero rows for finished slots), d_state =
- * d loss / d state[t] and, unless t = 0, d_h = d loss / d h[t]. */
-static void rec_step_backward(rec_impl *v, const attn_batch *b, int l, int t, int H,
-                              const float *d_out) {
+ * on the GEMM rows of step t+1. Slots whose last word is t enter here: zero state gradients
+ * plus d_h_last (top layer), or, for a layer below, plus d_out[t] (d loss / d h[t+1] from the
+ * layer above, [T, B, H]; NULL for the top layer). Out: d_xw[t], d_hw[t] (zero rows for
+ * finished slots), d_state = d loss / d state[t] and, unless t = 0, d_h = d loss / d h[t]. */
+static void rec_step_backward(rec_impl *v, int l, int t, int H, const float *d_out) {
     const attn_recurrent_cell *c = v->cell;
-    const rec_layer *L = &v->layer[l];
-    const int B = v->B, T = v->T, na = v->sched[B + t], *order = v->sched;
-    const int na_later = t + 1 < T ? v->sched[B + t + 1] : 0;
-    const size_t BH = (size_t)B * H, GH = (size_t)c->G * H, SH = (size_t)c->S * H;
-    memset(v->d_h + (size_t)na_later * H, 0, (size_t)(na - na_later) * H * sizeof(float));
-    memset(v->d_state + (size_t)na_later * SH, 0, (size_t)(na - na_later) * SH * sizeof(float));
-    if (d_out) /* h[t+1] also fed the layer above at step t */
-        for (size_t j = 0; j < (size_t)na * H; j++) v->d_h[j] += d_out[(size_t)t * BH + j];
-    else /* the head read h[t+1] of the sentences whose last word is t */
-        for (int s = 0; s < na; s++)
-            if (b->lengths[order[s]] - 1 == t)
+    const int B = v->B, rows = v->rows[t];
+    const size_t GH = (size_t)c->G * H, SH = (size_t)c->S * H;
+    const attn_recurrent_step all = rec_step_at(v, l, t, 0, B, H);
+    for (int s = 0; s < rows; s++)
+        if (v->slot_len[s] - 1 == t) { /* enters: h[t+1] fed the head only */
+            memset(v->d_h + (size_t)s * H, 0, (size_t)H * sizeof(float));
+            memset(v->d_state + (size_t)s * SH, 0, SH * sizeof(float));
+            if (!d_out)
                 for (int j = 0; j < H; j++)
-                    v->d_h[(size_t)s * H + j] += v->d_h_last[(size_t)order[s] * H + j];
-    const attn_recurrent_step s = {
-        .n = na,
-        .H = H,
-        .xw = L->xw + (size_t)t * B * GH,
-        .h_prev = L->h + (size_t)t * BH,
-        .state_prev = L->state + (size_t)t * B * SH,
-        .h = L->h + (size_t)(t + 1) * BH,
-        .state = L->state + (size_t)(t + 1) * B * SH,
-        .saved = L->saved + (size_t)t * B * c->A * H,
-        .d_h = v->d_h,
-        .d_state = v->d_state,
-        .d_xw = L->d_xw + (size_t)t * B * GH,
-        .d_hw = L->d_hw + (size_t)t * B * GH,
-        .d_h_prev = v->d_h_prev,
-    };
-    memset(v->d_h_prev, 0, (size_t)na * H * sizeof(float));
-    c->step_backward(&s);
-    memset(s.d_xw + (size_t)na * GH, 0, (size_t)(B - na) * GH * sizeof(float));
-    if (c->split_hh) memset(s.d_hw + (size_t)na * GH, 0, (size_t)(B - na) * GH * sizeof(float));
+                    v->d_h[(size_t)s * H + j] += v->d_h_last[(size_t)v->order[s] * H + j];
+        }
+    if (d_out) /* h[t+1] also fed the layer above at step t */
+        for (size_t j = 0; j < (size_t)rows * H; j++) v->d_h[j] += d_out[(size_t)t * B * H + j];
+    memset(v->d_h_prev, 0, (size_t)rows * H * sizeof(float));
+    int s = 0, e;
+    for (int done = 0; done < B; done = e, s = e) {
+        e = rec_run(v, t, rows, &s);
+        if (s == rows) s = B; /* no more runs: finished slots up to B */
+        memset(all.d_xw + (size_t)done * GH, 0, (size_t)(s - done) * GH * sizeof(float));
+        if (c->split_hh)
+            memset(all.d_hw + (size_t)done * GH, 0, (size_t)(s - done) * GH * sizeof(float));
+        if (s == B) break;
+        const attn_recurrent_step run = rec_step_at(v, l, t, s, e - s, H);
+        c->step_backward(&run);
+    }
     /* hw = h[t].W_hh^T + ...: d h[t] += d_hw.W_hh (h[0] = 0 is no parameter: skipped) */
     if (t > 0)
-        attn_matmul_nn(v->d_h_prev, s.d_hw, v->w.layer[l].weight_hh, na, H, (int)GH, 1.0f,
+        attn_matmul_nn(v->d_h_prev, all.d_hw, v->w.layer[l].weight_hh, rows, H, (int)GH, 1.0f,
                        ATTN_OP_RECURRENT, ATTN_PASS_BACKWARD);
     float *swap = v->d_h;
     v->d_h = v->d_h_prev;
@@ -321,12 +354,12 @@ static void rec_step_backward(rec_impl *v, const attn_batch *b, int l, int t, in
 
 /* Layer l backward over all steps, then its weight gradients in three GEMMs over all T*B rows:
  * d_W_hh += d_hw^T.h[0..T-1] (stacked h_{t-1}), d_W_ih += d_xw^T.in, d_in += d_xw.W_ih. */
-static void rec_layer_backward(rec_impl *v, const attn_batch *b, int l, const float *in, int I,
-                               int H, float *d_in, const float *d_out) {
+static void rec_layer_backward(rec_impl *v, int l, const float *in, int I, int H, float *d_in,
+                               const float *d_out) {
     const rec_layer *L = &v->layer[l];
     const attn_recurrent_layer_tensors *w = &v->w.layer[l], *d = &v->d.layer[l];
     const int B = v->B, T = v->T, GH = v->cell->G * H;
-    for (int t = T - 1; t >= 0; t--) rec_step_backward(v, b, l, t, H, d_out);
+    for (int t = T - 1; t >= 0; t--) rec_step_backward(v, l, t, H, d_out);
     attn_linear_backward(NULL, d->weight_hh, d->bias_hh, L->d_hw, L->h, w->weight_hh, T * B, H, GH,
                          ATTN_OP_RECURRENT);
     attn_linear_backward(d_in, d->weight_ih, d->bias_ih, L->d_xw, in, w->weight_ih, T * B, I, GH,
@@ -336,7 +369,7 @@ static void rec_layer_backward(rec_impl *v, const attn_batch *b, int l, const fl
 void attn_recurrent_backward(attn_model *m, const attn_batch *b, const float *d_logits) {
     rec_impl *v = m->impl;
     const int B = v->B, T = v->T, E = m->cfg.embed_dim, H = m->cfg.hidden_size;
-    const int *order = v->sched;
+    const int *order = v->order;
 
     /* head: logits = h_last.w^T + b */
     memset(v->d_h_last, 0, (size_t)B * H * sizeof(float));
@@ -346,7 +379,7 @@ void attn_recurrent_backward(attn_model *m, const attn_batch *b, const float *d_
     /* one layer (ATTN_RECURRENT_MAX_LAYERS): layer l > 0 would pass its d_in as d_out of the
      * layer below and read the layer below's h[1..T] as `in` */
     memset(v->d_x, 0, (size_t)T * B * E * sizeof(float));
-    rec_layer_backward(v, b, 0, v->x, E, H, v->d_x, NULL);
+    rec_layer_backward(v, 0, v->x, E, H, v->d_x, NULL);
 
     /* embedding: d_table[ids] += d_x */
     for (int t = 0; t < T; t++)
