@@ -9,7 +9,9 @@ mode under torch.no_grad(), after --warmup untimed passes. The thread count is s
 torch.set_num_threads and OPENBLAS_NUM_THREADS / OMP_NUM_THREADS before torch loads.
 
 Prints one line, parsed by bench/infer_speed.c:
-  torch arch=rnn sentences=4000 batch=256 threads=1 reps=9 median_s=0.0123 min_s=0.0120
+  torch arch=rnn sentences=4000 batch=256 threads=1 reps=9 median_s=0.0123 min_s=0.0120 cpu_median_s=0.0119
+(wall-clock median and min of the passes, and the median of the thread's CPU time per pass,
+which other processes on a busy machine disturb less).
 --logits FILE also writes the logits of one pass, one per line ("%.9g"), in sentence order.
 
 Exit codes: 0 ok, 1 runtime error (unreadable files, non-finite logits), 2 usage.
@@ -36,6 +38,11 @@ def read_ids(path):
     if not sentences:
         raise ValueError("%s: no sentences" % path)
     return sentences
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
 
 
 def make_batches(torch, sentences, batch):
@@ -65,14 +72,15 @@ def run(args):
     arch = model.config["arch"]
     batches = make_batches(torch, read_ids(args.ids), args.batch)
     n = sum(int(b[1].numel()) for b in batches)
-    times = []
+    times, cpu = [], []
     with torch.no_grad():
         for i in range(args.warmup + args.reps):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             logits = [model(ids, lengths) for ids, lengths in batches]
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.thread_time()
             if i >= args.warmup:
                 times.append(t1 - t0)
+                cpu.append(c1 - c0)
     logits = torch.cat(logits)
     if not bool(torch.isfinite(logits).all()):
         print("bench_infer_torch: non-finite logits", file=sys.stderr)
@@ -81,11 +89,9 @@ def run(args):
         with open(args.logits, "w") as f:
             for v in logits.tolist():
                 f.write("%.9g\n" % v)
-    times.sort()
-    median = times[len(times) // 2] if len(times) % 2 else 0.5 * (
-        times[len(times) // 2 - 1] + times[len(times) // 2])
-    print("torch arch=%s sentences=%d batch=%d threads=%d reps=%d median_s=%.6f min_s=%.6f"
-          % (arch, n, args.batch, args.threads, args.reps, median, times[0]), flush=True)
+    print("torch arch=%s sentences=%d batch=%d threads=%d reps=%d median_s=%.6f min_s=%.6f "
+          "cpu_median_s=%.6f" % (arch, n, args.batch, args.threads, args.reps, median(times),
+                                 min(times), median(cpu)), flush=True)
     return 0
 
 
