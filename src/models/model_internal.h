@@ -84,11 +84,12 @@ typedef struct attn_recurrent_tensors {
     float *head_bias;                                              /* [1] */
 } attn_recurrent_tensors;
 
-/* One time step of one layer for the n sentences still inside their sentence (rows 0..n-1 of
- * every slab; the core keeps them first). The core fills every pointer; a cell reads and
- * writes only what its own contract below names. */
+/* One time step of one layer for a run of n consecutive slots whose sentences are still inside
+ * their sentence (the core calls the cell once per run; packed slots form one run). Every
+ * pointer is at the run's first row. The core fills them all; a cell reads and writes only
+ * what its step_forward / step_backward contract names. */
 typedef struct attn_recurrent_step {
-    int n, H; /* active rows, hidden size */
+    int n, H; /* rows of the run, hidden size */
     /* forward in */
     const float *xw;         /* [n, G*H] x.W_ih^T + b_ih (all steps' product, one GEMM) */
     float *hw;               /* [n, G*H] h_prev.W_hh^T + b_hh (bias pre-filled); scratch */
@@ -112,16 +113,16 @@ typedef struct attn_recurrent_step {
  * unit of H it has G gate rows in W_ih/W_hh, S floats of state besides h and A saved floats. */
 typedef struct attn_recurrent_cell {
     const char *name; /* state_dict module and vtable kind: "rnn", "lstm" */
-    int G, S, A;
+    int G, S, A;      /* gate blocks, state floats and saved floats per unit of H */
     /* true if d loss / d hw differs from d loss / d xw (a GRU's n gate multiplies hw_n by r):
      * the core then keeps d_hw as its own [T, B, G*H] slab for W_hh's gradients */
     bool split_hh;
-    /* padding schedule (recurrent.c): true = packed, slots sorted longest first and step t
-     * computed for the n_active[t] sentences still inside their sentence; false = batch order,
-     * every slot computed for all T steps (padding steps read [PAD] and are never used).
-     * Same logits and gradients up to rounding; the rounding differs (OpenBLAS rounds a GEMM
-     * row by its position in the blocking and the row count), and each cell keeps the bits
-     * its padded-batch results have always had: RNN unpacked, LSTM packed. */
+    /* slot table (recurrent.c): true = packed, slots sorted longest first and step t's hh GEMM
+     * on the active slots only; false = batch order and every step's hh GEMM on all B rows
+     * (nn.RNN over the padded batch). The cell runs on active slots either way. Same results
+     * up to rounding, but OpenBLAS rounds a GEMM row by its position and the row count, and
+     * each cell keeps the bits its batched results have always had: RNN unpacked, LSTM packed.
+     * A new cell takes packed (padding steps cost nothing). */
     bool packed;
     void (*step_forward)(const attn_recurrent_step *s);
     void (*step_backward)(const attn_recurrent_step *s);

@@ -7,15 +7,17 @@
  * xw = x.W_ih^T + b_ih, then per step hw = h.W_hh^T + b_hh (b_hh pre-filled) handed to the
  * cell, so batch-1 logits match PyTorch bit for bit.
  *
- * Padding, one mechanism for every cell: sentences sit in slots, and step t runs the hh GEMM
- * and the cell on the first n_active[t] slots only; finished slots hold zero states and zero
- * gradients, and the head reads h after word lengths[b] of each sentence. The cell picks the
- * slot table (attn_recurrent_cell.packed): packed = sorted longest first as
- * pack_padded_sequence orders them, so padding steps are never computed; unpacked = batch
- * order with all T steps computed, as tools/attn_models.py runs nn.RNN over the padded batch.
- * A sentence's own arithmetic is the same either way (batch-1 logits are unchanged); in a
- * padded batch OpenBLAS rounds a GEMM row by its position and the row count, so the two
- * tables round differently, and each cell keeps the table its results were made with. */
+ * Padding, one mechanism for every cell: sentences sit in slots; step t runs the hh GEMM on
+ * slots 0..rows[t]-1 and the cell only on those slots whose sentence has more than t words.
+ * Finished slots hold zero states and zero gradients; the head reads h after word lengths[b].
+ * The cell picks the slot table (attn_recurrent_cell.packed): packed = sorted longest first as
+ * pack_padded_sequence orders them, rows[t] = the active slots, so padding steps cost nothing;
+ * unpacked = batch order, rows[t] = B, the GEMM geometry of tools/attn_models.py's nn.RNN over
+ * the padded batch (its batched logits equal PyTorch's bit for bit). A sentence's own
+ * arithmetic is the same either way (batch-1 logits are unchanged), but OpenBLAS rounds a GEMM
+ * row by its position and the row count, so the two tables round differently in a padded
+ * batch, and each cell keeps the table its results were made with (measured: either table
+ * alone changes the other model's batch-32 gradients and training). */
 #include "model_internal.h"
 
 #include "attn_kernels.h"
@@ -202,12 +204,17 @@ static void rec_schedule(rec_impl *v, const attn_batch *b) {
     for (int s = 0; s < b->B; s++) v->slot_len[s] = b->lengths[v->order[s]];
 }
 
-/* The next run of slots inside their sentence at step t: the first active slot >= *s, and one
- * past the run's end (returned; *s = rows when there is none). */
+/* Slot s runs the cell at step t: a GEMM row whose sentence has more than t words. */
+static bool rec_active(const rec_impl *v, int t, int rows, int s) {
+    return s < rows && v->slot_len[s] > t;
+}
+
+/* The next run of consecutive active slots at step t: moves *s to its first slot and returns
+ * one past its last (returns *s = rows when there is none). Packed slots form one run. */
 static int rec_run(const rec_impl *v, int t, int rows, int *s) {
-    while (*s < rows && v->slot_len[*s] <= t) (*s)++;
+    while (*s < rows && !rec_active(v, t, rows, *s)) (*s)++;
     int e = *s;
-    while (e < rows && v->slot_len[e] > t) e++;
+    while (rec_active(v, t, rows, e)) e++;
     return e;
 }
 
@@ -247,20 +254,15 @@ static void rec_step_forward(rec_impl *v, int l, int t, int H) {
     const attn_recurrent_step all = rec_step_at(v, l, t, 0, B, H);
     attn_linear_forward(v->hw, all.h_prev, v->w.layer[l].weight_hh, v->w.layer[l].bias_hh, rows, H,
                         (int)GH, ATTN_OP_RECURRENT);
-    int s = 0, e;
-    for (int done = 0; done < B; done = e, s = e) {
-        e = rec_run(v, t, rows, &s);
-        /* finished slots done..s-1 (and rows..B-1 at the end) */
-        memset(all.h + (size_t)done * H, 0, (size_t)(s - done) * H * sizeof(float));
-        memset(all.state + (size_t)done * SH, 0, (size_t)(s - done) * SH * sizeof(float));
-        if (s == rows) {
-            memset(all.h + (size_t)s * H, 0, (size_t)(B - s) * H * sizeof(float));
-            memset(all.state + (size_t)s * SH, 0, (size_t)(B - s) * SH * sizeof(float));
-            break;
-        }
+    for (int s = 0, e; (e = rec_run(v, t, rows, &s)) > s; s = e) {
         const attn_recurrent_step run = rec_step_at(v, l, t, s, e - s, H);
         c->step_forward(&run);
     }
+    for (int s = 0; s < B; s++)
+        if (!rec_active(v, t, rows, s)) {
+            memset(all.h + (size_t)s * H, 0, (size_t)H * sizeof(float));
+            memset(all.state + (size_t)s * SH, 0, SH * sizeof(float));
+        }
 }
 
 /* Layer l over all steps; in [T, B, I] is the layer's input (x, or the layer below's h). */
@@ -332,17 +334,15 @@ static void rec_step_backward(rec_impl *v, int l, int t, int H, const float *d_o
     if (d_out) /* h[t+1] also fed the layer above at step t */
         for (size_t j = 0; j < (size_t)rows * H; j++) v->d_h[j] += d_out[(size_t)t * B * H + j];
     memset(v->d_h_prev, 0, (size_t)rows * H * sizeof(float));
-    int s = 0, e;
-    for (int done = 0; done < B; done = e, s = e) {
-        e = rec_run(v, t, rows, &s);
-        if (s == rows) s = B; /* no more runs: finished slots up to B */
-        memset(all.d_xw + (size_t)done * GH, 0, (size_t)(s - done) * GH * sizeof(float));
-        if (c->split_hh)
-            memset(all.d_hw + (size_t)done * GH, 0, (size_t)(s - done) * GH * sizeof(float));
-        if (s == B) break;
+    for (int s = 0, e; (e = rec_run(v, t, rows, &s)) > s; s = e) {
         const attn_recurrent_step run = rec_step_at(v, l, t, s, e - s, H);
         c->step_backward(&run);
     }
+    for (int s = 0; s < B; s++)
+        if (!rec_active(v, t, rows, s)) {
+            memset(all.d_xw + (size_t)s * GH, 0, GH * sizeof(float));
+            if (c->split_hh) memset(all.d_hw + (size_t)s * GH, 0, GH * sizeof(float));
+        }
     /* hw = h[t].W_hh^T + ...: d h[t] += d_hw.W_hh (h[0] = 0 is no parameter: skipped) */
     if (t > 0)
         attn_matmul_nn(v->d_h_prev, all.d_hw, v->w.layer[l].weight_hh, rows, H, (int)GH, 1.0f,
