@@ -299,20 +299,6 @@ float *attn_model_view(attn_model *m, float *base, const char *name) {
     return i < 0 || !base ? NULL : base + m->offsets[i];
 }
 
-void attn_recurrent_bind(attn_model *m, float *base, const char *cell, attn_recurrent_tensors *t) {
-    char name[ATTN_NAME_MAX];
-#define BIND(field, suffix)                                                                        \
-    (snprintf(name, sizeof name, "%s.%s", cell, suffix), t->field = attn_model_view(m, base, name))
-    t->embedding = attn_model_view(m, base, "embedding.weight");
-    BIND(weight_ih, "weight_ih_l0");
-    BIND(weight_hh, "weight_hh_l0");
-    BIND(bias_ih, "bias_ih_l0");
-    BIND(bias_hh, "bias_hh_l0");
-#undef BIND
-    t->head_weight = attn_model_view(m, base, "head.weight");
-    t->head_bias = attn_model_view(m, base, "head.bias");
-}
-
 attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error *err) {
     const float *base = grads ? m->grads : m->params;
     if (!base) return ATTN_OK;

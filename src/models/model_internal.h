@@ -59,21 +59,88 @@ extern const attn_model_vt attn_rnn_vt;
 extern const attn_model_vt attn_lstm_vt;
 extern const attn_model_vt attn_transformer_vt;
 
-/* The seven tensors of a one-layer recurrent classifier (rnn.c, lstm.c), in spec order:
- * embedding.weight, <cell>.weight_ih_l0, .weight_hh_l0, .bias_ih_l0, .bias_hh_l0, head.weight,
+/* ---- recurrent models: recurrent.c (the core) + one cell file each (rnn.c, lstm.c) ---------- */
+
+/* Layers of nn.RNN/nn.LSTM (PyTorch num_layers) the views have room for. The core runs layer by
+ * layer (layer l > 0 reads layer l-1's h slab); raising this and the config limit adds
+ * "<cell>.weight_ih_l1" ... to the spec table. */
+#define ATTN_RECURRENT_MAX_LAYERS 1
+
+/* One layer's tensors, PyTorch layout: G gate blocks of H rows each (LSTM i,f,g,o). */
+typedef struct attn_recurrent_layer_tensors {
+    float *weight_ih; /* [G*H, I], I = E for layer 0, H above */
+    float *weight_hh; /* [G*H, H] */
+    float *bias_ih;   /* [G*H] */
+    float *bias_hh;   /* [G*H] */
+} attn_recurrent_layer_tensors;
+
+/* The tensors of a recurrent classifier, in spec order: embedding.weight, then per layer l
+ * <cell>.weight_ih_l<l>, .weight_hh_l<l>, .bias_ih_l<l>, .bias_hh_l<l>, then head.weight,
  * head.bias. G = 1 for the RNN, 4 for the LSTM (gates i, f, g, o). */
 typedef struct attn_recurrent_tensors {
-    float *embedding;         /* [V, E] */
-    float *weight_ih;         /* [G*H, E] */
-    float *weight_hh;         /* [G*H, H] */
-    float *bias_ih, *bias_hh; /* [G*H] */
-    float *head_weight;       /* [1, H] */
-    float *head_bias;         /* [1] */
+    float *embedding;                                              /* [V, E] */
+    attn_recurrent_layer_tensors layer[ATTN_RECURRENT_MAX_LAYERS]; /* cfg.n_layers bound */
+    float *head_weight;                                            /* [1, H] */
+    float *head_bias;                                              /* [1] */
 } attn_recurrent_tensors;
 
-/* Helpers for architecture files. */
-/* Points t at the recurrent tensors of `cell` ("rnn" or "lstm") in base (params or grads). */
+/* One time step of one layer for a run of n consecutive slots whose sentences are still inside
+ * their sentence (the core calls the cell once per run; packed slots form one run). Every
+ * pointer is at the run's first row. The core fills them all; a cell reads and writes only
+ * what its step_forward / step_backward contract names. */
+typedef struct attn_recurrent_step {
+    int n, H; /* rows of the run, hidden size */
+    /* forward in */
+    const float *xw;         /* [n, G*H] x.W_ih^T + b_ih (all steps' product, one GEMM) */
+    float *hw;               /* [n, G*H] h_prev.W_hh^T + b_hh (bias pre-filled); scratch */
+    const float *h_prev;     /* [n, H] */
+    const float *state_prev; /* [n, S*H] the cell's other state (LSTM c) */
+    /* forward out, kept for backward */
+    float *h;     /* [n, H] */
+    float *state; /* [n, S*H] */
+    float *saved; /* [n, A*H] whatever the cell's backward needs (LSTM gates, tanh c) */
+    /* backward (forward's pointers above hold the values forward wrote) */
+    const float *d_h; /* [n, H] d loss / d h (d_h_last already added at a last word) */
+    float *d_state;   /* [n, S*H] in: d loss / d state; out: d loss / d state_prev */
+    float *d_xw;      /* [n, G*H] d loss / d xw (written) */
+    float *d_hw;      /* [n, G*H] d loss / d hw (written; the same buffer as d_xw unless
+                       * split_hh) */
+    float *d_h_prev;  /* [n, H] zeroed by the core; the cell ADDS terms that bypass W_hh (a
+                       * GRU's z*d_h), then the core adds d_hw.W_hh */
+} attn_recurrent_step;
+
+/* A recurrent cell: the only part that differs between nn.RNN, nn.LSTM (and nn.GRU). Per
+ * unit of H it has G gate rows in W_ih/W_hh, S floats of state besides h and A saved floats. */
+typedef struct attn_recurrent_cell {
+    const char *name; /* state_dict module and vtable kind: "rnn", "lstm" */
+    int G, S, A;      /* gate blocks, state floats and saved floats per unit of H */
+    /* true if d loss / d hw differs from d loss / d xw (a GRU's n gate multiplies hw_n by r):
+     * the core then keeps d_hw as its own [T, B, G*H] slab for W_hh's gradients */
+    bool split_hh;
+    /* slot table (recurrent.c): true = packed, slots sorted longest first and step t's hh GEMM
+     * on the active slots only; false = batch order and every step's hh GEMM on all B rows
+     * (nn.RNN over the padded batch). The cell runs on active slots either way. Same results
+     * up to rounding, but OpenBLAS rounds a GEMM row by its position and the row count, and
+     * each cell keeps the bits its batched results have always had: RNN unpacked, LSTM packed.
+     * A new cell takes packed (padding steps cost nothing). */
+    bool packed;
+    void (*step_forward)(const attn_recurrent_step *s);
+    void (*step_backward)(const attn_recurrent_step *s);
+} attn_recurrent_cell;
+
+/* The core (recurrent.c): spec table, views and the vtable entries every cell shares. */
+size_t attn_recurrent_specs(const attn_model_config *c, const attn_recurrent_cell *cell,
+                            attn_param_spec *s);
+attn_status attn_recurrent_setup(attn_model *m, const attn_recurrent_cell *cell, attn_error *err);
+void attn_recurrent_set_grads(attn_model *m);
+attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *logits,
+                                   attn_error *err);
+void attn_recurrent_backward(attn_model *m, const attn_batch *b, const float *d_logits);
+void attn_recurrent_destroy(attn_model *m);
+/* Points t at the tensors of `cell` ("rnn" or "lstm") in base (params or grads). */
 void attn_recurrent_bind(attn_model *m, float *base, const char *cell, attn_recurrent_tensors *t);
+
+/* Helpers for architecture files. */
 void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape, attn_init init,
                    float init_a);
 /* Pointer to tensor `name` in params (or grads if grads != NULL); NULL if not found. */

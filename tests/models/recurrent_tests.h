@@ -1,7 +1,8 @@
 /* recurrent_tests.h -- the test suite of a recurrent model (Elman RNN or LSTM), shared by
  * test_rnn.c and test_lstm.c, which differ only in the architecture: whole-model finite
  * differences, PyTorch golden logits (bit-identical at batch 1) and gradients, padding
- * invariance. The test file's main returns mc_recurrent_main(arch). */
+ * invariance, steps past every sentence's end. The test file's main returns
+ * mc_recurrent_main(arch). */
 #ifndef ATTN_RECURRENT_TESTS_H
 #define ATTN_RECURRENT_TESTS_H
 
@@ -58,6 +59,57 @@ START_TEST(test_padding_invariance) {
 }
 END_TEST
 
+/* Forward and backward of batch g padded to T words (T >= g->T), upstream gradient r. */
+static void run_padded(attn_model *m, const mc_grad_batch *g, int T, const float *r, float *logits,
+                       float *grads) {
+    int *ids = calloc((size_t)g->B * T, sizeof *ids); /* [PAD] = 0 */
+    ck_assert_ptr_nonnull(ids);
+    for (int i = 0; i < g->B; i++)
+        memcpy(ids + (size_t)i * T, g->ids + (size_t)i * g->T, (size_t)g->T * sizeof *ids);
+    attn_batch b = {.B = g->B, .T = T, .ids = ids, .lengths = g->lengths};
+    attn_error err;
+    attn_model_zero_grad(m);
+    ck_assert_int_eq(attn_model_forward(m, &b, logits, &err), ATTN_OK);
+    ck_assert_int_eq(attn_model_backward(m, &b, r, &err), ATTN_OK);
+    memcpy(grads, attn_model_grads(m), attn_model_n_params(m) * sizeof *grads);
+    free(ids);
+}
+
+/* Steps past every sentence's end (T larger than the longest sentence: steps where no slot is
+ * active, and in the RNN's batch-order slots GEMM rows whose cell work is skipped) change
+ * nothing but GEMM rounding: logits within PAD_MAX_ULP, gradients within GOLDEN_GRAD_REL, all
+ * finite. Also runs after a larger batch, so the reused arena's stale rows are exercised. */
+START_TEST(test_trailing_padding) {
+    attn_model *m = tu_model_default(rec_arch, 4);
+    mc_grad_batch g;
+    mc_batch_generate(&g, 6, 9);
+    const size_t n = attn_model_n_params(m);
+    float r[6], logits_tight[6], logits_long[6];
+    float *grads_tight = malloc(n * sizeof(float)), *grads_long = malloc(n * sizeof(float));
+    ck_assert(grads_tight && grads_long);
+    attn_rng rng = attn_rng_seed(11);
+    for (int i = 0; i < g.B; i++) r[i] = attn_rng_uniform_range(&rng, -1.0f, 1.0f);
+    run_padded(m, &g, g.T + 7, r, logits_long, grads_long);
+    run_padded(m, &g, g.T, r, logits_tight, grads_tight);
+    run_padded(m, &g, g.T + 4, r, logits_long, grads_long); /* arena from T + 7 */
+    for (size_t j = 0; j < n; j++) ck_assert(isfinite(grads_long[j]));
+    tu_assert_ulp("logits, T + 4 vs T", logits_long, logits_tight, (size_t)g.B, PAD_MAX_ULP);
+    for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
+        size_t off = attn_model_tensor_offset(m, i), k = attn_model_tensor_numel(m, i);
+        double wmax = 0.0;
+        for (size_t j = 0; j < k; j++) wmax = fmax(wmax, fabs(grads_tight[off + j]));
+        char what[128];
+        snprintf(what, sizeof what, "T + 4 vs T: %s", attn_model_tensor_name(m, i));
+        tu_assert_close(what, grads_long + off, grads_tight + off, k, GOLDEN_GRAD_REL,
+                        fmax(GOLDEN_GRAD_FLOOR * wmax, 1e-30));
+    }
+    free(grads_tight);
+    free(grads_long);
+    mc_grad_batch_free(&g);
+    attn_model_free(m);
+}
+END_TEST
+
 /* Runs the suite "models/<arch>" for arch (ATTN_ARCH_RNN or ATTN_ARCH_LSTM). */
 static int mc_recurrent_main(attn_arch arch) {
     rec_arch = arch;
@@ -71,6 +123,7 @@ static int mc_recurrent_main(attn_arch arch) {
     tcase_add_test(tc, test_golden_grads);
     tcase_add_test(tc, test_golden_logits_trained);
     tcase_add_test(tc, test_padding_invariance);
+    tcase_add_test(tc, test_trailing_padding);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
