@@ -91,7 +91,7 @@ int cmd_eval(int argc, char **argv) {
                  "1000 for each test set, as attn data"},
         {"--data", "FILE.tsv", CLI_OPT_STR, &data, .help = "a TSV file instead of --set"},
         {"--batch", "B", CLI_OPT_INT, &batch, 1, 4096,
-         .help = "sentences per forward pass (1: exact mode)"},
+         .help = "sentences per forward pass; 1 is exact mode"},
         {"--table", "DIR", CLI_OPT_STR, &table,
          .help = "the write-up's table from DIR/<model>-seed<S>.json"},
         {"--seeds", "N", CLI_OPT_INT, &seeds, 1, 100, .help = "seeds 1..N with --table"},

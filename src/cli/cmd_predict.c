@@ -104,7 +104,7 @@ int cmd_predict(int argc, char **argv) {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
          .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|tsv|json",
-         .help = "text, tsv or json (see below)"},
+         .help = "text, tsv or json; see Formats below"},
     };
     cli_spec spec = {"predict", "--weights FILE.json [--format F] [--] [SENTENCE...]",
                      about,     "SENTENCE",

@@ -168,7 +168,7 @@ int cmd_reproduce(int argc, char **argv) {
         {"--train-size", "N", CLI_OPT_INT, &o.train_size, 2, ATTN_DATA_MAX_N,
          .help = "generated training sentences per seed"},
         {"--eval-batch", "B", CLI_OPT_INT, &o.eval_batch, 1, 4096,
-         .help = "sentences per forward pass in the evaluation (1: exact mode)"},
+         .help = "sentences per forward pass in the evaluation; 1 is exact mode"},
     };
     cli_spec spec = {
         "reproduce",

@@ -133,12 +133,21 @@ static void describe(const cli_opt *o, char *buf, size_t n) {
     case CLI_OPT_REAL:
         snprintf(buf, n, "a positive finite number");
         break;
-    case CLI_OPT_CHOICE: {
-        char c[128];
-        snprintf(c, sizeof c, "%s", o->choices);
-        for (char *p = c; *p; p++)
-            if (*p == '|') *p = ',';
-        snprintf(buf, n, "one of %s", c);
+    case CLI_OPT_CHOICE: { /* "text, tsv or json" */
+        char name[32], next[32];
+        size_t used = 0;
+        buf[0] = 0;
+        choice_name(o->choices, 0, name, sizeof name);
+        for (int i = 0; name[0] && used < n; i++) {
+            choice_name(o->choices, i + 1, next, sizeof next);
+            /* before the last name " or ", before the others ", " */
+            used += (size_t)snprintf(buf + used, n - used, "%s%s",
+                                     i == 0    ? ""
+                                     : next[0] ? ", "
+                                               : " or ",
+                                     name);
+            memcpy(name, next, sizeof name);
+        }
         break;
     }
     default:
@@ -241,7 +250,7 @@ int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos) {
         char what[160];
         if (o) describe(o, what, sizeof what);
         if (o && missing)
-            return cli_usage_error(cmd, "%s needs a value (%s %s)", o->name, o->metavar, what);
+            return cli_usage_error(cmd, "%s needs a value (%s: %s)", o->name, o->metavar, what);
         if (o && !set_value(o, value ? value : ""))
             return cli_usage_error(cmd, "%s expects %s, got '%s'", o->name, what, value);
         if (o) {
