@@ -163,6 +163,21 @@ static inline bool exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
 }
+/* Sum over the tensors of a weights JSON of the product of their shapes (independent of attn). */
+static inline long count_params_in_file(const char *path) {
+    cJSON *j = tu_load_json(path);
+    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(j, "tensors"), *t;
+    long total = 0;
+    cJSON_ArrayForEach(t, tensors) {
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(t, "shape"), *d;
+        long numel = 1;
+        cJSON_ArrayForEach(d, shape) numel *= d->valueint;
+        total += numel;
+    }
+    cJSON_Delete(j);
+    return total;
+}
+
 /* ---- the temp dir --------------------------------------------------------------------------- */
 
 __attribute__((unused)) static void remove_tree(const char *path) {
