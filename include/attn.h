@@ -117,9 +117,10 @@ const char *attn_vocab_word(int id);     /* "[PAD]", "[CLS]", words; NULL if out
 const char *attn_vocab_category(int id); /* "special", "subject", "positive", ... */
 int attn_vocab_id(const char *word);     /* -1 if unknown */
 
-/* Lower-cases, strips .,!?;: and splits on white space. Fails (ATTN_ERR_VALUE) on an unknown
- * word (naming it, its 1-based position and the closest vocabulary word), on an empty
- * sentence, and on more than max_ids words. ids: [max_ids]. */
+/* Lower-cases, strips .,!?;: quotes (" ' ` and typographic ones) and brackets ()[]{}, and splits
+ * on white space. Fails (ATTN_ERR_VALUE) on an unknown word (naming it, its 1-based position
+ * and the closest vocabulary word), on an empty sentence, and on more than max_ids words.
+ * ids: [max_ids]. */
 attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids, attn_error *err);
 
 typedef enum attn_set {

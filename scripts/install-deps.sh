@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages attn needs, only those missing (run as root).
+# Usage: bash scripts/install-deps.sh          build and run attn (scripts/reproduce.sh)
+#        bash scripts/install-deps.sh --test   also the tests and tools/ (scripts/test.sh):
+#                                              PyTorch, NumPy, gnuplot, clang-format
+# Check (the C unit-test library, small) is in the first list: CMakeLists.txt requires it to
+# configure at all.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev check libsleef-dev
-          python3 python3-torch python3-numpy gnuplot-nox clang-format)
+packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev libsleef-dev check)
+test_packages=(python3 python3-torch python3-numpy gnuplot-nox clang-format)
+case "${1:-}" in
+  "") ;;
+  --test) packages+=("${test_packages[@]}") ;;
+  *) echo "usage: bash scripts/install-deps.sh [--test]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,7 +3,7 @@
 # under AddressSanitizer + UndefinedBehaviorSanitizer. Usage: bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --test
 jobs=$(nproc)
 
 echo "== release build + tests"

@@ -58,11 +58,15 @@ def child(n, threads, reps, warmup):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[197, 4097])
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--reps-short", type=int, default=30, help="reps for n <= 1024")
-    ap.add_argument("--reps-long", type=int, default=3, help="reps for n > 1024")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 success, 1 a benchmark subprocess failed, 2 usage error.")
+    ap.add_argument("--n", type=int, nargs="+", default=[197, 4097],
+                    help="token counts n (default 197 4097)")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                    help="thread counts (default 1 2)")
+    ap.add_argument("--reps-short", type=int, default=30, help="reps for n <= 1024 (default 30)")
+    ap.add_argument("--reps-long", type=int, default=3, help="reps for n > 1024 (default 3)")
     ap.add_argument("--quick", action="store_true", help="2 reps, for a smoke test")
     ap.add_argument("--child", type=int, nargs=4, metavar=("N", "THREADS", "REPS", "WARMUP"),
                     help=argparse.SUPPRESS)

@@ -153,10 +153,13 @@ def initial_weights(attn, arch, seed, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 every check passed, 1 a logit or tensor differs from PyTorch or an\n"
+               "attn command failed, 2 usage error.")
     ap.add_argument("--attn", required=True, help="path of the built attn binary")
-    ap.add_argument("--seed", type=int, default=1, help="PyTorch init seed")
-    ap.add_argument("--n", type=int, default=25, help="sentences per test set")
+    ap.add_argument("--seed", type=int, default=1, help="PyTorch init seed (default 1)")
+    ap.add_argument("--n", type=int, default=25, help="sentences per test set (default 25)")
     args = ap.parse_args()
     vocab = make_golden.vocabulary(args.attn)
     items = make_golden.sentences(args.attn, vocab, args.n, 1000 + args.seed)

@@ -22,9 +22,12 @@ def tolist(t):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 success, 1 failure (Python traceback), 2 usage error.")
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--out", default=os.path.join(here, "..", "weights", "golden", "adam.json"))
+    ap.add_argument("--out", default=os.path.join(here, "..", "weights", "golden", "adam.json"),
+                    help="output file (default weights/golden/adam.json)")
     args = ap.parse_args()
 
     torch.manual_seed(1234)

@@ -12,6 +12,7 @@ is defined only on the same CPU class, elsewhere the tests check a tolerance.
 Floats are written with json.dumps (shortest round-trip repr of the float32 value as a double),
 which cJSON reads back exactly.
 """
+import argparse
 import json
 import os
 import sys
@@ -96,6 +97,10 @@ def bce_cases():
 
 
 def main():
+    argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 success, 1 OPENBLAS_NUM_THREADS is not 1 (or a traceback), "
+               "2 usage error.").parse_args()
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         sys.exit("run with OPENBLAS_NUM_THREADS=1 (see PYTORCH_NUMERICS.md)")
     data = {

@@ -161,12 +161,15 @@ def write_trained(args, items, where):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="write the PyTorch golden files")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 success, 1 an attn command failed (named on stderr), 2 usage error.")
     ap.add_argument("--attn", required=True, help="path of the built attn binary")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "weights", "golden"))
-    ap.add_argument("--n", type=int, default=60, help="sentences per test set")
-    ap.add_argument("--seed", type=int, default=7, help="attn data seed")
+                                                  "..", "weights", "golden"),
+                    help="output directory (default weights/golden)")
+    ap.add_argument("--n", type=int, default=60, help="sentences per test set (default 60)")
+    ap.add_argument("--seed", type=int, default=7, help="attn data seed (default 7)")
     ap.add_argument("--trained", nargs="*", default=[], metavar="W.json",
                     help="trained weights (e.g. weights/lstm-seed1.json): write only "
                          "trained_<arch>.weights.json and .logits.json for each")

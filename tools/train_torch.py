@@ -212,17 +212,21 @@ def print_table(results, wall):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 success, 1 failure (an attn command or a run; traceback), 2 usage error.")
     ap.add_argument("--attn", help="the attn binary (data and vocabulary); default build/attn")
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=20)
-    ap.add_argument("--train-size", type=int, default=8000)
-    ap.add_argument("--holdout", type=int, default=500)
+    ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N (default 3)")
+    ap.add_argument("--epochs", type=int, default=20, help="epochs per run (default 20)")
+    ap.add_argument("--train-size", type=int, default=8000,
+                    help="training sentences per seed (default 8000)")
+    ap.add_argument("--holdout", type=int, default=500, help="held-out sentences (default 500)")
     ap.add_argument("--keep-best", type=int, default=1, choices=(0, 1),
                     help="1: evaluate the best held-out epoch's parameters (default)")
-    ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--bucket", type=int, default=8)
-    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--batch", type=int, default=32, help="sentences per Adam step (default 32)")
+    ap.add_argument("--bucket", type=int, default=8,
+                    help="sort chunks of K batches by length, 1 = off (default 8)")
+    ap.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per run (default 1)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                     help="runs in parallel (default: the number of cores)")
@@ -236,7 +240,7 @@ def main():
     opts = {"attn": find_attn(args.attn), "epochs": 1 if args.bench else args.epochs,
             "train_size": args.train_size, "holdout": args.holdout,
             "keep_best": args.keep_best,
-            "batch_size": args.batch_size, "bucket": args.bucket, "lr": args.lr,
+            "batch_size": args.batch, "bucket": args.bucket, "lr": args.lr,
             "threads": args.threads, "bench": args.bench, "verbose": args.verbose}
     archs = [a for a in ARCHS if a in args.models.split(",")]
     t0 = time.perf_counter()

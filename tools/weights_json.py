@@ -129,11 +129,15 @@ def load(path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("command", choices=["export", "check"])
-    ap.add_argument("path")
-    ap.add_argument("--arch", default="lstm", choices=["rnn", "lstm", "transformer"])
-    ap.add_argument("--seed", type=int, default=1)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 success, 1 the file failed the check (named on stderr), 2 usage error.")
+    ap.add_argument("command", choices=["export", "check"],
+                    help="export: fresh reference weights to PATH; check: load PATH strictly")
+    ap.add_argument("path", help="the attn-weights-v1 JSON file")
+    ap.add_argument("--arch", default="lstm", choices=["rnn", "lstm", "transformer"],
+                    help="model of export (default lstm)")
+    ap.add_argument("--seed", type=int, default=1, help="torch.manual_seed of export (default 1)")
     args = ap.parse_args()
     if args.command == "export":
         torch.manual_seed(args.seed)

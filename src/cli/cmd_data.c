@@ -1,40 +1,23 @@
-/* cmd_data.c -- `attn data` (a generated set as TSV on stdout) and `attn vocab` (the
- * vocabulary table, as text or JSON). */
+/* cmd_data.c -- `attn data`: a generated set of the course-review task as TSV on stdout. */
 #include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void data_usage(void) {
-    printf("Usage: attn data [--set NAME] [--n N] [--seed S] [--stats]\n\n"
-           "Generates a set of the course-review sentiment task and writes it to stdout as\n"
-           "TSV, one 'label<TAB>sentence' line per sentence (label 1 positive, 0 negative).\n\n"
-           "Options:\n"
-           "  --set NAME  train (default), plain, distractor, fill4, fill8 or holdout\n"
-           "  --n N       sentences (default %d for train, %d for the test sets, %d for\n"
-           "              holdout)\n"
-           "  --seed S    PRNG seed (default 1); the same seed gives the same output everywhere\n"
-           "  --stats     print length and core-position statistics to stderr\n\n"
-           "Sets: train has 4..59 words with 0..8 filler phrases and mostly a long tail after\n"
-           "the core clause; plain has no fillers and no distractor clause; distractor has a\n"
-           "distractor clause and no fillers; fill4 and fill8 have exactly 4 and 8 filler\n"
-           "phrases (fill8: 42..60 words). holdout follows train's distribution from its own\n"
-           "PRNG stream: the held-out slice of attn train and attn reproduce. Test sets and\n"
-           "holdout never contain a sentence of the %d-sentence training set of the same\n"
-           "seed.\n",
-           ATTN_TRAIN_DEFAULT_N, ATTN_TEST_DEFAULT_N, ATTN_HOLDOUT_DEFAULT_N, ATTN_TRAIN_DEFAULT_N);
-}
+static const char about[] =
+    "Generates a set of the course-review sentiment task and writes it to stdout as TSV,\n"
+    "one 'label<TAB>sentence' line per sentence (label 1 positive, 0 negative).";
 
-static void vocab_usage(void) {
-    printf("Usage: attn vocab [--json]\n\n"
-           "Prints the %d-token vocabulary: id, word and category ([PAD] = 0, [CLS] = 1,\n"
-           "the %d words = 2..%d).\n\n"
-           "Options:\n"
-           "  --json  machine-readable: {\"vocab_size\": %d, \"tokens\": [{\"id\", \"word\",\n"
-           "          \"category\"}, ...]}\n",
-           ATTN_VOCAB_SIZE, ATTN_N_WORDS, ATTN_VOCAB_SIZE - 1, ATTN_VOCAB_SIZE);
-}
+static const char notes[] =
+    "Sets: train has 4..59 words with 0..8 filler phrases and mostly a long tail after the\n"
+    "core clause; holdout follows train's distribution from its own PRNG stream (the\n"
+    "held-out set of attn train and attn reproduce); plain has no fillers and no distractor\n"
+    "clause; distractor has a distractor clause and no fillers; fill4 and fill8 have exactly\n"
+    "4 and 8 filler phrases (fill8: 42..60 words); all is plain, distractor, fill4 and fill8\n"
+    "one after the other. Test sets and holdout never contain a sentence of the\n"
+    "8000-sentence training set of the same seed. The same seed gives the same bytes on\n"
+    "every machine.";
 
 /* Statistics on the position of the core adjective (the first adjective) for --stats. */
 static void print_stats(const attn_dataset *d) {
@@ -80,78 +63,39 @@ static void print_stats(const attn_dataset *d) {
 }
 
 int cmd_data(int argc, char **argv) {
-    const char *cmd = "data";
-    if (cli_wants_help(argc, argv)) {
-        data_usage();
-        return CLI_OK;
-    }
-    attn_set set = ATTN_SET_TRAIN;
-    int n = -1;
+    const char *set_name = "train";
+    int n = 0;
     uint64_t seed = 1;
     bool stats = false;
+    cli_opt opts[] = {
+        {"--set", "NAME", CLI_OPT_STR, &set_name, .help = CLI_SET_NAMES},
+        {"--n", "N", CLI_OPT_INT, &n, 1, ATTN_DATA_MAX_N, .def = "",
+         .help =
+             "sentences per set; default 8000 for train, 500 for holdout,\n1000 for each test set"},
+        {"--seed", "S", CLI_OPT_U64, &seed, .help = "generator seed"},
+        {"--stats", NULL, CLI_OPT_FLAG, &stats,
+         .help = "print length and core-position statistics to stderr"},
+    };
+    cli_spec spec = {"data", "[--set NAME] [--n N] [--seed S] [--stats]", about, NULL, notes,
+                     opts,   (int)(sizeof opts / sizeof opts[0])};
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc >= 0) return rc;
+    attn_set sets[ATTN_N_TEST_SETS];
+    int n_sets = 0;
+    if (!cli_sets_from_name(set_name, sets, &n_sets))
+        return cli_usage_error("data", "--set expects %s, got '%s'", CLI_SET_NAMES, set_name);
     attn_error err;
-    for (int i = 1; i < argc; i++) {
-        bool m;
-        const char *v;
-        if ((v = cli_opt_value(cmd, argc, argv, &i, "--set", &m)) || m) {
-            if (!v) return CLI_USAGE;
-            if (attn_set_from_name(v, &set, &err) != ATTN_OK)
-                return cli_usage_error(cmd, "%s", err.msg);
-        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--n", &m)) || m) {
-            if (!v || !cli_parse_int(cmd, "--n", v, 1, ATTN_DATA_MAX_N, &n)) return CLI_USAGE;
-        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--seed", &m)) || m) {
-            if (!v || !cli_parse_u64(cmd, "--seed", v, &seed)) return CLI_USAGE;
-        } else if (strcmp(argv[i], "--stats") == 0) {
-            stats = true;
-        } else {
-            return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
-        }
+    for (int s = 0; s < n_sets; s++) {
+        attn_dataset *d = NULL;
+        int size = cli_given(&spec, "--n") ? n : cli_set_default_n(sets[s]);
+        if (attn_data_generate(sets[s], size, seed, &d, &err) != ATTN_OK)
+            return cli_fail("data", &err);
+        for (int i = 0; i < d->n; i++) printf("%d\t%s\n", d->labels[i], d->texts[i]);
+        if (stats) print_stats(d);
+        attn_dataset_free(d);
     }
-    if (n < 0)
-        n = set == ATTN_SET_TRAIN     ? ATTN_TRAIN_DEFAULT_N
-            : set == ATTN_SET_HOLDOUT ? ATTN_HOLDOUT_DEFAULT_N
-                                      : ATTN_TEST_DEFAULT_N;
-
-    attn_dataset *d = NULL;
-    if (attn_data_generate(set, n, seed, &d, &err) != ATTN_OK) return cli_fail(cmd, &err);
-    for (int i = 0; i < d->n; i++) printf("%d\t%s\n", d->labels[i], d->texts[i]);
-    if (stats) print_stats(d);
-    attn_dataset_free(d);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "attn data: error writing to stdout\n");
-        return CLI_ERROR;
-    }
-    return CLI_OK;
-}
-
-int cmd_vocab(int argc, char **argv) {
-    const char *cmd = "vocab";
-    if (cli_wants_help(argc, argv)) {
-        vocab_usage();
-        return CLI_OK;
-    }
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else
-            return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
-    }
-    int V = attn_vocab_size();
-    if (json) {
-        /* words are lower-case letters and [PAD]/[CLS]: nothing to escape */
-        printf("{\"vocab_size\": %d, \"tokens\": [\n", V);
-        for (int id = 0; id < V; id++)
-            printf("  {\"id\": %d, \"word\": \"%s\", \"category\": \"%s\"}%s\n", id,
-                   attn_vocab_word(id), attn_vocab_category(id), id + 1 < V ? "," : "");
-        printf("]}\n");
-    } else {
-        printf("%-4s %-12s %s\n", "id", "word", "category");
-        for (int id = 0; id < V; id++)
-            printf("%-4d %-12s %s\n", id, attn_vocab_word(id), attn_vocab_category(id));
-    }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "attn vocab: error writing to stdout\n");
         return CLI_ERROR;
     }
     return CLI_OK;

@@ -9,45 +9,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "Usage: attn flops --model rnn|lstm|transformer [--T N] [--batch B] [--train]\n\n"
-            "Counts the multiply-adds of every matrix product of a default model (random\n"
-            "weights, a random batch of B sentences of T words) by call site, with shares.\n\n"
-            "  --model NAME  rnn, lstm or transformer (required)\n"
-            "  --T N         words per sentence, 1..%d (default 12)\n"
-            "  --batch B     sentences, 1..4096 (default 1)\n"
-            "  --train       count a training step (forward + backward), not just a forward\n"
-            "  -h, --help    this help\n\n"
-            "Exit codes: 0 success, 1 runtime error, 2 usage error.\n",
-            ATTN_MAX_WORDS);
+/* The table of multiply-adds per call site. */
+static void print_counts(const attn_flop_counts *fc, attn_arch arch, int B, int T, bool train) {
+    uint64_t total = 0, fwd = 0;
+    for (int t = 0; t < ATTN_OP_COUNT; t++) {
+        total += fc->fwd_madds[t] + fc->bwd_madds[t];
+        fwd += fc->fwd_madds[t];
+    }
+    printf("%s, default config, batch %d x %d words, %s: multiply-adds by call site\n\n",
+           attn_arch_name(arch), B, T, train ? "training step (forward + backward)" : "forward");
+    printf("%-10s %7s %14s %14s %14s %8s\n", "tag", "calls", "forward", "backward", "total",
+           "share");
+    for (int t = 0; t < ATTN_OP_COUNT; t++) {
+        const uint64_t tt = fc->fwd_madds[t] + fc->bwd_madds[t];
+        if (!fc->calls[t]) continue;
+        printf("%-10s %7llu %14llu %14llu %14llu %7.1f%%\n", attn_op_name((attn_op)t),
+               (unsigned long long)fc->calls[t], (unsigned long long)fc->fwd_madds[t],
+               (unsigned long long)fc->bwd_madds[t], (unsigned long long)tt,
+               total ? 100.0 * (double)tt / (double)total : 0.0);
+    }
+    printf("%-10s %7s %14llu %14llu %14llu %7.1f%%\n", "total", "", (unsigned long long)fwd,
+           (unsigned long long)(total - fwd), (unsigned long long)total, 100.0);
+    if (arch == ATTN_ARCH_TRANSFORMER && total) {
+        const uint64_t nn = fc->fwd_madds[ATTN_OP_QK] + fc->fwd_madds[ATTN_OP_AV] +
+                            fc->bwd_madds[ATTN_OP_QK] + fc->bwd_madds[ATTN_OP_AV];
+        printf("\nn x n products (qk + av): %.1f%% of the multiply-adds (n = %d positions incl. "
+               "[CLS])\n",
+               100.0 * (double)nn / (double)total, T + 1);
+    }
+    printf("(FLOPs = 2 x multiply-adds)\n");
 }
 
 int cmd_flops(int argc, char **argv) {
-    const char *cmd = "flops";
-    if (cli_wants_help(argc, argv)) {
-        usage(stdout);
-        return CLI_OK;
-    }
-    const char *model_name = NULL;
+    const char *cmd = "flops", *model_name = NULL;
     int T = 12, B = 1;
     bool train = false;
-    for (int i = 1; i < argc; i++) {
-        bool m = false;
-        const char *v;
-        if (strcmp(argv[i], "--train") == 0) {
-            train = true;
-        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--model", &m)) || m) {
-            if (!v) return CLI_USAGE;
-            model_name = v;
-        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--T", &m)) || m) {
-            if (!v || !cli_parse_int(cmd, "--T", v, 1, ATTN_MAX_WORDS, &T)) return CLI_USAGE;
-        } else if ((v = cli_opt_value(cmd, argc, argv, &i, "--batch", &m)) || m) {
-            if (!v || !cli_parse_int(cmd, "--batch", v, 1, 4096, &B)) return CLI_USAGE;
-        } else {
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
+    cli_opt opts[] = {
+        {"--model", "NAME", CLI_OPT_STR, &model_name, .help = "rnn, lstm or transformer; required"},
+        {"--T", "N", CLI_OPT_INT, &T, 1, ATTN_MAX_WORDS, .help = "words per sentence"},
+        {"--batch", "B", CLI_OPT_INT, &B, 1, 4096, .help = "sentences per forward pass"},
+        {"--train", NULL, CLI_OPT_FLAG, &train,
+         .help = "count a training step (forward + backward), not just a forward"},
+    };
+    cli_spec spec = {
+        cmd,
+        "--model rnn|lstm|transformer [--T N] [--batch B] [--train]",
+        "Counts the multiply-adds of every matrix product of a default model (random\n"
+        "weights, a random batch of B sentences of T words) by call site, with shares.",
+        NULL,
+        NULL,
+        opts,
+        4};
+    int prc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (prc >= 0) return prc;
     if (!model_name) return cli_usage_error(cmd, "--model is required (rnn, lstm or transformer)");
     attn_error err = {0};
     attn_arch arch;
@@ -91,33 +105,7 @@ int cmd_flops(int argc, char **argv) {
         goto done;
     }
 
-    uint64_t total = 0, fwd = 0;
-    for (int t = 0; t < ATTN_OP_COUNT; t++) {
-        total += fc.fwd_madds[t] + fc.bwd_madds[t];
-        fwd += fc.fwd_madds[t];
-    }
-    printf("%s, default config, batch %d x %d words, %s: multiply-adds by call site\n\n",
-           attn_arch_name(arch), B, T, train ? "training step (forward + backward)" : "forward");
-    printf("%-10s %7s %14s %14s %14s %8s\n", "tag", "calls", "forward", "backward", "total",
-           "share");
-    for (int t = 0; t < ATTN_OP_COUNT; t++) {
-        const uint64_t tt = fc.fwd_madds[t] + fc.bwd_madds[t];
-        if (!fc.calls[t]) continue;
-        printf("%-10s %7llu %14llu %14llu %14llu %7.1f%%\n", attn_op_name((attn_op)t),
-               (unsigned long long)fc.calls[t], (unsigned long long)fc.fwd_madds[t],
-               (unsigned long long)fc.bwd_madds[t], (unsigned long long)tt,
-               total ? 100.0 * (double)tt / (double)total : 0.0);
-    }
-    printf("%-10s %7s %14llu %14llu %14llu %7.1f%%\n", "total", "", (unsigned long long)fwd,
-           (unsigned long long)(total - fwd), (unsigned long long)total, 100.0);
-    if (arch == ATTN_ARCH_TRANSFORMER && total) {
-        const uint64_t nn = fc.fwd_madds[ATTN_OP_QK] + fc.fwd_madds[ATTN_OP_AV] +
-                            fc.bwd_madds[ATTN_OP_QK] + fc.bwd_madds[ATTN_OP_AV];
-        printf("\nn x n products (qk + av): %.1f%% of the multiply-adds (n = %d positions incl. "
-               "[CLS])\n",
-               100.0 * (double)nn / (double)total, T + 1);
-    }
-    printf("(FLOPs = 2 x multiply-adds)\n");
+    print_counts(&fc, arch, B, T, train);
 done:
     free(ids), free(lengths), free(logits), free(d_logits), free(labels);
     attn_model_free(m);

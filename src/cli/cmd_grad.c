@@ -10,23 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GRAD_DEFAULT_BATCH 32
-
-static void grad_usage(void) {
-    printf("Usage: attn grad --weights W.json --data FILE.tsv --out G.json [--batch-size N]\n\n"
-           "Computes the gradient of the mean binary cross-entropy over all sentences of\n"
-           "FILE.tsv ('label<TAB>sentence' lines) with respect to every parameter of the model\n"
-           "in W.json, and writes it to G.json in the weights format (same tensor names).\n"
-           "Prints 'loss <mean loss>' on stdout.\n\n"
-           "Options:\n"
-           "  --weights W.json  model weights (attn-weights-v1)\n"
-           "  --data FILE.tsv   labelled sentences\n"
-           "  --out G.json      where to write the gradients (written atomically)\n"
-           "  --batch-size N    sentences per padded batch (default %d); changes only rounding\n\n"
-           "Exit codes: 0 success, 1 runtime error, 2 usage error.\n",
-           GRAD_DEFAULT_BATCH);
-}
-
 /* Forward + backward over the whole file; *loss = mean loss. Grads are zeroed first. */
 static attn_status grad_over_file(attn_model *m, const attn_dataset *d, int batch_size,
                                   double *loss, attn_error *err) {
@@ -84,41 +67,39 @@ done:
 }
 
 int cmd_grad(int argc, char **argv) {
-    const char *cmd = "grad";
-    if (cli_wants_help(argc, argv)) {
-        grad_usage();
-        return CLI_OK;
-    }
-    const char *weights = NULL, *data = NULL, *out = NULL;
-    int batch_size = GRAD_DEFAULT_BATCH;
-    for (int i = 1; i < argc; i++) {
-        bool matched;
-        const char *val;
-        if ((val = cli_opt_value(cmd, argc, argv, &i, "--weights", &matched)) || matched) {
-            if (!val) return CLI_USAGE;
-            weights = val;
-        } else if ((val = cli_opt_value(cmd, argc, argv, &i, "--data", &matched)) || matched) {
-            if (!val) return CLI_USAGE;
-            data = val;
-        } else if ((val = cli_opt_value(cmd, argc, argv, &i, "--out", &matched)) || matched) {
-            if (!val) return CLI_USAGE;
-            out = val;
-        } else if ((val = cli_opt_value(cmd, argc, argv, &i, "--batch-size", &matched)) ||
-                   matched) {
-            if (!val) return CLI_USAGE;
-            if (!cli_parse_int(cmd, "--batch-size", val, 1, 1 << 20, &batch_size)) return CLI_USAGE;
-        } else {
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
-    if (!weights) return cli_usage_error(cmd, "--weights is required");
-    if (!data) return cli_usage_error(cmd, "--data is required");
-    if (!out) return cli_usage_error(cmd, "--out is required");
+    const char *cmd = "grad", *weights = NULL, *data = NULL, *out = NULL;
+    int batch = 32;
+    cli_opt opts[] = {
+        {"--weights", "W.json", CLI_OPT_STR, &weights,
+         .help = "model weights (attn-weights-v1); required"},
+        {"--data", "FILE.tsv", CLI_OPT_STR, &data, .help = "labelled sentences; required"},
+        {"--out", "G.json", CLI_OPT_STR, &out,
+         .help = "where to write the gradients (written atomically); required"},
+        {"--batch", "B", CLI_OPT_INT, &batch, 1, 1 << 20,
+         .help = "sentences per padded batch; changes only the rounding"},
+    };
+    cli_spec spec = {
+        cmd,
+        "--weights W.json --data FILE.tsv --out G.json [--batch B]",
+        "Computes the gradient of the mean binary cross-entropy over all sentences of\n"
+        "FILE.tsv ('label<TAB>sentence' lines) with respect to every parameter of the\n"
+        "model in W.json, and writes it to G.json in the weights format (same tensor\n"
+        "names). Prints 'loss <mean loss>' on stdout. Batches are consecutive lines,\n"
+        "padded; each batch's loss is weighted by its share of the file.",
+        NULL,
+        NULL,
+        opts,
+        4};
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc >= 0) return rc;
+    if (!weights) return cli_usage_error(cmd, "--weights W.json is required");
+    if (!data) return cli_usage_error(cmd, "--data FILE.tsv is required");
+    if (!out) return cli_usage_error(cmd, "--out G.json is required");
 
     attn_error err = {0};
     attn_model *m = NULL;
     attn_dataset *d = NULL;
-    int rc = CLI_OK;
+    rc = CLI_OK;
     attn_set_num_threads(1);
     if (attn_weights_load_json(weights, &m, &err) != ATTN_OK ||
         attn_dataset_read_tsv(data, &d, &err) != ATTN_OK) {
@@ -131,7 +112,7 @@ int cmd_grad(int argc, char **argv) {
         goto done;
     }
     double loss = 0.0;
-    if (grad_over_file(m, d, batch_size, &loss, &err) != ATTN_OK ||
+    if (grad_over_file(m, d, batch, &loss, &err) != ATTN_OK ||
         attn_weights_save_json(m, true, out, &err) != ATTN_OK) {
         rc = cli_fail(cmd, &err);
         goto done;

@@ -1,0 +1,127 @@
+/* cmd_eval.c -- `attn eval`: accuracy of weights on generated sets or a TSV file, and
+ * `attn eval --table DIR`: the write-up's table from the weights attn reproduce wrote. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char about[] =
+    "Accuracy of the weights on generated sets or on a TSV file ('label<TAB>sentence'\n"
+    "lines), one line per set:\n"
+    "  plain       accuracy  99.70 % (997/1000)\n"
+    "With --table: the write-up's table from DIR/<model>-seed<S>.json (as attn reproduce\n"
+    "writes them), each model evaluated on the four test sets of its seed, in parallel\n"
+    "worker processes.";
+
+static const char notes[] =
+    "--batch 1 is exact mode: logits bit-identical to PyTorch's batch-1 eval. A larger\n"
+    "batch is faster and NOT bit-identical: padded batches round differently (in PyTorch\n"
+    "too).";
+
+static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch) {
+    double acc = 0.0;
+    attn_error err;
+    if (attn_evaluate(m, d, 0, d->n, batch, &acc, &err) != ATTN_OK) {
+        fprintf(stderr, "attn eval: %s: %s\n", name, err.msg);
+        return CLI_ERROR;
+    }
+    int correct = (int)lround(acc * d->n);
+    printf("%-11s accuracy %6.2f %% (%d/%d)\n", name, 100.0 * acc, correct, d->n);
+    return CLI_OK;
+}
+
+static int eval_table(const char *dir, int seeds, int batch) {
+    int n = CLI_N_ARCH * seeds;
+    cli_run_result *runs = calloc((size_t)n, sizeof *runs);
+    if (!runs) {
+        fprintf(stderr, "attn eval: out of memory\n");
+        return CLI_ERROR;
+    }
+    for (int a = 0; a < CLI_N_ARCH; a++)
+        for (int s = 0; s < seeds; s++)
+            runs[a * seeds + s] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
+    cli_run_settings rs = {.dir = dir, .batch = batch, .workers = cli_n_cores()};
+    int failures = cli_runs_execute("eval", &rs, runs, n);
+    if (failures < n) cli_print_results_table(stdout, runs, n);
+    free(runs);
+    return failures ? CLI_ERROR : CLI_OK;
+}
+
+/* One line per set of --set, or the one line of --data. */
+static int eval_weights(const char *weights, const char *data, const attn_set *sets, int n_sets,
+                        int n, bool n_given, uint64_t seed, int batch) {
+    attn_model *m = NULL;
+    attn_error err;
+    if (attn_weights_load_json(weights, &m, &err) != ATTN_OK) return cli_fail("eval", &err);
+    attn_set_num_threads(1);
+    int rc = CLI_OK;
+    if (data) {
+        attn_dataset *d = NULL;
+        if (attn_dataset_read_tsv(data, &d, &err) != ATTN_OK)
+            rc = cli_fail("eval", &err);
+        else
+            rc = eval_report(m, data, d, batch);
+        attn_dataset_free(d);
+    }
+    for (int s = 0; s < n_sets && rc == CLI_OK; s++) {
+        attn_dataset *d = NULL;
+        int size = n_given ? n : cli_set_default_n(sets[s]);
+        if (attn_data_generate(sets[s], size, seed, &d, &err) != ATTN_OK)
+            rc = cli_fail("eval", &err);
+        else
+            rc = eval_report(m, attn_set_name(sets[s]), d, batch);
+        attn_dataset_free(d);
+    }
+    attn_model_free(m);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv) {
+    const char *weights = NULL, *set = NULL, *data = NULL, *table = NULL;
+    uint64_t seed = 1;
+    int n = 0, batch = 1, seeds = 3;
+    cli_opt opts[] = {
+        {"--weights", "FILE.json", CLI_OPT_STR, &weights, .help = "attn-weights-v1 JSON"},
+        {"--set", "NAME", CLI_OPT_STR, &set, .help = CLI_SET_NAMES},
+        {"--seed", "S", CLI_OPT_U64, &seed, .help = "generator seed of --set, as attn data"},
+        {"--n", "N", CLI_OPT_INT, &n, 1, ATTN_DATA_MAX_N, .def = "",
+         .help = "sentences per --set; default 8000 for train, 500 for holdout,\n"
+                 "1000 for each test set, as attn data"},
+        {"--data", "FILE.tsv", CLI_OPT_STR, &data, .help = "a TSV file instead of --set"},
+        {"--batch", "B", CLI_OPT_INT, &batch, 1, 4096,
+         .help = "sentences per forward pass; 1 is exact mode"},
+        {"--table", "DIR", CLI_OPT_STR, &table,
+         .help = "the write-up's table from DIR/<model>-seed<S>.json"},
+        {"--seeds", "N", CLI_OPT_INT, &seeds, 1, 100, .help = "seeds 1..N with --table"},
+    };
+    cli_spec spec = {"eval",
+                     "--weights FILE.json --set NAME [--seed S] [--n N] [--batch B]\n"
+                     "--weights FILE.json --data FILE.tsv [--batch B]\n"
+                     "--table DIR [--seeds N] [--batch B]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc >= 0) return rc;
+    bool have_seed = cli_given(&spec, "--seed"), have_n = cli_given(&spec, "--n");
+    if (table) {
+        if (weights || set || data || have_seed || have_n)
+            return cli_usage_error("eval", "--table takes only --seeds and --batch");
+        return eval_table(table, seeds, batch);
+    }
+    if (cli_given(&spec, "--seeds")) return cli_usage_error("eval", "--seeds goes with --table");
+    if (!weights)
+        return cli_usage_error("eval", "--weights FILE.json (or --table DIR) is required");
+    if (!set == !data) return cli_usage_error("eval", "give exactly one of --set and --data");
+    if (data && (have_seed || have_n))
+        return cli_usage_error("eval", "--seed and --n apply to --set, not to --data");
+    attn_set sets[ATTN_N_TEST_SETS];
+    int n_sets = 0;
+    if (set && !cli_sets_from_name(set, sets, &n_sets))
+        return cli_usage_error("eval", "--set expects %s, got '%s'", CLI_SET_NAMES, set);
+    return eval_weights(weights, data, sets, n_sets, n, have_n, seed, batch);
+}

@@ -1,0 +1,65 @@
+/* cmd_info.c -- `attn info`: what a weights file (attn-weights-v1) holds. */
+#include "cli.h"
+
+#include <stdio.h>
+
+static void shape_str(const int *shape, int nd, char *buf, size_t size) {
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < nd && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, d ? ",%d" : "%d", shape[d]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+static void print_config(const attn_model_config *c) {
+    printf("arch         %s\n", attn_arch_name(c->arch));
+    printf("vocab_size   %d\n", c->vocab_size);
+    printf("embed_dim    %d\n", c->embed_dim);
+    if (c->arch == ATTN_ARCH_TRANSFORMER) {
+        printf("n_heads      %d\n", c->n_heads);
+        printf("ffn_dim      %d\n", c->ffn_dim);
+        printf("n_layers     %d\n", c->n_layers);
+        printf("max_len      %d\n", c->max_len);
+        printf("norm         %s\n", c->norm == ATTN_NORM_PRE ? "pre" : "post");
+        printf("activation   %s\n", c->activation == ATTN_ACT_RELU ? "relu" : "gelu");
+    } else {
+        printf("hidden_size  %d\n", c->hidden_size);
+        printf("n_layers     %d\n", c->n_layers);
+    }
+}
+
+int cmd_info(int argc, char **argv) {
+    const char *weights = NULL;
+    cli_opt opts[] = {
+        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
+         .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
+    };
+    cli_spec spec = {
+        "info",
+        "--weights FILE.json",
+        "Shows a weights file (attn-weights-v1): the architecture, its sizes, the tensor\n"
+        "table (state_dict name, shape, element count) and the total parameter count.\n"
+        "The file is fully validated first; every problem is reported.",
+        NULL,
+        NULL,
+        opts,
+        1};
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc >= 0) return rc;
+    if (!weights) return cli_usage_error("info", "--weights FILE.json is required");
+    attn_model *m = NULL;
+    attn_error err;
+    if (attn_weights_load_json(weights, &m, &err) != ATTN_OK) return cli_fail("info", &err);
+    printf("file         %s\n", weights);
+    print_config(attn_model_config_of(m));
+    printf("\n%-36s %-10s %8s\n", "tensor", "shape", "numel");
+    for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
+        int shape[4];
+        char s[64];
+        shape_str(shape, attn_model_tensor_shape(m, i, shape), s, sizeof s);
+        printf("%-36s %-10s %8zu\n", attn_model_tensor_name(m, i), s,
+               attn_model_tensor_numel(m, i));
+    }
+    printf("\ntotal parameters: %zu\n", attn_model_n_params(m));
+    attn_model_free(m);
+    return CLI_OK;
+}

@@ -1,0 +1,220 @@
+/* cmd_reproduce.c -- `attn reproduce`: the write-up's experiment. Trains the RNN, the LSTM and
+ * the Transformer for seeds 1..N in parallel worker processes (runs.c), prints the table,
+ * writes DIR/reproduce.json (settings, OpenBLAS core and accuracies; no timings, so the same
+ * run on the same kind of machine writes the same bytes) and says whether the weights are
+ * identical to the committed ones in weights/. */
+#define _DEFAULT_SOURCE /* realpath */
+#include "attn_kernels.h"
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SEEDS 100
+#define COMMITTED "weights" /* the committed weights, relative to the repository root */
+
+static const char about[] =
+    "Trains the RNN, the LSTM and the Transformer for seeds 1..N (8000 generated training\n"
+    "sentences each; the 500-sentence holdout set of the seed picks the best epoch) in\n"
+    "parallel worker processes (BLAS on one thread each), evaluates every run on the four\n"
+    "1000-sentence test sets of its seed (plain, distractor, fill4, fill8), and prints the\n"
+    "write-up's table: accuracy range across seeds per test set and model, parameter counts,\n"
+    "wall time. Then it compares the nine weights files with the committed ones in weights/.";
+
+static const char notes[] =
+    "Writes DIR/<model>-seed<S>.json and DIR/reproduce.json (settings, the OpenBLAS core,\n"
+    "accuracies). runs/ is git-ignored; only --out weights rewrites the committed weights.\n"
+    "Training is deterministic: the same command on the same kind of machine gives the same\n"
+    "bytes; another OpenBLAS core (e.g. Haswell vs SkylakeX) rounds its products differently,\n"
+    "so the weights differ in the last bits.";
+
+typedef struct repro_opts {
+    int seeds, workers, epochs, train_size, eval_batch;
+    const char *out_dir;
+} repro_opts;
+
+/* DIR/reproduce.json: no timings and no worker count, only what determines the weights. */
+static int write_report(const repro_opts *o, const cli_run_result *runs, int n) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return CLI_ERROR;
+    fprintf(f,
+            "{\n  \"epochs\": %d,\n  \"train_size\": %d,\n  \"seeds\": %d,\n  \"eval_batch\": %d,\n"
+            "  \"blas_core\": \"%s\",\n  \"runs\": [\n",
+            o->epochs, o->train_size, o->seeds, o->eval_batch, attn_blas_corename());
+    for (int i = 0; i < n; i++) {
+        const cli_run_result *r = &runs[i];
+        fprintf(f, "    {\"model\": \"%s\", \"seed\": %d, \"params\": %zu, \"accuracy\": {",
+                attn_arch_name(r->arch), r->seed, r->n_params);
+        for (int s = 0; s < ATTN_N_TEST_SETS; s++)
+            fprintf(f, "%s\"%s\": %.6f", s ? ", " : "", attn_set_name(cli_test_sets[s]), r->acc[s]);
+        fprintf(f, "}, \"weights\": \"%s-seed%d.json\"}%s\n", attn_arch_name(r->arch), r->seed,
+                i + 1 < n ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    fclose(f);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/reproduce.json", o->out_dir);
+    attn_error err = {0};
+    int rc =
+        cli_write_atomic(path, text, len, &err) == ATTN_OK ? CLI_OK : cli_fail("reproduce", &err);
+    free(text);
+    if (rc == CLI_OK) fprintf(stderr, "attn reproduce: wrote %s and the weights\n", path);
+    return rc;
+}
+
+static bool same_bytes(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    while (same) {
+        int ca = getc(fa), cb = getc(fb);
+        if (ca != cb) same = false;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* weights/reproduce.json, parsed (NULL if absent or unreadable). */
+static cJSON *read_committed_report(void) {
+    FILE *f = fopen(COMMITTED "/reproduce.json", "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 20; /* 100 seeds take about 60 kB */
+    char *buf = malloc(cap);
+    size_t n = buf ? fread(buf, 1, cap - 1, f) : 0;
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = 0;
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    return root;
+}
+
+static int json_int(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valueint : -1;
+}
+
+/* Counts the runs whose weights equal weights/<model>-seed<S>.json byte for byte. */
+static void count_identical(const repro_opts *o, const cli_run_result *runs, int n, int *same,
+                            int *compared) {
+    *same = *compared = 0;
+    for (int i = 0; i < n; i++) {
+        char mine[4096], theirs[256];
+        snprintf(theirs, sizeof theirs, COMMITTED "/%s-seed%d.json", attn_arch_name(runs[i].arch),
+                 runs[i].seed);
+        snprintf(mine, sizeof mine, "%s/%s-seed%d.json", o->out_dir, attn_arch_name(runs[i].arch),
+                 runs[i].seed);
+        struct stat st;
+        if (!runs[i].ok || stat(theirs, &st) != 0) continue;
+        (*compared)++;
+        *same += same_bytes(mine, theirs);
+    }
+}
+
+/* "identical to weights/: 9/9", with the reason when they differ or cannot be compared. */
+static void compare_with_committed(const repro_opts *o, const cli_run_result *runs, int n) {
+    char a[PATH_MAX], b[PATH_MAX];
+    if (realpath(o->out_dir, a) && realpath(COMMITTED, b) && strcmp(a, b) == 0) return;
+    cJSON *rep = read_committed_report();
+    if (!rep) {
+        printf("identical to weights/: not compared (no weights/reproduce.json here)\n");
+        return;
+    }
+    int epochs = json_int(rep, "epochs"), size = json_int(rep, "train_size");
+    const cJSON *core = cJSON_GetObjectItemCaseSensitive(rep, "blas_core");
+    const char *theirs = cJSON_IsString(core) ? core->valuestring : "unknown";
+    const char *mine = attn_blas_corename();
+    int same = 0, compared = 0;
+    if (epochs == o->epochs && size == o->train_size) count_identical(o, runs, n, &same, &compared);
+    if (epochs != o->epochs || size != o->train_size)
+        printf("identical to weights/: not compared (weights/ has %d epochs and %d training "
+               "sentences, this run %d and %d)\n",
+               epochs, size, o->epochs, o->train_size);
+    else if (same < compared && strcmp(theirs, mine) != 0)
+        printf("identical to weights/: %d/%d (weights/ made with OpenBLAS core %s, this machine "
+               "runs %s: GEMM rounding differs)\n",
+               same, compared, theirs, mine);
+    else
+        printf("identical to weights/: %d/%d\n", same, compared);
+    cJSON_Delete(rep);
+}
+
+static void print_summary(const repro_opts *o, const cli_run_result *runs, int n, double wall) {
+    cli_print_results_table(stdout, runs, n);
+    char wall_s[32];
+    cli_fmt_duration(wall_s, sizeof wall_s, wall);
+    printf("\nTotal wall time: %s (%d runs of %d %s on %d %s)\n", wall_s, n, o->epochs,
+           cli_plural(o->epochs, "epoch", "epochs"), o->workers,
+           cli_plural(o->workers, "worker", "workers"));
+}
+
+int cmd_reproduce(int argc, char **argv) {
+    repro_opts o = {3, cli_n_cores(), 20, ATTN_TRAIN_DEFAULT_N, 1, "runs"};
+    cli_opt opts[] = {
+        {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
+        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024, .def = "the number of cores",
+         .help = "worker processes"},
+        {"--out", "DIR", CLI_OPT_STR, &o.out_dir,
+         .help = "where the weights and reproduce.json go"},
+        {"--epochs", "N", CLI_OPT_INT, &o.epochs, 1, 100000, .help = "epochs per run"},
+        {"--train-size", "N", CLI_OPT_INT, &o.train_size, 2, ATTN_DATA_MAX_N,
+         .help = "generated training sentences per seed"},
+        {"--eval-batch", "B", CLI_OPT_INT, &o.eval_batch, 1, 4096,
+         .help = "sentences per forward pass in the evaluation; 1 is exact mode"},
+    };
+    cli_spec spec = {
+        "reproduce",
+        "[--seeds N] [-j N] [--out DIR] [--epochs N] [--train-size N] [--eval-batch B]",
+        about,
+        NULL,
+        notes,
+        opts,
+        (int)(sizeof opts / sizeof opts[0])};
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc >= 0) return rc;
+    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "attn reproduce: %s: cannot create directory: %s\n", o.out_dir,
+                strerror(errno));
+        return CLI_ERROR;
+    }
+    int n = CLI_N_ARCH * o.seeds;
+    if (o.workers > n) o.workers = n;
+    cli_run_result *runs = calloc((size_t)n, sizeof *runs);
+    if (!runs) {
+        fprintf(stderr, "attn reproduce: out of memory\n");
+        return CLI_ERROR;
+    }
+    /* Longest runs first so the last worker to finish is a short one. */
+    static const attn_arch order[CLI_N_ARCH] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM,
+                                                ATTN_ARCH_RNN};
+    for (int a = 0, k = 0; a < CLI_N_ARCH; a++)
+        for (int s = 1; s <= o.seeds; s++, k++)
+            runs[k] = (cli_run_result){.arch = order[a], .seed = s};
+    char seeds[32];
+    snprintf(seeds, sizeof seeds, o.seeds == 1 ? "seed 1" : "seeds 1..%d", o.seeds);
+    fprintf(stderr,
+            "attn reproduce: %d runs (rnn, lstm, transformer x %s), %d %s, %d training "
+            "sentences, %d %s, into %s/\n",
+            n, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size, o.workers,
+            cli_plural(o.workers, "worker", "workers"), o.out_dir);
+    cli_run_settings rs = {o.out_dir, true, o.epochs, o.train_size, o.eval_batch, o.workers, true};
+    double start = cli_now_s();
+    int failures = cli_runs_execute("reproduce", &rs, runs, n);
+    print_summary(&o, runs, n, cli_now_s() - start);
+    rc = write_report(&o, runs, n);
+    compare_with_committed(&o, runs, n);
+    if (failures) {
+        fprintf(stderr, "attn reproduce: %d of %d runs failed\n", failures, n);
+        rc = CLI_ERROR;
+    }
+    free(runs);
+    return rc;
+}

@@ -1,0 +1,271 @@
+/* options.c -- the one option parser of the attn command. Each command describes its options
+ * in a table (name, type, range, default, help line); the same table parses argv, prints
+ * --help and words the usage errors (exit code 2), so the three can never disagree. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_fail(const char *cmd, const attn_error *err) {
+    fprintf(stderr, "attn %s: %s\n", cmd, err->msg[0] ? err->msg : attn_status_str(err->status));
+    return err->status == ATTN_ERR_ARG ? CLI_USAGE : CLI_ERROR;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "attn %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'attn %s --help'.\n", cmd);
+    return CLI_USAGE;
+}
+
+void cli_log(attn_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == ATTN_LOG_DEBUG && !getenv("ATTN_DEBUG")) return;
+    fprintf(stderr, "attn: %s%s\n", level == ATTN_LOG_WARN ? "warning: " : "", msg);
+}
+
+cli_opt *cli_opt_find(cli_spec *spec, const char *name) {
+    for (int i = 0; i < spec->n_opts; i++)
+        if (strcmp(spec->opts[i].name, name) == 0) return &spec->opts[i];
+    return NULL;
+}
+
+bool cli_given(cli_spec *spec, const char *name) {
+    const cli_opt *o = cli_opt_find(spec, name);
+    return o && o->given;
+}
+
+/* ---- help ---------------------------------------------------------------------------------- */
+
+/* The i-th '|'-separated word of choices into buf. */
+static void choice_name(const char *choices, int i, char *buf, size_t n) {
+    const char *p = choices;
+    for (; i > 0 && p; i--) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    size_t len = p ? strcspn(p, "|") : 0;
+    if (len >= n) len = n - 1;
+    memcpy(buf, p ? p : "", len);
+    buf[len] = 0;
+}
+
+/* "(1..100000; default 20)" or "" for the help line. */
+static void opt_suffix(const cli_opt *o, char *buf, size_t n) {
+    char range[48] = "", def[96] = "";
+    if (o->type == CLI_OPT_INT) snprintf(range, sizeof range, "%d..%d", o->lo, o->hi);
+    if (o->def)
+        snprintf(def, sizeof def, "%s", o->def);
+    else if (o->type == CLI_OPT_INT)
+        snprintf(def, sizeof def, "%d", *(const int *)o->dst);
+    else if (o->type == CLI_OPT_U64)
+        snprintf(def, sizeof def, "%llu", (unsigned long long)*(const uint64_t *)o->dst);
+    else if (o->type == CLI_OPT_REAL)
+        snprintf(def, sizeof def, "%g", *(const double *)o->dst);
+    else if (o->type == CLI_OPT_CHOICE)
+        choice_name(o->choices, *(const int *)o->dst, def, sizeof def);
+    else if (o->type == CLI_OPT_STR && *(const char *const *)o->dst)
+        snprintf(def, sizeof def, "%s", *(const char *const *)o->dst);
+    if (range[0] && def[0])
+        snprintf(buf, n, " (%s; default %s)", range, def);
+    else if (range[0] || def[0])
+        snprintf(buf, n, " (%s%s)", range[0] ? range : "default ", range[0] ? "" : def);
+    else
+        buf[0] = 0;
+}
+
+static void print_opt(FILE *f, const cli_opt *o, int width) {
+    char head[64], suffix[160];
+    snprintf(head, sizeof head, "%s%s%s", o->name, o->metavar ? " " : "",
+             o->metavar ? o->metavar : "");
+    opt_suffix(o, suffix, sizeof suffix);
+    fprintf(f, "  %-*s  ", width, head);
+    for (const char *p = o->help;;) {
+        size_t len = strcspn(p, "\n");
+        fprintf(f, "%.*s", (int)len, p);
+        if (!p[len]) break;
+        fprintf(f, "\n  %-*s  ", width, "");
+        p += len + 1;
+    }
+    fprintf(f, "%s\n", suffix);
+}
+
+void cli_print_help(const cli_spec *spec, FILE *f) {
+    const char *u = spec->usage;
+    for (int first = 1;; first = 0) {
+        size_t len = strcspn(u, "\n");
+        fprintf(f, "%s attn %s %.*s\n", first ? "Usage:" : "      ", spec->cmd, (int)len, u);
+        if (!u[len]) break;
+        u += len + 1;
+    }
+    fprintf(f, "\n%s\n", spec->about);
+    int width = 10; /* "-h, --help" */
+    for (int i = 0; i < spec->n_opts; i++) {
+        const cli_opt *o = &spec->opts[i];
+        int w = (int)strlen(o->name) + (o->metavar ? 1 + (int)strlen(o->metavar) : 0);
+        if (w > width) width = w;
+    }
+    fprintf(f, "\nOptions:\n");
+    for (int i = 0; i < spec->n_opts; i++) print_opt(f, &spec->opts[i], width);
+    fprintf(f, "  %-*s  print this help and exit\n", width, "-h, --help");
+    if (spec->notes) fprintf(f, "\n%s\n", spec->notes);
+    fprintf(f, "\nExit codes: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+/* ---- parsing ------------------------------------------------------------------------------- */
+
+/* "N: an integer in 0..100000" etc., for messages. */
+static void describe(const cli_opt *o, char *buf, size_t n) {
+    switch (o->type) {
+    case CLI_OPT_INT:
+        snprintf(buf, n, "an integer in %d..%d", o->lo, o->hi);
+        break;
+    case CLI_OPT_U64:
+        snprintf(buf, n, "a non-negative integer");
+        break;
+    case CLI_OPT_REAL:
+        snprintf(buf, n, "a positive finite number");
+        break;
+    case CLI_OPT_CHOICE: { /* "text, tsv or json" */
+        char name[32], next[32];
+        size_t used = 0;
+        buf[0] = 0;
+        choice_name(o->choices, 0, name, sizeof name);
+        for (int i = 0; name[0] && used < n; i++) {
+            choice_name(o->choices, i + 1, next, sizeof next);
+            /* before the last name " or ", before the others ", " */
+            used += (size_t)snprintf(buf + used, n - used, "%s%s",
+                                     i == 0    ? ""
+                                     : next[0] ? ", "
+                                               : " or ",
+                                     name);
+            memcpy(name, next, sizeof name);
+        }
+        break;
+    }
+    default:
+        snprintf(buf, n, "%s", o->metavar ? o->metavar : "a value");
+        break;
+    }
+}
+
+static bool set_value(const cli_opt *o, const char *s) {
+    char *end = NULL;
+    errno = 0;
+    switch (o->type) {
+    case CLI_OPT_INT: {
+        long v = strtol(s, &end, 10);
+        if (!*s || *end || errno || v < o->lo || v > o->hi) return false;
+        *(int *)o->dst = (int)v;
+        return true;
+    }
+    case CLI_OPT_U64: {
+        unsigned long long v = strtoull(s, &end, 10);
+        if (!*s || *end || errno || s[0] == '-' || s[0] == '+') return false;
+        *(uint64_t *)o->dst = (uint64_t)v;
+        return true;
+    }
+    case CLI_OPT_REAL: {
+        double v = strtod(s, &end); /* the decimal value, as Python would hold it */
+        if (!*s || *end || errno || !isfinite(v) || !isfinite((float)v) || !(v > 0)) return false;
+        *(double *)o->dst = v;
+        return true;
+    }
+    case CLI_OPT_CHOICE: {
+        char c[64];
+        for (int i = 0;; i++) {
+            choice_name(o->choices, i, c, sizeof c);
+            if (!c[0]) return false;
+            if (strcmp(c, s) == 0) {
+                *(int *)o->dst = i;
+                return true;
+            }
+        }
+    }
+    case CLI_OPT_STR:
+        *(const char **)o->dst = s;
+        return true;
+    case CLI_OPT_FLAG:
+        *(bool *)o->dst = true;
+        return true;
+    }
+    return false;
+}
+
+/* The option argv[*i] names, with its value in *value (NULL for flags; advances *i). Returns
+ * NULL when argv[*i] is no option of the table; *bad is set when one is but lacks its value. */
+static cli_opt *match(cli_spec *spec, int argc, char **argv, int *i, const char **value,
+                      bool *bad) {
+    const char *a = argv[*i];
+    *value = NULL;
+    *bad = false;
+    for (int k = 0; k < spec->n_opts; k++) {
+        cli_opt *o = &spec->opts[k];
+        size_t nl = strlen(o->name);
+        if (strncmp(a, o->name, nl) != 0) continue;
+        bool is_short = o->name[1] != '-';
+        if (o->type == CLI_OPT_FLAG) {
+            if (a[nl]) continue;
+            return o;
+        }
+        if (a[nl] == '=' || (is_short && a[nl])) {
+            *value = a + nl + (a[nl] == '=');
+            return o;
+        }
+        if (a[nl]) continue;
+        if (*i + 1 >= argc) {
+            *bad = true;
+            return o;
+        }
+        *value = argv[++*i];
+        return o;
+    }
+    return NULL;
+}
+
+static bool wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+    return false;
+}
+
+int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos) {
+    if (n_pos) *n_pos = 0;
+    if (wants_help(argc, argv)) {
+        cli_print_help(spec, stdout);
+        return CLI_OK;
+    }
+    const char *cmd = spec->cmd;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        bool missing;
+        cli_opt *o = match(spec, argc, argv, &i, &value, &missing);
+        char what[160];
+        if (o) describe(o, what, sizeof what);
+        if (o && missing)
+            return cli_usage_error(cmd, "%s needs a value (%s: %s)", o->name, o->metavar, what);
+        if (o && !set_value(o, value ? value : ""))
+            return cli_usage_error(cmd, "%s expects %s, got '%s'", o->name, what, value);
+        if (o) {
+            o->given = true;
+            continue;
+        }
+        bool dashdash = strcmp(argv[i], "--") == 0;
+        if (spec->positional && dashdash) {
+            while (++i < argc) pos[(*n_pos)++] = argv[i];
+            break;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != 0)
+            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        if (!spec->positional) return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+        pos[(*n_pos)++] = argv[i];
+    }
+    return -1;
+}
