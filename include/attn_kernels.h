@@ -170,6 +170,25 @@ void attn_attention_blocked_forward(float *out, const float *q, const float *k, 
 size_t attn_attention_blocked_work_size(int tile);
 #define ATTN_ATTENTION_TILE 256 /* default tile: a 256 KiB score tile (measured best, n = 4097) */
 
+/* ---- CPU dispatch: which kernel implementations run (src/kernels/cpu.c) ----------------- */
+
+/* The vectorised kernels (tanh, sigmoid and gelu forward, softmax and layernorm forward and
+ * backward) exist twice: "scalar", plain C that states the math and runs on any CPU, and
+ * "avx2", AVX2+FMA intrinsics (x86-64 only) bit-identical to PyTorch 1.13 on an AVX2 machine.
+ * Every other kernel is plain C for both. The path is process-wide and chosen on first use:
+ * ATTN_CPU=scalar|avx2|auto in the environment, else auto (avx2 iff the CPU has AVX2 and FMA).
+ * ATTN_CPU=avx2 without AVX2+FMA, or an unknown value, logs a warning through the log hook
+ * (attn_set_log) and runs the automatic choice: kernels cannot fail. */
+
+/* The active path: "scalar" or "avx2" (static string). */
+const char *attn_cpu_path(void);
+/* True iff this build and CPU can run the path `name` ("scalar", "avx2", "auto"). */
+bool attn_cpu_path_supported(const char *name);
+/* Makes `name` ("scalar", "avx2", or "auto"/NULL) the active path. Returns false, leaving the
+ * path unchanged and logging why, for an unknown name or a path this CPU/build cannot run.
+ * Kernel calls running concurrently may still use the old path. */
+bool attn_cpu_select(const char *name);
+
 #ifdef __cplusplus
 }
 #endif
