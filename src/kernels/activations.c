@@ -62,10 +62,15 @@ void attn_relu_forward(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
-/* d_x[n] += x > 0 ? d_y : 0 (the subgradient at 0 is 0, as in PyTorch's threshold_backward). */
+/* d_x[n] += x > 0 ? d_y : 0 (the subgradient at 0 is 0, as in PyTorch's threshold_backward).
+ * d_y[i] is read unconditionally so that the compiler can make the select branch-free and
+ * vectorise it with baseline SSE2 (a branch on the sign of x mispredicts half the time). */
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n) {
     if (!d_x) return;
-    for (size_t i = 0; i < n; i++) d_x[i] += x[i] > 0.0f ? d_y[i] : 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        const float g = d_y[i];
+        d_x[i] += x[i] > 0.0f ? g : 0.0f;
+    }
 }
 
 /* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, one element at a time) ----------------------- */
