@@ -8,8 +8,8 @@
  *                         the log hook and the scalar kernels run (kernels cannot fail);
  *   ATTN_CPU=auto/unset   avx2 iff __builtin_cpu_supports("avx2") and ("fma");
  *   anything else         a warning, then auto.
- * It is the library's one piece of mutable global state; an atomic int, so reading it on every
- * kernel call costs one relaxed load and a branch.
+ * Process-wide state on purpose (as the log hook): one atomic int, so reading it on every kernel
+ * call costs one relaxed load and a branch, and attn_cpu_select from any thread is safe.
  */
 #include "kernels_internal.h"
 
