@@ -9,8 +9,10 @@
  *     Any d_ pointer may be NULL: that gradient is not wanted.
  *   - Kernels do not allocate, do not fail and return no status. Inputs are validated at the
  *     model/API boundary; ATTN_ASSERT catches programmer errors in debug builds.
- *   - Exactness: forward kernels follow PyTorch 1.13's CPU arithmetic on this machine
- *     (../shared/PYTORCH_NUMERICS.md) so that batch-1 logits are bit-identical.
+ *   - Exactness: on the "avx2" path (see CPU dispatch below) forward kernels follow PyTorch
+ *     1.13's CPU arithmetic on an AVX2 machine (../shared/PYTORCH_NUMERICS.md) so that batch-1
+ *     logits are bit-identical; the "scalar" path is plain C and close to it (the bounds are
+ *     in tests/kernels).
  */
 #ifndef ATTN_KERNELS_H
 #define ATTN_KERNELS_H
@@ -87,13 +89,13 @@ void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_
 
 /* ---- elementwise activations (src/kernels/activations.c) ---------------------------------- */
 
-/* y = tanh(x) (Sleef_tanhf8_u10 on blocks of 8, zero-padded tail). Saves y.
+/* y = tanh(x) (avx2: Sleef_tanhf8_u10 on blocks of 8, zero-padded tail; scalar: tanhf). Saves y.
  * Backward: d_x += d_y * (1 - y^2). */
 void attn_tanh_forward(float *y, const float *x, size_t n);
 void attn_tanh_backward(float *d_x, const float *d_y, const float *y, size_t n);
 
-/* y = 1 / (1 + exp(-x)) (PyTorch's: Sleef exp + AVX division on blocks of 16, glibc tail).
- * Saves y. Backward: d_x += d_y * y * (1 - y). */
+/* y = 1 / (1 + exp(-x)) (avx2: PyTorch's Sleef exp + AVX division on blocks of 16, glibc tail;
+ * scalar: glibc expf). Saves y. Backward: d_x += d_y * y * (1 - y). */
 void attn_sigmoid_forward(float *y, const float *x, size_t n);
 void attn_sigmoid_backward(float *d_x, const float *d_y, const float *y, size_t n);
 
@@ -101,7 +103,8 @@ void attn_sigmoid_backward(float *d_x, const float *d_y, const float *y, size_t 
 void attn_relu_forward(float *y, const float *x, size_t n);
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);
 
-/* y = 0.5 x (1 + erf(x / sqrt 2)). Backward: d_x += d_y * (Phi(x) + x phi(x)). */
+/* y = 0.5 x (1 + erf(x / sqrt 2)), erf by oneDNN's approximation on both paths (bit-identical).
+ * Backward: d_x += d_y * (Phi(x) + x phi(x)). */
 void attn_gelu_forward(float *y, const float *x, size_t n);
 void attn_gelu_backward(float *d_x, const float *d_y, const float *x, size_t n);
 
@@ -109,7 +112,8 @@ void attn_gelu_backward(float *d_x, const float *d_y, const float *x, size_t n);
 
 /* Row softmax over the first n_valid of cols columns (the rest are masked keys and get
  * probability 0; a row with n_valid == 0 is all zeros). probs, x: [rows, cols].
- * Follows ATen's vectorised softmax (reduce_all max, Sleef expf8_u10, reduce_all sum, * 1/s).
+ * avx2: ATen's vectorised softmax (reduce_all max, Sleef expf8_u10, reduce_all sum, * 1/s);
+ * scalar: the same steps with expf and a left-to-right sum.
  * The forward may run in place (probs == x). Backward: d_x += p * (d_p - sum_j p_j d_p_j), from the
  * saved probs only. */
 void attn_softmax_forward(float *probs, const float *x, int rows, int cols, int n_valid);
@@ -119,8 +123,9 @@ void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs,
 /* ---- layer norm (src/kernels/layernorm.c) ------------------------------------------------ */
 
 /* y[n,D] = (x - mean) * rstd * gamma + beta over each row, eps = 1e-5, biased variance.
- * ATen's RowwiseMoments (8-lane Welford) for mean/var; y = fma(fma(x, rstd, -rstd*mean),
- * gamma, beta). Saves mean[n], rstd[n]. Backward accumulates d_x, d_gamma, d_beta. */
+ * avx2: ATen's RowwiseMoments (8-lane Welford) for mean/var; y = fma(fma(x, rstd, -rstd*mean),
+ * gamma, beta); scalar: two-pass moments in double, no FMA. Saves mean[n], rstd[n]. Backward
+ * accumulates d_x, d_gamma, d_beta. */
 void attn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *gamma,
                             const float *beta, int n, int D);
 void attn_layernorm_backward(float *d_x, float *d_gamma, float *d_beta, const float *d_y,
@@ -196,6 +201,25 @@ void attn_attention_blocked_forward(float *out, const float *q, const float *k, 
 /* Floats the blocked forward needs in `work`: tile*tile (score tile) + 2*tile (m, l). */
 size_t attn_attention_blocked_work_size(int tile);
 #define ATTN_ATTENTION_TILE 256 /* default tile: a 256 KiB score tile (measured best, n = 4097) */
+
+/* ---- CPU dispatch: which kernel implementations run (src/kernels/cpu.c) ----------------- */
+
+/* The vectorised kernels (tanh, sigmoid and gelu forward, softmax and layernorm forward and
+ * backward) exist twice: "scalar", plain C that states the math and runs on any CPU, and
+ * "avx2", AVX2+FMA intrinsics (x86-64 only) bit-identical to PyTorch 1.13 on an AVX2 machine.
+ * Every other kernel is plain C for both. The path is process-wide and chosen on first use:
+ * ATTN_CPU=scalar|avx2|auto in the environment, else auto (avx2 iff the CPU has AVX2 and FMA).
+ * ATTN_CPU=avx2 without AVX2+FMA, or an unknown value, logs a warning through the log hook
+ * (attn_set_log) and runs the automatic choice: kernels cannot fail. */
+
+/* The active path: "scalar" or "avx2" (static string). */
+const char *attn_cpu_path(void);
+/* True iff this build and CPU can run the path `name` ("scalar", "avx2", "auto"). */
+bool attn_cpu_path_supported(const char *name);
+/* Makes `name` ("scalar", "avx2", or "auto"/NULL) the active path. Returns false, leaving the
+ * path unchanged and logging why, for an unknown name or a path this CPU/build cannot run.
+ * Kernel calls running concurrently may still use the old path. */
+bool attn_cpu_select(const char *name);
 
 #ifdef __cplusplus
 }

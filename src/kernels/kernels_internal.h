@@ -1,13 +1,14 @@
-/* kernels_internal.h -- helpers shared by the kernel files (src/kernels/): ATTN_ASSERT and the
- * 8-lane AVX2 helpers that reproduce ATen's Vectorized<float> partial loads/stores.
+/* kernels_internal.h -- helpers shared by the kernel files (src/kernels/): ATTN_ASSERT, the
+ * CPU dispatch between the plain C kernels and their AVX2 versions (cpu.c), and the 8-lane AVX2
+ * helpers that reproduce ATen's Vectorized<float> partial loads/stores.
  * Not part of the public API; tests may include it. */
 #ifndef ATTN_KERNELS_INTERNAL_H
 #define ATTN_KERNELS_INTERNAL_H
 
 #include "attn_kernels.h"
 
-#include <immintrin.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Programmer-error check for debug builds; compiled out with NDEBUG (Release). Kernels never
@@ -23,6 +24,49 @@
  * matrix products are correct but not bit-identical to PyTorch, and tests say so. */
 extern const bool attn_sgemm_naive;
 
+/* The float with the given IEEE-754 bit pattern (constants copied from other libraries' hex). */
+static inline float attn_f32_from_bits(uint32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* ---- CPU dispatch (cpu.c) -----------------------------------------------------------------
+ * Each vectorised kernel exists twice: the plain C version in <op>.c (the reference, any CPU)
+ * and an AVX2+FMA version in <op>_avx2.c, the only files compiled with -mavx2 -mfma. The public
+ * attn_<op>_forward/backward in <op>.c asks attn_cpu_use_avx2() (one relaxed atomic load once
+ * the path is chosen) and calls one or the other. ATTN_HAVE_AVX2_KERNELS says whether this
+ * build contains the AVX2 versions at all (x86-64 only). */
+#if defined(__x86_64__) || defined(_M_X64)
+#define ATTN_HAVE_AVX2_KERNELS 1
+#else
+#define ATTN_HAVE_AVX2_KERNELS 0
+#endif
+
+/* True iff the active path is "avx2" (chosen on first use: ATTN_CPU, else the CPU's features). */
+bool attn_cpu_use_avx2(void);
+/* Forgets the choice, so the next kernel call chooses again from $ATTN_CPU (tests only). */
+void attn_cpu_reset(void);
+
+#if ATTN_HAVE_AVX2_KERNELS
+/* The AVX2 versions (src/kernels/<op>_avx2.c): same contracts as the public kernels. */
+void attn_tanh_forward_avx2(float *y, const float *x, size_t n);
+void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n);
+void attn_gelu_forward_avx2(float *y, const float *x, size_t n);
+void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols, int n_valid);
+void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
+                                int cols, int n_valid);
+void attn_layernorm_forward_avx2(float *y, float *mean, float *rstd, const float *x,
+                                 const float *gamma, const float *beta, int n, int D);
+void attn_layernorm_backward_avx2(float *d_x, float *d_gamma, float *d_beta, const float *d_y,
+                                  const float *x, const float *mean, const float *rstd,
+                                  const float *gamma, int n, int D);
+#endif
+
+/* ---- 8-lane helpers, only in files compiled with -mavx2 ------------------------------------ */
+#ifdef __AVX2__
+#include <immintrin.h>
+
 /* ATen's Vec::loadu(p, count): the first count (< 8) lanes from p, the rest +0.0f. */
 static inline __m256 attn_load_partial8(const float *p, size_t count) {
     float buf[8] = {0};
@@ -36,9 +80,6 @@ static inline void attn_store_partial8(float *p, __m256 v, size_t count) {
     _mm256_storeu_ps(buf, v);
     memcpy(p, buf, count * sizeof *buf);
 }
-
-/* attn_gelu_forward one element at a time (activations.c): the reference its 8-lane path must
- * match bit for bit. */
-void attn_gelu_forward_scalar(float *y, const float *x, size_t n);
+#endif
 
 #endif /* ATTN_KERNELS_INTERNAL_H */

@@ -15,8 +15,10 @@
  */
 #include "attn.h"
 
-#include <immintrin.h>
 #include <math.h>
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 
 attn_adam_config attn_adam_config_default(void) {
@@ -73,13 +75,15 @@ void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
     const float eps = (float)opt->cfg.eps, wd = (float)opt->cfg.weight_decay;
     float *restrict m = opt->m, *restrict v = opt->v;
     const size_t n = opt->n;
+    size_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
     /* 8 lanes at a time with the same IEEE operations (mul, fma, sqrt, div, add are correctly
-     * rounded lane by lane), then the scalar loop for the tail. */
+     * rounded lane by lane), then the scalar loop for the tail. (Only in a build for AVX2: the
+     * library is compiled for baseline x86-64, where the scalar loop does all, bit for bit.) */
     const __m256 vb1 = _mm256_set1_ps(b1), v1mb1 = _mm256_set1_ps(one_minus_b1);
     const __m256 vb2 = _mm256_set1_ps(b2), v1mb2 = _mm256_set1_ps(one_minus_b2);
     const __m256 vbc2 = _mm256_set1_ps(bc2_sqrt), vstep = _mm256_set1_ps(neg_step_size);
     const __m256 veps = _mm256_set1_ps(eps), vwd = _mm256_set1_ps(wd);
-    size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 g = _mm256_loadu_ps(grads + i), p = _mm256_loadu_ps(params + i);
         if (wd != 0.0f) g = _mm256_fmadd_ps(p, vwd, g);
@@ -92,6 +96,7 @@ void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
         _mm256_storeu_ps(v + i, vi);
         _mm256_storeu_ps(params + i, p);
     }
+#endif
     for (; i < n; i++) {
         float g = grads[i];
         if (wd != 0.0f) g = fmaf(params[i], wd, g);

@@ -1,6 +1,9 @@
-/* test_embedding.c -- embedding gather / scatter-add and the elementwise add.
+/* test_embedding.c -- embedding gather / scatter-add and the elementwise add, on both CPU
+ * paths (kernel_paths.h; these kernels are plain C on both, the loop guards against a future
+ * vectorised version going untested).
  * Evidence: gathered rows equal table rows exactly, finite differences for d_table with
  * repeated ids and for add's d_a, d_b, and the accumulate contract. */
+#include "kernel_paths.h"
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -28,9 +31,14 @@ static double emb_loss(void *v) {
 /* n, D, V */
 static const int emb_shapes[][3] = {{1, 1, 1}, {5, 3, 2}, {9, 8, 4}, {17, 5, 6}, {33, 2, 3}};
 
+#define N_EMB_SHAPES ((int)(sizeof emb_shapes / sizeof *emb_shapes))
+
+/* loop index = path * N_EMB_SHAPES + shape */
 START_TEST(test_embedding) {
-    const int n = emb_shapes[_i][0], D = emb_shapes[_i][1], V = emb_shapes[_i][2];
-    attn_rng rng = attn_rng_seed(40 + (uint64_t)_i);
+    if (!kp_select(_i / N_EMB_SHAPES)) return;
+    const int t = _i % N_EMB_SHAPES;
+    const int n = emb_shapes[t][0], D = emb_shapes[t][1], V = emb_shapes[t][2];
+    attn_rng rng = attn_rng_seed(40 + (uint64_t)t);
     int *ids = malloc((size_t)n * sizeof *ids);
     float *table = malloc((size_t)V * D * 4), *y = malloc((size_t)n * D * 4);
     float *dy = malloc((size_t)n * D * 4), *dt = malloc((size_t)V * D * 4);
@@ -71,10 +79,14 @@ static double add_loss(void *v) {
 }
 
 static const size_t add_lengths[] = {1, 7, 17, 33};
+#define N_ADD_LENGTHS ((int)(sizeof add_lengths / sizeof *add_lengths))
 
+/* loop index = path * N_ADD_LENGTHS + length */
 START_TEST(test_add) {
-    const size_t n = add_lengths[_i];
-    attn_rng rng = attn_rng_seed(60 + (uint64_t)_i);
+    if (!kp_select(_i / N_ADD_LENGTHS)) return;
+    const int t = _i % N_ADD_LENGTHS;
+    const size_t n = add_lengths[t];
+    attn_rng rng = attn_rng_seed(60 + (uint64_t)t);
     float *a = malloc(n * 4), *b = malloc(n * 4), *y = malloc(n * 4), *dy = malloc(n * 4);
     float *da = malloc(n * 4), *db = malloc(n * 4), *ga = malloc(n * 4), *gb = malloc(n * 4);
     float *oa = malloc(n * 4), *ob = malloc(n * 4);
@@ -111,8 +123,8 @@ static Suite *embedding_suite(void) {
     Suite *s = suite_create("embedding");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_embedding, 0, (int)(sizeof emb_shapes / sizeof *emb_shapes));
-    tcase_add_loop_test(tc, test_add, 0, (int)(sizeof add_lengths / sizeof *add_lengths));
+    tcase_add_loop_test(tc, test_embedding, 0, KP_COUNT * N_EMB_SHAPES);
+    tcase_add_loop_test(tc, test_add, 0, KP_COUNT * N_ADD_LENGTHS);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,8 @@
-/* test_loss.c -- mean BCE-with-logits.
+/* test_loss.c -- mean BCE-with-logits, on both CPU paths (kernel_paths.h; plain C on both).
  * Evidence: PyTorch goldens (F.binary_cross_entropy_with_logits, compared in double against
  * torch's float result), the stable form on extreme logits, finite differences for the
  * backward, and the accumulate contract. */
+#include "kernel_paths.h"
 #include "test_util.h"
 
 #include <cjson/cJSON.h>
@@ -14,7 +15,9 @@
 #define FD_ATOL 1e-5
 #define FD_RTOL 1e-3
 
+/* loop index: the CPU path */
 START_TEST(test_bce_golden) {
+    if (!kp_select(_i)) return;
     cJSON *root = tu_load_source_json(TU_KERNELS_GOLDEN);
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "bce"), *c;
     int count = 0;
@@ -36,6 +39,7 @@ START_TEST(test_bce_golden) {
 END_TEST
 
 START_TEST(test_bce_extremes) {
+    if (!kp_select(_i)) return;
     /* stable form: no overflow at |z| = 100; loss(z, y) = softplus(z) - z y */
     float z[4] = {100.0f, -100.0f, 100.0f, -100.0f}, y[4] = {1, 0, 0, 1};
     double l = attn_bce_forward(z, y, 4);
@@ -60,9 +64,14 @@ static double bce_loss(void *v) {
 
 static const int bce_sizes[] = {1, 2, 7, 17, 33};
 
+#define N_BCE_SIZES ((int)(sizeof bce_sizes / sizeof *bce_sizes))
+
+/* loop index = path * N_BCE_SIZES + size */
 START_TEST(test_bce_grad) {
-    const int B = bce_sizes[_i];
-    attn_rng rng = attn_rng_seed(70 + (uint64_t)_i);
+    if (!kp_select(_i / N_BCE_SIZES)) return;
+    const int t = _i % N_BCE_SIZES;
+    const int B = bce_sizes[t];
+    attn_rng rng = attn_rng_seed(70 + (uint64_t)t);
     float *z = malloc((size_t)B * 4), *y = malloc((size_t)B * 4), *d = malloc((size_t)B * 4);
     float *old = malloc((size_t)B * 4), *grad = malloc((size_t)B * 4);
     ck_assert(z && y && d && old && grad);
@@ -86,9 +95,9 @@ static Suite *loss_suite(void) {
     Suite *s = suite_create("loss");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_bce_golden);
-    tcase_add_test(tc, test_bce_extremes);
-    tcase_add_loop_test(tc, test_bce_grad, 0, (int)(sizeof bce_sizes / sizeof *bce_sizes));
+    tcase_add_loop_test(tc, test_bce_golden, 0, KP_COUNT);
+    tcase_add_loop_test(tc, test_bce_extremes, 0, KP_COUNT);
+    tcase_add_loop_test(tc, test_bce_grad, 0, KP_COUNT * N_BCE_SIZES);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -151,9 +151,9 @@ START_TEST(test_flop_counter) {
     memset(&fc, 0, sizeof fc);
     float x[3 * 4] = {0}, w[5 * 4] = {0}, y[3 * 5], dy[3 * 5] = {0}, dx[3 * 4], dw[5 * 4];
     attn_flops_set_counter(&fc);
-    attn_linear_forward(y, x, w, NULL, 3, 4, 5, ATTN_OP_FFN_UP);              /* 3*5*4 = 60 */
-    attn_linear_backward(dx, dw, NULL, dy, x, w, 3, 4, 5, ATTN_OP_FFN_UP);    /* 2 x 60 */
-    attn_sgemm(ATTN_OP_QK, false, false, true, 2, 2, 7, 1.0f, x, w, 0.0f, y); /* 28 */
+    attn_linear_forward(y, x, w, NULL, 3, 4, 5, ATTN_OP_FFN_UP);           /* 3*5*4 = 60 */
+    attn_linear_backward(dx, dw, NULL, dy, x, w, 3, 4, 5, ATTN_OP_FFN_UP); /* 2 x 60 */
+    attn_matmul_nt(y, x, w, 2, 2, 7, 0.0f, ATTN_OP_QK, ATTN_PASS_FORWARD); /* 28 */
     attn_flops_set_counter(NULL);
     attn_linear_forward(y, x, w, NULL, 3, 4, 5, ATTN_OP_FFN_UP); /* not counted */
     ck_assert_uint_eq(fc.fwd_madds[ATTN_OP_FFN_UP], 60);

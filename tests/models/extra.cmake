@@ -7,3 +7,13 @@ foreach(model rnn lstm transformer)
     ENVIRONMENT "ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=2"
     TIMEOUT 600)
 endforeach()
+
+# The model tests again on the scalar kernels (ATTN_CPU=scalar, src/kernels/cpu.c): golden
+# logits and gradients within their cross-machine tolerances (tu_golden_exact never requires
+# bit-identity there: the scalar kernels do not reproduce PyTorch's AVX2 arithmetic).
+foreach(model rnn lstm transformer)
+  add_test(NAME models/test_${model}_scalar COMMAND test_${model})
+  set_tests_properties(models/test_${model}_scalar PROPERTIES
+    ENVIRONMENT "ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=1;ATTN_CPU=scalar"
+    TIMEOUT 600)
+endforeach()

@@ -1,0 +1,102 @@
+/* activations_avx2.c -- the AVX2+FMA versions of tanh, sigmoid and gelu forward (compiled with
+ * -mavx2 -mfma; chosen at run time by activations.c, see cpu.c).
+ *
+ * They reproduce PyTorch 1.13's CPU arithmetic on an AVX2 machine bit for bit
+ * (../shared/PYTORCH_NUMERICS.md): tanh and sigmoid use Sleef's 8-lane u10 functions the way
+ * ATen's Vectorized<float> does, GELU follows oneDNN's JIT eltwise_gelu_erf (which PyTorch calls
+ * for contiguous fp32 tensors). The plain math is in activations.c.
+ */
+#include "kernels_internal.h"
+
+#if ATTN_HAVE_AVX2_KERNELS
+
+#include <math.h>
+#include <sleef.h>
+
+/* ---- tanh ------------------------------------------------------------------------------- */
+
+/* y[n] = tanh(x[n]): Sleef_tanhf8_u10 on every block of 8, the last partial block zero-padded
+ * (ATen's vml::vtanh = vec::map over the whole array). */
+void attn_tanh_forward_avx2(float *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, Sleef_tanhf8_u10(_mm256_loadu_ps(x + i)));
+    if (i < n)
+        attn_store_partial8(y + i, Sleef_tanhf8_u10(attn_load_partial8(x + i, n - i)), n - i);
+}
+
+/* ---- sigmoid ---------------------------------------------------------------------------- */
+
+/* 1 / (1 + exp(0 - x)) on 8 lanes: ATen's vectorised sigmoid (Sleef exp, AVX division). */
+static inline __m256 sigmoid8(__m256 x) {
+    __m256 e = Sleef_expf8_u10(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
+}
+
+/* y[n] = 1 / (1 + exp(-x)). ATen's cpu_kernel_vec runs the vector op on blocks of 16 (two
+ * vectors) and the scalar op (glibc expf) on the last n mod 16 elements. */
+void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm256_storeu_ps(y + i, sigmoid8(_mm256_loadu_ps(x + i)));
+        _mm256_storeu_ps(y + i + 8, sigmoid8(_mm256_loadu_ps(x + i + 8)));
+    }
+    for (; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+
+/* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, AVX2) ---------------------------------------- */
+
+#define C(bits) _mm256_set1_ps(attn_f32_from_bits(bits))
+
+/* onednn_gelu_erf of activations.c on 8 lanes: the same IEEE operations in the same order,
+ * lane by lane. Correspondences that keep every bit: fminf/fmaxf(x, c) with c a number =
+ * vminps/vmaxps(x, c) (both give c for NaN x); fmaf(-a, b, c) = fnmadd(a, b, c); unary minus,
+ * fabsf and the signbit select = xor/andnot with the sign bit; the int32 conversion sees only
+ * integers. */
+static inline __m256 gelu_erf8(__m256 s) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    const __m256 ln_flt_min = C(0xc2aeac50u), ln_flt_max = C(0x42b17218u);
+    /* x = s / sqrt 2; a = -(x^2) */
+    __m256 x = _mm256_mul_ps(s, C(0x3f3504f3u));
+    __m256 a = _mm256_xor_ps(_mm256_mul_ps(x, x), sign);
+    /* exp(a), as onednn_expf */
+    __m256 underflow = _mm256_cmp_ps(a, ln_flt_min, _CMP_LT_OQ);
+    a = _mm256_min_ps(a, ln_flt_max);
+    a = _mm256_max_ps(a, ln_flt_min);
+    __m256 fx = _mm256_mul_ps(a, C(0x3fb8aa3bu));
+    fx = _mm256_floor_ps(_mm256_add_ps(fx, _mm256_set1_ps(0.5f)));
+    __m256 r = _mm256_fnmadd_ps(fx, C(0x3f317218u), a);
+    __m256i e = _mm256_cvtps_epi32(_mm256_sub_ps(fx, one));
+    e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
+    __m256 two_n1 = _mm256_andnot_ps(underflow, _mm256_castsi256_ps(e));
+    __m256 p = _mm256_fmadd_ps(C(0x3c07cfceu), r, C(0x3d2b9d0du));
+    p = _mm256_fmadd_ps(p, r, C(0x3e2aad40u));
+    p = _mm256_fmadd_ps(p, r, C(0x3efffee3u));
+    p = _mm256_fmadd_ps(p, r, C(0x3f7ffffbu));
+    p = _mm256_fmadd_ps(p, r, one);
+    __m256 ex = _mm256_mul_ps(_mm256_mul_ps(p, two_n1), _mm256_set1_ps(2.0f));
+    /* erf(|x|) = 1 - t r(t) exp(-x^2), t = 1 / (1 + p |x|) */
+    __m256 neg_exp = _mm256_xor_ps(ex, sign);
+    __m256 t = _mm256_fmadd_ps(C(0x3ea7ba05u), _mm256_andnot_ps(sign, x), one);
+    t = _mm256_div_ps(one, t);
+    neg_exp = _mm256_mul_ps(neg_exp, t);
+    __m256 q = _mm256_fmadd_ps(C(0x3f87dc22u), t, C(0xbfba00e3u));
+    q = _mm256_fmadd_ps(q, t, C(0x3fb5f0e3u));
+    q = _mm256_fmadd_ps(q, t, C(0xbe91a98eu));
+    q = _mm256_fmadd_ps(q, t, C(0x3e827906u));
+    __m256 erf = _mm256_fmadd_ps(neg_exp, q, one);
+    erf = _mm256_xor_ps(erf, _mm256_and_ps(x, sign)); /* sign of x */
+    __m256 half_s = _mm256_mul_ps(_mm256_set1_ps(0.5f), s);
+    return _mm256_fmadd_ps(erf, half_s, half_s);
+}
+
+#undef C
+
+/* y[n] = GELU(x[n]) by oneDNN's arithmetic, 8 lanes at a time; the last partial block is
+ * zero-padded (lanes are independent). */
+void attn_gelu_forward_avx2(float *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, gelu_erf8(_mm256_loadu_ps(x + i)));
+    if (i < n) attn_store_partial8(y + i, gelu_erf8(attn_load_partial8(x + i, n - i)), n - i);
+}
+
+#endif /* ATTN_HAVE_AVX2_KERNELS */

@@ -1,0 +1,116 @@
+/* cpu.c -- which implementation of the vectorised kernels runs: "scalar" (plain C, any CPU) or
+ * "avx2" (x86-64 with AVX2 and FMA; bit-identical to PyTorch 1.13 on an AVX2 machine).
+ *
+ * The choice is process-wide, like OpenBLAS's choice of its kernel set, and made once, on the
+ * first kernel call (or attn_cpu_path/attn_cpu_select):
+ *   ATTN_CPU=scalar       the plain C kernels;
+ *   ATTN_CPU=avx2         the AVX2 kernels; on a CPU or build without AVX2+FMA a warning goes to
+ *                         the log hook and the scalar kernels run (kernels cannot fail);
+ *   ATTN_CPU=auto/unset   avx2 iff __builtin_cpu_supports("avx2") and ("fma");
+ *   anything else         a warning, then auto.
+ * Process-wide state on purpose (as the log hook): one atomic int, so reading it on every kernel
+ * call costs one relaxed load and a branch, and attn_cpu_select from any thread is safe.
+ */
+#include "kernels_internal.h"
+
+#include "attn.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PATH_UNSET = 0, PATH_SCALAR, PATH_AVX2, PATH_AUTO, PATH_UNKNOWN };
+
+static _Atomic int active_path = PATH_UNSET;
+
+/* The CPU can run the AVX2 kernels (and the OS saves the ymm registers: libgcc checks XCR0). */
+static bool cpu_has_avx2_fma(void) {
+#if ATTN_HAVE_AVX2_KERNELS
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+static int path_from_name(const char *name) {
+    if (!name || !*name || strcmp(name, "auto") == 0) return PATH_AUTO;
+    if (strcmp(name, "scalar") == 0) return PATH_SCALAR;
+    if (strcmp(name, "avx2") == 0) return PATH_AVX2;
+    return PATH_UNKNOWN;
+}
+
+static const char *path_name(int path) {
+    return path == PATH_AVX2 ? "avx2" : "scalar";
+}
+
+/* The first choice, from $ATTN_CPU (see the file comment). */
+static int initial_path(void) {
+    const char *env = getenv("ATTN_CPU");
+    const int best = cpu_has_avx2_fma() ? PATH_AVX2 : PATH_SCALAR;
+    switch (path_from_name(env)) {
+    case PATH_SCALAR:
+        return PATH_SCALAR;
+    case PATH_AVX2:
+        if (best != PATH_AVX2)
+            attn_log(ATTN_LOG_WARN,
+                     "ATTN_CPU=avx2: this %s has no AVX2+FMA; running the scalar kernels",
+                     ATTN_HAVE_AVX2_KERNELS ? "CPU" : "build (not x86-64)");
+        return best;
+    case PATH_UNKNOWN:
+        attn_log(ATTN_LOG_WARN, "ATTN_CPU=%s: unknown (scalar, avx2 or auto); running %s", env,
+                 path_name(best));
+        return best;
+    default:
+        return best;
+    }
+}
+
+static int current_path(void) {
+    int p = atomic_load_explicit(&active_path, memory_order_relaxed);
+    if (p != PATH_UNSET) return p;
+    int expected = PATH_UNSET, chosen = initial_path();
+    /* a concurrent first call may have chosen already (the same answer): keep the first */
+    if (!atomic_compare_exchange_strong(&active_path, &expected, chosen)) return expected;
+    return chosen;
+}
+
+void attn_cpu_reset(void) {
+    atomic_store(&active_path, PATH_UNSET);
+}
+
+bool attn_cpu_use_avx2(void) {
+    return current_path() == PATH_AVX2;
+}
+
+const char *attn_cpu_path(void) {
+    return path_name(current_path());
+}
+
+bool attn_cpu_path_supported(const char *name) {
+    switch (path_from_name(name)) {
+    case PATH_SCALAR:
+    case PATH_AUTO:
+        return true;
+    case PATH_AVX2:
+        return cpu_has_avx2_fma();
+    default:
+        return false;
+    }
+}
+
+bool attn_cpu_select(const char *name) {
+    int p = path_from_name(name);
+    if (p == PATH_UNKNOWN) {
+        attn_log(ATTN_LOG_WARN, "attn_cpu_select(\"%s\"): unknown path (scalar, avx2 or auto)",
+                 name);
+        return false;
+    }
+    if (p == PATH_AVX2 && !cpu_has_avx2_fma()) {
+        attn_log(ATTN_LOG_WARN, "attn_cpu_select(\"avx2\"): this CPU or build has no AVX2+FMA");
+        return false;
+    }
+    if (p == PATH_AUTO) p = cpu_has_avx2_fma() ? PATH_AVX2 : PATH_SCALAR;
+    atomic_store(&active_path, p);
+    return true;
+}
