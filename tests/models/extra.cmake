@@ -4,7 +4,7 @@
 foreach(model rnn lstm transformer)
   add_test(NAME models/test_${model}_threads2 COMMAND test_${model})
   set_tests_properties(models/test_${model}_threads2 PROPERTIES
-    ENVIRONMENT "ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=2"
+    ENVIRONMENT "CK_DEFAULT_TIMEOUT=300;ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=2"
     TIMEOUT 600)
 endforeach()
 
@@ -14,6 +14,6 @@ endforeach()
 foreach(model rnn lstm transformer)
   add_test(NAME models/test_${model}_scalar COMMAND test_${model})
   set_tests_properties(models/test_${model}_scalar PROPERTIES
-    ENVIRONMENT "ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=1;ATTN_CPU=scalar"
+    ENVIRONMENT "CK_DEFAULT_TIMEOUT=300;ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=1;ATTN_CPU=scalar"
     TIMEOUT 600)
 endforeach()
