@@ -153,12 +153,15 @@ static void long_phrases_first(attn_rng *r, const grammar *g, int *order) {
     memcpy(order, sorted, (size_t)g->n_fillers * sizeof *order);
 }
 
-/* Draws one candidate sentence for `label` into ids (at most ATTN_GEN_MAX_WORDS + 8 words);
- * returns its length and the index of the core adjective in *adj_pos. */
-static int draw_sentence(attn_rng *r, const grammar *g, attn_set set, int label, int *ids,
-                         int *adj_pos, bool *dist_tail, bool *plain_like) {
-    /* the plan: fillers before/after the core, distractor clause and its slot among the
-     * fillers after the core */
+/* A candidate's plan: filler phrases before and after the core clause, whether a distractor
+ * clause follows the core, and whether it is a deep-core training sentence. */
+typedef struct plan {
+    int before, after, distractor;
+    bool deep;
+} plan;
+
+/* Draws the plan of one candidate of `set` (the first draws of a candidate). */
+static plan draw_plan(attn_rng *r, attn_set set) {
     int before = 0, after = 0, distractor = 0;
     bool deep = false;
     switch (set) {
@@ -196,6 +199,15 @@ static int draw_sentence(attn_rng *r, const grammar *g, attn_set set, int label,
         break;
     }
     }
+    return (plan){before, after, distractor, deep};
+}
+
+/* Draws one candidate sentence for `label` into ids (at most ATTN_GEN_MAX_WORDS + 8 words);
+ * returns its length and the index of the core adjective in *adj_pos. */
+static int draw_sentence(attn_rng *r, const grammar *g, attn_set set, int label, int *ids,
+                         int *adj_pos, bool *dist_tail, bool *plain_like) {
+    const plan p = draw_plan(r, set);
+    const int before = p.before, after = p.after, distractor = p.distractor;
     int slot = (int)attn_rng_below(r, (uint32_t)after + 1); /* distractor after `slot` fillers */
     *dist_tail = distractor && after == 0;
     *plain_like = before == 0 && after == 0 && !distractor;
@@ -210,7 +222,7 @@ static int draw_sentence(attn_rng *r, const grammar *g, attn_set set, int label,
         order[j] = t;
     }
 
-    if (deep) long_phrases_first(r, g, order);
+    if (p.deep) long_phrases_first(r, g, order);
 
     int n = 0;
     for (int i = 0; i < before; i++) n = put_filler(g, order[i], ids, n);
