@@ -10,7 +10,7 @@
  *   - Kernels do not allocate, do not fail and return no status. Inputs are validated at the
  *     model/API boundary; ATTN_ASSERT catches programmer errors in debug builds.
  *   - Exactness: on the "avx2" path (see CPU dispatch below) forward kernels follow PyTorch
- *     1.13's CPU arithmetic on an AVX2 machine (../shared/PYTORCH_NUMERICS.md) so that batch-1
+ *     1.13's CPU arithmetic on an AVX2 machine (docs/numerics.md) so that batch-1
  *     logits are bit-identical; the "scalar" path is plain C and close to it (the bounds are
  *     in tests/kernels).
  */

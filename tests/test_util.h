@@ -41,7 +41,7 @@ void tu_assert_ulp(const char *what, const float *got, const float *want, size_t
  * PyTorch goldens (weights/golden/kernels.json, *.logits.json, *.grad_batch.json) record where
  * they were made in a top-level "machine" object: {"blas_core": openblas_get_corename() of
  * torch's OpenBLAS, "torch": version, "cpu_capability": ATen's}. Bit-identity with PyTorch is
- * defined only on the same CPU class (PYTORCH_NUMERICS.md, "What breaks exactness"), so a
+ * defined only on the same CPU class (docs/numerics.md), so a
  * golden test requires it only when the golden's blas_core equals this machine's
  * (attn_blas_corename(), never "naive"); otherwise it prints why and checks a stated tolerance
  * instead. io/crosscheck_torch stays bit-identical against live PyTorch on any machine.

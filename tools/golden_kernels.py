@@ -3,7 +3,7 @@
 
 Writes weights/golden/kernels.json: random inputs and torch's outputs for linear, tanh, sigmoid,
 softmax, layernorm, relu, gelu and BCE-with-logits. tests/kernels/test_*.c load it and require
-bit-identical forward results (see ../shared/PYTORCH_NUMERICS.md for the protocol).
+bit-identical forward results (see docs/numerics.md for the protocol).
 
 Run with Debian's torch and one OpenBLAS thread:
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 tools/golden_kernels.py
@@ -102,7 +102,7 @@ def main():
         epilog="Exit codes: 0 success, 1 OPENBLAS_NUM_THREADS is not 1 (or a traceback), "
                "2 usage error.").parse_args()
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
-        sys.exit("run with OPENBLAS_NUM_THREADS=1 (see PYTORCH_NUMERICS.md)")
+        sys.exit("run with OPENBLAS_NUM_THREADS=1 (see docs/numerics.md)")
     data = {
         "machine": machine(),
         "torch_version": torch.__version__,

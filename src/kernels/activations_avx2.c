@@ -2,7 +2,7 @@
  * -mavx2 -mfma; chosen at run time by activations.c, see cpu.c).
  *
  * They reproduce PyTorch 1.13's CPU arithmetic on an AVX2 machine bit for bit
- * (../shared/PYTORCH_NUMERICS.md): tanh and sigmoid use Sleef's 8-lane u10 functions the way
+ * (docs/numerics.md): tanh and sigmoid use Sleef's 8-lane u10 functions the way
  * ATen's Vectorized<float> does, GELU follows oneDNN's JIT eltwise_gelu_erf (which PyTorch calls
  * for contiguous fp32 tensors). The plain math is in activations.c.
  */

@@ -4,7 +4,7 @@
  *   attn_sgemm:  C[m,n] = alpha * op(A)[m,k] . op(B)[k,n] + beta * C, row-major, contiguous.
  *   Leading dimensions are derived here and nowhere else. With -DATTN_NAIVE_GEMM=ON a plain
  *   triple loop replaces OpenBLAS, so tests can tell a BLAS call from a logic bug (not
- *   bit-identical to PyTorch; exactness needs OpenBLAS, see PYTORCH_NUMERICS.md).
+ *   bit-identical to PyTorch; exactness needs OpenBLAS, see docs/numerics.md).
  *
  *   Linear (nn.Linear, W is [out,in]): y[n,out] = x[n,in] . W^T + b. The bias is PRE-FILLED
  *   into y and then added by sgemm with beta = 1: this is PyTorch's addmm call bit for bit.

@@ -5,7 +5,7 @@
  *   SA(h) = out_proj(concat_h attention(q_h, k_h, v_h)), q, k, v = split(h.W_in^T) + b_in,
  *   FF(h) = linear2(act(linear1(h))), act = relu or erf-gelu.
  *
- * Numerics follow PyTorch's eval-mode layer (PYTORCH_NUMERICS.md): the in_proj GEMM has no
+ * Numerics follow PyTorch's eval-mode layer (docs/numerics.md): the in_proj GEMM has no
  * bias; the bias is added and q scaled by 1/sqrt(HS) in the head split (ATen's
  * transform_bias_rescale_qkv); per-head Q.K^T and P.V GEMMs (attn_attention_forward).
  * Shapes and the packed layout: encoder_layer.h. Backward accumulates into d_x and d_w. */

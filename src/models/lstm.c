@@ -2,7 +2,7 @@
  * c' = f*c + i*g, h' = o*tanh(c'). The sequence loop, padding, embedding, input projection and
  * head are the recurrent core's (recurrent.c); this file holds the spec name and one step.
  *
- * Numerics (PYTORCH_NUMERICS.md): gates = (h.W_hh^T + b_hh) + xw[t]; sigmoid on the i, f, o
+ * Numerics (docs/numerics.md): gates = (h.W_hh^T + b_hh) + xw[t]; sigmoid on the i, f, o
  * chunks and tanh on g, each chunk of H by itself; c = (f*c) + (i*g) with two rounded products
  * and no FMA; h = o*tanh(c). Batch-1 logits match PyTorch bit for bit.
  * Saved per row (A = 5): [4H] activated gates i, f, g, o, then [H] tanh(c'). */

@@ -3,7 +3,7 @@
  * their spec names and one time step forward/backward (attn_recurrent_cell).
  *
  * Shapes: [T, B, ...] time-major slabs in one activation arena; G gate blocks of H per unit.
- * Numerics follow ATen RNN.cpp (PYTORCH_NUMERICS.md): one GEMM for all steps' input projections
+ * Numerics follow ATen RNN.cpp (docs/numerics.md): one GEMM for all steps' input projections
  * xw = x.W_ih^T + b_ih, then per step hw = h.W_hh^T + b_hh (b_hh pre-filled) handed to the
  * cell, so batch-1 logits match PyTorch bit for bit.
  *

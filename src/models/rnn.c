@@ -2,7 +2,7 @@
  * (x.W_ih^T + b_ih)). The sequence loop, padding, embedding, input projection and head are
  * the recurrent core's (recurrent.c); this file holds the spec name and one step.
  *
- * Numerics (PYTORCH_NUMERICS.md): one float add of the precomputed input term to the hh GEMM
+ * Numerics (docs/numerics.md): one float add of the precomputed input term to the hh GEMM
  * (b_hh pre-filled), then Sleef tanh on every element, so batch-1 logits match PyTorch. */
 #include "model_internal.h"
 

@@ -1,6 +1,6 @@
 /* transformer.c -- [CLS] + token embedding + learned positions -> L x nn.TransformerEncoderLayer
  * (pre-norm by default; encoder_layer.c) -> final LayerNorm (pre-norm only) -> Linear(D, 1) on
- * [CLS]. Batch-1 logits are bit-identical to PyTorch (numerics: PYTORCH_NUMERICS.md).
+ * [CLS]. Batch-1 logits are bit-identical to PyTorch (numerics: docs/numerics.md).
  *
  * Rows are PACKED: sentence i owns rows[i] .. rows[i+1]-1 (S_i = lengths[i]+1 positions, [CLS]
  * first), N = sum S_i rows in all; padding positions are never computed. PyTorch masks padded
