@@ -168,6 +168,13 @@ void attn_attention_blocked_forward(float *out, const float *q, const float *k, 
                                     int n_q, int n_k, int hs, int n_valid, float *work, int tile);
 /* Floats the blocked forward needs in `work`: tile*tile (score tile) + 2*tile (m, l). */
 size_t attn_attention_blocked_work_size(int tile);
+/* The same on `threads` threads: query tiles are dealt round-robin, the calling thread takes
+ * one share. work: threads * attn_attention_blocked_work_size(tile) floats. With threads > 1
+ * the BLAS runs on 1 thread meanwhile and is set to `threads` threads on return; products on
+ * the extra threads are not seen by the calling thread's FLOP counter (count with 1 thread). */
+void attn_attention_blocked_forward_mt(float *out, const float *q, const float *k, const float *v,
+                                       int n_q, int n_k, int hs, int n_valid, float *work, int tile,
+                                       int threads);
 #define ATTN_ATTENTION_TILE 256 /* default tile: a 256 KiB score tile (measured best, n = 4097) */
 
 #ifdef __cplusplus
