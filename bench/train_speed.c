@@ -6,8 +6,9 @@
  * timings.
  *
  *   build/bench/train_speed [--torch] [--epochs N] [--model rnn|lstm|transformer]
- *                           [--source DIR] [--attn PATH]
+ *                           [--source DIR] [--attn PATH] [-h|--help]
  * --model times one model only, for profiling: no sgemm ceiling (printed as nan), no --torch.
+ * Exit status: 0 ok, 1 runtime error, 2 usage error (see --help).
  */
 #include "attn.h"
 #include "attn_kernels.h"
@@ -74,21 +75,55 @@ static double sgemm_ceiling(int reps) {
     return best;
 }
 
+static void usage(FILE *f) {
+    fprintf(
+        f, "Usage: train_speed [--torch] [--epochs N] [--model ARCH] [--source DIR] [--attn PATH]\n"
+           "\n"
+           "Training throughput: one epoch (or N) of each model on the default training set\n"
+           "(seed 1, batch 32, BLAS on 1 thread) in sentences/s, GFLOP/s and fraction of this\n"
+           "machine's 2048^3 sgemm ceiling measured in the same run.\n"
+           "\n"
+           "Options:\n"
+           "  --torch         also run tools/train_torch.py --bench (PyTorch via\n"
+           "                  /usr/bin/python3) on the same data and print attn / PyTorch\n"
+           "  --epochs N      epochs per model, N >= 1 (default 1)\n"
+           "  --model ARCH    time one model only (rnn, lstm or transformer), for profiling:\n"
+           "                  no sgemm ceiling (printed as nan), --torch is ignored\n"
+           "  --source DIR    source tree with tools/train_torch.py (default $ATTN_SOURCE_DIR,\n"
+           "                  else two levels above this program)\n"
+           "  --attn PATH     the attn program train_torch.py compares with (default\n"
+           "                  ../attn next to this program)\n"
+           "  -h, --help      print this help and exit\n"
+           "\n"
+           "Exit status: 0 ok, 1 runtime error (data, model, sgemm check, PyTorch run),\n"
+           "2 usage error (unknown option, missing or bad value).\n");
+}
+
 int main(int argc, char **argv) {
     bool torch = false;
     int epochs = 1;
     const char *source = getenv("ATTN_SOURCE_DIR"), *attn_bin = NULL;
     int only = -1; /* --model: the one arch to time */
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--torch") == 0)
+        const bool has_value = i + 1 < argc;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--torch") == 0) {
             torch = true;
-        else if (strcmp(argv[i], "--epochs") == 0 && i + 1 < argc)
-            epochs = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--epochs") == 0 && has_value) {
+            char *end;
+            long e = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || e < 1 || e > 1000000) {
+                fprintf(stderr, "train_speed: --epochs needs an integer >= 1, got '%s'\n", argv[i]);
+                return 2;
+            }
+            epochs = (int)e;
+        } else if (strcmp(argv[i], "--source") == 0 && has_value) {
             source = argv[++i];
-        else if (strcmp(argv[i], "--attn") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--attn") == 0 && has_value) {
             attn_bin = argv[++i];
-        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "--model") == 0 && has_value) {
             attn_arch arch;
             attn_error aerr;
             if (attn_arch_from_name(argv[++i], &arch, &aerr) != ATTN_OK) {
@@ -97,10 +132,14 @@ int main(int argc, char **argv) {
             }
             only = (int)arch;
         } else {
-            fprintf(stderr,
-                    "usage: %s [--torch] [--epochs N] [--model ARCH] [--source DIR] "
-                    "[--attn PATH]\n",
-                    argv[0]);
+            const bool known = strcmp(argv[i], "--epochs") == 0 ||
+                               strcmp(argv[i], "--source") == 0 || strcmp(argv[i], "--attn") == 0 ||
+                               strcmp(argv[i], "--model") == 0;
+            if (known)
+                fprintf(stderr, "train_speed: %s needs a value\n", argv[i]);
+            else
+                fprintf(stderr, "train_speed: unknown option '%s'\n", argv[i]);
+            usage(stderr);
             return 2;
         }
     }

@@ -74,6 +74,9 @@ void attn_matmul_nt(float *c, const float *a, const float *b, int m, int n, int 
 void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
                     attn_op tag, attn_pass pass);
 
+/* The BLAS thread count in force (attn_set_num_threads; 1 in the ATTN_NAIVE_GEMM build). */
+int attn_num_threads(void);
+
 /* OpenBLAS's kernel set picked at run time for this CPU ("SkylakeX", "Haswell", "Zen", ...;
  * openblas_get_corename), "naive" in the ATTN_NAIVE_GEMM build. GEMM rounding, and so
  * bit-identity with goldens made elsewhere, depends on it. Static string. */
@@ -179,6 +182,9 @@ size_t attn_attention_forward_work_size(int n_q, int n_k);
 size_t attn_attention_backward_work_size(int n_q, int n_k);
 /* Key sequences longer than this take the blocked path (forward without probs). */
 #define ATTN_ATTENTION_BLOCKED_ABOVE 1024
+/* The blocked path uses up to this many threads (attn_set_num_threads); its work is sized for it.
+ */
+#define ATTN_ATTENTION_MAX_THREADS 8
 
 /* ---- attention of one head, naive and memory-frugal (src/kernels/attention_blocked.c) ---- */
 
@@ -200,6 +206,13 @@ void attn_attention_blocked_forward(float *out, const float *q, const float *k, 
                                     int n_q, int n_k, int hs, int n_valid, float *work, int tile);
 /* Floats the blocked forward needs in `work`: tile*tile (score tile) + 2*tile (m, l). */
 size_t attn_attention_blocked_work_size(int tile);
+/* The same on `threads` threads: query tiles are dealt round-robin, the calling thread takes
+ * one share. work: threads * attn_attention_blocked_work_size(tile) floats. With threads > 1
+ * the BLAS runs on 1 thread meanwhile and is set to `threads` threads on return; products on
+ * the extra threads are not seen by the calling thread's FLOP counter (count with 1 thread). */
+void attn_attention_blocked_forward_mt(float *out, const float *q, const float *k, const float *v,
+                                       int n_q, int n_k, int hs, int n_valid, float *work, int tile,
+                                       int threads);
 #define ATTN_ATTENTION_TILE 256 /* default tile: a 256 KiB score tile (measured best, n = 4097) */
 
 /* ---- CPU dispatch: which kernel implementations run (src/kernels/cpu.c) ----------------- */

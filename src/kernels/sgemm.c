@@ -70,6 +70,14 @@ void attn_set_num_threads(int n) {
 #endif
 }
 
+int attn_num_threads(void) {
+#ifndef ATTN_NAIVE_GEMM
+    return openblas_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
 const char *attn_blas_corename(void) {
 #ifndef ATTN_NAIVE_GEMM
     const char *name = openblas_get_corename();

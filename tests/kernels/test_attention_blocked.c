@@ -2,12 +2,15 @@
  * (1) an independent double-precision softmax(q.k^T).v written here and (2) the naive kernel
  * path (scores -> attn_softmax_forward -> probs.v), on shapes with n not a multiple of the tile,
  * n = 1, masked keys (n_valid < n_k), several tiles and a fully masked row set. Also checks the
- * FLOP accountant sees n_q*n_valid*HS multiply-adds per tag and the workspace contract. */
+ * FLOP accountant sees n_q*n_valid*HS multiply-adds per tag, the workspace contract, and that
+ * the threaded variant (query tiles over 2 and 3 threads) gives the 1-thread result bit for
+ * bit: every query tile is computed the same way whichever thread takes it. */
 #include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* 1e-5 relative to the data's scale: v is U(-1,1), so outputs are judged on absolute error
  * against 1e-5 * max(|want|, 1). */
@@ -90,6 +93,23 @@ START_TEST(test_blocked_matches_reference_and_naive) {
     tu_assert_close("blocked vs naive", got, naive, nq, REL_TOL, ABS_FLOOR);
     if (sh.n_valid == 0)
         for (size_t i = 0; i < nq; i++) ck_assert_float_eq(got[i], 0.0f);
+
+    for (int threads = 2; threads <= 3; threads++) {
+        float *got_mt = malloc(nq * sizeof *got_mt);
+        float *work_mt = malloc((threads * work_n + 1) * sizeof *work_mt);
+        ck_assert(got_mt && work_mt);
+        for (size_t i = 0; i < nq; i++) got_mt[i] = NAN;
+        work_mt[threads * work_n] = 12345.0f;
+        attn_attention_blocked_forward_mt(got_mt, q, k, v, sh.n_q, sh.n_k, sh.hs, sh.n_valid,
+                                          work_mt, sh.tile, threads);
+        ck_assert_float_eq(work_mt[threads * work_n], 12345.0f);
+        for (size_t i = 0; i < nq; i++)
+            ck_assert_msg(memcmp(&got_mt[i], &got[i], sizeof got[i]) == 0,
+                          "%d threads: out[%zu] = %.9g, 1 thread gave %.9g", threads, i, got_mt[i],
+                          got[i]);
+        free(got_mt), free(work_mt);
+    }
+    attn_set_num_threads(1);
 
     free(q), free(k), free(v), free(got), free(naive), free(want), free(scores), free(probs);
     free(work);
