@@ -149,19 +149,35 @@ static inline float *vit_carve(float *base, size_t *used, size_t n) {
 }
 
 /* Carves the encoder activations for n_max tokens from base (NULL: only counts); returns the
- * floats needed. */
+ * floats needed. A forward-only layout: a buffer is reused once the forward has read it for
+ * the last time (pre-norm order: n1 -> qkv -> q, k, v -> ctx -> att -> r1 -> n2 -> ff1 -> act
+ * -> y), so the layer holds 8 [n, D] tensors instead of 20, as an inference engine would:
+ *   region A [n, D]:   n1, then att (n1 is dead after the in_proj), then n2 (att is dead after
+ *                      the out_proj)
+ *   region B [n, 3D]:  qkv, then ctx (qkv is dead after the head split)
+ *   region C [n, 3D]:  q, k, v
+ *   B and C together:  ff1 = act (GELU in place), once the attention is done
+ *   r1 [n, D] of its own (read again by the last residual). */
 static inline size_t vit_work_layout(vit_work *w, const vit_layer *L, float *base) {
     const size_t n = (size_t)w->n_max, D = (size_t)L->D, F = (size_t)L->F;
     attn_encoder_acts *a = &w->a;
     size_t u = 0;
-    a->n1 = vit_carve(base, &u, n * D);
+    float *region_a = vit_carve(base, &u, n * D);
+    const size_t bc = 6 * n * D > n * F ? 6 * n * D : n * F;
+    float *region_b = vit_carve(base, &u, bc);
+    float *region_c = base ? region_b + 3 * n * D : NULL;
+    a->n1 = a->att = a->n2 = region_a;
+    a->qkv = a->ctx = region_b;
+    a->q = region_c;
+    a->k = base ? region_c + n * D : NULL;
+    a->v = base ? region_c + 2 * n * D : NULL;
+    a->ff1 = a->act = region_b;
+    a->x_cls = NULL; /* full layer */
     a->mean1 = vit_carve(base, &u, n);
     a->rstd1 = vit_carve(base, &u, n);
-    a->qkv = vit_carve(base, &u, 3 * n * D);
-    a->x_cls = NULL; /* full layer */
-    a->q = vit_carve(base, &u, n * D);
-    a->k = vit_carve(base, &u, n * D);
-    a->v = vit_carve(base, &u, n * D);
+    a->mean2 = vit_carve(base, &u, n);
+    a->rstd2 = vit_carve(base, &u, n);
+    a->r1 = vit_carve(base, &u, n * D);
     const bool keep = w->path == VIT_PATH_NAIVE;
     a->probs = keep ? vit_carve(base, &u, (size_t)L->NH * n * n) : NULL;
     /* without kept probabilities: the larger of the blocked path's work at n_max and the
@@ -171,14 +187,6 @@ static inline size_t vit_work_layout(vit_work *w, const vit_layer *L, float *bas
     const size_t work_short = attn_attention_forward_work_size(m, m);
     a->attn_work =
         keep ? NULL : vit_carve(base, &u, work_long > work_short ? work_long : work_short);
-    a->ctx = vit_carve(base, &u, n * D);
-    a->att = vit_carve(base, &u, n * D);
-    a->r1 = vit_carve(base, &u, n * D);
-    a->n2 = vit_carve(base, &u, n * D);
-    a->mean2 = vit_carve(base, &u, n);
-    a->rstd2 = vit_carve(base, &u, n);
-    a->ff1 = vit_carve(base, &u, n * F);
-    a->act = vit_carve(base, &u, n * F);
     a->r2 = a->out = NULL; /* the caller's y, set per forward */
     return u;
 }

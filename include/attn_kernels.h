@@ -54,6 +54,10 @@ typedef struct attn_flop_counts {
 /* Routes counts of the calling thread's sgemm calls into *c (NULL stops counting). The
  * pointer is thread-local: counting in one thread never touches another's counts. */
 void attn_flops_set_counter(attn_flop_counts *c);
+/* The calling thread's counter (NULL when not counting). */
+attn_flop_counts *attn_flops_get_counter(void);
+/* *sum += *c, tag by tag (a kernel's worker threads count apart, then add). */
+void attn_flops_add(attn_flop_counts *sum, const attn_flop_counts *c);
 
 /* C[m,n] = alpha * op(A)[m,k] . op(B)[k,n] + beta * C[m,n]; row-major, contiguous:
  * A is [m,k] (or [k,m] if trans_a), B is [k,n] (or [n,k] if trans_b). Leading dimensions are

@@ -198,16 +198,24 @@ typedef struct blocked_job {
     float *out, *work;
     const float *q, *k, *v;
     int n_q, hs, n_valid, tile, first, step; /* query tiles first, first + step, ... */
+    attn_flop_counts counts; /* a started thread's multiply-adds, added to the caller's after */
 } blocked_job;
 
 static void *blocked_worker(void *arg) {
-    const blocked_job *j = arg;
+    blocked_job *j = arg;
     for (int i0 = j->first * j->tile; i0 < j->n_q; i0 += j->step * j->tile) {
         const int tq = j->n_q - i0 < j->tile ? j->n_q - i0 : j->tile;
         query_tile(j->out + (size_t)i0 * j->hs, j->q + (size_t)i0 * j->hs, j->k, j->v, tq, j->hs,
                    j->n_valid, j->work, j->tile);
     }
     return NULL;
+}
+
+/* A started thread: counts its products into its job (the FLOP counter is per thread). */
+static void *blocked_thread(void *arg) {
+    blocked_job *j = arg;
+    attn_flops_set_counter(&j->counts);
+    return blocked_worker(j);
 }
 
 /* out = softmax(q.k^T).v without the n_q x n_k matrix; query tiles dealt round-robin to
@@ -230,20 +238,26 @@ void attn_attention_blocked_forward_mt(float *out, const float *q, const float *
     pthread_t tid[MAX_THREADS];
     bool started[MAX_THREADS] = {false};
     const size_t per = attn_attention_blocked_work_size(tile);
-    /* the tile products are small: OpenBLAS's own threads would only contend with ours */
-    if (threads > 1) attn_set_num_threads(1);
+    /* the tile products are small: OpenBLAS's own threads would only contend with ours, and
+     * one BLAS thread per tile product makes the result independent of the thread counts */
+    const int blas_threads = attn_num_threads();
+    if (blas_threads > 1) attn_set_num_threads(1);
     for (int t = 0; t < T; t++) {
-        jobs[t] = (blocked_job){out, work + (size_t)t * per, q, k, v, n_q, hs, n_valid, tile, t, T};
-        if (t > 0) started[t] = pthread_create(&tid[t], NULL, blocked_worker, &jobs[t]) == 0;
+        jobs[t] = (blocked_job){out, work + (size_t)t * per, q, k, v, n_q, hs, n_valid, tile, t,
+                                T,   {{0}, {0}, {0}}};
+        if (t > 0) started[t] = pthread_create(&tid[t], NULL, blocked_thread, &jobs[t]) == 0;
     }
     blocked_worker(&jobs[0]);
+    attn_flop_counts *caller = attn_flops_get_counter();
     for (int t = 1; t < T; t++) {
-        if (started[t])
+        if (started[t]) {
             pthread_join(tid[t], NULL);
-        else
+            if (caller) attn_flops_add(caller, &jobs[t].counts);
+        } else {
             blocked_worker(&jobs[t]); /* could not start a thread: do its tiles here */
+        }
     }
-    if (threads > 1) attn_set_num_threads(threads);
+    if (blas_threads > 1) attn_set_num_threads(blas_threads);
 }
 
 void attn_attention_blocked_forward(float *out, const float *q, const float *k, const float *v,

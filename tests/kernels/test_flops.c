@@ -123,6 +123,54 @@ START_TEST(test_layer_paths_agree) {
 }
 END_TEST
 
+/* The bench's forward-only layout reuses buffers (vit_work_layout); its output must equal the
+ * encoder layer's with every activation in a buffer of its own, bit for bit. */
+START_TEST(test_layer_reused_buffers_exact) {
+    const int D = 32, NH = 4, F = 128, n = 57;
+    vit_layer L;
+    vit_work w;
+    ck_assert(vit_layer_init(&L, D, NH, F, 11));
+    ck_assert(vit_work_init(&w, &L, n, VIT_PATH_NAIVE));
+    const size_t nd = (size_t)n * D, nf = (size_t)n * F;
+    float *x = malloc(nd * sizeof *x), *y = malloc(nd * sizeof *y), *ref = malloc(nd * sizeof *ref);
+    ck_assert(x && y && ref);
+    attn_rng r = attn_rng_seed(9);
+    tu_fill_uniform(x, nd, -2.0f, 2.0f, &r);
+    vit_layer_forward(y, x, &L, &w, n, NULL);
+    /* the same layer, one buffer per activation */
+    float *buf = calloc(14 * nd + 2 * nf + (size_t)NH * n * n + 4 * (size_t)n, sizeof *buf);
+    ck_assert(buf);
+    attn_encoder_acts a = {0};
+    float *p = buf;
+    a.n1 = p, p += nd;
+    a.qkv = p, p += 3 * nd;
+    a.q = p, p += nd;
+    a.k = p, p += nd;
+    a.v = p, p += nd;
+    a.probs = p, p += (size_t)NH * n * n;
+    a.ctx = p, p += nd;
+    a.att = p, p += nd;
+    a.r1 = p, p += nd;
+    a.n2 = p, p += nd;
+    a.ff1 = p, p += nf;
+    a.act = p, p += nf;
+    a.mean1 = p, p += n;
+    a.rstd1 = p, p += n;
+    a.mean2 = p, p += n;
+    a.rstd2 = p, p += n;
+    a.r2 = a.out = ref;
+    const int rows[2] = {0, n};
+    const attn_encoder_rows batch = {1, n, rows};
+    attn_encoder_forward(&a, x, &L.w, &L.cfg, &batch);
+    tu_compare c = tu_compare_floats(y, ref, nd);
+    ck_assert_msg(c.max_ulp == 0, "reused buffers: output %zu is %u ULP from separate buffers",
+                  c.worst, c.max_ulp);
+    free(x), free(y), free(ref), free(buf);
+    vit_work_free(&w);
+    vit_layer_free(&L);
+}
+END_TEST
+
 /* The write-up's numbers: ViT-Base (D = 768, 12 heads, MLP 3072) at 224 px (n = 197, counted
  * by running the layer) and 1024 px (n = 4097, counted on the blocked path), printed to one
  * decimal as the write-up prints them. */
@@ -154,6 +202,7 @@ static Suite *suite(void) {
     tcase_add_loop_test(tc, test_counts_naive, 0, N_CFGS);
     tcase_add_loop_test(tc, test_counts_blocked, 0, N_LONG_CFGS);
     tcase_add_test(tc, test_layer_paths_agree);
+    tcase_add_test(tc, test_layer_reused_buffers_exact);
     tcase_add_test(tc, test_writeup_shares);
     suite_add_tcase(s, tc);
     return s;
