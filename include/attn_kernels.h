@@ -190,22 +190,16 @@ size_t attn_attention_backward_work_size(int n_q, int n_k);
  */
 #define ATTN_ATTENTION_MAX_THREADS 8
 
-/* ---- attention of one head, naive and memory-frugal (src/kernels/attention_blocked.c) ---- */
+/* ---- attention of one head, memory-frugal (src/kernels/attention_blocked.c) ------------- */
 
 /* out[n_q,hs] = softmax(q.k^T) . v over the first n_valid of n_k keys (the rest are masked;
- * n_valid == 0 gives zeros). q [n_q,hs] is already scaled by 1/sqrt(hs); k, v [n_k,hs].
- * Naive: scores[n_q,n_k] = q.k^T (tag QK), probs = attn_softmax_forward(scores), out =
- * probs.v (tag AV). scores is scratch, probs is kept (what a training forward saves). */
-void attn_attention_naive_forward(float *out, float *probs, float *scores, const float *q,
-                                  const float *k, const float *v, int n_q, int n_k, int hs,
-                                  int n_valid);
-
-/* Same result, never materialising the n_q x n_k matrix: online softmax over key tiles
- * (Milakov & Gimelshein 2018; the FlashAttention schedule). For each tile of `tile` queries it
- * walks the valid keys in tiles of `tile`: S = q_t.k_t^T (tag QK), running row max m and sum
- * l, partial output rescaled by exp(m_old - m_new) and accumulated with S.v_t (tag AV); the
- * end divides by l. Multiply-adds: n_q*n_valid*hs per tag. work: at least
- * attn_attention_blocked_work_size(tile) floats; extra memory O(tile^2), independent of n. */
+ * n_valid == 0 gives zeros). q [n_q,hs] is already scaled by 1/sqrt(hs); k, v [n_k,hs]. It
+ * never materialises the n_q x n_k matrix: online softmax over key tiles (Milakov &
+ * Gimelshein 2018; the FlashAttention schedule). For each tile of `tile` queries it walks the valid
+ * keys in tiles of `tile`: S = q_t.k_t^T (tag QK), running row max m and sum l, partial output
+ * rescaled by exp(m_old - m_new) and accumulated with S.v_t (tag AV); the end divides by l.
+ * Multiply-adds: n_q*n_valid*hs per tag. work: at least attn_attention_blocked_work_size(tile)
+ * floats; extra memory O(tile^2), independent of n. */
 void attn_attention_blocked_forward(float *out, const float *q, const float *k, const float *v,
                                     int n_q, int n_k, int hs, int n_valid, float *work, int tile);
 /* Floats the blocked forward needs in `work`: tile*tile (score tile) + 2*tile (m, l). */

@@ -1,16 +1,16 @@
-/* attention_blocked.c -- scaled dot-product attention of one head, two ways.
+/* attention_blocked.c -- the memory-frugal path of the attention kernel (attention.c), one head.
  *
  *   out[n_q,hs] = softmax(q . k^T) . v,  q [n_q,hs] pre-scaled by 1/sqrt(hs), k, v [n_k,hs],
  *   keys n_valid..n_k-1 masked (probability 0).
  *
- * naive:   materialises scores and probs [n_q,n_k] (what transformer.c does, and what a
- *          training forward must save for backward).
+ * The naive path (attention.c) materialises scores and probs [n_q,n_k], what a training
+ * forward saves for backward and an attention map shows.
  * blocked: online softmax over key tiles (Milakov & Gimelshein 2018, "Online normalizer
  *          calculation for softmax"; Dao et al. 2022's schedule). Extra memory is one
  *          tile x tile score block plus a running max and sum per query of the tile, so
  *          long sequences (the write-up's 1024 px ViT, n = 4097) never allocate n^2 floats.
  *          Forward only (inference); the exact-mode model keeps the naive path.
- * Both route their products through attn_sgemm (tags QK and AV), so the FLOP accountant sees
+ * Its products go through attn_sgemm (tags QK and AV), so the FLOP accountant sees
  * n_q*n_valid*hs multiply-adds per tag from the blocked path (n_q*n_k*hs from the naive one).
  *
  * Where the blocked path's time goes (ViT-Base head, n = 4097, tile 256, one Zen 3 core): the
@@ -29,18 +29,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
-
-/* ---- naive ------------------------------------------------------------------------------ */
-
-/* scores = q.k^T [n_q,n_k]; probs = masked row softmax(scores); out = probs.v [n_q,hs]. */
-void attn_attention_naive_forward(float *out, float *probs, float *scores, const float *q,
-                                  const float *k, const float *v, int n_q, int n_k, int hs,
-                                  int n_valid) {
-    ATTN_ASSERT(n_valid >= 0 && n_valid <= n_k);
-    attn_sgemm(ATTN_OP_QK, false, false, true, n_q, n_k, hs, 1.0f, q, k, 0.0f, scores);
-    attn_softmax_forward(probs, scores, n_q, n_k, n_valid);
-    attn_sgemm(ATTN_OP_AV, false, false, false, n_q, hs, n_k, 1.0f, probs, v, 0.0f, out);
-}
 
 /* ---- blocked (online softmax) ----------------------------------------------------------- */
 
