@@ -162,7 +162,13 @@ void attn_dataset_free(attn_dataset *d);
 
 /* ---- models (src/models/) --------------------------------------------------------------- */
 
-typedef enum attn_arch { ATTN_ARCH_RNN, ATTN_ARCH_LSTM, ATTN_ARCH_TRANSFORMER } attn_arch;
+/* ATTN_ARCH_GRU comes last so the three models of the write-up keep their numbers. */
+typedef enum attn_arch {
+    ATTN_ARCH_RNN,
+    ATTN_ARCH_LSTM,
+    ATTN_ARCH_TRANSFORMER,
+    ATTN_ARCH_GRU /* nn.GRU (gates r, z, n), the recurrent models' sizes */
+} attn_arch;
 typedef enum attn_norm { ATTN_NORM_PRE, ATTN_NORM_POST } attn_norm;
 typedef enum attn_activation { ATTN_ACT_RELU, ATTN_ACT_GELU } attn_activation;
 
@@ -181,7 +187,7 @@ typedef struct attn_model_config {
 } attn_model_config;
 
 attn_model_config attn_model_config_default(attn_arch arch);
-const char *attn_arch_name(attn_arch a); /* "rnn", "lstm", "transformer" */
+const char *attn_arch_name(attn_arch a); /* "rnn", "lstm", "transformer", "gru" */
 attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *err);
 /* Checks sizes (positive, D divisible by NH, ...); the message names the field. */
 attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err);

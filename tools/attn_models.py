@@ -3,6 +3,7 @@
 
 rnn:         Embedding(V,E) -> nn.RNN(E,H,tanh) -> h after each sentence's last word -> Linear(H,1)
 lstm:        Embedding(V,E) -> nn.LSTM(E,H)     -> same                               -> Linear(H,1)
+gru:         Embedding(V,E) -> nn.GRU(E,H)      -> same                               -> Linear(H,1)
 transformer: [CLS]=1 + ids -> Embedding(V,D) + pos_embedding[:T+1] -> L x TransformerEncoderLayer
              (NH heads, F, dropout 0, relu|gelu, norm_first for "pre") -> LayerNorm "norm" (pre
              only) -> Linear(D,1) on position 0.
@@ -23,6 +24,7 @@ POS_EMBEDDING_AMPLITUDE = 2.0
 DEFAULTS = {
     "rnn": {"arch": "rnn", "vocab_size": 91, "embed_dim": 16, "hidden_size": 32, "n_layers": 1},
     "lstm": {"arch": "lstm", "vocab_size": 91, "embed_dim": 16, "hidden_size": 32, "n_layers": 1},
+    "gru": {"arch": "gru", "vocab_size": 91, "embed_dim": 16, "hidden_size": 32, "n_layers": 1},
     "transformer": {"arch": "transformer", "vocab_size": 91, "embed_dim": 32, "n_heads": 2,
                     "ffn_dim": 64, "n_layers": 2, "max_len": 81, "norm": "pre",
                     "activation": "relu"},
@@ -33,7 +35,7 @@ def full_config(config):
     """The config with every field of its arch filled in from the defaults."""
     arch = config["arch"]
     if arch not in DEFAULTS:
-        raise ValueError("unknown arch %r (expected rnn, lstm or transformer)" % (arch,))
+        raise ValueError("unknown arch %r (expected rnn, lstm, gru or transformer)" % (arch,))
     c = dict(DEFAULTS[arch])
     for k, v in config.items():
         if k not in c:
@@ -45,7 +47,9 @@ def full_config(config):
 
 
 class Recurrent(nn.Module):
-    """Embedding -> nn.RNN (tanh) or nn.LSTM -> hidden state after word lengths[b] -> head."""
+    """Embedding -> nn.RNN (tanh), nn.LSTM or nn.GRU -> hidden state after word lengths[b] ->
+    head. The recurrent module's attribute is the arch name (rnn, lstm, gru): state_dict keys
+    "gru.weight_ih_l0" etc."""
 
     def __init__(self, config):
         super().__init__()
@@ -55,13 +59,15 @@ class Recurrent(nn.Module):
         if c["arch"] == "rnn":
             self.rnn = nn.RNN(c["embed_dim"], c["hidden_size"], nonlinearity="tanh",
                               batch_first=True)
+        elif c["arch"] == "gru":
+            self.gru = nn.GRU(c["embed_dim"], c["hidden_size"], batch_first=True)
         else:
             self.lstm = nn.LSTM(c["embed_dim"], c["hidden_size"], batch_first=True)
         self.head = nn.Linear(c["hidden_size"], 1)
 
     def forward(self, ids, lengths):
         x = self.embedding(ids)                                   # [B, T, E]
-        cell = self.rnn if self.config["arch"] == "rnn" else self.lstm
+        cell = getattr(self, self.config["arch"])                 # rnn, lstm or gru
         out, _ = cell(x)                                          # [B, T, H]
         idx = (lengths.long() - 1).view(-1, 1, 1).expand(-1, 1, out.shape[2])
         last = out.gather(1, idx).squeeze(1)                      # [B, H]
@@ -129,7 +135,7 @@ def n_params(model):
 
 def _self_test():
     torch.manual_seed(0)
-    want = {"rnn": 3089, "lstm": 7889, "transformer": 22689}
+    want = {"rnn": 3089, "lstm": 7889, "gru": 6289, "transformer": 22689}
     for arch, n in want.items():
         m = build({"arch": arch}).eval()
         assert n_params(m) == n, (arch, n_params(m), n)

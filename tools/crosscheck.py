@@ -1,19 +1,19 @@
 #!/usr/bin/python3
 """crosscheck.py -- live cross-check of attn against PyTorch 1.13.
 
-For each model (rnn, lstm, transformer, transformer_gelu, transformer_post): fresh PyTorch
+For each model (rnn, lstm, transformer, transformer_gelu, transformer_post, gru): fresh PyTorch
 weights with perturbed biases -> attn-weights-v1 JSON -> `attn predict --format json` on ~100
 sentences from `attn data` (all four test sets) -> each logit compared bit for bit with
 PyTorch's eval logit for the sentence alone (batch 1, no padding, one BLAS thread). Prints
 `rnn: identical: N/N, max ULP: K` per model.
 
-Fine-tuning round trip, for rnn, lstm and transformer: fresh PyTorch weights -> `attn train
+Fine-tuning round trip, for rnn, lstm, transformer and gru: fresh PyTorch weights -> `attn train
 --init W.json --epochs 1 --train-size 200 --holdout 20 --out T.json` -> T.json loaded back into
 the PyTorch module with load_state_dict(strict=True) (tools/weights_json.load) -> every tensor
 must have changed, and PyTorch's batch-1 logits of the loaded module must equal `attn predict`
 on 20 sentences bit for bit. Prints `finetune rnn: strict load ok, identical: N/N`.
 
-Initial weights, for rnn, lstm and transformer: `attn train --epochs 0` (attn's fresh model of a
+Initial weights, for rnn, lstm, transformer and gru: `attn train --epochs 0` (attn's fresh model of a
 seed) loaded into the PyTorch module with strict=True; the Transformer's pos_embedding must equal
 attn_models.sinusoid_table bit for bit. Prints `init transformer: strict load ok, ...`.
 
@@ -45,8 +45,9 @@ MODELS = [  # (name, config, must be identical)
     ("transformer", {"arch": "transformer"}, True),
     ("transformer_gelu", {"arch": "transformer", "activation": "gelu"}, True),
     ("transformer_post", {"arch": "transformer", "norm": "post"}, True),
+    ("gru", {"arch": "gru"}, True),  # last: the others keep their seeds (index)
 ]
-FINETUNE = ["rnn", "lstm", "transformer"]  # the archs `attn train --model` accepts
+FINETUNE = ["rnn", "lstm", "transformer", "gru"]  # the archs `attn train --model` accepts
 FINETUNE_ARGS = ["--epochs", "1", "--train-size", "200", "--holdout", "20"]
 FINETUNE_SENTENCES = 20
 FINETUNE_MAX_MOVE = 0.05  # largest |tuned - init| allowed after the short run

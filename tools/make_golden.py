@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_golden.py -- writes the PyTorch golden files of weights/golden/ (see tools/README or
 the golden format note): for each model <name> in rnn, lstm, transformer, transformer_gelu,
-transformer_post:
+transformer_post, gru (`--only NAME,...` writes only those):
   <name>.weights.json     attn-weights-v1, PyTorch init with every bias and LayerNorm
                           weight/bias perturbed to non-zero random values
   <name>.logits.json      {"name", "items": [{"set", "text", "ids", "label", "logit"}]}: eval
@@ -41,6 +41,7 @@ MODELS = [
     ("transformer", {"arch": "transformer"}),
     ("transformer_gelu", {"arch": "transformer", "activation": "gelu"}),
     ("transformer_post", {"arch": "transformer", "norm": "post"}),
+    ("gru", {"arch": "gru"}),  # last: the others keep their seeds (SEED + index)
 ]
 SEED = 20240607
 
@@ -173,7 +174,12 @@ def main():
     ap.add_argument("--trained", nargs="*", default=[], metavar="W.json",
                     help="trained weights (e.g. weights/lstm-seed1.json): write only "
                          "trained_<arch>.weights.json and .logits.json for each")
+    ap.add_argument("--only", default=None, metavar="NAME,...",
+                    help="write only these models' goldens (e.g. gru); default all")
     args = ap.parse_args()
+    only = None if args.only is None else set(args.only.split(","))
+    if only is not None and not only <= {name for name, _ in MODELS}:
+        ap.error("--only: unknown model in %r" % (args.only,))
     os.makedirs(args.out, exist_ok=True)
     vocab = vocabulary(args.attn)
     items = sentences(args.attn, vocab, args.n, args.seed)
@@ -182,6 +188,8 @@ def main():
         return write_trained(args, items, where)
     gb = grad_batch(items)
     for index, (name, config) in enumerate(MODELS):
+        if only is not None and name not in only:
+            continue
         model = make_model(config, index)
         base = os.path.join(args.out, name)
         weights_json.export(model, config, base + ".weights.json")

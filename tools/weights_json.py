@@ -135,7 +135,7 @@ def main():
     ap.add_argument("command", choices=["export", "check"],
                     help="export: fresh reference weights to PATH; check: load PATH strictly")
     ap.add_argument("path", help="the attn-weights-v1 JSON file")
-    ap.add_argument("--arch", default="lstm", choices=["rnn", "lstm", "transformer"],
+    ap.add_argument("--arch", default="lstm", choices=["rnn", "lstm", "gru", "transformer"],
                     help="model of export (default lstm)")
     ap.add_argument("--seed", type=int, default=1, help="torch.manual_seed of export (default 1)")
     args = ap.parse_args()

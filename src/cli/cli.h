@@ -116,7 +116,8 @@ int cli_n_cores(void);
 
 /* ---- runs.c and results.c: the write-up's table -------------------------------------------- */
 
-#define CLI_N_ARCH 3
+#define CLI_N_ARCH   3 /* the write-up's models: rnn, lstm, transformer (attn_arch 0..2) */
+#define CLI_MAX_ARCH 4 /* and the GRU (`reproduce --models`) */
 /* The four test sets in the table's order: plain, distractor, fill4, fill8. */
 extern const attn_set cli_test_sets[ATTN_N_TEST_SETS];
 

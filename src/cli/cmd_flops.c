@@ -45,7 +45,8 @@ int cmd_flops(int argc, char **argv) {
     int T = 12, B = 1;
     bool train = false;
     cli_opt opts[] = {
-        {"--model", "NAME", CLI_OPT_STR, &model_name, .help = "rnn, lstm or transformer; required"},
+        {"--model", "NAME", CLI_OPT_STR, &model_name,
+         .help = "rnn, lstm, gru or transformer; required"},
         {"--T", "N", CLI_OPT_INT, &T, 1, ATTN_MAX_WORDS, .help = "words per sentence"},
         {"--batch", "B", CLI_OPT_INT, &B, 1, 4096, .help = "sentences per forward pass"},
         {"--train", NULL, CLI_OPT_FLAG, &train,
@@ -53,7 +54,7 @@ int cmd_flops(int argc, char **argv) {
     };
     cli_spec spec = {
         cmd,
-        "--model rnn|lstm|transformer [--T N] [--batch B] [--train]",
+        "--model rnn|lstm|gru|transformer [--T N] [--batch B] [--train]",
         "Counts the multiply-adds of every matrix product of a default model (random\n"
         "weights, a random batch of B sentences of T words) by call site, with shares.",
         NULL,
@@ -62,7 +63,8 @@ int cmd_flops(int argc, char **argv) {
         4};
     int prc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (prc >= 0) return prc;
-    if (!model_name) return cli_usage_error(cmd, "--model is required (rnn, lstm or transformer)");
+    if (!model_name)
+        return cli_usage_error(cmd, "--model is required (rnn, lstm, gru or transformer)");
     attn_error err = {0};
     attn_arch arch;
     if (attn_arch_from_name(model_name, &arch, &err) != ATTN_OK)

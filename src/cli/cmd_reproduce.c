@@ -31,12 +31,36 @@ static const char notes[] =
     "accuracies). runs/ is git-ignored; only --out weights rewrites the committed weights.\n"
     "Training is deterministic: the same command on the same kind of machine gives the same\n"
     "bytes; another OpenBLAS core (e.g. Haswell vs SkylakeX) rounds its products differently,\n"
-    "so the weights differ in the last bits.";
+    "so the weights differ in the last bits.\n"
+    "--models rnn,gru,lstm,transformer adds the GRU (nn.GRU, the LSTM's sizes) as a column.";
 
 typedef struct repro_opts {
     int seeds, workers, epochs, train_size, eval_batch;
     const char *out_dir;
+    const char *models; /* comma-separated, e.g. "rnn,gru,lstm,transformer" */
 } repro_opts;
+
+/* --models LIST into want[arch]; a usage error names an unknown or repeated model. */
+static int parse_models(const char *list, bool want[CLI_MAX_ARCH]) {
+    char buf[256];
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf)
+        return cli_usage_error("reproduce", "--models: list too long");
+    for (int a = 0; a < CLI_MAX_ARCH; a++) want[a] = false;
+    int n = 0;
+    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
+         name = strtok_r(NULL, ",", &save), n++) {
+        attn_arch a;
+        if (attn_arch_from_name(name, &a, NULL) != ATTN_OK || (int)a >= CLI_MAX_ARCH)
+            return cli_usage_error("reproduce",
+                                   "--models: unknown model \"%s\" (expected rnn, gru, lstm "
+                                   "or transformer, comma-separated)",
+                                   name);
+        if (want[a]) return cli_usage_error("reproduce", "--models: \"%s\" given twice", name);
+        want[a] = true;
+    }
+    if (n == 0) return cli_usage_error("reproduce", "--models: no model given");
+    return -1;
+}
 
 /* DIR/reproduce.json: no timings and no worker count, only what determines the weights. */
 static int write_report(const repro_opts *o, const cli_run_result *runs, int n) {
@@ -157,7 +181,7 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
 }
 
 int cmd_reproduce(int argc, char **argv) {
-    repro_opts o = {3, cli_n_cores(), 20, ATTN_TRAIN_DEFAULT_N, 1, "runs"};
+    repro_opts o = {3, cli_n_cores(), 20, ATTN_TRAIN_DEFAULT_N, 1, "runs", "rnn,lstm,transformer"};
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
         {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024, .def = "the number of cores",
@@ -169,10 +193,14 @@ int cmd_reproduce(int argc, char **argv) {
          .help = "generated training sentences per seed"},
         {"--eval-batch", "B", CLI_OPT_INT, &o.eval_batch, 1, 4096,
          .help = "sentences per forward pass in the evaluation; 1 is exact mode"},
+        {"--models", "LIST", CLI_OPT_STR, &o.models,
+         .help = "comma-separated models of rnn, gru, lstm, transformer (the table's columns "
+                 "in that order)"},
     };
     cli_spec spec = {
         "reproduce",
-        "[--seeds N] [-j N] [--out DIR] [--epochs N] [--train-size N] [--eval-batch B]",
+        "[--seeds N] [-j N] [--out DIR] [--epochs N] [--train-size N] [--eval-batch B] "
+        "[--models LIST]",
         about,
         NULL,
         notes,
@@ -180,12 +208,17 @@ int cmd_reproduce(int argc, char **argv) {
         (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
+    bool want[CLI_MAX_ARCH];
+    rc = parse_models(o.models, want);
+    if (rc >= 0) return rc;
+    int n_models = 0;
+    for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
     if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "attn reproduce: %s: cannot create directory: %s\n", o.out_dir,
                 strerror(errno));
         return CLI_ERROR;
     }
-    int n = CLI_N_ARCH * o.seeds;
+    int n = n_models * o.seeds;
     if (o.workers > n) o.workers = n;
     cli_run_result *runs = calloc((size_t)n, sizeof *runs);
     if (!runs) {
@@ -193,18 +226,25 @@ int cmd_reproduce(int argc, char **argv) {
         return CLI_ERROR;
     }
     /* Longest runs first so the last worker to finish is a short one. */
-    static const attn_arch order[CLI_N_ARCH] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM,
-                                                ATTN_ARCH_RNN};
-    for (int a = 0, k = 0; a < CLI_N_ARCH; a++)
-        for (int s = 1; s <= o.seeds; s++, k++)
+    static const attn_arch order[CLI_MAX_ARCH] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM,
+                                                  ATTN_ARCH_GRU, ATTN_ARCH_RNN};
+    for (int a = 0, k = 0; a < CLI_MAX_ARCH; a++)
+        for (int s = 1; s <= o.seeds && want[order[a]]; s++, k++)
             runs[k] = (cli_run_result){.arch = order[a], .seed = s};
-    char seeds[32];
+    char models[64] = "", seeds[32]; /* "rnn, lstm, transformer" */
+    for (int a = 0; a < CLI_MAX_ARCH; a++) {
+        static const attn_arch listed[CLI_MAX_ARCH] = {ATTN_ARCH_RNN, ATTN_ARCH_GRU, ATTN_ARCH_LSTM,
+                                                       ATTN_ARCH_TRANSFORMER};
+        if (want[listed[a]])
+            snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s",
+                     models[0] ? ", " : "", attn_arch_name(listed[a]));
+    }
     snprintf(seeds, sizeof seeds, o.seeds == 1 ? "seed 1" : "seeds 1..%d", o.seeds);
     fprintf(stderr,
-            "attn reproduce: %d runs (rnn, lstm, transformer x %s), %d %s, %d training "
+            "attn reproduce: %d runs (%s x %s), %d %s, %d training "
             "sentences, %d %s, into %s/\n",
-            n, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size, o.workers,
-            cli_plural(o.workers, "worker", "workers"), o.out_dir);
+            n, models, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size,
+            o.workers, cli_plural(o.workers, "worker", "workers"), o.out_dir);
     cli_run_settings rs = {o.out_dir, true, o.epochs, o.train_size, o.eval_batch, o.workers, true};
     double start = cli_now_s();
     int failures = cli_runs_execute("reproduce", &rs, runs, n);

@@ -255,7 +255,7 @@ int cmd_train(int argc, char **argv) {
         .seed = 1, .train_size = ATTN_TRAIN_DEFAULT_N, .cfg = attn_train_config_default()};
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
-         .help = "rnn, lstm or transformer; required unless --resume"},
+         .help = "rnn, lstm, gru or transformer; required unless --resume"},
         {"--seed", "S", CLI_OPT_U64, &a.seed,
          .help = "seed of the data, the initialisation and the shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, 100000,
@@ -285,7 +285,7 @@ int cmd_train(int argc, char **argv) {
     };
     cli_spec spec = {
         "train",
-        "--model rnn|lstm|transformer [OPTIONS]\n--resume C.json [--epochs N] [OPTIONS]",
+        "--model rnn|lstm|gru|transformer [OPTIONS]\n--resume C.json [--epochs N] [OPTIONS]",
         about,
         NULL,
         notes,

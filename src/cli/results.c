@@ -8,7 +8,22 @@
 
 const attn_set cli_test_sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR,
                                                   ATTN_SET_FILL4, ATTN_SET_FILL8};
-static const char *const arch_titles[CLI_N_ARCH] = {"RNN", "LSTM", "Transformer"};
+static const char *const arch_titles[CLI_MAX_ARCH] = {"RNN", "LSTM", "Transformer", "GRU"};
+/* Column order; a model gets a column when some run is of it. */
+static const attn_arch columns[CLI_MAX_ARCH] = {ATTN_ARCH_RNN, ATTN_ARCH_GRU, ATTN_ARCH_LSTM,
+                                                ATTN_ARCH_TRANSFORMER};
+
+/* The archs of runs[] in column order into cols; returns their count. */
+static int table_columns(const cli_run_result *runs, int n_runs, attn_arch *cols) {
+    int n = 0;
+    for (int c = 0; c < CLI_MAX_ARCH; c++)
+        for (int i = 0; i < n_runs; i++)
+            if (runs[i].arch == columns[c]) {
+                cols[n++] = columns[c];
+                break;
+            }
+    return n;
+}
 
 /* "52.5" or "100": one decimal unless whole. */
 static void fmt_pct(char *buf, size_t n, double x) {
@@ -44,17 +59,19 @@ static void put_cell(FILE *f, const char *cell) {
 }
 
 void cli_print_results_table(FILE *f, const cli_run_result *runs, int n_runs) {
+    attn_arch cols[CLI_MAX_ARCH];
+    const int n_cols = table_columns(runs, n_runs, cols);
     fprintf(f, "| test set   |");
-    for (int a = 0; a < CLI_N_ARCH; a++) fprintf(f, " %-13s |", arch_titles[a]);
+    for (int c = 0; c < n_cols; c++) fprintf(f, " %-13s |", arch_titles[cols[c]]);
     fprintf(f, "\n|------------|");
-    for (int a = 0; a < CLI_N_ARCH; a++) fprintf(f, "---------------|");
+    for (int c = 0; c < n_cols; c++) fprintf(f, "---------------|");
     fprintf(f, "\n");
     for (int s = 0; s < ATTN_N_TEST_SETS; s++) {
         fprintf(f, "| %-10s |", attn_set_name(cli_test_sets[s]));
-        for (int a = 0; a < CLI_N_ARCH; a++) {
+        for (int c = 0; c < n_cols; c++) {
             double lo = INFINITY, hi = -INFINITY;
             for (int i = 0; i < n_runs; i++) {
-                if (runs[i].arch != (attn_arch)a || !runs[i].ok) continue;
+                if (runs[i].arch != cols[c] || !runs[i].ok) continue;
                 lo = fmin(lo, runs[i].acc[s]);
                 hi = fmax(hi, runs[i].acc[s]);
             }
@@ -68,10 +85,10 @@ void cli_print_results_table(FILE *f, const cli_run_result *runs, int n_runs) {
         fprintf(f, "\n");
     }
     fprintf(f, "| parameters |");
-    for (int a = 0; a < CLI_N_ARCH; a++) {
+    for (int c = 0; c < n_cols; c++) {
         size_t np = 0;
         for (int i = 0; i < n_runs; i++)
-            if (runs[i].arch == (attn_arch)a && runs[i].ok) np = runs[i].n_params;
+            if (runs[i].arch == cols[c] && runs[i].ok) np = runs[i].n_params;
         char cell[32];
         if (np)
             fmt_thousands(cell, sizeof cell, np);

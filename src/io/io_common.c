@@ -122,7 +122,7 @@ attn_status attn_io_problems_finish(attn_io_problems *p) {
 
 /* ---- model config ---------------------------------------------------------------------------- */
 
-#define RNNS (1u << ATTN_ARCH_RNN | 1u << ATTN_ARCH_LSTM)
+#define RNNS (1u << ATTN_ARCH_RNN | 1u << ATTN_ARCH_LSTM | 1u << ATTN_ARCH_GRU)
 #define TR   (1u << ATTN_ARCH_TRANSFORMER)
 
 const attn_io_config_int attn_io_config_ints[ATTN_IO_N_CONFIG_INTS] = {
@@ -182,13 +182,13 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
     attn_arch a = ATTN_ARCH_RNN;
     if (!cJSON_IsString(arch)) {
         attn_io_problem(p, ATTN_ERR_VALUE,
-                        "%s: %s \"arch\" (expected \"rnn\", \"lstm\" or \"transformer\")", name,
-                        arch ? "non-string" : "missing");
+                        "%s: %s \"arch\" (expected \"rnn\", \"lstm\", \"gru\" or \"transformer\")",
+                        name, arch ? "non-string" : "missing");
         return;
     }
     if (attn_arch_from_name(arch->valuestring, &a, NULL) != ATTN_OK) {
         attn_io_problem(p, ATTN_ERR_VALUE,
-                        "%s: unknown arch \"%s\" (expected rnn, lstm or transformer)", name,
+                        "%s: unknown arch \"%s\" (expected rnn, lstm, gru or transformer)", name,
                         arch->valuestring);
         return;
     }

@@ -29,21 +29,22 @@ attn_model_config attn_model_config_default(attn_arch arch) {
     return c;
 }
 
-static const char *const arch_names[] = {"rnn", "lstm", "transformer"};
+static const char *const arch_names[] = {"rnn", "lstm", "transformer", "gru"};
+#define N_ARCH ((int)(sizeof arch_names / sizeof arch_names[0]))
 
 const char *attn_arch_name(attn_arch a) {
-    return (unsigned)a < 3 ? arch_names[a] : "unknown";
+    return (unsigned)a < N_ARCH ? arch_names[a] : "unknown";
 }
 
 attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *err) {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_ARCH; i++) {
         if (name && strcmp(name, arch_names[i]) == 0) {
             *out = (attn_arch)i;
             return ATTN_OK;
         }
     }
     return attn_errorf(err, ATTN_ERR_VALUE,
-                       "unknown model \"%s\" (expected rnn, lstm or transformer)",
+                       "unknown model \"%s\" (expected rnn, lstm, gru or transformer)",
                        name ? name : "(null)");
 }
 
@@ -55,7 +56,7 @@ attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *er
     } while (0)
 
 attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err) {
-    if ((unsigned)cfg->arch > ATTN_ARCH_TRANSFORMER)
+    if ((unsigned)cfg->arch > ATTN_ARCH_GRU)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown arch %d", (int)cfg->arch);
     REQUIRE_RANGE(vocab_size, 2, 1 << 20);
     REQUIRE_RANGE(embed_dim, 1, 1 << 14);
@@ -104,6 +105,8 @@ static const attn_model_vt *vt_for(attn_arch arch) {
         return &attn_rnn_vt;
     case ATTN_ARCH_LSTM:
         return &attn_lstm_vt;
+    case ATTN_ARCH_GRU:
+        return &attn_gru_vt;
     case ATTN_ARCH_TRANSFORMER:
         return &attn_transformer_vt;
     }

@@ -57,6 +57,7 @@ struct attn_model {
 
 extern const attn_model_vt attn_rnn_vt;
 extern const attn_model_vt attn_lstm_vt;
+extern const attn_model_vt attn_gru_vt;
 extern const attn_model_vt attn_transformer_vt;
 
 /* ---- recurrent models: recurrent.c (the core) + one cell file each (rnn.c, lstm.c) ---------- */

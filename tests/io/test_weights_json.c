@@ -240,8 +240,8 @@ START_TEST(test_config_post_norm_has_no_final_norm) {
 END_TEST
 
 START_TEST(test_config_bad_values) {
-    expect_error_after(ATTN_ARCH_RNN, "\"arch\": \"rnn\"", "\"arch\": \"gru\"", ATTN_ERR_VALUE,
-                       "unknown arch \"gru\"", NULL);
+    expect_error_after(ATTN_ARCH_RNN, "\"arch\": \"rnn\"", "\"arch\": \"mamba\"", ATTN_ERR_VALUE,
+                       "unknown arch \"mamba\"", NULL);
     expect_error_after(ATTN_ARCH_TRANSFORMER, "\"activation\": \"relu\"",
                        "\"activation\": \"swish\", \"depth\": 3", ATTN_ERR_VALUE,
                        "\"activation\" is \"swish\"", "unknown key \"depth\"");

@@ -110,7 +110,7 @@ START_TEST(test_trailing_padding) {
 }
 END_TEST
 
-/* Runs the suite "models/<arch>" for arch (ATTN_ARCH_RNN or ATTN_ARCH_LSTM). */
+/* Runs the suite "models/<arch>" for arch (ATTN_ARCH_RNN, ATTN_ARCH_LSTM or ATTN_ARCH_GRU). */
 static int mc_recurrent_main(attn_arch arch) {
     rec_arch = arch;
     static char suite_name[64];

@@ -70,6 +70,11 @@ START_TEST(test_lstm_table) {
 }
 END_TEST
 
+START_TEST(test_gru_table) {
+    check_recurrent_table(ATTN_ARCH_GRU, "gru", 3, 6289); /* gates r, z, n */
+}
+END_TEST
+
 START_TEST(test_transformer_table) {
     expect_tensor want[32];
     char names[32][64];
@@ -189,8 +194,10 @@ START_TEST(test_config_errors) {
     EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, n_layers, 2);
     attn_arch a;
     attn_error err = {0};
-    ck_assert_int_eq(attn_arch_from_name("gru", &a, &err), ATTN_ERR_VALUE);
-    ck_assert_ptr_nonnull(strstr(err.msg, "gru"));
+    ck_assert_int_eq(attn_arch_from_name("mamba", &a, &err), ATTN_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "mamba"));
+    ck_assert_int_eq(attn_arch_from_name("gru", &a, &err), ATTN_OK);
+    ck_assert_int_eq(a, ATTN_ARCH_GRU);
     ck_assert_int_eq(attn_arch_from_name("lstm", &a, &err), ATTN_OK);
     ck_assert_int_eq(a, ATTN_ARCH_LSTM);
 }
@@ -289,6 +296,7 @@ int main(void) {
     TCase *tc = tcase_create("model");
     tcase_add_test(tc, test_rnn_table);
     tcase_add_test(tc, test_lstm_table);
+    tcase_add_test(tc, test_gru_table);
     tcase_add_test(tc, test_transformer_table);
     tcase_add_test(tc, test_init_rules);
     tcase_add_test(tc, test_config_errors);
