@@ -74,6 +74,24 @@ void attn_matmul_nt(float *c, const float *a, const float *b, int m, int n, int 
 void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
                     attn_op tag, attn_pass pass);
 
+/* One batch entry of a batched product (torch.bmm), under ATen's size rule (PyTorch 1.13,
+ * aten/src/ATen/native/LinearAlgebra.cpp, bmm_out_or_baddbmm_): a bmm whose
+ * contraction * rows * cols is below ATTN_BMM_LOOP_BELOW is not sent to BLAS but computed by a
+ * plain loop (per element a float sum from 0 of the rounded products in k order, no FMA);
+ * from there on each batch entry is one sgemm (attn_sgemm). Measured bit for bit against
+ * torch.bmm on this build. rows_full is the row count of the product PyTorch computes, which
+ * decides the rule; the call computes its first m <= rows_full rows (rows are independent, so
+ * they are bit-identical to those of the whole). Otherwise as attn_matmul_nn/nt/tn (beta 0
+ * overwrites, 1 accumulates; multiply-adds counted under tag). */
+#define ATTN_BMM_LOOP_BELOW 400
+bool attn_bmm_is_loop(int rows, int cols, int contraction);
+void attn_bmm_nn(float *c, const float *a, const float *b, int m, int n, int k, int rows_full,
+                 float beta, attn_op tag, attn_pass pass);
+void attn_bmm_nt(float *c, const float *a, const float *b, int m, int n, int k, int rows_full,
+                 float beta, attn_op tag, attn_pass pass);
+void attn_bmm_tn(float *c, const float *a, const float *b, int m, int n, int k, int rows_full,
+                 float beta, attn_op tag, attn_pass pass);
+
 /* OpenBLAS's kernel set picked at run time for this CPU ("SkylakeX", "Haswell", "Zen", ...;
  * openblas_get_corename), "naive" in the ATTN_NAIVE_GEMM build. GEMM rounding, and so
  * bit-identity with goldens made elsewhere, depends on it. Static string. */

@@ -14,7 +14,10 @@
  *            training forward saves for backward and what an attention map shows.
  *   blocked: online softmax over key tiles (attention_blocked.c), no n_q x n_k matrix; taken
  *            when the caller keeps no probabilities and n_k > ATTN_ATTENTION_BLOCKED_ABOVE.
- * Every product goes through the named GEMMs (tags QK and AV). Backward accumulates. */
+ * Every product goes through the named products (tags QK and AV): the forward's through
+ * attn_bmm_*, which follow ATen's bmm size rule (a plain loop below 400 multiply-adds per
+ * head, as torch.bmm does; every sentence of at most 4 positions with 16-wide heads). Backward
+ * accumulates. */
 #include "kernels_internal.h"
 
 /* True when the forward takes the blocked (online softmax) path. */
@@ -34,12 +37,15 @@ size_t attn_attention_backward_work_size(int n_q, int n_k) {
 /* ---- forward -------------------------------------------------------------------------- */
 
 /* One head, naive: probs[n_q,n_k] = softmax(q.k^T) (scores written into probs, softmax in
- * place), out[n_q,HS] = probs.v. */
+ * place), out[n_q,HS] = probs.v. Both products are PyTorch's per-head bmm under ATen's size
+ * rule (attn_bmm_*): PyTorch's self-attention computes all n_k query rows, so the rule sees
+ * n_k rows even when only the first n_q (the [CLS] query) are wanted here. */
 static void head_naive_forward(float *out, float *probs, const float *q, const float *k,
                                const float *v, int n_q, int n_k, int HS, int n_valid) {
-    attn_matmul_nt(probs, q, k, n_q, n_k, HS, 0.0f, ATTN_OP_QK, ATTN_PASS_FORWARD);
+    const int rows = n_q > n_k ? n_q : n_k;
+    attn_bmm_nt(probs, q, k, n_q, n_k, HS, rows, 0.0f, ATTN_OP_QK, ATTN_PASS_FORWARD);
     attn_softmax_forward(probs, probs, n_q, n_k, n_valid);
-    attn_matmul_nn(out, probs, v, n_q, HS, n_k, 0.0f, ATTN_OP_AV, ATTN_PASS_FORWARD);
+    attn_bmm_nn(out, probs, v, n_q, HS, n_k, rows, 0.0f, ATTN_OP_AV, ATTN_PASS_FORWARD);
 }
 
 void attn_attention_forward(float *out, float *probs, const float *q, const float *k,
