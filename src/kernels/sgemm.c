@@ -172,12 +172,10 @@ static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const floa
     }
 }
 
-/* One batch entry of a bmm whose whole product has rows_full rows (this call computes m of
- * them; every row is computed independently, so a prefix is bit-identical to the whole). */
+/* One batch entry of a bmm: the loop when ATen would take it, else one sgemm. */
 static void bmm(attn_op tag, attn_pass pass, bool trans_a, bool trans_b, int m, int n, int k,
-                int rows_full, const float *a, const float *b, float beta, float *c) {
-    ATTN_ASSERT(rows_full >= m);
-    if (!attn_bmm_is_loop(rows_full, n, k)) {
+                bool loop, const float *a, const float *b, float beta, float *c) {
+    if (!loop) {
         attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, trans_a, trans_b, m, n, k, 1.0f, a, b, beta, c);
         return;
     }
@@ -185,19 +183,19 @@ static void bmm(attn_op tag, attn_pass pass, bool trans_a, bool trans_b, int m, 
     bmm_loop(trans_a, trans_b, m, n, k, a, b, beta, c);
 }
 
-void attn_bmm_nn(float *c, const float *a, const float *b, int m, int n, int k, int rows_full,
-                 float beta, attn_op tag, attn_pass pass) {
-    bmm(tag, pass, false, false, m, n, k, rows_full, a, b, beta, c);
+void attn_bmm_nn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass) {
+    bmm(tag, pass, false, false, m, n, k, loop, a, b, beta, c);
 }
 
-void attn_bmm_nt(float *c, const float *a, const float *b, int m, int n, int k, int rows_full,
-                 float beta, attn_op tag, attn_pass pass) {
-    bmm(tag, pass, false, true, m, n, k, rows_full, a, b, beta, c);
+void attn_bmm_nt(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass) {
+    bmm(tag, pass, false, true, m, n, k, loop, a, b, beta, c);
 }
 
-void attn_bmm_tn(float *c, const float *a, const float *b, int m, int n, int k, int rows_full,
-                 float beta, attn_op tag, attn_pass pass) {
-    bmm(tag, pass, true, false, m, n, k, rows_full, a, b, beta, c);
+void attn_bmm_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass) {
+    bmm(tag, pass, true, false, m, n, k, loop, a, b, beta, c);
 }
 
 /* ---- linear ----------------------------------------------------------------------------- */
