@@ -81,6 +81,25 @@ void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int 
 /* The BLAS thread count in force (attn_set_num_threads; 1 in the ATTN_NAIVE_GEMM build). */
 int attn_num_threads(void);
 
+/* One batch entry of a batched product (torch.bmm) under ATen's size rule (PyTorch 1.13,
+ * aten/src/ATen/native/LinearAlgebra.cpp, bmm_out_or_baddbmm_): a bmm whose
+ * contraction * rows * cols is below ATTN_BMM_LOOP_BELOW is not sent to BLAS but computed by a
+ * plain loop, per element a float sum from 0 of the rounded products in k order (no FMA);
+ * from there on each batch entry is one sgemm. Measured bit for bit against torch.bmm on this
+ * build. attn_bmm_is_loop says which, for the shape of the product PYTORCH computes; callers
+ * pass it as `loop` (a caller may compute fewer rows than PyTorch, e.g. only the [CLS] query:
+ * rows are independent in both paths, so they are bit-identical to those of the whole).
+ * Otherwise as attn_matmul_nn/nt/tn: beta 0 overwrites, 1 accumulates (c + the loop's sum);
+ * the multiply-adds are counted under tag either way. */
+#define ATTN_BMM_LOOP_BELOW 400
+bool attn_bmm_is_loop(int rows, int cols, int contraction);
+void attn_bmm_nn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass);
+void attn_bmm_nt(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass);
+void attn_bmm_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass);
+
 /* OpenBLAS's kernel set picked at run time for this CPU ("SkylakeX", "Haswell", "Zen", ...;
  * openblas_get_corename), "naive" in the ATTN_NAIVE_GEMM build. GEMM rounding, and so
  * bit-identity with goldens made elsewhere, depends on it. Static string. */

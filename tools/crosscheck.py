@@ -17,9 +17,14 @@ Initial weights, for rnn, lstm, transformer and gru: `attn train --epochs 0` (at
 seed) loaded into the PyTorch module with strict=True; the Transformer's pos_embedding must equal
 attn_models.sinusoid_table bit for bit. Prints `init transformer: strict load ok, ...`.
 
+Length sweep: every sentence length from 1 word to max_len - 1 (random words, --per-length
+each) for every model above, and reported only, Transformers of other head sizes (SWEEP_EXTRA).
+Prints `lengths 1-80 rnn: identical: N/N, max ULP: K`.
+
 Exits 1 when any model is not identical on every sentence or a fine-tune or init check fails.
 
 Usage: /usr/bin/python3 tools/crosscheck.py --attn build/attn [--seed S] [--n N]
+       [--per-length P]
 """
 import os
 
@@ -153,6 +158,64 @@ def initial_weights(attn, arch, seed, tmp):
     return same == want.numel()
 
 
+# Length sweep: the models of MODELS plus Transformers of other head sizes (reported only: the
+# head size moves the boundary of ATen's small-bmm rule, and a scale 1/sqrt(HS) that is not a
+# power of two makes PyTorch's fast and Python attention paths differ).
+SWEEP_EXTRA = [
+    ("transformer_d64h4", {"arch": "transformer", "embed_dim": 64, "n_heads": 4}),   # HS 16
+    ("transformer_d32h4", {"arch": "transformer", "embed_dim": 32, "n_heads": 4}),   # HS 8
+    ("transformer_d24h3", {"arch": "transformer", "embed_dim": 24, "n_heads": 3}),   # HS 8
+    ("transformer_d16h1", {"arch": "transformer", "embed_dim": 16, "n_heads": 1}),   # HS 16
+]
+
+
+def length_sweep(attn, vocab, seed, per_length, tmp):
+    """Every sentence length from 1 word to the Transformer's max_len - 1 (the [CLS] token takes
+    a position), per_length random word sequences each, for every model of MODELS (must be
+    identical) and of SWEEP_EXTRA (reported). Short sentences are where torch.bmm leaves BLAS
+    for ATen's plain loop (contraction * rows * cols < 400). Prints one line per model, with
+    the lengths that differ; returns True when every required model is identical."""
+    max_words = attn_models.DEFAULTS["transformer"]["max_len"] - 1
+    words = sorted(w for w, i in vocab.items() if i >= 2)  # no [PAD], no [CLS]
+    gen = torch.Generator().manual_seed(seed)
+    items = []  # (text, ids)
+    for length in range(1, max_words + 1):
+        for _ in range(per_length):
+            pick = torch.randint(len(words), (length,), generator=gen).tolist()
+            text = " ".join(words[j] for j in pick)
+            items.append((text, [vocab[words[j]] for j in pick]))
+    ok = True
+    models = [(n, c, r) for n, c, r in MODELS] + [(n, c, False) for n, c in SWEEP_EXTRA]
+    for index, (name, config, required) in enumerate(models):
+        torch.manual_seed(seed * 100 + 30 + index)
+        model = attn_models.build(config)
+        make_golden.perturb(model, torch.Generator().manual_seed(seed * 100 + 80 + index))
+        model.eval()
+        path = os.path.join(tmp, "sweep-%s.json" % name)
+        weights_json.export(model, config, path)
+        want = [make_golden.batch1_logit(model, ids) for _, ids in items]
+        try:
+            got = attn_logits(attn, path, [text for text, _ in items])
+        except RuntimeError as e:
+            print("lengths %s: %s" % (name, e))
+            ok = ok and not required
+            continue
+        bad = {}  # words -> worst ULP
+        for (text, ids), g, w in zip(items, got, want):
+            if struct.pack("<f", g) != struct.pack("<f", w):
+                bad[len(ids)] = max(bad.get(len(ids), 0), ulp(g, w))
+        same = sum(struct.pack("<f", g) == struct.pack("<f", w) for g, w in zip(got, want))
+        worst = max(ulp(g, w) for g, w in zip(got, want))
+        where = "" if not bad else ", differ at words " + ",".join(
+            "%d(%s)" % (n, u) for n, u in sorted(bad.items()))
+        print("lengths 1-%d %s: identical: %d/%d, max ULP: %s%s%s"
+              % (max_words, name, same, len(want), worst, where,
+                 "" if required else " (reported only)"))
+        if required and same != len(want):
+            ok = False
+    return ok
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -161,6 +224,8 @@ def main():
     ap.add_argument("--attn", required=True, help="path of the built attn binary")
     ap.add_argument("--seed", type=int, default=1, help="PyTorch init seed (default 1)")
     ap.add_argument("--n", type=int, default=25, help="sentences per test set (default 25)")
+    ap.add_argument("--per-length", type=int, default=2,
+                    help="random sentences per length in the length sweep (default 2; 0 skips)")
     args = ap.parse_args()
     vocab = make_golden.vocabulary(args.attn)
     items = make_golden.sentences(args.attn, vocab, args.n, 1000 + args.seed)
@@ -192,6 +257,8 @@ def main():
             failed = failed or not ok
         for arch in FINETUNE:
             failed = not initial_weights(args.attn, arch, args.seed, tmp) or failed
+        if args.per_length > 0:
+            failed = not length_sweep(args.attn, vocab, args.seed, args.per_length, tmp) or failed
     return 1 if failed else 0
 
 

@@ -14,7 +14,9 @@
  *            training forward saves for backward and what an attention map shows.
  *   blocked: online softmax over key tiles (attention_blocked.c), no n_q x n_k matrix; taken
  *            when the caller keeps no probabilities and n_k > ATTN_ATTENTION_BLOCKED_ABOVE.
- * Every product goes through the named GEMMs (tags QK and AV). Backward accumulates. */
+ * Every product goes through attn_bmm_* (tags QK and AV), which follow ATen's bmm size rule:
+ * a plain float loop below 400 multiply-adds per head, as torch.bmm does (with 16-wide heads
+ * every sentence of at most 4 positions), one sgemm from there on. Backward accumulates. */
 #include "kernels_internal.h"
 
 /* True when the forward takes the blocked (online softmax) path. */
@@ -34,13 +36,23 @@ size_t attn_attention_backward_work_size(int n_q, int n_k) {
 
 /* ---- forward -------------------------------------------------------------------------- */
 
+/* Whether PyTorch's products of one head take ATen's small-bmm loop. Its self-attention
+ * computes all n_k query rows, so every product of a head, forward (q.k^T, P.v) and backward
+ * (autograd's bmm: d_out.v^T, P^T.d_out, d_S.k, q^T.d_S), has n_k * n_k * HS multiply-adds,
+ * however few query rows (n_q, the [CLS] query alone) are computed here. */
+static bool head_loops(int n_q, int n_k, int HS) {
+    const int rows = n_q > n_k ? n_q : n_k;
+    return attn_bmm_is_loop(rows, n_k, HS);
+}
+
 /* One head, naive: probs[n_q,n_k] = softmax(q.k^T) (scores written into probs, softmax in
- * place), out[n_q,HS] = probs.v. */
+ * place), out[n_q,HS] = probs.v, both products PyTorch's per-head bmm. */
 static void head_naive_forward(float *out, float *probs, const float *q, const float *k,
                                const float *v, int n_q, int n_k, int HS, int n_valid) {
-    attn_matmul_nt(probs, q, k, n_q, n_k, HS, 0.0f, ATTN_OP_QK, ATTN_PASS_FORWARD);
+    const bool loop = head_loops(n_q, n_k, HS);
+    attn_bmm_nt(probs, q, k, n_q, n_k, HS, 0.0f, loop, ATTN_OP_QK, ATTN_PASS_FORWARD);
     attn_softmax_forward(probs, probs, n_q, n_k, n_valid);
-    attn_matmul_nn(out, probs, v, n_q, HS, n_k, 0.0f, ATTN_OP_AV, ATTN_PASS_FORWARD);
+    attn_bmm_nn(out, probs, v, n_q, HS, n_k, 0.0f, loop, ATTN_OP_AV, ATTN_PASS_FORWARD);
 }
 
 void attn_attention_forward(float *out, float *probs, const float *q, const float *k,
@@ -75,12 +87,14 @@ static void head_backward(float *d_q, float *d_k, float *d_v, const float *d_out
                           int n_q, int n_k, int HS, int n_valid, float *work) {
     const size_t pn = (size_t)n_q * (size_t)n_k;
     float *d_probs = work, *d_scores = work + pn;
-    attn_matmul_nt(d_probs, d_out, v, n_q, n_k, HS, 0.0f, ATTN_OP_AV, ATTN_PASS_BACKWARD);
-    if (d_v) attn_matmul_tn(d_v, probs, d_out, n_k, HS, n_q, 1.0f, ATTN_OP_AV, ATTN_PASS_BACKWARD);
+    const bool loop = head_loops(n_q, n_k, HS);
+    const attn_pass bw = ATTN_PASS_BACKWARD;
+    attn_bmm_nt(d_probs, d_out, v, n_q, n_k, HS, 0.0f, loop, ATTN_OP_AV, bw);
+    if (d_v) attn_bmm_tn(d_v, probs, d_out, n_k, HS, n_q, 1.0f, loop, ATTN_OP_AV, bw);
     memset(d_scores, 0, pn * sizeof *d_scores);
     attn_softmax_backward(d_scores, d_probs, probs, n_q, n_k, n_valid);
-    if (d_q) attn_matmul_nn(d_q, d_scores, k, n_q, HS, n_k, 1.0f, ATTN_OP_QK, ATTN_PASS_BACKWARD);
-    if (d_k) attn_matmul_tn(d_k, d_scores, q, n_k, HS, n_q, 1.0f, ATTN_OP_QK, ATTN_PASS_BACKWARD);
+    if (d_q) attn_bmm_nn(d_q, d_scores, k, n_q, HS, n_k, 1.0f, loop, ATTN_OP_QK, bw);
+    if (d_k) attn_bmm_tn(d_k, d_scores, q, n_k, HS, n_q, 1.0f, loop, ATTN_OP_QK, bw);
 }
 
 void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,

@@ -101,20 +101,24 @@ const char *attn_blas_corename(void) {
 
 /* ---- sgemm ------------------------------------------------------------------------------ */
 
+/* Books one product of m*n*k multiply-adds under `tag` (forward or backward counter). */
+static void count_madds(attn_op tag, bool backward, int m, int n, int k) {
+    ATTN_ASSERT(tag >= 0 && tag < ATTN_OP_COUNT);
+    ATTN_ASSERT(m >= 0 && n >= 0 && k >= 0);
+    if (!flop_counter) return;
+    uint64_t madds = (uint64_t)m * (uint64_t)n * (uint64_t)k;
+    if (backward)
+        flop_counter->bwd_madds[tag] += madds;
+    else
+        flop_counter->fwd_madds[tag] += madds;
+    flop_counter->calls[tag]++;
+}
+
 /* C[m,n] = alpha * op(A) . op(B) + beta * C. A: [m,k] or [k,m] (trans_a); B: [k,n] or [n,k]
  * (trans_b); C: [m,n]. Counts m*n*k multiply-adds under `tag`. */
 void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
                 float alpha, const float *a, const float *b, float beta, float *c) {
-    ATTN_ASSERT(tag >= 0 && tag < ATTN_OP_COUNT);
-    ATTN_ASSERT(m >= 0 && n >= 0 && k >= 0);
-    if (flop_counter) {
-        uint64_t madds = (uint64_t)m * (uint64_t)n * (uint64_t)k;
-        if (backward)
-            flop_counter->bwd_madds[tag] += madds;
-        else
-            flop_counter->fwd_madds[tag] += madds;
-        flop_counter->calls[tag]++;
-    }
+    count_madds(tag, backward, m, n, k);
     if (m == 0 || n == 0) return;
     /* Row-major leading dimensions: the stored row length of each operand. */
     int lda = trans_a ? m : k; /* A stored [k,m] if transposed, else [m,k] */
@@ -159,6 +163,59 @@ void attn_matmul_nt(float *c, const float *a, const float *b, int m, int n, int 
 void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
                     attn_op tag, attn_pass pass) {
     attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, true, false, m, n, k, 1.0f, a, b, beta, c);
+}
+
+/* ---- batched products under ATen's size rule ----------------------------------------------- */
+
+bool attn_bmm_is_loop(int rows, int cols, int contraction) {
+    return (int64_t)rows * (int64_t)cols * (int64_t)contraction < ATTN_BMM_LOOP_BELOW;
+}
+
+/* c[m,n] (+)= op(a).op(b) as ATen's small bmm kernel: per element a float accumulator that
+ * starts at 0 and adds the rounded products in k order (a multiply, then an add: no FMA),
+ * stored as is (beta 0) or added to c (beta 1, the accumulate contract). */
+static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const float *a,
+                     const float *b, float beta, float *c) {
+    const size_t lda = (size_t)(trans_a ? m : k), ldb = (size_t)(trans_b ? k : n);
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int p = 0; p < k; p++) {
+                float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+                float bv = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
+                float prod = av * bv;
+                acc += prod;
+            }
+            float *cij = &c[(size_t)i * (size_t)n + j];
+            *cij = beta == 0.0f ? acc : beta * *cij + acc;
+        }
+    }
+}
+
+/* One batch entry of a bmm: the loop when ATen would take it, else one sgemm. */
+static void bmm(attn_op tag, attn_pass pass, bool trans_a, bool trans_b, int m, int n, int k,
+                bool loop, const float *a, const float *b, float beta, float *c) {
+    if (!loop) {
+        attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, trans_a, trans_b, m, n, k, 1.0f, a, b, beta, c);
+        return;
+    }
+    count_madds(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
+    bmm_loop(trans_a, trans_b, m, n, k, a, b, beta, c);
+}
+
+void attn_bmm_nn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass) {
+    bmm(tag, pass, false, false, m, n, k, loop, a, b, beta, c);
+}
+
+void attn_bmm_nt(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass) {
+    bmm(tag, pass, false, true, m, n, k, loop, a, b, beta, c);
+}
+
+void attn_bmm_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
+                 bool loop, attn_op tag, attn_pass pass) {
+    bmm(tag, pass, true, false, m, n, k, loop, a, b, beta, c);
 }
 
 /* ---- linear ----------------------------------------------------------------------------- */

@@ -4,7 +4,8 @@
  * the naive and blocked paths agree (and the blocked one is really taken: masked keys are
  * skipped, so it counts n_q*n_valid*HS multiply-adds); masked keys get probability 0 and do not
  * change the output; kept probability rows sum to 1; all heads at once equal head by head, also
- * in a packed layout with a head stride larger than n*HS. */
+ * in a packed layout with a head stride larger than n*HS; small heads take ATen's sequential
+ * bmm loop and larger ones the sgemm, bit for bit, at the boundary of PyTorch's rule. */
 #include "test_util.h"
 
 #include <math.h>
@@ -270,6 +271,56 @@ START_TEST(test_naive_and_blocked_agree) {
 }
 END_TEST
 
+/* ATen's size rule, per head: with n_k * n_k * HS below 400 (16-wide heads: at most 4
+ * positions) both products are the sequential float loop of torch.bmm's small kernel, from 400
+ * the sgemm (attn_matmul_*); the [CLS]-only query (n_q = 1) follows the rule of the whole
+ * n_k x n_k product. Checked bit for bit against products written out here. */
+static const int rule_cases[][3] = {{4, 4, 16}, {1, 4, 16}, {5, 5, 16}, {1, 5, 16},
+                                    {7, 7, 8},  {1, 8, 8},  {3, 3, 44}, {3, 3, 45}};
+
+static void seq_product(float *c, const float *a, const float *b, int m, int n, int k, bool tb) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int p = 0; p < k; p++) {
+                float prod = a[i * k + p] * (tb ? b[j * k + p] : b[p * n + j]);
+                acc = acc + prod;
+            }
+            c[i * n + j] = acc;
+        }
+}
+
+START_TEST(test_small_products_follow_aten_rule) {
+    const int n_q = rule_cases[_i][0], n_k = rule_cases[_i][1], HS = rule_cases[_i][2];
+    const shape sh = {2, n_q, n_k, HS, n_k, 0};
+    case_data c;
+    case_init(&c, &sh, 60 + (uint64_t)_i);
+    forward(&c);
+    const bool loop = n_k * n_k * HS < 400;
+    ck_assert(loop == attn_bmm_is_loop(n_k, n_k, HS));
+    float *p = malloc((size_t)n_q * n_k * sizeof *p), *o = malloc((size_t)n_q * HS * sizeof *o);
+    ck_assert(p && o);
+    for (int h = 0; h < sh.NH; h++) {
+        const size_t off = (size_t)h * c.stride;
+        if (loop)
+            seq_product(p, c.q + off, c.k + off, n_q, n_k, HS, true);
+        else
+            attn_matmul_nt(p, c.q + off, c.k + off, n_q, n_k, HS, 0.0f, ATTN_OP_OTHER,
+                           ATTN_PASS_FORWARD);
+        attn_softmax_forward(p, p, n_q, n_k, n_k);
+        tu_assert_identical("probabilities", c.probs + (size_t)h * n_q * n_k, p, (size_t)n_q * n_k);
+        if (loop)
+            seq_product(o, p, c.v + off, n_q, HS, n_k, false);
+        else
+            attn_matmul_nn(o, p, c.v + off, n_q, HS, n_k, 0.0f, ATTN_OP_OTHER, ATTN_PASS_FORWARD);
+        tu_assert_identical(loop ? "output (loop)" : "output (sgemm)", c.out + off, o,
+                            (size_t)n_q * HS);
+    }
+    free(p), free(o);
+    case_free(&c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("attention");
@@ -279,6 +330,8 @@ static Suite *suite(void) {
     tcase_add_loop_test(tc, test_backward_finite_differences, 0, N_SHAPES);
     tcase_add_loop_test(tc, test_all_heads_equal_one_by_one, 0, N_SHAPES);
     tcase_add_test(tc, test_naive_and_blocked_agree);
+    tcase_add_loop_test(tc, test_small_products_follow_aten_rule, 0,
+                        (int)(sizeof rule_cases / sizeof *rule_cases));
     suite_add_tcase(s, tc);
     return s;
 }

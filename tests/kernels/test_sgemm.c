@@ -90,6 +90,98 @@ START_TEST(test_sgemm_transposes) {
 }
 END_TEST
 
+/* ---- attn_bmm_*: ATen's batched-product size rule ----------------------------------------- */
+
+/* The boundary as measured against torch.bmm (PyTorch 1.13): loop below 400, BLAS from 400. */
+START_TEST(test_bmm_rule_boundary) {
+    ck_assert(attn_bmm_is_loop(4, 4, 16));  /* 4 positions, 16-wide heads: 256 */
+    ck_assert(!attn_bmm_is_loop(5, 5, 16)); /* 5 positions: 400 */
+    ck_assert(attn_bmm_is_loop(7, 7, 8));   /* 8-wide heads: up to 7 positions (392) */
+    ck_assert(!attn_bmm_is_loop(8, 8, 8));
+    ck_assert(attn_bmm_is_loop(1, 1, 399));
+    ck_assert(!attn_bmm_is_loop(1, 1, 400));
+    ck_assert(attn_bmm_is_loop(19, 21, 1));
+    ck_assert(!attn_bmm_is_loop(20, 20, 1));
+    ck_assert(!attn_bmm_is_loop(1 << 16, 1 << 16, 1 << 10)); /* no int overflow */
+}
+END_TEST
+
+/* Sequential float reference written out here: acc = 0, then acc = acc + rounded product in k
+ * order (this file is built with -ffp-contract=off, so no FMA). */
+static float seq_dot(const float *a, size_t sa, const float *b, size_t sb, int k) {
+    float acc = 0.0f;
+    for (int p = 0; p < k; p++) {
+        float prod = a[(size_t)p * sa] * b[(size_t)p * sb];
+        acc = acc + prod;
+    }
+    return acc;
+}
+
+static const int bmm_shapes[][3] = {{1, 1, 16}, {4, 4, 16}, {4, 16, 4}, {3, 5, 7}, {7, 8, 7}};
+
+/* loop = true: bit-identical to the sequential float sum (nn, nt, tn; beta 0 ignores a NaN in
+ * c, beta 1 adds the sum to c), within float accuracy of a double product, and counted;
+ * loop = false: bit-identical to attn_sgemm. */
+START_TEST(test_bmm_loop_sequential) {
+    const int m = bmm_shapes[_i][0], n = bmm_shapes[_i][1], k = bmm_shapes[_i][2];
+    attn_rng r = attn_rng_seed(300 + (uint64_t)_i);
+    const size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *c0 = malloc(nc * 4), *c = malloc(nc * 4);
+    float *want = malloc(nc * 4), *ref = malloc(nc * 4);
+    ck_assert(a && b && c0 && c && want && ref);
+    tu_fill_uniform(a, na, -1, 1, &r);
+    tu_fill_uniform(b, nb, -1, 1, &r);
+    tu_fill_uniform(c0, nc, -1, 1, &r);
+    for (int form = 0; form < 3; form++) { /* nn, nt, tn: a [m,k] or [k,m], b [k,n] or [n,k] */
+        const bool ta = form == 2, tb = form == 1;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                const float *ai = ta ? a + i : a + (size_t)i * k;
+                const float *bj = tb ? b + (size_t)j * k : b + j;
+                want[(size_t)i * n + j] =
+                    seq_dot(ai, ta ? (size_t)m : 1, bj, tb ? 1 : (size_t)n, k);
+                double s = 0;
+                for (int p = 0; p < k; p++)
+                    s += (double)ai[(size_t)p * (ta ? m : 1)] * bj[(size_t)p * (tb ? 1 : n)];
+                ref[(size_t)i * n + j] = (float)s;
+            }
+        char what[96];
+        for (int beta = 0; beta < 2; beta++) {
+            for (size_t i = 0; i < nc; i++) c[i] = beta ? c0[i] : NAN;
+            attn_flop_counts fc = {0};
+            attn_flops_set_counter(&fc);
+            if (form == 0)
+                attn_bmm_nn(c, a, b, m, n, k, (float)beta, true, ATTN_OP_AV, ATTN_PASS_FORWARD);
+            if (form == 1)
+                attn_bmm_nt(c, a, b, m, n, k, (float)beta, true, ATTN_OP_AV, ATTN_PASS_FORWARD);
+            if (form == 2)
+                attn_bmm_tn(c, a, b, m, n, k, (float)beta, true, ATTN_OP_AV, ATTN_PASS_BACKWARD);
+            attn_flops_set_counter(NULL);
+            const uint64_t *madds = form == 2 ? fc.bwd_madds : fc.fwd_madds;
+            ck_assert_uint_eq(madds[ATTN_OP_AV], (uint64_t)m * n * k);
+            ck_assert_uint_eq(fc.calls[ATTN_OP_AV], 1);
+            float *w = malloc(nc * 4);
+            ck_assert_ptr_nonnull(w);
+            for (size_t i = 0; i < nc; i++) w[i] = beta ? c0[i] + want[i] : want[i];
+            snprintf(what, sizeof what, "bmm loop %dx%dx%d form %d beta %d", m, n, k, form, beta);
+            tu_assert_identical(what, c, w, nc);
+            free(w);
+            /* a float sum of k products of |x| <= 1: error at most k * k * 2^-24 */
+            if (!beta) tu_assert_close("bmm loop vs double", c, ref, nc, 6e-8 * k * k, 1.0);
+        }
+        /* loop = false is the sgemm */
+        for (size_t i = 0; i < nc; i++) c[i] = want[i] = c0[i];
+        if (form == 0) attn_bmm_nn(c, a, b, m, n, k, 1.0f, false, ATTN_OP_AV, ATTN_PASS_FORWARD);
+        if (form == 1) attn_bmm_nt(c, a, b, m, n, k, 1.0f, false, ATTN_OP_AV, ATTN_PASS_FORWARD);
+        if (form == 2) attn_bmm_tn(c, a, b, m, n, k, 1.0f, false, ATTN_OP_AV, ATTN_PASS_FORWARD);
+        attn_sgemm(ATTN_OP_AV, false, ta, tb, m, n, k, 1.0f, a, b, 1.0f, want);
+        snprintf(what, sizeof what, "bmm sgemm path %dx%dx%d form %d", m, n, k, form);
+        tu_assert_identical(what, c, want, nc);
+    }
+    free(a), free(b), free(c0), free(c), free(want), free(ref);
+}
+END_TEST
+
 /* ---- linear: finite differences and the accumulate contract ------------------------------- */
 
 typedef struct lin_ctx {
@@ -180,6 +272,9 @@ static Suite *sgemm_suite(void) {
                         (int)(sizeof gemm_shapes / sizeof *gemm_shapes));
     tcase_add_loop_test(tc, test_linear_grad, 0, (int)(sizeof lin_shapes / sizeof *lin_shapes));
     tcase_add_test(tc, test_flop_counter);
+    tcase_add_test(tc, test_bmm_rule_boundary);
+    tcase_add_loop_test(tc, test_bmm_loop_sequential, 0,
+                        (int)(sizeof bmm_shapes / sizeof *bmm_shapes));
     suite_add_tcase(s, tc);
     return s;
 }
