@@ -466,6 +466,7 @@ static bool scan_json(json_scan *j) {
                 if (j->i != j->n) return scan_fail(j, "trailing data after the JSON value");
                 return true;
             }
+            if (j->i >= j->n) return scan_fail(j, "unexpected end of the text (truncated?)");
             char close = stack[depth - 1] == '{' ? '}' : ']';
             if (j->i < j->n && j->s[j->i] == ',') {
                 j->i++;
