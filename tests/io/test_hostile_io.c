@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -111,6 +112,44 @@ START_TEST(test_read_size_limit) {
     attn_model_free(m);
     remove(path);
     free(text);
+}
+END_TEST
+
+/* Out of memory while parsing is reported as such, not as malformed JSON: the address space
+ * is limited (in this test's own forked process) to what is in use plus 256 MiB, and a valid
+ * 40 MB array of zeros needs about 1.3 GB of cJSON nodes. Not under AddressSanitizer, whose
+ * shadow memory needs the address space. */
+START_TEST(test_read_oom_reported_as_such) {
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#else
+    size_t n = 20u << 20, len = 2 * n + 1;
+    char *text = malloc(len + 1);
+    ck_assert_ptr_nonnull(text);
+    text[0] = '[';
+    for (size_t i = 0; i < n; i++) {
+        text[1 + 2 * i] = '0';
+        text[2 + 2 * i] = i + 1 < n ? ',' : ']';
+    }
+    text[len] = '\0';
+    FILE *f = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(f);
+    unsigned long pages = 0;
+    ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    struct rlimit rl;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &rl), 0);
+    rl.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    cJSON *doc = NULL;
+    size_t at = 0;
+    const char *why = NULL;
+    attn_status st = attn_io_json_parse(text, len, &doc, &at, &why);
+    ck_assert_msg(st == ATTN_ERR_NOMEM, "status %s: %s", attn_status_str(st), why ? why : "");
+    ck_assert_ptr_null(doc);
+    ck_assert_msg(strstr(why, "out of memory"), "%s", why);
+    free(text);
+#endif
 }
 END_TEST
 
@@ -598,6 +637,7 @@ int main(void) {
     tcase_add_test(tc, test_read_fifo_refused);
     tcase_add_test(tc, test_read_dev_zero_refused);
     tcase_add_test(tc, test_read_size_limit);
+    tcase_add_test(tc, test_read_oom_reported_as_such);
     suite_add_tcase(s, tc);
     tc = tcase_create("strict");
     tcase_add_test(tc, test_json_strict_grammar);
