@@ -191,6 +191,8 @@ const char *attn_arch_name(attn_arch a); /* "rnn", "lstm", "transformer", "gru" 
 attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *err);
 /* Checks sizes (positive, D divisible by NH, ...); the message names the field. */
 attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err);
+/* The number of parameters a model of a valid cfg has, without creating it. */
+size_t attn_model_config_n_params(const attn_model_config *cfg);
 
 typedef struct attn_model attn_model; /* opaque; src/models/model_internal.h */
 
@@ -236,6 +238,18 @@ long attn_model_tensor_find(const attn_model *m, const char *name);
 /* ATTN_ERR_VALUE naming the first tensor (and index) holding NaN/Inf in params (or grads). */
 attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error *err);
 
+/* ---- limits on reading files (src/io/) -------------------------------------------------- *
+ * The loaders read only regular files (not FIFOs, devices or directories) of at most
+ * attn_io_max_file_bytes() bytes, and create models of at most attn_io_max_params()
+ * parameters, checked from the config BEFORE anything is allocated. Each limit has a
+ * default and can be raised (or lowered) by an environment variable holding a positive
+ * decimal integer. Parsing a JSON number array costs about 40x its size in memory (one
+ * cJSON node per number); "data_b64" tensors cost about 1x. */
+#define ATTN_MAX_FILE_BYTES_DEFAULT ((size_t)1 << 29) /* 512 MiB; env ATTN_MAX_FILE_BYTES */
+#define ATTN_MAX_PARAMS_DEFAULT     ((size_t)1 << 26) /* 67,108,864; env ATTN_MAX_PARAMS */
+size_t attn_io_max_file_bytes(void);
+size_t attn_io_max_params(void);
+
 /* ---- weights JSON (src/io/) ------------------------------------------------------------ *
  * Format "attn-weights-v1":
  *   {"format": "attn-weights-v1",
@@ -243,15 +257,30 @@ attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error 
  *               "hidden_size": 32, "n_heads": 2, "ffn_dim": 64, "n_layers": 2, "max_len": 81,
  *               "norm": "pre"|"post", "activation": "relu"|"gelu"},
  *    "tensors": {"<state_dict key>": {"shape": [..], "data": [.. flat, row-major ..]}, ...}}
+ * Instead of "data", a tensor may hold "data_b64": the base64 (RFC 4648, "=" padded) of its
+ * values as little-endian float32, flat and row-major -- about 5.3 bytes per value instead of
+ * about 13, and about 1x the file size in memory to parse instead of about 40x.
  * Config keys that do not apply to an arch may be omitted. A "module." or "_orig_mod." prefix
- * on tensor names is stripped. Floats are written so that they round-trip bit for bit. */
+ * on tensor names is stripped. Floats are written so that they round-trip bit for bit.
+ * The JSON is parsed strictly (RFC 8259: no trailing data, no leading zeros, ...); the limits
+ * above apply (the parameter count is checked from the config before allocating). */
 attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err);
+/* As attn_weights_load_json, from buf[0..len) (need not be NUL-terminated); name (may be
+ * NULL) is what messages call it. */
+attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, const char *name,
+                                               attn_model **out, attn_error *err);
 /* Loads tensors from `path` into an existing model (same config); all problems at once. */
 attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err);
 /* Writes params (or grads, with grads=true) atomically: path.tmp, fsync, rename. Refuses
  * NaN/Inf (naming the tensor) before writing anything. */
 attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
                                    attn_error *err);
+typedef enum attn_weights_encoding {
+    ATTN_WEIGHTS_TEXT, /* "data": [numbers] (what attn_weights_save_json writes) */
+    ATTN_WEIGHTS_B64,  /* "data_b64": "base64 of little-endian float32" */
+} attn_weights_encoding;
+attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
+                                      const char *path, attn_error *err);
 
 /* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- *
  * Follows PyTorch 1.13's CPU single-tensor path bit for bit (see adam.c). The hyperparameters

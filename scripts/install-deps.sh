@@ -6,7 +6,7 @@
 # Check (the C unit-test library, small) is in the first list: CMakeLists.txt requires it to
 # configure at all.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev libsleef-dev check)
+packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev libsleef-dev zlib1g-dev check)
 test_packages=(python3 python3-torch python3-numpy gnuplot-nox clang-format)
 case "${1:-}" in
   "") ;;

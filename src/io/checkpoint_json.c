@@ -13,8 +13,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define FORMAT "attn-checkpoint-v1"
+
+/* The file's last 23 bytes: the checksum (zlib's CRC-32) of every byte before them. */
+#define CRC_TAIL_FORMAT ",\"crc32\":\"0x%08lx\"}\n"
+#define CRC_TAIL_LEN    23
+
+static unsigned long content_crc(const char *text, size_t len) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (len > 0) { /* zlib takes at most UINT_MAX bytes at a time */
+        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc = crc32(crc, (const Bytef *)text, chunk);
+        text += chunk;
+        len -= chunk;
+    }
+    return (unsigned long)crc;
+}
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
@@ -77,16 +93,16 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
     cJSON *root = state_json(&st);
     char *text = root ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
-    size_t len = text ? strlen(text) : 0;
-    char *line = text ? malloc(len + 1) : NULL; /* the file ends with a newline */
-    if (line) {
-        memcpy(line, text, len);
-        line[len] = '\n';
+    size_t len = text ? strlen(text) - 1 : 0; /* without the closing '}' */
+    char *file = text ? malloc(len + CRC_TAIL_LEN + 1) : NULL;
+    if (file) { /* {...,"crc32":"0x<crc of the bytes before the comma>"}\n */
+        memcpy(file, text, len);
+        snprintf(file + len, CRC_TAIL_LEN + 1, CRC_TAIL_FORMAT, content_crc(file, len));
     }
     cJSON_free(text);
-    if (!line) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
-    attn_status s = attn_io_write_atomic(path, line, len + 1, err);
-    free(line);
+    if (!file) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
+    attn_status s = attn_io_write_atomic(path, file, len + CRC_TAIL_LEN, err);
+    free(file);
     return s;
 }
 
@@ -98,14 +114,59 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
         if (st_ != ATTN_OK) return st_;                                                            \
     } while (0)
 
+/* Checks the checksum tail of buf[0..len) (see CRC_TAIL_FORMAT). */
+static attn_status check_crc(const char *path, const char *buf, size_t len, attn_error *err) {
+    static const char head[] = ",\"crc32\":\"0x";
+    const size_t head_len = sizeof head - 1;
+    const char *tail = len >= CRC_TAIL_LEN ? buf + len - CRC_TAIL_LEN : NULL;
+    unsigned long stored = 0;
+    bool ok =
+        tail && memcmp(tail, head, head_len) == 0 && memcmp(tail + head_len + 8, "\"}\n", 3) == 0;
+    for (size_t i = 0; ok && i < 8; i++) {
+        char c = tail[head_len + i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        ok = d >= 0;
+        stored = stored * 16 + (unsigned long)(d < 0 ? 0 : d);
+    }
+    if (!ok)
+        return attn_errorf(err, ATTN_ERR_PARSE,
+                           "%s: the file does not end with its checksum "
+                           "(,\"crc32\":\"0x<8 hex digits>\"}): truncated, edited or not "
+                           "written by attn",
+                           path);
+    unsigned long actual = content_crc(buf, len - CRC_TAIL_LEN);
+    if (actual != stored)
+        return attn_errorf(err, ATTN_ERR_PARSE,
+                           "%s: checksum mismatch (stored crc32 0x%08lx, content has 0x%08lx): "
+                           "the file is corrupt or was edited",
+                           path, stored, actual);
+    return ATTN_OK;
+}
+
 static attn_status read_root(const char *path, cJSON **out, attn_error *err) {
     *out = NULL;
     char *buf = NULL;
     size_t len = 0;
     TRY(attn_io_read_file(path, &buf, &len, err));
-    cJSON *root = cJSON_Parse(buf);
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *root = NULL;
+    attn_status st = attn_io_json_parse(buf, len, &root, &at, &why);
+    if (st == ATTN_ERR_NOMEM) {
+        attn_errorf(err, st, "%s: %s (%zu bytes of JSON)", path, why, len);
+    } else if (st != ATTN_OK) {
+        int line = 1, col = 1;
+        attn_io_text_position(buf, at, &line, &col);
+        attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path, at,
+                    line, col, why);
+    } else {
+        st = check_crc(path, buf, len, err);
+    }
     free(buf);
-    if (!root) return attn_errorf(err, ATTN_ERR_PARSE, "%s: malformed JSON", path);
+    if (st != ATTN_OK) {
+        cJSON_Delete(root);
+        return st;
+    }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
         cJSON_Delete(root);
@@ -158,8 +219,32 @@ static attn_status get_u64(const char *path, const cJSON *o, const char *key, ui
     return ATTN_OK;
 }
 
+/* A number key that must lie in [lo, hi] (an ATTN_ERR_VALUE naming it otherwise). */
+static attn_status get_num_in(const char *path, const cJSON *o, const char *key, double lo,
+                              double hi, double *out, attn_error *err) {
+    TRY(get_num(path, o, key, out, err));
+    if (!(*out >= lo && *out <= hi))
+        return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"%s\" = %g is out of range [%g, %g]", path,
+                           key, *out, lo, hi);
+    return ATTN_OK;
+}
+
+static attn_status get_int_in(const char *path, const cJSON *o, const char *key, int lo, int hi,
+                              int *out, attn_error *err) {
+    TRY(get_int(path, o, key, out, err));
+    if (*out < lo || *out > hi)
+        return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"%s\" = %d is out of range [%d, %d]", path,
+                           key, *out, lo, hi);
+    return ATTN_OK;
+}
+
+/* Largest Adam hyperparameters a checkpoint may hold: far beyond any useful run, small enough
+ * that one step cannot overflow float32 from a finite state. */
+#define MAX_LR           1e3
+#define MAX_WEIGHT_DECAY 1e3
+
 static attn_status parse_configs(const char *path, const cJSON *root, attn_model_config *mc,
-                                 attn_train_config *tc, attn_error *err) {
+                                 attn_train_config *tc, int *n_sentences, attn_error *err) {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "train");
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(t, "adam");
@@ -169,7 +254,14 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     attn_io_problems p = {err, path, 0, ATTN_OK};
     attn_io_model_config_from_json(m, "model", ATTN_IO_CONFIG_REQUIRE_ALL, mc, &p);
     TRY(attn_io_problems_finish(&p));
+    size_t need = attn_model_config_n_params(mc), limit = attn_io_max_params();
+    if (need > limit)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "%s: model: %zu parameters, over the limit of %zu (raise it with the "
+                           "environment variable ATTN_MAX_PARAMS)",
+                           path, need, limit);
     *tc = attn_train_config_default();
+    TRY(get_int_in(path, root, "n_sentences", 2, ATTN_DATA_MAX_N, n_sentences, err));
     TRY(get_int(path, t, "epochs", &tc->epochs, err));
     TRY(get_int(path, t, "batch_size", &tc->batch_size, err));
     TRY(get_int(path, t, "bucket", &tc->bucket, err));
@@ -177,29 +269,70 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     TRY(get_int(path, t, "keep_best", &tc->keep_best, err));
     TRY(get_int(path, t, "eval_batch", &tc->eval_batch, err));
     TRY(get_u64(path, t, "seed", &tc->seed, err));
-    TRY(get_num(path, a, "lr", &tc->adam.lr, err));
-    TRY(get_num(path, a, "beta1", &tc->adam.beta1, err));
-    TRY(get_num(path, a, "beta2", &tc->adam.beta2, err));
+    TRY(get_num_in(path, a, "lr", 0.0, MAX_LR, &tc->adam.lr, err));
+    TRY(get_num_in(path, a, "beta1", 0.0, 0x1.fffffffffffffp-1, &tc->adam.beta1, err));
+    TRY(get_num_in(path, a, "beta2", 0.0, 0x1.fffffffffffffp-1, &tc->adam.beta2, err));
     TRY(get_num(path, a, "eps", &tc->adam.eps, err));
-    TRY(get_num(path, a, "weight_decay", &tc->adam.weight_decay, err));
+    if (!(tc->adam.eps > 0.0 && tc->adam.eps <= 1.0))
+        return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"eps\" = %g is out of range (0, 1]", path,
+                           tc->adam.eps);
+    TRY(get_num_in(path, a, "weight_decay", 0.0, MAX_WEIGHT_DECAY, &tc->adam.weight_decay, err));
+    attn_error verr;
+    if (attn_train_config_validate(tc, *n_sentences, &verr) != ATTN_OK)
+        return attn_errorf(err, ATTN_ERR_VALUE, "%s: %s", path, verr.msg);
     return ATTN_OK;
+}
+
+/* Everything but the arrays into *st, each value checked against its range and the others. */
+static attn_status parse_scalars(const char *path, const cJSON *root, attn_train_state *st,
+                                 attn_error *err) {
+    TRY(parse_configs(path, root, &st->model_cfg, &st->train_cfg, &st->n_sentences, err));
+    TRY(get_u64(path, root, "data_fingerprint", &st->data_fingerprint, err));
+    const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "holdout_separate");
+    if (sep && !cJSON_IsBool(sep))
+        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"holdout_separate\" is not true or false",
+                           path);
+    st->holdout_separate = cJSON_IsTrue(sep);
+    if (!sep) /* written before separate held-out sets existed */
+        attn_log(ATTN_LOG_INFO,
+                 "%s: no \"holdout_separate\" (an older checkpoint): its held-out slice is taken "
+                 "as split off the training data",
+                 path);
+    const attn_train_config *tc = &st->train_cfg;
+    TRY(get_int_in(path, root, "epoch", 0, tc->epochs, &st->epoch, err));
+    TRY(get_u64(path, root, "rng_state", &st->rng_state, err));
+    TRY(get_long(path, root, "adam_step", &st->adam_step, err));
+    /* every epoch takes one Adam step per batch of the training sentences */
+    long n_train = st->holdout_separate ? st->n_sentences : st->n_sentences - tc->holdout;
+    long steps = (long)st->epoch * ((n_train + tc->batch_size - 1) / tc->batch_size);
+    if (st->adam_step != steps)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "%s: \"adam_step\" = %ld, but %d epochs of %ld training sentences in "
+                           "batches of %d take %ld steps",
+                           path, st->adam_step, st->epoch, n_train, tc->batch_size, steps);
+    TRY(get_int_in(path, root, "best_epoch", 0, st->epoch, &st->best_epoch, err));
+    return get_num_in(path, root, "best_acc", 0.0, 1.0, &st->best_acc, err);
 }
 
 attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
                                  attn_train_config *train_cfg, int *n_sentences, attn_error *err) {
     cJSON *root = NULL;
     TRY(read_root(path, &root, err));
-    int n = 0;
-    attn_status st = parse_configs(path, root, model_cfg, train_cfg, err);
-    if (st == ATTN_OK) st = get_int(path, root, "n_sentences", &n, err);
-    if (st == ATTN_OK && n_sentences) *n_sentences = n;
+    attn_train_state st_;
+    memset(&st_, 0, sizeof st_);
+    attn_status st = parse_scalars(path, root, &st_, err);
+    if (st == ATTN_OK) {
+        *model_cfg = st_.model_cfg;
+        *train_cfg = st_.train_cfg;
+        if (n_sentences) *n_sentences = st_.n_sentences;
+    }
     cJSON_Delete(root);
     return st;
 }
 
-/* Reads array `key` of exactly n finite numbers into out[n]. */
-static attn_status get_floats(const char *path, const cJSON *root, const char *key, float *out,
-                              size_t n, attn_error *err) {
+/* Reads array `key` of exactly n finite float32 numbers (>= 0 when nonneg) into out[n]. */
+static attn_status get_floats(const char *path, const cJSON *root, const char *key, bool nonneg,
+                              float *out, size_t n, attn_error *err) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!cJSON_IsArray(a) || (size_t)cJSON_GetArraySize(a) != n)
         return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"%s\" is not an array of %zu numbers", path,
@@ -210,29 +343,17 @@ static attn_status get_floats(const char *path, const cJSON *root, const char *k
         if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
             return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\"[%zu] is not a finite number", path,
                                key, i);
+        /* >= FLT_MAX + half an ulp rounds to Inf in the cast to float */
+        if (fabs(x->valuedouble) >= 0x1.ffffffp127)
+            return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"%s\"[%zu] = %g overflows float32", path,
+                               key, i, x->valuedouble);
+        if (nonneg && x->valuedouble < 0)
+            return attn_errorf(err, ATTN_ERR_VALUE,
+                               "%s: \"%s\"[%zu] = %g is negative (Adam's second moment cannot be)",
+                               path, key, i, x->valuedouble);
         out[i++] = (float)x->valuedouble;
     }
     return ATTN_OK;
-}
-
-/* Everything but the arrays into *st. */
-static attn_status parse_scalars(const char *path, const cJSON *root, attn_train_state *st,
-                                 attn_error *err) {
-    TRY(parse_configs(path, root, &st->model_cfg, &st->train_cfg, err));
-    TRY(get_int(path, root, "n_sentences", &st->n_sentences, err));
-    TRY(get_u64(path, root, "data_fingerprint", &st->data_fingerprint, err));
-    const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "holdout_separate");
-    st->holdout_separate = cJSON_IsTrue(sep);
-    if (!sep) /* written before separate held-out sets existed */
-        attn_log(ATTN_LOG_INFO,
-                 "%s: no \"holdout_separate\" (an older checkpoint): its held-out slice is taken "
-                 "as split off the training data",
-                 path);
-    TRY(get_int(path, root, "epoch", &st->epoch, err));
-    TRY(get_u64(path, root, "rng_state", &st->rng_state, err));
-    TRY(get_long(path, root, "adam_step", &st->adam_step, err));
-    TRY(get_int(path, root, "best_epoch", &st->best_epoch, err));
-    return get_num(path, root, "best_acc", &st->best_acc, err);
 }
 
 /* The arrays (sized by "params") into buf, which *st then points into; caller frees *buf. */
@@ -248,14 +369,20 @@ static attn_status parse_arrays(const char *path, const cJSON *root, attn_train_
     if (n_params < 0 || (size_t)n_params != n)
         return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"n_params\" is %ld but \"params\" holds %zu",
                            path, n_params, n);
+    size_t need = attn_model_config_n_params(&st->model_cfg);
+    if (n != need)
+        return attn_errorf(err, ATTN_ERR_SHAPE,
+                           "%s: \"params\" holds %zu values but the model config has %zu "
+                           "parameters",
+                           path, n, need);
     float *b = malloc(4 * (n ? n : 1) * sizeof(float));
     if (!b) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     *buf = b;
     st->n_params = n;
-    TRY(get_floats(path, root, "params", b, n, err));
-    TRY(get_floats(path, root, "m", b + n, n, err));
-    TRY(get_floats(path, root, "v", b + 2 * n, n, err));
-    if (st->best_epoch > 0) TRY(get_floats(path, root, "best_params", b + 3 * n, n, err));
+    TRY(get_floats(path, root, "params", false, b, n, err));
+    TRY(get_floats(path, root, "m", false, b + n, n, err));
+    TRY(get_floats(path, root, "v", true, b + 2 * n, n, err));
+    if (st->best_epoch > 0) TRY(get_floats(path, root, "best_params", false, b + 3 * n, n, err));
     st->params = b;
     st->m = b + n;
     st->v = b + 2 * n;

@@ -4,51 +4,101 @@
 #include "io_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- files --------------------------------------------------------------------------------- */
 
+/* A limit from the environment (a positive decimal integer), else the default. */
+static size_t env_limit(const char *name, size_t dflt) {
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v == 0 || s[0] == '-') return dflt;
+    return v > SIZE_MAX ? SIZE_MAX : (size_t)v;
+}
+
+size_t attn_io_max_file_bytes(void) {
+    return env_limit("ATTN_MAX_FILE_BYTES", ATTN_MAX_FILE_BYTES_DEFAULT);
+}
+
+size_t attn_io_max_params(void) {
+    return env_limit("ATTN_MAX_PARAMS", ATTN_MAX_PARAMS_DEFAULT);
+}
+
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+/* Opened without blocking (a FIFO without writer would block in open and read), then checked
+ * with fstat: only regular files are read, and only up to the size limit. */
 attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_error *err) {
     *out = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return attn_errorf(err, ATTN_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return attn_errorf(err, ATTN_ERR_IO, "%s: is %s; only regular files are read", path,
+                           file_kind(sb.st_mode));
+    }
+    size_t limit = attn_io_max_file_bytes();
+    if (sb.st_size < 0 || (unsigned long long)sb.st_size > limit) {
+        close(fd);
+        return attn_errorf(err, ATTN_ERR_IO,
+                           "%s: %lld bytes exceed the file size limit of %zu bytes (raise it "
+                           "with the environment variable ATTN_MAX_FILE_BYTES)",
+                           path, (long long)sb.st_size, limit);
+    }
+    size_t size = (size_t)sb.st_size;
+    char *buf = malloc(size + 1);
     if (!buf) {
-        fclose(f);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading the file", path);
+        close(fd);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, size);
     }
-    for (;;) {
-        if (n == cap) {
-            if (cap > ((size_t)1 << 40)) break;
-            char *bigger = realloc(buf, 2 * cap + 1);
-            if (!bigger) {
-                free(buf);
-                fclose(f);
-                return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading %zu bytes", path,
-                                   2 * cap);
-            }
-            buf = bigger;
-            cap *= 2;
+    size_t n = 0;
+    char extra;
+    for (;;) { /* reads size bytes, then one more to see that the file did not grow */
+        ssize_t got = n < size ? read(fd, buf + n, size - n) : read(fd, &extra, 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return attn_errorf(err, ATTN_ERR_IO, "%s: read error: %s", path, strerror(e));
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
+        if (got == 0 || n == size) {
+            if (got == 0 && n == size) break;
+            free(buf);
+            close(fd);
+            return attn_errorf(err, ATTN_ERR_IO,
+                               "%s: the file changed size while being read (%zu bytes expected)",
+                               path, size);
+        }
+        n += (size_t)got;
     }
-    int failed = ferror(f);
-    int saved_errno = errno;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return attn_errorf(err, ATTN_ERR_IO, "%s: read error: %s", path, strerror(saved_errno));
-    }
+    close(fd);
     buf[n] = '\0';
     *out = buf;
     *len = n;
@@ -236,5 +286,231 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
         attn_error verr;
         if (attn_model_config_validate(cfg, &verr) != ATTN_OK)
             attn_io_problem(p, ATTN_ERR_VALUE, "%s", verr.msg);
+    }
+}
+
+/* ---- strict JSON ------------------------------------------------------------------------------
+ * cJSON is lenient (numbers like 007, +1 or 1. and anything after the value are accepted) and
+ * reports running out of memory as a syntax error. So the text is first checked against the
+ * JSON grammar (RFC 8259) by a scan that allocates nothing, then handed to cJSON: a failure
+ * there can only be memory. */
+
+typedef struct json_scan {
+    const char *s;
+    size_t n, i;
+    const char *why;
+} json_scan;
+
+static bool scan_fail(json_scan *j, const char *why) {
+    j->why = why;
+    return false;
+}
+
+static void scan_ws(json_scan *j) {
+    while (j->i < j->n &&
+           (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\n' || j->s[j->i] == '\r'))
+        j->i++;
+}
+
+static bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+/* 4 hex digits at s[i..i+4) into *code. */
+static bool scan_hex4(json_scan *j, unsigned *code) {
+    *code = 0;
+    for (int k = 0; k < 4; k++, j->i++) {
+        char c = j->i < j->n ? j->s[j->i] : '\0';
+        unsigned d = is_digit(c)              ? (unsigned)(c - '0')
+                     : (c >= 'a' && c <= 'f') ? (unsigned)(c - 'a' + 10)
+                     : (c >= 'A' && c <= 'F') ? (unsigned)(c - 'A' + 10)
+                                              : 16u;
+        if (d == 16) return scan_fail(j, "bad \\u escape (expected 4 hex digits)");
+        *code = *code * 16 + d;
+    }
+    return true;
+}
+
+static bool scan_string(json_scan *j) { /* at the opening quote */
+    j->i++;
+    for (;;) {
+        if (j->i >= j->n) return scan_fail(j, "unterminated string");
+        unsigned char c = (unsigned char)j->s[j->i];
+        if (c == '"') {
+            j->i++;
+            return true;
+        }
+        if (c < 0x20) return scan_fail(j, "control character in a string");
+        if (c != '\\') {
+            j->i++;
+            continue;
+        }
+        j->i++;
+        char e = j->i < j->n ? j->s[j->i] : '\0';
+        if (e && strchr("\"\\/bfnrt", e)) {
+            j->i++;
+            continue;
+        }
+        if (e != 'u') return scan_fail(j, "bad escape in a string");
+        j->i++;
+        unsigned code = 0;
+        if (!scan_hex4(j, &code)) return false;
+        if (code >= 0xDC00 && code <= 0xDFFF)
+            return scan_fail(j, "lone low surrogate in a \\u escape");
+        if (code >= 0xD800 && code <= 0xDBFF) { /* must be followed by a low surrogate */
+            if (j->i + 2 > j->n || j->s[j->i] != '\\' || j->s[j->i + 1] != 'u')
+                return scan_fail(j, "high surrogate without a low one in a \\u escape");
+            j->i += 2;
+            if (!scan_hex4(j, &code)) return false;
+            if (code < 0xDC00 || code > 0xDFFF)
+                return scan_fail(j, "high surrogate without a low one in a \\u escape");
+        }
+    }
+}
+
+#define MAX_NUMBER_CHARS 63 /* cJSON 1.7.15 reads at most 63 characters of a number */
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static bool scan_number(json_scan *j) {
+    size_t start = j->i;
+    const char *s = j->s;
+#define AT(k) ((k) < j->n ? s[k] : '\0')
+    if (AT(j->i) == '-') j->i++;
+    if (AT(j->i) == '0') {
+        j->i++;
+        if (is_digit(AT(j->i))) {
+            j->i = start;
+            return scan_fail(j, "number with a leading zero (not JSON)");
+        }
+    } else if (is_digit(AT(j->i))) {
+        while (is_digit(AT(j->i))) j->i++;
+    } else {
+        return scan_fail(j, "'-' without digits (not a JSON number)");
+    }
+    if (AT(j->i) == '.') {
+        j->i++;
+        if (!is_digit(AT(j->i))) return scan_fail(j, "no digit after '.' (not a JSON number)");
+        while (is_digit(AT(j->i))) j->i++;
+    }
+    if (AT(j->i) == 'e' || AT(j->i) == 'E') {
+        j->i++;
+        if (AT(j->i) == '+' || AT(j->i) == '-') j->i++;
+        if (!is_digit(AT(j->i))) return scan_fail(j, "no digit in an exponent (not JSON)");
+        while (is_digit(AT(j->i))) j->i++;
+    }
+#undef AT
+    if (j->i - start > MAX_NUMBER_CHARS) {
+        j->i = start;
+        return scan_fail(j, "number longer than 63 characters");
+    }
+    return true;
+}
+
+static bool scan_literal(json_scan *j) {
+    static const char *const words[] = {"true", "false", "null"};
+    for (int k = 0; k < 3; k++) {
+        size_t len = strlen(words[k]);
+        if (j->n - j->i >= len && memcmp(j->s + j->i, words[k], len) == 0) {
+            j->i += len;
+            return true;
+        }
+    }
+    return scan_fail(j, "unexpected character (not JSON)");
+}
+
+/* One JSON value and nothing after it but whitespace; containers nest at most as deep as
+ * cJSON allows. */
+static bool scan_json(json_scan *j) {
+    char stack[CJSON_NESTING_LIMIT];
+    int depth = 0;
+    bool want_key = false;
+    for (;;) {
+        scan_ws(j);
+        if (want_key) {
+            if (j->i >= j->n || j->s[j->i] != '"')
+                return scan_fail(j, "expected a string key in an object");
+            if (!scan_string(j)) return false;
+            scan_ws(j);
+            if (j->i >= j->n || j->s[j->i] != ':') return scan_fail(j, "expected ':' after a key");
+            j->i++;
+            scan_ws(j);
+            want_key = false;
+        }
+        if (j->i >= j->n) return scan_fail(j, "unexpected end of the text (truncated?)");
+        char c = j->s[j->i];
+        bool done = true; /* a complete value was read */
+        if (c == '{' || c == '[') {
+            if (depth >= CJSON_NESTING_LIMIT)
+                return scan_fail(j, "arrays/objects nest deeper than the limit");
+            stack[depth++] = c;
+            j->i++;
+            scan_ws(j);
+            char close = c == '{' ? '}' : ']';
+            if (j->i < j->n && j->s[j->i] == close) {
+                j->i++;
+                depth--;
+            } else {
+                want_key = c == '{';
+                done = false;
+            }
+        } else if (c == '"') {
+            if (!scan_string(j)) return false;
+        } else if (c == '-' || is_digit(c)) {
+            if (!scan_number(j)) return false;
+        } else if (!scan_literal(j)) {
+            return false;
+        }
+        while (done) { /* after a value: ',' or the container's end */
+            scan_ws(j);
+            if (depth == 0) {
+                if (j->i != j->n) return scan_fail(j, "trailing data after the JSON value");
+                return true;
+            }
+            if (j->i >= j->n) return scan_fail(j, "unexpected end of the text (truncated?)");
+            char close = stack[depth - 1] == '{' ? '}' : ']';
+            if (j->i < j->n && j->s[j->i] == ',') {
+                j->i++;
+                want_key = stack[depth - 1] == '{';
+                done = false;
+            } else if (j->i < j->n && j->s[j->i] == close) {
+                j->i++;
+                depth--;
+            } else {
+                return scan_fail(j, stack[depth - 1] == '{' ? "expected ',' or '}' in an object"
+                                                            : "expected ',' or ']' in an array");
+            }
+        }
+    }
+}
+
+attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
+                               const char **why) {
+    *out = NULL;
+    json_scan j = {buf, len, 0, NULL};
+    if (!scan_json(&j)) {
+        *at = j.i;
+        *why = j.why;
+        return ATTN_ERR_PARSE;
+    }
+    const char *end = NULL;
+    *out = cJSON_ParseWithLengthOpts(buf, len, &end, false);
+    if (!*out) {
+        *at = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
+        *why = "out of memory while parsing";
+        return ATTN_ERR_NOMEM;
+    }
+    return ATTN_OK;
+}
+
+void attn_io_text_position(const char *buf, size_t at, int *line, int *col) {
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (buf[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
     }
 }

@@ -12,8 +12,19 @@
 #include <stddef.h>
 
 /* Reads the whole file into *out (NUL-terminated, caller frees) and its size into *len.
- * Errors name the file: ATTN_ERR_IO (cannot open / read error), ATTN_ERR_NOMEM. */
+ * Only regular files are read (opened with O_NONBLOCK, so a FIFO does not block, then
+ * fstat), of at most attn_io_max_file_bytes(). Errors name the file: ATTN_ERR_IO (cannot open,
+ * not a regular file, over the limit, read error), ATTN_ERR_NOMEM. */
 attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_error *err);
+
+/* Parses buf[0..len) as exactly one JSON value (RFC 8259: no leading zeros, no trailing data,
+ * nesting at most CJSON_NESTING_LIMIT). ATTN_ERR_PARSE with *at (byte offset) and *why, or
+ * ATTN_ERR_NOMEM (*why says so) when the text is valid but the tree did not fit in memory.
+ * Sets no attn_error: the caller names the file. */
+attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
+                               const char **why);
+/* 1-based line and column of byte `at` of buf. */
+void attn_io_text_position(const char *buf, size_t at, int *line, int *col);
 
 /* Writes text[0..len) to path atomically: path.tmp, fflush, fsync, rename. On any failure
  * path.tmp is removed, path is untouched and ATTN_ERR_IO names both files. */

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,10 @@ static const char *shape_text(char *buf, size_t size, int ndim, const long long 
 static void tensor_before(const char *buf, size_t at, char *name, size_t size) {
     name[0] = '\0';
     static const char key[] = "\"shape\"";
+    const size_t klen = sizeof key - 1;
     const char *hit = NULL;
-    for (const char *s = buf; (s = strstr(s, key)) != NULL && (size_t)(s - buf) < at; s++) hit = s;
+    for (size_t i = 0; i + klen <= at; i++)
+        if (buf[i] == '"' && memcmp(buf + i, key, klen) == 0) hit = buf + i;
     if (!hit) return;
     const char *p = hit - 1;
     while (p > buf && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == '{')) p--;
@@ -51,59 +54,60 @@ static void tensor_before(const char *buf, size_t at, char *name, size_t size) {
     name[n] = '\0';
 }
 
-static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
+static bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Parses buf[0..len) (from `name`) strictly into *root and checks "format". */
+static attn_status parse_text(const char *name, const char *buf, size_t len, cJSON **root,
+                              attn_error *err) {
     *root = NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    attn_status st = attn_io_read_file(path, &buf, &len, err);
-    if (st != ATTN_OK) return st;
-    if (len == 0) {
-        free(buf);
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: empty file (0 bytes), expected %s JSON", path,
+    if (len == 0)
+        return attn_errorf(err, ATTN_ERR_PARSE, "%s: empty file (0 bytes), expected %s JSON", name,
                            WEIGHTS_FORMAT);
-    }
-    const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(buf, len, &end, false);
-    if (!doc) {
-        size_t at = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : len;
+    size_t at = 0;
+    const char *why = NULL;
+    cJSON *doc = NULL;
+    attn_status st = attn_io_json_parse(buf, len, &doc, &at, &why);
+    if (st == ATTN_ERR_NOMEM)
+        return attn_errorf(err, st,
+                           "%s: %s (%zu bytes of JSON; a \"data_b64\" encoding needs "
+                           "far less memory than number arrays)",
+                           name, why, len);
+    if (st != ATTN_OK) {
         int line = 1, col = 1;
-        for (size_t i = 0; i < at; i++) {
-            if (buf[i] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-        char name[96]; /* a state_dict key, cut short if longer */
-        tensor_before(buf, at, name, sizeof name);
+        attn_io_text_position(buf, at, &line, &col);
+        char tensor[96]; /* a state_dict key, cut short if longer */
+        tensor_before(buf, at, tensor, sizeof tensor);
         const char *rest = buf + at;
+        size_t left = len - at;
         const char *hint = "";
         size_t last = len;
-        while (last > 0 && strchr(" \t\r\n", buf[last - 1])) last--;
-        if (at >= len || last == 0 || buf[last - 1] != '}')
+        while (last > 0 && is_space(buf[last - 1])) last--;
+        if (strcmp(why, "trailing data after the JSON value") == 0)
+            hint = "";
+        else if (at >= len || last == 0 || buf[last - 1] != '}')
             hint = " (the file does not end with '}': truncated?)";
-        else if (strncmp(rest, "NaN", 3) == 0 || strncmp(rest, "Infinity", 8) == 0 ||
-                 strncmp(rest, "-Infinity", 9) == 0 || strncmp(rest, "nan", 3) == 0 ||
-                 strncmp(rest, "inf", 3) == 0)
+        else if ((left >= 3 && memcmp(rest, "NaN", 3) == 0) ||
+                 (left >= 8 && memcmp(rest, "Infinity", 8) == 0) ||
+                 (left >= 9 && memcmp(rest, "-Infinity", 9) == 0) ||
+                 (left >= 3 && memcmp(rest, "nan", 3) == 0) ||
+                 (left >= 3 && memcmp(rest, "inf", 3) == 0))
             hint = " (NaN/Infinity is not JSON and weights must be finite)";
-        attn_errorf(err, ATTN_ERR_PARSE,
-                    "%s: malformed JSON at byte %zu (line %d, column %d)%s%s%s%s; parsing stops "
-                    "there (also when arrays/objects nest deeper than %d)",
-                    path, at, line, col, hint, name[0] ? " in tensor \"" : "", name,
-                    name[0] ? "\"" : "", CJSON_NESTING_LIMIT);
-        free(buf);
-        return ATTN_ERR_PARSE;
+        return attn_errorf(err, ATTN_ERR_PARSE,
+                           "%s: malformed JSON at byte %zu (line %d, column %d): %s%s%s%s%s; "
+                           "parsing stops there (arrays/objects may nest at most %d deep)",
+                           name, at, line, col, why, hint, tensor[0] ? " in tensor \"" : "", tensor,
+                           tensor[0] ? "\"" : "", CJSON_NESTING_LIMIT);
     }
-    free(buf);
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
         return attn_errorf(err, ATTN_ERR_PARSE, "%s: expected a JSON object at the top level",
-                           path);
+                           name);
     }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, WEIGHTS_FORMAT) != 0) {
-        attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"", path,
+        attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"", name,
                     cJSON_IsString(fmt) ? "\"" : "",
                     !fmt                  ? "(missing)"
                     : cJSON_IsString(fmt) ? fmt->valuestring
@@ -114,6 +118,18 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
     }
     *root = doc;
     return ATTN_OK;
+}
+
+/* Reads and parses the file; its text is freed before the caller allocates a model. */
+static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
+    *root = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    attn_status st = attn_io_read_file(path, &buf, &len, err);
+    if (st != ATTN_OK) return st;
+    st = parse_text(path, buf, len, root, err);
+    free(buf);
+    return st;
 }
 
 /* ---- config ------------------------------------------------------------------------------- */
@@ -148,52 +164,109 @@ static const char *strip_prefixes(const char *name) {
     }
 }
 
-/* Checks one tensor entry against spec i and copies its data into stage (at the offset). */
-static void load_tensor(const attn_model *m, size_t i, const char *key, const cJSON *entry,
-                        float *stage, attn_io_problems *p) {
-    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
-    const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
-    if (!cJSON_IsObject(entry) || !cJSON_IsArray(shape) || !cJSON_IsArray(data)) {
-        attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\": expected {\"shape\": [..], \"data\": [..]}",
-                        key);
-        return;
+/* ---- "data_b64": base64 (RFC 4648, padded) of the little-endian float32 values ------------ */
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int b64_value(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+static size_t b64_len(size_t n_bytes) {
+    return (n_bytes + 2) / 3 * 4;
+}
+
+/* Decodes text (exactly b64_len(4 n) characters) into dst[n]; false with the offending
+ * character index in *bad. */
+static bool b64_decode_floats(const char *text, size_t n, float *dst, size_t *bad) {
+    size_t n_bytes = 4 * n, n_chars = b64_len(n_bytes);
+    uint32_t word = 0;
+    size_t byte = 0;
+    for (size_t i = 0; i < n_chars; i += 4) {
+        int v[4];
+        for (int k = 0; k < 4; k++) {
+            v[k] = b64_value(text[i + k]);
+            /* the last group of 1 or 2 bytes ends with "==" or "=" */
+            bool pad = k >= 2 && 3 * (i / 4) + (size_t)k - 1 >= n_bytes;
+            if (pad ? text[i + k] != '=' : v[k] < 0) {
+                *bad = i + (size_t)k;
+                return false;
+            }
+            if (pad) v[k] = 0;
+        }
+        uint32_t triple =
+            (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+        for (int k = 0; k < 3 && byte < n_bytes; k++, byte++) {
+            word |= ((triple >> (16 - 8 * k)) & 0xffu) << (8 * (byte % 4));
+            if (byte % 4 == 3) {
+                memcpy(&dst[byte / 4], &word, sizeof word);
+                word = 0;
+            }
+        }
     }
-    int want[4];
-    int want_nd = attn_model_tensor_shape(m, i, want);
-    long long want_ll[4], got[8];
-    for (int d = 0; d < want_nd; d++) want_ll[d] = want[d];
-    int got_nd = 0;
-    bool shape_ok = true;
-    const cJSON *dim;
-    cJSON_ArrayForEach(dim, shape) {
-        double v = dim->valuedouble;
-        if (!cJSON_IsNumber(dim) || v != floor(v) || v < 0 || v > 1e15) {
-            attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": shape holds a non-integer, expected %s",
-                            key, shape_text((char[64]){0}, 64, want_nd, want_ll));
+    return true;
+}
+
+/* Appends the base64 of x[n] (little-endian float32) to f. */
+static void b64_write_floats(FILE *f, const float *x, size_t n) {
+    size_t n_bytes = 4 * n;
+    unsigned char in[3];
+    char out[4];
+    for (size_t b = 0; b < n_bytes; b += 3) {
+        size_t take = n_bytes - b < 3 ? n_bytes - b : 3;
+        for (size_t k = 0; k < 3; k++) {
+            size_t at = b + k;
+            uint32_t u = 0;
+            if (k < take) memcpy(&u, &x[at / 4], sizeof u);
+            in[k] = k < take ? (unsigned char)(u >> (8 * (at % 4))) : 0;
+        }
+        uint32_t triple = (uint32_t)in[0] << 16 | (uint32_t)in[1] << 8 | in[2];
+        for (int k = 0; k < 4; k++) out[k] = B64[(triple >> (18 - 6 * k)) & 63];
+        if (take < 3) out[3] = '=';
+        if (take < 2) out[2] = '=';
+        fwrite(out, 1, 4, f);
+    }
+}
+
+/* Reads "data" (numbers) or "data_b64" of tensor `key` into dst[numel]. */
+static void load_data(const char *key, const cJSON *data, const cJSON *b64, size_t numel,
+                      const char *shape, float *dst, attn_io_problems *p) {
+    if (b64) {
+        size_t want = b64_len(4 * numel), got = strlen(b64->valuestring), bad = 0;
+        if (got != want) {
+            attn_io_problem(p, ATTN_ERR_SHAPE,
+                            "\"%s\": \"data_b64\" has %zu characters, shape %s needs %zu "
+                            "(base64 of %zu little-endian float32)",
+                            key, got, shape, want, numel);
             return;
         }
-        if (got_nd < 8) got[got_nd] = (long long)v;
-        got_nd++;
-        if (got_nd > want_nd || (long long)v != want[got_nd - 1]) shape_ok = false;
-    }
-    if (got_nd != want_nd) shape_ok = false;
-    if (!shape_ok) {
-        char wbuf[64], gbuf[128];
-        attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": expected %s, got %s%s", key,
-                        shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
-                        shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
-                        got_nd > 8 ? " (truncated)" : "");
+        if (!b64_decode_floats(b64->valuestring, numel, dst, &bad)) {
+            attn_io_problem(p, ATTN_ERR_PARSE,
+                            "\"%s\": \"data_b64\" character %zu is not base64 (A-Z a-z 0-9 + / "
+                            "and = padding)",
+                            key, bad);
+            return;
+        }
+        for (size_t j = 0; j < numel; j++)
+            if (!isfinite(dst[j])) {
+                attn_io_problem(p, ATTN_ERR_VALUE,
+                                "\"%s\": element %zu is %s, not a finite float32", key, j,
+                                isnan(dst[j]) ? "NaN" : "Inf");
+                return;
+            }
         return;
     }
-    size_t numel = attn_model_tensor_numel(m, i);
     size_t n = (size_t)cJSON_GetArraySize(data);
     if (n != numel) {
-        char wbuf[64];
         attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": \"data\" has %zu values, shape %s needs %zu",
-                        key, n, shape_text(wbuf, sizeof wbuf, want_nd, want_ll), numel);
+                        key, n, shape, numel);
         return;
     }
-    float *dst = stage + attn_model_tensor_offset(m, i);
     size_t j = 0;
     const cJSON *v;
     cJSON_ArrayForEach(v, data) {
@@ -215,6 +288,57 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
         }
         dst[j++] = (float)d;
     }
+}
+
+/* Checks one tensor entry against spec i and copies its data into stage (at the offset). */
+static void load_tensor(const attn_model *m, size_t i, const char *key, const cJSON *entry,
+                        float *stage, attn_io_problems *p) {
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
+    const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
+    bool one_data = (cJSON_IsArray(data) && !b64) || (cJSON_IsString(b64) && !data);
+    if (!cJSON_IsObject(entry) || !cJSON_IsArray(shape) || !one_data) {
+        attn_io_problem(p, ATTN_ERR_PARSE,
+                        "\"%s\": expected {\"shape\": [..], \"data\": [..]} or {\"shape\": [..], "
+                        "\"data_b64\": \"..\"}",
+                        key);
+        return;
+    }
+    int want[4];
+    int want_nd = attn_model_tensor_shape(m, i, want);
+    long long want_ll[4], got[8];
+    for (int d = 0; d < want_nd; d++) want_ll[d] = want[d];
+    int got_nd = 0;
+    bool shape_ok = true;
+    const cJSON *dim;
+    cJSON_ArrayForEach(dim, shape) {
+        double v = dim->valuedouble;
+        if (!cJSON_IsNumber(dim) || v != floor(v) || v < 0 || v > 1e15) {
+            attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": shape holds %s, expected %s", key,
+                            !cJSON_IsNumber(dim) ? "a non-number"
+                            : v < 0              ? "a negative number"
+                            : v != floor(v)      ? "a non-integer"
+                                                 : "a non-integer or a number over 1e15",
+                            shape_text((char[64]){0}, 64, want_nd, want_ll));
+            return;
+        }
+        if (got_nd < 8) got[got_nd] = (long long)v;
+        got_nd++;
+        if (got_nd > want_nd || (long long)v != want[got_nd - 1]) shape_ok = false;
+    }
+    if (got_nd != want_nd) shape_ok = false;
+    if (!shape_ok) {
+        char wbuf[64], gbuf[128];
+        attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": expected %s, got %s%s", key,
+                        shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+                        shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
+                        got_nd > 8 ? " (truncated)" : "");
+        return;
+    }
+    char wbuf[64];
+    load_data(key, data, b64, attn_model_tensor_numel(m, i),
+              shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+              stage + attn_model_tensor_offset(m, i), p);
 }
 
 /* Loads the "tensors" object of root into m (all or nothing). Names that carried a wrapper's
@@ -280,29 +404,55 @@ static void hint_config(const attn_model *m, attn_io_problems *p) {
 
 /* ---- public ------------------------------------------------------------------------------- */
 
-attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err) {
-    if (!out || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL path or out");
-    *out = NULL;
-    cJSON *root = NULL;
-    attn_status st = parse_file(path, &root, err);
-    if (st != ATTN_OK) return st;
-    attn_io_problems p = {err, path, 0, ATTN_OK};
+/* The number of float values the "tensors" of root hold ("data" lengths, "data_b64" sizes). */
+static size_t declared_values(const cJSON *root) {
+    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
+    size_t n = 0;
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, tensors) {
+        const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
+        const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
+        if (cJSON_IsArray(data)) n += (size_t)cJSON_GetArraySize(data);
+        if (cJSON_IsString(b64)) n += strlen(b64->valuestring) / 4 * 3 / 4;
+    }
+    return n;
+}
+
+/* Below this many parameters a model is created to report each tensor's problem; above it a
+ * config that the file's values cannot fill is refused before anything is allocated. */
+#define EAGER_CHECK_PARAMS ((size_t)1 << 20)
+
+/* Checks the config's parameter count against the limit and the file's values, BEFORE the
+ * model is allocated. */
+static void check_size(const attn_model_config *cfg, const cJSON *root, attn_io_problems *p) {
+    size_t need = attn_model_config_n_params(cfg), limit = attn_io_max_params();
+    if (need > limit) {
+        attn_io_problem(p, ATTN_ERR_VALUE,
+                        "config: the model would have %zu parameters, over the limit of %zu "
+                        "(raise it with the environment variable ATTN_MAX_PARAMS)",
+                        need, limit);
+        return;
+    }
+    size_t have = declared_values(root);
+    if (need >= EAGER_CHECK_PARAMS && have < need)
+        attn_io_problem(p, ATTN_ERR_SHAPE,
+                        "config: the model would have %zu parameters but the tensors hold only "
+                        "%zu values (config and tensors disagree)",
+                        need, have);
+}
+
+static attn_status load_root(const char *name, cJSON *root, attn_model **out, attn_error *err) {
+    attn_io_problems p = {err, name, 0, ATTN_OK};
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_RNN);
     parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
-    if (p.n > 0) {
-        cJSON_Delete(root);
-        return attn_io_problems_finish(&p);
-    }
+    if (p.n == 0) check_size(&cfg, root, &p);
+    if (p.n > 0) return attn_io_problems_finish(&p);
     attn_model *m = NULL;
     attn_error cerr;
-    st = attn_model_create(&cfg, 0, &m, &cerr);
-    if (st != ATTN_OK) {
-        cJSON_Delete(root);
-        return attn_errorf(err, st, "%s: %s", path, cerr.msg);
-    }
+    attn_status st = attn_model_create(&cfg, 0, &m, &cerr);
+    if (st != ATTN_OK) return attn_errorf(err, st, "%s: %s", name, cerr.msg);
     load_tensors(m, root, &p);
     hint_config(m, &p);
-    cJSON_Delete(root);
     st = attn_io_problems_finish(&p);
     if (st != ATTN_OK) {
         attn_model_free(m);
@@ -310,6 +460,33 @@ attn_status attn_weights_load_json(const char *path, attn_model **out, attn_erro
     }
     *out = m;
     return ATTN_OK;
+}
+
+attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err) {
+    if (!out || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL path or out");
+    *out = NULL;
+    cJSON *root = NULL;
+    attn_status st = parse_file(path, &root, err);
+    if (st != ATTN_OK) return st;
+    st = load_root(path, root, out, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, const char *name,
+                                               attn_model **out, attn_error *err) {
+    if (!out || (!buf && len)) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL buf or out");
+    *out = NULL;
+    if (!name) name = "(buffer)";
+    if (len > attn_io_max_file_bytes())
+        return attn_errorf(err, ATTN_ERR_IO, "%s: %zu bytes exceed the size limit of %zu bytes",
+                           name, len, attn_io_max_file_bytes());
+    cJSON *root = NULL;
+    attn_status st = parse_text(name, buf ? buf : "", len, &root, err);
+    if (st != ATTN_OK) return st;
+    st = load_root(name, root, out, err);
+    cJSON_Delete(root);
+    return st;
 }
 
 attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err) {
@@ -371,7 +548,8 @@ static bool write_config(FILE *f, const attn_model_config *c) {
     return true;
 }
 
-static void write_tensors(FILE *f, const attn_model *m, const float *base) {
+static void write_tensors(FILE *f, const attn_model *m, const float *base,
+                          attn_weights_encoding enc) {
     fprintf(f, "\"tensors\": {\n");
     size_t count = attn_model_tensor_count(m);
     for (size_t i = 0; i < count; i++) {
@@ -379,9 +557,15 @@ static void write_tensors(FILE *f, const attn_model *m, const float *base) {
         int nd = attn_model_tensor_shape(m, i, shape);
         fprintf(f, "\"%s\": {\"shape\": [", attn_model_tensor_name(m, i));
         for (int d = 0; d < nd; d++) fprintf(f, d ? ", %d" : "%d", shape[d]);
-        fprintf(f, "], \"data\": [");
         const float *x = base + attn_model_tensor_offset(m, i);
         size_t n = attn_model_tensor_numel(m, i);
+        if (enc == ATTN_WEIGHTS_B64) {
+            fprintf(f, "], \"data_b64\": \"");
+            b64_write_floats(f, x, n);
+            fprintf(f, "\"}%s\n", i + 1 < count ? "," : "");
+            continue;
+        }
+        fprintf(f, "], \"data\": [");
         for (size_t j = 0; j < n; j++) fprintf(f, j ? ",%.9g" : "%.9g", (double)x[j]);
         fprintf(f, "]}%s\n", i + 1 < count ? "," : "");
     }
@@ -390,7 +574,13 @@ static void write_tensors(FILE *f, const attn_model *m, const float *base) {
 
 attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
                                    attn_error *err) {
-    if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path");
+    return attn_weights_save_json_as(m, grads, ATTN_WEIGHTS_TEXT, path, err);
+}
+
+attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
+                                      const char *path, attn_error *err) {
+    if (!m || !path || (enc != ATTN_WEIGHTS_TEXT && enc != ATTN_WEIGHTS_B64))
+        return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path, or unknown encoding");
     const float *base = grads ? attn_model_grads_const(m) : attn_model_params_const(m);
     if (!base)
         return attn_errorf(err, ATTN_ERR_ARG,
@@ -407,7 +597,7 @@ attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *
     fprintf(f, "{\"format\": \"%s\",\n", WEIGHTS_FORMAT);
     bool ok = write_config(f, attn_model_config_of(m));
     fprintf(f, ",\n");
-    write_tensors(f, m, base);
+    write_tensors(f, m, base, enc);
     fprintf(f, "}\n");
     ok = !ferror(f) && ok;
     if (fclose(f) != 0) ok = false;

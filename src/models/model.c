@@ -152,6 +152,15 @@ static void init_params(attn_model *m, uint64_t seed) {
     }
 }
 
+size_t attn_model_config_n_params(const attn_model_config *cfg) {
+    const attn_model_vt *vt = vt_for(cfg->arch);
+    if (!vt) return 0;
+    attn_param_spec specs[ATTN_MAX_SPECS];
+    size_t n_specs = vt->specs(cfg, specs), n = 0;
+    for (size_t i = 0; i < n_specs; i++) n += spec_numel(&specs[i]);
+    return n;
+}
+
 attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
                               attn_error *err) {
     *out = NULL;
