@@ -110,16 +110,18 @@ static void print_json(const char *sentence, const int *ids, const attn_explanat
 /* ---- text ------------------------------------------------------------------------------------ */
 
 /* A word on a background of colour (r, g, b) mixed with white by t in [0, 1] (0: white), black
- * text, so that it reads on light and dark terminals alike; then `note` in the default colour. */
+ * text, so that it reads on light and dark terminals alike; then `note` in the default colour.
+ * Below t = 0.05 the word keeps the terminal's colours. */
 static void shaded(const explain_view *v, const char *word, double t, int r, int g, int b,
                    const char *note) {
-    if (v->color) {
-        t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+    if (!v->color || t < 0.05) { /* next to nothing: the terminal's own colours, so that the
+                                  * weightless words do not glare on a dark terminal */
+        printf(" %s %s ", word, note);
+    } else {
+        t = t > 1.0 ? 1.0 : t;
         const int R = (int)lround(255 - t * (255 - r)), G = (int)lround(255 - t * (255 - g)),
                   B = (int)lround(255 - t * (255 - b));
         printf("\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
-    } else {
-        printf("%s%s ", word, note);
     }
 }
 
@@ -131,8 +133,8 @@ static void attention_row(const explain_view *v, const attn_explanation *e, cons
     printf("  %-8s ", label);
     for (int k = 0; k < e->S; k++) {
         char note[32];
-        snprintf(note, sizeof note, "%s%.0f%%", v->color ? "" : "(", 100.0 * w[k]);
-        if (!v->color) strcat(note, ")");
+        /* fixed width, so that the lines of the heads and layers align */
+        snprintf(note, sizeof note, "%3.0f%%", 100.0 * w[k]);
         shaded(v, token_name(e, ids, k), max > 0.0f ? w[k] / max : 0.0, 255, 140, 0, note);
     }
     putchar('\n');
@@ -173,7 +175,7 @@ static void print_prefix(const explain_view *v, const attn_explanation *e, const
     printf("  probability after each word:\n  ");
     for (int i = 0; i < e->n_words; i++) {
         char note[32];
-        snprintf(note, sizeof note, v->color ? "%.2f" : "(%.2f)", e->prefix_probability[i]);
+        snprintf(note, sizeof note, "%.2f", e->prefix_probability[i]);
         signed_word(v, attn_vocab_word(ids[i]), e->prefix_probability[i] - 0.5, 0.5, note);
     }
     putchar('\n');
@@ -189,8 +191,7 @@ static void print_saliency(const explain_view *v, const attn_explanation *e, con
            (double)e->logit, (double)e->ig_baseline_logit, e->ig_steps);
     for (int i = 0; i < e->n_words; i++) {
         char note[32];
-        snprintf(note, sizeof note, v->color ? "%+.2f" : "(%+.2f)",
-                 (double)e->integrated_gradients[i]);
+        snprintf(note, sizeof note, "%+.2f", (double)e->integrated_gradients[i]);
         signed_word(v, attn_vocab_word(ids[i]), e->integrated_gradients[i], scale, note);
     }
     putchar('\n');
