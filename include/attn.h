@@ -250,6 +250,69 @@ attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error 
 size_t attn_io_max_file_bytes(void);
 size_t attn_io_max_params(void);
 
+/* ---- looking inside a model: batch-1 accessors (src/models/) and attn_explain (src/insight/) -- *
+ * "The first layer's input" x of a sentence of n words: RNN/LSTM, the n embedding rows fed to the
+ * cell, [n, E]; Transformer, x0 = embedding + pos_embedding of [CLS] and the n words, [n+1, D]
+ * ([CLS] row first). The accessors read the buffers of the model's last forward/backward (valid
+ * until the next call on the model) and fail (ATTN_ERR_ARG) unless that forward had B = 1. */
+
+/* Forward of one sentence from its first-layer input vectors x (layout above) instead of ids:
+ * with x the rows attn_model_forward builds, the logit is the same float. A following
+ * attn_model_backward takes a batch of the same shape (B = 1, T = lengths[0] = n_words); its ids
+ * only choose the embedding rows that receive the input gradient. */
+attn_status attn_model_forward_embedded(attn_model *m, const float *x, int n_words, float *logit,
+                                        attn_error *err);
+/* x (the last batch-1 forward's first-layer input, *n_rows x *width) and d_x (d loss / d x of the
+ * last backward after it; garbage before one). Either pointer may be NULL. */
+attn_status attn_model_input(const attn_model *m, const float **x, const float **d_x, int *n_rows,
+                             int *width, attn_error *err);
+/* Transformer: layer `layer`'s attention probabilities of the last batch-1 forward, the ones it
+ * used: *probs [NH, S, S] (head, query, key), S = n_words + 1 ([CLS] first). */
+attn_status attn_model_attention_probs(const attn_model *m, int layer, const float **probs, int *S,
+                                       attn_error *err);
+
+/* What attn_explain computes for one sentence. Saliency is over the n_words words (the
+ * Transformer's [CLS] row is a constant, not a word of the sentence: it gets none), with x_i
+ * the first-layer input row of word i and g_i = d logit / d x_i at x:
+ *   grad_norm[i]            = |g_i|_2
+ *   grad_x_input[i]         = sum_j g_ij x_ij
+ *   integrated_gradients[i] = sum_j (x_ij - x'_ij) * mean_k g_ij(x' + (k - 1/2)/N (x - x')),
+ *                             k = 1..N (the midpoint rule, N = ig_steps), with the baseline
+ *                             x' = the first-layer input of the same number of [PAD] words
+ *                             (RNN/LSTM: the [PAD] embedding row; Transformer: [PAD] embedding +
+ *                             the word's position; [CLS] keeps its row). Completeness:
+ *                             sum_i integrated_gradients[i] ~ logit - ig_baseline_logit.
+ * (A zero baseline was tried first: the pre-norm Transformer's LayerNorm of a*x_i jumps near
+ * a = 0, which 64 midpoint steps cannot resolve; completeness missed 1 % by far.) */
+#define ATTN_EXPLAIN_IG_STEPS 64
+typedef struct attn_explain_opts {
+    int ig_steps; /* N >= 1; 0 = ATTN_EXPLAIN_IG_STEPS */
+} attn_explain_opts;
+
+typedef struct attn_explanation {
+    attn_arch arch;
+    int n_words;
+    float logit;                 /* the same float as attn_model_forward of the sentence */
+    double probability;          /* 1 / (1 + exp(-logit)) in double, as attn predict prints it */
+    int n_layers, n_heads, S;    /* Transformer: attention's sizes (S = n_words + 1); else 0 */
+    float *attention;            /* [n_layers, n_heads, S, S] (layer, head, query, key) or NULL */
+    float *prefix_logit;         /* RNN/LSTM: [n_words] logit of words 0..i, as a forward of
+                                  * that prefix gives it (attn predict); else NULL */
+    double *prefix_probability;  /* RNN/LSTM: [n_words] its probability; else NULL */
+    float *grad_norm;            /* [n_words] */
+    float *grad_x_input;         /* [n_words] */
+    float *integrated_gradients; /* [n_words] */
+    int ig_steps;                /* N used */
+    float ig_baseline_logit;     /* the logit at the baseline x' */
+} attn_explanation;
+
+/* Explains sentence ids[0..n_words) (no [CLS]) with m. opts may be NULL (defaults). Runs
+ * 2 + ig_steps forward/backward passes (+ one forward per prefix for RNN/LSTM) at batch 1;
+ * overwrites m's gradient buffer (left zeroed). *out is the caller's: attn_explanation_free. */
+attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
+                         attn_explanation **out, attn_error *err);
+void attn_explanation_free(attn_explanation *e);
+
 /* ---- weights JSON (src/io/) ------------------------------------------------------------ *
  * Format "attn-weights-v1":
  *   {"format": "attn-weights-v1",

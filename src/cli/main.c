@@ -16,6 +16,7 @@ static const command commands[] = {
     {"vocab", cmd_vocab, "print the 91-token vocabulary with ids and categories"},
     {"info", cmd_info, "show a weights file: arch, sizes, tensor table, parameter count"},
     {"predict", cmd_predict, "classify sentences with trained weights"},
+    {"explain", cmd_explain, "what a model did with a sentence: attention, saliency"},
     {"eval", cmd_eval, "accuracy of weights on the test sets or a TSV file"},
     {"grad", cmd_grad, "gradient of the mean loss over a TSV file, as weights JSON"},
     {"train", cmd_train, "train one model with Adam"},

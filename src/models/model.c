@@ -324,3 +324,54 @@ attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error 
     }
     return ATTN_OK;
 }
+
+/* ---- looking inside a batch-1 forward (attn.h) ------------------------------------------- */
+
+static bool is_transformer(const attn_model *m) {
+    return m->cfg.arch == ATTN_ARCH_TRANSFORMER;
+}
+
+attn_status attn_model_forward_embedded(attn_model *m, const float *x, int n_words, float *logit,
+                                        attn_error *err) {
+    if (!x || !logit || n_words < 1)
+        return attn_errorf(err, ATTN_ERR_ARG, "forward_embedded: need x, logit and n_words >= 1");
+    if (is_transformer(m) && n_words > m->cfg.max_len - 1)
+        return attn_errorf(err, ATTN_ERR_SHAPE,
+                           "forward_embedded: %d words, the transformer takes at most %d", n_words,
+                           m->cfg.max_len - 1);
+    if (is_transformer(m)) return attn_transformer_forward_embedded(m, x, n_words, logit, err);
+    return attn_recurrent_forward_embedded(m, x, n_words, logit, err);
+}
+
+attn_status attn_model_input(const attn_model *m, const float **x, const float **d_x, int *n_rows,
+                             int *width, attn_error *err) {
+    const float *xs = NULL, *ds = NULL;
+    int n = 0;
+    if (is_transformer(m))
+        attn_transformer_input(m, &xs, &ds, &n);
+    else
+        attn_recurrent_input(m, &xs, &ds, &n);
+    if (n == 0)
+        return attn_errorf(err, ATTN_ERR_ARG, "model input: the last forward was not at batch 1");
+    if (x) *x = xs;
+    if (d_x) *d_x = ds;
+    if (n_rows) *n_rows = n;
+    if (width) *width = m->cfg.embed_dim;
+    return ATTN_OK;
+}
+
+attn_status attn_model_attention_probs(const attn_model *m, int layer, const float **probs, int *S,
+                                       attn_error *err) {
+    if (!is_transformer(m))
+        return attn_errorf(err, ATTN_ERR_ARG, "attention probs: %s has no attention",
+                           attn_arch_name(m->cfg.arch));
+    if (layer < 0 || layer >= m->cfg.n_layers)
+        return attn_errorf(err, ATTN_ERR_ARG, "attention probs: layer %d of %d", layer,
+                           m->cfg.n_layers);
+    const float *p = attn_transformer_probs(m, layer, S);
+    if (!p)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "attention probs: the last forward was not at batch 1");
+    *probs = p;
+    return ATTN_OK;
+}

@@ -141,6 +141,19 @@ void attn_recurrent_destroy(attn_model *m);
 /* Points t at the tensors of `cell` ("rnn" or "lstm") in base (params or grads). */
 void attn_recurrent_bind(attn_model *m, float *base, const char *cell, attn_recurrent_tensors *t);
 
+/* Looking inside a batch-1 forward (model.c's attn_model_forward_embedded, _input and
+ * _attention_probs dispatch here). x: the first layer's input rows, [T, E] (recurrent) or
+ * [T+1, D] (Transformer, [CLS] first). _input: those rows of the last forward and d logit / d x
+ * of the last backward; *n_rows = 0 unless the last forward had B = 1. */
+attn_status attn_recurrent_forward_embedded(attn_model *m, const float *x, int n_words,
+                                            float *logit, attn_error *err);
+void attn_recurrent_input(const attn_model *m, const float **x, const float **d_x, int *n_rows);
+attn_status attn_transformer_forward_embedded(attn_model *m, const float *x, int n_words,
+                                              float *logit, attn_error *err);
+void attn_transformer_input(const attn_model *m, const float **x, const float **d_x, int *n_rows);
+/* Layer `layer`'s probabilities [NH, S, S] of the last batch-1 forward (NULL if B > 1). */
+const float *attn_transformer_probs(const attn_model *m, int layer, int *S);
+
 /* Helpers for architecture files. */
 void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape, attn_init init,
                    float init_a);

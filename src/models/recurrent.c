@@ -277,27 +277,24 @@ static void rec_layer_forward(rec_impl *v, int l, const float *in, int I, int H)
     for (int t = 0; t < T; t++) rec_step_forward(v, l, t, H);
 }
 
-/* logits[B]. Final state rule (tools/attn_models.py): the output is taken at step
- * lengths[b]-1 of the last layer; later (padding) steps never reach the loss. */
-attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *logits,
-                                   attn_error *err) {
+/* Reserves the arena for b and makes its slot table; x is then filled by the caller. */
+static attn_status rec_begin(attn_model *m, const attn_batch *b, attn_error *err) {
     rec_impl *v = m->impl;
-    const int B = b->B, T = b->T, E = m->cfg.embed_dim, H = m->cfg.hidden_size;
-    const int top = m->cfg.n_layers - 1;
     v->B = v->T = 0; /* nothing to back-propagate until this forward has succeeded */
-    attn_status st = rec_reserve(m, B, T, err);
+    attn_status st = rec_reserve(m, b->B, b->T, err);
     if (st != ATTN_OK) return st;
-    v->B = B;
-    v->T = T;
-    const int *order = v->order;
+    v->B = b->B;
+    v->T = b->T;
     rec_schedule(v, b);
+    return ATTN_OK;
+}
 
-    /* x[t, s, :] = embedding[ids[order[s], t], :] (time-major) */
-    for (int t = 0; t < T; t++)
-        for (int s = 0; s < B; s++) {
-            int id = word_at(b, order[s], t);
-            attn_embedding_forward(v->x + ((size_t)t * B + s) * E, &id, v->w.embedding, 1, E);
-        }
+/* The layers over v->x, then the head on h after each sentence's last word. */
+static void rec_finish(attn_model *m, const attn_batch *b, float *logits) {
+    rec_impl *v = m->impl;
+    const int B = b->B, E = m->cfg.embed_dim, H = m->cfg.hidden_size;
+    const int top = m->cfg.n_layers - 1;
+    const int *order = v->order;
     for (int l = 0; l <= top; l++)
         rec_layer_forward(v, l, l == 0 ? v->x : v->layer[l - 1].h + (size_t)B * H, l == 0 ? E : H,
                           H);
@@ -308,6 +305,23 @@ attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *lo
                v->layer[top].h + ((size_t)b->lengths[order[s]] * B + s) * H,
                (size_t)H * sizeof(float));
     attn_linear_forward(logits, v->h_last, v->w.head_weight, v->w.head_bias, B, H, 1, ATTN_OP_HEAD);
+}
+
+/* logits[B]. Final state rule (tools/attn_models.py): the output is taken at step
+ * lengths[b]-1 of the last layer; later (padding) steps never reach the loss. */
+attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *logits,
+                                   attn_error *err) {
+    rec_impl *v = m->impl;
+    const int B = b->B, T = b->T, E = m->cfg.embed_dim;
+    attn_status st = rec_begin(m, b, err);
+    if (st != ATTN_OK) return st;
+    /* x[t, s, :] = embedding[ids[order[s], t], :] (time-major) */
+    for (int t = 0; t < T; t++)
+        for (int s = 0; s < B; s++) {
+            int id = word_at(b, v->order[s], t);
+            attn_embedding_forward(v->x + ((size_t)t * B + s) * E, &id, v->w.embedding, 1, E);
+        }
+    rec_finish(m, b, logits);
     return ATTN_OK;
 }
 
@@ -387,4 +401,24 @@ void attn_recurrent_backward(attn_model *m, const attn_batch *b, const float *d_
             int id = word_at(b, order[s], t);
             attn_embedding_backward(v->d.embedding, v->d_x + ((size_t)t * B + s) * E, &id, 1, E);
         }
+}
+
+/* ---- looking inside (batch 1; attn.h) ---------------------------------------------------- */
+
+attn_status attn_recurrent_forward_embedded(attn_model *m, const float *x, int n_words,
+                                            float *logit, attn_error *err) {
+    rec_impl *v = m->impl;
+    const attn_batch b = {.B = 1, .T = n_words, .ids = NULL, .lengths = &n_words};
+    attn_status st = rec_begin(m, &b, err);
+    if (st != ATTN_OK) return st;
+    memcpy(v->x, x, (size_t)n_words * m->cfg.embed_dim * sizeof(float)); /* [T, 1, E] */
+    rec_finish(m, &b, logit);
+    return ATTN_OK;
+}
+
+void attn_recurrent_input(const attn_model *m, const float **x, const float **d_x, int *n_rows) {
+    const rec_impl *v = m->impl;
+    *x = v->x;
+    *d_x = v->d_x;
+    *n_rows = v->B == 1 ? v->T : 0;
 }

@@ -285,20 +285,9 @@ static int cls_row(const tf_impl *v, int i) {
     return v->cls_last ? i : v->rows[i];
 }
 
-static attn_status transformer_forward(attn_model *m, const attn_batch *b, float *logits,
-                                       attn_error *err) {
-    tf_impl *v = m->impl;
-    const attn_model_config *c = &m->cfg;
-    const int B = b->B, D = c->embed_dim, L = c->n_layers;
-    attn_status st = tf_prepare(v, c, b, err);
-    if (st != ATTN_OK) return st;
-    /* x0[rows[i] + s] = embedding[token] + pos_embedding[s], token 0 = [CLS] */
-    for (int i = 0; i < B; i++)
-        for (int s = 0; s < v->rows[i + 1] - v->rows[i]; s++) {
-            const float *e = v->w.embedding + (size_t)token_at(b, i, s) * D;
-            attn_add_forward(v->x0 + ((size_t)v->rows[i] + s) * D, e,
-                             v->w.pos_embedding + (size_t)s * D, (size_t)D);
-        }
+/* The layers, the final LayerNorm and the head on v->x0 (filled by the caller). */
+static void tf_run(tf_impl *v, const attn_model_config *c, float *logits) {
+    const int B = v->batch.B, D = c->embed_dim, L = c->n_layers;
     const float *x = v->x0;
     for (int l = 0; l < L; l++) {
         if (v->cls_last && l == L - 1)
@@ -317,6 +306,23 @@ static attn_status transformer_forward(attn_model *m, const attn_batch *b, float
         head_in = v->cls_norm;
     }
     attn_linear_forward(logits, head_in, v->w.head_weight, v->w.head_bias, B, D, 1, ATTN_OP_HEAD);
+}
+
+static attn_status transformer_forward(attn_model *m, const attn_batch *b, float *logits,
+                                       attn_error *err) {
+    tf_impl *v = m->impl;
+    const attn_model_config *c = &m->cfg;
+    const int B = b->B, D = c->embed_dim;
+    attn_status st = tf_prepare(v, c, b, err);
+    if (st != ATTN_OK) return st;
+    /* x0[rows[i] + s] = embedding[token] + pos_embedding[s], token 0 = [CLS] */
+    for (int i = 0; i < B; i++)
+        for (int s = 0; s < v->rows[i + 1] - v->rows[i]; s++) {
+            const float *e = v->w.embedding + (size_t)token_at(b, i, s) * D;
+            attn_add_forward(v->x0 + ((size_t)v->rows[i] + s) * D, e,
+                             v->w.pos_embedding + (size_t)s * D, (size_t)D);
+        }
+    tf_run(v, c, logits);
     return ATTN_OK;
 }
 
@@ -375,3 +381,30 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
 const attn_model_vt attn_transformer_vt = {
     "transformer",       transformer_specs,    transformer_setup,  transformer_set_grads,
     transformer_forward, transformer_backward, transformer_destroy};
+
+/* ---- looking inside (batch 1; attn.h) ---------------------------------------------------- */
+
+attn_status attn_transformer_forward_embedded(attn_model *m, const float *x, int n_words,
+                                              float *logit, attn_error *err) {
+    tf_impl *v = m->impl;
+    const attn_batch b = {.B = 1, .T = n_words, .ids = NULL, .lengths = &n_words};
+    attn_status st = tf_prepare(v, &m->cfg, &b, err);
+    if (st != ATTN_OK) return st;
+    memcpy(v->x0, x, (size_t)(n_words + 1) * m->cfg.embed_dim * sizeof(float));
+    tf_run(v, &m->cfg, logit);
+    return ATTN_OK;
+}
+
+void attn_transformer_input(const attn_model *m, const float **x, const float **d_x, int *n_rows) {
+    const tf_impl *v = m->impl;
+    *x = v->x0;
+    *d_x = v->d_hidden[0];
+    *n_rows = v->batch.B == 1 ? v->batch.N : 0;
+}
+
+const float *attn_transformer_probs(const attn_model *m, int layer, int *S) {
+    const tf_impl *v = m->impl;
+    if (v->batch.B != 1 || v->cls_last) return NULL;
+    *S = v->batch.N;
+    return v->acts[layer].probs;
+}

@@ -1,0 +1,327 @@
+/* cmd_explain.c -- `attn explain`: what a model did with each sentence (attn_explain): how much
+ * [CLS] attends to each word per layer and head (Transformer) or the probability after each
+ * word (RNN/LSTM), and saliency per word; as shaded text or one JSON object per sentence. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { FORMAT_TEXT, FORMAT_JSON };
+enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+static const char about[] =
+    "Explains each SENTENCE (or, without arguments, each non-blank line of stdin): the\n"
+    "logit and probability of the exact-mode forward; for the Transformer the attention\n"
+    "probabilities of every layer and head (the ones the forward used); for RNN/LSTM the\n"
+    "probability after each word; and saliency per word: |d logit / d x_i|, gradient x input\n"
+    "and integrated gradients (x_i: the vector entering the first layer for word i).";
+
+static const char notes[] =
+    "Text: each word shaded by how much [CLS] attends to it (percentages beside), one line\n"
+    "per layer and head plus the heads' average (--layer, --head choose; layers and heads\n"
+    "count from 0 as in the state_dict); for RNN/LSTM each word with the probability after\n"
+    "it (green above 0.5, red below); then the integrated gradients per word. Colour is\n"
+    "24-bit ANSI; auto colours a terminal unless NO_COLOR is set.\n\n"
+    "JSON, one object per line: {\"sentence\", \"tokens\", \"logit\", \"probability\",\n"
+    "\"attention\" [layer][head][query][key] (Transformer; tokens then start with [CLS]),\n"
+    "\"prefix_probability\" (RNN/LSTM, after each word), \"saliency\": {\"grad_norm\",\n"
+    "\"grad_x_input\", \"integrated_gradients\"} (per word), \"ig_steps\",\n"
+    "\"ig_baseline_logit\"}. Floats with %.9g (they read back exactly).\n\n"
+    "Integrated gradients: 64 midpoint steps from the baseline x' = the vectors of as many\n"
+    "[PAD] words ([CLS] keeps its own); their sum is close to logit - ig_baseline_logit.\n"
+    "prefix_probability[i] is what `attn predict` prints for words 0..i.";
+
+typedef struct explain_view {
+    int fmt;
+    bool color;
+    int layer, head; /* -1: all */
+} explain_view;
+
+static void json_string(const char *s) {
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static void json_floats(const float *a, int n) {
+    putchar('[');
+    for (int i = 0; i < n; i++) printf("%s%.9g", i ? ", " : "", (double)a[i]);
+    putchar(']');
+}
+
+/* Token i of the displayed axis: [CLS] first for the Transformer. */
+static const char *token_name(const attn_explanation *e, const int *ids, int i) {
+    if (e->arch == ATTN_ARCH_TRANSFORMER) return i == 0 ? "[CLS]" : attn_vocab_word(ids[i - 1]);
+    return attn_vocab_word(ids[i]);
+}
+
+static void print_json(const char *sentence, const int *ids, const attn_explanation *e) {
+    const int n = e->n_words, S = e->S;
+    const int n_tok = e->arch == ATTN_ARCH_TRANSFORMER ? n + 1 : n;
+    printf("{\"sentence\": ");
+    json_string(sentence);
+    printf(", \"tokens\": [");
+    for (int i = 0; i < n_tok; i++) {
+        if (i) printf(", ");
+        json_string(token_name(e, ids, i));
+    }
+    printf("], \"logit\": %.9g, \"probability\": %.9g", (double)e->logit, e->probability);
+    if (e->attention) {
+        printf(", \"attention\": [");
+        for (int l = 0; l < e->n_layers; l++) {
+            printf("%s[", l ? ", " : "");
+            for (int h = 0; h < e->n_heads; h++) {
+                printf("%s[", h ? ", " : "");
+                for (int q = 0; q < S; q++) {
+                    if (q) printf(", ");
+                    json_floats(e->attention + (((size_t)l * e->n_heads + h) * S + q) * S, S);
+                }
+                putchar(']');
+            }
+            putchar(']');
+        }
+        putchar(']');
+    }
+    if (e->prefix_probability) {
+        printf(", \"prefix_probability\": [");
+        for (int i = 0; i < n; i++) printf("%s%.9g", i ? ", " : "", e->prefix_probability[i]);
+        putchar(']');
+    }
+    printf(", \"saliency\": {\"grad_norm\": ");
+    json_floats(e->grad_norm, n);
+    printf(", \"grad_x_input\": ");
+    json_floats(e->grad_x_input, n);
+    printf(", \"integrated_gradients\": ");
+    json_floats(e->integrated_gradients, n);
+    printf("}, \"ig_steps\": %d, \"ig_baseline_logit\": %.9g}\n", e->ig_steps,
+           (double)e->ig_baseline_logit);
+}
+
+/* ---- text ------------------------------------------------------------------------------------ */
+
+/* A word on a background of colour (r, g, b) mixed with white by t in [0, 1] (0: white), black
+ * text, so that it reads on light and dark terminals alike; then `note` in the default colour.
+ * Below t = 0.05 the word keeps the terminal's colours. */
+static void shaded(const explain_view *v, const char *word, double t, int r, int g, int b,
+                   const char *note) {
+    if (!v->color || t < 0.05) { /* next to nothing: the terminal's own colours, so that the
+                                  * weightless words do not glare on a dark terminal */
+        printf(" %s %s ", word, note);
+    } else {
+        t = t > 1.0 ? 1.0 : t;
+        const int R = (int)lround(255 - t * (255 - r)), G = (int)lround(255 - t * (255 - g)),
+                  B = (int)lround(255 - t * (255 - b));
+        printf("\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
+    }
+}
+
+/* One attention row: how much [CLS] (query 0) attends to each key; w [S]. */
+static void attention_row(const explain_view *v, const attn_explanation *e, const int *ids,
+                          const char *label, const float *w) {
+    float max = 0.0f;
+    for (int k = 0; k < e->S; k++) max = w[k] > max ? w[k] : max;
+    printf("  %-8s ", label);
+    for (int k = 0; k < e->S; k++) {
+        char note[32];
+        /* fixed width, so that the lines of the heads and layers align */
+        snprintf(note, sizeof note, "%3.0f%%", 100.0 * w[k]);
+        shaded(v, token_name(e, ids, k), max > 0.0f ? w[k] / max : 0.0, 255, 140, 0, note);
+    }
+    putchar('\n');
+}
+
+static void print_attention(const explain_view *v, const attn_explanation *e, const int *ids) {
+    const int S = e->S, NH = e->n_heads;
+    float *avg = malloc((size_t)S * sizeof *avg);
+    printf("  [CLS] attends to (shade relative to the line's largest):\n");
+    for (int l = 0; l < e->n_layers; l++) {
+        if (v->layer >= 0 && l != v->layer) continue;
+        char label[32];
+        if (avg) memset(avg, 0, (size_t)S * sizeof *avg);
+        for (int h = 0; h < NH; h++) {
+            const float *cls = e->attention + ((size_t)l * NH + h) * S * S; /* query 0 */
+            for (int k = 0; avg && k < S; k++) avg[k] += cls[k] / (float)NH;
+            if (v->head >= 0 && h != v->head) continue;
+            snprintf(label, sizeof label, "L%d H%d", l, h);
+            attention_row(v, e, ids, label, cls);
+        }
+        snprintf(label, sizeof label, "L%d avg", l);
+        if (v->head < 0 && avg) attention_row(v, e, ids, label, avg);
+    }
+    free(avg);
+}
+
+/* Diverging shade: green for positive x, red for negative, strength |x| / scale. */
+static void signed_word(const explain_view *v, const char *word, double x, double scale,
+                        const char *note) {
+    const double t = scale > 0.0 ? fabs(x) / scale : 0.0;
+    if (x >= 0.0)
+        shaded(v, word, t, 60, 190, 75, note);
+    else
+        shaded(v, word, t, 230, 75, 75, note);
+}
+
+static void print_prefix(const explain_view *v, const attn_explanation *e, const int *ids) {
+    printf("  probability after each word:\n  ");
+    for (int i = 0; i < e->n_words; i++) {
+        char note[32];
+        snprintf(note, sizeof note, "%.2f", e->prefix_probability[i]);
+        signed_word(v, attn_vocab_word(ids[i]), e->prefix_probability[i] - 0.5, 0.5, note);
+    }
+    putchar('\n');
+}
+
+static void print_saliency(const explain_view *v, const attn_explanation *e, const int *ids) {
+    double scale = 0.0, sum = 0.0;
+    for (int i = 0; i < e->n_words; i++) {
+        scale = fmax(scale, fabs(e->integrated_gradients[i]));
+        sum += e->integrated_gradients[i];
+    }
+    printf("  integrated gradients (sum %.3f = logit %.3f - baseline %.3f, %d steps):\n  ", sum,
+           (double)e->logit, (double)e->ig_baseline_logit, e->ig_steps);
+    for (int i = 0; i < e->n_words; i++) {
+        char note[32];
+        snprintf(note, sizeof note, "%+.2f", (double)e->integrated_gradients[i]);
+        signed_word(v, attn_vocab_word(ids[i]), e->integrated_gradients[i], scale, note);
+    }
+    putchar('\n');
+}
+
+static void print_text(const explain_view *v, const char *sentence, const int *ids,
+                       const attn_explanation *e) {
+    printf("%s  p=%.6f  logit=%.9g  %s\n", e->logit > 0.0f ? "positive" : "negative",
+           e->probability, (double)e->logit, sentence);
+    if (e->attention) print_attention(v, e, ids);
+    if (e->prefix_probability) print_prefix(v, e, ids);
+    print_saliency(v, e, ids);
+}
+
+/* ---- the command ----------------------------------------------------------------------------- */
+
+static bool explain_one(attn_model *m, const explain_view *v, const char *sentence,
+                        const char *where, int index) {
+    int max_ids = (int)(strlen(sentence) / 2 + 1), n = 0;
+    int *ids = malloc((size_t)max_ids * sizeof *ids);
+    attn_error err = {0};
+    attn_explanation *e = NULL;
+    attn_status st = ids ? attn_tokenize(sentence, ids, max_ids, &n, &err)
+                         : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
+    if (st == ATTN_OK) st = attn_explain(m, ids, n, NULL, &e, &err);
+    if (st == ATTN_OK) {
+        if (v->fmt == FORMAT_JSON)
+            print_json(sentence, ids, e);
+        else
+            print_text(v, sentence, ids, e);
+    } else {
+        fprintf(stderr, "attn explain: %s %d: %s\n", where, index, err.msg);
+    }
+    attn_explanation_free(e);
+    free(ids);
+    return st == ATTN_OK;
+}
+
+/* Explains the non-blank lines of stdin; returns the number of failures. */
+static int explain_stdin(attn_model *m, const explain_view *v, int *n_lines) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int line_no = 0, failed = 0;
+    while ((len = getline(&line, &cap, stdin)) >= 0) {
+        line_no++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (strspn(line, " \t") == (size_t)len) continue;
+        (*n_lines)++;
+        failed += !explain_one(m, v, line, "line", line_no);
+    }
+    free(line);
+    return failed;
+}
+
+/* --layer/--head against the model; CLI_USAGE after a message, else -1. */
+static int check_view(const attn_model *m, const explain_view *v) {
+    const attn_model_config *c = attn_model_config_of(m);
+    if ((v->layer >= 0 || v->head >= 0) && c->arch != ATTN_ARCH_TRANSFORMER)
+        return cli_usage_error("explain", "--layer and --head apply to the transformer only");
+    if (v->layer >= c->n_layers)
+        return cli_usage_error("explain", "--layer %d: the model has layers 0..%d", v->layer,
+                               c->n_layers - 1);
+    if (v->head >= c->n_heads)
+        return cli_usage_error("explain", "--head %d: the model has heads 0..%d", v->head,
+                               c->n_heads - 1);
+    return -1;
+}
+
+static bool want_color(int choice) {
+    if (choice != COLOR_AUTO) return choice == COLOR_ALWAYS;
+    const char *no = getenv("NO_COLOR");
+    return isatty(STDOUT_FILENO) && !(no && no[0]);
+}
+
+int cmd_explain(int argc, char **argv) {
+    const char *weights = NULL;
+    explain_view v = {FORMAT_TEXT, false, -1, -1};
+    int color = COLOR_AUTO;
+    cli_opt opts[] = {
+        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
+         .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
+        {"--format", "F", CLI_OPT_CHOICE, &v.fmt, .choices = "text|json",
+         .help = "text or json; see below"},
+        {"--layer", "L", CLI_OPT_INT, &v.layer, 0, 63, .def = "all",
+         .help = "text: this layer only (transformer)"},
+        {"--head", "H", CLI_OPT_INT, &v.head, 0, 63, .def = "all and their average",
+         .help = "text: this head only (transformer)"},
+        {"--color", "WHEN", CLI_OPT_CHOICE, &color, .choices = "auto|always|never",
+         .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"},
+    };
+    cli_spec spec = {"explain",
+                     "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN] [--]"
+                     " [SENTENCE...]",
+                     about,
+                     "SENTENCE",
+                     notes,
+                     opts,
+                     5};
+    char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
+    if (!sentences) {
+        fprintf(stderr, "attn explain: out of memory\n");
+        return CLI_ERROR;
+    }
+    int n_sentences = 0, failed = 0, n = 0;
+    int rc = cli_parse(&spec, argc, argv, sentences, &n_sentences);
+    if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
+    attn_model *m = NULL;
+    attn_error err;
+    if (rc < 0 && attn_weights_load_json(weights, &m, &err) != ATTN_OK)
+        rc = cli_fail("explain", &err);
+    if (rc < 0) rc = check_view(m, &v);
+    if (rc < 0) {
+        v.color = want_color(color);
+        attn_set_num_threads(1);
+        for (int i = 0; i < n_sentences; i++, n++)
+            failed += !explain_one(m, &v, sentences[i], "sentence", i + 1);
+        if (n_sentences == 0) failed = explain_stdin(m, &v, &n);
+        rc = CLI_OK;
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "attn explain: cannot write the output\n");
+            rc = CLI_ERROR;
+        }
+        if (failed) {
+            fprintf(stderr, "attn explain: %d of %d %s not explained\n", failed, n,
+                    cli_plural(n, "sentence", "sentences"));
+            rc = CLI_ERROR;
+        }
+    }
+    attn_model_free(m);
+    free(sentences);
+    return rc;
+}
