@@ -242,10 +242,37 @@ attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error 
 attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err);
 /* Loads tensors from `path` into an existing model (same config); all problems at once. */
 attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err);
-/* Writes params (or grads, with grads=true) atomically: path.tmp, fsync, rename. Refuses
+/* Writes params (or grads, with grads=true) atomically (attn_write_file_atomic). Refuses
  * NaN/Inf (naming the tensor) before writing anything. */
 attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
                                    attn_error *err);
+
+/* Writes text[0..len) to path atomically: a temporary file with a unique name beside the
+ * destination (created O_EXCL), fsync, rename, fsync of the directory; on failure the old file
+ * is untouched. A symlink is followed (its target is replaced, the link stays a link); an
+ * existing device or FIFO (/dev/null, /dev/full) is written in place, every write checked; a
+ * directory or socket is refused. Errors name the file. (src/io/io_common.c) */
+attn_status attn_write_file_atomic(const char *path, const char *text, size_t len, attn_error *err);
+
+/* The summary `attn reproduce` writes (DIR/reproduce.json), src/io/report_json.c. */
+typedef struct attn_report_run {
+    attn_arch arch;
+    int seed;
+    size_t n_params;
+    double acc[ATTN_N_TEST_SETS]; /* per set of `sets` below */
+    const char *weights;          /* file name of the run's weights */
+} attn_report_run;
+typedef struct attn_report {
+    int epochs, train_size, seeds, eval_batch;
+    const char *blas_core;
+    const attn_set *sets; /* [ATTN_N_TEST_SETS], the order of acc */
+    const attn_report_run *runs;
+    int n_runs;
+} attn_report;
+/* As JSON {"epochs", "train_size", "seeds", "eval_batch", "blas_core", "runs": [{"model",
+ * "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON), written
+ * with attn_write_file_atomic. */
+attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err);
 
 /* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- *
  * Follows PyTorch 1.13's CPU single-tensor path bit for bit (see adam.c). The hyperparameters

@@ -82,8 +82,8 @@ double cli_now_s(void); /* monotonic clock, seconds */
 void cli_fmt_duration(char *buf, size_t n, double s);
 /* "1 epoch" / "20 epochs". */
 const char *cli_plural(int n, const char *one, const char *many);
-/* Writes text[0..len) to path atomically (path.tmp, fflush, fsync, rename); messages name the
- * file. (The library has the same in src/io, internal; it belongs in the public API.) */
+/* attn_write_file_atomic: a unique temporary file, fsync, rename; symlinks followed, devices
+ * written in place; messages name the file. */
 attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
 /* The set names every command accepts: train, holdout, plain, distractor, fill4, fill8, and
  * all (the four test sets). Fills sets[] (ATTN_N_TEST_SETS entries) and *n. */

@@ -30,35 +30,7 @@ const char *cli_plural(int n, const char *one, const char *many) {
 }
 
 attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        attn_errorf(err, ATTN_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return ATTN_ERR_IO;
-    }
-    bool ok = fwrite(text, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok) {
-        remove(tmp);
-        attn_errorf(err, ATTN_ERR_IO,
-                    "%s: writing %s failed: %s (the old file, if any, is untouched)", path, tmp,
-                    strerror(saved));
-    }
-    free(tmp);
-    return ok ? ATTN_OK : ATTN_ERR_IO;
+    return attn_write_file_atomic(path, text, len, err);
 }
 
 bool cli_sets_from_name(const char *name, attn_set *sets, int *n) {

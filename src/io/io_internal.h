@@ -15,8 +15,11 @@
  * Errors name the file: ATTN_ERR_IO (cannot open / read error), ATTN_ERR_NOMEM. */
 attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_error *err);
 
-/* Writes text[0..len) to path atomically: path.tmp, fflush, fsync, rename. On any failure
- * path.tmp is removed, path is untouched and ATTN_ERR_IO names both files. */
+/* Writes text[0..len) to path atomically: a temporary file with a unique name beside it
+ * (path.tmp.<pid>.<n>.<x>, created O_EXCL), fsync, rename, fsync of the directory. A symlink is
+ * followed (its target is replaced; the link stays); an existing device or FIFO (/dev/null,
+ * /dev/full) is written in place with every write checked; a directory or socket is refused.
+ * On any failure the temporary file is removed, path is untouched and ATTN_ERR_IO names it. */
 attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
 
 /* ---- problem collection: the first problem is "path: msg", later ones are appended ------- */
