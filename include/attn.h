@@ -308,7 +308,9 @@ void attn_adam_free(attn_adam *opt);
  * Model selection (keep_best, default on, needs holdout > 0): the trainer keeps a copy of the
  * parameters of the epoch with the best held-out accuracy (ties: the later epoch) and, when
  * the last epoch is done, puts them back into the model, so the run returns the best epoch's
- * parameters (before the last epoch's on_epoch callback, so its checkpoint holds them too).
+ * parameters (before the last epoch's on_epoch callback). A checkpoint then still holds the
+ * last epoch's parameters as `params` (and the best ones as `best_params`), so that extending
+ * the run continues exactly where an uninterrupted longer run would be.
  * Each epoch shuffles the training sentences with the project PRNG (seeded from cfg.seed, the
  * state carried from epoch to epoch), cuts the permutation into chunks of bucket*batch_size
  * sentences, sorts each chunk by length (stable), forms batches of batch_size consecutive
@@ -396,7 +398,8 @@ typedef struct attn_train_state {
     uint64_t rng_state;          /* the shuffling PRNG */
     long adam_step;              /* Adam steps taken */
     size_t n_params;             /* length of each array below */
-    const float *params, *m, *v; /* [n_params] parameters, Adam's first and second moments */
+    const float *params, *m, *v; /* [n_params] the last epoch's parameters (also after model
+                                    selection put the best ones back), Adam's moments */
     int best_epoch;              /* model selection: epoch of best_params, 0 = none */
     double best_acc;             /* its held-out accuracy (0 when best_epoch is 0) */
     const float *best_params;    /* [n_params] when best_epoch > 0, else NULL */

@@ -64,7 +64,7 @@ static int write_report(const repro_opts *o, const cli_run_result *runs, int n) 
         attn_report_save_json(&rep, path, &err) == ATTN_OK ? CLI_OK : cli_fail("reproduce", &err);
     free(rr);
     free(names);
-    if (rc == CLI_OK) fprintf(stderr, "attn reproduce: wrote %s and the weights\n", path);
+    if (rc == CLI_OK) cli_message("reproduce", "wrote %s and the weights", path);
     return rc;
 }
 
@@ -180,9 +180,8 @@ int cmd_reproduce(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "attn reproduce: %s: cannot create directory: %s\n", o.out_dir,
-                strerror(errno));
-        return CLI_ERROR;
+        return cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
+                                 strerror(errno));
     }
     int n = CLI_N_ARCH * o.seeds;
     if (o.workers > n) o.workers = n;
