@@ -265,13 +265,13 @@ typedef struct attn_report_run {
 typedef struct attn_report {
     int epochs, train_size, seeds, eval_batch;
     const char *blas_core;
-    const attn_set *sets; /* [ATTN_N_TEST_SETS], the order of acc */
+    const char *set_names[ATTN_N_TEST_SETS]; /* the sets of acc, in its order */
     const attn_report_run *runs;
     int n_runs;
 } attn_report;
 /* As JSON {"epochs", "train_size", "seeds", "eval_batch", "blas_core", "runs": [{"model",
- * "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON), written
- * with attn_write_file_atomic. */
+ * "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON; one line
+ * per run), written with attn_write_file_atomic. */
 attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err);
 
 /* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- *

@@ -55,8 +55,8 @@ static int write_report(const repro_opts *o, const cli_run_result *runs, int n) 
         memcpy(rr[i].acc, runs[i].acc, sizeof rr[i].acc);
     }
     attn_report rep = {
-        o->epochs, o->train_size, o->seeds, o->eval_batch, attn_blas_corename(), cli_test_sets, rr,
-        n};
+        o->epochs, o->train_size, o->seeds, o->eval_batch, attn_blas_corename(), {NULL}, rr, n};
+    for (int s = 0; s < ATTN_N_TEST_SETS; s++) rep.set_names[s] = attn_set_name(cli_test_sets[s]);
     char path[4096];
     snprintf(path, sizeof path, "%s/reproduce.json", o->out_dir);
     attn_error err = {0};
