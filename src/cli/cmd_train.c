@@ -25,7 +25,8 @@ static const char notes[] =
     "--resume continues a checkpointed run with the checkpoint's model and settings; giving\n"
     "--model, --seed, --batch, --lr, --train-size, --holdout, --keep-best or --bucket with a\n"
     "value other than the checkpoint's is a usage error, and so is --data with other data.\n"
-    "--epochs N extends the run and must exceed the epochs already done.\n\n"
+    "--epochs N extends the run and must exceed the epochs already done; the result equals\n"
+    "an uninterrupted run. A resumed --log keeps one line per epoch the checkpoint holds.\n\n"
     "Progress (epoch, loss, accuracies, speed, ETA) goes to stderr, one line per epoch. On\n"
     "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.";
 

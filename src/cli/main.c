@@ -42,7 +42,7 @@ static int finish_stdout(const char *cmd, int rc) {
     int failed = fflush(stdout) != 0 || ferror(stdout);
     int saved = errno;
     if (fclose(stdout) != 0 && !failed) failed = 1, saved = errno;
-    if (!failed) return rc;
+    if (!failed || rc != CLI_OK) return rc; /* a failed command has said why */
     cli_message(cmd, "error writing to stdout: %s", strerror(saved ? saved : EIO));
     return rc == CLI_OK ? CLI_ERROR : rc;
 }
