@@ -334,7 +334,7 @@ attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, cons
                                                attn_model **out, attn_error *err);
 /* Loads tensors from `path` into an existing model (same config); all problems at once. */
 attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err);
-/* Writes params (or grads, with grads=true) atomically: path.tmp, fsync, rename. Refuses
+/* Writes params (or grads, with grads=true) atomically (attn_write_file_atomic). Refuses
  * NaN/Inf (naming the tensor) before writing anything. */
 attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
                                    attn_error *err);
@@ -344,6 +344,33 @@ typedef enum attn_weights_encoding {
 } attn_weights_encoding;
 attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
                                       const char *path, attn_error *err);
+
+/* Writes text[0..len) to path atomically: a temporary file with a unique name beside the
+ * destination (created O_EXCL), fsync, rename, fsync of the directory; on failure the old file
+ * is untouched. A symlink is followed (its target is replaced, the link stays a link); an
+ * existing device or FIFO (/dev/null, /dev/full) is written in place, every write checked; a
+ * directory or socket is refused. Errors name the file. (src/io/io_common.c) */
+attn_status attn_write_file_atomic(const char *path, const char *text, size_t len, attn_error *err);
+
+/* The summary `attn reproduce` writes (DIR/reproduce.json), src/io/report_json.c. */
+typedef struct attn_report_run {
+    attn_arch arch;
+    int seed;
+    size_t n_params;
+    double acc[ATTN_N_TEST_SETS]; /* per set of `sets` below */
+    const char *weights;          /* file name of the run's weights */
+} attn_report_run;
+typedef struct attn_report {
+    int epochs, train_size, seeds, eval_batch;
+    const char *blas_core;
+    const char *set_names[ATTN_N_TEST_SETS]; /* the sets of acc, in its order */
+    const attn_report_run *runs;
+    int n_runs;
+} attn_report;
+/* As JSON {"epochs", "train_size", "seeds", "eval_batch", "blas_core", "runs": [{"model",
+ * "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON; one line
+ * per run), written with attn_write_file_atomic. */
+attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err);
 
 /* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- *
  * Follows PyTorch 1.13's CPU single-tensor path bit for bit (see adam.c). The hyperparameters
@@ -379,7 +406,9 @@ void attn_adam_free(attn_adam *opt);
  * Model selection (keep_best, default on, needs holdout > 0): the trainer keeps a copy of the
  * parameters of the epoch with the best held-out accuracy (ties: the later epoch) and, when
  * the last epoch is done, puts them back into the model, so the run returns the best epoch's
- * parameters (before the last epoch's on_epoch callback, so its checkpoint holds them too).
+ * parameters (before the last epoch's on_epoch callback). A checkpoint then still holds the
+ * last epoch's parameters as `params` (and the best ones as `best_params`), so that extending
+ * the run continues exactly where an uninterrupted longer run would be.
  * Each epoch shuffles the training sentences with the project PRNG (seeded from cfg.seed, the
  * state carried from epoch to epoch), cuts the permutation into chunks of bucket*batch_size
  * sentences, sorts each chunk by length (stable), forms batches of batch_size consecutive
@@ -467,7 +496,8 @@ typedef struct attn_train_state {
     uint64_t rng_state;          /* the shuffling PRNG */
     long adam_step;              /* Adam steps taken */
     size_t n_params;             /* length of each array below */
-    const float *params, *m, *v; /* [n_params] parameters, Adam's first and second moments */
+    const float *params, *m, *v; /* [n_params] the last epoch's parameters (also after model
+                                    selection put the best ones back), Adam's moments */
     int best_epoch;              /* model selection: epoch of best_params, 0 = none */
     double best_acc;             /* its held-out accuracy (0 when best_epoch is 0) */
     const float *best_params;    /* [n_params] when best_epoch > 0, else NULL */

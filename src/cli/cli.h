@@ -69,6 +69,12 @@ void cli_print_help(const cli_spec *spec, FILE *f);
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);
 
+/* Every message that may quote user input goes through these: control bytes (< 0x20, 0x7f)
+ * are printed as \xNN, so a file name or sentence cannot move the cursor, recolour the
+ * terminal or forge a line. */
+void cli_put_escaped(FILE *f, const char *s);
+/* "attn CMD: <formatted, escaped>" on stderr (cmd NULL: "attn: ..."). */
+void cli_message(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "attn CMD: <msg>" to stderr and returns the exit code for the status. */
 int cli_fail(const char *cmd, const attn_error *err);
 /* Prints "attn CMD: <formatted>\nTry 'attn CMD --help'." and returns CLI_USAGE. */
@@ -83,9 +89,15 @@ double cli_now_s(void); /* monotonic clock, seconds */
 void cli_fmt_duration(char *buf, size_t n, double s);
 /* "1 epoch" / "20 epochs". */
 const char *cli_plural(int n, const char *one, const char *many);
-/* Writes text[0..len) to path atomically (path.tmp, fflush, fsync, rename); messages name the
- * file. (The library has the same in src/io, internal; it belongs in the public API.) */
+/* attn_write_file_atomic: a unique temporary file, fsync, rename; symlinks followed, devices
+ * written in place; messages name the file. */
 attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
+/* Before any work: the file `path` given with option `opt` can be written (it is not a
+ * directory, and its directory exists and is writable). CLI_OK, or CLI_ERROR after
+ * "attn CMD: OPT PATH: reason" on stderr. */
+int cli_check_dest(const char *cmd, const char *opt, const char *path);
+/* Prints "attn CMD: <formatted, escaped>" and returns CLI_ERROR. */
+int cli_runtime_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The set names every command accepts: train, holdout, plain, distractor, fill4, fill8, and
  * all (the four test sets). Fills sets[] (ATTN_N_TEST_SETS entries) and *n. */
 bool cli_sets_from_name(const char *name, attn_set *sets, int *n);

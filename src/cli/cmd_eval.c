@@ -24,7 +24,7 @@ static int eval_report(attn_model *m, const char *name, attn_dataset *d, int bat
     double acc = 0.0;
     attn_error err;
     if (attn_evaluate(m, d, 0, d->n, batch, &acc, &err) != ATTN_OK) {
-        fprintf(stderr, "attn eval: %s: %s\n", name, err.msg);
+        cli_message("eval", "%s: %s", name, err.msg);
         return CLI_ERROR;
     }
     int correct = (int)lround(acc * d->n);

@@ -73,7 +73,7 @@ static bool predict_one(attn_model *m, const char *sentence, const char *where, 
     if (st == ATTN_OK) st = attn_model_forward(m, &b, &logit, &err);
     free(ids);
     if (st != ATTN_OK) {
-        fprintf(stderr, "attn predict: %s %d: %s\n", where, index, err.msg);
+        cli_message("predict", "%s %d: %s", where, index, err.msg);
         return false;
     }
     print_result(sentence, logit, fmt);
@@ -89,6 +89,12 @@ static int predict_stdin(attn_model *m, int fmt, int *n_lines) {
     while ((len = getline(&line, &cap, stdin)) >= 0) {
         line_no++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (strlen(line) != (size_t)len) { /* as the TSV reader: never classify a cut line */
+            (*n_lines)++;
+            failed++;
+            cli_message("predict", "line %d: NUL byte in line", line_no);
+            continue;
+        }
         if (strspn(line, " \t") == (size_t)len) continue; /* blank line */
         (*n_lines)++;
         failed += !predict_one(m, line, "line", line_no, fmt);

@@ -64,32 +64,31 @@ static int parse_models(const char *list, bool want[CLI_MAX_ARCH]) {
 
 /* DIR/reproduce.json: no timings and no worker count, only what determines the weights. */
 static int write_report(const repro_opts *o, const cli_run_result *runs, int n) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return CLI_ERROR;
-    fprintf(f,
-            "{\n  \"epochs\": %d,\n  \"train_size\": %d,\n  \"seeds\": %d,\n  \"eval_batch\": %d,\n"
-            "  \"blas_core\": \"%s\",\n  \"runs\": [\n",
-            o->epochs, o->train_size, o->seeds, o->eval_batch, attn_blas_corename());
-    for (int i = 0; i < n; i++) {
-        const cli_run_result *r = &runs[i];
-        fprintf(f, "    {\"model\": \"%s\", \"seed\": %d, \"params\": %zu, \"accuracy\": {",
-                attn_arch_name(r->arch), r->seed, r->n_params);
-        for (int s = 0; s < ATTN_N_TEST_SETS; s++)
-            fprintf(f, "%s\"%s\": %.6f", s ? ", " : "", attn_set_name(cli_test_sets[s]), r->acc[s]);
-        fprintf(f, "}, \"weights\": \"%s-seed%d.json\"}%s\n", attn_arch_name(r->arch), r->seed,
-                i + 1 < n ? "," : "");
+    attn_report_run *rr = calloc((size_t)n + 1, sizeof *rr);
+    char(*names)[64] = calloc((size_t)n + 1, sizeof *names);
+    if (!rr || !names) {
+        free(rr);
+        free(names);
+        fprintf(stderr, "attn reproduce: out of memory\n");
+        return CLI_ERROR;
     }
-    fprintf(f, "  ]\n}\n");
-    fclose(f);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%s-seed%d.json", attn_arch_name(runs[i].arch),
+                 runs[i].seed);
+        rr[i] = (attn_report_run){runs[i].arch, runs[i].seed, runs[i].n_params, {0}, names[i]};
+        memcpy(rr[i].acc, runs[i].acc, sizeof rr[i].acc);
+    }
+    attn_report rep = {
+        o->epochs, o->train_size, o->seeds, o->eval_batch, attn_blas_corename(), {NULL}, rr, n};
+    for (int s = 0; s < ATTN_N_TEST_SETS; s++) rep.set_names[s] = attn_set_name(cli_test_sets[s]);
     char path[4096];
     snprintf(path, sizeof path, "%s/reproduce.json", o->out_dir);
     attn_error err = {0};
     int rc =
-        cli_write_atomic(path, text, len, &err) == ATTN_OK ? CLI_OK : cli_fail("reproduce", &err);
-    free(text);
-    if (rc == CLI_OK) fprintf(stderr, "attn reproduce: wrote %s and the weights\n", path);
+        attn_report_save_json(&rep, path, &err) == ATTN_OK ? CLI_OK : cli_fail("reproduce", &err);
+    free(rr);
+    free(names);
+    if (rc == CLI_OK) cli_message("reproduce", "wrote %s and the weights", path);
     return rc;
 }
 
@@ -214,9 +213,8 @@ int cmd_reproduce(int argc, char **argv) {
     int n_models = 0;
     for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
     if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "attn reproduce: %s: cannot create directory: %s\n", o.out_dir,
-                strerror(errno));
-        return CLI_ERROR;
+        return cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
+                                 strerror(errno));
     }
     int n = n_models * o.seeds;
     if (o.workers > n) o.workers = n;

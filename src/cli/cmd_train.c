@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char about[] =
@@ -24,7 +25,8 @@ static const char notes[] =
     "--resume continues a checkpointed run with the checkpoint's model and settings; giving\n"
     "--model, --seed, --batch, --lr, --train-size, --holdout, --keep-best or --bucket with a\n"
     "value other than the checkpoint's is a usage error, and so is --data with other data.\n"
-    "--epochs N extends the run and must exceed the epochs already done.\n\n"
+    "--epochs N extends the run and must exceed the epochs already done; the result equals\n"
+    "an uninterrupted run. A resumed --log keeps one line per epoch the checkpoint holds.\n\n"
     "Progress (epoch, loss, accuracies, speed, ETA) goes to stderr, one line per epoch. On\n"
     "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.";
 
@@ -38,6 +40,7 @@ typedef struct train_args {
 typedef struct train_progress {
     bool tty;
     FILE *log;
+    const char *log_path;
     const char *checkpoint;
     attn_trainer *trainer;
     attn_error err; /* a failed checkpoint write */
@@ -51,18 +54,20 @@ static void train_on_step(int epoch, int step, int steps, void *user) {
     fflush(stderr);
 }
 
-static void log_epoch(FILE *log, const attn_epoch_stats *st) {
-    fprintf(log,
-            "{\"epoch\": %d, \"epochs\": %d, \"steps\": %ld, \"loss\": %.9g, "
-            "\"train_acc\": %.9g, \"holdout_acc\": ",
-            st->epoch, st->epochs, st->steps, st->loss, st->train_acc);
+/* One JSON line; false (errno set) when it could not be written. */
+static bool log_epoch(FILE *log, const attn_epoch_stats *st) {
+    bool ok = fprintf(log,
+                      "{\"epoch\": %d, \"epochs\": %d, \"steps\": %ld, \"loss\": %.9g, "
+                      "\"train_acc\": %.9g, \"holdout_acc\": ",
+                      st->epoch, st->epochs, st->steps, st->loss, st->train_acc) >= 0;
     if (isnan(st->holdout_acc))
-        fprintf(log, "null");
+        ok = fprintf(log, "null") >= 0 && ok;
     else
-        fprintf(log, "%.9g", st->holdout_acc);
-    fprintf(log, ", \"sentences_per_s\": %.6g, \"elapsed_s\": %.6g, \"eta_s\": %.6g}\n",
-            st->sentences_per_s, st->elapsed_s, st->eta_s);
-    fflush(log);
+        ok = fprintf(log, "%.9g", st->holdout_acc) >= 0 && ok;
+    ok = fprintf(log, ", \"sentences_per_s\": %.6g, \"elapsed_s\": %.6g, \"eta_s\": %.6g}\n",
+                 st->sentences_per_s, st->elapsed_s, st->eta_s) >= 0 &&
+         ok;
+    return fflush(log) == 0 && ok && !ferror(log);
 }
 
 static bool train_on_epoch(const attn_epoch_stats *st, void *user) {
@@ -79,7 +84,12 @@ static bool train_on_epoch(const attn_epoch_stats *st, void *user) {
             "ETA %s%s",
             p->tty ? "\r" : "", st->epochs >= 10 ? 2 : 1, st->epoch, st->epochs, st->loss,
             100.0 * st->train_acc, ho, st->sentences_per_s, el, eta, p->tty ? "\033[K\n" : "\n");
-    if (p->log) log_epoch(p->log, st);
+    if (p->log && !log_epoch(p->log, st)) {
+        attn_errorf(&p->err, ATTN_ERR_IO, "%s: writing the log failed: %s", p->log_path,
+                    strerror(errno));
+        p->failed = true;
+        return false;
+    }
     if (p->checkpoint &&
         attn_trainer_save_checkpoint(p->trainer, p->checkpoint, &p->err) != ATTN_OK) {
         p->failed = true;
@@ -97,8 +107,8 @@ static int write_initial_weights(const attn_model_config *mc, const train_args *
     if (st == ATTN_OK) st = attn_weights_save_json(model, false, a->out, &err);
     attn_model_free(model);
     if (st != ATTN_OK) return cli_fail("train", &err);
-    fprintf(stderr, "attn train: wrote %s (initial weights of seed %llu, not trained)\n", a->out,
-            (unsigned long long)a->seed);
+    cli_message("train", "wrote %s (initial weights of seed %llu, not trained)", a->out,
+                (unsigned long long)a->seed);
     return CLI_OK;
 }
 
@@ -209,6 +219,56 @@ static void print_header(const train_args *a, const attn_model_config *mc, const
             c->batch_size, c->adam.lr, (unsigned long long)a->seed);
 }
 
+/* The epoch number a log line starts with ({"epoch": N, ...}), or 0. */
+static int log_line_epoch(const char *line) {
+    int e = 0;
+    return sscanf(line, "{\"epoch\": %d,", &e) == 1 && e > 0 ? e : 0;
+}
+
+/* A resumed run's log keeps one line for each epoch the checkpoint holds (the last such line
+ * of each, in epoch order), so epochs trained again after a kill are not logged twice. Only a
+ * regular file is rewritten; a missing one is fine. */
+static attn_status trim_log(const char *path, int done, attn_error *err) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return ATTN_OK;
+    FILE *f = fopen(path, "r");
+    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char **keep = calloc((size_t)done + 1, sizeof *keep);
+    char *line = NULL, *text = NULL;
+    size_t cap = 0, len = 0;
+    attn_status s = keep ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    while (s == ATTN_OK && getline(&line, &cap, f) >= 0) {
+        int e = log_line_epoch(line);
+        if (e < 1 || e > done) continue;
+        free(keep[e]);
+        if (!(keep[e] = strdup(line))) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    }
+    if (s == ATTN_OK && ferror(f))
+        s = attn_errorf(err, ATTN_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    fclose(f);
+    FILE *mem = s == ATTN_OK ? open_memstream(&text, &len) : NULL;
+    if (s == ATTN_OK && !mem) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int e = 1; mem && e <= done; e++)
+        if (keep[e]) fputs(keep[e], mem);
+    if (mem && fclose(mem) != 0) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    if (s == ATTN_OK) s = cli_write_atomic(path, text, len, err);
+    for (int e = 0; keep && e <= done; e++) free(keep[e]);
+    free(keep);
+    free(line);
+    free(text);
+    return s;
+}
+
+/* Opens --log: truncated for a new run; for a resumed one trimmed to the epochs done, then
+ * appended to. */
+static int open_log(const train_args *a, int done, FILE **log) {
+    attn_error err = {0};
+    if (a->resume && trim_log(a->log, done, &err) != ATTN_OK) return cli_fail("train", &err);
+    if (!(*log = fopen(a->log, a->resume ? "a" : "w")))
+        return cli_runtime_error("train", "%s: cannot open: %s", a->log, strerror(errno));
+    return -1;
+}
+
 /* Trains and writes the weights. */
 static int train(cli_spec *spec, const train_args *a, const attn_model_config *mc) {
     attn_set_num_threads(1); /* bit-identical training on any core count */
@@ -218,17 +278,22 @@ static int train(cli_spec *spec, const train_args *a, const attn_model_config *m
     attn_error err = {0};
     FILE *log = NULL;
     int rc = setup(spec, a, mc, &data, &heldout, &model, &trainer);
-    if (rc < 0 && a->log && !(log = fopen(a->log, a->resume ? "a" : "w"))) {
-        fprintf(stderr, "attn train: %s: cannot open: %s\n", a->log, strerror(errno));
-        rc = CLI_ERROR;
-    }
+    if (rc < 0 && a->log) rc = open_log(a, attn_trainer_epoch(trainer), &log);
     if (rc >= 0) goto done;
-    train_progress prog = {isatty(fileno(stderr)) == 1, log, a->checkpoint, trainer, {0}, false};
+    train_progress prog = {
+        isatty(fileno(stderr)) == 1, log, a->log, a->checkpoint, trainer, {0}, false};
     print_header(a, mc, model, data, heldout, trainer);
     attn_train_callbacks cb = {train_on_epoch, train_on_step, &prog};
     attn_status st = attn_trainer_run(trainer, &cb, &err);
     if (st != ATTN_OK && prog.tty) fprintf(stderr, "\n");
     if (st == ATTN_OK && prog.failed) err = prog.err, st = err.status;
+    if (st == ATTN_OK && log) {
+        FILE *f = log;
+        log = NULL;
+        if (fclose(f) != 0)
+            st = attn_errorf(&err, ATTN_ERR_IO, "%s: closing the log failed: %s", a->log,
+                             strerror(errno));
+    }
     if (st == ATTN_OK) st = attn_weights_save_json(model, false, a->out, &err);
     if (st != ATTN_OK) {
         rc = cli_fail("train", &err);
@@ -239,7 +304,7 @@ static int train(cli_spec *spec, const train_args *a, const attn_model_config *m
     if (best_epoch > 0)
         fprintf(stderr, "attn train: kept epoch %d (best held-out accuracy %.1f%%)\n", best_epoch,
                 100.0 * best_acc);
-    fprintf(stderr, "attn train: wrote %s\n", a->out);
+    cli_message("train", "wrote %s", a->out);
     rc = CLI_OK;
 done:
     if (log) fclose(log);
@@ -311,6 +376,11 @@ int cmd_train(int argc, char **argv) {
                  (unsigned long long)a.seed);
         a.out = default_out;
     }
+    /* a missing directory is reported now, not after hours of training */
+    if ((rc = cli_check_dest("train", "--out", a.out)) != CLI_OK) return rc;
+    if (a.checkpoint && (rc = cli_check_dest("train", "--checkpoint", a.checkpoint)) != CLI_OK)
+        return rc;
+    if (a.log && (rc = cli_check_dest("train", "--log", a.log)) != CLI_OK) return rc;
     if (a.cfg.epochs == 0) return write_initial_weights(&mc, &a);
     return train(&spec, &a, &mc);
 }

@@ -1,6 +1,7 @@
 /* main.c -- the attn command: dispatch to the subcommands (cmd_*.c), exit codes. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,17 @@ static void usage(FILE *f) {
                "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
 }
 
+/* Every command's output is checked once at the end: a full disk, /dev/full or a closed
+ * pipe turns a success into exit code 1 with a message. */
+static int finish_stdout(const char *cmd, int rc) {
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    int saved = errno;
+    if (fclose(stdout) != 0 && !failed) failed = 1, saved = errno;
+    if (!failed || rc != CLI_OK) return rc; /* a failed command has said why */
+    cli_message(cmd, "error writing to stdout: %s", strerror(saved ? saved : EIO));
+    return rc == CLI_OK ? CLI_ERROR : rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -44,12 +56,14 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
-        return CLI_OK;
+        return finish_stdout("help", CLI_OK);
     }
     attn_set_log(cli_log, NULL);
     for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "attn: unknown command '%s'\n\n", argv[1]);
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+    cli_message(NULL, "unknown command '%s'", argv[1]);
+    fputc('\n', stderr);
     usage(stderr);
     return CLI_USAGE;
 }

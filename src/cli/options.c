@@ -10,25 +10,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+void cli_put_escaped(FILE *f, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* "attn CMD: <formatted, escaped>\n" on stderr. */
+static void vmessage(const char *cmd, const char *fmt, va_list ap) {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "attn%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    cli_put_escaped(stderr, msg);
+    fputc('\n', stderr);
+}
+
+void cli_message(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(cmd, fmt, ap);
+    va_end(ap);
+}
+
 int cli_fail(const char *cmd, const attn_error *err) {
-    fprintf(stderr, "attn %s: %s\n", cmd, err->msg[0] ? err->msg : attn_status_str(err->status));
+    cli_message(cmd, "%s", err->msg[0] ? err->msg : attn_status_str(err->status));
     return err->status == ATTN_ERR_ARG ? CLI_USAGE : CLI_ERROR;
+}
+
+int cli_runtime_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(cmd, fmt, ap);
+    va_end(ap);
+    return CLI_ERROR;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "attn %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
+    vmessage(cmd, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'attn %s --help'.\n", cmd);
+    fprintf(stderr, "Try 'attn %s --help'.\n", cmd);
     return CLI_USAGE;
 }
 
 void cli_log(attn_log_level level, const char *msg, void *user) {
     (void)user;
     if (level == ATTN_LOG_DEBUG && !getenv("ATTN_DEBUG")) return;
-    fprintf(stderr, "attn: %s%s\n", level == ATTN_LOG_WARN ? "warning: " : "", msg);
+    cli_message(NULL, "%s%s", level == ATTN_LOG_WARN ? "warning: " : "", msg);
 }
 
 cli_opt *cli_opt_find(cli_spec *spec, const char *name) {

@@ -162,8 +162,8 @@ int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result 
     for (int i = 0; i < n; i++) {
         if (runs[i].ok) continue;
         failures++;
-        fprintf(stderr, "attn %s: %s seed %d failed: %s\n", cmd, attn_arch_name(runs[i].arch),
-                runs[i].seed, runs[i].msg);
+        cli_message(cmd, "%s seed %d failed: %s", attn_arch_name(runs[i].arch), runs[i].seed,
+                    runs[i].msg);
     }
     return failures;
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,35 +31,31 @@ const char *cli_plural(int n, const char *one, const char *many) {
 }
 
 attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        attn_errorf(err, ATTN_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return ATTN_ERR_IO;
+    return attn_write_file_atomic(path, text, len, err);
+}
+
+int cli_check_dest(const char *cmd, const char *opt, const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return cli_runtime_error(cmd, "%s %s: is a directory", opt, path);
+        return CLI_OK;
     }
-    bool ok = fwrite(text, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok) {
-        remove(tmp);
-        attn_errorf(err, ATTN_ERR_IO,
-                    "%s: writing %s failed: %s (the old file, if any, is untouched)", path, tmp,
-                    strerror(saved));
-    }
-    free(tmp);
-    return ok ? ATTN_OK : ATTN_ERR_IO;
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (stat(dir, &st) != 0)
+        return cli_runtime_error(cmd, "%s %s: directory %s: %s", opt, path, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cli_runtime_error(cmd, "%s %s: %s is not a directory", opt, path, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return cli_runtime_error(cmd, "%s %s: cannot write in %s: %s", opt, path, dir,
+                                 strerror(errno));
+    return CLI_OK;
 }
 
 bool cli_sets_from_name(const char *name, attn_set *sets, int *n) {

@@ -133,6 +133,13 @@ attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_err
                              "%s:%ld: missing tab; expected 'label<TAB>sentence'", path, lineno);
             goto done;
         }
+        if (strchr(tab + 1, '\t')) {
+            st = attn_errorf(err, ATTN_ERR_PARSE,
+                             "%s:%ld: more than 2 tab-separated columns; expected "
+                             "'label<TAB>sentence'",
+                             path, lineno);
+            goto done;
+        }
         *tab = '\0';
         if (strcmp(line, "0") != 0 && strcmp(line, "1") != 0) {
             st = attn_errorf(err, ATTN_ERR_PARSE,

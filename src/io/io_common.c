@@ -1,5 +1,6 @@
 /* io_common.c -- helpers shared by weights_json.c and the training checkpoint: reading a
- * whole file, writing one atomically (path.tmp, fflush, fsync, rename), collecting problems
+ * whole file, writing one atomically (a unique temporary file beside the destination, fsync,
+ * rename, fsync of the directory; symlinks followed, devices written in place), collecting problems
  * into one message, and the model config <-> JSON object mapping (see io_internal.h). */
 #include "io_internal.h"
 
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- files --------------------------------------------------------------------------------- */
@@ -105,44 +108,154 @@ attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_er
     return ATTN_OK;
 }
 
-attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+/* The path a write to `path` lands on: symlinks followed (relative targets relative to the
+ * link's directory), up to 40 links; a dangling link resolves to its missing target. NULL when
+ * out of memory; *loop set when the chain is too long. Caller frees. */
+static char *resolve_links(const char *path, bool *loop) {
+    *loop = false;
+    char *cur = strdup(path);
+    for (int i = 0; cur && i < 40; i++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
+        char target[PATH_MAX];
+        ssize_t n = readlink(cur, target, sizeof target - 1);
+        if (n < 0) return cur;
+        target[n] = '\0';
+        const char *slash = strrchr(cur, '/');
+        size_t dir_len = (target[0] == '/' || !slash) ? 0 : (size_t)(slash - cur) + 1;
+        char *next = malloc(dir_len + (size_t)n + 1);
+        if (next) {
+            memcpy(next, cur, dir_len);
+            memcpy(next + dir_len, target, (size_t)n + 1);
+        }
+        free(cur);
+        cur = next;
+    }
+    if (cur) *loop = true;
+    return cur;
+}
+
+/* Writes all of text to fd; 0 or an errno. */
+static int write_all(int fd, const char *text, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, text, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : EIO;
+        text += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* A device, FIFO or other non-regular file (e.g. /dev/null, /dev/full, /dev/stdout): written
+ * in place, every write and the close checked. */
+static attn_status write_in_place(const char *path, const char *text, size_t len, attn_error *err) {
+    int fd = open(path, O_WRONLY | O_NOCTTY);
+    if (fd < 0) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int e = write_all(fd, text, len);
+    if (close(fd) != 0 && !e) e = errno;
+    if (e) return attn_errorf(err, ATTN_ERR_IO, "%s: write failed: %s", path, strerror(e));
+    return ATTN_OK;
+}
+
+/* Creates a temporary file beside `path` with a unique name (O_EXCL, so two writers never
+ * share one) and the permissions a new file gets (0666 less the umask). */
+static int create_temp(const char *path, char *tmp, size_t cap) {
+    static unsigned serial;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(tmp, cap, "%s.tmp.%ld.%u.%06lx", path, (long)getpid(), serial++,
+                 (unsigned long)ts.tv_nsec & 0xffffffUL);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* fsync of the directory holding `path`, so the rename is durable; file systems that cannot
+ * sync a directory (EINVAL) are fine. 0 or an errno. */
+static int sync_dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int e = fsync(fd) == 0 || errno == EINVAL ? 0 : errno;
+    close(fd);
+    return e;
+}
+
+/* A regular file (or none yet): a unique temporary file beside it, write, fsync, rename over
+ * it, fsync the directory. An existing file keeps its permissions. */
+static attn_status replace_file(const char *path, const char *text, size_t len,
+                                const struct stat *old, attn_error *err) {
+    size_t cap = strlen(path) + 64;
+    char *tmp = malloc(cap);
     if (!tmp) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        attn_errorf(err, ATTN_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    int fd = create_temp(path, tmp, cap);
+    if (fd < 0) {
+        attn_errorf(err, ATTN_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
         free(tmp);
         return ATTN_ERR_IO;
     }
     const char *what = NULL;
-    if (fwrite(text, 1, len, f) != len)
-        what = "write";
-    else if (fflush(f) != 0)
-        what = "flush";
-    else if (fsync(fileno(f)) != 0)
-        what = "fsync";
-    int saved_errno = errno;
-    if (fclose(f) != 0 && !what) {
-        what = "close";
-        saved_errno = errno;
-    }
-    if (!what && rename(tmp, path) != 0) {
-        what = "rename";
-        saved_errno = errno;
-    }
+    int e = 0;
+    if (old && fchmod(fd, old->st_mode & 07777) != 0) what = "chmod", e = errno;
+    if (!what && (e = write_all(fd, text, len)) != 0) what = "write";
+    if (!what && fsync(fd) != 0) what = "fsync", e = errno;
+    if (close(fd) != 0 && !what) what = "close", e = errno;
+    if (!what && rename(tmp, path) != 0) what = "rename", e = errno;
     if (what) {
-        remove(tmp);
+        unlink(tmp);
         attn_errorf(err, ATTN_ERR_IO,
                     "%s: %s of %s failed: %s (the old file, if any, is untouched)", path, what, tmp,
-                    strerror(saved_errno));
+                    strerror(e));
         free(tmp);
         return ATTN_ERR_IO;
     }
     free(tmp);
+    if ((e = sync_dir_of(path)) != 0)
+        return attn_errorf(err, ATTN_ERR_IO, "%s: written, but syncing its directory failed: %s",
+                           path, strerror(e));
     return ATTN_OK;
+}
+
+attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err) {
+    bool loop = false;
+    char *real = resolve_links(path, &loop);
+    if (!real) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    attn_status s;
+    struct stat st;
+    if (loop)
+        s = attn_errorf(err, ATTN_ERR_IO, "%s: too many levels of symbolic links", path);
+    else if (stat(real, &st) != 0)
+        s = errno == ENOENT ? replace_file(real, text, len, NULL, err)
+                            : attn_errorf(err, ATTN_ERR_IO, "%s: %s", path, strerror(errno));
+    else if (S_ISREG(st.st_mode))
+        s = replace_file(real, text, len, &st, err);
+    else if (S_ISDIR(st.st_mode))
+        s = attn_errorf(err, ATTN_ERR_IO, "%s: is a directory", path);
+    else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISBLK(st.st_mode))
+        s = write_in_place(real, text, len, err);
+    else
+        s = attn_errorf(err, ATTN_ERR_IO, "%s: not a regular file, device or pipe; not replaced",
+                        path);
+    free(real);
+    return s;
+}
+
+attn_status attn_write_file_atomic(const char *path, const char *text, size_t len,
+                                   attn_error *err) {
+    if (!path || (!text && len))
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_write_file_atomic: NULL path or text");
+    return attn_io_write_atomic(path, text, len, err);
 }
 
 /* ---- problems ------------------------------------------------------------------------------ */

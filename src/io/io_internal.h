@@ -26,8 +26,11 @@ attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t 
 /* 1-based line and column of byte `at` of buf. */
 void attn_io_text_position(const char *buf, size_t at, int *line, int *col);
 
-/* Writes text[0..len) to path atomically: path.tmp, fflush, fsync, rename. On any failure
- * path.tmp is removed, path is untouched and ATTN_ERR_IO names both files. */
+/* Writes text[0..len) to path atomically: a temporary file with a unique name beside it
+ * (path.tmp.<pid>.<n>.<x>, created O_EXCL), fsync, rename, fsync of the directory. A symlink is
+ * followed (its target is replaced; the link stays); an existing device or FIFO (/dev/null,
+ * /dev/full) is written in place with every write checked; a directory or socket is refused.
+ * On any failure the temporary file is removed, path is untouched and ATTN_ERR_IO names it. */
 attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
 
 /* ---- problem collection: the first problem is "path: msg", later ones are appended ------- */

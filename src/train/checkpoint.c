@@ -33,7 +33,7 @@ attn_status attn_trainer_get_state(const attn_trainer *t, attn_train_state *st, 
     st->rng_state = t->rng.state;
     st->adam_step = t->adam->step;
     st->n_params = attn_model_n_params(t->model);
-    st->params = attn_model_params(t->model);
+    st->params = t->restored ? t->last_params : attn_model_params(t->model);
     st->m = t->adam->m;
     st->v = t->adam->v;
     st->best_epoch = t->best_epoch;
@@ -95,6 +95,13 @@ static attn_status check_state(const attn_trainer *t, const attn_train_state *st
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "%s: best_epoch %d does not fit epoch %d with keep_best %d", src, best,
                            st->epoch, t->cfg.keep_best);
+    if (best > 0 && best < st->epoch && memcmp(st->params, st->best_params, n * sizeof(float)) == 0)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "%s: params equal best_params of epoch %d at epoch %d: the checkpoint "
+                           "was written by an older attn that stored the best epoch's "
+                           "parameters in place of the last epoch's, so the run cannot be "
+                           "continued exactly; train it again",
+                           src, best, st->epoch);
     return ATTN_OK;
 }
 
@@ -106,6 +113,7 @@ attn_status attn_trainer_set_state(attn_trainer *t, const attn_train_state *st, 
     size_t n = st->n_params;
     /* memmove: st may point at this trainer's own arrays (attn_trainer_get_state) */
     memmove(attn_model_params(t->model), st->params, n * sizeof(float));
+    t->restored = false;
     memmove(t->adam->m, st->m, n * sizeof(float));
     memmove(t->adam->v, st->v, n * sizeof(float));
     t->adam->step = st->adam_step;

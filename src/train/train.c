@@ -60,6 +60,7 @@ void attn_trainer_free(attn_trainer *t) {
     free(t->logits);
     free(t->d_logits);
     free(t->best_params);
+    free(t->last_params);
     free(t);
 }
 
@@ -98,10 +99,14 @@ attn_status attn_trainer_create_heldout(attn_model *model, const attn_dataset *d
     int n_logits = cfg->batch_size > cfg->eval_batch ? cfg->batch_size : cfg->eval_batch;
     t->logits = malloc((size_t)n_logits * sizeof(float));
     t->d_logits = malloc((size_t)cfg->batch_size * sizeof(float));
-    if (cfg->keep_best && cfg->holdout > 0)
-        t->best_params =
-            malloc((attn_model_n_params(model) ? attn_model_n_params(model) : 1) * sizeof(float));
-    if (!t->logits || !t->d_logits || (cfg->keep_best && cfg->holdout > 0 && !t->best_params)) {
+    if (cfg->keep_best && cfg->holdout > 0) {
+        size_t bytes =
+            (attn_model_n_params(model) ? attn_model_n_params(model) : 1) * sizeof(float);
+        t->best_params = malloc(bytes);
+        t->last_params = malloc(bytes);
+    }
+    if (!t->logits || !t->d_logits ||
+        (cfg->keep_best && cfg->holdout > 0 && (!t->best_params || !t->last_params))) {
         attn_trainer_free(t);
         return attn_errorf(err, ATTN_ERR_NOMEM, "trainer: out of memory");
     }
@@ -141,7 +146,8 @@ int attn_trainer_best_epoch(const attn_trainer *t, double *acc) {
 
 /* Model selection after epoch t->epoch with held-out accuracy acc: remember the parameters
  * if acc is at least the best so far (ties: the later epoch); after the last epoch put the
- * best ones back into the model. */
+ * best ones back into the model, keeping the last epoch's in last_params: a checkpoint holds
+ * those, so that extending the run continues from where training was, not from the best. */
 static void select_model(attn_trainer *t, double acc) {
     if (!t->best_params) return;
     size_t n = attn_model_n_params(t->model);
@@ -150,8 +156,11 @@ static void select_model(attn_trainer *t, double acc) {
         t->best_acc = acc;
         memcpy(t->best_params, attn_model_params(t->model), n * sizeof(float));
     }
-    if (t->epoch == t->cfg.epochs)
+    if (t->epoch == t->cfg.epochs) {
+        memcpy(t->last_params, attn_model_params(t->model), n * sizeof(float));
         memcpy(attn_model_params(t->model), t->best_params, n * sizeof(float));
+        t->restored = true;
+    }
 }
 
 static double now_s(void) {

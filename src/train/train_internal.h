@@ -50,6 +50,9 @@ struct attn_trainer {
     float *best_params;    /* [n_params] model selection, NULL unless keep_best && holdout */
     int best_epoch;        /* epoch of best_params (1-based), 0 = none yet */
     double best_acc;       /* its held-out accuracy */
+    float *last_params;    /* [n_params] with best_params: the last epoch's parameters, kept
+                              when the best ones are put back after the final epoch */
+    bool restored;         /* the model holds best_params in place of last_params */
 };
 
 #endif /* ATTN_TRAIN_INTERNAL_H */

@@ -440,12 +440,12 @@ START_TEST(test_save_io_errors) {
     ck_assert_int_eq(attn_weights_save_json(m, false, "/nonexistent-dir/x.json", &err),
                      ATTN_ERR_IO);
     ck_assert_msg(strstr(err.msg, "/nonexistent-dir/x.json"), "%s", err.msg);
-    /* Renaming onto a directory fails: the tmp file is removed, the directory stays. */
+    /* A directory is refused: no tmp file, the directory stays. */
     char dir[512];
     snprintf(dir, sizeof dir, "%s", tmp_file("dir.json"));
     ck_assert_int_eq(mkdir(dir, 0700), 0);
     ck_assert_int_eq(attn_weights_save_json(m, false, dir, &err), ATTN_ERR_IO);
-    ck_assert_msg(strstr(err.msg, "rename"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "is a directory"), "%s", err.msg);
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.tmp", dir);
     ck_assert(access(tmp, F_OK) != 0);

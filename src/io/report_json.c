@@ -1,0 +1,55 @@
+/* report_json.c -- the summary of `attn reproduce` (attn_report, attn.h) as JSON, in the layout
+ * of the committed weights/reproduce.json (one line per run, accuracies with 6 decimals), with
+ * every string (the BLAS core name, weights file names) escaped by cJSON. */
+#include "io_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* s as a JSON string literal, escaped by cJSON, to f; false when out of memory. */
+static bool put_string(FILE *f, const char *s) {
+    cJSON *item = cJSON_CreateString(s ? s : "");
+    char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+    cJSON_Delete(item);
+    if (!text) return false;
+    fputs(text, f);
+    cJSON_free(text);
+    return true;
+}
+
+static bool put_run(FILE *f, const attn_report *r, const attn_report_run *run, bool last) {
+    fprintf(f, "    {\"model\": \"%s\", \"seed\": %d, \"params\": %zu, \"accuracy\": {",
+            attn_arch_name(run->arch), run->seed, run->n_params);
+    for (int s = 0; s < ATTN_N_TEST_SETS; s++) {
+        fputs(s ? ", " : "", f);
+        if (!put_string(f, r->set_names[s])) return false;
+        fprintf(f, ": %.6f", run->acc[s]);
+    }
+    fputs("}, \"weights\": ", f);
+    if (!put_string(f, run->weights)) return false;
+    fprintf(f, "}%s\n", last ? "" : ",");
+    return true;
+}
+
+attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err) {
+    if (!r || !path || (r->n_runs > 0 && !r->runs))
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_report_save_json: NULL argument");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
+    fprintf(f,
+            "{\n  \"epochs\": %d,\n  \"train_size\": %d,\n  \"seeds\": %d,\n  \"eval_batch\": %d,\n"
+            "  \"blas_core\": ",
+            r->epochs, r->train_size, r->seeds, r->eval_batch);
+    bool ok = put_string(f, r->blas_core);
+    if (ok) fputs(",\n  \"runs\": [\n", f);
+    for (int i = 0; i < r->n_runs && ok; i++) ok = put_run(f, r, &r->runs[i], i + 1 == r->n_runs);
+    if (ok) fputs("  ]\n}\n", f);
+    if (fclose(f) != 0) ok = false;
+    attn_status s = ok ? attn_io_write_atomic(path, text, len, err)
+                       : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
+    free(text);
+    return s;
+}
