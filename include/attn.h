@@ -371,6 +371,13 @@ typedef struct attn_report {
  * "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON; one line
  * per run), written with attn_write_file_atomic. */
 attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err);
+/* What a saved report says about how its runs were made: epochs and train_size (-1 where
+ * absent) and the OpenBLAS core ("unknown" where absent). */
+typedef struct attn_report_header {
+    int epochs, train_size;
+    char blas_core[64];
+} attn_report_header;
+attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error *err);
 
 /* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- *
  * Follows PyTorch 1.13's CPU single-tensor path bit for bit (see adam.c). The hyperparameters

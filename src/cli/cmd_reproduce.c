@@ -7,7 +7,6 @@
 #include "attn_kernels.h"
 #include "cli.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -105,26 +104,6 @@ static bool same_bytes(const char *a, const char *b) {
     return same;
 }
 
-/* weights/reproduce.json, parsed (NULL if absent or unreadable). */
-static cJSON *read_committed_report(void) {
-    FILE *f = fopen(COMMITTED "/reproduce.json", "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 20; /* 100 seeds take about 60 kB */
-    char *buf = malloc(cap);
-    size_t n = buf ? fread(buf, 1, cap - 1, f) : 0;
-    fclose(f);
-    if (!buf) return NULL;
-    buf[n] = 0;
-    cJSON *root = cJSON_Parse(buf);
-    free(buf);
-    return root;
-}
-
-static int json_int(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valueint : -1;
-}
-
 /* Counts the runs whose weights equal weights/<model>-seed<S>.json byte for byte. */
 static void count_identical(const repro_opts *o, const cli_run_result *runs, int n, int *same,
                             int *compared) {
@@ -146,14 +125,14 @@ static void count_identical(const repro_opts *o, const cli_run_result *runs, int
 static void compare_with_committed(const repro_opts *o, const cli_run_result *runs, int n) {
     char a[PATH_MAX], b[PATH_MAX];
     if (realpath(o->out_dir, a) && realpath(COMMITTED, b) && strcmp(a, b) == 0) return;
-    cJSON *rep = read_committed_report();
-    if (!rep) {
-        printf("identical to weights/: not compared (no weights/reproduce.json here)\n");
+    attn_report_header rep;
+    attn_error err;
+    if (attn_report_peek(COMMITTED "/reproduce.json", &rep, &err) != ATTN_OK) {
+        printf("identical to weights/: not compared (%s)\n", err.msg);
         return;
     }
-    int epochs = json_int(rep, "epochs"), size = json_int(rep, "train_size");
-    const cJSON *core = cJSON_GetObjectItemCaseSensitive(rep, "blas_core");
-    const char *theirs = cJSON_IsString(core) ? core->valuestring : "unknown";
+    int epochs = rep.epochs, size = rep.train_size;
+    const char *theirs = rep.blas_core;
     const char *mine = attn_blas_corename();
     int same = 0, compared = 0;
     if (epochs == o->epochs && size == o->train_size) count_identical(o, runs, n, &same, &compared);
@@ -167,7 +146,6 @@ static void compare_with_committed(const repro_opts *o, const cli_run_result *ru
                same, compared, theirs, mine);
     else
         printf("identical to weights/: %d/%d\n", same, compared);
-    cJSON_Delete(rep);
 }
 
 static void print_summary(const repro_opts *o, const cli_run_result *runs, int n, double wall) {

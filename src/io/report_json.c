@@ -53,3 +53,27 @@ attn_status attn_report_save_json(const attn_report *r, const char *path, attn_e
     free(text);
     return s;
 }
+
+attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error *err) {
+    memset(h, 0, sizeof *h);
+    char *text = NULL;
+    size_t len = 0;
+    attn_status st = attn_io_read_file(path, &text, &len, err);
+    if (st != ATTN_OK) return st;
+    cJSON *root = NULL;
+    size_t at = 0;
+    const char *why = NULL;
+    st = attn_io_json_parse(text, len, &root, &at, &why);
+    free(text);
+    if (st != ATTN_OK)
+        return attn_errorf(err, st, "%s: %s at byte %zu", path, why ? why : "malformed JSON", at);
+    const cJSON *epochs = cJSON_GetObjectItemCaseSensitive(root, "epochs");
+    const cJSON *size = cJSON_GetObjectItemCaseSensitive(root, "train_size");
+    const cJSON *core = cJSON_GetObjectItemCaseSensitive(root, "blas_core");
+    h->epochs = cJSON_IsNumber(epochs) ? epochs->valueint : -1;
+    h->train_size = cJSON_IsNumber(size) ? size->valueint : -1;
+    snprintf(h->blas_core, sizeof h->blas_core, "%s",
+             cJSON_IsString(core) ? core->valuestring : "unknown");
+    cJSON_Delete(root);
+    return ATTN_OK;
+}
