@@ -5,7 +5,8 @@
 # Usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]   targets: weights checkpoint tokenizer tsv
 # Prints the executions and the outcome per harness; exits 1 if any harness found a crash,
 # leak, timeout or out-of-memory, naming the reproducer (rerun it: build-fuzz/fuzz/fuzz_<target>
-# FILE). Extra libFuzzer flags go in FUZZ_FLAGS (e.g. FUZZ_FLAGS=-jobs=2).
+# FILE). Extra libFuzzer flags go in FUZZ_FLAGS (e.g. FUZZ_FLAGS=-jobs=2); FUZZ_RUN_DIR moves
+# build-fuzz/fuzz-run (e.g. to keep a long campaign apart from the CI runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -38,7 +39,7 @@ cmake --build build-fuzz -j "$(nproc)" --target attn_fuzz >/dev/null
 
 failed=0
 for t in "${targets[@]}"; do
-  work=build-fuzz/fuzz-run/$t
+  work=${FUZZ_RUN_DIR:-build-fuzz/fuzz-run}/$t
   mkdir -p "$work/corpus" "$work/artifacts"
   cp -n fuzz/corpus/"$t"/* "$work/corpus/"
   flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1
