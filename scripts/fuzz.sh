@@ -62,7 +62,7 @@ for t in "${targets[@]}"; do
     kind=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z-]+|runtime error|invariant failed' "$log" || echo "exit $rc")
     echo "fuzz_$t: FAILED ($kind) after $execs executions; log $log"
     grep -E '^artifact_prefix|Test unit written to' "$log" | sed 's/^/  /' || true
-    grep -m30 -E '^ *#[0-9]+ |runtime error|invariant failed|SUMMARY' "$log" | sed 's/^/  /' || true
+    grep -m20 -E '^ *#[0-9]+ .*\.c:[0-9]+|runtime error|invariant failed|ERROR:|SUMMARY' "$log" | sed 's/^/  /' || true
   fi
 done
 exit $failed
