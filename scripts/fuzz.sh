@@ -55,7 +55,10 @@ for t in "${targets[@]}"; do
     OPENBLAS_NUM_THREADS=1 "build-fuzz/fuzz/fuzz_$t" "${flags[@]}" ${FUZZ_FLAGS:-} \
     "$work/corpus" >"$log" 2>&1 || rc=$?
   execs=$(awk '/stat::number_of_executed_units/ {n += $2} END {print n + 0}' "$log")
-  if [ "$rc" -eq 0 ]; then
+  if grep -q 'libFuzzer: run interrupted' "$log"; then
+    failed=1
+    echo "fuzz_$t: interrupted after $execs executions, 0 crashes until then"
+  elif [ "$rc" -eq 0 ]; then
     echo "fuzz_$t: $execs executions in ${seconds} s, 0 crashes (corpus $(ls "$work/corpus" | wc -l) inputs)"
   else
     failed=1
