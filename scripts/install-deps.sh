@@ -7,7 +7,7 @@
 # configure at all.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev libsleef-dev zlib1g-dev check)
-test_packages=(python3 python3-torch python3-numpy gnuplot-nox clang-format)
+test_packages=(python3 python3-torch python3-numpy gnuplot-nox clang-format clang libfuzzer-14-dev)
 case "${1:-}" in
   "") ;;
   --test) packages+=("${test_packages[@]}") ;;

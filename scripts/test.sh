@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds attn with -Werror and runs every test twice: a release build, then the same suite
-# under AddressSanitizer + UndefinedBehaviorSanitizer. Usage: bash scripts/test.sh
+# under AddressSanitizer + UndefinedBehaviorSanitizer; then runs each libFuzzer harness of
+# fuzz/ for a bounded time (ATTN_FUZZ_SECONDS, default 30). Usage: bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
@@ -15,3 +16,6 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_WERROR=ON -DATTN_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE slow)
+
+echo "== fuzz smoke: each libFuzzer harness for ${ATTN_FUZZ_SECONDS:-30} s (scripts/fuzz.sh)"
+bash scripts/fuzz.sh "${ATTN_FUZZ_SECONDS:-30}"

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of fuzz/ (clang, ASan + UBSan, build-fuzz/) and runs each for
+# SECONDS (default 60) on a copy of its seed corpus, which grows across runs in
+# build-fuzz/fuzz-run/<target>/corpus (fuzz/corpus/ is never written).
+# Usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]   targets: weights checkpoint tokenizer tsv
+# Prints the executions and the outcome per harness; exits 1 if any harness found a crash,
+# leak, timeout or out-of-memory, naming the reproducer (rerun it: build-fuzz/fuzz/fuzz_<target>
+# FILE). Extra libFuzzer flags go in FUZZ_FLAGS (e.g. FUZZ_FLAGS=-jobs=2); FUZZ_RUN_DIR moves
+# build-fuzz/fuzz-run (e.g. to keep a long campaign apart from the CI runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+[ $# -gt 0 ] && shift
+case "$seconds" in
+  '' | *[!0-9]*) echo "usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]" >&2; exit 2 ;;
+esac
+all=(weights checkpoint tokenizer tsv)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
+for t in "${targets[@]}"; do
+  [ -d "fuzz/corpus/$t" ] || { echo "unknown target '$t' (one of: ${all[*]})" >&2; exit 2; }
+done
+
+# clang and libFuzzer (Debian 12), only what is missing (like scripts/install-deps.sh)
+missing=()
+for p in clang libfuzzer-14-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DATTN_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target attn_fuzz >/dev/null
+
+failed=0
+for t in "${targets[@]}"; do
+  work=${FUZZ_RUN_DIR:-build-fuzz/fuzz-run}/$t
+  mkdir -p "$work/corpus" "$work/artifacts"
+  cp -n fuzz/corpus/"$t"/* "$work/corpus/"
+  flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1
+         -artifact_prefix="$work/artifacts/")
+  case "$t" in
+    weights | checkpoint) flags+=(-dict=fuzz/json.dict -max_len=20000) ;;
+    *) flags+=(-max_len=4096) ;;
+  esac
+  log=$work/last.log
+  rc=0
+  # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of flags
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    OPENBLAS_NUM_THREADS=1 "build-fuzz/fuzz/fuzz_$t" "${flags[@]}" ${FUZZ_FLAGS:-} \
+    "$work/corpus" >"$log" 2>&1 || rc=$?
+  execs=$(awk '/stat::number_of_executed_units/ {n += $2} END {print n + 0}' "$log")
+  if grep -q 'libFuzzer: run interrupted' "$log"; then
+    failed=1
+    echo "fuzz_$t: interrupted after $execs executions, 0 crashes until then"
+  elif [ "$rc" -eq 0 ]; then
+    echo "fuzz_$t: $execs executions in ${seconds} s, 0 crashes (corpus $(ls "$work/corpus" | wc -l) inputs)"
+  else
+    failed=1
+    kind=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z-]+|runtime error|invariant failed' "$log" || echo "exit $rc")
+    echo "fuzz_$t: FAILED ($kind) after $execs executions; log $log"
+    grep -E '^artifact_prefix|Test unit written to' "$log" | sed 's/^/  /' || true
+    grep -m20 -E '^ *#[0-9]+ .*\.c:[0-9]+|runtime error|invariant failed|ERROR:|SUMMARY' "$log" | sed 's/^/  /' || true
+  fi
+done
+exit $failed
