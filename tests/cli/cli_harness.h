@@ -197,4 +197,17 @@ __attribute__((unused)) static void remove_tree(const char *path) {
     }
 }
 
+/* Runs suite s inside a fresh temporary folder (tmp_dir) and removes the folder after; the
+ * process exit code (what every CLI test's main returns). */
+__attribute__((unused)) static int cli_run_suite_in_tmp(Suite *s) {
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_cli_XXXXXX");
+    if (!mkdtemp(tmp_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    int rc = tu_run_suite(s);
+    remove_tree(tmp_dir);
+    return rc;
+}
+
 #endif

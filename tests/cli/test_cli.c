@@ -464,12 +464,5 @@ static Suite *cli_suite(void) {
 }
 
 int main(void) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_cli_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    int rc = tu_run_suite(cli_suite());
-    remove_tree(tmp_dir);
-    return rc;
+    return cli_run_suite_in_tmp(cli_suite());
 }

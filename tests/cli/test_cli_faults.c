@@ -357,12 +357,5 @@ static Suite *faults_suite(void) {
 }
 
 int main(void) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_faults_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    int rc = tu_run_suite(faults_suite());
-    remove_tree(tmp_dir);
-    return rc;
+    return cli_run_suite_in_tmp(faults_suite());
 }

@@ -109,11 +109,6 @@ START_TEST(test_cli_huge_config_refused_fast) {
 END_TEST
 
 int main(void) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_cli_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
     Suite *s = suite_create("cli_hostile_io");
     TCase *tc = tcase_create("cli_hostile_io");
     tcase_set_timeout(tc, 120);
@@ -124,7 +119,5 @@ int main(void) {
     tcase_add_test(tc, test_cli_fifo_and_dev_zero_refused);
     tcase_add_test(tc, test_cli_huge_config_refused_fast);
     suite_add_tcase(s, tc);
-    int rc = tu_run_suite(s);
-    remove_tree(tmp_dir);
-    return rc;
+    return cli_run_suite_in_tmp(s);
 }

@@ -119,11 +119,6 @@ START_TEST(test_errors) {
 END_TEST
 
 int main(void) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_explain_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
     Suite *s = suite_create("insight/explain_cli");
     TCase *tc = tcase_create("explain_cli");
     tcase_add_test(tc, test_json_transformer);
@@ -131,7 +126,5 @@ int main(void) {
     tcase_add_test(tc, test_color);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
-    int rc = tu_run_suite(s);
-    remove_tree(tmp_dir);
-    return rc;
+    return cli_run_suite_in_tmp(s);
 }
