@@ -89,6 +89,16 @@ double cli_now_s(void); /* monotonic clock, seconds */
 void cli_fmt_duration(char *buf, size_t n, double s);
 /* "1 epoch" / "20 epochs". */
 const char *cli_plural(int n, const char *one, const char *many);
+
+/* One sentence of predict or explain: false (after saying why) when it could not be handled.
+ * `where` is "sentence" (arguments) or "line" (stdin), index its 1-based number. */
+typedef bool (*cli_sentence_fn)(void *ctx, const char *sentence, const char *where, int index);
+/* Runs fn on each of the n_args argument sentences or, when there are none, on each non-blank
+ * line of stdin (a line holding a NUL byte is refused, as the TSV reader does, never handled
+ * cut short). Then checks stdout and says "<cmd>: F of N sentences not <verb>" when some
+ * failed. CLI_OK, or CLI_ERROR when a sentence failed or the output could not be written. */
+int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args,
+                      cli_sentence_fn fn, void *ctx);
 /* attn_write_file_atomic: a unique temporary file, fsync, rename; symlinks followed, devices
  * written in place; messages name the file. */
 attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err);

@@ -223,28 +223,21 @@ static bool explain_one(attn_model *m, const explain_view *v, const char *senten
         else
             print_text(v, sentence, ids, e);
     } else {
-        fprintf(stderr, "attn explain: %s %d: %s\n", where, index, err.msg);
+        cli_message("explain", "%s %d: %s", where, index, err.msg);
     }
     attn_explanation_free(e);
     free(ids);
     return st == ATTN_OK;
 }
 
-/* Explains the non-blank lines of stdin; returns the number of failures. */
-static int explain_stdin(attn_model *m, const explain_view *v, int *n_lines) {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int line_no = 0, failed = 0;
-    while ((len = getline(&line, &cap, stdin)) >= 0) {
-        line_no++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (strspn(line, " \t") == (size_t)len) continue;
-        (*n_lines)++;
-        failed += !explain_one(m, v, line, "line", line_no);
-    }
-    free(line);
-    return failed;
+typedef struct explain_ctx {
+    attn_model *m;
+    const explain_view *v;
+} explain_ctx;
+
+static bool explain_sentence(void *ctx, const char *sentence, const char *where, int index) {
+    const explain_ctx *c = ctx;
+    return explain_one(c->m, c->v, sentence, where, index);
 }
 
 /* --layer/--head against the model; CLI_USAGE after a message, else -1. */
@@ -296,7 +289,7 @@ int cmd_explain(int argc, char **argv) {
         fprintf(stderr, "attn explain: out of memory\n");
         return CLI_ERROR;
     }
-    int n_sentences = 0, failed = 0, n = 0;
+    int n_sentences = 0;
     int rc = cli_parse(&spec, argc, argv, sentences, &n_sentences);
     if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
     attn_model *m = NULL;
@@ -307,19 +300,9 @@ int cmd_explain(int argc, char **argv) {
     if (rc < 0) {
         v.color = want_color(color);
         attn_set_num_threads(1);
-        for (int i = 0; i < n_sentences; i++, n++)
-            failed += !explain_one(m, &v, sentences[i], "sentence", i + 1);
-        if (n_sentences == 0) failed = explain_stdin(m, &v, &n);
-        rc = CLI_OK;
-        if (fflush(stdout) != 0) {
-            fprintf(stderr, "attn explain: cannot write the output\n");
-            rc = CLI_ERROR;
-        }
-        if (failed) {
-            fprintf(stderr, "attn explain: %d of %d %s not explained\n", failed, n,
-                    cli_plural(n, "sentence", "sentences"));
-            rc = CLI_ERROR;
-        }
+        explain_ctx ctx = {m, &v};
+        rc = cli_run_sentences("explain", "explained", sentences, n_sentences, explain_sentence,
+                               &ctx);
     }
     attn_model_free(m);
     free(sentences);

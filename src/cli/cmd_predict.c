@@ -80,27 +80,14 @@ static bool predict_one(attn_model *m, const char *sentence, const char *where, 
     return true;
 }
 
-/* Classifies the non-blank lines of stdin; returns the number of failures. */
-static int predict_stdin(attn_model *m, int fmt, int *n_lines) {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int line_no = 0, failed = 0;
-    while ((len = getline(&line, &cap, stdin)) >= 0) {
-        line_no++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (strlen(line) != (size_t)len) { /* as the TSV reader: never classify a cut line */
-            (*n_lines)++;
-            failed++;
-            cli_message("predict", "line %d: NUL byte in line", line_no);
-            continue;
-        }
-        if (strspn(line, " \t") == (size_t)len) continue; /* blank line */
-        (*n_lines)++;
-        failed += !predict_one(m, line, "line", line_no, fmt);
-    }
-    free(line);
-    return failed;
+typedef struct predict_ctx {
+    attn_model *m;
+    int fmt;
+} predict_ctx;
+
+static bool predict_sentence(void *ctx, const char *sentence, const char *where, int index) {
+    const predict_ctx *c = ctx;
+    return predict_one(c->m, sentence, where, index, c->fmt);
 }
 
 int cmd_predict(int argc, char **argv) {
@@ -121,7 +108,7 @@ int cmd_predict(int argc, char **argv) {
         fprintf(stderr, "attn predict: out of memory\n");
         return CLI_ERROR;
     }
-    int n_sentences = 0, failed = 0, n = 0;
+    int n_sentences = 0;
     int rc = cli_parse(&spec, argc, argv, sentences, &n_sentences);
     if (rc < 0 && !weights) rc = cli_usage_error("predict", "--weights FILE.json is required");
     attn_model *m = NULL;
@@ -130,19 +117,9 @@ int cmd_predict(int argc, char **argv) {
         rc = cli_fail("predict", &err);
     if (rc < 0) {
         attn_set_num_threads(1);
-        for (int i = 0; i < n_sentences; i++, n++)
-            failed += !predict_one(m, sentences[i], "sentence", i + 1, fmt);
-        if (n_sentences == 0) failed = predict_stdin(m, fmt, &n);
-        rc = CLI_OK;
-        if (fflush(stdout) != 0) {
-            fprintf(stderr, "attn predict: cannot write the output\n");
-            rc = CLI_ERROR;
-        }
-        if (failed) {
-            fprintf(stderr, "attn predict: %d of %d %s not classified\n", failed, n,
-                    cli_plural(n, "sentence", "sentences"));
-            rc = CLI_ERROR;
-        }
+        predict_ctx ctx = {m, fmt};
+        rc = cli_run_sentences("predict", "classified", sentences, n_sentences, predict_sentence,
+                               &ctx);
     }
     attn_model_free(m);
     free(sentences);

@@ -74,3 +74,44 @@ int cli_set_default_n(attn_set s) {
            : s == ATTN_SET_HOLDOUT ? ATTN_HOLDOUT_DEFAULT_N
                                    : ATTN_TEST_DEFAULT_N;
 }
+
+/* The non-blank lines of stdin through fn; returns the failures, *n_lines counts the lines. */
+static int run_stdin(const char *cmd, cli_sentence_fn fn, void *ctx, int *n_lines) {
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int line_no = 0, failed = 0;
+    while ((len = getline(&line, &cap, stdin)) >= 0) {
+        line_no++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (strlen(line) != (size_t)len) { /* as the TSV reader: never handle a cut line */
+            (*n_lines)++;
+            failed++;
+            cli_message(cmd, "line %d: NUL byte in line", line_no);
+            continue;
+        }
+        if (strspn(line, " \t") == (size_t)len) continue; /* blank line */
+        (*n_lines)++;
+        failed += !fn(ctx, line, "line", line_no);
+    }
+    free(line);
+    return failed;
+}
+
+int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args,
+                      cli_sentence_fn fn, void *ctx) {
+    int failed = 0, n = n_args;
+    for (int i = 0; i < n_args; i++) failed += !fn(ctx, args[i], "sentence", i + 1);
+    if (n_args == 0) failed = run_stdin(cmd, fn, ctx, &n);
+    int rc = CLI_OK;
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "attn %s: cannot write the output\n", cmd);
+        rc = CLI_ERROR;
+    }
+    if (failed) {
+        fprintf(stderr, "attn %s: %d of %d %s not %s\n", cmd, failed, n,
+                cli_plural(n, "sentence", "sentences"), verb);
+        rc = CLI_ERROR;
+    }
+    return rc;
+}
