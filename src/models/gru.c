@@ -124,4 +124,7 @@ const attn_model_vt attn_gru_vt = {"gru",
                                    attn_recurrent_set_grads,
                                    attn_recurrent_forward,
                                    attn_recurrent_backward,
-                                   attn_recurrent_destroy};
+                                   attn_recurrent_destroy,
+                                   attn_recurrent_forward_embedded,
+                                   attn_recurrent_input,
+                                   NULL};

@@ -110,4 +110,7 @@ const attn_model_vt attn_lstm_vt = {"lstm",
                                     attn_recurrent_set_grads,
                                     attn_recurrent_forward,
                                     attn_recurrent_backward,
-                                    attn_recurrent_destroy};
+                                    attn_recurrent_destroy,
+                                    attn_recurrent_forward_embedded,
+                                    attn_recurrent_input,
+                                    NULL};

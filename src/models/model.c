@@ -339,18 +339,14 @@ attn_status attn_model_forward_embedded(attn_model *m, const float *x, int n_wor
         return attn_errorf(err, ATTN_ERR_SHAPE,
                            "forward_embedded: %d words, the transformer takes at most %d", n_words,
                            m->cfg.max_len - 1);
-    if (is_transformer(m)) return attn_transformer_forward_embedded(m, x, n_words, logit, err);
-    return attn_recurrent_forward_embedded(m, x, n_words, logit, err);
+    return m->vt->forward_embedded(m, x, n_words, logit, err);
 }
 
 attn_status attn_model_input(const attn_model *m, const float **x, const float **d_x, int *n_rows,
                              int *width, attn_error *err) {
     const float *xs = NULL, *ds = NULL;
     int n = 0;
-    if (is_transformer(m))
-        attn_transformer_input(m, &xs, &ds, &n);
-    else
-        attn_recurrent_input(m, &xs, &ds, &n);
+    m->vt->input(m, &xs, &ds, &n);
     if (n == 0)
         return attn_errorf(err, ATTN_ERR_ARG, "model input: the last forward was not at batch 1");
     if (x) *x = xs;
@@ -362,13 +358,13 @@ attn_status attn_model_input(const attn_model *m, const float **x, const float *
 
 attn_status attn_model_attention_probs(const attn_model *m, int layer, const float **probs, int *S,
                                        attn_error *err) {
-    if (!is_transformer(m))
+    if (!m->vt->attention_probs)
         return attn_errorf(err, ATTN_ERR_ARG, "attention probs: %s has no attention",
                            attn_arch_name(m->cfg.arch));
     if (layer < 0 || layer >= m->cfg.n_layers)
         return attn_errorf(err, ATTN_ERR_ARG, "attention probs: layer %d of %d", layer,
                            m->cfg.n_layers);
-    const float *p = attn_transformer_probs(m, layer, S);
+    const float *p = m->vt->attention_probs(m, layer, S);
     if (!p)
         return attn_errorf(err, ATTN_ERR_ARG,
                            "attention probs: the last forward was not at batch 1");

@@ -41,6 +41,12 @@ typedef struct attn_model_vt {
     attn_status (*forward)(attn_model *m, const attn_batch *b, float *logits, attn_error *err);
     void (*backward)(attn_model *m, const attn_batch *b, const float *d_logits);
     void (*destroy)(attn_model *m); /* frees m->impl (and its arena) only */
+    /* Looking inside a batch-1 forward (attn.h's attn_model_forward_embedded, attn_model_input,
+     * attn_model_attention_probs dispatch here); attention_probs is NULL without attention. */
+    attn_status (*forward_embedded)(attn_model *m, const float *x, int n_words, float *logit,
+                                    attn_error *err);
+    void (*input)(const attn_model *m, const float **x, const float **d_x, int *n_rows);
+    const float *(*attention_probs)(const attn_model *m, int layer, int *S);
 } attn_model_vt;
 
 struct attn_model {
@@ -141,10 +147,10 @@ void attn_recurrent_destroy(attn_model *m);
 /* Points t at the tensors of `cell` ("rnn" or "lstm") in base (params or grads). */
 void attn_recurrent_bind(attn_model *m, float *base, const char *cell, attn_recurrent_tensors *t);
 
-/* Looking inside a batch-1 forward (model.c's attn_model_forward_embedded, _input and
- * _attention_probs dispatch here). x: the first layer's input rows, [T, E] (recurrent) or
- * [T+1, D] (Transformer, [CLS] first). _input: those rows of the last forward and d logit / d x
- * of the last backward; *n_rows = 0 unless the last forward had B = 1. */
+/* Looking inside a batch-1 forward (the vtable's forward_embedded, input and attention_probs). x:
+ * the first layer's input rows, [T, E] (recurrent) or [T+1, D] (Transformer, [CLS] first). _input:
+ * those rows of the last forward and d logit / d x of the last backward; *n_rows = 0 unless the
+ * last forward had B = 1. */
 attn_status attn_recurrent_forward_embedded(attn_model *m, const float *x, int n_words,
                                             float *logit, attn_error *err);
 void attn_recurrent_input(const attn_model *m, const float **x, const float **d_x, int *n_rows);
