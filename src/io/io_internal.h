@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Reads the whole file into *out (NUL-terminated, caller frees) and its size into *len.
  * Only regular files are read (opened with O_NONBLOCK, so a FIFO does not block, then
@@ -32,6 +33,19 @@ void attn_io_text_position(const char *buf, size_t at, int *line, int *col);
  * /dev/full) is written in place with every write checked; a directory or socket is refused.
  * On any failure the temporary file is removed, path is untouched and ATTN_ERR_IO names it. */
 attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
+
+/* The "format" of a weights file. */
+#define ATTN_IO_WEIGHTS_FORMAT "attn-weights-v1"
+
+/* ---- "data_b64" (b64.c): base64 of little-endian float32 ----------------------------------- */
+
+/* Characters of the padded base64 of n_bytes bytes. */
+size_t attn_io_b64_len(size_t n_bytes);
+/* Decodes text (exactly attn_io_b64_len(4 n) characters) into dst[n]; false with the offending
+ * character index in *bad. */
+bool attn_io_b64_decode_floats(const char *text, size_t n, float *dst, size_t *bad);
+/* Appends the base64 of x[n] (little-endian float32) to f. */
+void attn_io_b64_write_floats(FILE *f, const float *x, size_t n);
 
 /* ---- problem collection: the first problem is "path: msg", later ones are appended ------- */
 

@@ -4,8 +4,7 @@
  * it, shapes are compared with the spec before any data is read, and values go into a staging
  * copy of the parameters, which replaces the model's only when the whole file was valid. All
  * problems of a file are reported in one message (first via attn_errorf, then appended).
- * The exporter writes floats with %.9g (enough for float -> text -> double -> float to be
- * exact) into path.tmp, fsyncs and renames, so an existing file is never half-overwritten.
+ * The exporter is weights_save.c.
  */
 #include "io_internal.h"
 
@@ -17,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WEIGHTS_FORMAT "attn-weights-v1"
+#define WEIGHTS_FORMAT ATTN_IO_WEIGHTS_FORMAT
 
 /* "[a,b]" into buf. */
 static const char *shape_text(char *buf, size_t size, int ndim, const long long *shape) {
@@ -164,80 +163,11 @@ static const char *strip_prefixes(const char *name) {
     }
 }
 
-/* ---- "data_b64": base64 (RFC 4648, padded) of the little-endian float32 values ------------ */
-
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static int b64_value(char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-static size_t b64_len(size_t n_bytes) {
-    return (n_bytes + 2) / 3 * 4;
-}
-
-/* Decodes text (exactly b64_len(4 n) characters) into dst[n]; false with the offending
- * character index in *bad. */
-static bool b64_decode_floats(const char *text, size_t n, float *dst, size_t *bad) {
-    size_t n_bytes = 4 * n, n_chars = b64_len(n_bytes);
-    uint32_t word = 0;
-    size_t byte = 0;
-    for (size_t i = 0; i < n_chars; i += 4) {
-        int v[4];
-        for (int k = 0; k < 4; k++) {
-            v[k] = b64_value(text[i + k]);
-            /* the last group of 1 or 2 bytes ends with "==" or "=" */
-            bool pad = k >= 2 && 3 * (i / 4) + (size_t)k - 1 >= n_bytes;
-            if (pad ? text[i + k] != '=' : v[k] < 0) {
-                *bad = i + (size_t)k;
-                return false;
-            }
-            if (pad) v[k] = 0;
-        }
-        uint32_t triple =
-            (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        for (int k = 0; k < 3 && byte < n_bytes; k++, byte++) {
-            word |= ((triple >> (16 - 8 * k)) & 0xffu) << (8 * (byte % 4));
-            if (byte % 4 == 3) {
-                memcpy(&dst[byte / 4], &word, sizeof word);
-                word = 0;
-            }
-        }
-    }
-    return true;
-}
-
-/* Appends the base64 of x[n] (little-endian float32) to f. */
-static void b64_write_floats(FILE *f, const float *x, size_t n) {
-    size_t n_bytes = 4 * n;
-    unsigned char in[3];
-    char out[4];
-    for (size_t b = 0; b < n_bytes; b += 3) {
-        size_t take = n_bytes - b < 3 ? n_bytes - b : 3;
-        for (size_t k = 0; k < 3; k++) {
-            size_t at = b + k;
-            uint32_t u = 0;
-            if (k < take) memcpy(&u, &x[at / 4], sizeof u);
-            in[k] = k < take ? (unsigned char)(u >> (8 * (at % 4))) : 0;
-        }
-        uint32_t triple = (uint32_t)in[0] << 16 | (uint32_t)in[1] << 8 | in[2];
-        for (int k = 0; k < 4; k++) out[k] = B64[(triple >> (18 - 6 * k)) & 63];
-        if (take < 3) out[3] = '=';
-        if (take < 2) out[2] = '=';
-        fwrite(out, 1, 4, f);
-    }
-}
-
 /* Reads "data" (numbers) or "data_b64" of tensor `key` into dst[numel]. */
 static void load_data(const char *key, const cJSON *data, const cJSON *b64, size_t numel,
                       const char *shape, float *dst, attn_io_problems *p) {
     if (b64) {
-        size_t want = b64_len(4 * numel), got = strlen(b64->valuestring), bad = 0;
+        size_t want = attn_io_b64_len(4 * numel), got = strlen(b64->valuestring), bad = 0;
         if (got != want) {
             attn_io_problem(p, ATTN_ERR_SHAPE,
                             "\"%s\": \"data_b64\" has %zu characters, shape %s needs %zu "
@@ -245,7 +175,7 @@ static void load_data(const char *key, const cJSON *data, const cJSON *b64, size
                             key, got, shape, want, numel);
             return;
         }
-        if (!b64_decode_floats(b64->valuestring, numel, dst, &bad)) {
+        if (!attn_io_b64_decode_floats(b64->valuestring, numel, dst, &bad)) {
             attn_io_problem(p, ATTN_ERR_PARSE,
                             "\"%s\": \"data_b64\" character %zu is not base64 (A-Z a-z 0-9 + / "
                             "and = padding)",
@@ -525,88 +455,4 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
     }
     cJSON_Delete(root);
     return attn_io_problems_finish(&p);
-}
-
-/* ---- saving ------------------------------------------------------------------------------- */
-
-/* "config": {"arch": "rnn", "vocab_size": 5, ...} -- the keys that apply to c's arch, in the
- * spaced layout of the rest of the file (the values are names and integers). */
-static bool write_config(FILE *f, const attn_model_config *c) {
-    cJSON *o = attn_io_model_config_to_json(c, false);
-    if (!o) return false;
-    fprintf(f, "\"config\": {");
-    const cJSON *item;
-    cJSON_ArrayForEach(item, o) {
-        fprintf(f, "%s\"%s\": ", item == o->child ? "" : ", ", item->string);
-        if (cJSON_IsString(item))
-            fprintf(f, "\"%s\"", item->valuestring);
-        else
-            fprintf(f, "%d", item->valueint);
-    }
-    fprintf(f, "}");
-    cJSON_Delete(o);
-    return true;
-}
-
-static void write_tensors(FILE *f, const attn_model *m, const float *base,
-                          attn_weights_encoding enc) {
-    fprintf(f, "\"tensors\": {\n");
-    size_t count = attn_model_tensor_count(m);
-    for (size_t i = 0; i < count; i++) {
-        int shape[4];
-        int nd = attn_model_tensor_shape(m, i, shape);
-        fprintf(f, "\"%s\": {\"shape\": [", attn_model_tensor_name(m, i));
-        for (int d = 0; d < nd; d++) fprintf(f, d ? ", %d" : "%d", shape[d]);
-        const float *x = base + attn_model_tensor_offset(m, i);
-        size_t n = attn_model_tensor_numel(m, i);
-        if (enc == ATTN_WEIGHTS_B64) {
-            fprintf(f, "], \"data_b64\": \"");
-            b64_write_floats(f, x, n);
-            fprintf(f, "\"}%s\n", i + 1 < count ? "," : "");
-            continue;
-        }
-        fprintf(f, "], \"data\": [");
-        for (size_t j = 0; j < n; j++) fprintf(f, j ? ",%.9g" : "%.9g", (double)x[j]);
-        fprintf(f, "]}%s\n", i + 1 < count ? "," : "");
-    }
-    fprintf(f, "}");
-}
-
-attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
-                                   attn_error *err) {
-    return attn_weights_save_json_as(m, grads, ATTN_WEIGHTS_TEXT, path, err);
-}
-
-attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
-                                      const char *path, attn_error *err) {
-    if (!m || !path || (enc != ATTN_WEIGHTS_TEXT && enc != ATTN_WEIGHTS_B64))
-        return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path, or unknown encoding");
-    const float *base = grads ? attn_model_grads_const(m) : attn_model_params_const(m);
-    if (!base)
-        return attn_errorf(err, ATTN_ERR_ARG,
-                           "%s: the model has no gradients yet (run "
-                           "attn_model_backward first)",
-                           path);
-    attn_error ferr;
-    if (attn_model_check_finite(m, grads, &ferr) != ATTN_OK)
-        return attn_errorf(err, ATTN_ERR_VALUE, "%s: not written: %s", path, ferr.msg);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    fprintf(f, "{\"format\": \"%s\",\n", WEIGHTS_FORMAT);
-    bool ok = write_config(f, attn_model_config_of(m));
-    fprintf(f, ",\n");
-    write_tensors(f, m, base, enc);
-    fprintf(f, "}\n");
-    ok = !ferror(f) && ok;
-    if (fclose(f) != 0) ok = false;
-    if (!ok) {
-        free(text);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
-                           path);
-    }
-    attn_status st = attn_io_write_atomic(path, text, len, err);
-    free(text);
-    return st;
 }

@@ -1,0 +1,95 @@
+/* weights_save.c -- the attn-weights-v1 exporter (format documented in include/attn.h): floats
+ * with %.9g (enough for float -> text -> double -> float to be exact) or as "data_b64", written
+ * through attn_io_write_atomic, so an existing file is never half-overwritten. */
+#include "io_internal.h"
+
+#include <cjson/cJSON.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- saving ------------------------------------------------------------------------------- */
+
+/* "config": {"arch": "rnn", "vocab_size": 5, ...} -- the keys that apply to c's arch, in the
+ * spaced layout of the rest of the file (the values are names and integers). */
+static bool write_config(FILE *f, const attn_model_config *c) {
+    cJSON *o = attn_io_model_config_to_json(c, false);
+    if (!o) return false;
+    fprintf(f, "\"config\": {");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, o) {
+        fprintf(f, "%s\"%s\": ", item == o->child ? "" : ", ", item->string);
+        if (cJSON_IsString(item))
+            fprintf(f, "\"%s\"", item->valuestring);
+        else
+            fprintf(f, "%d", item->valueint);
+    }
+    fprintf(f, "}");
+    cJSON_Delete(o);
+    return true;
+}
+
+static void write_tensors(FILE *f, const attn_model *m, const float *base,
+                          attn_weights_encoding enc) {
+    fprintf(f, "\"tensors\": {\n");
+    size_t count = attn_model_tensor_count(m);
+    for (size_t i = 0; i < count; i++) {
+        int shape[4];
+        int nd = attn_model_tensor_shape(m, i, shape);
+        fprintf(f, "\"%s\": {\"shape\": [", attn_model_tensor_name(m, i));
+        for (int d = 0; d < nd; d++) fprintf(f, d ? ", %d" : "%d", shape[d]);
+        const float *x = base + attn_model_tensor_offset(m, i);
+        size_t n = attn_model_tensor_numel(m, i);
+        if (enc == ATTN_WEIGHTS_B64) {
+            fprintf(f, "], \"data_b64\": \"");
+            attn_io_b64_write_floats(f, x, n);
+            fprintf(f, "\"}%s\n", i + 1 < count ? "," : "");
+            continue;
+        }
+        fprintf(f, "], \"data\": [");
+        for (size_t j = 0; j < n; j++) fprintf(f, j ? ",%.9g" : "%.9g", (double)x[j]);
+        fprintf(f, "]}%s\n", i + 1 < count ? "," : "");
+    }
+    fprintf(f, "}");
+}
+
+attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
+                                   attn_error *err) {
+    return attn_weights_save_json_as(m, grads, ATTN_WEIGHTS_TEXT, path, err);
+}
+
+attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
+                                      const char *path, attn_error *err) {
+    if (!m || !path || (enc != ATTN_WEIGHTS_TEXT && enc != ATTN_WEIGHTS_B64))
+        return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path, or unknown encoding");
+    const float *base = grads ? attn_model_grads_const(m) : attn_model_params_const(m);
+    if (!base)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "%s: the model has no gradients yet (run "
+                           "attn_model_backward first)",
+                           path);
+    attn_error ferr;
+    if (attn_model_check_finite(m, grads, &ferr) != ATTN_OK)
+        return attn_errorf(err, ATTN_ERR_VALUE, "%s: not written: %s", path, ferr.msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    fprintf(f, "{\"format\": \"%s\",\n", ATTN_IO_WEIGHTS_FORMAT);
+    bool ok = write_config(f, attn_model_config_of(m));
+    fprintf(f, ",\n");
+    write_tensors(f, m, base, enc);
+    fprintf(f, "}\n");
+    ok = !ferror(f) && ok;
+    if (fclose(f) != 0) ok = false;
+    if (!ok) {
+        free(text);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
+                           path);
+    }
+    attn_status st = attn_io_write_atomic(path, text, len, err);
+    free(text);
+    return st;
+}
