@@ -118,13 +118,4 @@ static attn_status gru_setup(attn_model *m, attn_error *err) {
     return attn_recurrent_setup(m, &gru_cell, err);
 }
 
-const attn_model_vt attn_gru_vt = {"gru",
-                                   gru_specs,
-                                   gru_setup,
-                                   attn_recurrent_set_grads,
-                                   attn_recurrent_forward,
-                                   attn_recurrent_backward,
-                                   attn_recurrent_destroy,
-                                   attn_recurrent_forward_embedded,
-                                   attn_recurrent_input,
-                                   NULL};
+const attn_model_vt attn_gru_vt = ATTN_RECURRENT_VT("gru", gru_specs, gru_setup);

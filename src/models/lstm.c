@@ -104,13 +104,4 @@ static attn_status lstm_setup(attn_model *m, attn_error *err) {
     return attn_recurrent_setup(m, &lstm_cell, err);
 }
 
-const attn_model_vt attn_lstm_vt = {"lstm",
-                                    lstm_specs,
-                                    lstm_setup,
-                                    attn_recurrent_set_grads,
-                                    attn_recurrent_forward,
-                                    attn_recurrent_backward,
-                                    attn_recurrent_destroy,
-                                    attn_recurrent_forward_embedded,
-                                    attn_recurrent_input,
-                                    NULL};
+const attn_model_vt attn_lstm_vt = ATTN_RECURRENT_VT("lstm", lstm_specs, lstm_setup);

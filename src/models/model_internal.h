@@ -61,6 +61,15 @@ struct attn_model {
     void *impl; /* per-architecture views and activation arena */
 };
 
+/* The vtable of a recurrent cell's model: its own specs and setup (which pass the cell to
+ * attn_recurrent_specs / attn_recurrent_setup), everything else the shared core's. */
+#define ATTN_RECURRENT_VT(kind, specs_fn, setup_fn)                                                \
+    {                                                                                              \
+        kind, specs_fn, setup_fn, attn_recurrent_set_grads, attn_recurrent_forward,                \
+            attn_recurrent_backward, attn_recurrent_destroy, attn_recurrent_forward_embedded,      \
+            attn_recurrent_input, NULL                                                             \
+    }
+
 extern const attn_model_vt attn_rnn_vt;
 extern const attn_model_vt attn_lstm_vt;
 extern const attn_model_vt attn_gru_vt;

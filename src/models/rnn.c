@@ -46,13 +46,4 @@ static attn_status rnn_setup(attn_model *m, attn_error *err) {
     return attn_recurrent_setup(m, &rnn_cell, err);
 }
 
-const attn_model_vt attn_rnn_vt = {"rnn",
-                                   rnn_specs,
-                                   rnn_setup,
-                                   attn_recurrent_set_grads,
-                                   attn_recurrent_forward,
-                                   attn_recurrent_backward,
-                                   attn_recurrent_destroy,
-                                   attn_recurrent_forward_embedded,
-                                   attn_recurrent_input,
-                                   NULL};
+const attn_model_vt attn_rnn_vt = ATTN_RECURRENT_VT("rnn", rnn_specs, rnn_setup);
