@@ -1,0 +1,78 @@
+/* attn_plot.h -- charts through gnuplot (src/insight/plot.c): the one place that draws.
+ *
+ * A chart is described as data (titles, axis labels with units, series or a matrix) and
+ * written to a .png (pngcairo) or .svg file chosen by the path's extension. The data and the
+ * gnuplot script go to temporary files; gnuplot's own messages are captured into the error
+ * message, never printed; the chart is written beside its destination and renamed over it, so
+ * a failed plot leaves an existing file untouched. Text is drawn literally (gnuplot's enhanced
+ * mode is off: "_" and "^" are not markup).
+ */
+#ifndef ATTN_PLOT_H
+#define ATTN_PLOT_H
+
+#include "attn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One curve of a line chart. y_lo/y_hi (both or neither) draw a shaded band, e.g. the 10th
+ * to 90th percentile around a median. Non-finite y values (and, on a log axis, values <= 0)
+ * leave a gap. */
+typedef struct attn_plot_series {
+    const char *title;         /* legend entry */
+    int n;                     /* points */
+    const double *x;           /* [n] */
+    const double *y;           /* [n] */
+    const double *y_lo, *y_hi; /* [n] optional band */
+    bool points;               /* markers on the points as well as the line */
+    bool dashed;               /* dashed line (reference curves, e.g. "without scaling") */
+} attn_plot_series;
+
+typedef struct attn_plot {
+    const char *title;
+    const char *xlabel, *ylabel; /* with units where there are any */
+    bool log_x, log_y;
+    const char *key; /* gnuplot key position ("top right", "bottom left", ...); NULL = top right */
+    double y_min, y_max; /* both 0: automatic */
+    int width, height;   /* pixels; 0 = 900 x 540 */
+    int n_series;
+    const attn_plot_series *series; /* [n_series] */
+} attn_plot;
+
+/* A matrix as a heat map, row 0 at the top (attention maps: query rows, key columns). */
+typedef struct attn_heatmap {
+    const char *title;
+    const char *xlabel, *ylabel, *cblabel;
+    int rows, cols;
+    const double *z;               /* [rows][cols] */
+    const char *const *row_labels; /* [rows] or NULL (then 0, 1, ...) */
+    const char *const *col_labels; /* [cols] or NULL */
+    double z_min, z_max;           /* colour range; both 0: automatic */
+    bool values;                   /* print each cell's value (small matrices) */
+    int width, height;             /* pixels; 0 = sized from the matrix */
+} attn_heatmap;
+
+/* One group of bars per category, one bar per series (accuracy per model and test set, ...). */
+typedef struct attn_bars {
+    const char *title;
+    const char *xlabel, *ylabel;
+    int n_categories;
+    const char *const *categories; /* [n_categories] */
+    int n_series;
+    const char *const *series_titles; /* [n_series] */
+    const double *values;             /* [n_series][n_categories] */
+    double y_min, y_max;              /* both 0: automatic */
+    int width, height;
+} attn_bars;
+
+/* true when a gnuplot program is on PATH. */
+bool attn_plot_available(void);
+attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *err);
+attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_error *err);
+attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,380 @@
+/* plot.c -- the gnuplot driver: every chart of attn is drawn here (attn_plot.h).
+ *
+ * Each call writes its data and a script to temporary files, runs gnuplot on the script with
+ * its output captured into a third temporary file (its messages become the error message), and
+ * lets gnuplot write the chart to a temporary name beside the destination, renamed over it on
+ * success. The library never prints; nothing is left behind on failure. */
+#include "attn_plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define PLOT_FONT "DejaVu Sans,12"
+
+/* ---- temporary files ------------------------------------------------------------------- */
+
+typedef struct plot_files {
+    char data[64], script[64], log[64]; /* in TMPDIR (or /tmp) */
+    char *out_tmp;                      /* beside the destination */
+    FILE *data_f, *script_f;
+} plot_files;
+
+static bool make_tmp(char *name, size_t size, const char *stem) {
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir || strlen(dir) > 32) dir = "/tmp";
+    if (snprintf(name, size, "%s/attn-%s-XXXXXX", dir, stem) >= (int)size) return false;
+    int fd = mkstemp(name);
+    if (fd < 0) {
+        name[0] = '\0';
+        return false;
+    }
+    close(fd);
+    return true;
+}
+
+static void files_close(plot_files *f) {
+    if (f->data_f) fclose(f->data_f);
+    if (f->script_f) fclose(f->script_f);
+    f->data_f = f->script_f = NULL;
+}
+
+static void files_remove(plot_files *f) {
+    files_close(f);
+    if (f->data[0]) remove(f->data);
+    if (f->script[0]) remove(f->script);
+    if (f->log[0]) remove(f->log);
+    if (f->out_tmp) {
+        remove(f->out_tmp);
+        free(f->out_tmp);
+    }
+    memset(f, 0, sizeof *f);
+}
+
+static attn_status files_open(plot_files *f, const char *path, attn_error *err) {
+    memset(f, 0, sizeof *f);
+    if (!make_tmp(f->data, sizeof f->data, "plotdata") ||
+        !make_tmp(f->script, sizeof f->script, "plotscript") ||
+        !make_tmp(f->log, sizeof f->log, "plotlog")) {
+        files_remove(f);
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot create a temporary file: %s", path,
+                           strerror(errno));
+    }
+    size_t n = strlen(path) + 16;
+    f->out_tmp = malloc(n);
+    if (!f->out_tmp) {
+        files_remove(f);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "plot %s: out of memory", path);
+    }
+    snprintf(f->out_tmp, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(f->out_tmp);
+    if (fd < 0) {
+        attn_status st = attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot write beside it: %s", path,
+                                     strerror(errno));
+        free(f->out_tmp);
+        f->out_tmp = NULL;
+        files_remove(f);
+        return st;
+    }
+    close(fd);
+    f->data_f = fopen(f->data, "w");
+    f->script_f = fopen(f->script, "w");
+    if (!f->data_f || !f->script_f) {
+        files_remove(f);
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot open a temporary file", path);
+    }
+    return ATTN_OK;
+}
+
+/* ---- script pieces --------------------------------------------------------------------- */
+
+/* A gnuplot single-quoted string: '' is a quote; control characters become spaces. */
+static void put_str(FILE *s, const char *text) {
+    fputc('\'', s);
+    for (const char *c = text ? text : ""; *c; c++) {
+        if (*c == '\'')
+            fputs("''", s);
+        else
+            fputc((unsigned char)*c < 0x20 ? ' ' : *c, s);
+    }
+    fputc('\'', s);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static attn_status put_header(plot_files *f, const char *path, int width, int height,
+                              const char *title, attn_error *err) {
+    FILE *s = f->script_f;
+    if (ends_with(path, ".png"))
+        fprintf(s, "set terminal pngcairo size %d,%d noenhanced font '%s' background '#ffffff'\n",
+                width, height, PLOT_FONT);
+    else if (ends_with(path, ".svg"))
+        fprintf(s,
+                "set terminal svg size %d,%d noenhanced font '%s' background '#ffffff' "
+                "dynamic\n",
+                width, height, PLOT_FONT);
+    else
+        return attn_errorf(err, ATTN_ERR_ARG, "plot %s: the file name must end in .png or .svg",
+                           path);
+    fputs("set output ", s);
+    put_str(s, f->out_tmp);
+    fputs("\nset encoding utf8\nset title ", s);
+    put_str(s, title);
+    fputs("\nset border lw 1.2\nset grid lc rgb '#dddddd'\n", s);
+    return ATTN_OK;
+}
+
+static void put_axis_label(FILE *s, const char *axis, const char *label) {
+    fprintf(s, "set %slabel ", axis);
+    put_str(s, label);
+    fputc('\n', s);
+}
+
+/* A distinguishable palette (colour-blind safe, Okabe & Ito 2008). */
+static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+#define N_COLOURS (int)(sizeof colours / sizeof colours[0])
+
+/* ---- running gnuplot ------------------------------------------------------------------- */
+
+static attn_status run_gnuplot(plot_files *f, const char *path, attn_error *err) {
+    if (fflush(f->data_f) || ferror(f->data_f) || fflush(f->script_f) || ferror(f->script_f))
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot write a temporary file", path);
+    files_close(f);
+    posix_spawn_file_actions_t acts;
+    posix_spawn_file_actions_init(&acts);
+    posix_spawn_file_actions_addopen(&acts, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&acts, 1, f->log, O_WRONLY | O_TRUNC, 0);
+    posix_spawn_file_actions_adddup2(&acts, 1, 2);
+    char *argv[] = {"gnuplot", f->script, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "gnuplot", &acts, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&acts);
+    if (rc != 0)
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot run gnuplot: %s", path, strerror(rc));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return attn_errorf(err, ATTN_ERR_IO, "plot %s: waiting for gnuplot: %s", path,
+                               strerror(errno));
+    char msg[600] = "";
+    FILE *log = fopen(f->log, "r");
+    if (log) {
+        size_t n = fread(msg, 1, sizeof msg - 1, log);
+        msg[n] = '\0';
+        fclose(log);
+    }
+    bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0 || strstr(msg, "rror");
+    if (failed) {
+        for (char *c = msg; *c; c++)
+            if (*c == '\n') *c = ' ';
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: gnuplot failed: %s", path,
+                           msg[0] ? msg : "no message");
+    }
+    mode_t mask = umask(0); /* mkstemp made it 0600: give it a normal file's mode */
+    umask(mask);
+    chmod(f->out_tmp, 0666 & ~mask);
+    if (rename(f->out_tmp, path) != 0)
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: rename failed: %s", path, strerror(errno));
+    free(f->out_tmp);
+    f->out_tmp = NULL;
+    return ATTN_OK;
+}
+
+bool attn_plot_available(void) {
+    const char *paths = getenv("PATH");
+    if (!paths) return false;
+    char dir[4096];
+    while (*paths) {
+        size_t n = strcspn(paths, ":");
+        if (n > 0 && n < sizeof dir - 16) {
+            memcpy(dir, paths, n);
+            snprintf(dir + n, sizeof dir - n, "/gnuplot");
+            if (access(dir, X_OK) == 0) return true;
+        }
+        paths += n + (paths[n] == ':');
+    }
+    return false;
+}
+
+static attn_status finish(plot_files *f, const char *path, attn_status st, attn_error *err) {
+    if (st == ATTN_OK) st = run_gnuplot(f, path, err);
+    files_remove(f);
+    return st;
+}
+
+/* ---- line charts ----------------------------------------------------------------------- */
+
+static bool drawable(double v, bool log_axis) {
+    return isfinite(v) && (!log_axis || v > 0);
+}
+
+/* Series i is data block i (blocks separated by two blank lines); a single blank line breaks
+ * the curve where a point cannot be drawn. Columns: x y [lo hi]. */
+static void put_series_data(FILE *d, const attn_plot *p, const attn_plot_series *s) {
+    bool band = s->y_lo && s->y_hi;
+    for (int i = 0; i < s->n; i++) {
+        bool ok = drawable(s->x[i], p->log_x) && drawable(s->y[i], p->log_y) &&
+                  (!band || (drawable(s->y_lo[i], p->log_y) && drawable(s->y_hi[i], p->log_y)));
+        if (!ok) {
+            fputc('\n', d);
+            continue;
+        }
+        fprintf(d, "%.9g %.9g", s->x[i], s->y[i]);
+        if (band) fprintf(d, " %.9g %.9g", s->y_lo[i], s->y_hi[i]);
+        fputc('\n', d);
+    }
+    fputs("\n\n", d);
+}
+
+static attn_status check_lines(const attn_plot *p, const char *path, attn_error *err) {
+    if (!p || !path || p->n_series < 1 || !p->series)
+        return attn_errorf(err, ATTN_ERR_ARG, "plot: no chart or no series");
+    for (int i = 0; i < p->n_series; i++) {
+        const attn_plot_series *s = &p->series[i];
+        if (s->n < 1 || !s->x || !s->y || (!s->y_lo != !s->y_hi))
+            return attn_errorf(err, ATTN_ERR_ARG,
+                               "plot %s: series %d (%s) has no points or half "
+                               "a band",
+                               path, i, s->title ? s->title : "untitled");
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *err) {
+    attn_status st = check_lines(p, path, err);
+    if (st != ATTN_OK) return st;
+    plot_files f;
+    if ((st = files_open(&f, path, err)) != ATTN_OK) return st;
+    st = put_header(&f, path, p->width > 0 ? p->width : 900, p->height > 0 ? p->height : 540,
+                    p->title, err);
+    FILE *s = f.script_f;
+    put_axis_label(s, "x", p->xlabel);
+    put_axis_label(s, "y", p->ylabel);
+    if (p->log_x) fputs("set logscale x\nset format x '%g'\n", s);
+    if (p->log_y) fputs("set logscale y\nset format y '1e%T'\n", s);
+    if (p->y_min != 0 || p->y_max != 0) fprintf(s, "set yrange [%.9g:%.9g]\n", p->y_min, p->y_max);
+    fprintf(s, "set key %s box opaque samplen 2\n", p->key ? p->key : "top right");
+    fputs("set style fill transparent solid 0.18 noborder\nplot ", s);
+    for (int i = 0; i < p->n_series; i++) {
+        const attn_plot_series *ser = &p->series[i];
+        put_series_data(f.data_f, p, ser);
+        const char *c = colours[i % N_COLOURS];
+        if (ser->y_lo) {
+            put_str(s, f.data);
+            fprintf(s, " index %d using 1:3:4 with filledcurves lc rgb '%s' notitle, ", i, c);
+        }
+        put_str(s, f.data);
+        fprintf(s, " index %d using 1:2 with %s lw 2 lc rgb '%s' dt %d %s title ", i,
+                ser->points ? "linespoints" : "lines", c, ser->dashed ? 2 : 1,
+                ser->points ? "pt 7 ps 0.7" : "");
+        put_str(s, ser->title);
+        fputs(i + 1 < p->n_series ? ", \\\n  " : "\n", s);
+    }
+    return finish(&f, path, st, err);
+}
+
+/* ---- heat maps ------------------------------------------------------------------------- */
+
+static void put_tics(FILE *s, const char *axis, const char *const *labels, int n, bool rotate) {
+    if (!labels) return;
+    fprintf(s, "set %stics %s(", axis, rotate ? "rotate by 45 right " : "");
+    for (int i = 0; i < n; i++) {
+        put_str(s, labels[i]);
+        fprintf(s, " %d%s", i, i + 1 < n ? ", " : "");
+    }
+    fputs(")\n", s);
+}
+
+attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_error *err) {
+    if (!h || !path || h->rows < 1 || h->cols < 1 || !h->z)
+        return attn_errorf(err, ATTN_ERR_ARG, "plot: heat map without data");
+    plot_files f;
+    attn_status st = files_open(&f, path, err);
+    if (st != ATTN_OK) return st;
+    int w = h->width > 0 ? h->width : 260 + 40 * (h->cols < 8 ? 8 : h->cols);
+    int ht = h->height > 0 ? h->height : 200 + 36 * (h->rows < 6 ? 6 : h->rows);
+    st = put_header(&f, path, w, ht, h->title, err);
+    FILE *s = f.script_f;
+    put_axis_label(s, "x", h->xlabel);
+    put_axis_label(s, "y", h->ylabel);
+    put_axis_label(s, "cb", h->cblabel);
+    fputs("unset grid\nset tics nomirror out\nset palette defined (0 '#ffffff', 0.5 '#6baed6', "
+          "1 '#08306b')\n",
+          s);
+    fprintf(s, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\n", h->cols - 1, h->rows - 1);
+    if (h->z_min != 0 || h->z_max != 0) fprintf(s, "set cbrange [%.9g:%.9g]\n", h->z_min, h->z_max);
+    put_tics(s, "x", h->col_labels, h->cols, true);
+    put_tics(s, "y", h->row_labels, h->rows, false);
+    for (int r = 0; r < h->rows; r++) {
+        for (int c = 0; c < h->cols; c++)
+            fprintf(f.data_f, "%s%.9g", c ? " " : "", h->z[(size_t)r * h->cols + c]);
+        fputc('\n', f.data_f);
+    }
+    fputs("plot ", s);
+    put_str(s, f.data);
+    fputs(" matrix with image notitle", s);
+    if (h->values) {
+        double top = h->z_max;
+        if (h->z_min == 0 && h->z_max == 0)
+            for (size_t i = 0; i < (size_t)h->rows * h->cols; i++)
+                if (h->z[i] > top) top = h->z[i];
+        /* white text on dark cells */
+        fputs(", ", s);
+        put_str(s, f.data);
+        fprintf(s,
+                " matrix using 1:2:(sprintf('%%.2f', $3)):($3 > %.9g ? 0xffffff : 0) "
+                "with labels tc rgb variable font ',9' notitle",
+                0.6 * top);
+    }
+    fputc('\n', s);
+    return finish(&f, path, st, err);
+}
+
+/* ---- grouped bars ---------------------------------------------------------------------- */
+
+attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err) {
+    if (!b || !path || b->n_categories < 1 || b->n_series < 1 || !b->values || !b->categories)
+        return attn_errorf(err, ATTN_ERR_ARG, "plot: bar chart without data");
+    plot_files f;
+    attn_status st = files_open(&f, path, err);
+    if (st != ATTN_OK) return st;
+    st = put_header(&f, path, b->width > 0 ? b->width : 900, b->height > 0 ? b->height : 540,
+                    b->title, err);
+    FILE *s = f.script_f;
+    put_axis_label(s, "x", b->xlabel);
+    put_axis_label(s, "y", b->ylabel);
+    if (b->y_min != 0 || b->y_max != 0) fprintf(s, "set yrange [%.9g:%.9g]\n", b->y_min, b->y_max);
+    fputs("set style data histograms\nset style histogram clustered gap 1\n"
+          "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset xtics nomirror\n"
+          "set key below horizontal\nset grid noxtics\n",
+          s);
+    for (int c = 0; c < b->n_categories; c++) {
+        fprintf(f.data_f, "%d", c);
+        for (int i = 0; i < b->n_series; i++)
+            fprintf(f.data_f, " %.9g", b->values[(size_t)i * b->n_categories + c]);
+        fputc('\n', f.data_f);
+    }
+    fprintf(s, "set xrange [-0.5:%d.5]\n", b->n_categories - 1);
+    put_tics(s, "x", b->categories, b->n_categories, false);
+    fputs("plot ", s);
+    for (int i = 0; i < b->n_series; i++) {
+        put_str(s, f.data);
+        fprintf(s, " using %d lc rgb '%s' title ", i + 2, colours[i % N_COLOURS]);
+        put_str(s, b->series_titles ? b->series_titles[i] : "");
+        fputs(i + 1 < b->n_series ? ", " : "\n", s);
+    }
+    return finish(&f, path, st, err);
+}
