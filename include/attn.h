@@ -379,6 +379,32 @@ typedef struct attn_report_header {
 } attn_report_header;
 attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error *err);
 
+/* ---- explanations as JSON (src/io/explain_json.c) ------------------------------------- */
+
+/* The object `attn explain --format json` prints for one sentence (and `attn serve` returns per
+ * model), without a newline: {"sentence", "tokens", "logit", "probability", "attention"
+ * [layer][head][query][key] (Transformer), "prefix_probability" (recurrent), "saliency":
+ * {"grad_norm", "grad_x_input", "integrated_gradients"}, "ig_steps", "ig_baseline_logit"};
+ * floats with %.9g. ids: the sentence's n_words word ids. *out (NUL-terminated, *len bytes; len
+ * may be NULL) is the caller's to free. */
+attn_status attn_explanation_to_json(const char *sentence, const int *ids,
+                                     const attn_explanation *e, char **out, size_t *len,
+                                     attn_error *err);
+
+/* A request {"sentence": "...", "models": ["rnn", ...]} ("models" optional), parsed strictly
+ * (RFC 8259 grammar, no other keys, no \u0000 in strings); names are not checked here. */
+#define ATTN_EXPLAIN_REQUEST_MAX_MODELS 8
+typedef struct attn_explain_request {
+    char *sentence;
+    int n_models; /* 0: "models" absent or empty */
+    char *models[ATTN_EXPLAIN_REQUEST_MAX_MODELS];
+} attn_explain_request;
+/* ATTN_ERR_PARSE (malformed JSON with byte offset, line and column; wrong types; unknown key),
+ * ATTN_ERR_VALUE (too many models) or ATTN_ERR_NOMEM; on error *out is empty. */
+attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain_request *out,
+                                       attn_error *err);
+void attn_explain_request_clear(attn_explain_request *r); /* frees the strings; NULL ok */
+
 /* ---- Adam (src/train/adam.c), exactly torch.optim.Adam --------------------------------- *
  * Follows PyTorch 1.13's CPU single-tensor path bit for bit (see adam.c). The hyperparameters
  * are doubles because PyTorch's are Python floats: 1e-3 and (double)1e-3f are different. */

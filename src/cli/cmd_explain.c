@@ -40,71 +40,20 @@ typedef struct explain_view {
     int layer, head; /* -1: all */
 } explain_view;
 
-static void json_string(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
-static void json_floats(const float *a, int n) {
-    putchar('[');
-    for (int i = 0; i < n; i++) printf("%s%.9g", i ? ", " : "", (double)a[i]);
-    putchar(']');
-}
-
 /* Token i of the displayed axis: [CLS] first for the Transformer. */
 static const char *token_name(const attn_explanation *e, const int *ids, int i) {
     if (e->arch == ATTN_ARCH_TRANSFORMER) return i == 0 ? "[CLS]" : attn_vocab_word(ids[i - 1]);
     return attn_vocab_word(ids[i]);
 }
 
-static void print_json(const char *sentence, const int *ids, const attn_explanation *e) {
-    const int n = e->n_words, S = e->S;
-    const int n_tok = e->arch == ATTN_ARCH_TRANSFORMER ? n + 1 : n;
-    printf("{\"sentence\": ");
-    json_string(sentence);
-    printf(", \"tokens\": [");
-    for (int i = 0; i < n_tok; i++) {
-        if (i) printf(", ");
-        json_string(token_name(e, ids, i));
-    }
-    printf("], \"logit\": %.9g, \"probability\": %.9g", (double)e->logit, e->probability);
-    if (e->attention) {
-        printf(", \"attention\": [");
-        for (int l = 0; l < e->n_layers; l++) {
-            printf("%s[", l ? ", " : "");
-            for (int h = 0; h < e->n_heads; h++) {
-                printf("%s[", h ? ", " : "");
-                for (int q = 0; q < S; q++) {
-                    if (q) printf(", ");
-                    json_floats(e->attention + (((size_t)l * e->n_heads + h) * S + q) * S, S);
-                }
-                putchar(']');
-            }
-            putchar(']');
-        }
-        putchar(']');
-    }
-    if (e->prefix_probability) {
-        printf(", \"prefix_probability\": [");
-        for (int i = 0; i < n; i++) printf("%s%.9g", i ? ", " : "", e->prefix_probability[i]);
-        putchar(']');
-    }
-    printf(", \"saliency\": {\"grad_norm\": ");
-    json_floats(e->grad_norm, n);
-    printf(", \"grad_x_input\": ");
-    json_floats(e->grad_x_input, n);
-    printf(", \"integrated_gradients\": ");
-    json_floats(e->integrated_gradients, n);
-    printf("}, \"ig_steps\": %d, \"ig_baseline_logit\": %.9g}\n", e->ig_steps,
-           (double)e->ig_baseline_logit);
+/* The library's writer (src/io/explain_json.c), shared with `attn serve`. */
+static bool print_json(const char *sentence, const int *ids, const attn_explanation *e,
+                       attn_error *err) {
+    char *json = NULL;
+    if (attn_explanation_to_json(sentence, ids, e, &json, NULL, err) != ATTN_OK) return false;
+    puts(json);
+    free(json);
+    return true;
 }
 
 /* ---- text ------------------------------------------------------------------------------------ */
@@ -218,11 +167,12 @@ static bool explain_one(attn_model *m, const explain_view *v, const char *senten
                          : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
     if (st == ATTN_OK) st = attn_explain(m, ids, n, NULL, &e, &err);
     if (st == ATTN_OK) {
-        if (v->fmt == FORMAT_JSON)
-            print_json(sentence, ids, e);
-        else
+        if (v->fmt == FORMAT_JSON && !print_json(sentence, ids, e, &err))
+            st = err.status;
+        else if (v->fmt != FORMAT_JSON)
             print_text(v, sentence, ids, e);
-    } else {
+    }
+    if (st != ATTN_OK) {
         cli_message("explain", "%s %d: %s", where, index, err.msg);
     }
     attn_explanation_free(e);

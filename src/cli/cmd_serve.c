@@ -1,0 +1,103 @@
+/* cmd_serve.c -- `attn serve`: the write-up's interactive demo in the browser, on attn itself.
+ * Loads the models of a weights directory, serves the page of web/ (embedded in the binary)
+ * and its JSON API (src/serve) on GNU libmicrohttpd, prints the URL and runs until SIGINT or
+ * SIGTERM, then shuts down cleanly (the queued requests are answered, threads joined). */
+#include "cli.h"
+#include "serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char about[] =
+    "Serves a local web page that explains sentences with the loaded models: each word\n"
+    "shaded by the Transformer's [CLS] attention (any layer and head, and the full query x\n"
+    "key map), the recurrent models' probability after each word, saliency per word,\n"
+    "counterfactual word swaps, and the test sets' misclassified sentences. Nothing is\n"
+    "fetched from the internet; the page and its scripts are compiled into attn.";
+
+static const char notes[] =
+    "Models: DIR/<model>-seed<S>.json for model rnn, lstm, gru, transformer and S = 1..9\n"
+    "(what attn reproduce writes); the lowest seed of each model is the one explained, all\n"
+    "seeds serve the test-set view. The JSON API (GET /api/models, /api/vocab,\n"
+    "/api/sets/NAME?model=M&seed=S, /healthz; POST /api/explain {\"sentence\": \"...\",\n"
+    "\"models\": [...]}) is described in the README.\n\n"
+    "Safety: binds 127.0.0.1 unless --host says otherwise (there is no authentication:\n"
+    "a warning is printed for other addresses); request bodies up to 64 KiB; sentences up\n"
+    "to the models' length; a bounded queue (503 when full) and a time limit per request;\n"
+    "security headers (Content-Security-Policy without inline script, nosniff). Stop with\n"
+    "Ctrl-C (SIGINT) or SIGTERM.";
+
+/* Blocks SIGINT and SIGTERM in this thread and every thread started after, so that sigwait
+ * below receives them. */
+static void block_signals(sigset_t *set) {
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static bool is_loopback(const char *host) {
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
+
+int cmd_serve(int argc, char **argv) {
+    const char *dir = "weights";
+    serve_options o = serve_options_default();
+    o.threads = cli_n_cores();
+    if (o.threads > 16) o.threads = 16;
+    int time_limit = 10;
+    cli_opt opts[] = {
+        {"--weights", "DIR", CLI_OPT_STR, &dir,
+         .help = "the directory of <model>-seed<S>.json files"},
+        {"--host", "ADDR", CLI_OPT_STR, &o.host,
+         .help = "numeric IPv4/IPv6 address to listen on; other than loopback\n"
+                 "exposes the page to the network (no authentication)"},
+        {"--port", "N", CLI_OPT_INT, &o.port, 0, 65535, .help = "TCP port; 0 = any free port"},
+        {"--threads", "N", CLI_OPT_INT, &o.threads, 1, 64, .def = "the cores, at most 16",
+         .help = "worker threads (each holds its own copy of the models)"},
+        {"--queue", "N", CLI_OPT_INT, &o.queue, 1, 4096,
+         .help = "requests waiting for a worker; beyond, 503"},
+        {"--time-limit", "S", CLI_OPT_INT, &time_limit, 1, 3600,
+         .help = "seconds a request may wait in the queue (then 503)"},
+    };
+    cli_spec spec = {"serve",
+                     "[--weights DIR] [--host ADDR] [--port N] [--threads N] [--queue N]"
+                     " [--time-limit S]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     6};
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc >= 0) return rc;
+    o.time_limit_s = time_limit;
+    attn_error err;
+    serve_app *app = NULL;
+    serve_server *srv = NULL;
+    attn_set_num_threads(1);
+    if (serve_app_create(dir, o.threads, &app, &err) != ATTN_OK) return cli_fail("serve", &err);
+    sigset_t set;
+    block_signals(&set);
+    if (serve_server_start(app, &o, &srv, &err) != ATTN_OK) {
+        serve_app_free(app);
+        return cli_runtime_error("serve", "%s", err.msg);
+    }
+    if (!is_loopback(o.host))
+        cli_message("serve",
+                    "warning: listening on %s: anyone who can reach this address can "
+                    "use the server (there is no authentication)",
+                    o.host);
+    const bool v6 = strchr(o.host, ':') != NULL;
+    printf("attn serve: http://%s%s%s:%d/  (%s; Ctrl-C stops)\n", v6 ? "[" : "", o.host,
+           v6 ? "]" : "", serve_server_port(srv), serve_app_summary(app));
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&set, &sig);
+    cli_message("serve", "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    serve_server_stop(srv);
+    serve_app_free(app);
+    return CLI_OK;
+}

@@ -1,0 +1,199 @@
+/* explain_json.c -- an explanation (attn_explain) as the JSON object `attn explain --format json`
+ * prints and `attn serve` returns per model, written here once so the two cannot drift; and the
+ * strict parsing of the server's explain request {"sentence": "...", "models": [...]}. */
+#include "io_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- writing ----------------------------------------------------------------------------------
+ */
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_floats(FILE *f, const float *a, int n) {
+    fputc('[', f);
+    for (int i = 0; i < n; i++) fprintf(f, "%s%.9g", i ? ", " : "", (double)a[i]);
+    fputc(']', f);
+}
+
+/* Token i of the displayed axis: [CLS] first for the Transformer. */
+static const char *token_name(const attn_explanation *e, const int *ids, int i) {
+    if (e->arch == ATTN_ARCH_TRANSFORMER) return i == 0 ? "[CLS]" : attn_vocab_word(ids[i - 1]);
+    return attn_vocab_word(ids[i]);
+}
+
+/* attention [layer][head][query][key] */
+static void write_attention(FILE *f, const attn_explanation *e) {
+    const int S = e->S;
+    fprintf(f, ", \"attention\": [");
+    for (int l = 0; l < e->n_layers; l++) {
+        fprintf(f, "%s[", l ? ", " : "");
+        for (int h = 0; h < e->n_heads; h++) {
+            fprintf(f, "%s[", h ? ", " : "");
+            for (int q = 0; q < S; q++) {
+                if (q) fprintf(f, ", ");
+                json_floats(f, e->attention + (((size_t)l * e->n_heads + h) * S + q) * S, S);
+            }
+            fputc(']', f);
+        }
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+static void write_explanation(FILE *f, const char *sentence, const int *ids,
+                              const attn_explanation *e) {
+    const int n = e->n_words;
+    const int n_tok = e->arch == ATTN_ARCH_TRANSFORMER ? n + 1 : n;
+    fprintf(f, "{\"sentence\": ");
+    json_string(f, sentence);
+    fprintf(f, ", \"tokens\": [");
+    for (int i = 0; i < n_tok; i++) {
+        if (i) fprintf(f, ", ");
+        json_string(f, token_name(e, ids, i));
+    }
+    fprintf(f, "], \"logit\": %.9g, \"probability\": %.9g", (double)e->logit, e->probability);
+    if (e->attention) write_attention(f, e);
+    if (e->prefix_probability) {
+        fprintf(f, ", \"prefix_probability\": [");
+        for (int i = 0; i < n; i++) fprintf(f, "%s%.9g", i ? ", " : "", e->prefix_probability[i]);
+        fputc(']', f);
+    }
+    fprintf(f, ", \"saliency\": {\"grad_norm\": ");
+    json_floats(f, e->grad_norm, n);
+    fprintf(f, ", \"grad_x_input\": ");
+    json_floats(f, e->grad_x_input, n);
+    fprintf(f, ", \"integrated_gradients\": ");
+    json_floats(f, e->integrated_gradients, n);
+    fprintf(f, "}, \"ig_steps\": %d, \"ig_baseline_logit\": %.9g}", e->ig_steps,
+            (double)e->ig_baseline_logit);
+}
+
+attn_status attn_explanation_to_json(const char *sentence, const int *ids,
+                                     const attn_explanation *e, char **out, size_t *len,
+                                     attn_error *err) {
+    if (!sentence || !ids || !e || !out)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_explanation_to_json: NULL argument");
+    *out = NULL;
+    for (int i = 0; i < e->n_words; i++)
+        if (!attn_vocab_word(ids[i]))
+            return attn_errorf(err, ATTN_ERR_ARG,
+                               "attn_explanation_to_json: id %d at word %d "
+                               "is not in the vocabulary",
+                               ids[i], i);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "explanation JSON: out of memory");
+    write_explanation(f, sentence, ids, e);
+    const bool failed = ferror(f) != 0;
+    if (fclose(f) != 0 || failed) {
+        free(buf);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "explanation JSON: out of memory");
+    }
+    *out = buf;
+    if (len) *len = n;
+    return ATTN_OK;
+}
+
+/* ---- the explain request ----------------------------------------------------------------------
+ */
+
+/* Whether a string of the (already grammar-checked) JSON text holds the escape \u0000, which
+ * cJSON would turn into a C string cut short at that point. */
+static bool has_nul_escape(const char *s, size_t n) {
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!in_string) {
+            in_string = s[i] == '"';
+        } else if (s[i] == '"') {
+            in_string = false;
+        } else if (s[i] == '\\') {
+            if (i + 5 < n && memcmp(s + i + 1, "u0000", 5) == 0) return true;
+            i++; /* the escaped character */
+        }
+    }
+    return false;
+}
+
+void attn_explain_request_clear(attn_explain_request *r) {
+    if (!r) return;
+    free(r->sentence);
+    for (int i = 0; i < r->n_models; i++) free(r->models[i]);
+    memset(r, 0, sizeof *r);
+}
+
+static attn_status request_models(const cJSON *arr, attn_explain_request *r, attn_error *err) {
+    if (!cJSON_IsArray(arr))
+        return attn_errorf(err, ATTN_ERR_PARSE, "\"models\" must be an array of model names");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        if (r->n_models == ATTN_EXPLAIN_REQUEST_MAX_MODELS)
+            return attn_errorf(err, ATTN_ERR_VALUE, "\"models\" names more than %d models",
+                               ATTN_EXPLAIN_REQUEST_MAX_MODELS);
+        if (!cJSON_IsString(it) || strlen(it->valuestring) > 32)
+            return attn_errorf(err, ATTN_ERR_PARSE,
+                               "\"models\"[%d] must be a model name (a string of at most 32 "
+                               "characters)",
+                               r->n_models);
+        if (!(r->models[r->n_models] = strdup(it->valuestring)))
+            return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+        r->n_models++;
+    }
+    return ATTN_OK;
+}
+
+static attn_status request_fields(const cJSON *root, attn_explain_request *r, attn_error *err) {
+    if (!cJSON_IsObject(root))
+        return attn_errorf(err, ATTN_ERR_PARSE, "the request must be a JSON object");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, root) {
+        if (strcmp(it->string, "sentence") != 0 && strcmp(it->string, "models") != 0)
+            return attn_errorf(err, ATTN_ERR_PARSE,
+                               "unknown key in the request (allowed: \"sentence\", \"models\")");
+    }
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "sentence");
+    if (!cJSON_IsString(s))
+        return attn_errorf(err, ATTN_ERR_PARSE, "\"sentence\" (a string) is required");
+    if (!(r->sentence = strdup(s->valuestring)))
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "models");
+    return m ? request_models(m, r, err) : ATTN_OK;
+}
+
+attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain_request *out,
+                                       attn_error *err) {
+    if (!out || (!buf && len))
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_explain_request_parse: NULL argument");
+    memset(out, 0, sizeof *out);
+    cJSON *root = NULL;
+    size_t at = 0;
+    const char *why = NULL;
+    attn_status st = attn_io_json_parse(buf ? buf : "", len, &root, &at, &why);
+    if (st != ATTN_OK) {
+        int line, col;
+        attn_io_text_position(buf ? buf : "", at, &line, &col);
+        return attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line,
+                           col, why);
+    }
+    if (has_nul_escape(buf, len))
+        st = attn_errorf(err, ATTN_ERR_PARSE, "a string holds \\u0000 (not allowed)");
+    else
+        st = request_fields(root, out, err);
+    cJSON_Delete(root);
+    if (st != ATTN_OK) attn_explain_request_clear(out);
+    return st;
+}

@@ -1,0 +1,279 @@
+/* api.c -- the endpoints that run the models: POST /api/explain (attn_explain of one sentence
+ * with each requested model, as the objects `attn explain --format json` prints) and
+ * GET /api/sets/NAME (accuracy and the misclassified sentences of a generated test set, in
+ * exact mode, computed once per set, model and seed and then cached). */
+#include "serve_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- explain ----------------------------------------------------------------------------------
+ */
+
+/* The tokenizer's unknown-word message, "unknown word 'W' at position N (closest vocabulary
+ * word: 'C'; ...", as an answer with the position and the nearest word as fields. */
+static void tokenize_error(serve_response *rs, const attn_error *err) {
+    char word[128], nearest[64];
+    int pos = 0;
+    if (sscanf(err->msg,
+               "unknown word '%127[^']' at position %d (closest vocabulary word: '%63[^']'", word,
+               &pos, nearest) == 3) {
+        serve_error_response(rs, 400, "unknown_word", err->msg);
+        sbuf sb = {0};
+        sb_printf(&sb, "{\"error\": {\"status\": 400, \"code\": \"unknown_word\", \"message\": ");
+        sb_json_string(&sb, err->msg);
+        sb_printf(&sb, ", \"position\": %d, \"word\": ", pos);
+        sb_json_string(&sb, word);
+        sb_add(&sb, ", \"nearest\": ");
+        sb_json_string(&sb, nearest);
+        sb_add(&sb, "}}");
+        if (!sb.failed) {
+            serve_json_take(rs, &sb);
+            rs->status = 400;
+        } else {
+            sb_free(&sb);
+        }
+    } else if (strncmp(err->msg, "sentence has", 12) == 0) {
+        serve_error_response(rs, 400, "too_long", err->msg);
+    } else if (strncmp(err->msg, "empty sentence", 14) == 0) {
+        serve_error_response(rs, 400, "empty_sentence", err->msg);
+    } else {
+        serve_error_response(rs, err->status == ATTN_ERR_NOMEM ? 503 : 400, "bad_sentence",
+                             err->msg);
+    }
+}
+
+/* The entries the request names (all explained models when it names none); false after an
+ * error answer. */
+static bool pick_models(const serve_app *app, const attn_explain_request *r, int *entries, int *n,
+                        serve_response *rs) {
+    *n = 0;
+    if (r->n_models == 0) {
+        static const attn_arch order[] = {ATTN_ARCH_RNN, ATTN_ARCH_LSTM, ATTN_ARCH_GRU,
+                                          ATTN_ARCH_TRANSFORMER};
+        for (int a = 0; a < 4; a++)
+            if (app->explain_entry[order[a]] >= 0) entries[(*n)++] = app->explain_entry[order[a]];
+        return true;
+    }
+    for (int i = 0; i < r->n_models; i++) {
+        attn_arch arch;
+        int e = attn_arch_from_name(r->models[i], &arch, NULL) == ATTN_OK ? app->explain_entry[arch]
+                                                                          : -1;
+        if (e < 0) {
+            sbuf msg = {0};
+            sb_add(&msg, "unknown model ");
+            sb_json_string(&msg, r->models[i]);
+            sb_add(&msg, " (loaded: see /api/models)");
+            serve_error_response(rs, 404, "unknown_model", msg.failed ? "unknown model" : msg.s);
+            sb_free(&msg);
+            return false;
+        }
+        entries[(*n)++] = e;
+    }
+    return true;
+}
+
+/* The most words every chosen model takes. */
+static int max_words(const serve_app *app, const int *entries, int n) {
+    int max = ATTN_MAX_WORDS;
+    for (int i = 0; i < n; i++) {
+        const attn_model_config *c = &app->entries[entries[i]].cfg;
+        if (c->arch == ATTN_ARCH_TRANSFORMER && c->max_len - 1 < max) max = c->max_len - 1;
+    }
+    return max;
+}
+
+static bool explain_models(serve_app *app, int ctx, const attn_explain_request *r, const int *ids,
+                           int n_words, const int *entries, int n, serve_response *rs) {
+    sbuf sb = {0};
+    sb_add(&sb, "{\"sentence\": ");
+    sb_json_string(&sb, r->sentence);
+    sb_printf(&sb, ", \"words\": %d, \"explanations\": [", n_words);
+    for (int i = 0; i < n; i++) {
+        const serve_entry *en = &app->entries[entries[i]];
+        attn_error err;
+        attn_explanation *e = NULL;
+        char *json = NULL;
+        attn_status st =
+            attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, NULL, &e, &err);
+        if (st == ATTN_OK) st = attn_explanation_to_json(r->sentence, ids, e, &json, NULL, &err);
+        attn_explanation_free(e);
+        if (st != ATTN_OK) {
+            sb_free(&sb);
+            serve_error_response(rs, st == ATTN_ERR_NOMEM ? 503 : 500, "explain_failed", err.msg);
+            return false;
+        }
+        sb_printf(&sb, "%s{\"model\": \"%s\", \"seed\": %d, \"explain\": ", i ? ", " : "",
+                  attn_arch_name(en->arch), en->seed);
+        sb_add(&sb, json);
+        sb_add(&sb, "}");
+        free(json);
+    }
+    sb_add(&sb, "]}");
+    serve_json_take(rs, &sb);
+    return true;
+}
+
+void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_response *rs) {
+    attn_explain_request r;
+    attn_error err;
+    attn_status st = attn_explain_request_parse(rq->body, rq->body_len, &r, &err);
+    if (st != ATTN_OK) {
+        if (st == ATTN_ERR_NOMEM)
+            serve_error_response(rs, 503, "out_of_memory", err.msg);
+        else
+            serve_error_response(rs, 400,
+                                 st == ATTN_ERR_PARSE && strncmp(err.msg, "malformed", 9) == 0
+                                     ? "malformed_json"
+                                     : "bad_request",
+                                 err.msg);
+        return;
+    }
+    int entries[ATTN_EXPLAIN_REQUEST_MAX_MODELS], n = 0;
+    if (pick_models(app, &r, entries, &n, rs)) {
+        int ids[ATTN_MAX_WORDS], n_words = 0;
+        if (attn_tokenize(r.sentence, ids, max_words(app, entries, n), &n_words, &err) != ATTN_OK)
+            tokenize_error(rs, &err);
+        else
+            explain_models(app, ctx, &r, ids, n_words, entries, n, rs);
+    }
+    attn_explain_request_clear(&r);
+}
+
+/* ---- test sets --------------------------------------------------------------------------------
+ */
+
+/* The value of key in a query string "a=1&b=2" into out (at most n-1 bytes, %XX and '+'
+ * decoded); false if absent, too long or badly encoded. */
+static bool query_value(const char *query, const char *key, char *out, size_t n) {
+    const size_t klen = strlen(key);
+    for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+        if (strncmp(p, key, klen) != 0 || p[klen] != '=') continue;
+        size_t len = 0;
+        for (const char *v = p + klen + 1; *v && *v != '&'; v++) {
+            char c = *v;
+            if (c == '+') {
+                c = ' ';
+            } else if (c == '%') {
+                unsigned x;
+                if (!v[1] || !v[2] || sscanf(v + 1, "%2x", &x) != 1 || x == 0) return false;
+                c = (char)x;
+                v += 2;
+            }
+            if (len + 1 >= n) return false;
+            out[len++] = c;
+        }
+        out[len] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* A positive decimal int <= max, or -1. */
+static int parse_small(const char *s, int max) {
+    int v = 0;
+    if (!*s) return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        v = v * 10 + (*s - '0');
+        if (v > max) return -1;
+    }
+    return v;
+}
+
+static void set_answer(serve_app *app, int ctx, int entry, attn_set set, sbuf *sb,
+                       attn_error *err) {
+    const serve_entry *en = &app->entries[entry];
+    const int n = set == ATTN_SET_HOLDOUT ? ATTN_HOLDOUT_DEFAULT_N : ATTN_TEST_DEFAULT_N;
+    attn_dataset *d = NULL;
+    if (attn_data_generate(set, n, (uint64_t)en->seed, &d, err) != ATTN_OK) {
+        sb->failed = true;
+        return;
+    }
+    attn_model *m = serve_model(app, ctx, entry);
+    sbuf miss = {0};
+    int correct = 0, n_miss = 0;
+    attn_status st = ATTN_OK;
+    for (int i = 0; i < d->n && st == ATTN_OK; i++) {
+        const attn_batch b = {
+            .B = 1, .T = d->lengths[i], .ids = d->ids + d->offsets[i], .lengths = &d->lengths[i]};
+        float logit;
+        st = attn_model_forward(m, &b, &logit, err);
+        if (st != ATTN_OK) break;
+        if ((logit > 0.0f) == (d->labels[i] == 1)) {
+            correct++;
+        } else if (n_miss++ < SERVE_MAX_MISSES) {
+            sb_add(&miss, n_miss > 1 ? ", {\"sentence\": " : "{\"sentence\": ");
+            sb_json_string(&miss, d->texts[i]);
+            sb_printf(&miss, ", \"label\": \"%s\", \"probability\": %.6f}",
+                      d->labels[i] ? "positive" : "negative", 1.0 / (1.0 + exp(-(double)logit)));
+        }
+    }
+    if (st == ATTN_OK && !miss.failed) {
+        sb_add(sb, "{\"set\": ");
+        sb_json_string(sb, attn_set_name(set));
+        sb_printf(sb,
+                  ", \"model\": \"%s\", \"seed\": %d, \"n\": %d, \"correct\": %d, "
+                  "\"accuracy\": %.6f, \"batch\": 1, \"misclassified_total\": %d, "
+                  "\"misclassified\": [%s]}",
+                  attn_arch_name(en->arch), en->seed, d->n, correct, (double)correct / d->n, n_miss,
+                  miss.s ? miss.s : "");
+    } else {
+        sb->failed = true;
+    }
+    sb_free(&miss);
+    attn_dataset_free(d);
+}
+
+void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query,
+                    serve_response *rs) {
+    attn_set set;
+    char model[32], seed_text[8];
+    attn_arch arch;
+    if (attn_set_from_name(name, &set, NULL) != ATTN_OK || set == ATTN_SET_TRAIN) {
+        serve_error_response(rs, 404, "unknown_set",
+                             "no such test set (plain, distractor, fill4, fill8, holdout)");
+        return;
+    }
+    if (!query_value(query, "model", model, sizeof model) ||
+        attn_arch_from_name(model, &arch, NULL) != ATTN_OK || app->explain_entry[arch] < 0) {
+        serve_error_response(rs, 404, "unknown_model",
+                             "model=M must name a loaded model (see /api/models)");
+        return;
+    }
+    int seed = app->entries[app->explain_entry[arch]].seed;
+    if (query_value(query, "seed", seed_text, sizeof seed_text)) seed = parse_small(seed_text, 99);
+    const int entry = seed < 0 ? -1 : serve_find_entry(app, arch, seed);
+    if (entry < 0) {
+        serve_error_response(rs, 404, "unknown_seed",
+                             "seed=S must be a seed loaded for the model (see /api/models)");
+        return;
+    }
+    pthread_mutex_lock(&app->cache_lock);
+    const char *cached = app->set_cache[entry][set];
+    size_t cached_len = app->set_cache_len[entry][set];
+    if (cached) serve_json_copy(rs, cached, cached_len);
+    pthread_mutex_unlock(&app->cache_lock);
+    if (cached) return;
+    sbuf sb = {0};
+    attn_error err = {0};
+    set_answer(app, ctx, entry, set, &sb, &err);
+    if (sb.failed) {
+        sb_free(&sb);
+        serve_error_response(rs, 503, "set_failed", err.msg[0] ? err.msg : "out of memory");
+        return;
+    }
+    serve_json_copy(rs, sb.s, sb.len);
+    size_t len = 0;
+    char *s = sb_take(&sb, &len);
+    pthread_mutex_lock(&app->cache_lock);
+    if (s && !app->set_cache[entry][set]) {
+        app->set_cache[entry][set] = s;
+        app->set_cache_len[entry][set] = len;
+        s = NULL;
+    }
+    pthread_mutex_unlock(&app->cache_lock);
+    free(s);
+}

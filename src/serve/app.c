@@ -1,0 +1,365 @@
+/* app.c -- the app of `attn serve`: loading the models of a weights directory (one copy per
+ * worker context), the answers that never change (models, vocabulary, figures), and routing a
+ * request to an embedded asset or an endpoint (serve_handle). */
+#include "serve_assets.h"
+#include "serve_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* attn_arch order in the answers: the write-up's models, the GRU beside its kin. */
+static const attn_arch arch_order[SERVE_N_ARCH] = {ATTN_ARCH_RNN, ATTN_ARCH_LSTM, ATTN_ARCH_GRU,
+                                                   ATTN_ARCH_TRANSFORMER};
+
+int serve_find_entry(const serve_app *app, attn_arch arch, int seed) {
+    for (int i = 0; i < app->n_entries; i++)
+        if (app->entries[i].arch == arch && app->entries[i].seed == seed) return i;
+    return -1;
+}
+
+attn_model *serve_model(serve_app *app, int ctx, int entry) {
+    return app->models[(size_t)ctx * app->n_entries + entry];
+}
+
+int serve_app_n_contexts(const serve_app *app) {
+    return app->n_ctx;
+}
+
+const char *serve_app_summary(const serve_app *app) {
+    return app->summary;
+}
+
+/* ---- loading ----------------------------------------------------------------------------------
+ */
+
+/* Loads DIR/<arch>-seed<S>.json for every arch and seed present into models[0..n) (context 0). */
+static attn_status load_dir(serve_app *app, const char *dir, attn_model **first, attn_error *err) {
+    for (int a = 0; a < SERVE_N_ARCH; a++) {
+        for (int seed = 1; seed <= SERVE_MAX_SEEDS; seed++) {
+            char path[4096];
+            struct stat st;
+            snprintf(path, sizeof path, "%s/%s-seed%d.json", dir, attn_arch_name(arch_order[a]),
+                     seed);
+            if (stat(path, &st) != 0 && errno == ENOENT) continue;
+            attn_model *m = NULL;
+            attn_status s = attn_weights_load_json(path, &m, err);
+            if (s != ATTN_OK) return s;
+            const attn_model_config *c = attn_model_config_of(m);
+            if (c->arch != arch_order[a]) {
+                attn_model_free(m);
+                return attn_errorf(err, ATTN_ERR_VALUE, "%s: holds a %s model, not a %s", path,
+                                   attn_arch_name(c->arch), attn_arch_name(arch_order[a]));
+            }
+            serve_entry *e = &app->entries[app->n_entries];
+            *e = (serve_entry){c->arch, seed, attn_model_n_params(m), *c};
+            first[app->n_entries++] = m;
+        }
+    }
+    if (app->n_entries == 0)
+        return attn_errorf(err, ATTN_ERR_IO,
+                           "%s: no weights found (expected files like %s/transformer-seed1.json, "
+                           "as attn reproduce writes them)",
+                           dir, dir);
+    return ATTN_OK;
+}
+
+/* Contexts 1..n_ctx-1: copies of context 0's models. */
+static attn_status copy_contexts(serve_app *app, attn_error *err) {
+    for (int c = 1; c < app->n_ctx; c++) {
+        for (int i = 0; i < app->n_entries; i++) {
+            attn_model **dst = &app->models[(size_t)c * app->n_entries + i];
+            attn_status s = attn_model_create(&app->entries[i].cfg, 0, dst, err);
+            if (s != ATTN_OK) return s;
+            memcpy(attn_model_params(*dst), attn_model_params(serve_model(app, 0, i)),
+                   app->entries[i].n_params * sizeof(float));
+        }
+    }
+    return ATTN_OK;
+}
+
+/* ---- the answers that never change ------------------------------------------------------------
+ */
+
+static void models_json(serve_app *app, sbuf *sb) {
+    sb_add(sb, "{\"models\": [");
+    bool any = false;
+    for (int a = 0; a < SERVE_N_ARCH; a++) {
+        const int first = app->explain_entry[arch_order[a]];
+        if (first < 0) continue;
+        const serve_entry *e = &app->entries[first];
+        sb_printf(sb, "%s{\"name\": \"%s\", \"explain_seed\": %d, \"params\": %zu, \"seeds\": [",
+                  any ? ", " : "", attn_arch_name(e->arch), e->seed, e->n_params);
+        bool any_seed = false;
+        for (int i = 0; i < app->n_entries; i++) {
+            if (app->entries[i].arch != e->arch) continue;
+            sb_printf(sb, "%s%d", any_seed ? ", " : "", app->entries[i].seed);
+            any_seed = true;
+        }
+        sb_add(sb, "]");
+        if (e->arch == ATTN_ARCH_TRANSFORMER)
+            sb_printf(sb, ", \"n_layers\": %d, \"n_heads\": %d, \"max_words\": %d", e->cfg.n_layers,
+                      e->cfg.n_heads, e->cfg.max_len - 1);
+        else
+            sb_printf(sb, ", \"max_words\": %d", ATTN_MAX_WORDS);
+        sb_add(sb, "}");
+        any = true;
+    }
+    sb_printf(sb, "], \"sets\": [\"plain\", \"distractor\", \"fill4\", \"fill8\", \"holdout\"]}");
+}
+
+static void vocab_json(sbuf *sb) {
+    sb_add(sb, "{\"words\": [");
+    for (int id = 2; id < ATTN_VOCAB_SIZE; id++) {
+        sb_printf(sb, "%s{\"id\": %d, \"word\": ", id > 2 ? ", " : "", id);
+        sb_json_string(sb, attn_vocab_word(id));
+        sb_add(sb, ", \"category\": ");
+        sb_json_string(sb, attn_vocab_category(id));
+        sb_add(sb, "}");
+    }
+    sb_add(sb, "]}");
+}
+
+static void figures_json(sbuf *sb) {
+    sb_add(sb, "{\"figures\": [");
+    bool any = false;
+    for (size_t i = 0; i < serve_n_assets; i++) {
+        if (strncmp(serve_assets[i].path, "/figures/", 9) != 0) continue;
+        sb_add(sb, any ? ", " : "");
+        sb_json_string(sb, serve_assets[i].path);
+        any = true;
+    }
+    sb_add(sb, "]}");
+}
+
+static void summarize(serve_app *app) {
+    size_t at = 0;
+    app->summary[0] = '\0';
+    for (int a = 0; a < SERVE_N_ARCH; a++) {
+        int first = app->explain_entry[arch_order[a]], n = 0;
+        if (first < 0) continue;
+        for (int i = 0; i < app->n_entries; i++) n += app->entries[i].arch == arch_order[a];
+        int w =
+            snprintf(app->summary + at, sizeof app->summary - at,
+                     "%s%s (seed %d explained; %d seed%s)", at ? ", " : "",
+                     attn_arch_name(arch_order[a]), app->entries[first].seed, n, n == 1 ? "" : "s");
+        if (w < 0 || (size_t)w >= sizeof app->summary - at) break;
+        at += (size_t)w;
+    }
+}
+
+static attn_status precompute(serve_app *app, attn_error *err) {
+    sbuf m = {0}, v = {0}, f = {0};
+    models_json(app, &m);
+    vocab_json(&v);
+    figures_json(&f);
+    app->models_json = sb_take(&m, &app->models_len);
+    app->vocab_json = sb_take(&v, &app->vocab_len);
+    app->figures_json = sb_take(&f, &app->figures_len);
+    if (!app->models_json || !app->vocab_json || !app->figures_json)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
+    summarize(app);
+    return ATTN_OK;
+}
+
+attn_status serve_app_create(const char *weights_dir, int n_contexts, serve_app **out,
+                             attn_error *err) {
+    if (!weights_dir || !out || n_contexts < 1 || n_contexts > 256)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "serve_app_create: NULL argument or contexts "
+                           "outside 1..256");
+    *out = NULL;
+    serve_app *app = calloc(1, sizeof *app);
+    attn_model **first = calloc(SERVE_MAX_ENTRY, sizeof *first);
+    if (!app || !first) {
+        free(app);
+        free(first);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
+    }
+    pthread_mutex_init(&app->cache_lock, NULL);
+    app->n_ctx = n_contexts;
+    attn_status st = load_dir(app, weights_dir, first, err);
+    if (st == ATTN_OK) {
+        app->models = calloc((size_t)n_contexts * app->n_entries, sizeof *app->models);
+        if (!app->models) st = attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
+    }
+    if (st == ATTN_OK) {
+        memcpy(app->models, first, (size_t)app->n_entries * sizeof *first);
+        memset(first, 0, SERVE_MAX_ENTRY * sizeof *first);
+        st = copy_contexts(app, err);
+    }
+    for (int i = 0; i < SERVE_MAX_ENTRY; i++) attn_model_free(first[i]);
+    free(first);
+    for (int a = 0; a < SERVE_N_ARCH; a++) app->explain_entry[a] = -1;
+    for (int i = app->n_entries - 1; i >= 0; i--) app->explain_entry[app->entries[i].arch] = i;
+    if (st == ATTN_OK) st = precompute(app, err);
+    if (st != ATTN_OK) {
+        serve_app_free(app);
+        return st;
+    }
+    *out = app;
+    return ATTN_OK;
+}
+
+void serve_app_free(serve_app *app) {
+    if (!app) return;
+    if (app->models)
+        for (size_t i = 0; i < (size_t)app->n_ctx * app->n_entries; i++)
+            attn_model_free(app->models[i]);
+    free(app->models);
+    free(app->vocab_json);
+    free(app->models_json);
+    free(app->figures_json);
+    for (int i = 0; i < SERVE_MAX_ENTRY; i++)
+        for (int s = 0; s < SERVE_MAX_SETS; s++) free(app->set_cache[i][s]);
+    pthread_mutex_destroy(&app->cache_lock);
+    free(app);
+}
+
+/* ---- responses --------------------------------------------------------------------------------
+ */
+
+void serve_response_clear(serve_response *rs) {
+    if (!rs) return;
+    free(rs->owned);
+    memset(rs, 0, sizeof *rs);
+}
+
+static const char json_type[] = "application/json; charset=utf-8";
+
+void serve_json_copy(serve_response *rs, const char *json, size_t len) {
+    serve_response_clear(rs);
+    rs->owned = malloc(len + 1);
+    if (!rs->owned) {
+        serve_error_response(rs, 503, "out_of_memory", "the server is out of memory");
+        return;
+    }
+    memcpy(rs->owned, json, len);
+    rs->owned[len] = '\0';
+    *rs = (serve_response){200, json_type, (const unsigned char *)rs->owned, len, rs->owned, true};
+}
+
+void serve_json_take(serve_response *rs, sbuf *sb) {
+    size_t len = 0;
+    char *s = sb_take(sb, &len);
+    serve_response_clear(rs);
+    if (!s) {
+        serve_error_response(rs, 503, "out_of_memory", "the server is out of memory");
+        return;
+    }
+    *rs = (serve_response){200, json_type, (const unsigned char *)s, len, s, true};
+}
+
+/* Statically allocated last resort when even the error message cannot be allocated. */
+static const char oom_json[] = "{\"error\": {\"status\": 503, \"code\": \"out_of_memory\", "
+                               "\"message\": \"the server is out of memory\"}}";
+
+void serve_error_response(serve_response *rs, int status, const char *code, const char *message) {
+    serve_response_clear(rs);
+    sbuf sb = {0};
+    sb_printf(&sb, "{\"error\": {\"status\": %d, \"code\": ", status);
+    sb_json_string(&sb, code);
+    sb_add(&sb, ", \"message\": ");
+    sb_json_string(&sb, message);
+    sb_add(&sb, "}}");
+    size_t len = 0;
+    char *s = sb_take(&sb, &len);
+    if (!s)
+        *rs = (serve_response){
+            503, json_type, (const unsigned char *)oom_json, sizeof oom_json - 1, NULL, true};
+    else
+        *rs = (serve_response){status, json_type, (const unsigned char *)s, len, s, true};
+}
+
+/* ---- routing ----------------------------------------------------------------------------------
+ */
+
+static bool path_is(const char *path, size_t n, const char *want) {
+    return strlen(want) == n && memcmp(path, want, n) == 0;
+}
+
+static const serve_asset *find_asset(const char *path, size_t n) {
+    if (path_is(path, n, "/")) path = "/index.html", n = strlen(path);
+    if (path_is(path, n, "/figures")) path = "/figures.html", n = strlen(path);
+    for (size_t i = 0; i < serve_n_assets; i++)
+        if (path_is(path, n, serve_assets[i].path)) return &serve_assets[i];
+    return NULL;
+}
+
+bool serve_request_is_heavy(const serve_request *rq) {
+    if (!rq || !rq->uri) return false;
+    return strncmp(rq->uri, "/api/explain", 12) == 0 || strncmp(rq->uri, "/api/sets/", 10) == 0;
+}
+
+static bool method_is(const serve_request *rq, const char *m) {
+    return rq->method && strcmp(rq->method, m) == 0;
+}
+
+static void method_not_allowed(serve_response *rs, const char *allowed) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "method not allowed here (allowed: %s)", allowed);
+    serve_error_response(rs, 405, "method_not_allowed", msg);
+}
+
+/* GET (and HEAD) endpoints and assets. */
+static void handle_get(serve_app *app, int ctx, const char *path, size_t n, const char *query,
+                       serve_response *rs) {
+    if (path_is(path, n, "/healthz")) {
+        serve_json_copy(rs, "{\"status\": \"ok\"}", 16);
+    } else if (path_is(path, n, "/api/models")) {
+        serve_json_copy(rs, app->models_json, app->models_len);
+    } else if (path_is(path, n, "/api/vocab")) {
+        serve_json_copy(rs, app->vocab_json, app->vocab_len);
+    } else if (path_is(path, n, "/api/figures")) {
+        serve_json_copy(rs, app->figures_json, app->figures_len);
+    } else if (n > 10 && memcmp(path, "/api/sets/", 10) == 0) {
+        char name[32];
+        if (n - 10 >= sizeof name) {
+            serve_error_response(rs, 404, "unknown_set", "no such test set");
+            return;
+        }
+        memcpy(name, path + 10, n - 10);
+        name[n - 10] = '\0';
+        serve_api_sets(app, ctx, name, query, rs);
+    } else {
+        const serve_asset *a = find_asset(path, n);
+        if (!a) {
+            serve_error_response(rs, 404, "not_found", "no such page or endpoint");
+            return;
+        }
+        serve_response_clear(rs);
+        *rs = (serve_response){200, a->type, a->data, a->len, NULL, false};
+    }
+}
+
+void serve_handle(serve_app *app, int ctx, const serve_request *rq, serve_response *rs) {
+    memset(rs, 0, sizeof *rs);
+    if (!app || !rq || !rq->uri || !rq->method || ctx < 0 || ctx >= app->n_ctx) {
+        serve_error_response(rs, 500, "internal", "bad request handler call");
+        return;
+    }
+    const size_t uri_len = strlen(rq->uri);
+    if (uri_len > SERVE_MAX_URI_BYTES) {
+        serve_error_response(rs, 414, "uri_too_long", "the request URI is too long");
+        return;
+    }
+    if (rq->body_len > SERVE_MAX_BODY) {
+        serve_error_response(rs, 413, "too_long", "the request body is larger than 64 KiB");
+        return;
+    }
+    const char *q = strchr(rq->uri, '?');
+    const size_t n = q ? (size_t)(q - rq->uri) : uri_len;
+    const char *query = q ? q + 1 : "";
+    if (path_is(rq->uri, n, "/api/explain")) {
+        if (method_is(rq, "POST"))
+            serve_api_explain(app, ctx, rq, rs);
+        else
+            method_not_allowed(rs, "POST");
+    } else if (method_is(rq, "GET") || method_is(rq, "HEAD")) {
+        handle_get(app, ctx, rq->uri, n, query, rs);
+    } else {
+        method_not_allowed(rs, "GET, HEAD");
+    }
+}

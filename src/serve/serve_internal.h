@@ -1,0 +1,49 @@
+/* serve_internal.h -- the app's state shared by app.c (loading, the precomputed answers) and
+ * api.c (the endpoints). Library-internal. */
+#ifndef ATTN_SERVE_INTERNAL_H
+#define ATTN_SERVE_INTERNAL_H
+
+#include "sbuf.h"
+#include "serve.h"
+
+#include <pthread.h>
+
+#define SERVE_N_ARCH    4 /* rnn, lstm, transformer, gru (attn_arch) */
+#define SERVE_MAX_SETS  6 /* attn_set values */
+#define SERVE_MAX_ENTRY (SERVE_N_ARCH * SERVE_MAX_SEEDS)
+
+typedef struct serve_entry {
+    attn_arch arch;
+    int seed;
+    size_t n_params;
+    attn_model_config cfg;
+} serve_entry;
+
+struct serve_app {
+    int n_entries;
+    serve_entry entries[SERVE_MAX_ENTRY]; /* by arch (rnn, lstm, gru, transformer), then seed */
+    int explain_entry[SERVE_N_ARCH];      /* the lowest seed of each arch, or -1 */
+    int n_ctx;
+    attn_model **models; /* [n_ctx][n_entries]: context c's copy of entry i */
+    char *vocab_json, *models_json, *figures_json;
+    size_t vocab_len, models_len, figures_len;
+    char summary[1024];
+    pthread_mutex_t cache_lock;
+    char *set_cache[SERVE_MAX_ENTRY][SERVE_MAX_SETS]; /* the /api/sets answers, once computed */
+    size_t set_cache_len[SERVE_MAX_ENTRY][SERVE_MAX_SETS];
+};
+
+/* The entry of (arch, seed), or -1. */
+int serve_find_entry(const serve_app *app, attn_arch arch, int seed);
+attn_model *serve_model(serve_app *app, int ctx, int entry);
+
+/* The endpoints (api.c). */
+void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_response *rs);
+void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query,
+                    serve_response *rs);
+/* rs answers 200 with the JSON text json[0..len) (copied). */
+void serve_json_copy(serve_response *rs, const char *json, size_t len);
+/* rs answers 200 with the finished sb (taken), or 500 if it failed. */
+void serve_json_take(serve_response *rs, sbuf *sb);
+
+#endif
