@@ -146,8 +146,8 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
  */
 
 /* The value of key in a query string "a=1&b=2" into out (at most n-1 bytes, %XX and '+'
- * decoded); false if absent, too long or badly encoded. */
-static bool query_value(const char *query, const char *key, char *out, size_t n) {
+ * decoded): 1, or 0 if absent, -1 if too long or badly encoded. */
+static int query_value(const char *query, const char *key, char *out, size_t n) {
     const size_t klen = strlen(key);
     for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
         if (strncmp(p, key, klen) != 0 || p[klen] != '=') continue;
@@ -158,17 +158,17 @@ static bool query_value(const char *query, const char *key, char *out, size_t n)
                 c = ' ';
             } else if (c == '%') {
                 unsigned x;
-                if (!v[1] || !v[2] || sscanf(v + 1, "%2x", &x) != 1 || x == 0) return false;
+                if (!v[1] || !v[2] || sscanf(v + 1, "%2x", &x) != 1 || x == 0) return -1;
                 c = (char)x;
                 v += 2;
             }
-            if (len + 1 >= n) return false;
+            if (len + 1 >= n) return -1;
             out[len++] = c;
         }
         out[len] = '\0';
-        return true;
+        return 1;
     }
-    return false;
+    return 0;
 }
 
 /* A positive decimal int <= max, or -1. */
@@ -237,14 +237,15 @@ void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query
                              "no such test set (plain, distractor, fill4, fill8, holdout)");
         return;
     }
-    if (!query_value(query, "model", model, sizeof model) ||
+    if (query_value(query, "model", model, sizeof model) != 1 ||
         attn_arch_from_name(model, &arch, NULL) != ATTN_OK || app->explain_entry[arch] < 0) {
         serve_error_response(rs, 404, "unknown_model",
                              "model=M must name a loaded model (see /api/models)");
         return;
     }
     int seed = app->entries[app->explain_entry[arch]].seed;
-    if (query_value(query, "seed", seed_text, sizeof seed_text)) seed = parse_small(seed_text, 99);
+    const int given = query_value(query, "seed", seed_text, sizeof seed_text);
+    if (given != 0) seed = given < 0 ? -1 : parse_small(seed_text, 99);
     const int entry = seed < 0 ? -1 : serve_find_entry(app, arch, seed);
     if (entry < 0) {
         serve_error_response(rs, 404, "unknown_seed",

@@ -1,0 +1,11 @@
+# tests/serve/extra.cmake -- the end-to-end test of `attn serve`: a server on a free loopback
+# port, every endpoint with good and bad requests, then headless Chromium (Debian `chromium`)
+# loads the page, types a sentence and the test compares each word's shading in the DOM with
+# the API's attention values; the screenshot stays in the build dir (serve-e2e.png).
+add_test(NAME serve/e2e
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights --screenshot ${CMAKE_BINARY_DIR}/serve-e2e.png)
+set_tests_properties(serve/e2e PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS browser
+  TIMEOUT 120)

@@ -1,0 +1,346 @@
+/* test_serve.c -- the request handler of `attn serve` without a socket (serve_handle): every
+ * endpoint with good and bad requests; /api/explain returns, per model, exactly the text of
+ * attn_explanation_to_json of an attn_explain computed here; /api/sets agrees with
+ * attn_evaluate in exact mode; the strict request parser; JSON escaping of the answers; no
+ * request path reaches the file system. (Over a socket and in a browser: tests/serve/e2e.py.) */
+#include "sbuf.h"
+#include "serve.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static serve_app *app;
+
+static void setup(void) {
+    attn_error err;
+    ck_assert_msg(serve_app_create(tu_source_path("weights"), 2, &app, &err) == ATTN_OK, "%s",
+                  err.msg);
+}
+
+static void teardown(void) {
+    serve_app_free(app);
+    app = NULL;
+}
+
+/* rs for (method, uri, body) on context ctx; its body NUL-terminated in *text (static). */
+static int call_ctx(int ctx, const char *method, const char *uri, const char *body,
+                    serve_response *rs) {
+    const serve_request rq = {method, uri, body, body ? strlen(body) : 0};
+    serve_handle(app, ctx, &rq, rs);
+    ck_assert_ptr_nonnull(rs->type);
+    return rs->status;
+}
+
+static int call(const char *method, const char *uri, const char *body, serve_response *rs) {
+    return call_ctx(0, method, uri, body, rs);
+}
+
+/* The body as a string (answers are JSON or assets; copied). */
+static char *body_of(const serve_response *rs) {
+    char *s = malloc(rs->len + 1);
+    ck_assert_ptr_nonnull(s);
+    memcpy(s, rs->data, rs->len);
+    s[rs->len] = '\0';
+    return s;
+}
+
+static void expect_error(const char *method, const char *uri, const char *body, int status,
+                         const char *code) {
+    serve_response rs;
+    int got = call(method, uri, body, &rs);
+    char *text = body_of(&rs);
+    char want[96];
+    snprintf(want, sizeof want, "\"code\": \"%s\"", code);
+    ck_assert_msg(got == status && strstr(text, want) && strstr(text, "\"message\": "),
+                  "%s %.60s %.60s: want %d %s, got %d %.300s", method, uri, body ? body : "",
+                  status, code, got, text);
+    ck_assert(rs.api);
+    free(text);
+    serve_response_clear(&rs);
+}
+
+START_TEST(test_static_endpoints) {
+    serve_response rs;
+    ck_assert_int_eq(call("GET", "/healthz", NULL, &rs), 200);
+    char *t = body_of(&rs);
+    ck_assert_str_eq(t, "{\"status\": \"ok\"}");
+    free(t);
+    serve_response_clear(&rs);
+
+    ck_assert_int_eq(call("GET", "/api/models", NULL, &rs), 200);
+    t = body_of(&rs);
+    ck_assert_msg(strstr(t, "{\"name\": \"rnn\", \"explain_seed\": 1, \"params\": 3089, "
+                            "\"seeds\": [1, 2, 3]") &&
+                      strstr(t, "\"name\": \"transformer\"") && strstr(t, "\"n_heads\": 2"),
+                  "%s", t);
+    free(t);
+    serve_response_clear(&rs);
+
+    ck_assert_int_eq(call("GET", "/api/vocab", NULL, &rs), 200);
+    t = body_of(&rs);
+    int n = 0;
+    for (const char *p = t; (p = strstr(p, "\"word\": ")); p++) n++;
+    ck_assert_int_eq(n, ATTN_N_WORDS);
+    ck_assert_ptr_nonnull(
+        strstr(t, "{\"id\": 2, \"word\": \"the\", \"category\": \"determiner\"}"));
+    free(t);
+    serve_response_clear(&rs);
+
+    ck_assert_int_eq(call("GET", "/api/figures", NULL, &rs), 200);
+    serve_response_clear(&rs);
+
+    /* the page: embedded, with its type; "/" is index.html; HEAD answers too */
+    const char *pages[][2] = {{"/", "text/html"},
+                              {"/index.html", "text/html"},
+                              {"/app.js", "text/javascript"},
+                              {"/style.css", "text/css"},
+                              {"/figures", "text/html"},
+                              {"/figures.js", "text/javascript"}};
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+        ck_assert_int_eq(call(i == 0 ? "HEAD" : "GET", pages[i][0], NULL, &rs), 200);
+        ck_assert_msg(strncmp(rs.type, pages[i][1], strlen(pages[i][1])) == 0, "%s: %s",
+                      pages[i][0], rs.type);
+        ck_assert(rs.len > 100 && !rs.owned && !rs.api);
+        serve_response_clear(&rs);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_requests) {
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\",}", 400, "malformed_json");
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\"}{}", 400, "malformed_json");
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"n\": 01}", 400,
+                 "malformed_json");
+    expect_error("POST", "/api/explain", "", 400, "malformed_json");
+    expect_error("POST", "/api/explain", "[\"good\"]", 400, "bad_request");
+    expect_error("POST", "/api/explain", "{\"sentence\": 5}", 400, "bad_request");
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"x\": 1}", 400, "bad_request");
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\\u0000 bad\"}", 400, "bad_request");
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"models\": \"rnn\"}", 400,
+                 "bad_request");
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"models\": [\"bert\"]}", 404,
+                 "unknown_model");
+    expect_error("POST", "/api/explain",
+                 "{\"sentence\": \"good\", \"models\": [\"rnn\",\"rnn\",\"rnn\",\"rnn\",\"rnn\","
+                 "\"rnn\",\"rnn\",\"rnn\",\"rnn\"]}",
+                 400, "bad_request");
+    expect_error("POST", "/api/explain", "{\"sentence\": \" !? \"}", 400, "empty_sentence");
+    expect_error("GET", "/api/explain", NULL, 405, "method_not_allowed");
+    expect_error("DELETE", "/index.html", NULL, 405, "method_not_allowed");
+    expect_error("GET", "/api/sets/train?model=rnn", NULL, 404, "unknown_set");
+    expect_error("GET", "/api/sets/plain", NULL, 404, "unknown_model");
+    expect_error("GET", "/api/sets/plain?model=rnn&seed=9", NULL, 404, "unknown_seed");
+    expect_error("GET", "/api/sets/plain?model=rnn&seed=-1", NULL, 404, "unknown_seed");
+    expect_error("GET", "/api/sets/plain?model=rnn&seed=99999999999", NULL, 404, "unknown_seed");
+    /* no path reaches the file system: only the embedded table is looked at */
+    const char *paths[] = {"/../CMakeLists.txt",
+                           "/web/index.html",
+                           "/%2e%2e/README.md",
+                           "/index.html/",
+                           "//etc/passwd",
+                           "/figures/../../README.md",
+                           ""};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        expect_error("GET", paths[i], NULL, 404, "not_found");
+
+    /* too many words: 81 */
+    char sentence[1024] = "{\"sentence\": \"";
+    for (int i = 0; i < 81; i++) strcat(sentence, "good ");
+    strcat(sentence, "\"}");
+    expect_error("POST", "/api/explain", sentence, 400, "too_long");
+    /* a body over 64 KiB; a URI over the limit */
+    char *big = malloc(SERVE_MAX_BODY + 2);
+    ck_assert_ptr_nonnull(big);
+    memset(big, ' ', SERVE_MAX_BODY + 1);
+    big[SERVE_MAX_BODY + 1] = '\0';
+    expect_error("POST", "/api/explain", big, 413, "too_long");
+    big[0] = '/';
+    big[SERVE_MAX_URI_BYTES + 1] = '\0';
+    expect_error("GET", big, NULL, 414, "uri_too_long");
+    free(big);
+}
+END_TEST
+
+START_TEST(test_unknown_word) {
+    serve_response rs;
+    ck_assert_int_eq(
+        call("POST", "/api/explain", "{\"sentence\": \"The lecture was not very helpfull!\"}", &rs),
+        400);
+    char *t = body_of(&rs);
+    ck_assert_msg(strstr(t, "\"code\": \"unknown_word\"") && strstr(t, "\"position\": 6") &&
+                      strstr(t, "\"word\": \"helpfull\"") && strstr(t, "\"nearest\": \"helpful\""),
+                  "%s", t);
+    free(t);
+    serve_response_clear(&rs);
+    /* a word that is not UTF-8 comes back escaped: the answer stays valid UTF-8 */
+    ck_assert_int_eq(call("POST", "/api/explain", "{\"sentence\": \"the \xff\xfe<b>\"}", &rs), 400);
+    t = body_of(&rs);
+    ck_assert_msg(strstr(t, "\\ufffd\\ufffd<b>") && !strstr(t, "\xff"), "%s", t);
+    free(t);
+    serve_response_clear(&rs);
+}
+END_TEST
+
+/* /api/explain: per model, the very text attn_explanation_to_json gives for an attn_explain
+ * computed here from the same weights file. */
+START_TEST(test_explain_matches_library) {
+    const char *sentence = "honestly the \\\"lecture\\\" was not very helpful although the coffee "
+                           "was great";
+    const char *plain = "honestly the \"lecture\" was not very helpful although the coffee was "
+                        "great";
+    char body[512];
+    snprintf(body, sizeof body, "{\"sentence\": \"%s\", \"models\": [\"transformer\", \"rnn\"]}",
+             sentence);
+    serve_response rs;
+    ck_assert_int_eq(call_ctx(1, "POST", "/api/explain", body, &rs), 200);
+    char *t = body_of(&rs);
+    ck_assert_ptr_nonnull(strstr(t, "\"words\": 12, \"explanations\": [{\"model\": "
+                                    "\"transformer\", \"seed\": 1, \"explain\": {"));
+    const char *files[] = {"weights/transformer-seed1.json", "weights/rnn-seed1.json"};
+    const char *at = t;
+    for (int k = 0; k < 2; k++) {
+        attn_model *m = NULL;
+        attn_error err;
+        ck_assert_msg(attn_weights_load_json(tu_source_path(files[k]), &m, &err) == ATTN_OK, "%s",
+                      err.msg);
+        int ids[ATTN_MAX_WORDS], n = 0;
+        ck_assert(attn_tokenize(plain, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
+        attn_explanation *e = NULL;
+        ck_assert(attn_explain(m, ids, n, NULL, &e, &err) == ATTN_OK);
+        char *want = NULL;
+        ck_assert(attn_explanation_to_json(plain, ids, e, &want, NULL, &err) == ATTN_OK);
+        const char *hit = strstr(at, want);
+        ck_assert_msg(hit != NULL, "%s: the server's object differs from the library's", files[k]);
+        at = hit + strlen(want);
+        free(want);
+        attn_explanation_free(e);
+        attn_model_free(m);
+    }
+    free(t);
+    serve_response_clear(&rs);
+}
+END_TEST
+
+/* /api/sets: the count of correct answers is attn_evaluate's in exact mode; cached answers are
+ * the same text; the query is percent-decoded. */
+START_TEST(test_sets_match_evaluate) {
+    serve_response a, b;
+    ck_assert_int_eq(call("GET", "/api/sets/distractor?model=rnn&seed=2", NULL, &a), 200);
+    ck_assert_int_eq(call_ctx(1, "GET", "/api/sets/distractor?seed=2&model=%72%6e%6e", NULL, &b),
+                     200);
+    ck_assert(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+    char *t = body_of(&a);
+    int correct = -1, total = -1;
+    const char *p = strstr(t, "\"correct\": ");
+    ck_assert_ptr_nonnull(p);
+    sscanf(p, "\"correct\": %d", &correct);
+    p = strstr(t, "\"misclassified_total\": ");
+    ck_assert_ptr_nonnull(p);
+    sscanf(p, "\"misclassified_total\": %d", &total);
+
+    attn_model *m = NULL;
+    attn_dataset *d = NULL;
+    attn_error err;
+    double acc = 0;
+    ck_assert(attn_weights_load_json(tu_source_path("weights/rnn-seed2.json"), &m, &err) ==
+              ATTN_OK);
+    ck_assert(attn_data_generate(ATTN_SET_DISTRACTOR, 1000, 2, &d, &err) == ATTN_OK);
+    ck_assert(attn_evaluate(m, d, 0, d->n, 1, &acc, &err) == ATTN_OK);
+    ck_assert_int_eq(correct, (int)(acc * 1000 + 0.5));
+    ck_assert_int_eq(total, 1000 - correct);
+    int listed = 0;
+    for (const char *q = t; (q = strstr(q, "{\"sentence\": ")); q++) listed++;
+    ck_assert_int_eq(listed, total < SERVE_MAX_MISSES ? total : SERVE_MAX_MISSES);
+    printf("sets: rnn seed 2 on distractor: %d/1000 (attn_evaluate %.3f), %d listed\n", correct,
+           acc, listed);
+    attn_dataset_free(d);
+    attn_model_free(m);
+    free(t);
+    serve_response_clear(&a);
+    serve_response_clear(&b);
+}
+END_TEST
+
+START_TEST(test_request_parser) {
+    attn_explain_request r;
+    attn_error err;
+    const char *ok = " {\"models\": [\"lstm\", \"rnn\"], \"sentence\": \"a \\\"b\\\" \\u00e9\"}\n";
+    ck_assert_msg(attn_explain_request_parse(ok, strlen(ok), &r, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_str_eq(r.sentence, "a \"b\" \xc3\xa9");
+    ck_assert_int_eq(r.n_models, 2);
+    ck_assert_str_eq(r.models[1], "rnn");
+    attn_explain_request_clear(&r);
+    const char *bad[] = {"{\"sentence\": \"a\"",
+                         "{\"sentence\": \"a\\x\"}",
+                         "{\"sentence\": \"a\", \"models\": [1]}",
+                         "{\"sentence\": null}",
+                         "{\"sentence\": \"a\\\\\\u0000\"}",
+                         "nul"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(attn_explain_request_parse(bad[i], strlen(bad[i]), &r, &err) != ATTN_OK,
+                      "accepted %s", bad[i]);
+        ck_assert(r.sentence == NULL && r.n_models == 0 && err.msg[0]);
+    }
+    /* an escaped backslash before "u0000" is text, not the escape */
+    const char *lit = "{\"sentence\": \"a\\\\u0000\"}";
+    ck_assert(attn_explain_request_parse(lit, strlen(lit), &r, &err) == ATTN_OK);
+    ck_assert_str_eq(r.sentence, "a\\u0000");
+    attn_explain_request_clear(&r);
+    /* the malformed message gives the byte, line and column */
+    const char *two = "{\n  \"sentence\": 'a'}";
+    ck_assert(attn_explain_request_parse(two, strlen(two), &r, &err) == ATTN_ERR_PARSE);
+    ck_assert_msg(strstr(err.msg, "line 2, column 15"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_json_escaping) {
+    sbuf sb = {0};
+    sb_json_string(
+        &sb, "a\"b\\c\n\x01\x7f \xc3\xa9 \xe2\x80\x9c \xed\xa0\x80 \xc0\xaf \xf4\x90\x80\x80");
+    size_t len = 0;
+    char *s = sb_take(&sb, &len);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_str_eq(s, "\"a\\\"b\\\\c\\u000a\\u0001\\u007f \xc3\xa9 \xe2\x80\x9c "
+                        "\\ufffd\\ufffd\\ufffd \\ufffd\\ufffd \\ufffd\\ufffd\\ufffd\\ufffd\"");
+    ck_assert_uint_eq(len, strlen(s));
+    free(s);
+}
+END_TEST
+
+START_TEST(test_app_errors) {
+    serve_app *a = NULL;
+    attn_error err;
+    ck_assert(serve_app_create("/nonexistent-attn-dir", 1, &a, &err) == ATTN_ERR_IO);
+    ck_assert_msg(strstr(err.msg, "/nonexistent-attn-dir: no weights found"), "%s", err.msg);
+    ck_assert_ptr_null(a);
+    ck_assert(serve_app_create(tu_source_path("weights"), 0, &a, &err) == ATTN_ERR_ARG);
+    serve_options o = serve_options_default();
+    o.host = "localhost";
+    o.threads = 1;
+    serve_server *s = NULL;
+    ck_assert(serve_server_start(app, &o, &s, &err) == ATTN_ERR_ARG);
+    ck_assert_msg(strstr(err.msg, "--host localhost: not a numeric"), "%s", err.msg);
+    o.host = "127.0.0.1";
+    o.threads = 3; /* more workers than the app has model copies */
+    ck_assert(serve_server_start(app, &o, &s, &err) == ATTN_ERR_ARG);
+    ck_assert_ptr_null(s);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("serve/handler");
+    TCase *tc = tcase_create("handler");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_static_endpoints);
+    tcase_add_test(tc, test_bad_requests);
+    tcase_add_test(tc, test_unknown_word);
+    tcase_add_test(tc, test_explain_matches_library);
+    tcase_add_test(tc, test_sets_match_evaluate);
+    tcase_add_test(tc, test_request_parser);
+    tcase_add_test(tc, test_json_escaping);
+    tcase_add_test(tc, test_app_errors);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
