@@ -2,7 +2,8 @@
 # Builds the libFuzzer harnesses of fuzz/ (clang, ASan + UBSan, build-fuzz/) and runs each for
 # SECONDS (default 60) on a copy of its seed corpus, which grows across runs in
 # build-fuzz/fuzz-run/<target>/corpus (fuzz/corpus/ is never written).
-# Usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]   targets: weights checkpoint tokenizer tsv
+# Usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]
+#        targets: weights checkpoint tokenizer tsv serve (the request handler of attn serve)
 # Prints the executions and the outcome per harness; exits 1 if any harness found a crash,
 # leak, timeout or out-of-memory, naming the reproducer (rerun it: build-fuzz/fuzz/fuzz_<target>
 # FILE). Extra libFuzzer flags go in FUZZ_FLAGS (e.g. FUZZ_FLAGS=-jobs=2); FUZZ_RUN_DIR moves
@@ -14,7 +15,7 @@ seconds=${1:-60}
 case "$seconds" in
   '' | *[!0-9]*) echo "usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]" >&2; exit 2 ;;
 esac
-all=(weights checkpoint tokenizer tsv)
+all=(weights checkpoint tokenizer tsv serve)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 for t in "${targets[@]}"; do
@@ -46,6 +47,7 @@ for t in "${targets[@]}"; do
          -artifact_prefix="$work/artifacts/")
   case "$t" in
     weights | checkpoint) flags+=(-dict=fuzz/json.dict -max_len=20000) ;;
+    serve) flags+=(-dict=fuzz/json.dict -max_len=4096) ;;
     *) flags+=(-max_len=4096) ;;
   esac
   log=$work/last.log
