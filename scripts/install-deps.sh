@@ -2,13 +2,14 @@
 # Installs the Debian 12 packages attn needs, only those missing (run as root).
 # Usage: bash scripts/install-deps.sh          build and run attn (scripts/reproduce.sh)
 #        bash scripts/install-deps.sh --test   also the tests and tools/ (scripts/test.sh):
-#                                              PyTorch, NumPy, clang-format, clang
+#                                              PyTorch, NumPy, clang-format, clang, Chromium
+#                                              (the headless browser of the attn serve test)
 # Check (the C unit-test library, small) is in the first list: CMakeLists.txt requires it to
 # configure at all.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev libsleef-dev zlib1g-dev check
-          gnuplot-nox)
-test_packages=(python3 python3-torch python3-numpy clang-format clang libfuzzer-14-dev)
+          gnuplot-nox libmicrohttpd-dev)
+test_packages=(python3 python3-torch python3-numpy clang-format clang libfuzzer-14-dev chromium)
 case "${1:-}" in
   "") ;;
   --test) packages+=("${test_packages[@]}") ;;
