@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "serve.h"
 
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +38,11 @@ static void block_signals(sigset_t *set) {
     sigaddset(set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, set, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+static bool is_numeric_host(const char *host) {
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
 static bool is_loopback(const char *host) {
@@ -73,6 +79,11 @@ int cmd_serve(int argc, char **argv) {
                      6};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
+    if (!is_numeric_host(o.host))
+        return cli_usage_error("serve",
+                               "--host %s: not a numeric IPv4 or IPv6 address (e.g. "
+                               "127.0.0.1, ::1, 0.0.0.0)",
+                               o.host);
     o.time_limit_s = time_limit;
     attn_error err;
     serve_app *app = NULL;
