@@ -24,6 +24,7 @@ static const command commands[] = {
     {"reproduce", cmd_reproduce,
      "train all models for 3 seeds into runs/ and print the write-up's table"},
     {"flops", cmd_flops, "multiply-add breakdown of a model's forward or training step"},
+    {"experiment", cmd_experiment, "the write-up's claims as experiments, with a measured verdict"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
