@@ -103,8 +103,16 @@ static void write_text(FILE *f, const attn_experiment *e, const attn_experiment_
         const attn_measure *m = &r->measures[i];
         fprintf(f, "  %-48s ", m->name);
         if (m->n > 1) fputc('[', f);
-        for (int j = 0; j < m->n; j++) fprintf(f, "%s%.4g", j ? ", " : "", m->values[j]);
-        fprintf(f, "%s\n", m->n > 1 ? "]" : "");
+        /* long arrays: the first and last four (--format json has them all) */
+        for (int j = 0; j < m->n; j++) {
+            if (m->n > 12 && j == 4) {
+                fprintf(f, ", ... (%d values)", m->n);
+                j = m->n - 5;
+                continue;
+            }
+            fprintf(f, "%s%.4g", j ? ", " : "", m->values[j]);
+        }
+        fprintf(f, "%s\n", m->n > 12 ? "]" : m->n > 1 ? "]" : "");
     }
     fprintf(f, "rule: %s\n", e->rule);
     fprintf(f, "verdict: %s -- %s\n", attn_verdict_name(r->verdict), r->why);

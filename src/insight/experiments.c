@@ -39,8 +39,8 @@ static const attn_experiment table[] = {
     {"parallel",
      "Recurrent models take one sequential step per word, so their time per sentence grows in "
      "proportion to its length; a Transformer layer handles all words at once, so its time per "
-     "sentence grows more slowly than the recurrent models' even though its work (attention) "
-     "grows faster.",
+     "sentence grows more slowly than the recurrent models' even though it does more work per "
+     "word.",
      "§1, §8", "",
      "from the log-log slope of time per sentence against length (least squares over the "
      "lengths measured): holds if the RNN's and the LSTM's slopes are >= 0.8 at batch 1 and at "
@@ -49,12 +49,12 @@ static const attn_experiment table[] = {
      exp_parallel_run, exp_parallel_plot},
     {"equivariance",
      "Without position information self-attention is permutation-equivariant and the [CLS] "
-     "output permutation-invariant: \"the food was not good\" and \"not the food was good\" get "
-     "the same logit. With positions they need not.",
+     "output permutation-invariant: \"the lecture was not good\" and \"not the lecture was good\" "
+     "get the same logit. With positions they need not.",
      "§4, §10", "",
      "holds if, with the position table zeroed (the trained Transformers) and in Transformers "
      "trained without positions, the largest |logit change| over the pair and over shuffled "
-     "test sentences is <= 1e-4 (float summation order) and the layer-0 attention maps are "
+     "test sentences is <= 1e-4 (float summation order) and every layer's attention maps are "
      "permuted copies (<= 1e-5), AND with positions the largest change is > 1e-2; mixed if only "
      "one part holds",
      exp_equivariance_run, exp_equivariance_plot},

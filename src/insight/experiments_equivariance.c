@@ -262,7 +262,7 @@ static const attn_set test_sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DI
 static attn_status trained_pair(const attn_experiment_opts *o, int seed, const attn_dataset *test,
                                 const int *shuffled, invariance *without, invariance *with,
                                 double acc[2][ATTN_N_TEST_SETS], attn_error *err) {
-    const int n_train = o->quick ? 2000 : ATTN_TRAIN_DEFAULT_N, epochs = o->quick ? 2 : 10;
+    const int n_train = o->quick ? 2000 : ATTN_TRAIN_DEFAULT_N, epochs = o->quick ? 3 : 20;
     attn_dataset *train = NULL;
     attn_status st = attn_data_generate(ATTN_SET_TRAIN, n_train, (uint64_t)seed, &train, err);
     for (int k = 0; !st && k < 2; k++) {
@@ -391,7 +391,7 @@ attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *p
                              "|logit(shuffled) - logit(original)| (0 drawn at 1e-9)",
                              false,
                              true,
-                             "bottom right",
+                             "top left",
                              0,
                              0,
                              0,
