@@ -203,10 +203,9 @@ attn_status exp_convolution_plot(const attn_experiment_result *r, const char *pa
     uniform[0] = uniform[1] = exp_get(r, "no_position.max_abs_error_uniform");
     bound[0] = bound[1] = exp_get(r, "no_position.lower_bound_abs");
     const attn_plot_series s[] = {
-        {"attention with relative bias -alpha (j-i-delta_h)^2", n, a->values + 1, e->values + 1,
-         .points = true},
-        {"same heads without the bias (alpha = 0)", 2, ref_x, uniform, .dashed = true},
-        {"lower bound for any position-free layer", 2, ref_x, bound, .dashed = true},
+        {"bias -alpha (j-i-delta_h)^2", n, a->values + 1, e->values + 1, .points = true},
+        {"no bias (alpha = 0)", 2, ref_x, uniform, .dashed = true},
+        {"bound, any position-free layer", 2, ref_x, bound, .dashed = true},
     };
     char title[160];
     snprintf(title, sizeof title,
@@ -217,7 +216,7 @@ attn_status exp_convolution_plot(const attn_experiment_result *r, const char *pa
                          "largest |attention - convolution|",
                          true,
                          true,
-                         "center right",
+                         "bottom left",
                          0,
                          0,
                          0,

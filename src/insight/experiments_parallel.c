@@ -86,6 +86,7 @@ attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_resu
     const int nL = o->quick ? 4 : 8;
     const double min_total = o->quick ? 0.02 : 0.25; /* seconds of timed forwards per point */
     double L[MAX_LENGTHS], per_sentence[MAX_LENGTHS], madds[MAX_LENGTHS], steps[MAX_LENGTHS];
+    double rate[MAX_LENGTHS];
     double slope[N_ARCH][N_BATCH];
     for (int i = 0; i < nL; i++) L[i] = lengths[i];
     attn_status st = exp_put_array(r, "lengths", nL, L, err);
@@ -102,6 +103,7 @@ attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_resu
                 st = time_forward(m, batches[bi], lengths[i], min_total, &t, err);
                 per_sentence[i] = t.seconds / batches[bi];
                 madds[i] = t.madds / batches[bi];
+                rate[i] = t.madds / t.seconds;
                 steps[i] = archs[a] == ATTN_ARCH_TRANSFORMER ? cfg.n_layers : t.recurrent;
             }
             if (st) break;
@@ -110,6 +112,9 @@ attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_resu
             st = exp_put_array(r, key, nL, per_sentence, err);
             snprintf(key, sizeof key, "%s.batch%d.slope", name, batches[bi]);
             if (!st) st = exp_put(r, key, slope[a][bi], err);
+            /* how much of the machine each model uses: multiply-adds per second */
+            snprintf(key, sizeof key, "%s.batch%d.madds_per_second", name, batches[bi]);
+            if (!st) st = exp_put_array(r, key, nL, rate, err);
             if (!st && bi == 0) {
                 snprintf(key, sizeof key, "%s.madds_per_sentence", name);
                 st = exp_put_array(r, key, nL, madds, err);
