@@ -22,7 +22,7 @@
 
 static const char *const archs[] = {"rnn", "lstm", "transformer"};
 #define N_ARCH            3
-#define N_CHECK_SENTENCES 20 /* of the plain test set, besides the two fixed ones */
+#define N_CHECK_SENTENCES 20 /* of the plain test set, besides the pair of the write-up */
 
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -105,6 +105,12 @@ static attn_status measure_model(attn_model *m, const attn_dataset *sentences, d
     for (int i = 0; !st && i < sentences->n; i++)
         st = check_sentence(m, table, sentences->ids + sentences->offsets[i], sentences->lengths[i],
                             onehot, prod, c, err);
+    static const char *const pair[2] = {"the lecture was not good", "not the lecture was good"};
+    for (int i = 0; !st && i < 2; i++) {
+        int ids[8], n = 0;
+        st = attn_tokenize(pair[i], ids, 8, &n, err);
+        if (!st) st = check_sentence(m, table, ids, n, onehot, prod, c, err);
+    }
     free(onehot);
     free(prod);
     return st;
@@ -138,31 +144,11 @@ static attn_status init_median(const attn_model *m, double *median, attn_error *
     return st;
 }
 
-/* The two sentences of the write-up and the first N_CHECK_SENTENCES of the plain test set. */
-static attn_status check_sentences(attn_dataset **out, attn_error *err) {
-    attn_dataset *d = NULL;
-    attn_status st = attn_data_generate(ATTN_SET_PLAIN, N_CHECK_SENTENCES + 2, 1, &d, err);
-    if (st) return st;
-    /* replace the first two sentences' ids by the fixed pair (both 5 words) */
-    const char *fixed[2] = {"the lecture was not good", "not the lecture was good"};
-    for (int i = 0; i < 2 && !st; i++) {
-        int ids[8], n = 0;
-        st = attn_tokenize(fixed[i], ids, 8, &n, err);
-        if (!st && d->lengths[i] >= n) {
-            memcpy(d->ids + d->offsets[i], ids, (size_t)n * sizeof *ids);
-            d->lengths[i] = n;
-        }
-    }
-    if (st) attn_dataset_free(d);
-    *out = st ? NULL : d;
-    return st;
-}
-
 attn_status exp_embedding_run(const attn_experiment_opts *o, attn_experiment_result *r,
                               attn_error *err) {
     const int seeds = o->seeds > 0 ? o->seeds : o->quick ? 1 : 3;
-    attn_dataset *sentences = NULL;
-    attn_status st = check_sentences(&sentences, err);
+    attn_dataset *sentences = NULL; /* the first sentences of the plain test set */
+    attn_status st = attn_data_generate(ATTN_SET_PLAIN, N_CHECK_SENTENCES, 1, &sentences, err);
     double norms[ATTN_VOCAB_SIZE], sorted[ATTN_VOCAB_SIZE];
     double worst_dev = INFINITY, worst_ratio = INFINITY; /* the most normalised-looking model */
     onehot_check total = {0};
