@@ -24,7 +24,7 @@ static const char notes[] =
     "\"source\", \"rule\", \"verdict\", \"why\", \"seconds\", \"quick\", \"measurements\": {name:\n"
     "number or [numbers]}} (%.17g; null for a non-finite number).\n\n"
     "--out DIR writes DIR/NAME.json (that object) and DIR/NAME.png (the chart) per experiment.\n"
-    "--quick is the CI size (about a minute for all); without it the full runs take a few\n"
+    "--quick is the CI size (seconds for all); without it the full runs take a few\n"
     "minutes (docs/claims.md lists their times). Timing experiments (parallel) use one BLAS\n"
     "thread and report the median of repeated runs.";
 
@@ -192,7 +192,8 @@ int cmd_experiment(int argc, char **argv) {
     exp_args a = {0, false, FORMAT_TEXT, NULL, NULL, NULL};
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &a.seeds, 1, 100, .def = "the experiment's",
-         .help = "random problems, trained models or weights seeds to measure"},
+         .help = "convolution: random problems; embedding, equivariance: weights\nand training "
+                 "seeds 1..N; parallel: not used"},
         {"--quick", NULL, CLI_OPT_FLAG, &a.quick, .help = "the CI size: fewer seeds and sizes"},
         {"--format", "F", CLI_OPT_CHOICE, &a.fmt, .choices = "text|json",
          .help = "text or json (see below)"},
