@@ -26,6 +26,7 @@ int cmd_train(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_experiment(int argc, char **argv);
 
 /* ---- options.c: one table per command ------------------------------------------------------ */
 

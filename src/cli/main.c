@@ -25,6 +25,7 @@ static const command commands[] = {
      "train all models for 3 seeds into runs/ and print the write-up's table"},
     {"flops", cmd_flops, "multiply-add breakdown of a model's forward or training step"},
     {"serve", cmd_serve, "local web page and JSON API: explain sentences in the browser"},
+    {"experiment", cmd_experiment, "the write-up's claims as experiments, with a measured verdict"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

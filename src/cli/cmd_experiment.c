@@ -1,0 +1,249 @@
+/* cmd_experiment.c -- `attn experiment`: the write-up's claims as experiments
+ * (attn_experiments.h): the claim, the measurements, the verdict and the rule that gave it, as
+ * text or one JSON object per experiment, with a chart. */
+#include "attn_experiments.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { FORMAT_TEXT, FORMAT_JSON };
+
+static const char about[] =
+    "Runs experiment NAME (or all of them) on the course-review task and prints the claim,\n"
+    "what was measured, and the verdict -- holds, does not hold or mixed -- reached from the\n"
+    "numbers by the rule printed with it. `attn experiment list` lists the experiments.";
+
+static const char notes[] =
+    "JSON, one object per experiment and line: {\"experiment\", \"claim\", \"section\",\n"
+    "\"source\", \"rule\", \"verdict\", \"why\", \"seconds\", \"quick\", \"measurements\": {name:\n"
+    "number or [numbers]}} (%.17g; null for a non-finite number).\n\n"
+    "--out DIR writes DIR/NAME.json (that object) and DIR/NAME.png (the chart) per experiment.\n"
+    "--quick is the CI size (seconds for all); without it the full runs take a few\n"
+    "minutes (docs/claims.md lists their times). Timing experiments (parallel) use one BLAS\n"
+    "thread and report the median of repeated runs.";
+
+typedef struct exp_args {
+    int seeds;
+    bool quick;
+    int fmt;
+    const char *plot, *out, *weights_dir;
+} exp_args;
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double v) {
+    if (isfinite(v))
+        fprintf(f, "%.17g", v);
+    else
+        fputs("null", f);
+}
+
+static void write_json(FILE *f, const attn_experiment *e, const attn_experiment_result *r,
+                       bool quick) {
+    fputs("{\"experiment\": ", f);
+    json_string(f, e->name);
+    fputs(", \"claim\": ", f);
+    json_string(f, e->claim);
+    fputs(", \"section\": ", f);
+    json_string(f, e->section);
+    fputs(", \"source\": ", f);
+    json_string(f, e->source);
+    fputs(", \"rule\": ", f);
+    json_string(f, e->rule);
+    fputs(", \"verdict\": ", f);
+    json_string(f, attn_verdict_name(r->verdict));
+    fputs(", \"why\": ", f);
+    json_string(f, r->why);
+    fprintf(f, ", \"seconds\": %.3f, \"quick\": %s, \"measurements\": {", r->seconds,
+            quick ? "true" : "false");
+    for (int i = 0; i < r->n_measures; i++) {
+        const attn_measure *m = &r->measures[i];
+        fputs(i ? ", " : "", f);
+        json_string(f, m->name);
+        fputs(": ", f);
+        if (m->n == 1) {
+            json_number(f, m->values[0]);
+            continue;
+        }
+        fputc('[', f);
+        for (int j = 0; j < m->n; j++) {
+            fputs(j ? ", " : "", f);
+            json_number(f, m->values[j]);
+        }
+        fputc(']', f);
+    }
+    fputs("}}\n", f);
+}
+
+static void write_text(FILE *f, const attn_experiment *e, const attn_experiment_result *r) {
+    fprintf(f, "experiment %s (write-up %s%s%s)\n", e->name, e->section, e->source[0] ? "; " : "",
+            e->source);
+    fprintf(f, "claim: %s\n", e->claim);
+    char took[32];
+    cli_fmt_duration(took, sizeof took, r->seconds);
+    fprintf(f, "measured (%s):\n", took);
+    for (int i = 0; i < r->n_measures; i++) {
+        const attn_measure *m = &r->measures[i];
+        fprintf(f, "  %-48s ", m->name);
+        if (m->n > 1) fputc('[', f);
+        /* long arrays: the first and last four (--format json has them all) */
+        for (int j = 0; j < m->n; j++) {
+            if (m->n > 12 && j == 4) {
+                fprintf(f, ", ... (%d values)", m->n);
+                j = m->n - 5;
+                continue;
+            }
+            fprintf(f, "%s%.4g", j ? ", " : "", m->values[j]);
+        }
+        fprintf(f, "%s\n", m->n > 12 ? "]" : m->n > 1 ? "]" : "");
+    }
+    fprintf(f, "rule: %s\n", e->rule);
+    fprintf(f, "verdict: %s -- %s\n", attn_verdict_name(r->verdict), r->why);
+}
+
+static void progress(const char *what, void *user) {
+    (void)user;
+    fprintf(stderr, "\r\x1b[K%s", what);
+    fflush(stderr);
+}
+
+/* Writes the JSON object to path atomically. */
+static int save_json(const char *path, const attn_experiment *e, const attn_experiment_result *r,
+                     bool quick) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return cli_runtime_error("experiment", "out of memory");
+    write_json(f, e, r, quick);
+    const bool ok = fclose(f) == 0;
+    attn_error err;
+    int rc = CLI_OK;
+    if (!ok)
+        rc = cli_runtime_error("experiment", "out of memory");
+    else if (cli_write_atomic(path, text, len, &err) != ATTN_OK)
+        rc = cli_fail("experiment", &err);
+    free(text);
+    return rc;
+}
+
+static int run_one(const attn_experiment *e, const exp_args *a) {
+    const bool tty = isatty(STDERR_FILENO);
+    attn_experiment_opts o = {
+        a->seeds, a->quick, a->weights_dir, attn_weights_load_json, tty ? progress : NULL, NULL};
+    attn_experiment_result r;
+    attn_error err = {0};
+    attn_status st = attn_experiment_run(e, &o, &r, &err);
+    if (tty) fputs("\r\x1b[K", stderr);
+    int rc = CLI_OK;
+    if (st != ATTN_OK) {
+        rc = cli_fail("experiment", &err);
+        attn_experiment_result_free(&r);
+        return rc == CLI_USAGE ? CLI_ERROR : rc;
+    }
+    if (a->fmt == FORMAT_JSON)
+        write_json(stdout, e, &r, a->quick);
+    else
+        write_text(stdout, e, &r);
+    char path[4096];
+    if (a->out && rc == CLI_OK) {
+        snprintf(path, sizeof path, "%s/%s.json", a->out, e->name);
+        rc = save_json(path, e, &r, a->quick);
+        snprintf(path, sizeof path, "%s/%s.png", a->out, e->name);
+        if (rc == CLI_OK && e->plot(&r, path, &err) != ATTN_OK) rc = cli_fail("experiment", &err);
+        if (rc == CLI_OK && a->fmt == FORMAT_TEXT) printf("chart: %s\n", path);
+    }
+    if (a->plot && rc == CLI_OK) {
+        if (e->plot(&r, a->plot, &err) != ATTN_OK)
+            rc = cli_fail("experiment", &err);
+        else if (a->fmt == FORMAT_TEXT)
+            printf("chart: %s\n", a->plot);
+    }
+    if (a->fmt == FORMAT_TEXT) putchar('\n');
+    fflush(stdout);
+    attn_experiment_result_free(&r);
+    return rc == CLI_USAGE ? CLI_ERROR : rc;
+}
+
+static void list(void) {
+    for (int i = 0; i < attn_experiment_count(); i++) {
+        const attn_experiment *e = attn_experiment_at(i);
+        printf("%-14s %s\n", e->name, e->claim);
+    }
+}
+
+int cmd_experiment(int argc, char **argv) {
+    exp_args a = {0, false, FORMAT_TEXT, NULL, NULL, NULL};
+    cli_opt opts[] = {
+        {"--seeds", "N", CLI_OPT_INT, &a.seeds, 1, 100, .def = "the experiment's",
+         .help = "convolution: random problems; embedding, equivariance: weights\nand training "
+                 "seeds 1..N; parallel: not used"},
+        {"--quick", NULL, CLI_OPT_FLAG, &a.quick, .help = "the CI size: fewer seeds and sizes"},
+        {"--format", "F", CLI_OPT_CHOICE, &a.fmt, .choices = "text|json",
+         .help = "text or json (see below)"},
+        {"--plot", "FILE", CLI_OPT_STR, &a.plot, .def = "",
+         .help = "draw the chart (.png or .svg); one experiment only"},
+        {"--out", "DIR", CLI_OPT_STR, &a.out, .def = "", .help = "write NAME.json and NAME.png"},
+        {"--weights-dir", "DIR", CLI_OPT_STR, &a.weights_dir, .def = "weights",
+         .help = "trained weights <model>-seed<S>.json (embedding, equivariance)"},
+    };
+    cli_spec spec = {"experiment",
+                     "NAME|all|list [--seeds N] [--quick] [--format F] [--plot FILE] [--out DIR]",
+                     about,
+                     "NAME",
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    if (!pos) return cli_runtime_error("experiment", "out of memory");
+    int n_pos = 0;
+    int rc = cli_parse(&spec, argc, argv, pos, &n_pos);
+    const char *name = n_pos == 1 ? pos[0] : NULL;
+    free(pos);
+    if (rc >= 0) return rc;
+    if (!name) {
+        rc = cli_usage_error("experiment", "give one experiment NAME, 'all' or 'list'");
+        return rc;
+    }
+    if (strcmp(name, "list") == 0) {
+        list();
+        return CLI_OK;
+    }
+    const bool all = strcmp(name, "all") == 0;
+    const attn_experiment *e = all ? NULL : attn_experiment_find(name);
+    if (!all && !e) {
+        cli_message("experiment", "unknown experiment '%s'; the experiments are:", name);
+        for (int i = 0; i < attn_experiment_count(); i++)
+            fprintf(stderr, "  %s\n", attn_experiment_at(i)->name);
+        return CLI_USAGE;
+    }
+    if (all && a.plot)
+        return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
+    if (a.plot && (rc = cli_check_dest("experiment", "--plot", a.plot)) != CLI_OK) return rc;
+    if (a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
+        return cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
+    attn_set_num_threads(1);
+    if (!all) return run_one(e, &a);
+    int failed = 0;
+    for (int i = 0; i < attn_experiment_count(); i++)
+        if (run_one(attn_experiment_at(i), &a) != CLI_OK) failed++;
+    if (failed)
+        cli_message("experiment", "%d of %d experiments failed", failed, attn_experiment_count());
+    return failed ? CLI_ERROR : CLI_OK;
+}
