@@ -50,7 +50,8 @@ def full_config(config):
 
 
 class Recurrent(nn.Module):
-    """Embedding -> nn.RNN (tanh), nn.LSTM or nn.GRU -> hidden state after word lengths[b] ->
+    """Embedding -> nn.RNN (tanh), nn.LSTM or nn.GRU (num_layers = n_layers, the top layer's
+    output is read) -> hidden state after word lengths[b] ->
     head. The recurrent module's attribute is the arch name (rnn, lstm, gru): state_dict keys
     "gru.weight_ih_l0" etc."""
 
@@ -59,13 +60,14 @@ class Recurrent(nn.Module):
         self.config = full_config(config)
         c = self.config
         self.embedding = nn.Embedding(c["vocab_size"], c["embed_dim"])
+        L = c["n_layers"]  # num_layers: layer l > 0 reads layer l-1's outputs ("rnn.weight_ih_l1")
         if c["arch"] == "rnn":
-            self.rnn = nn.RNN(c["embed_dim"], c["hidden_size"], nonlinearity="tanh",
-                              batch_first=True)
+            self.rnn = nn.RNN(c["embed_dim"], c["hidden_size"], num_layers=L,
+                              nonlinearity="tanh", batch_first=True)
         elif c["arch"] == "gru":
-            self.gru = nn.GRU(c["embed_dim"], c["hidden_size"], batch_first=True)
+            self.gru = nn.GRU(c["embed_dim"], c["hidden_size"], num_layers=L, batch_first=True)
         else:
-            self.lstm = nn.LSTM(c["embed_dim"], c["hidden_size"], batch_first=True)
+            self.lstm = nn.LSTM(c["embed_dim"], c["hidden_size"], num_layers=L, batch_first=True)
         self.head = nn.Linear(c["hidden_size"], 1)
 
     def forward(self, ids, lengths):

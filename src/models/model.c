@@ -90,7 +90,7 @@ attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error 
             return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown pos %d", (int)cfg->pos);
     } else {
         REQUIRE_RANGE(hidden_size, 1, 1 << 14);
-        REQUIRE_RANGE(n_layers, 1, 1);
+        REQUIRE_RANGE(n_layers, 1, ATTN_RECURRENT_MAX_LAYERS);
     }
     return ATTN_OK;
 }

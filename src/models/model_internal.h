@@ -90,6 +90,7 @@ typedef struct attn_recurrent_layer_tensors {
 } attn_recurrent_layer_tensors;
 
 /* The tensors of a recurrent classifier, in spec order: embedding.weight, then per layer l
+ * (I = E for layer 0, H above)
  * <cell>.weight_ih_l<l>, .weight_hh_l<l>, .bias_ih_l<l>, .bias_hh_l<l>, then head.weight,
  * head.bias. G = 1 for the RNN, 4 for the LSTM (gates i, f, g, o). */
 typedef struct attn_recurrent_tensors {

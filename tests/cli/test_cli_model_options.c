@@ -42,8 +42,22 @@ START_TEST(test_recurrent_options_reach_the_file) {
     r = run(NULL, "info", "--weights", out, NULL);
     expect(&r, "info", 0, NULL);
     ck_assert_msg(strstr(r.out, "hidden_size  12") && strstr(r.out, "embed_dim    8"), "%s", r.out);
-    ck_assert(strstr(r.out, "lstm.weight_ih_l0          [48,8]") != NULL ||
-              strstr(r.out, "[48,8]") != NULL);
+    ck_assert(strstr(r.out, "[48,8]") != NULL);
+    run_free(&r);
+    /* stacked layers: PyTorch num_layers, tensors gru.weight_ih_l1 ... */
+    out = tmp_path("opt-gru3.json");
+    r = run(NULL, "train", "--model", "gru", "--layers", "3", "--hidden", "10", "--epochs", "1",
+            TINY, "--out", out, NULL);
+    expect(&r, "train gru --layers 3", 0, NULL);
+    run_free(&r);
+    r = run(NULL, "info", "--weights", out, NULL);
+    expect(&r, "info", 0, NULL);
+    ck_assert_msg(strstr(r.out, "gru.weight_ih_l2") && strstr(r.out, "[30,10]") &&
+                      strstr(r.out, "n_layers     3"),
+                  "%s", r.out);
+    run_free(&r);
+    r = run(NULL, "train", "--model", "rnn", "--layers", "9", NULL);
+    expect(&r, "rnn --layers 9", 2, "--layers 9", "1..8", NULL);
     run_free(&r);
 }
 END_TEST
