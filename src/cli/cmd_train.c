@@ -242,6 +242,34 @@ static int check_model_options(cli_spec *spec, train_args *a, attn_model_config 
     return -1;
 }
 
+/* --init W.json: the model's configuration is the file's (any sizes); --model and the model
+ * options, where given, must agree with it. */
+static int init_settings(cli_spec *spec, train_args *a, attn_model_config *mc) {
+    attn_model *m = NULL;
+    attn_error err = {0};
+    if (attn_weights_load_json(a->init, &m, &err) != ATTN_OK) return cli_fail("train", &err);
+    *mc = *attn_model_config_of(m);
+    attn_model_free(m);
+    if (a->model && strcmp(a->model, attn_arch_name(mc->arch)) != 0)
+        return cli_usage_error("train", "--model %s contradicts --init %s (a %s model)", a->model,
+                               a->init, attn_arch_name(mc->arch));
+    for (size_t i = 0; i < N_MODEL_OPTS; i++) {
+        const model_opt *o = &model_opts[i];
+        if (!cli_given(spec, o->name)) continue;
+        const bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
+        if (tr ? !o->transformer : !o->recurrent)
+            return cli_usage_error("train", "%s does not apply to the %s model of --init %s",
+                                   o->name, attn_arch_name(mc->arch), a->init);
+        const int mine = *model_arg(&a->m, o), theirs = *config_field(mc, o);
+        char g[32], s[32];
+        if (mine != theirs)
+            return cli_usage_error("train", "%s %s contradicts --init %s (%s %s)", o->name,
+                                   model_opt_text(spec, o, mine, g, sizeof g), a->init, o->name,
+                                   model_opt_text(spec, o, theirs, s, sizeof s));
+    }
+    return -1;
+}
+
 /* Takes model and settings from the checkpoint; the options given must agree with them. */
 static int resume_settings(cli_spec *spec, train_args *a, attn_model_config *mc) {
     attn_train_config saved;
@@ -447,7 +475,7 @@ int cmd_train(int argc, char **argv) {
         .seed = 1, .train_size = ATTN_TRAIN_DEFAULT_N, .cfg = attn_train_config_default()};
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
-         .help = "rnn, lstm, gru or transformer; required unless --resume"},
+         .help = "rnn, lstm, gru or transformer; required unless --resume or --init"},
         {"--seed", "S", CLI_OPT_U64, &a.seed,
          .help = "seed of the data, the initialisation and the shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, 100000,
@@ -466,7 +494,8 @@ int cmd_train(int argc, char **argv) {
         {"--data", "FILE.tsv", CLI_OPT_STR, &a.data,
          .help = "train on a TSV file (label<TAB>sentence)"},
         {"--init", "W.json", CLI_OPT_STR, &a.init,
-         .help = "start from these weights, e.g. exported from PyTorch"},
+         .help = "start from these weights, e.g. exported from PyTorch; the model and\n"
+                 "its configuration come from the file (--model may be omitted)"},
         {"--out", "W.json", CLI_OPT_STR, &a.out, .def = "<model>-seed<S>.json",
          .help = "where to write the weights"},
         {"--checkpoint", "C.json", CLI_OPT_STR, &a.checkpoint,
@@ -501,21 +530,25 @@ int cmd_train(int argc, char **argv) {
          .help = "transformer positions: a trained table, the fixed sinusoidal\n"
                  "table (not trained, not in the weights file) or none"},
     };
-    cli_spec spec = {
-        "train",
-        "--model rnn|lstm|gru|transformer [OPTIONS]\n--resume C.json [--epochs N] [OPTIONS]",
-        about,
-        NULL,
-        notes,
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = {"train",
+                     "--model rnn|lstm|gru|transformer [OPTIONS]\n--init W.json "
+                     "[OPTIONS]\n--resume C.json [--epochs N] [OPTIONS]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     attn_model_config mc;
     if (a.resume) {
         if ((rc = resume_settings(&spec, &a, &mc)) >= 0) return rc;
+    } else if (a.init) {
+        if ((rc = init_settings(&spec, &a, &mc)) >= 0) return rc;
+        a.cfg.seed = a.seed;
     } else {
-        if (!a.model) return cli_usage_error("train", "--model (or --resume) is required");
+        if (!a.model)
+            return cli_usage_error("train", "--model (or --resume or --init) is required");
         attn_arch arch;
         attn_error err;
         if (attn_arch_from_name(a.model, &arch, &err) != ATTN_OK)

@@ -134,6 +134,41 @@ START_TEST(test_resume_checks_model_options) {
 }
 END_TEST
 
+/* --init W.json takes the model and its configuration from the file; options that contradict
+ * it are usage errors. */
+START_TEST(test_init_takes_the_files_configuration) {
+    const char *w = tmp_path("opt-init.json");
+    run_result r =
+        run(NULL, "train", "--model", "transformer", "--embed-dim", "16", "--heads", "2",
+            "--layers", "3", "--norm", "post", "--pos", "none", "--epochs", "0", "--out", w, NULL);
+    expect(&r, "initial weights", 0, NULL);
+    run_free(&r);
+    const char *out = tmp_path("opt-init-out.json");
+    r = run(NULL, "train", "--init", w, "--epochs", "1", TINY, "--out", out, NULL);
+    expect(&r, "train --init without --model", 0, NULL);
+    run_free(&r);
+    r = run(NULL, "info", "--weights", out, NULL);
+    expect(&r, "info", 0, NULL);
+    ck_assert_msg(strstr(r.out, "n_layers     3") && strstr(r.out, "pos          none") &&
+                      strstr(r.out, "norm         post"),
+                  "%s", r.out);
+    run_free(&r);
+    r = run(NULL, "train", "--init", w, "--model", "transformer", "--layers", "3", "--epochs", "1",
+            TINY, "--out", tmp_path("opt-init-out2.json"), NULL);
+    expect(&r, "train --init with agreeing options", 0, NULL);
+    run_free(&r);
+    r = run(NULL, "train", "--init", w, "--layers", "2", NULL);
+    expect(&r, "--layers against --init", 2, "--layers 2 contradicts --init", "(--layers 3)", NULL);
+    run_free(&r);
+    r = run(NULL, "train", "--init", w, "--model", "lstm", NULL);
+    expect(&r, "--model against --init", 2, "--model lstm contradicts --init", NULL);
+    run_free(&r);
+    r = run(NULL, "train", "--init", w, "--hidden", "8", NULL);
+    expect(&r, "--hidden against --init", 2, "--hidden does not apply", NULL);
+    run_free(&r);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("cli/model_options");
     TCase *tc = tcase_create("model_options");
@@ -142,6 +177,7 @@ int main(void) {
     tcase_add_test(tc, test_recurrent_options_reach_the_file);
     tcase_add_test(tc, test_bad_combinations_are_usage_errors);
     tcase_add_test(tc, test_resume_checks_model_options);
+    tcase_add_test(tc, test_init_takes_the_files_configuration);
     suite_add_tcase(s, tc);
     return cli_run_suite_in_tmp(s);
 }
