@@ -71,6 +71,22 @@ START_TEST(test_fd_pos_sinusoidal_none) {
 }
 END_TEST
 
+/* An odd number of heads takes PyTorch's Python attention path (bias in the qkv GEMM, q divided
+ * by sqrt(HS)): its backward against central differences (D = 9, 3 heads of 3). */
+START_TEST(test_fd_odd_heads) {
+    attn_model_config c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    c.vocab_size = 7;
+    c.embed_dim = 9;
+    c.n_heads = 3;
+    c.ffn_dim = 5;
+    c.n_layers = 2;
+    c.max_len = MC_T + 1;
+    attn_model *m = tu_model_new(&c, 8);
+    mc_fd_check_model(m, 44, FD_STEP, FD_ATOL, FD_RTOL);
+    attn_model_free(m);
+}
+END_TEST
+
 /* What each scheme adds to the embedding row at position s: learned, its parameter row;
  * sinusoidal, sin/cos(s / 10000^(2i/D)) (unscaled, not a parameter); none, nothing. */
 START_TEST(test_pos_schemes_first_layer_input) {
@@ -348,6 +364,7 @@ int main(void) {
     tcase_add_test(tc, test_fd_post_relu);
     tcase_add_test(tc, test_fd_pre_gelu);
     tcase_add_test(tc, test_fd_pos_sinusoidal_none);
+    tcase_add_test(tc, test_fd_odd_heads);
     tcase_add_test(tc, test_pos_schemes_first_layer_input);
     tcase_add_test(tc, test_pos_none_ignores_order);
     tcase_add_test(tc, test_golden_logits);
