@@ -171,6 +171,17 @@ typedef enum attn_arch {
 } attn_arch;
 typedef enum attn_norm { ATTN_NORM_PRE, ATTN_NORM_POST } attn_norm;
 typedef enum attn_activation { ATTN_ACT_RELU, ATTN_ACT_GELU } attn_activation;
+/* How the Transformer learns where a word is (docs/transformer-positions.md). A new scheme adds
+ * a value here, a name in attn_pos_name and a case in transformer.c's positions functions. */
+typedef enum attn_pos {
+    ATTN_POS_LEARNED,    /* "learned": pos_embedding [max_len, D], a trained parameter (default) */
+    ATTN_POS_SINUSOIDAL, /* "sinusoidal": the fixed sin/cos table (Vaswani et al., base 10000,
+                          * unscaled), not trained and not a tensor of the weights file */
+    ATTN_POS_NONE,       /* "none": no position information at all */
+} attn_pos;
+#define ATTN_N_POS                  3
+#define ATTN_TRANSFORMER_MAX_LAYERS 12 /* n_layers of a transformer: 1..12 */
+#define ATTN_RECURRENT_MAX_LAYERS   8  /* n_layers of rnn/lstm/gru (num_layers): 1..8 */
 
 /* The blueprint. Defaults (attn_model_config_default) are the write-up's models. */
 typedef struct attn_model_config {
@@ -184,10 +195,14 @@ typedef struct attn_model_config {
     int max_len;     /* positions incl. [CLS] (transformer: 81) */
     attn_norm norm;  /* transformer: pre (norm_first=True) has a final "norm"; post has none */
     attn_activation activation; /* transformer FFN: relu (default) or gelu (erf form) */
+    attn_pos pos;               /* transformer positions: learned (default), sinusoidal, none */
 } attn_model_config;
 
 attn_model_config attn_model_config_default(attn_arch arch);
 const char *attn_arch_name(attn_arch a); /* "rnn", "lstm", "transformer", "gru" */
+const char *attn_pos_name(attn_pos p);   /* "learned", "sinusoidal", "none" */
+/* -1 when name is not a position scheme. */
+int attn_pos_from_name(const char *name);
 attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *err);
 /* Checks sizes (positive, D divisible by NH, ...); the message names the field. */
 attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err);
@@ -318,7 +333,8 @@ void attn_explanation_free(attn_explanation *e);
  *   {"format": "attn-weights-v1",
  *    "config": {"arch": "rnn"|"lstm"|"transformer", "vocab_size": 91, "embed_dim": 16,
  *               "hidden_size": 32, "n_heads": 2, "ffn_dim": 64, "n_layers": 2, "max_len": 81,
- *               "norm": "pre"|"post", "activation": "relu"|"gelu"},
+ *               "norm": "pre"|"post", "activation": "relu"|"gelu",
+ *               "pos": "learned"|"sinusoidal"|"none" (absent = learned)},
  *    "tensors": {"<state_dict key>": {"shape": [..], "data": [.. flat, row-major ..]}, ...}}
  * Instead of "data", a tensor may hold "data_b64": the base64 (RFC 4648, "=" padded) of its
  * values as little-endian float32, flat and row-major -- about 5.3 bytes per value instead of
@@ -451,6 +467,7 @@ void attn_adam_free(attn_adam *opt);
  * Determinism: the same model, data and config give bit-identical weights when the BLAS runs
  * on one thread (attn_set_num_threads(1)); the CLI does so and parallelises across runs. */
 
+#define ATTN_MAX_WARMUP 100000000 /* largest warm-up (Adam steps) */
 typedef struct attn_train_config {
     int epochs;     /* 20 */
     int batch_size; /* 32 */
@@ -460,6 +477,10 @@ typedef struct attn_train_config {
     int eval_batch; /* 256: batch size for the held-out evaluation */
     uint64_t seed;  /* shuffling (and init, when the model was created from it) */
     attn_adam_config adam;
+    /* 0: off. N > 0: linear learning-rate warm-up, PyTorch's LambdaLR with
+     * lambda(step) = min(1, (step + 1) / N) stepped after every Adam step: Adam step k (0-based)
+     * uses lr * min(1, (k + 1) / N), computed in double as Python does. */
+    int warmup;
 } attn_train_config;
 
 typedef struct attn_epoch_stats {

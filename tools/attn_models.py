@@ -4,9 +4,11 @@
 rnn:         Embedding(V,E) -> nn.RNN(E,H,tanh) -> h after each sentence's last word -> Linear(H,1)
 lstm:        Embedding(V,E) -> nn.LSTM(E,H)     -> same                               -> Linear(H,1)
 gru:         Embedding(V,E) -> nn.GRU(E,H)      -> same                               -> Linear(H,1)
-transformer: [CLS]=1 + ids -> Embedding(V,D) + pos_embedding[:T+1] -> L x TransformerEncoderLayer
+transformer: [CLS]=1 + ids -> Embedding(V,D) + positions[:T+1] -> L x TransformerEncoderLayer
              (NH heads, F, dropout 0, relu|gelu, norm_first for "pre") -> LayerNorm "norm" (pre
-             only) -> Linear(D,1) on position 0.
+             only) -> Linear(D,1) on position 0. Positions ("pos"): "learned" = the parameter
+             pos_embedding; "sinusoidal" = the fixed unscaled table, a non-persistent buffer
+             (not in the state_dict); "none" = nothing added.
 forward(ids [B,T] long, lengths [B] long) -> logits [B]. Padded positions hold 0 ([PAD]).
 Run with /usr/bin/python3 (Debian torch 1.13). `attn_models.py` alone runs a self-test.
 """
@@ -27,8 +29,9 @@ DEFAULTS = {
     "gru": {"arch": "gru", "vocab_size": 91, "embed_dim": 16, "hidden_size": 32, "n_layers": 1},
     "transformer": {"arch": "transformer", "vocab_size": 91, "embed_dim": 32, "n_heads": 2,
                     "ffn_dim": 64, "n_layers": 2, "max_len": 81, "norm": "pre",
-                    "activation": "relu"},
+                    "activation": "relu", "pos": "learned"},
 }
+POS_SCHEMES = ("learned", "sinusoidal", "none")
 
 
 def full_config(config):
@@ -39,7 +42,7 @@ def full_config(config):
     c = dict(DEFAULTS[arch])
     for k, v in config.items():
         if k not in c:
-            if k in ("hidden_size", "n_heads", "ffn_dim", "max_len", "norm", "activation"):
+            if k in ("hidden_size", "n_heads", "ffn_dim", "max_len", "norm", "activation", "pos"):
                 continue  # fields of another arch are ignored, as in the C loader
             raise ValueError("unknown config key %r" % (k,))
         c[k] = v
@@ -47,7 +50,8 @@ def full_config(config):
 
 
 class Recurrent(nn.Module):
-    """Embedding -> nn.RNN (tanh), nn.LSTM or nn.GRU -> hidden state after word lengths[b] ->
+    """Embedding -> nn.RNN (tanh), nn.LSTM or nn.GRU (num_layers = n_layers, the top layer's
+    output is read) -> hidden state after word lengths[b] ->
     head. The recurrent module's attribute is the arch name (rnn, lstm, gru): state_dict keys
     "gru.weight_ih_l0" etc."""
 
@@ -56,13 +60,14 @@ class Recurrent(nn.Module):
         self.config = full_config(config)
         c = self.config
         self.embedding = nn.Embedding(c["vocab_size"], c["embed_dim"])
+        L = c["n_layers"]  # num_layers: layer l > 0 reads layer l-1's outputs ("rnn.weight_ih_l1")
         if c["arch"] == "rnn":
-            self.rnn = nn.RNN(c["embed_dim"], c["hidden_size"], nonlinearity="tanh",
-                              batch_first=True)
+            self.rnn = nn.RNN(c["embed_dim"], c["hidden_size"], num_layers=L,
+                              nonlinearity="tanh", batch_first=True)
         elif c["arch"] == "gru":
-            self.gru = nn.GRU(c["embed_dim"], c["hidden_size"], batch_first=True)
+            self.gru = nn.GRU(c["embed_dim"], c["hidden_size"], num_layers=L, batch_first=True)
         else:
-            self.lstm = nn.LSTM(c["embed_dim"], c["hidden_size"], batch_first=True)
+            self.lstm = nn.LSTM(c["embed_dim"], c["hidden_size"], num_layers=L, batch_first=True)
         self.head = nn.Linear(c["hidden_size"], 1)
 
     def forward(self, ids, lengths):
@@ -96,7 +101,14 @@ class Transformer(nn.Module):
         self.config = full_config(config)
         c = self.config
         D = c["embed_dim"]
-        self.pos_embedding = nn.Parameter(sinusoid_table(c["max_len"], D, POS_EMBEDDING_AMPLITUDE))
+        if c["pos"] not in POS_SCHEMES:
+            raise ValueError("unknown pos %r (expected learned, sinusoidal or none)" % (c["pos"],))
+        if c["pos"] == "learned":
+            self.pos_embedding = nn.Parameter(
+                sinusoid_table(c["max_len"], D, POS_EMBEDDING_AMPLITUDE))
+        elif c["pos"] == "sinusoidal":
+            self.register_buffer("pos_table", sinusoid_table(c["max_len"], D, 1.0),
+                                 persistent=False)
         self.embedding = nn.Embedding(c["vocab_size"], D)
         self.layers = nn.ModuleList([
             nn.TransformerEncoderLayer(d_model=D, nhead=c["n_heads"],
@@ -110,7 +122,7 @@ class Transformer(nn.Module):
     def forward(self, ids, lengths):
         B, T = ids.shape
         cls = torch.full((B, 1), CLS_ID, dtype=ids.dtype, device=ids.device)
-        x = self.embedding(torch.cat([cls, ids], dim=1)) + self.pos_embedding[:T + 1]
+        x = self.add_positions(self.embedding(torch.cat([cls, ids], dim=1)))
         lengths = lengths.long()
         mask = None  # no mask at all when nothing is padded (the exact batch-1 protocol)
         if bool((lengths < T).any()):
@@ -121,6 +133,16 @@ class Transformer(nn.Module):
         if self.norm is not None:
             x = self.norm(x)
         return self.head(x[:, 0]).squeeze(1)                      # [B]
+
+
+    def add_positions(self, x):
+        """x [B, S, D] + the position rows of the scheme (one float add), or x itself."""
+        S = x.shape[1]
+        if self.config["pos"] == "learned":
+            return x + self.pos_embedding[:S]
+        if self.config["pos"] == "sinusoidal":
+            return x + self.pos_table[:S]
+        return x
 
 
 def build(config):

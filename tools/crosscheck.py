@@ -13,18 +13,32 @@ the PyTorch module with load_state_dict(strict=True) (tools/weights_json.load) -
 must have changed, and PyTorch's batch-1 logits of the loaded module must equal `attn predict`
 on 20 sentences bit for bit. Prints `finetune rnn: strict load ok, identical: N/N`.
 
+--roundtrip runs only that round trip, for non-default configurations (ROUNDTRIP: stacked
+recurrent layers, 1-3 layer Transformers with odd head counts, post-norm, GELU, sinusoidal or no
+positions, another vocab_size; --warmup in some), attn taking the configuration from the file.
+
 Initial weights, for rnn, lstm, transformer and gru: `attn train --epochs 0` (attn's fresh model of a
 seed) loaded into the PyTorch module with strict=True; the Transformer's pos_embedding must equal
 attn_models.sinusoid_table bit for bit. Prints `init transformer: strict load ok, ...`.
 
 Length sweep: every sentence length from 1 word to max_len - 1 (random words, --per-length
-each) for every model above, and reported only, Transformers of other head sizes (SWEEP_EXTRA).
+each) for every model above and Transformers of other head sizes and counts (SWEEP_EXTRA).
 Prints `lengths 1-80 rnn: identical: N/N, max ULP: K`.
+
+Random configurations (--random N, instead of the checks above): N models drawn from --seed --
+Transformers with embed_dim 8-64, heads any divisor of it (odd counts included), ffn_dim 16-128,
+1-4 layers, max_len 2-256, pre/post norm, relu/gelu, positions learned/sinusoidal/none, and
+RNN/LSTM/GRU with 1-3 layers, embed and hidden sizes 4-64; vocab_size 91-400 (the sentences use
+the task's words, ids 2-90); random perturbed weights -- each run on one random sentence of every
+length from 1 word to max_len - 1 (recurrent: to a random 1-256), or with --stride K on every
+K-th length (plus the longest) for the recurrent models after the first three. Prints per model and in total
+`identical: N/N, max ULP: K`; exits 1 unless every logit is identical.
 
 Exits 1 when any model is not identical on every sentence or a fine-tune or init check fails.
 
 Usage: /usr/bin/python3 tools/crosscheck.py --attn build/attn [--seed S] [--n N]
        [--per-length P]
+       /usr/bin/python3 tools/crosscheck.py --attn build/attn --random N [--seed S] [--stride K]
 """
 import os
 
@@ -56,6 +70,20 @@ FINETUNE = ["rnn", "lstm", "transformer", "gru"]  # the archs `attn train --mode
 FINETUNE_ARGS = ["--epochs", "1", "--train-size", "200", "--holdout", "20"]
 FINETUNE_SENTENCES = 20
 FINETUNE_MAX_MOVE = 0.05  # largest |tuned - init| allowed after the short run
+# --roundtrip: non-default configurations through the same round trip (attn takes the
+# configuration from the --init file), with a learning-rate warm-up in some
+ROUNDTRIP = [  # (name, config, extra attn train options)
+    ("transformer_d24h3_L3_post_gelu_sinusoidal",
+     {"arch": "transformer", "embed_dim": 24, "n_heads": 3, "ffn_dim": 40, "n_layers": 3,
+      "norm": "post", "activation": "gelu", "pos": "sinusoidal", "max_len": 100}, ["--warmup", "4"]),
+    ("transformer_d16h4_L1_pre_relu_nopos",
+     {"arch": "transformer", "embed_dim": 16, "n_heads": 4, "ffn_dim": 20, "n_layers": 1,
+      "pos": "none", "vocab_size": 120}, []),
+    ("lstm_E12_H20_L2", {"arch": "lstm", "embed_dim": 12, "hidden_size": 20, "n_layers": 2},
+     ["--warmup", "3"]),
+    ("gru_E8_H10_L3", {"arch": "gru", "embed_dim": 8, "hidden_size": 10, "n_layers": 3}, []),
+    ("rnn_E20_H6_L2", {"arch": "rnn", "embed_dim": 20, "hidden_size": 6, "n_layers": 2}, []),
+]
 
 
 def ordered_bits(x):
@@ -82,17 +110,21 @@ def attn_logits(attn, weights, texts):
     return [struct.unpack("<f", struct.pack("<f", row["logit"]))[0] for row in rows]
 
 
-def finetune(attn, arch, seed, items, tmp):
+def finetune(attn, arch, seed, items, tmp, config=None, extra=()):
     """PyTorch weights -> attn train --init -> strict load in PyTorch -> same logits as attn.
-    Prints one line; returns True when every check passed."""
+    config (default: arch's defaults) is any configuration; `arch` then names the run. With a
+    config, attn takes it from the file (--init without --model). Prints one line; returns True
+    when every check passed."""
     torch.manual_seed(seed)
-    config = {"arch": arch}
+    given = config is not None
+    config = config if given else {"arch": arch}
     start = attn_models.build(config)
     make_golden.perturb(start, torch.Generator().manual_seed(seed + 1))
     init_path = os.path.join(tmp, "finetune-%s-init.json" % arch)
     out_path = os.path.join(tmp, "finetune-%s-out.json" % arch)
     weights_json.export(start, config, init_path)
-    cmd = [attn, "train", "--model", arch, "--init", init_path, "--out", out_path] + FINETUNE_ARGS
+    cmd = [attn, "train"] + ([] if given else ["--model", arch]) + [
+        "--init", init_path, "--out", out_path] + FINETUNE_ARGS + list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         print("finetune %s: `%s` failed (exit %d): %s"
@@ -158,14 +190,16 @@ def initial_weights(attn, arch, seed, tmp):
     return same == want.numel()
 
 
-# Length sweep: the models of MODELS plus Transformers of other head sizes (reported only: the
-# head size moves the boundary of ATen's small-bmm rule, and a scale 1/sqrt(HS) that is not a
-# power of two makes PyTorch's fast and Python attention paths differ).
+# Length sweep: the models of MODELS plus Transformers of other head sizes and counts (the head
+# size moves the boundary of ATen's small-bmm rule; an odd head count sends PyTorch down its
+# Python attention path, which attn follows), all required to be identical.
 SWEEP_EXTRA = [
     ("transformer_d64h4", {"arch": "transformer", "embed_dim": 64, "n_heads": 4}),   # HS 16
     ("transformer_d32h4", {"arch": "transformer", "embed_dim": 32, "n_heads": 4}),   # HS 8
     ("transformer_d24h3", {"arch": "transformer", "embed_dim": 24, "n_heads": 3}),   # HS 8
     ("transformer_d16h1", {"arch": "transformer", "embed_dim": 16, "n_heads": 1}),   # HS 16
+    ("transformer_d15h5", {"arch": "transformer", "embed_dim": 15, "n_heads": 5,      # HS 3
+                           "norm": "post", "activation": "gelu", "pos": "sinusoidal"}),
 ]
 
 
@@ -185,7 +219,7 @@ def length_sweep(attn, vocab, seed, per_length, tmp):
             text = " ".join(words[j] for j in pick)
             items.append((text, [vocab[words[j]] for j in pick]))
     ok = True
-    models = [(n, c, r) for n, c, r in MODELS] + [(n, c, False) for n, c in SWEEP_EXTRA]
+    models = [(n, c, r) for n, c, r in MODELS] + [(n, c, True) for n, c in SWEEP_EXTRA]
     for index, (name, config, required) in enumerate(models):
         torch.manual_seed(seed * 100 + 30 + index)
         model = attn_models.build(config)
@@ -216,6 +250,80 @@ def length_sweep(attn, vocab, seed, per_length, tmp):
     return ok
 
 
+def divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def random_config(rng, index):
+    """The index-th random configuration: every other one a Transformer, the others cycle through
+    rnn, lstm and gru. Returns (config, longest sentence in words)."""
+    if index % 2 == 0:
+        D = rng.randint(8, 64)
+        c = {"arch": "transformer", "vocab_size": rng.randint(91, 400), "embed_dim": D,
+             "n_heads": rng.choice(divisors(D)), "ffn_dim": rng.randint(16, 128),
+             "n_layers": rng.randint(1, 4), "max_len": rng.randint(2, 256),
+             "norm": rng.choice(["pre", "post"]), "activation": rng.choice(["relu", "gelu"]),
+             "pos": rng.choice(list(attn_models.POS_SCHEMES))}
+        return c, c["max_len"] - 1
+    arch = ("rnn", "lstm", "gru")[(index // 2) % 3]
+    c = {"arch": arch, "vocab_size": rng.randint(91, 400), "embed_dim": rng.randint(4, 64),
+         "hidden_size": rng.randint(4, 64), "n_layers": rng.randint(1, 3)}
+    return c, rng.randint(1, 256)
+
+
+def describe(c):
+    if c["arch"] == "transformer":
+        return ("transformer D%d h%d F%d L%d P%d %s %s %s" % (
+            c["embed_dim"], c["n_heads"], c["ffn_dim"], c["n_layers"], c["max_len"], c["norm"],
+            c["activation"], c["pos"]))
+    return "%s E%d H%d L%d" % (c["arch"], c["embed_dim"], c["hidden_size"], c["n_layers"])
+
+
+def random_sweep(attn, vocab, n_models, seed, stride, tmp):
+    """--random: n_models random configurations, every sentence length (see the docstring).
+    Returns True when every logit is identical."""
+    import random
+    rng = random.Random(seed)
+    words = sorted(w for w, i in vocab.items() if i >= 2)
+    total = same_total = 0
+    worst_total = 0
+    for index in range(n_models):
+        config, longest = random_config(rng, index)
+        lengths = list(range(1, longest + 1))
+        if stride > 1 and index % 2 == 1 and index >= 6:  # rnn, lstm, gru 1, 3, 5: all lengths
+            lengths = lengths[::stride] + ([longest] if (longest - 1) % stride else [])
+        items = []
+        for length in lengths:
+            pick = [rng.randrange(len(words)) for _ in range(length)]
+            items.append((" ".join(words[j] for j in pick), [vocab[words[j]] for j in pick]))
+        torch.manual_seed(seed * 1000 + index)
+        model = attn_models.build(config)
+        make_golden.perturb(model, torch.Generator().manual_seed(seed * 1000 + 500 + index))
+        model.eval()
+        path = os.path.join(tmp, "random-%d.json" % index)
+        weights_json.export(model, config, path)
+        want = [make_golden.batch1_logit(model, ids) for _, ids in items]
+        try:
+            got = attn_logits(attn, path, [text for text, _ in items])
+        except RuntimeError as e:
+            print("random %d (%s): %s" % (index, describe(config), e))
+            return False
+        same = sum(struct.pack("<f", g) == struct.pack("<f", w) for g, w in zip(got, want))
+        worst = max(ulp(g, w) for g, w in zip(got, want))
+        bad = sorted({len(ids) for (_, ids), g, w in zip(items, got, want)
+                      if struct.pack("<f", g) != struct.pack("<f", w)})
+        print("random %2d %-52s lengths 1-%d%s: identical: %d/%d, max ULP: %s%s"
+              % (index, describe(config), longest, "" if len(lengths) == longest
+                 else " step %d" % stride, same, len(want), worst,
+                 "" if not bad else " (differ at words %s)" % ",".join(map(str, bad[:20]))))
+        total += len(want)
+        same_total += same
+        worst_total = max(worst_total, worst)
+    print("random configurations: %d models, identical: %d/%d, max ULP: %s"
+          % (n_models, same_total, total, worst_total))
+    return same_total == total
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -226,8 +334,27 @@ def main():
     ap.add_argument("--n", type=int, default=25, help="sentences per test set (default 25)")
     ap.add_argument("--per-length", type=int, default=2,
                     help="random sentences per length in the length sweep (default 2; 0 skips)")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="check N random configurations on every sentence length instead")
+    ap.add_argument("--stride", type=int, default=1, metavar="K",
+                    help="with --random: every K-th length for the recurrent models after the "
+                    "first three (default 1: every length)")
+    ap.add_argument("--roundtrip", action="store_true",
+                    help="only the training round trip of non-default configurations")
     args = ap.parse_args()
     vocab = make_golden.vocabulary(args.attn)
+    if args.roundtrip:
+        items = make_golden.sentences(args.attn, vocab, args.n, 1000 + args.seed)
+        with tempfile.TemporaryDirectory(prefix="attn_crosscheck_") as tmp:
+            ok = True
+            for index, (name, config, extra) in enumerate(ROUNDTRIP):
+                ok = finetune(args.attn, name, args.seed * 100 + 90 + index, items, tmp, config,
+                              extra) and ok
+        return 0 if ok else 1
+    if args.random > 0:
+        with tempfile.TemporaryDirectory(prefix="attn_crosscheck_") as tmp:
+            return 0 if random_sweep(args.attn, vocab, args.random, args.seed, args.stride,
+                                     tmp) else 1
     items = make_golden.sentences(args.attn, vocab, args.n, 1000 + args.seed)
     texts = [it[1] for it in items]
     failed = False

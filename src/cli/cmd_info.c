@@ -21,6 +21,7 @@ static void print_config(const attn_model_config *c) {
         printf("max_len      %d\n", c->max_len);
         printf("norm         %s\n", c->norm == ATTN_NORM_PRE ? "pre" : "post");
         printf("activation   %s\n", c->activation == ATTN_ACT_RELU ? "relu" : "gelu");
+        printf("pos          %s\n", attn_pos_name(c->pos));
     } else {
         printf("hidden_size  %d\n", c->hidden_size);
         printf("n_layers     %d\n", c->n_layers);

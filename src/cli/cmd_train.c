@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,19 +23,31 @@ static const char notes[] =
     "--holdout sentences of the file. --keep-best 1 writes the weights of the epoch with the\n"
     "best held-out accuracy (ties: the later epoch); 0 those of the last epoch.\n"
     "--epochs 0 writes the initial weights of the seed (or the --init weights) untrained.\n\n"
+    "Model options: --embed-dim, --layers and --hidden (rnn/lstm/gru) or --embed-dim, --heads,\n"
+    "--ffn-dim, --layers, --norm, --activation, --max-len and --pos (transformer) replace the\n"
+    "write-up's sizes (the defaults); an option of the other kind is a usage error.\n\n"
     "--resume continues a checkpointed run with the checkpoint's model and settings; giving\n"
-    "--model, --seed, --batch, --lr, --train-size, --holdout, --keep-best or --bucket with a\n"
-    "value other than the checkpoint's is a usage error, and so is --data with other data.\n"
+    "--model, a model option, --seed, --batch, --lr, --warmup, --train-size, --holdout,\n"
+    "--keep-best or --bucket with a value other than the checkpoint's is a usage error, and\n"
+    "so is --data with other data.\n"
     "--epochs N extends the run and must exceed the epochs already done; the result equals\n"
     "an uninterrupted run. A resumed --log keeps one line per epoch the checkpoint holds.\n\n"
     "Progress (epoch, loss, accuracies, speed, ETA) goes to stderr, one line per epoch. On\n"
     "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.";
+
+/* The model options; 0 (or the first choice) until given. The choices' indexes are the enums'
+ * values (attn_norm, attn_activation, attn_pos). */
+typedef struct model_args {
+    int embed_dim, heads, ffn_dim, layers, hidden, max_len;
+    int norm, activation, pos;
+} model_args;
 
 typedef struct train_args {
     const char *model, *data, *init, *out, *checkpoint, *resume, *log;
     uint64_t seed;
     int train_size;
     attn_train_config cfg;
+    model_args m;
 } train_args;
 
 typedef struct train_progress {
@@ -128,6 +141,135 @@ static int contradiction(const char *opt, const char *given, const char *path, c
         return contradiction(opt, g, a->resume, s);                                                \
     }
 
+/* The model options: which field each sets, and the archs it applies to. */
+typedef struct model_opt {
+    const char *name;
+    size_t arg;   /* offset in model_args */
+    size_t field; /* offset in attn_model_config */
+    bool transformer, recurrent;
+} model_opt;
+
+#define MODEL_OPT(name, arg, field, tr, rec)                                                       \
+    { name, offsetof(model_args, arg), offsetof(attn_model_config, field), tr, rec }
+static const model_opt model_opts[] = {
+    MODEL_OPT("--embed-dim", embed_dim, embed_dim, true, true),
+    MODEL_OPT("--layers", layers, n_layers, true, true),
+    MODEL_OPT("--hidden", hidden, hidden_size, false, true),
+    MODEL_OPT("--heads", heads, n_heads, true, false),
+    MODEL_OPT("--ffn-dim", ffn_dim, ffn_dim, true, false),
+    MODEL_OPT("--max-len", max_len, max_len, true, false),
+    MODEL_OPT("--norm", norm, norm, true, false),
+    MODEL_OPT("--activation", activation, activation, true, false),
+    MODEL_OPT("--pos", pos, pos, true, false),
+};
+#undef MODEL_OPT
+#define N_MODEL_OPTS (sizeof model_opts / sizeof model_opts[0])
+
+/* The value of option o as the user writes it ("gelu", "32"). */
+static const char *model_opt_text(cli_spec *spec, const model_opt *o, int v, char *buf, size_t n) {
+    const cli_opt *c = cli_opt_find(spec, o->name);
+    if (c->type != CLI_OPT_CHOICE) {
+        snprintf(buf, n, "%d", v);
+        return buf;
+    }
+    const char *p = c->choices;
+    for (int i = 0; i < v && p; i++)
+        if ((p = strchr(p, '|'))) p++;
+    size_t len = p ? strcspn(p, "|") : 0;
+    snprintf(buf, n, "%.*s", (int)len, p ? p : "?");
+    return buf;
+}
+
+static int *model_arg(model_args *m, const model_opt *o) {
+    return (int *)((char *)m + o->arg);
+}
+static int *config_field(attn_model_config *c, const model_opt *o) {
+    return (int *)((char *)c + o->field);
+}
+
+/* The given model options into *mc (the defaults of its arch), each checked to apply to it;
+ * then the sizes against each other and the limits. -1 on success, else the exit code. */
+static int apply_model_options(cli_spec *spec, train_args *a, attn_model_config *mc) {
+    const bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
+    for (size_t i = 0; i < N_MODEL_OPTS; i++) {
+        const model_opt *o = &model_opts[i];
+        if (!cli_given(spec, o->name)) continue;
+        if (tr ? !o->transformer : !o->recurrent)
+            return cli_usage_error(
+                "train", "%s does not apply to --model %s (%s)", o->name, attn_arch_name(mc->arch),
+                o->transformer ? "a transformer option" : "an rnn, lstm and gru option");
+        *config_field(mc, o) = *model_arg(&a->m, o);
+    }
+    const int max_layers = tr ? ATTN_TRANSFORMER_MAX_LAYERS : ATTN_RECURRENT_MAX_LAYERS;
+    if (mc->n_layers > max_layers)
+        return cli_usage_error("train", "--layers %d: a %s has 1..%d layers", mc->n_layers,
+                               attn_arch_name(mc->arch), max_layers);
+    if (tr && mc->n_heads > mc->embed_dim)
+        return cli_usage_error("train", "--heads %d: more heads than --embed-dim %d", mc->n_heads,
+                               mc->embed_dim);
+    if (tr && mc->embed_dim % mc->n_heads != 0)
+        return cli_usage_error("train",
+                               "--heads %d does not divide --embed-dim %d (the head "
+                               "size is embed-dim / heads)",
+                               mc->n_heads, mc->embed_dim);
+    attn_error err;
+    if (attn_model_config_validate(mc, &err) != ATTN_OK)
+        return cli_usage_error("train", "model options: %s", err.msg);
+    size_t n = attn_model_config_n_params(mc);
+    if (n > attn_io_max_params())
+        return cli_usage_error("train",
+                               "the model options give %zu parameters, over the limit "
+                               "of %zu (ATTN_MAX_PARAMS)",
+                               n, attn_io_max_params());
+    return -1;
+}
+
+/* With --resume: every model option given must equal the checkpoint's model. */
+static int check_model_options(cli_spec *spec, train_args *a, attn_model_config *mc) {
+    for (size_t i = 0; i < N_MODEL_OPTS; i++) {
+        const model_opt *o = &model_opts[i];
+        const bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
+        if (!cli_given(spec, o->name)) continue;
+        char g[32], s[32];
+        if (tr ? !o->transformer : !o->recurrent)
+            return cli_usage_error("train", "%s does not apply to the checkpoint's %s model %s",
+                                   o->name, attn_arch_name(mc->arch), a->resume);
+        const int mine = *model_arg(&a->m, o), theirs = *config_field(mc, o);
+        if (mine != theirs)
+            return contradiction(o->name, model_opt_text(spec, o, mine, g, sizeof g), a->resume,
+                                 model_opt_text(spec, o, theirs, s, sizeof s));
+    }
+    return -1;
+}
+
+/* --init W.json: the model's configuration is the file's (any sizes); --model and the model
+ * options, where given, must agree with it. */
+static int init_settings(cli_spec *spec, train_args *a, attn_model_config *mc) {
+    attn_model *m = NULL;
+    attn_error err = {0};
+    if (attn_weights_load_json(a->init, &m, &err) != ATTN_OK) return cli_fail("train", &err);
+    *mc = *attn_model_config_of(m);
+    attn_model_free(m);
+    if (a->model && strcmp(a->model, attn_arch_name(mc->arch)) != 0)
+        return cli_usage_error("train", "--model %s contradicts --init %s (a %s model)", a->model,
+                               a->init, attn_arch_name(mc->arch));
+    for (size_t i = 0; i < N_MODEL_OPTS; i++) {
+        const model_opt *o = &model_opts[i];
+        if (!cli_given(spec, o->name)) continue;
+        const bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
+        if (tr ? !o->transformer : !o->recurrent)
+            return cli_usage_error("train", "%s does not apply to the %s model of --init %s",
+                                   o->name, attn_arch_name(mc->arch), a->init);
+        const int mine = *model_arg(&a->m, o), theirs = *config_field(mc, o);
+        char g[32], s[32];
+        if (mine != theirs)
+            return cli_usage_error("train", "%s %s contradicts --init %s (%s %s)", o->name,
+                                   model_opt_text(spec, o, mine, g, sizeof g), a->init, o->name,
+                                   model_opt_text(spec, o, theirs, s, sizeof s));
+    }
+    return -1;
+}
+
 /* Takes model and settings from the checkpoint; the options given must agree with them. */
 static int resume_settings(cli_spec *spec, train_args *a, attn_model_config *mc) {
     attn_train_config saved;
@@ -138,7 +280,10 @@ static int resume_settings(cli_spec *spec, train_args *a, attn_model_config *mc)
     if (a->model && strcmp(a->model, attn_arch_name(mc->arch)) != 0)
         return contradiction("--model", a->model, a->resume, attn_arch_name(mc->arch));
     if (a->init) return cli_usage_error("train", "--init and --resume exclude each other");
+    int rc = check_model_options(spec, a, mc);
+    if (rc >= 0) return rc;
     CHECK_INT("--seed", a->seed, saved.seed);
+    CHECK_INT("--warmup", a->cfg.warmup, saved.warmup);
     CHECK_INT("--batch", a->cfg.batch_size, saved.batch_size);
     CHECK_INT("--holdout", a->cfg.holdout, saved.holdout);
     CHECK_INT("--keep-best", a->cfg.keep_best, saved.keep_best);
@@ -189,6 +334,16 @@ static int setup(cli_spec *spec, const train_args *a, const attn_model_config *m
         st = attn_data_generate(ATTN_SET_TRAIN, a->train_size, a->seed, data, &err);
         if (st == ATTN_OK && a->cfg.holdout > 0)
             st = attn_data_generate(ATTN_SET_HOLDOUT, a->cfg.holdout, a->seed, heldout, &err);
+    }
+    if (st == ATTN_OK && mc->arch == ATTN_ARCH_TRANSFORMER) {
+        int longest = 0;
+        for (int i = 0; i < (*data)->n; i++)
+            if ((*data)->lengths[i] > longest) longest = (*data)->lengths[i];
+        if (longest > mc->max_len - 1)
+            return cli_usage_error("train",
+                                   "--max-len %d takes sentences of up to %d words, the training "
+                                   "data has one of %d (give --max-len %d or more)",
+                                   mc->max_len, mc->max_len - 1, longest, longest + 1);
     }
     if (st == ATTN_OK) st = attn_model_create(mc, a->seed, model, &err);
     if (st == ATTN_OK && a->init) st = attn_weights_load_into(*model, a->init, &err);
@@ -320,7 +475,7 @@ int cmd_train(int argc, char **argv) {
         .seed = 1, .train_size = ATTN_TRAIN_DEFAULT_N, .cfg = attn_train_config_default()};
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
-         .help = "rnn, lstm, gru or transformer; required unless --resume"},
+         .help = "rnn, lstm, gru or transformer; required unless --resume or --init"},
         {"--seed", "S", CLI_OPT_U64, &a.seed,
          .help = "seed of the data, the initialisation and the shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, 100000,
@@ -339,7 +494,8 @@ int cmd_train(int argc, char **argv) {
         {"--data", "FILE.tsv", CLI_OPT_STR, &a.data,
          .help = "train on a TSV file (label<TAB>sentence)"},
         {"--init", "W.json", CLI_OPT_STR, &a.init,
-         .help = "start from these weights, e.g. exported from PyTorch"},
+         .help = "start from these weights, e.g. exported from PyTorch; the model and\n"
+                 "its configuration come from the file (--model may be omitted)"},
         {"--out", "W.json", CLI_OPT_STR, &a.out, .def = "<model>-seed<S>.json",
          .help = "where to write the weights"},
         {"--checkpoint", "C.json", CLI_OPT_STR, &a.checkpoint,
@@ -347,27 +503,58 @@ int cmd_train(int argc, char **argv) {
         {"--resume", "C.json", CLI_OPT_STR, &a.resume, .help = "continue a checkpointed run"},
         {"--log", "FILE.jsonl", CLI_OPT_STR, &a.log,
          .help = "one JSON line per epoch with the progress"},
+        {"--warmup", "N", CLI_OPT_INT, &a.cfg.warmup, 0, ATTN_MAX_WARMUP,
+         .help = "linear learning-rate warm-up over the first N Adam steps: step k\n"
+                 "(0-based) uses lr * min(1, (k+1)/N), PyTorch's LambdaLR with that\n"
+                 "lambda, stepped after each optimizer step; 0 = off"},
+        {"--embed-dim", "N", CLI_OPT_INT, &a.m.embed_dim, 1, 4096,
+         .def = "32 transformer, 16 rnn/lstm/gru",
+         .help = "model width D (transformer) or word embedding width E"},
+        {"--layers", "N", CLI_OPT_INT, &a.m.layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
+         .def = "2 transformer, 1 rnn/lstm/gru",
+         .help = "encoder layers (transformer 1..12) or stacked recurrent layers\n"
+                 "(PyTorch num_layers; rnn/lstm/gru 1..8)"},
+        {"--hidden", "N", CLI_OPT_INT, &a.m.hidden, 1, 4096, .def = "32",
+         .help = "rnn/lstm/gru hidden size H"},
+        {"--heads", "N", CLI_OPT_INT, &a.m.heads, 1, 4096, .def = "2",
+         .help = "transformer attention heads; must divide --embed-dim"},
+        {"--ffn-dim", "N", CLI_OPT_INT, &a.m.ffn_dim, 1, 65536, .def = "64",
+         .help = "transformer feed-forward width F"},
+        {"--max-len", "N", CLI_OPT_INT, &a.m.max_len, 2, 65536, .def = "81",
+         .help = "transformer positions including [CLS] (sentences of up to N-1 words)"},
+        {"--norm", "pre|post", CLI_OPT_CHOICE, &a.m.norm, .choices = "pre|post",
+         .help = "transformer LayerNorm placement (PyTorch norm_first=True for pre)"},
+        {"--activation", "relu|gelu", CLI_OPT_CHOICE, &a.m.activation, .choices = "relu|gelu",
+         .help = "transformer feed-forward activation (gelu: the erf form)"},
+        {"--pos", "P", CLI_OPT_CHOICE, &a.m.pos, .choices = "learned|sinusoidal|none",
+         .help = "transformer positions: a trained table, the fixed sinusoidal\n"
+                 "table (not trained, not in the weights file) or none"},
     };
-    cli_spec spec = {
-        "train",
-        "--model rnn|lstm|gru|transformer [OPTIONS]\n--resume C.json [--epochs N] [OPTIONS]",
-        about,
-        NULL,
-        notes,
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = {"train",
+                     "--model rnn|lstm|gru|transformer [OPTIONS]\n--init W.json "
+                     "[OPTIONS]\n--resume C.json [--epochs N] [OPTIONS]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     attn_model_config mc;
     if (a.resume) {
         if ((rc = resume_settings(&spec, &a, &mc)) >= 0) return rc;
+    } else if (a.init) {
+        if ((rc = init_settings(&spec, &a, &mc)) >= 0) return rc;
+        a.cfg.seed = a.seed;
     } else {
-        if (!a.model) return cli_usage_error("train", "--model (or --resume) is required");
+        if (!a.model)
+            return cli_usage_error("train", "--model (or --resume or --init) is required");
         attn_arch arch;
         attn_error err;
         if (attn_arch_from_name(a.model, &arch, &err) != ATTN_OK)
             return cli_usage_error("train", "--model: %s", err.msg);
         mc = attn_model_config_default(arch);
+        if ((rc = apply_model_options(&spec, &a, &mc)) >= 0) return rc;
         a.cfg.seed = a.seed;
     }
     char default_out[64];

@@ -49,6 +49,8 @@ static cJSON *train_config_json(const attn_train_config *c) {
     cJSON_AddNumberToObject(o, "keep_best", c->keep_best);
     cJSON_AddNumberToObject(o, "eval_batch", c->eval_batch);
     add_u64(o, "seed", c->seed);
+    /* only when on: checkpoints of runs without warm-up stay byte for byte as before */
+    if (c->warmup > 0) cJSON_AddNumberToObject(o, "warmup", c->warmup);
     cJSON *a = cJSON_AddObjectToObject(o, "adam");
     cJSON_AddNumberToObject(a, "lr", c->adam.lr);
     cJSON_AddNumberToObject(a, "beta1", c->adam.beta1);
@@ -269,6 +271,8 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     TRY(get_int(path, t, "keep_best", &tc->keep_best, err));
     TRY(get_int(path, t, "eval_batch", &tc->eval_batch, err));
     TRY(get_u64(path, t, "seed", &tc->seed, err));
+    if (cJSON_GetObjectItemCaseSensitive(t, "warmup")) /* absent: no warm-up (older files) */
+        TRY(get_int_in(path, t, "warmup", 0, ATTN_MAX_WARMUP, &tc->warmup, err));
     TRY(get_num_in(path, a, "lr", 0.0, MAX_LR, &tc->adam.lr, err));
     TRY(get_num_in(path, a, "beta1", 0.0, 0x1.fffffffffffffp-1, &tc->adam.beta1, err));
     TRY(get_num_in(path, a, "beta2", 0.0, 0x1.fffffffffffffp-1, &tc->adam.beta2, err));

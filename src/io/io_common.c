@@ -314,6 +314,10 @@ cJSON *attn_io_model_config_to_json(const attn_model_config *c, bool all_keys) {
              cJSON_AddStringToObject(o, "activation",
                                      c->activation == ATTN_ACT_GELU ? "gelu" : "relu");
     }
+    /* "pos" only when it is not the default (learned): older files and checkpoints stay as
+     * they were, byte for byte */
+    if (ok && (arch & TR) && c->pos != ATTN_POS_LEARNED)
+        ok = cJSON_AddStringToObject(o, "pos", attn_pos_name(c->pos)) != NULL;
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -386,6 +390,18 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
             int v = (int)cfg->activation;
             parse_choice(item, name, "relu", ATTN_ACT_RELU, "gelu", ATTN_ACT_GELU, &v, p);
             cfg->activation = (attn_activation)v;
+        } else if (strcmp(key, "pos") == 0) {
+            known = true;
+            int v = attn_pos_from_name(cJSON_IsString(item) ? item->valuestring : NULL);
+            if (v >= 0)
+                cfg->pos = (attn_pos)v;
+            else
+                attn_io_problem(p, ATTN_ERR_VALUE,
+                                "%s: \"pos\" is %s%s%s, expected \"learned\", \"sinusoidal\" or "
+                                "\"none\"",
+                                name, cJSON_IsString(item) ? "\"" : "",
+                                cJSON_IsString(item) ? item->valuestring : "not a string",
+                                cJSON_IsString(item) ? "\"" : "");
         }
         if (!known && (flags & ATTN_IO_CONFIG_REJECT_UNKNOWN))
             attn_io_problem(p, ATTN_ERR_VALUE, "%s: unknown key \"%s\"", name, key);

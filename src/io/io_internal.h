@@ -78,7 +78,8 @@ extern const attn_io_config_int attn_io_config_ints[ATTN_IO_N_CONFIG_INTS];
 
 /* {"arch", the ints, "norm", "activation"} of c; with all_keys false only the keys that apply
  * to c's arch (hidden_size for RNN/LSTM; n_heads, ffn_dim, max_len, norm, activation for the
- * transformer). NULL when out of memory. */
+ * transformer); a transformer's "pos" only when it is not "learned" (absent = learned, so files
+ * written before it existed read the same). NULL when out of memory. */
 cJSON *attn_io_model_config_to_json(const attn_model_config *c, bool all_keys);
 
 #define ATTN_IO_CONFIG_REQUIRE_ALL    1u /* every integer key must be present */

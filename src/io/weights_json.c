@@ -142,9 +142,9 @@ static void config_summary(const attn_model_config *c, char *buf, size_t size) {
     if (c->arch == ATTN_ARCH_TRANSFORMER)
         snprintf(buf, size,
                  "arch transformer, vocab_size %d, embed_dim %d, n_heads %d, "
-                 "ffn_dim %d, n_layers %d, max_len %d, norm %s",
+                 "ffn_dim %d, n_layers %d, max_len %d, norm %s, pos %s",
                  c->vocab_size, c->embed_dim, c->n_heads, c->ffn_dim, c->n_layers, c->max_len,
-                 c->norm == ATTN_NORM_PRE ? "pre" : "post");
+                 c->norm == ATTN_NORM_PRE ? "pre" : "post", attn_pos_name(c->pos));
     else
         snprintf(buf, size, "arch %s, vocab_size %d, embed_dim %d, hidden_size %d",
                  attn_arch_name(c->arch), c->vocab_size, c->embed_dim, c->hidden_size);

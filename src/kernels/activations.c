@@ -140,15 +140,42 @@ void attn_gelu_forward(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = onednn_gelu_erf(x[i]);
 }
 
-/* d_x[n] += d_y * (Phi(x) + x phi(x)), Phi the standard normal CDF and phi its density
- * (d/dx of x Phi(x)); evaluated in double with the exact erf. */
+/* d GELU(s) / ds = Phi(s) + s phi(s) by oneDNN 2.6's eltwise_gelu_erf backward (which PyTorch
+ * calls for contiguous fp32 tensors, as for the forward): with R = s / sqrt 2,
+ * Q = exp(-R^2) (onednn_expf), T = (R / sqrt(pi)) Q, erf(R) as in onednn_gelu_erf,
+ * result = (T + 1/2) + erf / 2 (one FMA). oneDNN's 1/sqrt(pi) is 0x3f106eba, one ulp below the
+ * float nearest to it; with it the result equals F.gelu's autograd bit for bit (27,051 values
+ * in [-10, 10], this machine). */
+static float onednn_gelu_erf_grad(float s) {
+    const float one_over_sqrt2 = attn_f32_from_bits(0x3f3504f3u);
+    const float one_over_sqrt_pi = attn_f32_from_bits(0x3f106ebau);
+    const float p = attn_f32_from_bits(0x3ea7ba05u);
+    const float a1 = attn_f32_from_bits(0x3e827906u), a2 = attn_f32_from_bits(0xbe91a98eu),
+                a3 = attn_f32_from_bits(0x3fb5f0e3u), a4 = attn_f32_from_bits(0xbfba00e3u),
+                a5 = attn_f32_from_bits(0x3f87dc22u);
+    const float R = s * one_over_sqrt2;
+    const float Q = onednn_expf(-(R * R));
+    const float T = R * one_over_sqrt_pi * Q;
+    const float w = 1.0f / fmaf(p, fabsf(R), 1.0f);
+    const float neg_qw = -Q * w;
+    float r = fmaf(a5, w, a4);
+    r = fmaf(r, w, a3);
+    r = fmaf(r, w, a2);
+    r = fmaf(r, w, a1);
+    float erf = fmaf(neg_qw, r, 1.0f);
+    erf = signbit(R) ? -erf : erf;
+    return fmaf(erf, 0.5f, T + 0.5f);
+}
+
+/* d_x[n] += d_y * GELU'(x), both paths with oneDNN's float arithmetic (onednn_gelu_erf_grad),
+ * bit-identical to PyTorch's autograd of F.gelu. */
 void attn_gelu_backward(float *d_x, const float *d_y, const float *x, size_t n) {
     if (!d_x) return;
-    const double inv_sqrt2 = 0.70710678118654752440, inv_sqrt_2pi = 0.39894228040143267794;
-    for (size_t i = 0; i < n; i++) {
-        double xi = x[i];
-        double cdf = 0.5 * (1.0 + erf(xi * inv_sqrt2));
-        double pdf = inv_sqrt_2pi * exp(-0.5 * xi * xi);
-        d_x[i] += (float)((double)d_y[i] * (cdf + xi * pdf));
+#if ATTN_HAVE_AVX2_KERNELS
+    if (attn_cpu_use_avx2()) {
+        attn_gelu_backward_avx2(d_x, d_y, x, n);
+        return;
     }
+#endif
+    for (size_t i = 0; i < n; i++) d_x[i] += d_y[i] * onednn_gelu_erf_grad(x[i]);
 }

@@ -47,18 +47,10 @@ void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n) {
 
 #define C(bits) _mm256_set1_ps(attn_f32_from_bits(bits))
 
-/* onednn_gelu_erf of activations.c on 8 lanes: the same IEEE operations in the same order,
- * lane by lane. Correspondences that keep every bit: fminf/fmaxf(x, c) with c a number =
- * vminps/vmaxps(x, c) (both give c for NaN x); fmaf(-a, b, c) = fnmadd(a, b, c); unary minus,
- * fabsf and the signbit select = xor/andnot with the sign bit; the int32 conversion sees only
- * integers. */
-static inline __m256 gelu_erf8(__m256 s) {
-    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+/* onednn_expf of activations.c on 8 lanes. */
+static inline __m256 onednn_exp8(__m256 a) {
+    const __m256 one = _mm256_set1_ps(1.0f);
     const __m256 ln_flt_min = C(0xc2aeac50u), ln_flt_max = C(0x42b17218u);
-    /* x = s / sqrt 2; a = -(x^2) */
-    __m256 x = _mm256_mul_ps(s, C(0x3f3504f3u));
-    __m256 a = _mm256_xor_ps(_mm256_mul_ps(x, x), sign);
-    /* exp(a), as onednn_expf */
     __m256 underflow = _mm256_cmp_ps(a, ln_flt_min, _CMP_LT_OQ);
     a = _mm256_min_ps(a, ln_flt_max);
     a = _mm256_max_ps(a, ln_flt_min);
@@ -74,6 +66,20 @@ static inline __m256 gelu_erf8(__m256 s) {
     p = _mm256_fmadd_ps(p, r, C(0x3f7ffffbu));
     p = _mm256_fmadd_ps(p, r, one);
     __m256 ex = _mm256_mul_ps(_mm256_mul_ps(p, two_n1), _mm256_set1_ps(2.0f));
+    return ex;
+}
+
+/* onednn_gelu_erf of activations.c on 8 lanes: the same IEEE operations in the same order,
+ * lane by lane. Correspondences that keep every bit: fminf/fmaxf(x, c) with c a number =
+ * vminps/vmaxps(x, c) (both give c for NaN x); fmaf(-a, b, c) = fnmadd(a, b, c); unary minus,
+ * fabsf and the signbit select = xor/andnot with the sign bit; the int32 conversion sees only
+ * integers. */
+static inline __m256 gelu_erf8(__m256 s) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    /* x = s / sqrt 2; a = -(x^2) */
+    __m256 x = _mm256_mul_ps(s, C(0x3f3504f3u));
+    __m256 a = _mm256_xor_ps(_mm256_mul_ps(x, x), sign);
+    __m256 ex = onednn_exp8(a);
     /* erf(|x|) = 1 - t r(t) exp(-x^2), t = 1 / (1 + p |x|) */
     __m256 neg_exp = _mm256_xor_ps(ex, sign);
     __m256 t = _mm256_fmadd_ps(C(0x3ea7ba05u), _mm256_andnot_ps(sign, x), one);
@@ -89,7 +95,40 @@ static inline __m256 gelu_erf8(__m256 s) {
     return _mm256_fmadd_ps(erf, half_s, half_s);
 }
 
+/* onednn_gelu_erf_grad of activations.c on 8 lanes (oneDNN's gelu_erf backward). */
+static inline __m256 gelu_erf_grad8(__m256 s) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    __m256 R = _mm256_mul_ps(s, C(0x3f3504f3u));
+    __m256 Q = onednn_exp8(_mm256_xor_ps(_mm256_mul_ps(R, R), sign));
+    __m256 T = _mm256_mul_ps(_mm256_mul_ps(R, C(0x3f106ebau)), Q);
+    __m256 w = _mm256_fmadd_ps(C(0x3ea7ba05u), _mm256_andnot_ps(sign, R), one);
+    w = _mm256_div_ps(one, w);
+    __m256 neg_qw = _mm256_mul_ps(_mm256_xor_ps(Q, sign), w);
+    __m256 r = _mm256_fmadd_ps(C(0x3f87dc22u), w, C(0xbfba00e3u));
+    r = _mm256_fmadd_ps(r, w, C(0x3fb5f0e3u));
+    r = _mm256_fmadd_ps(r, w, C(0xbe91a98eu));
+    r = _mm256_fmadd_ps(r, w, C(0x3e827906u));
+    __m256 erf = _mm256_fmadd_ps(neg_qw, r, one);
+    erf = _mm256_xor_ps(erf, _mm256_and_ps(R, sign));
+    return _mm256_fmadd_ps(erf, half, _mm256_add_ps(T, half));
+}
+
 #undef C
+
+/* d_x[n] += d_y * GELU'(x) by oneDNN's backward arithmetic, 8 lanes at a time. */
+void attn_gelu_backward_avx2(float *d_x, const float *d_y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_mul_ps(_mm256_loadu_ps(d_y + i), gelu_erf_grad8(_mm256_loadu_ps(x + i)));
+        _mm256_storeu_ps(d_x + i, _mm256_add_ps(_mm256_loadu_ps(d_x + i), g));
+    }
+    if (i < n) {
+        __m256 g = _mm256_mul_ps(attn_load_partial8(d_y + i, n - i),
+                                 gelu_erf_grad8(attn_load_partial8(x + i, n - i)));
+        attn_store_partial8(d_x + i, _mm256_add_ps(attn_load_partial8(d_x + i, n - i), g), n - i);
+    }
+}
 
 /* y[n] = GELU(x[n]) by oneDNN's arithmetic, 8 lanes at a time; the last partial block is
  * zero-padded (lanes are independent). */

@@ -53,6 +53,7 @@ void attn_cpu_reset(void);
 void attn_tanh_forward_avx2(float *y, const float *x, size_t n);
 void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n);
 void attn_gelu_forward_avx2(float *y, const float *x, size_t n);
+void attn_gelu_backward_avx2(float *d_x, const float *d_y, const float *x, size_t n);
 void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols, int n_valid);
 void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
                                 int cols, int n_valid);

@@ -46,12 +46,38 @@ static void add_bias(float *restrict y, const float *restrict x, const float *re
         for (int j = 0; j < n; j++) y[j] = x[j] + b[j];
 }
 
+/* The head split of an odd number of heads: PyTorch 1.13 leaves its fast path ("num_head is
+ * odd") for F.multi_head_attention_forward, which computes qkv = in.W_in^T + b_in in one GEMM
+ * (bias pre-filled) and then q = q / sqrt(HS) (a float division, not a multiplication by
+ * 1/sqrt(HS)). */
+static void qkv_split_python(attn_encoder_acts *a, int N, int D, int NH) {
+    const int HS = D / NH;
+    const float root = sqrtf((float)HS);
+    for (int h = 0; h < NH; h++)
+        for (int r = 0; r < N; r++) {
+            const size_t o = ((size_t)h * N + r) * HS, c = (size_t)h * HS;
+            const float *row = a->qkv + (size_t)r * 3 * D + c;
+            for (int j = 0; j < HS; j++) a->q[o + j] = row[j] / root;
+            memcpy(a->k + o, row + D, (size_t)HS * sizeof(float));
+            memcpy(a->v + o, row + 2 * D, (size_t)HS * sizeof(float));
+        }
+}
+
 /* qkv[N, 3D] = in.W_in^T; then per head and row: q = (qkv_q + b_q) * scale, k = qkv_k + b_k,
- * v = qkv_v + b_v into the head-major q, k, v. */
+ * v = qkv_v + b_v into the head-major q, k, v (PyTorch's fast path, an even number of heads;
+ * odd: qkv_split_python). */
 static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w, int N,
                         int D, int NH) {
     const int HS = D / NH;
     const float scale = 1.0f / sqrtf((float)HS);
+    if (NH % 2 == 1) {
+        attn_linear_forward(a->qkv, in, w->in_proj_weight, w->in_proj_bias, N, D, 3 * D,
+                            ATTN_OP_QKV);
+        lap(a, ATTN_ENCODER_QKV);
+        qkv_split_python(a, N, D, NH);
+        lap(a, ATTN_ENCODER_SPLIT);
+        return;
+    }
     attn_linear_forward(a->qkv, in, w->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
     lap(a, ATTN_ENCODER_QKV);
     for (int h = 0; h < NH; h++)

@@ -32,6 +32,18 @@ attn_model_config attn_model_config_default(attn_arch arch) {
 static const char *const arch_names[] = {"rnn", "lstm", "transformer", "gru"};
 #define N_ARCH ((int)(sizeof arch_names / sizeof arch_names[0]))
 
+static const char *const pos_names[ATTN_N_POS] = {"learned", "sinusoidal", "none"};
+
+const char *attn_pos_name(attn_pos p) {
+    return (unsigned)p < ATTN_N_POS ? pos_names[p] : "unknown";
+}
+
+int attn_pos_from_name(const char *name) {
+    for (int i = 0; name && i < ATTN_N_POS; i++)
+        if (strcmp(name, pos_names[i]) == 0) return i;
+    return -1;
+}
+
 const char *attn_arch_name(attn_arch a) {
     return (unsigned)a < N_ARCH ? arch_names[a] : "unknown";
 }
@@ -67,16 +79,18 @@ attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error 
                                "config: embed_dim %d is not divisible by n_heads %d",
                                cfg->embed_dim, cfg->n_heads);
         REQUIRE_RANGE(ffn_dim, 1, 1 << 16);
-        REQUIRE_RANGE(n_layers, 1, 4); /* 4 layers x 12 tensors + 6 fit ATTN_MAX_SPECS */
+        REQUIRE_RANGE(n_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
         REQUIRE_RANGE(max_len, 2, 1 << 16);
         if ((unsigned)cfg->norm > ATTN_NORM_POST)
             return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown norm %d", (int)cfg->norm);
         if ((unsigned)cfg->activation > ATTN_ACT_GELU)
             return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown activation %d",
                                (int)cfg->activation);
+        if ((unsigned)cfg->pos >= ATTN_N_POS)
+            return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown pos %d", (int)cfg->pos);
     } else {
         REQUIRE_RANGE(hidden_size, 1, 1 << 14);
-        REQUIRE_RANGE(n_layers, 1, 1);
+        REQUIRE_RANGE(n_layers, 1, ATTN_RECURRENT_MAX_LAYERS);
     }
     return ATTN_OK;
 }
@@ -116,7 +130,7 @@ static const attn_model_vt *vt_for(attn_arch arch) {
 /* The sinusoidal table of Vaswani et al. (2017), scaled by amplitude:
  * table[p, 2i] = amplitude * sin(p / 10000^(2i/D)), table[p, 2i+1] = amplitude * cos(same angle),
  * computed in double and rounded once to float. tools/attn_models.py computes the same. */
-static float sinusoid_value(int pos, int col, int d, float amplitude) {
+float attn_sinusoid_value(int pos, int col, int d, float amplitude) {
     const double angle = (double)pos / pow(10000.0, (double)(col - col % 2) / (double)d);
     return (float)((double)amplitude * (col % 2 ? cos(angle) : sin(angle)));
 }
@@ -144,8 +158,8 @@ static void init_params(attn_model *m, uint64_t seed) {
                 p[j] = attn_rng_uniform_range(&rng, -s->init_a, s->init_a);
                 break;
             case ATTN_INIT_SINUSOID:
-                p[j] = sinusoid_value((int)(j / (size_t)s->shape[1]),
-                                      (int)(j % (size_t)s->shape[1]), s->shape[1], s->init_a);
+                p[j] = attn_sinusoid_value((int)(j / (size_t)s->shape[1]),
+                                           (int)(j % (size_t)s->shape[1]), s->shape[1], s->init_a);
                 break;
             }
         }

@@ -28,7 +28,8 @@ typedef struct attn_param_spec {
     float init_a; /* std (NORMAL) or bound (UNIFORM) */
 } attn_param_spec;
 
-#define ATTN_MAX_SPECS 64
+/* transformer: 12 tensors per layer + 6; recurrent: 4 per layer + 3 */
+#define ATTN_MAX_SPECS (12 * ATTN_TRANSFORMER_MAX_LAYERS + 6)
 
 typedef struct attn_model_vt {
     const char *kind; /* "rnn" | "lstm" | "transformer" */
@@ -77,10 +78,8 @@ extern const attn_model_vt attn_transformer_vt;
 
 /* ---- recurrent models: recurrent.c (the core) + one cell file each (rnn.c, lstm.c) ---------- */
 
-/* Layers of nn.RNN/nn.LSTM (PyTorch num_layers) the views have room for. The core runs layer by
- * layer (layer l > 0 reads layer l-1's h slab); raising this and the config limit adds
- * "<cell>.weight_ih_l1" ... to the spec table. */
-#define ATTN_RECURRENT_MAX_LAYERS 1
+/* Layers of nn.RNN/nn.LSTM/nn.GRU (PyTorch num_layers): ATTN_RECURRENT_MAX_LAYERS (attn.h). The
+ * core runs layer by layer (layer l > 0 reads layer l-1's h slab). */
 
 /* One layer's tensors, PyTorch layout: G gate blocks of H rows each (LSTM i,f,g,o). */
 typedef struct attn_recurrent_layer_tensors {
@@ -91,6 +90,7 @@ typedef struct attn_recurrent_layer_tensors {
 } attn_recurrent_layer_tensors;
 
 /* The tensors of a recurrent classifier, in spec order: embedding.weight, then per layer l
+ * (I = E for layer 0, H above)
  * <cell>.weight_ih_l<l>, .weight_hh_l<l>, .bias_ih_l<l>, .bias_hh_l<l>, then head.weight,
  * head.bias. G = 1 for the RNN, 4 for the LSTM (gates i, f, g, o). */
 typedef struct attn_recurrent_tensors {
@@ -170,6 +170,8 @@ void attn_transformer_input(const attn_model *m, const float **x, const float **
 const float *attn_transformer_probs(const attn_model *m, int layer, int *S);
 
 /* Helpers for architecture files. */
+/* amplitude * sin|cos(pos / 10000^((col - col%2)/d)) in double, rounded once (Vaswani et al.). */
+float attn_sinusoid_value(int pos, int col, int d, float amplitude);
 void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *shape, attn_init init,
                    float init_a);
 /* Pointer to tensor `name` in params (or grads if grads != NULL); NULL if not found. */

@@ -1,5 +1,7 @@
-/* recurrent.c -- the core every recurrent classifier shares: embedding -> recurrent layer(s) ->
- * h after each sentence's last word -> Linear(H, 1). The cell files (rnn.c, lstm.c) add only
+/* recurrent.c -- the core every recurrent classifier shares: embedding -> n_layers stacked
+ * recurrent layers (PyTorch num_layers: layer l > 0 reads layer l-1's h at every step; its
+ * tensors are "<cell>.weight_ih_l<l>" ...) -> the top layer's h after each sentence's last word
+ * -> Linear(H, 1). The cell files (rnn.c, lstm.c) add only
  * their spec names and one time step forward/backward (attn_recurrent_cell).
  *
  * Shapes: [T, B, ...] time-major slabs in one activation arena; G gate blocks of H per unit.
@@ -109,6 +111,8 @@ typedef struct rec_impl {
     float *d_state;  /* [B, S*H] d loss / d state[t+1] */
     float *d_h_last; /* [B, H] (sentence order) */
     float *d_x;      /* [T, B, E] d loss / d x */
+    float *d_mid[2]; /* [T, B, H] d loss / d h[1..T] of the layer below the one being back-
+                      * propagated (alternating; only with more than one layer) */
 } rec_impl;
 
 /* Lays the arena out for (B, T); with base NULL it only counts. Returns the floats needed. */
@@ -133,6 +137,7 @@ static size_t rec_layout(rec_impl *v, float *base, int n_layers, int B, int T, i
     v->d_state = attn_arena_carve(base, &u, BH * c->S);
     v->d_h_last = attn_arena_carve(base, &u, BH);
     v->d_x = attn_arena_carve(base, &u, TB * E);
+    for (int i = 0; i < 2; i++) v->d_mid[i] = attn_arena_carve(base, &u, n_layers > 1 ? TB * H : 0);
     return u;
 }
 
@@ -390,10 +395,17 @@ void attn_recurrent_backward(attn_model *m, const attn_batch *b, const float *d_
     attn_linear_backward(v->d_h_last, v->d.head_weight, v->d.head_bias, d_logits, v->h_last,
                          v->w.head_weight, B, H, 1, ATTN_OP_HEAD);
 
-    /* one layer (ATTN_RECURRENT_MAX_LAYERS): layer l > 0 would pass its d_in as d_out of the
-     * layer below and read the layer below's h[1..T] as `in` */
-    memset(v->d_x, 0, (size_t)T * B * E * sizeof(float));
-    rec_layer_backward(v, 0, v->x, E, H, v->d_x, NULL);
+    /* top layer down: layer l > 0 read the layer below's h[1..T] as its input, so its d_in is
+     * the d_out (d loss / d h[1..T]) of layer l - 1 */
+    const size_t TBH = (size_t)T * B * H;
+    const float *d_out = NULL;
+    for (int l = m->cfg.n_layers - 1; l >= 0; l--) {
+        float *d_in = l == 0 ? v->d_x : v->d_mid[l % 2];
+        memset(d_in, 0, (l == 0 ? (size_t)T * B * E : TBH) * sizeof(float));
+        const float *in = l == 0 ? v->x : v->layer[l - 1].h + (size_t)B * H;
+        rec_layer_backward(v, l, in, l == 0 ? E : H, H, d_in, d_out);
+        d_out = d_in;
+    }
 
     /* embedding: d_table[ids] += d_x */
     for (int t = 0; t < T; t++)

@@ -1,4 +1,5 @@
-/* transformer.c -- [CLS] + token embedding + learned positions -> L x nn.TransformerEncoderLayer
+/* transformer.c -- [CLS] + token embedding + positions (learned, sinusoidal or none; see
+ * positions_forward) -> L x nn.TransformerEncoderLayer
  * (pre-norm by default; encoder_layer.c) -> final LayerNorm (pre-norm only) -> Linear(D, 1) on
  * [CLS]. Batch-1 logits are bit-identical to PyTorch (numerics: docs/numerics.md).
  *
@@ -29,9 +30,11 @@ static size_t transformer_specs(const attn_model_config *c, attn_param_spec *s) 
     const int V = c->vocab_size, D = c->embed_dim, F = c->ffn_dim, P = c->max_len;
     size_t n = 0;
     char name[ATTN_NAME_MAX];
-    /* A module's own parameters come before its children's in state_dict order. */
-    attn_spec_set(&s[n++], "pos_embedding", 2, (int[]){P, D}, ATTN_INIT_SINUSOID,
-                  POS_EMBEDDING_AMPLITUDE);
+    /* A module's own parameters come before its children's in state_dict order. Only learned
+     * positions are a tensor (the sinusoidal table is a non-persistent buffer in PyTorch). */
+    if (c->pos == ATTN_POS_LEARNED)
+        attn_spec_set(&s[n++], "pos_embedding", 2, (int[]){P, D}, ATTN_INIT_SINUSOID,
+                      POS_EMBEDDING_AMPLITUDE);
     attn_spec_set(&s[n++], "embedding.weight", 2, (int[]){V, D}, ATTN_INIT_NORMAL, 1.0f);
     const float xavier = sqrtf(6.0f / (float)(D + 3 * D)); /* in_proj: xavier_uniform_ */
     const float kd = 1.0f / sqrtf((float)D), kf = 1.0f / sqrtf((float)F);
@@ -66,11 +69,11 @@ static size_t transformer_specs(const attn_model_config *c, attn_param_spec *s) 
 
 /* ---- views and activation arena ------------------------------------------------------- */
 
-#define TF_MAX_LAYERS 4
+#define TF_MAX_LAYERS ATTN_TRANSFORMER_MAX_LAYERS
 
 /* The model's own tensors outside the layers; the same struct names their gradients. */
 typedef struct tf_tensors {
-    float *pos_embedding;           /* [P, D] */
+    float *pos_embedding;           /* [P, D] learned positions only, else NULL */
     float *embedding;               /* [V, D] */
     float *norm_weight, *norm_bias; /* [D] final LayerNorm (pre-norm only, else NULL) */
     float *head_weight;             /* [1, D] */
@@ -78,8 +81,9 @@ typedef struct tf_tensors {
 } tf_tensors;
 
 typedef struct tf_impl {
-    tf_tensors w;                                /* parameters (views into m->params) */
-    tf_tensors d;                                /* gradients (views into m->grads) */
+    tf_tensors w;     /* parameters (views into m->params) */
+    tf_tensors d;     /* gradients (views into m->grads) */
+    float *pos_table; /* [P, D] the fixed sinusoidal table (pos sinusoidal), else NULL */
     attn_encoder_weights layer_w[TF_MAX_LAYERS]; /* per layer, views into m->params */
     attn_encoder_weights layer_d[TF_MAX_LAYERS]; /* per layer, views into m->grads */
     /* the last forward's batch: B sentences, N packed rows */
@@ -93,7 +97,7 @@ typedef struct tf_impl {
     size_t cap;
     attn_encoder_acts acts[TF_MAX_LAYERS];
     attn_encoder_scratch scratch;       /* backward, shared by the layers */
-    float *x0;                          /* [N, D] embedding + pos_embedding */
+    float *x0;                          /* [N, D] embedding (+ positions) */
     float *cls;                         /* [B, D] last layer's output at [CLS] */
     float *cls_norm;                    /* [B, D] final LN of cls (pre-norm) */
     float *mean_f, *rstd_f;             /* [B] */
@@ -203,6 +207,58 @@ static void tf_bind(attn_model *m, tf_impl *v, float *base, bool grads) {
     }
 }
 
+/* ---- positions: where each scheme (attn_pos) acts -------------------------------------------
+ * learned and sinusoidal add a row per position to x0 (embedding + row, one float add, as
+ * PyTorch's `embedding(ids) + table[:S]`); none leaves x0 = embedding. A scheme that acts inside
+ * the attention instead (rotary, ALiBi) would add nothing here and hook into encoder_layer.c. */
+
+/* The fixed table of the sinusoidal scheme (unscaled; docs/transformer-positions.md). */
+static attn_status positions_setup(tf_impl *v, const attn_model_config *c, attn_error *err) {
+    if (c->pos != ATTN_POS_SINUSOIDAL) return ATTN_OK;
+    const size_t P = (size_t)c->max_len, D = (size_t)c->embed_dim;
+    v->pos_table = malloc(P * D * sizeof(float));
+    if (!v->pos_table)
+        return attn_errorf(err, ATTN_ERR_NOMEM,
+                           "transformer: out of memory for the %zux%zu "
+                           "sinusoidal position table",
+                           P, D);
+    for (size_t p = 0; p < P; p++)
+        for (size_t j = 0; j < D; j++)
+            v->pos_table[p * D + j] = attn_sinusoid_value((int)p, (int)j, (int)D, 1.0f);
+    return ATTN_OK;
+}
+
+/* The row added at position s, or NULL when the scheme adds none. */
+static const float *position_row(const tf_impl *v, const attn_model_config *c, int s) {
+    switch (c->pos) {
+    case ATTN_POS_LEARNED:
+        return v->w.pos_embedding + (size_t)s * c->embed_dim;
+    case ATTN_POS_SINUSOIDAL:
+        return v->pos_table + (size_t)s * c->embed_dim;
+    case ATTN_POS_NONE:
+        break;
+    }
+    return NULL;
+}
+
+/* x[D] = e[D] + the row of position s. */
+static void positions_forward(float *x, const float *e, const tf_impl *v,
+                              const attn_model_config *c, int s) {
+    const float *row = position_row(v, c, s);
+    if (row)
+        attn_add_forward(x, e, row, (size_t)c->embed_dim);
+    else
+        memcpy(x, e, (size_t)c->embed_dim * sizeof(float));
+}
+
+/* d_x[D] of position s into the trained rows (learned only; the others have no parameter). */
+static void positions_backward(const tf_impl *v, const attn_model_config *c, const float *d_x,
+                               int s) {
+    if (c->pos != ATTN_POS_LEARNED) return;
+    float *d_p = v->d.pos_embedding + (size_t)s * c->embed_dim;
+    for (int j = 0; j < c->embed_dim; j++) d_p[j] += d_x[j];
+}
+
 static attn_status transformer_setup(attn_model *m, attn_error *err) {
     if (m->cfg.n_layers > TF_MAX_LAYERS)
         return attn_errorf(err, ATTN_ERR_ARG, "transformer: %d layers, at most %d supported",
@@ -211,7 +267,7 @@ static attn_status transformer_setup(attn_model *m, attn_error *err) {
     if (!v) return attn_errorf(err, ATTN_ERR_NOMEM, "transformer: out of memory for views");
     m->impl = v;
     tf_bind(m, v, m->params, false);
-    return ATTN_OK;
+    return positions_setup(v, &m->cfg, err);
 }
 
 static void transformer_set_grads(attn_model *m) {
@@ -222,6 +278,7 @@ static void transformer_destroy(attn_model *m) {
     tf_impl *v = m->impl;
     free(v->arena);
     free(v->rows);
+    free(v->pos_table);
     free(v);
     m->impl = NULL;
 }
@@ -315,12 +372,11 @@ static attn_status transformer_forward(attn_model *m, const attn_batch *b, float
     const int B = b->B, D = c->embed_dim;
     attn_status st = tf_prepare(v, c, b, err);
     if (st != ATTN_OK) return st;
-    /* x0[rows[i] + s] = embedding[token] + pos_embedding[s], token 0 = [CLS] */
+    /* x0[rows[i] + s] = embedding[token] + position s, token 0 = [CLS] */
     for (int i = 0; i < B; i++)
         for (int s = 0; s < v->rows[i + 1] - v->rows[i]; s++) {
             const float *e = v->w.embedding + (size_t)token_at(b, i, s) * D;
-            attn_add_forward(v->x0 + ((size_t)v->rows[i] + s) * D, e,
-                             v->w.pos_embedding + (size_t)s * D, (size_t)D);
+            positions_forward(v->x0 + ((size_t)v->rows[i] + s) * D, e, v, c, s);
         }
     tf_run(v, c, logits);
     return ATTN_OK;
@@ -365,16 +421,13 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
             attn_encoder_backward(v->d_hidden[l], &v->layer_d[l], v->d_hidden[l + 1], &v->acts[l],
                                   x, &v->layer_w[l], c, &v->batch, &v->scratch);
     }
-    /* x0 = embedding[token] + pos_embedding[s] */
+    /* x0 = embedding[token] + position s */
     for (int i = 0; i < v->batch.B; i++)
         for (int s = 0; s < v->rows[i + 1] - v->rows[i]; s++) {
             const float *d_row = v->d_hidden[0] + ((size_t)v->rows[i] + s) * D;
             float *d_e = v->d.embedding + (size_t)token_at(b, i, s) * D;
-            float *d_p = v->d.pos_embedding + (size_t)s * D;
-            for (int j = 0; j < D; j++) {
-                d_e[j] += d_row[j];
-                d_p[j] += d_row[j];
-            }
+            for (int j = 0; j < D; j++) d_e[j] += d_row[j];
+            positions_backward(v, c, d_row, s);
         }
 }
 

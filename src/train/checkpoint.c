@@ -47,7 +47,7 @@ static bool same_model_config(const attn_model_config *a, const attn_model_confi
     return a->arch == b->arch && a->vocab_size == b->vocab_size && a->embed_dim == b->embed_dim &&
            a->n_layers == b->n_layers &&
            (tr ? a->n_heads == b->n_heads && a->ffn_dim == b->ffn_dim && a->max_len == b->max_len &&
-                     a->norm == b->norm && a->activation == b->activation
+                     a->norm == b->norm && a->activation == b->activation && a->pos == b->pos
                : a->hidden_size == b->hidden_size);
 }
 
@@ -71,6 +71,11 @@ static attn_status check_state(const attn_trainer *t, const attn_train_state *st
                            src, tc->batch_size, tc->bucket, tc->holdout, tc->seed, tc->keep_best,
                            t->cfg.batch_size, t->cfg.bucket, t->cfg.holdout, t->cfg.seed,
                            t->cfg.keep_best);
+    if (tc->warmup != t->cfg.warmup)
+        return attn_errorf(
+            err, ATTN_ERR_VALUE,
+            "%s: the checkpoint's warm-up (%d steps) differs from the trainer's (%d)", src,
+            tc->warmup, t->cfg.warmup);
     if (st->n_sentences != t->data->n || st->data_fingerprint != data_fingerprint(t->data))
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "%s: the checkpoint was trained on different data (%d sentences, "

@@ -44,6 +44,9 @@ attn_status attn_train_config_validate(const attn_train_config *c, int n_sentenc
     if (c->keep_best != 0 && c->keep_best != 1)
         return attn_errorf(err, ATTN_ERR_VALUE, "train config: keep_best = %d, expected 0 or 1",
                            c->keep_best);
+    if (c->warmup < 0 || c->warmup > ATTN_MAX_WARMUP)
+        return attn_errorf(err, ATTN_ERR_VALUE, "train config: warmup = %d, expected 0..%d",
+                           c->warmup, ATTN_MAX_WARMUP);
     if (c->holdout < 0 || c->holdout >= n_sentences)
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "train config: holdout = %d of %d sentences leaves none to train on "
@@ -220,6 +223,14 @@ static attn_status non_finite(attn_trainer *t, int batch, bool grads, double los
                        inner.msg);
 }
 
+/* The learning rate of Adam step `step` (0-based): PyTorch's LambdaLR factor
+ * min(1, (step + 1) / warmup) times the base rate, both in double as in Python. */
+static double lr_at(const attn_train_config *c, long step) {
+    if (c->warmup <= 0) return c->adam.lr;
+    const double f = (double)(step + 1) / (double)c->warmup;
+    return c->adam.lr * (f < 1.0 ? f : 1.0);
+}
+
 /* One epoch over the training batches; fills loss and train accuracy. */
 static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, double *loss,
                                double *acc, attn_error *err) {
@@ -242,6 +253,7 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
         if (st != ATTN_OK) return st;
         if (attn_model_check_finite(m, true, NULL) != ATTN_OK)
             return non_finite(t, i, true, l, err);
+        t->adam->cfg.lr = lr_at(&t->cfg, t->adam->step);
         attn_adam_step(t->adam, attn_model_params(m), attn_model_grads(m));
         loss_sum += l * batch.B;
         correct += count_correct(t->logits, labels, batch.B);

@@ -7,3 +7,27 @@ set_tests_properties(io/crosscheck_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 300)
+
+# Random configurations (tools/crosscheck.py --random): 30 models -- Transformers of any width,
+# head count, FFN width, 1-4 layers, max_len up to 256, pre/post, relu/gelu, learned/sinusoidal/
+# no positions; RNN/LSTM/GRU of 1-3 layers and sizes 4-64 -- each on a sentence of every length
+# (the recurrent models after the first three on every 4th length), every logit bit-identical
+# to PyTorch's batch-1 eval logit. About 70 s on a 2-core machine.
+add_test(NAME io/crosscheck_random_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/crosscheck.py --attn $<TARGET_FILE:attn>
+                 --random 30 --seed 1 --stride 4)
+set_tests_properties(io/crosscheck_random_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)
+
+# Training round trip of non-default configurations (tools/crosscheck.py --roundtrip): PyTorch
+# weights -> `attn train --init` (configuration from the file, a few Adam steps, --warmup in
+# some) -> PyTorch load_state_dict(strict=True) -> PyTorch's logits equal attn's bit for bit.
+add_test(NAME io/train_roundtrip_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/crosscheck.py --attn $<TARGET_FILE:attn>
+                 --roundtrip)
+set_tests_properties(io/train_roundtrip_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)

@@ -175,6 +175,44 @@ START_TEST(test_transformer_variants_round_trip) {
 }
 END_TEST
 
+/* "pos": written only when not learned (files of learned models read and write as before), read
+ * back, and a sinusoidal/none model has no pos_embedding tensor. */
+START_TEST(test_pos_round_trip) {
+    for (int p = 0; p < ATTN_N_POS; p++) {
+        attn_model_config cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+        cfg.pos = (attn_pos)p;
+        attn_model *m = tu_model_new(&cfg, 6);
+        attn_error err;
+        const char *path = tmp_file("pos.json");
+        ck_assert_msg(attn_weights_save_json(m, false, path, &err) == ATTN_OK, "%s", err.msg);
+        char *text = tu_read_text(path);
+        ck_assert_int_eq(strstr(text, "\"pos\"") != NULL, p != ATTN_POS_LEARNED);
+        ck_assert_int_eq(strstr(text, "\"pos_embedding\"") != NULL, p == ATTN_POS_LEARNED);
+        free(text);
+        attn_model *back = load_ok(path);
+        ck_assert_int_eq(attn_model_config_of(back)->pos, p);
+        ck_assert_uint_eq(attn_model_n_params(back), attn_model_n_params(m));
+        ck_assert(memcmp(attn_model_params(back), attn_model_params(m),
+                         attn_model_n_params(m) * sizeof(float)) == 0);
+        remove(path);
+        attn_model_free(back);
+        attn_model_free(m);
+    }
+}
+END_TEST
+
+START_TEST(test_config_bad_pos) {
+    expect_error_after(ATTN_ARCH_TRANSFORMER, "\"activation\": \"relu\"",
+                       "\"activation\": \"relu\", \"pos\": \"rope\"", ATTN_ERR_VALUE,
+                       "\"pos\" is \"rope\", expected \"learned\", \"sinusoidal\" or \"none\"",
+                       NULL);
+    /* a learned model's file that says "pos": "sinusoidal" holds a tensor that does not exist */
+    expect_error_after(ATTN_ARCH_TRANSFORMER, "\"activation\": \"relu\"",
+                       "\"activation\": \"relu\", \"pos\": \"sinusoidal\"", ATTN_ERR_SHAPE,
+                       "unexpected tensor \"pos_embedding\"", NULL);
+}
+END_TEST
+
 /* ---- one test per error class ------------------------------------------------------------- */
 
 START_TEST(test_missing_key) {
@@ -500,6 +538,8 @@ static Suite *weights_json_suite(void) {
     TCase *tc = tcase_create("round_trip");
     tcase_add_loop_test(tc, test_round_trip_bit_exact, 0, 3);
     tcase_add_test(tc, test_transformer_variants_round_trip);
+    tcase_add_test(tc, test_pos_round_trip);
+    tcase_add_test(tc, test_config_bad_pos);
     tcase_add_test(tc, test_prefix_stripping);
     suite_add_tcase(s, tc);
 

@@ -18,13 +18,47 @@
 /* The architecture under test; set by mc_recurrent_main before the suite runs. */
 static attn_arch rec_arch;
 
-static attn_model *small_model(uint64_t seed) {
+static attn_model *small_model_layers(uint64_t seed, int n_layers) {
     attn_model_config c = attn_model_config_default(rec_arch);
     c.vocab_size = 7;
     c.embed_dim = 3;
     c.hidden_size = 4;
+    c.n_layers = n_layers;
     return tu_model_new(&c, seed);
 }
+
+static attn_model *small_model(uint64_t seed) {
+    return small_model_layers(seed, 1);
+}
+
+/* The default sizes with n_layers stacked layers (PyTorch num_layers). */
+static attn_model *layered_model(uint64_t seed, int n_layers) {
+    attn_model_config c = attn_model_config_default(rec_arch);
+    c.n_layers = n_layers;
+    return tu_model_new(&c, seed);
+}
+
+/* Stacked layers (num_layers 3; E != H so a layer above reads H-wide input): every tensor,
+ * "<cell>.weight_ih_l2" included, against central differences. */
+START_TEST(test_finite_differences_3_layers) {
+    attn_model *m = small_model_layers(2, 3);
+    char name[64];
+    snprintf(name, sizeof name, "%s.weight_ih_l2", attn_arch_name(rec_arch));
+    ck_assert_int_ge(attn_model_tensor_find(m, name), 0);
+    int shape[4];
+    attn_model_tensor_shape(m, (size_t)attn_model_tensor_find(m, name), shape);
+    ck_assert_int_eq(shape[1], 4); /* [G*H, H] */
+    mc_fd_check_model(m, 12, FD_STEP, FD_ATOL, FD_RTOL);
+    attn_model_free(m);
+}
+END_TEST
+
+START_TEST(test_padding_invariance_2_layers) {
+    attn_model *m = layered_model(5, 2);
+    mc_padding_invariance(m, PAD_MAX_ULP);
+    attn_model_free(m);
+}
+END_TEST
 
 START_TEST(test_finite_differences) {
     attn_model *m = small_model(1);
@@ -79,8 +113,8 @@ static void run_padded(attn_model *m, const mc_grad_batch *g, int T, const float
  * active, and in the RNN's batch-order slots GEMM rows whose cell work is skipped) change
  * nothing but GEMM rounding: logits within PAD_MAX_ULP, gradients within GOLDEN_GRAD_REL, all
  * finite. Also runs after a larger batch, so the reused arena's stale rows are exercised. */
-START_TEST(test_trailing_padding) {
-    attn_model *m = tu_model_default(rec_arch, 4);
+static void trailing_padding(int n_layers) {
+    attn_model *m = layered_model(4, n_layers);
     mc_grad_batch g;
     mc_batch_generate(&g, 6, 9);
     const size_t n = attn_model_n_params(m);
@@ -108,6 +142,15 @@ START_TEST(test_trailing_padding) {
     mc_grad_batch_free(&g);
     attn_model_free(m);
 }
+
+START_TEST(test_trailing_padding) {
+    trailing_padding(1);
+}
+END_TEST
+
+START_TEST(test_trailing_padding_3_layers) {
+    trailing_padding(3);
+}
 END_TEST
 
 /* Runs the suite "models/<arch>" for arch (ATTN_ARCH_RNN, ATTN_ARCH_LSTM or ATTN_ARCH_GRU). */
@@ -124,6 +167,9 @@ static int mc_recurrent_main(attn_arch arch) {
     tcase_add_test(tc, test_golden_logits_trained);
     tcase_add_test(tc, test_padding_invariance);
     tcase_add_test(tc, test_trailing_padding);
+    tcase_add_test(tc, test_finite_differences_3_layers);
+    tcase_add_test(tc, test_padding_invariance_2_layers);
+    tcase_add_test(tc, test_trailing_padding_3_layers);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

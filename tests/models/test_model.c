@@ -186,12 +186,13 @@ static void expect_config_error(attn_model_config c, const char *field) {
 START_TEST(test_config_errors) {
     EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, n_heads, 3); /* 32 % 3 != 0 */
     EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, ffn_dim, 0);
-    EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, n_layers, 5);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, n_layers, 13); /* 1..12 */
     EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, max_len, 1);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_TRANSFORMER, pos, ATTN_N_POS);
     EXPECT_CONFIG_ERROR(ATTN_ARCH_RNN, hidden_size, 0);
     EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, vocab_size, 1);
     EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, embed_dim, -4);
-    EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, n_layers, 2);
+    EXPECT_CONFIG_ERROR(ATTN_ARCH_LSTM, n_layers, 9); /* 1..8 */
     attn_arch a;
     attn_error err = {0};
     ck_assert_int_eq(attn_arch_from_name("mamba", &a, &err), ATTN_ERR_VALUE);

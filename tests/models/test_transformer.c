@@ -5,6 +5,7 @@
 #include "encoder_layer.h"
 #include "models_common.h"
 
+#include <math.h>
 #include <string.h>
 
 /* finite differences on a small padded batch (V=7, D=8, NH=2, F=6, L=2); the step is small
@@ -20,8 +21,10 @@
  * Measured: 240/240 identical, max ULP 0; the bound asserts that measurement. */
 #define GELU_MAX_ULP 0
 
-static attn_model *small_model(uint64_t seed, attn_norm norm, attn_activation act) {
+static attn_model *small_model_pos(uint64_t seed, attn_norm norm, attn_activation act,
+                                   attn_pos pos) {
     attn_model_config c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    c.pos = pos;
     c.vocab_size = 7;
     c.embed_dim = 8;
     c.n_heads = 2;
@@ -31,6 +34,10 @@ static attn_model *small_model(uint64_t seed, attn_norm norm, attn_activation ac
     c.norm = norm;
     c.activation = act;
     return tu_model_new(&c, seed);
+}
+
+static attn_model *small_model(uint64_t seed, attn_norm norm, attn_activation act) {
+    return small_model_pos(seed, norm, act, ATTN_POS_LEARNED);
 }
 
 static void fd_variant(attn_norm norm, attn_activation act) {
@@ -49,6 +56,103 @@ START_TEST(test_fd_post_relu) {
 END_TEST
 START_TEST(test_fd_pre_gelu) {
     fd_variant(ATTN_NORM_PRE, ATTN_ACT_GELU);
+}
+END_TEST
+
+/* Position schemes: finite differences over every tensor (sinusoidal and none have no
+ * pos_embedding; what enters the first layer is checked below). */
+START_TEST(test_fd_pos_sinusoidal_none) {
+    for (int p = ATTN_POS_SINUSOIDAL; p <= ATTN_POS_NONE; p++) {
+        attn_model *m = small_model_pos(3, ATTN_NORM_PRE, ATTN_ACT_GELU, (attn_pos)p);
+        ck_assert_int_lt(attn_model_tensor_find(m, "pos_embedding"), 0);
+        mc_fd_check_model(m, 40 + (uint64_t)p, FD_STEP, FD_ATOL, FD_RTOL);
+        attn_model_free(m);
+    }
+}
+END_TEST
+
+/* An odd number of heads takes PyTorch's Python attention path (bias in the qkv GEMM, q divided
+ * by sqrt(HS)): its backward against central differences (D = 9, 3 heads of 3). */
+START_TEST(test_fd_odd_heads) {
+    attn_model_config c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    c.vocab_size = 7;
+    c.embed_dim = 9;
+    c.n_heads = 3;
+    c.ffn_dim = 5;
+    c.n_layers = 2;
+    c.max_len = MC_T + 1;
+    attn_model *m = tu_model_new(&c, 8);
+    mc_fd_check_model(m, 44, FD_STEP, FD_ATOL, FD_RTOL);
+    attn_model_free(m);
+}
+END_TEST
+
+/* What each scheme adds to the embedding row at position s: learned, its parameter row;
+ * sinusoidal, sin/cos(s / 10000^(2i/D)) (unscaled, not a parameter); none, nothing. */
+START_TEST(test_pos_schemes_first_layer_input) {
+    const int ids[3] = {4, 2, 5}, n = 3, D = 8;
+    for (int p = 0; p < ATTN_N_POS; p++) {
+        attn_model *m = small_model_pos(5, ATTN_NORM_POST, ATTN_ACT_RELU, (attn_pos)p);
+        const attn_model_config *c = attn_model_config_of(m);
+        size_t learned_n = (size_t)c->max_len * D;
+        attn_model *ref = small_model(5, ATTN_NORM_POST, ATTN_ACT_RELU);
+        ck_assert_uint_eq(attn_model_n_params(m) + (p == ATTN_POS_LEARNED ? 0 : learned_n),
+                          attn_model_n_params(ref));
+        attn_model_free(ref);
+        attn_batch b = {.B = 1, .T = n, .ids = ids, .lengths = &n};
+        float logit;
+        attn_error err;
+        ck_assert_int_eq(attn_model_forward(m, &b, &logit, &err), ATTN_OK);
+        const float *x = NULL;
+        int rows = 0, width = 0;
+        ck_assert_int_eq(attn_model_input(m, &x, NULL, &rows, &width, &err), ATTN_OK);
+        ck_assert_int_eq(rows, n + 1);
+        const float *emb =
+            attn_model_params(m) +
+            attn_model_tensor_offset(m, (size_t)attn_model_tensor_find(m, "embedding.weight"));
+        long pe = attn_model_tensor_find(m, "pos_embedding");
+        ck_assert_int_eq(pe >= 0, p == ATTN_POS_LEARNED);
+        for (int s = 0; s <= n; s++) {
+            const int tok = s == 0 ? ATTN_CLS_ID : ids[s - 1];
+            for (int j = 0; j < D; j++) {
+                float add = 0.0f;
+                if (p == ATTN_POS_LEARNED)
+                    add = attn_model_params(
+                        m)[attn_model_tensor_offset(m, (size_t)pe) + (size_t)s * D + j];
+                else if (p == ATTN_POS_SINUSOIDAL)
+                    add = (float)(j % 2 ? cos(s / pow(10000.0, (j - j % 2) / (double)D))
+                                        : sin(s / pow(10000.0, (j - j % 2) / (double)D)));
+                const float want = p == ATTN_POS_NONE ? emb[tok * D + j] : emb[tok * D + j] + add;
+                ck_assert_msg(x[s * D + j] == want, "pos %s row %d col %d: %.9g, want %.9g",
+                              attn_pos_name((attn_pos)p), s, j, x[s * D + j], want);
+            }
+        }
+        attn_model_free(m);
+    }
+}
+END_TEST
+
+/* Without positions the words are a set: a reversed sentence gives the same logit (up to the
+ * order of the attention sums), with them it does not. */
+START_TEST(test_pos_none_ignores_order) {
+    const int fwd[4] = {2, 3, 4, 6}, rev[4] = {6, 4, 3, 2}, n = 4;
+    for (int p = 0; p < ATTN_N_POS; p++) {
+        attn_model *m = small_model_pos(9, ATTN_NORM_PRE, ATTN_ACT_RELU, (attn_pos)p);
+        attn_rng r = attn_rng_seed(4);
+        mc_perturb(m, 0.5f, &r);
+        float a, b;
+        attn_error err;
+        attn_batch ba = {.B = 1, .T = n, .ids = fwd, .lengths = &n};
+        attn_batch bb = {.B = 1, .T = n, .ids = rev, .lengths = &n};
+        ck_assert_int_eq(attn_model_forward(m, &ba, &a, &err), ATTN_OK);
+        ck_assert_int_eq(attn_model_forward(m, &bb, &b, &err), ATTN_OK);
+        if (p == ATTN_POS_NONE)
+            ck_assert_msg(fabsf(a - b) <= 1e-5f * (1.0f + fabsf(a)), "none: %g vs %g", a, b);
+        else
+            ck_assert_msg(fabsf(a - b) > 1e-4f, "%s: order had no effect (%g vs %g)",
+                          attn_pos_name((attn_pos)p), a, b);
+        attn_model_free(m);
+    }
 }
 END_TEST
 
@@ -259,6 +363,10 @@ int main(void) {
     tcase_add_test(tc, test_fd_pre_relu);
     tcase_add_test(tc, test_fd_post_relu);
     tcase_add_test(tc, test_fd_pre_gelu);
+    tcase_add_test(tc, test_fd_pos_sinusoidal_none);
+    tcase_add_test(tc, test_fd_odd_heads);
+    tcase_add_test(tc, test_pos_schemes_first_layer_input);
+    tcase_add_test(tc, test_pos_none_ignores_order);
     tcase_add_test(tc, test_golden_logits);
     tcase_add_test(tc, test_golden_logits_post);
     tcase_add_test(tc, test_golden_logits_trained);

@@ -59,7 +59,9 @@ static attn_trainer *trainer_new(attn_model *m, const attn_dataset *d, const att
 }
 
 /* separate: the held-out slice is a separate ATTN_SET_HOLDOUT set, not split off the data */
-static void resume_case(attn_arch arch, bool separate) {
+/* variant: a non-default transformer (3 post-norm GELU layers, sinusoidal positions) trained
+ * with a warm-up that spans the interruption */
+static void resume_case(attn_arch arch, bool separate, bool variant) {
     attn_set_num_threads(1);
     make_dir();
     attn_dataset *d = tu_train_data(120, 5), *h = NULL;
@@ -69,6 +71,13 @@ static void resume_case(attn_arch arch, bool separate) {
                       e0.msg);
     attn_train_config cfg = small_config();
     attn_model_config mc = attn_model_config_default(arch);
+    if (variant) {
+        mc.n_layers = 3;
+        mc.norm = ATTN_NORM_POST;
+        mc.activation = ATTN_ACT_GELU;
+        mc.pos = ATTN_POS_SINUSOIDAL;
+        cfg.warmup = 12; /* 7 steps an epoch */
+    }
     attn_error err;
 
     /* uninterrupted */
@@ -108,6 +117,9 @@ static void resume_case(attn_arch arch, bool separate) {
     ck_assert_int_eq(n_sent, 120);
     ck_assert_int_eq(cfg2.epochs, 3);
     ck_assert(cfg2.seed == 42 && cfg2.adam.lr == 1e-3 && cfg2.adam.beta2 == 0.999);
+    ck_assert_int_eq(cfg2.warmup, cfg.warmup);
+    ck_assert_int_eq(mc2.pos, mc.pos);
+    ck_assert_int_eq(mc2.n_layers, mc.n_layers);
     attn_model *mb = tu_model_new(&mc2, 12345);
     attn_trainer *tb = trainer_new(mb, d, h, &cfg2);
     ck_assert_msg(attn_trainer_load_checkpoint(tb, path, &err) == ATTN_OK, "%s", err.msg);
@@ -157,17 +169,22 @@ static void resume_case(attn_arch arch, bool separate) {
 }
 
 START_TEST(test_resume_lstm) {
-    resume_case(ATTN_ARCH_LSTM, false);
+    resume_case(ATTN_ARCH_LSTM, false, false);
 }
 END_TEST
 
 START_TEST(test_resume_transformer) {
-    resume_case(ATTN_ARCH_TRANSFORMER, false);
+    resume_case(ATTN_ARCH_TRANSFORMER, false, false);
+}
+END_TEST
+
+START_TEST(test_resume_transformer_variant_warmup) {
+    resume_case(ATTN_ARCH_TRANSFORMER, false, true);
 }
 END_TEST
 
 START_TEST(test_resume_separate_heldout) {
-    resume_case(ATTN_ARCH_LSTM, true);
+    resume_case(ATTN_ARCH_LSTM, true, false);
 }
 END_TEST
 
@@ -330,6 +347,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_resume_lstm);
     tcase_add_test(tc, test_resume_transformer);
+    tcase_add_test(tc, test_resume_transformer_variant_warmup);
     tcase_add_test(tc, test_resume_separate_heldout);
     tcase_add_test(tc, test_atomic_write);
     tcase_add_test(tc, test_state_without_file);

@@ -302,6 +302,46 @@ START_TEST(test_evaluate) {
 }
 END_TEST
 
+/* --warmup N: Adam step k (0-based) uses lr * min(1, (k + 1) / N) (PyTorch's LambdaLR stepped
+ * after each optimizer step). One step of a run with warmup 4 is one step at lr / 4; warmup 1
+ * is no warm-up at all; both bit for bit. */
+START_TEST(test_warmup) {
+    attn_set_num_threads(1);
+    attn_dataset *d = tu_train_data(240, 3);
+    attn_train_config cfg = attn_train_config_default();
+    cfg.holdout = 40;
+    cfg.keep_best = 0;
+    cfg.batch_size = 200; /* one Adam step per epoch */
+    cfg.adam.lr = 1e-2;
+    cfg.epochs = 1;
+    cfg.warmup = 4;
+    record r1 = {0}, r2 = {0}, r3 = {0}, r4 = {0};
+    size_t n;
+    float *warm = train_lstm(d, &cfg, &r1, &n);
+    cfg.warmup = 0;
+    cfg.adam.lr = 1e-2 * 0.25;
+    float *quarter = train_lstm(d, &cfg, &r2, &n);
+    tu_assert_identical("one step of warmup 4 = one step at lr/4", warm, quarter, n);
+    cfg.adam.lr = 1e-2;
+    cfg.epochs = 3;
+    cfg.batch_size = 32;
+    float *plain = train_lstm(d, &cfg, &r3, &n);
+    cfg.warmup = 1;
+    float *one = train_lstm(d, &cfg, &r4, &n);
+    tu_assert_identical("warmup 1 = no warm-up", plain, one, n);
+    ck_assert(memcmp(plain, quarter, n * sizeof(float)) != 0);
+    attn_error err;
+    cfg.warmup = -1;
+    ck_assert_int_eq(attn_train_config_validate(&cfg, 240, &err), ATTN_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "warmup"));
+    free(warm);
+    free(quarter);
+    free(plain);
+    free(one);
+    attn_dataset_free(d);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("train");
@@ -313,6 +353,7 @@ int main(void) {
     tcase_add_test(tc, test_bad_config);
     tcase_add_test(tc, test_separate_heldout);
     tcase_add_test(tc, test_evaluate);
+    tcase_add_test(tc, test_warmup);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
