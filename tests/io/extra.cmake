@@ -7,3 +7,13 @@ set_tests_properties(io/crosscheck_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 300)
+
+# A user's own PyTorch classifiers (rnn, lstm, gru, transformer) with a vocabulary of their own
+# (200 random words): exported with tools/export_classifier.py, `attn predict` on the words and
+# `attn predict --ids` on the ids both bit-identical to PyTorch. Label "torch".
+add_test(NAME io/vocab_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/vocab_crosscheck.py --attn $<TARGET_FILE:attn>)
+set_tests_properties(io/vocab_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)
