@@ -392,62 +392,13 @@ static attn_status load_root(const char *name, cJSON *root, attn_model **out, at
     return ATTN_OK;
 }
 
-/* ---- "vocab" (optional): the model's own vocabulary ----------------------------------------- */
-
-/* Reads root's "vocab" array into *out (NULL when absent: the built-in vocabulary applies) and
- * checks it against the model's config. Every token is copied by attn_vocab_create. */
-static attn_status load_vocab(const char *name, const cJSON *root, const attn_model_config *cfg,
-                              attn_vocab **out, attn_error *err) {
-    *out = NULL;
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "vocab");
-    if (!arr) return ATTN_OK;
-    if (!cJSON_IsArray(arr))
-        return attn_errorf(err, ATTN_ERR_PARSE,
-                           "%s: \"vocab\" must be an array of strings ([\"[PAD]\", \"[CLS]\", "
-                           "\"word\", ...])",
-                           name);
-    int n = cJSON_GetArraySize(arr);
-    if (n < 2 || n > ATTN_VOCAB_MAX_TOKENS)
-        return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"vocab\" has %d tokens; expected 2..%d", name,
-                           n, ATTN_VOCAB_MAX_TOKENS);
-    const char **words = malloc((size_t)n * sizeof *words);
-    if (!words) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory for the vocab", name);
-    int i = 0;
-    const cJSON *item;
-    attn_status st = ATTN_OK;
-    cJSON_ArrayForEach(item, arr) {
-        if (!cJSON_IsString(item)) {
-            st = attn_errorf(err, ATTN_ERR_PARSE, "%s: \"vocab\"[%d] is %s, expected a string",
-                             name, i,
-                             cJSON_IsNumber(item) ? "a number"
-                             : cJSON_IsNull(item) ? "null"
-                             : cJSON_IsBool(item) ? "a boolean"
-                                                  : "an array or object");
-            break;
-        }
-        words[i++] = item->valuestring;
-    }
-    attn_vocab *v = NULL;
-    attn_error verr;
-    if (st == ATTN_OK && (st = attn_vocab_create(words, n, &v, &verr)) != ATTN_OK)
-        attn_errorf(err, st, "%s: %s", name, verr.msg);
-    free(words);
-    if (st == ATTN_OK && (st = attn_vocab_check_config(v, cfg, &verr)) != ATTN_OK) {
-        attn_errorf(err, st, "%s: %s", name, verr.msg);
-        attn_vocab_free(v);
-        return st;
-    }
-    *out = v;
-    return st;
-}
-
 /* load_root, then the vocabulary (vocab NULL: checked, then dropped). */
 static attn_status load_root_vocab(const char *name, cJSON *root, attn_model **out,
                                    attn_vocab **vocab, attn_error *err) {
     attn_status st = load_root(name, root, out, err);
     if (st != ATTN_OK) return st;
     attn_vocab *v = NULL;
-    st = load_vocab(name, root, attn_model_config_of(*out), &v, err);
+    st = attn_io_vocab_load(name, root, attn_model_config_of(*out), &v, err);
     if (st != ATTN_OK) {
         attn_model_free(*out);
         *out = NULL;
@@ -501,31 +452,6 @@ attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, cons
     return st;
 }
 
-/* attn_weights_load_into keeps the model on the built-in vocabulary: a file whose "vocab" is
- * another one is refused (its ids would mean other words), a bad one too. */
-static void refuse_own_vocab(const cJSON *root, const attn_model *m, attn_io_problems *p) {
-    attn_vocab *v = NULL;
-    attn_error verr;
-    if (load_vocab(p->path, root, attn_model_config_of(m), &v, &verr) != ATTN_OK) {
-        size_t skip = strlen(p->path); /* load_vocab's messages start with "path: " */
-        bool prefixed = strncmp(verr.msg, p->path, skip) == 0 && verr.msg[skip] == ':';
-        attn_io_problem(p, verr.status, "%s", prefixed ? verr.msg + skip + 2 : verr.msg);
-        return;
-    }
-    if (!v) return;
-    const attn_vocab *b = attn_vocab_builtin();
-    bool same = attn_vocab_count(v) == attn_vocab_count(b);
-    for (int id = 0; same && id < attn_vocab_count(b); id++)
-        same = strcmp(attn_vocab_token(v, id), attn_vocab_token(b, id)) == 0;
-    if (!same)
-        attn_io_problem(p, ATTN_ERR_VALUE,
-                        "\"vocab\": the file has its own vocabulary of %d tokens; loading its "
-                        "tensors into a model on the built-in vocabulary would give its ids other "
-                        "words (attn_weights_load_json_vocab reads both)",
-                        attn_vocab_count(v));
-    attn_vocab_free(v);
-}
-
 attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err) {
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path");
     cJSON *root = NULL;
@@ -556,7 +482,7 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
                                 "config: \"activation\" differs from the model's");
         }
     }
-    if (p.n == 0) refuse_own_vocab(root, m, &p);
+    if (p.n == 0) attn_io_vocab_refuse_own(root, m, &p);
     if (p.n == 0) {
         load_tensors(m, root, &p);
         hint_config(m, &p);

@@ -55,32 +55,6 @@ static void write_tensors(FILE *f, const attn_model *m, const float *base,
     fprintf(f, "}");
 }
 
-/* ---- "vocab": the model's own vocabulary, one JSON string per token ------------------------- */
-
-static void write_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20) /* attn_vocab_create refuses these; escaped all the same */
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
-}
-
-/* ,\n"vocab": ["[PAD]", "[CLS]", ...] (nothing for NULL or the built-in vocabulary). */
-static void write_vocab(FILE *f, const attn_vocab *v) {
-    if (!v || attn_vocab_is_builtin(v)) return;
-    fprintf(f, ",\n\"vocab\": [");
-    for (int id = 0; id < attn_vocab_count(v); id++) {
-        if (id) fputs(", ", f);
-        write_json_string(f, attn_vocab_token(v, id));
-    }
-    fputc(']', f);
-}
-
 static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads,
                         attn_weights_encoding enc, const char *path, attn_error *err);
 
@@ -123,7 +97,7 @@ static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads
     if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     fprintf(f, "{\"format\": \"%s\",\n", ATTN_IO_WEIGHTS_FORMAT);
     bool ok = write_config(f, attn_model_config_of(m));
-    write_vocab(f, vocab);
+    attn_io_vocab_write(f, vocab);
     fprintf(f, ",\n");
     write_tensors(f, m, base, enc);
     fprintf(f, "}\n");
