@@ -4,6 +4,8 @@
  * 89 words), each with its grammatical category. The generator (generator.c) draws every word
  * of every sentence from these categories and the filler phrases below, and `attn vocab` prints
  * this table, so ids never drift between the generator, the tokenizer and the models.
+ * The table is also an attn_vocab (attn_vocab_builtin(), vocab_object.c's type): the tokenizer
+ * works on any attn_vocab, and attn_tokenize is it with this one.
  */
 #include "data_internal.h"
 
