@@ -123,6 +123,53 @@ int attn_vocab_id(const char *word);     /* -1 if unknown */
  * ids: [max_ids]. */
 attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids, attn_error *err);
 
+/* ---- vocabulary objects: the built-in one and a weights file's own (src/data/) ---------- *
+ * An attn_vocab maps token ids 0..n-1 to tokens and back. attn_vocab_builtin() is the
+ * course-review vocabulary above (static: attn_vocab_free ignores it); attn_vocab_create makes
+ * one from a word list, e.g. the "vocab" array of a weights file (attn_weights_load_json_vocab).
+ * attn_vocab_create checks (ATTN_ERR_VALUE, naming the index and the token):
+ *   - 2 <= n <= ATTN_VOCAB_MAX_TOKENS (the largest vocab_size a model config takes);
+ *   - words[0] is "[PAD]": every model pads batches with id 0;
+ *   - every token is 1..ATTN_VOCAB_TOKEN_MAX bytes of valid UTF-8 without white space (ASCII
+ *     or Unicode: a token is one word) and without control characters (U+0000..U+001F,
+ *     U+007F..U+009F);
+ *   - no token occurs twice.
+ * The rules that depend on the model -- n equals the config's vocab_size; the Transformer needs
+ * "[CLS]" at id 1 (it prepends id 1 itself); RNN, LSTM and GRU take any token at id 1 -- are
+ * attn_vocab_check_config's.
+ * Kinds: "special" tokens ("[...]" or "<...>": [PAD], [CLS], [UNK], <unk>) are never produced
+ * by the tokenizer; "ids-only" tokens, holding an upper-case ASCII letter or a character the
+ * tokenizer removes (.,!?;: quotes, brackets), cannot come out of it either and are reached by
+ * id only (attn predict --ids); every other token is a "word". */
+#define ATTN_VOCAB_MAX_TOKENS (1 << 20) /* 1,048,576 */
+#define ATTN_VOCAB_TOKEN_MAX  64        /* bytes per token */
+
+typedef struct attn_vocab attn_vocab; /* opaque; src/data/data_internal.h */
+
+const attn_vocab *attn_vocab_builtin(void);
+/* Copies words[0..n) (the caller keeps its strings). */
+attn_status attn_vocab_create(const char *const *words, int n, attn_vocab **out, attn_error *err);
+void attn_vocab_free(const attn_vocab *v); /* NULL and the built-in one are ignored */
+bool attn_vocab_is_builtin(const attn_vocab *v);
+int attn_vocab_count(const attn_vocab *v);                 /* tokens, ids 0..count-1 */
+const char *attn_vocab_token(const attn_vocab *v, int id); /* NULL if out of range */
+/* "special", "word" or "ids-only" (see Kinds); NULL if out of range. */
+const char *attn_vocab_kind(const attn_vocab *v, int id);
+/* The id of exactly this token (a hash lookup), -1 if absent. */
+int attn_vocab_lookup(const attn_vocab *v, const char *token);
+/* The word (kind "word") closest to `word` by edit distance, ties to the lower id; NULL when
+ * the vocabulary has no word. */
+const char *attn_vocab_closest(const attn_vocab *v, const char *word);
+/* v fits a model of cfg: count == vocab_size and, for the Transformer, "[CLS]" at id 1. */
+struct attn_model_config; /* below, with the models */
+attn_status attn_vocab_check_config(const attn_vocab *v, const struct attn_model_config *cfg,
+                                    attn_error *err);
+/* attn_tokenize with vocabulary v: words are looked up in v (only tokens of kind "word"
+ * match); an unknown word is named with the closest word of v. attn_tokenize(s, ...) is
+ * attn_tokenize_vocab(attn_vocab_builtin(), s, ...). */
+attn_status attn_tokenize_vocab(const attn_vocab *v, const char *sentence, int *ids, int max_ids,
+                                int *n_ids, attn_error *err);
+
 typedef enum attn_set {
     ATTN_SET_TRAIN,
     ATTN_SET_PLAIN,
@@ -158,6 +205,9 @@ attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset 
                                attn_error *err);
 /* Reads "label<TAB>sentence" lines. Errors name the file and line. */
 attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_error *err);
+/* attn_dataset_read_tsv with vocabulary v (texts are rebuilt from v's tokens). */
+attn_status attn_dataset_read_tsv_vocab(const char *path, const attn_vocab *v, attn_dataset **out,
+                                        attn_error *err);
 void attn_dataset_free(attn_dataset *d);
 
 /* ---- models (src/models/) --------------------------------------------------------------- */
@@ -342,13 +392,23 @@ void attn_explanation_free(attn_explanation *e);
  * Config keys that do not apply to an arch may be omitted. A "module." or "_orig_mod." prefix
  * on tensor names is stripped. Floats are written so that they round-trip bit for bit.
  * The JSON is parsed strictly (RFC 8259: no trailing data, no leading zeros, ...); the limits
- * above apply (the parameter count is checked from the config before allocating). */
+ * above apply (the parameter count is checked from the config before allocating).
+ * Optional "vocab": ["[PAD]", "[CLS]", "word", ...], the model's own vocabulary, token i = row i
+ * of embedding.weight. Absent: the built-in course-review vocabulary. Every loader checks it
+ * (attn_vocab_create's rules, then attn_vocab_check_config against "config") and fails naming
+ * the file and the index at fault. */
 attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err);
+/* How a caller gets the vocabulary of a weights file: as attn_weights_load_json, and *vocab
+ * receives the file's "vocab" (the caller's: attn_vocab_free), or NULL when the file has none
+ * (then attn_vocab_builtin() applies). Text goes to ids with attn_tokenize_vocab(vocab, ...). */
+attn_status attn_weights_load_json_vocab(const char *path, attn_model **out, attn_vocab **vocab,
+                                         attn_error *err);
 /* As attn_weights_load_json, from buf[0..len) (need not be NUL-terminated); name (may be
  * NULL) is what messages call it. */
 attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, const char *name,
                                                attn_model **out, attn_error *err);
-/* Loads tensors from `path` into an existing model (same config); all problems at once. */
+/* Loads tensors from `path` into an existing model (same config); all problems at once. The
+ * model stays on the built-in vocabulary: a file with another "vocab" is refused. */
 attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err);
 /* Writes params (or grads, with grads=true) atomically (attn_write_file_atomic). Refuses
  * NaN/Inf (naming the tensor) before writing anything. */
@@ -360,6 +420,12 @@ typedef enum attn_weights_encoding {
 } attn_weights_encoding;
 attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
                                       const char *path, attn_error *err);
+/* As attn_weights_save_json_as, with vocab (may be NULL, or the built-in one: no "vocab" is
+ * written) as the file's "vocab"; refused (nothing written) unless it fits the model
+ * (attn_vocab_check_config). Loading the file back gives the same tokens. */
+attn_status attn_weights_save_json_vocab(const attn_model *m, const attn_vocab *vocab, bool grads,
+                                         attn_weights_encoding enc, const char *path,
+                                         attn_error *err);
 
 /* Writes text[0..len) to path atomically: a temporary file with a unique name beside the
  * destination (created O_EXCL), fsync, rename, fsync of the directory; on failure the old file
@@ -401,11 +467,12 @@ attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error
  * model), without a newline: {"sentence", "tokens", "logit", "probability", "attention"
  * [layer][head][query][key] (Transformer), "prefix_probability" (recurrent), "saliency":
  * {"grad_norm", "grad_x_input", "integrated_gradients"}, "ig_steps", "ig_baseline_logit"};
- * floats with %.9g. ids: the sentence's n_words word ids. *out (NUL-terminated, *len bytes; len
- * may be NULL) is the caller's to free. */
-attn_status attn_explanation_to_json(const char *sentence, const int *ids,
-                                     const attn_explanation *e, char **out, size_t *len,
-                                     attn_error *err);
+ * floats with %.9g. ids: the sentence's n_words word ids, tokens named by vocab (NULL: the
+ * built-in vocabulary). *out (NUL-terminated, *len bytes; len may be NULL) is the caller's to
+ * free. */
+attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *sentence,
+                                     const int *ids, const attn_explanation *e, char **out,
+                                     size_t *len, attn_error *err);
 
 /* A request {"sentence": "...", "models": ["rnn", ...]} ("models" optional), parsed strictly
  * (RFC 8259 grammar, no other keys, no \u0000 in strings); names are not checked here. */

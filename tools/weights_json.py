@@ -9,6 +9,9 @@ double (strtod, then a cast to float, which is what cJSON does); when the check 
 With --encoding b64 a tensor holds "data_b64" instead of "data": the base64 (RFC 4648, "="
 padded) of its flat values as little-endian float32 (bit-exact, and about 5.3 bytes a value).
 Both are read.
+An optional "vocab": ["[PAD]", "[CLS]", "word", ...] is the model's own vocabulary (token i =
+row i of embedding.weight; absent = attn's built-in course-review vocabulary); export_vocab,
+read_with_vocab and convert keep it (check_vocab states attn's rules).
 
     weights_json.py export PATH [--arch A] [--seed S] [--encoding text|b64]
                                                         fresh reference weights -> PATH
@@ -65,19 +68,61 @@ def tensor_text(name, t, encoding="text"):
     return '%s:{"shape":%s,"data":[%s]}' % (json.dumps(name), shape, data)
 
 
-def dumps(tensors, config, encoding="text"):
-    """tensors: iterable of (name, tensor) in order."""
+VOCAB_MAX_TOKENS = 1 << 20  # include/attn.h ATTN_VOCAB_MAX_TOKENS
+VOCAB_TOKEN_MAX = 64       # bytes per token, ATTN_VOCAB_TOKEN_MAX
+_WHITE_SPACE = {0x20, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000} | set(
+    range(0x2000, 0x200b))
+
+
+def check_vocab(vocab, config):
+    """Raises ValueError unless vocab (a list of str) is one attn loads for config: [PAD] at 0,
+    [CLS] at 1 for the transformer, vocab_size tokens, each 1..64 bytes of UTF-8 without white
+    space or control characters, no duplicates (the rules of include/attn.h)."""
+    c = attn_models.full_config(config)
+    if not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab):
+        raise ValueError("vocab must be a list of strings")
+    if len(vocab) != c["vocab_size"]:
+        raise ValueError("vocab has %d tokens but vocab_size is %d" % (len(vocab), c["vocab_size"]))
+    if not 2 <= len(vocab) <= VOCAB_MAX_TOKENS:
+        raise ValueError("vocab has %d tokens; expected 2..%d" % (len(vocab), VOCAB_MAX_TOKENS))
+    if vocab[0] != "[PAD]":
+        raise ValueError("vocab[0] is %r, expected '[PAD]'" % (vocab[0],))
+    if c["arch"] == "transformer" and vocab[1] != "[CLS]":
+        raise ValueError("vocab[1] is %r, expected '[CLS]' (the transformer)" % (vocab[1],))
+    seen = {}
+    for i, w in enumerate(vocab):
+        n = len(w.encode("utf-8", "surrogatepass"))
+        if not 1 <= n <= VOCAB_TOKEN_MAX:
+            raise ValueError("vocab[%d] %r is %d bytes long; expected 1..%d"
+                             % (i, w, n, VOCAB_TOKEN_MAX))
+        for ch in w:
+            cp = ord(ch)
+            if cp < 0x20 or 0x7f <= cp <= 0x9f or cp in _WHITE_SPACE or 0xd800 <= cp <= 0xdfff:
+                raise ValueError("vocab[%d] %r holds U+%04X (control, white space or surrogate)"
+                                 % (i, w, cp))
+        if w in seen:
+            raise ValueError("vocab[%d] %r duplicates vocab[%d]" % (i, w, seen[w]))
+        seen[w] = i
+
+
+def dumps(tensors, config, encoding="text", vocab=None):
+    """tensors: iterable of (name, tensor) in order; vocab: None or the model's token list."""
     if encoding not in ENCODINGS:
         raise ValueError("unknown encoding %r (expected text or b64)" % (encoding,))
     parts = [tensor_text(name, t, encoding) for name, t in tensors]
-    return ('{"format":"%s",\n"config":%s,\n"tensors":{\n%s\n}}\n'
-            % (FORMAT, json.dumps(attn_models.full_config(config)), ",\n".join(parts)))
+    vocab_text = ""
+    if vocab is not None:
+        check_vocab(vocab, config)
+        vocab_text = '"vocab":%s,\n' % json.dumps(vocab, ensure_ascii=False)
+    return ('{"format":"%s",\n"config":%s,\n%s"tensors":{\n%s\n}}\n'
+            % (FORMAT, json.dumps(attn_models.full_config(config)), vocab_text,
+               ",\n".join(parts)))
 
 
 def write_atomic(path, text):
     tmp = path + ".tmp"
     try:
-        with open(tmp, "w") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -88,16 +133,21 @@ def write_atomic(path, text):
         raise
 
 
-def export(model, config, path, encoding="text"):
-    """Writes model's state_dict (with config) to path atomically."""
+def export(model, config, path, encoding="text", vocab=None):
+    """Writes model's state_dict (with config, and vocab when given) to path atomically."""
     sd = model.state_dict()
     items = [(strip_prefix(k), v) for k, v in sd.items()]
-    write_atomic(path, dumps(items, config, encoding))
+    write_atomic(path, dumps(items, config, encoding, vocab))
 
 
-def export_tensors(tensors, config, path, encoding="text"):
+def export_vocab(model, config, vocab, path, encoding="text"):
+    """export() of a model with its own vocabulary (checked with check_vocab)."""
+    export(model, config, path, encoding, vocab)
+
+
+def export_tensors(tensors, config, path, encoding="text", vocab=None):
     """Writes an ordered list of (name, tensor) (e.g. gradients) as attn-weights-v1."""
-    write_atomic(path, dumps(tensors, config, encoding))
+    write_atomic(path, dumps(tensors, config, encoding, vocab))
 
 
 def strip_prefix(name):
@@ -117,7 +167,13 @@ def _reject_constant(s):
 
 def read(path):
     """-> (config dict, {name: float32 tensor}) with prefixes stripped."""
-    with open(path) as f:
+    config, tensors, _ = read_with_vocab(path)
+    return config, tensors
+
+
+def read_with_vocab(path):
+    """-> (config dict, {name: float32 tensor}, vocab list or None)."""
+    with open(path, encoding="utf-8") as f:
         doc = json.load(f, parse_constant=_reject_constant)
     if doc.get("format") != FORMAT:
         raise ValueError("%s: format %r, expected %r" % (path, doc.get("format"), FORMAT))
@@ -154,7 +210,10 @@ def read(path):
                              % (path, name, len(data), shape))
         tensors[strip_prefix(name)] = torch.tensor(data, dtype=torch.float64).to(
             torch.float32).reshape(shape)
-    return doc["config"], tensors
+    vocab = doc.get("vocab")
+    if vocab is not None:
+        check_vocab(vocab, doc["config"])
+    return doc["config"], tensors, vocab
 
 
 def load(path):
@@ -190,8 +249,8 @@ def main():
         if not args.out:
             ap.error("convert needs PATH and OUT")
         try:
-            config, tensors = read(args.path)
-            export_tensors(list(tensors.items()), config, args.out, args.encoding)
+            config, tensors, vocab = read_with_vocab(args.path)
+            export_tensors(list(tensors.items()), config, args.out, args.encoding, vocab)
         except (ValueError, KeyError, OSError) as e:
             print("weights_json.py convert: %s: %s" % (args.path, e), file=sys.stderr)
             return 1

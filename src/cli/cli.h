@@ -101,6 +101,15 @@ typedef bool (*cli_sentence_fn)(void *ctx, const char *sentence, const char *whe
  * failed. CLI_OK, or CLI_ERROR when a sentence failed or the output could not be written. */
 int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args,
                       cli_sentence_fn fn, void *ctx);
+/* cli_run_sentences where a blank line of stdin is an item too (fn reports it, naming the
+ * line), for inputs whose lines must each hold something (attn predict --ids). */
+int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cli_sentence_fn fn,
+                  void *ctx);
+/* attn_weights_load_json_vocab for a command: *vocab is the file's vocabulary or the built-in
+ * one (attn_vocab_free accepts both). -1 when loaded, else the exit code after the message. */
+int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab);
+/* "its own, 202 tokens" or "built-in course-review, 91 tokens" into buf. */
+void cli_vocab_source(const attn_vocab *v, char *buf, size_t size);
 /* attn_write_file_atomic: a unique temporary file, fsync, rename; symlinks followed, devices
  * written in place; messages name the file. */
 attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err);

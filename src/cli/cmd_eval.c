@@ -18,7 +18,10 @@ static const char about[] =
 static const char notes[] =
     "--batch 1 is exact mode: logits bit-identical to PyTorch's batch-1 eval. A larger\n"
     "batch is faster and NOT bit-identical: padded batches round differently (in PyTorch\n"
-    "too).";
+    "too).\n\n"
+    "--data sentences are read with the weights file's own \"vocab\" when it has one (else\n"
+    "the built-in vocabulary); --set generates sentences of the built-in vocabulary, so it\n"
+    "needs a file without a vocabulary of its own.";
 
 static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch) {
     double acc = 0.0;
@@ -53,13 +56,21 @@ static int eval_table(const char *dir, int seeds, int batch) {
 static int eval_weights(const char *weights, const char *data, const attn_set *sets, int n_sets,
                         int n, bool n_given, uint64_t seed, int batch) {
     attn_model *m = NULL;
+    const attn_vocab *vocab = NULL;
     attn_error err;
-    if (attn_weights_load_json(weights, &m, &err) != ATTN_OK) return cli_fail("eval", &err);
+    int rc = cli_load_weights("eval", weights, &m, &vocab);
+    if (rc >= 0) return rc;
+    rc = CLI_OK;
+    /* generated sentences are ids of the built-in vocabulary */
+    if (n_sets > 0 && !attn_vocab_is_builtin(vocab))
+        rc = cli_runtime_error("eval",
+                               "%s has its own vocabulary (%d tokens); --set generates sentences "
+                               "of the built-in one: give them with --data FILE.tsv",
+                               weights, attn_vocab_count(vocab));
     attn_set_num_threads(1);
-    int rc = CLI_OK;
-    if (data) {
+    if (data && rc == CLI_OK) {
         attn_dataset *d = NULL;
-        if (attn_dataset_read_tsv(data, &d, &err) != ATTN_OK)
+        if (attn_dataset_read_tsv_vocab(data, vocab, &d, &err) != ATTN_OK)
             rc = cli_fail("eval", &err);
         else
             rc = eval_report(m, data, d, batch);
@@ -75,6 +86,7 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
         attn_dataset_free(d);
     }
     attn_model_free(m);
+    attn_vocab_free(vocab);
     return rc;
 }
 

@@ -37,20 +37,24 @@ static const char notes[] =
 typedef struct explain_view {
     int fmt;
     bool color;
-    int layer, head; /* -1: all */
+    int layer, head;         /* -1: all */
+    const attn_vocab *vocab; /* the weights file's, or the built-in one */
 } explain_view;
 
 /* Token i of the displayed axis: [CLS] first for the Transformer. */
-static const char *token_name(const attn_explanation *e, const int *ids, int i) {
-    if (e->arch == ATTN_ARCH_TRANSFORMER) return i == 0 ? "[CLS]" : attn_vocab_word(ids[i - 1]);
-    return attn_vocab_word(ids[i]);
+static const char *token_name(const explain_view *v, const attn_explanation *e, const int *ids,
+                              int i) {
+    if (e->arch == ATTN_ARCH_TRANSFORMER)
+        return i == 0 ? "[CLS]" : attn_vocab_token(v->vocab, ids[i - 1]);
+    return attn_vocab_token(v->vocab, ids[i]);
 }
 
 /* The library's writer (src/io/explain_json.c), shared with `attn serve`. */
-static bool print_json(const char *sentence, const int *ids, const attn_explanation *e,
-                       attn_error *err) {
+static bool print_json(const explain_view *v, const char *sentence, const int *ids,
+                       const attn_explanation *e, attn_error *err) {
     char *json = NULL;
-    if (attn_explanation_to_json(sentence, ids, e, &json, NULL, err) != ATTN_OK) return false;
+    if (attn_explanation_to_json(v->vocab, sentence, ids, e, &json, NULL, err) != ATTN_OK)
+        return false;
     puts(json);
     free(json);
     return true;
@@ -84,7 +88,7 @@ static void attention_row(const explain_view *v, const attn_explanation *e, cons
         char note[32];
         /* fixed width, so that the lines of the heads and layers align */
         snprintf(note, sizeof note, "%3.0f%%", 100.0 * w[k]);
-        shaded(v, token_name(e, ids, k), max > 0.0f ? w[k] / max : 0.0, 255, 140, 0, note);
+        shaded(v, token_name(v, e, ids, k), max > 0.0f ? w[k] / max : 0.0, 255, 140, 0, note);
     }
     putchar('\n');
 }
@@ -125,7 +129,8 @@ static void print_prefix(const explain_view *v, const attn_explanation *e, const
     for (int i = 0; i < e->n_words; i++) {
         char note[32];
         snprintf(note, sizeof note, "%.2f", e->prefix_probability[i]);
-        signed_word(v, attn_vocab_word(ids[i]), e->prefix_probability[i] - 0.5, 0.5, note);
+        signed_word(v, attn_vocab_token(v->vocab, ids[i]), e->prefix_probability[i] - 0.5, 0.5,
+                    note);
     }
     putchar('\n');
 }
@@ -141,7 +146,7 @@ static void print_saliency(const explain_view *v, const attn_explanation *e, con
     for (int i = 0; i < e->n_words; i++) {
         char note[32];
         snprintf(note, sizeof note, "%+.2f", (double)e->integrated_gradients[i]);
-        signed_word(v, attn_vocab_word(ids[i]), e->integrated_gradients[i], scale, note);
+        signed_word(v, attn_vocab_token(v->vocab, ids[i]), e->integrated_gradients[i], scale, note);
     }
     putchar('\n');
 }
@@ -163,11 +168,11 @@ static bool explain_one(attn_model *m, const explain_view *v, const char *senten
     int *ids = malloc((size_t)max_ids * sizeof *ids);
     attn_error err = {0};
     attn_explanation *e = NULL;
-    attn_status st = ids ? attn_tokenize(sentence, ids, max_ids, &n, &err)
+    attn_status st = ids ? attn_tokenize_vocab(v->vocab, sentence, ids, max_ids, &n, &err)
                          : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
     if (st == ATTN_OK) st = attn_explain(m, ids, n, NULL, &e, &err);
     if (st == ATTN_OK) {
-        if (v->fmt == FORMAT_JSON && !print_json(sentence, ids, e, &err))
+        if (v->fmt == FORMAT_JSON && !print_json(v, sentence, ids, e, &err))
             st = err.status;
         else if (v->fmt != FORMAT_JSON)
             print_text(v, sentence, ids, e);
@@ -212,7 +217,7 @@ static bool want_color(int choice) {
 
 int cmd_explain(int argc, char **argv) {
     const char *weights = NULL;
-    explain_view v = {FORMAT_TEXT, false, -1, -1};
+    explain_view v = {FORMAT_TEXT, false, -1, -1, NULL};
     int color = COLOR_AUTO;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
@@ -243,9 +248,7 @@ int cmd_explain(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, sentences, &n_sentences);
     if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
     attn_model *m = NULL;
-    attn_error err;
-    if (rc < 0 && attn_weights_load_json(weights, &m, &err) != ATTN_OK)
-        rc = cli_fail("explain", &err);
+    if (rc < 0) rc = cli_load_weights("explain", weights, &m, &v.vocab);
     if (rc < 0) rc = check_view(m, &v);
     if (rc < 0) {
         v.color = want_color(color);
@@ -255,6 +258,7 @@ int cmd_explain(int argc, char **argv) {
                                &ctx);
     }
     attn_model_free(m);
+    attn_vocab_free(v.vocab);
     free(sentences);
     return rc;
 }

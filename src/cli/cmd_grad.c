@@ -98,11 +98,13 @@ int cmd_grad(int argc, char **argv) {
 
     attn_error err = {0};
     attn_model *m = NULL;
+    attn_vocab *vocab = NULL; /* the file's own, NULL: the built-in one */
     attn_dataset *d = NULL;
     rc = CLI_OK;
     attn_set_num_threads(1);
-    if (attn_weights_load_json(weights, &m, &err) != ATTN_OK ||
-        attn_dataset_read_tsv(data, &d, &err) != ATTN_OK) {
+    if (attn_weights_load_json_vocab(weights, &m, &vocab, &err) != ATTN_OK ||
+        attn_dataset_read_tsv_vocab(data, vocab ? vocab : attn_vocab_builtin(), &d, &err) !=
+            ATTN_OK) {
         rc = cli_fail(cmd, &err);
         goto done;
     }
@@ -113,7 +115,7 @@ int cmd_grad(int argc, char **argv) {
     }
     double loss = 0.0;
     if (grad_over_file(m, d, batch, &loss, &err) != ATTN_OK ||
-        attn_weights_save_json(m, true, out, &err) != ATTN_OK) {
+        attn_weights_save_json_vocab(m, vocab, true, ATTN_WEIGHTS_TEXT, out, &err) != ATTN_OK) {
         rc = cli_fail(cmd, &err);
         goto done;
     }
@@ -121,5 +123,6 @@ int cmd_grad(int argc, char **argv) {
 done:
     attn_dataset_free(d);
     attn_model_free(m);
+    attn_vocab_free(vocab);
     return rc;
 }

@@ -38,7 +38,8 @@ int cmd_info(int argc, char **argv) {
         "info",
         "--weights FILE.json",
         "Shows a weights file (attn-weights-v1): the architecture, its sizes, the tensor\n"
-        "table (state_dict name, shape, element count) and the total parameter count.\n"
+        "table (state_dict name, shape, element count) and the total parameter count;\n"
+        "the vocabulary: the file's own \"vocab\" or the built-in one, and its size.\n"
         "The file is fully validated first; every problem is reported.",
         NULL,
         NULL,
@@ -48,10 +49,14 @@ int cmd_info(int argc, char **argv) {
     if (rc >= 0) return rc;
     if (!weights) return cli_usage_error("info", "--weights FILE.json is required");
     attn_model *m = NULL;
-    attn_error err;
-    if (attn_weights_load_json(weights, &m, &err) != ATTN_OK) return cli_fail("info", &err);
+    const attn_vocab *vocab = NULL;
+    rc = cli_load_weights("info", weights, &m, &vocab);
+    if (rc >= 0) return rc;
     printf("file         %s\n", weights);
     print_config(attn_model_config_of(m));
+    char source[64];
+    cli_vocab_source(vocab, source, sizeof source);
+    printf("vocabulary   %s\n", source);
     printf("\n%-36s %-10s %8s\n", "tensor", "shape", "numel");
     for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
         int shape[4];
@@ -62,5 +67,6 @@ int cmd_info(int argc, char **argv) {
     }
     printf("\ntotal parameters: %zu\n", attn_model_n_params(m));
     attn_model_free(m);
+    attn_vocab_free(vocab);
     return CLI_OK;
 }

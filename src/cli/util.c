@@ -75,8 +75,10 @@ int cli_set_default_n(attn_set s) {
                                    : ATTN_TEST_DEFAULT_N;
 }
 
-/* The non-blank lines of stdin through fn; returns the failures, *n_lines counts the lines. */
-static int run_stdin(const char *cmd, cli_sentence_fn fn, void *ctx, int *n_lines) {
+/* The non-blank lines of stdin (every line with keep_blank) through fn; returns the failures,
+ * *n_lines counts the lines. */
+static int run_stdin(const char *cmd, bool keep_blank, cli_sentence_fn fn, void *ctx,
+                     int *n_lines) {
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -90,7 +92,7 @@ static int run_stdin(const char *cmd, cli_sentence_fn fn, void *ctx, int *n_line
             cli_message(cmd, "line %d: NUL byte in line", line_no);
             continue;
         }
-        if (strspn(line, " \t") == (size_t)len) continue; /* blank line */
+        if (!keep_blank && strspn(line, " \t") == (size_t)len) continue; /* blank line */
         (*n_lines)++;
         failed += !fn(ctx, line, "line", line_no);
     }
@@ -98,11 +100,11 @@ static int run_stdin(const char *cmd, cli_sentence_fn fn, void *ctx, int *n_line
     return failed;
 }
 
-int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args,
-                      cli_sentence_fn fn, void *ctx) {
+static int run_items(const char *cmd, const char *verb, char **args, int n_args, bool keep_blank,
+                     cli_sentence_fn fn, void *ctx) {
     int failed = 0, n = n_args;
     for (int i = 0; i < n_args; i++) failed += !fn(ctx, args[i], "sentence", i + 1);
-    if (n_args == 0) failed = run_stdin(cmd, fn, ctx, &n);
+    if (n_args == 0) failed = run_stdin(cmd, keep_blank, fn, ctx, &n);
     int rc = CLI_OK;
     if (fflush(stdout) != 0) {
         fprintf(stderr, "attn %s: cannot write the output\n", cmd);
@@ -114,4 +116,27 @@ int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args
         rc = CLI_ERROR;
     }
     return rc;
+}
+
+int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args,
+                      cli_sentence_fn fn, void *ctx) {
+    return run_items(cmd, verb, args, n_args, false, fn, ctx);
+}
+
+int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cli_sentence_fn fn,
+                  void *ctx) {
+    return run_items(cmd, verb, args, n_args, true, fn, ctx);
+}
+
+int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab) {
+    attn_vocab *own = NULL;
+    attn_error err;
+    if (attn_weights_load_json_vocab(path, m, &own, &err) != ATTN_OK) return cli_fail(cmd, &err);
+    *vocab = own ? own : attn_vocab_builtin();
+    return -1;
+}
+
+void cli_vocab_source(const attn_vocab *v, char *buf, size_t size) {
+    snprintf(buf, size, "%s, %d tokens",
+             attn_vocab_is_builtin(v) ? "built-in course-review" : "its own", attn_vocab_count(v));
 }

@@ -6,6 +6,9 @@
 
 #include "attn.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* The role of each vocabulary word in the sentence grammar (vocab.c's table). */
 typedef enum attn_word_cat {
     ATTN_CAT_SPECIAL,     /* [PAD], [CLS] */
@@ -25,6 +28,32 @@ typedef enum attn_word_cat {
 attn_word_cat attn_vocab_cat(int id); /* ATTN_CAT_SPECIAL for out-of-range ids */
 const char *attn_word_cat_name(attn_word_cat c);
 
+/* ---- attn_vocab (vocab_object.c; the built-in instance is vocab.c's) ---------------------- */
+
+typedef enum attn_token_kind {
+    ATTN_TOKEN_SPECIAL,
+    ATTN_TOKEN_WORD,
+    ATTN_TOKEN_IDS_ONLY
+} attn_token_kind;
+
+struct attn_vocab {
+    int n;                /* tokens */
+    const char **tokens;  /* [n] */
+    unsigned char *kinds; /* [n] attn_token_kind */
+    int *slots;           /* [slot_mask + 1] id + 1, 0 = empty: open addressing (FNV-1a, linear
+                             probing), at most half full */
+    uint32_t slot_mask;
+    char *text;   /* the tokens' bytes, NUL-separated (owned; NULL for the built-in one) */
+    bool builtin; /* the static course-review vocabulary: never freed */
+};
+
+/* Hash slots for n tokens: a power of two >= 2n, at least 16. */
+uint32_t attn_vocab_slot_count(int n);
+/* Fills v->slots (zeroed, slot_mask set) and v->kinds from v->tokens. */
+void attn_vocab_index(attn_vocab *v);
+/* The bytes of the punctuation at p that the tokenizer removes (0: none). */
+size_t attn_tokenizer_stripped_len(const char *p);
+
 /* Filler phrases ("in the winter semester"): space-separated vocabulary words, no sentiment
  * adjective, no negation. */
 int attn_filler_count(void);
@@ -36,8 +65,9 @@ const char *attn_filler_phrase(int i);
 /* Appends sentences to a dataset, growing its arrays geometrically. */
 typedef struct attn_dataset_builder {
     attn_dataset *d;
-    int cap;        /* sentences allocated */
-    size_t cap_ids; /* ids allocated */
+    const attn_vocab *vocab; /* the texts' words (attn_dataset_builder_init: the built-in one) */
+    int cap;                 /* sentences allocated */
+    size_t cap_ids;          /* ids allocated */
 } attn_dataset_builder;
 
 attn_status attn_dataset_builder_init(attn_dataset_builder *b, attn_error *err);

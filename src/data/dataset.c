@@ -24,6 +24,7 @@ void attn_dataset_free(attn_dataset *d) {
 
 attn_status attn_dataset_builder_init(attn_dataset_builder *b, attn_error *err) {
     memset(b, 0, sizeof *b);
+    b->vocab = attn_vocab_builtin();
     b->d = calloc(1, sizeof *b->d);
     if (b->d) b->d->offsets = calloc(1, sizeof *b->d->offsets); /* offsets[0] = 0 */
     if (!b->d || !b->d->offsets) {
@@ -68,12 +69,12 @@ attn_status attn_dataset_builder_push(attn_dataset_builder *b, int label, const 
     if (st != ATTN_OK) return st;
     attn_dataset *d = b->d;
     size_t chars = 0;
-    for (int i = 0; i < len; i++) chars += strlen(attn_vocab_word(ids[i])) + 1;
+    for (int i = 0; i < len; i++) chars += strlen(attn_vocab_token(b->vocab, ids[i])) + 1;
     char *text = malloc(chars + 1);
     if (!text) return attn_errorf(err, ATTN_ERR_NOMEM, "dataset: out of memory");
     char *t = text;
     for (int i = 0; i < len; i++) {
-        const char *w = attn_vocab_word(ids[i]);
+        const char *w = attn_vocab_token(b->vocab, ids[i]);
         size_t wl = strlen(w);
         if (i > 0) *t++ = ' ';
         memcpy(t, w, wl);
@@ -92,6 +93,7 @@ attn_status attn_dataset_builder_push(attn_dataset_builder *b, int label, const 
 attn_dataset *attn_dataset_builder_finish(attn_dataset_builder *b) {
     attn_dataset *d = b->d;
     memset(b, 0, sizeof *b);
+    b->vocab = attn_vocab_builtin();
     return d;
 }
 
@@ -103,7 +105,13 @@ void attn_dataset_builder_discard(attn_dataset_builder *b) {
 /* ---- TSV reader ---------------------------------------------------------------------------- */
 
 attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_error *err) {
-    if (!path || !out) return attn_errorf(err, ATTN_ERR_ARG, "attn_dataset_read_tsv: NULL path");
+    return attn_dataset_read_tsv_vocab(path, attn_vocab_builtin(), out, err);
+}
+
+attn_status attn_dataset_read_tsv_vocab(const char *path, const attn_vocab *v, attn_dataset **out,
+                                        attn_error *err) {
+    if (!path || !out || !v)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_dataset_read_tsv: NULL path or vocab");
     *out = NULL;
     FILE *f = fopen(path, "r");
     if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -113,6 +121,7 @@ attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_err
         fclose(f);
         return st;
     }
+    b.vocab = v;
     char *line = NULL;
     size_t line_cap = 0;
     long lineno = 0;
@@ -149,7 +158,7 @@ attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_err
         }
         int label = line[0] - '0';
         int n = 0;
-        if (attn_tokenize(tab + 1, ids, ATTN_MAX_WORDS, &n, &tok_err) != ATTN_OK) {
+        if (attn_tokenize_vocab(v, tab + 1, ids, ATTN_MAX_WORDS, &n, &tok_err) != ATTN_OK) {
             st = attn_errorf(err, tok_err.status, "%s:%ld: %s", path, lineno, tok_err.msg);
             goto done;
         }

@@ -4,6 +4,8 @@
  * 89 words), each with its grammatical category. The generator (generator.c) draws every word
  * of every sentence from these categories and the filler phrases below, and `attn vocab` prints
  * this table, so ids never drift between the generator, the tokenizer and the models.
+ * The table is also an attn_vocab (attn_vocab_builtin(), vocab_object.c's type): the tokenizer
+ * works on any attn_vocab, and attn_tokenize is it with this one.
  */
 #include "data_internal.h"
 
@@ -172,34 +174,31 @@ const char *attn_vocab_category(int id) {
     return id >= 0 && id < ATTN_VOCAB_SIZE ? cat_names[vocab[id].cat] : NULL;
 }
 
-/* Word -> id: an open-addressing hash table (FNV-1a, linear probing) of 256 slots for the 91
- * words, built once. The tokenizer looks up every word of every sentence, so a linear scan
- * of the table cost 17 % of a batched RNN evaluation. */
-#define HASH_SLOTS 256 /* a power of two, well above ATTN_VOCAB_SIZE: short probe runs */
+/* ---- the built-in vocabulary as an attn_vocab ------------------------------------------------ *
+ * Word -> id goes through the object's hash table (FNV-1a, linear probing; 256 slots for the 91
+ * words), built once: the tokenizer looks up every word of every sentence, and a linear scan of
+ * the table cost 17 % of a batched RNN evaluation. */
+#define BUILTIN_SLOTS 256 /* attn_vocab_slot_count(ATTN_VOCAB_SIZE) */
 
-static unsigned char hash_slots[HASH_SLOTS]; /* id + 1; 0 = empty */
-static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
+static const char *builtin_tokens[ATTN_VOCAB_SIZE];
+static unsigned char builtin_kinds[ATTN_VOCAB_SIZE];
+static int builtin_slots[BUILTIN_SLOTS];
+static attn_vocab builtin = {ATTN_VOCAB_SIZE,   builtin_tokens, builtin_kinds, builtin_slots,
+                             BUILTIN_SLOTS - 1, NULL,           true};
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
-static uint32_t fnv1a(const char *s) {
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+static void build_builtin(void) {
+    for (int id = 0; id < ATTN_VOCAB_SIZE; id++) builtin_tokens[id] = vocab[id].word;
+    attn_vocab_index(&builtin);
 }
 
-static void build_hash(void) {
-    for (int id = 0; id < ATTN_VOCAB_SIZE; id++) {
-        uint32_t h = fnv1a(vocab[id].word) & (HASH_SLOTS - 1);
-        while (hash_slots[h]) h = (h + 1) & (HASH_SLOTS - 1);
-        hash_slots[h] = (unsigned char)(id + 1);
-    }
+const attn_vocab *attn_vocab_builtin(void) {
+    pthread_once(&builtin_once, build_builtin);
+    return &builtin;
 }
 
 int attn_vocab_id(const char *word) {
-    if (!word) return -1;
-    pthread_once(&hash_once, build_hash);
-    for (uint32_t h = fnv1a(word) & (HASH_SLOTS - 1); hash_slots[h]; h = (h + 1) & (HASH_SLOTS - 1))
-        if (strcmp(vocab[hash_slots[h] - 1].word, word) == 0) return hash_slots[h] - 1;
-    return -1;
+    return attn_vocab_lookup(attn_vocab_builtin(), word);
 }
 
 int attn_filler_count(void) {
@@ -212,45 +211,13 @@ const char *attn_filler_phrase(int i) {
 
 /* ---- tokenizer ----------------------------------------------------------------------------- */
 
-#define WORD_MAX 64 /* longer words are unknown anyway; the message shows the first 63 bytes */
-
-/* Levenshtein distance between a[0..na) and b[0..nb), both at most WORD_MAX long. */
-static int edit_distance(const char *a, size_t na, const char *b, size_t nb) {
-    int row[WORD_MAX + 1];
-    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= na; i++) {
-        int diag = row[0]; /* d[i-1][j-1] */
-        row[0] = (int)i;
-        for (size_t j = 1; j <= nb; j++) {
-            int up = row[j]; /* d[i-1][j] */
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[nb];
-}
-
-/* The vocabulary word (not [PAD]/[CLS]) closest to w by edit distance; ties go to the lower id. */
-static const char *closest_word(const char *w) {
-    size_t nw = strlen(w);
-    const char *best = vocab[2].word;
-    int best_d = -1;
-    for (int id = 2; id < ATTN_VOCAB_SIZE; id++) {
-        int d = edit_distance(w, nw, vocab[id].word, strlen(vocab[id].word));
-        if (best_d < 0 || d < best_d) {
-            best_d = d;
-            best = vocab[id].word;
-        }
-    }
-    return best;
-}
+/* One token as the tokenizer builds it: longer words are unknown anyway; the message shows the
+ * first ATTN_VOCAB_TOKEN_MAX bytes. */
+#define WORD_MAX (ATTN_VOCAB_TOKEN_MAX + 1)
 
 /* The bytes of the punctuation at p that the tokenizer removes (0: none): .,!?;: ASCII quotes
  * " ' ` and brackets ()[]{}, and the UTF-8 quotes “ ” ‘ ’ „ « ». */
-static size_t stripped_len(const char *p) {
+size_t attn_tokenizer_stripped_len(const char *p) {
     static const char ascii[] = ".,!?;:\"'`()[]{}";
     static const char *const utf8[] = {"\xe2\x80\x9c", "\xe2\x80\x9d", "\xe2\x80\x98",
                                        "\xe2\x80\x99", "\xe2\x80\x9e", "\xc2\xab",
@@ -261,11 +228,36 @@ static size_t stripped_len(const char *p) {
     return 0;
 }
 
+/* The message for an unknown word (or one that is not a word of v). */
+static attn_status unknown_word(const attn_vocab *v, const char *word, bool truncated, int pos,
+                                attn_error *err) {
+    const char *closest = attn_vocab_closest(v, word);
+    if (v->builtin)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "unknown word '%s%s' at position %d (closest vocabulary word: "
+                           "'%s'; 'attn vocab' lists all %d words)",
+                           word, truncated ? "..." : "", pos, closest, ATTN_N_WORDS);
+    if (!closest)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "unknown word '%s%s' at position %d (the model's vocabulary of %d "
+                           "tokens has no word the tokenizer can produce: give token ids)",
+                           word, truncated ? "..." : "", pos, v->n);
+    return attn_errorf(err, ATTN_ERR_VALUE,
+                       "unknown word '%s%s' at position %d (closest vocabulary word: '%s'; the "
+                       "model's own vocabulary of %d tokens: 'attn vocab --weights' lists it)",
+                       word, truncated ? "..." : "", pos, closest, v->n);
+}
+
 attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids,
                           attn_error *err) {
-    if (!sentence || !n_ids || (max_ids > 0 && !ids) || max_ids < 0)
+    return attn_tokenize_vocab(attn_vocab_builtin(), sentence, ids, max_ids, n_ids, err);
+}
+
+attn_status attn_tokenize_vocab(const attn_vocab *v, const char *sentence, int *ids, int max_ids,
+                                int *n_ids, attn_error *err) {
+    if (!v || !sentence || !n_ids || (max_ids > 0 && !ids) || max_ids < 0)
         return attn_errorf(err, ATTN_ERR_ARG,
-                           "attn_tokenize: NULL sentence/ids/n_ids or "
+                           "attn_tokenize: NULL vocab/sentence/ids/n_ids or "
                            "negative max_ids");
     *n_ids = 0;
     int n = 0;
@@ -278,7 +270,7 @@ attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_id
         size_t len = 0;
         bool truncated = false;
         for (size_t skip; *p && !isspace((unsigned char)*p); p++) {
-            if ((skip = stripped_len(p)) > 0) {
+            if ((skip = attn_tokenizer_stripped_len(p)) > 0) {
                 p += skip - 1;
                 continue;
             }
@@ -289,13 +281,9 @@ attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_id
         }
         word[len] = '\0';
         if (len == 0) continue; /* a token made only of those (e.g. "!" or "(...)") is dropped */
-        int id = truncated ? -1 : attn_vocab_id(word);
-        if (id < 2) /* unknown, or a literal "[pad]"-like token that is not a word */
-            return attn_errorf(err, ATTN_ERR_VALUE,
-                               "unknown word '%s%s' at position %d (closest vocabulary word: "
-                               "'%s'; 'attn vocab' lists all %d words)",
-                               word, truncated ? "..." : "", n + 1, closest_word(word),
-                               ATTN_N_WORDS);
+        int id = truncated ? -1 : attn_vocab_lookup(v, word);
+        if (id < 0 || v->kinds[id] != ATTN_TOKEN_WORD) /* unknown, or a special token */
+            return unknown_word(v, word, truncated, n + 1, err);
         if (n < max_ids) ids[n] = id;
         n++;
     }

@@ -30,9 +30,10 @@ static void json_floats(FILE *f, const float *a, int n) {
 }
 
 /* Token i of the displayed axis: [CLS] first for the Transformer. */
-static const char *token_name(const attn_explanation *e, const int *ids, int i) {
-    if (e->arch == ATTN_ARCH_TRANSFORMER) return i == 0 ? "[CLS]" : attn_vocab_word(ids[i - 1]);
-    return attn_vocab_word(ids[i]);
+static const char *token_name(const attn_vocab *v, const attn_explanation *e, const int *ids,
+                              int i) {
+    if (e->arch == ATTN_ARCH_TRANSFORMER) return i == 0 ? "[CLS]" : attn_vocab_token(v, ids[i - 1]);
+    return attn_vocab_token(v, ids[i]);
 }
 
 /* attention [layer][head][query][key] */
@@ -63,7 +64,7 @@ static void write_explanation(FILE *f, const char *sentence, const int *ids,
     fprintf(f, ", \"tokens\": [");
     for (int i = 0; i < n_tok; i++) {
         if (i) fprintf(f, ", ");
-        json_string(f, token_name(e, ids, i));
+        json_string(f, token_name(vocab, e, ids, i));
     }
     fprintf(f, "], \"logit\": %.9g, \"probability\": %.9g", (double)e->logit, e->probability);
     if (e->attention) write_attention(f, e);
@@ -82,14 +83,15 @@ static void write_explanation(FILE *f, const char *sentence, const int *ids,
             (double)e->ig_baseline_logit);
 }
 
-attn_status attn_explanation_to_json(const char *sentence, const int *ids,
+attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *sentence, const int *ids,
                                      const attn_explanation *e, char **out, size_t *len,
                                      attn_error *err) {
+    if (!vocab) vocab = attn_vocab_builtin();
     if (!sentence || !ids || !e || !out)
         return attn_errorf(err, ATTN_ERR_ARG, "attn_explanation_to_json: NULL argument");
     *out = NULL;
     for (int i = 0; i < e->n_words; i++)
-        if (!attn_vocab_word(ids[i]))
+        if (!attn_vocab_token(vocab, ids[i]))
             return attn_errorf(err, ATTN_ERR_ARG,
                                "attn_explanation_to_json: id %d at word %d "
                                "is not in the vocabulary",

@@ -63,6 +63,17 @@ void attn_io_problem(attn_io_problems *p, attn_status s, const char *fmt, ...)
 /* ATTN_OK if no problem was reported, else the first problem's status (also in err). */
 attn_status attn_io_problems_finish(attn_io_problems *p);
 
+/* ---- "vocab" (weights_vocab.c) ------------------------------------------------------------ */
+
+/* root's "vocab" into *out (NULL when absent: the built-in vocabulary applies), checked against
+ * cfg; messages start with "name: ". */
+attn_status attn_io_vocab_load(const char *name, const cJSON *root, const attn_model_config *cfg,
+                               attn_vocab **out, attn_error *err);
+/* For attn_weights_load_into: a problem when root's "vocab" is bad or not the built-in one. */
+void attn_io_vocab_refuse_own(const cJSON *root, const attn_model *m, attn_io_problems *p);
+/* ,\n"vocab": [...] for v (nothing for NULL or the built-in vocabulary). */
+void attn_io_vocab_write(FILE *f, const attn_vocab *v);
+
 /* ---- model config as a JSON object --------------------------------------------------------- */
 
 /* The integer fields of attn_model_config, in file order, with the archs they apply to

@@ -73,6 +73,8 @@ static bool scan_string(json_scan *j) { /* at the opening quote */
         j->i++;
         unsigned code = 0;
         if (!scan_hex4(j, &code)) return false;
+        if (code == 0) /* cJSON's strings end at a NUL: the rest would vanish unseen */
+            return scan_fail(j, "\\u0000 (a NUL character) in a string");
         if (code >= 0xDC00 && code <= 0xDFFF)
             return scan_fail(j, "lone low surrogate in a \\u escape");
         if (code >= 0xD800 && code <= 0xDBFF) { /* must be followed by a low surrogate */

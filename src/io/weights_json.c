@@ -392,13 +392,46 @@ static attn_status load_root(const char *name, cJSON *root, attn_model **out, at
     return ATTN_OK;
 }
 
+/* load_root, then the vocabulary (vocab NULL: checked, then dropped). */
+static attn_status load_root_vocab(const char *name, cJSON *root, attn_model **out,
+                                   attn_vocab **vocab, attn_error *err) {
+    attn_status st = load_root(name, root, out, err);
+    if (st != ATTN_OK) return st;
+    attn_vocab *v = NULL;
+    st = attn_io_vocab_load(name, root, attn_model_config_of(*out), &v, err);
+    if (st != ATTN_OK) {
+        attn_model_free(*out);
+        *out = NULL;
+        return st;
+    }
+    if (vocab)
+        *vocab = v;
+    else
+        attn_vocab_free(v);
+    return ATTN_OK;
+}
+
 attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err) {
     if (!out || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL path or out");
     *out = NULL;
     cJSON *root = NULL;
     attn_status st = parse_file(path, &root, err);
     if (st != ATTN_OK) return st;
-    st = load_root(path, root, out, err);
+    st = load_root_vocab(path, root, out, NULL, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+attn_status attn_weights_load_json_vocab(const char *path, attn_model **out, attn_vocab **vocab,
+                                         attn_error *err) {
+    if (!out || !path || !vocab)
+        return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL path, out or vocab");
+    *out = NULL;
+    *vocab = NULL;
+    cJSON *root = NULL;
+    attn_status st = parse_file(path, &root, err);
+    if (st != ATTN_OK) return st;
+    st = load_root_vocab(path, root, out, vocab, err);
     cJSON_Delete(root);
     return st;
 }
@@ -414,7 +447,7 @@ attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, cons
     cJSON *root = NULL;
     attn_status st = parse_text(name, buf ? buf : "", len, &root, err);
     if (st != ATTN_OK) return st;
-    st = load_root(name, root, out, err);
+    st = load_root_vocab(name, root, out, NULL, err);
     cJSON_Delete(root);
     return st;
 }
@@ -449,6 +482,7 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
                                 "config: \"activation\" differs from the model's");
         }
     }
+    if (p.n == 0) attn_io_vocab_refuse_own(root, m, &p);
     if (p.n == 0) {
         load_tensors(m, root, &p);
         hint_config(m, &p);

@@ -55,6 +55,9 @@ static void write_tensors(FILE *f, const attn_model *m, const float *base,
     fprintf(f, "}");
 }
 
+static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads,
+                        attn_weights_encoding enc, const char *path, attn_error *err);
+
 attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
                                    attn_error *err) {
     return attn_weights_save_json_as(m, grads, ATTN_WEIGHTS_TEXT, path, err);
@@ -62,6 +65,21 @@ attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *
 
 attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
                                       const char *path, attn_error *err) {
+    return save(m, NULL, grads, enc, path, err);
+}
+
+attn_status attn_weights_save_json_vocab(const attn_model *m, const attn_vocab *vocab, bool grads,
+                                         attn_weights_encoding enc, const char *path,
+                                         attn_error *err) {
+    if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path");
+    attn_error verr;
+    if (vocab && attn_vocab_check_config(vocab, attn_model_config_of(m), &verr) != ATTN_OK)
+        return attn_errorf(err, verr.status, "%s: not written: %s", path, verr.msg);
+    return save(m, vocab, grads, enc, path, err);
+}
+
+static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads,
+                        attn_weights_encoding enc, const char *path, attn_error *err) {
     if (!m || !path || (enc != ATTN_WEIGHTS_TEXT && enc != ATTN_WEIGHTS_B64))
         return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path, or unknown encoding");
     const float *base = grads ? attn_model_grads_const(m) : attn_model_params_const(m);
@@ -79,6 +97,7 @@ attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weig
     if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     fprintf(f, "{\"format\": \"%s\",\n", ATTN_IO_WEIGHTS_FORMAT);
     bool ok = write_config(f, attn_model_config_of(m));
+    attn_io_vocab_write(f, vocab);
     fprintf(f, ",\n");
     write_tensors(f, m, base, enc);
     fprintf(f, "}\n");

@@ -98,7 +98,8 @@ static bool explain_models(serve_app *app, int ctx, const attn_explain_request *
         char *json = NULL;
         attn_status st =
             attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, NULL, &e, &err);
-        if (st == ATTN_OK) st = attn_explanation_to_json(r->sentence, ids, e, &json, NULL, &err);
+        if (st == ATTN_OK)
+            st = attn_explanation_to_json(NULL, r->sentence, ids, e, &json, NULL, &err);
         attn_explanation_free(e);
         if (st != ATTN_OK) {
             sb_free(&sb);

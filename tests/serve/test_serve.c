@@ -210,7 +210,7 @@ START_TEST(test_explain_matches_library) {
         attn_explanation *e = NULL;
         ck_assert(attn_explain(m, ids, n, NULL, &e, &err) == ATTN_OK);
         char *want = NULL;
-        ck_assert(attn_explanation_to_json(plain, ids, e, &want, NULL, &err) == ATTN_OK);
+        ck_assert(attn_explanation_to_json(NULL, plain, ids, e, &want, NULL, &err) == ATTN_OK);
         const char *hit = strstr(at, want);
         ck_assert_msg(hit != NULL, "%s: the server's object differs from the library's", files[k]);
         at = hit + strlen(want);
