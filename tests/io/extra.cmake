@@ -28,6 +28,10 @@ add_test(NAME io/train_roundtrip_torch
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/crosscheck.py --attn $<TARGET_FILE:attn>
                  --roundtrip)
 set_tests_properties(io/train_roundtrip_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)
+
 # A user's own PyTorch classifiers (rnn, lstm, gru, transformer) with a vocabulary of their own
 # (200 random words): exported with tools/export_classifier.py, `attn predict` on the words and
 # `attn predict --ids` on the ids both bit-identical to PyTorch. Label "torch".
