@@ -25,6 +25,7 @@ int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
+int cmd_saliency(int argc, char **argv);
 
 /* ---- options.c: one table per command ------------------------------------------------------ */
 

@@ -18,6 +18,7 @@ static const command commands[] = {
     {"info", cmd_info, "show a weights file: arch, sizes, tensor table, parameter count"},
     {"predict", cmd_predict, "classify sentences with trained weights"},
     {"explain", cmd_explain, "what a model did with a sentence: attention, saliency"},
+    {"saliency", cmd_saliency, "gradient versus distance from the last word (write-up s1)"},
     {"eval", cmd_eval, "accuracy of weights on the test sets or a TSV file"},
     {"grad", cmd_grad, "gradient of the mean loss over a TSV file, as weights JSON"},
     {"train", cmd_train, "train one model with Adam"},
