@@ -172,6 +172,25 @@ typedef struct attn_prefix_obs {
 attn_status attn_observe_prefixes(attn_model *m, const attn_dataset *d, attn_prefix_obs *out,
                                   attn_error *err);
 
+/* ---- charts of the above (src/insight/charts.c, through attn_plot.h; path .png or .svg) ---- */
+
+/* s3: score spread, largest probability and mean p(1-p) against d_k, with (solid) and without
+ * (dashed) the 1/sqrt(d_k); log scales. */
+attn_status attn_lesson_scaling_plot(const attn_scaling_row rows[ATTN_SCALING_N_DK],
+                                     const char *path, attn_error *err);
+/* s4: the sinusoid table [P, D] as a heat map; PE(0).PE(d) against the offset d. */
+attn_status attn_sinusoid_plot_table(int P, int D, const char *path, attn_error *err);
+attn_status attn_sinusoid_plot_dots(int P, int D, const char *path, attn_error *err);
+/* s7: how much [CLS] attends to each token, one row per layer and head plus each layer's
+ * head average, from an attn_explain of a Transformer (ids: the sentence's words). */
+attn_status attn_explain_plot_cls(const attn_explanation *e, const int *ids, const char *title,
+                                  const char *path, attn_error *err);
+/* s7: the probability after each word of several recurrent models' explanations of the same
+ * sentence (names: legend entries), words on the x axis. */
+attn_status attn_explain_plot_prefixes(const attn_explanation *const *e, const char *const *names,
+                                       int n_models, const int *ids, const char *title,
+                                       const char *path, attn_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,6 +26,8 @@ int cmd_train(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_saliency(int argc, char **argv);
+int cmd_attend(int argc, char **argv);
+int cmd_lesson(int argc, char **argv);
 
 /* ---- options.c: one table per command ------------------------------------------------------ */
 

@@ -19,6 +19,8 @@ static const command commands[] = {
     {"predict", cmd_predict, "classify sentences with trained weights"},
     {"explain", cmd_explain, "what a model did with a sentence: attention, saliency"},
     {"saliency", cmd_saliency, "gradient versus distance from the last word (write-up s1)"},
+    {"attend", cmd_attend, "the attention calculator on small made-up numbers (s2)"},
+    {"lesson", cmd_lesson, "why scores are scaled (s3), what positions do (s4), measured"},
     {"eval", cmd_eval, "accuracy of weights on the test sets or a TSV file"},
     {"grad", cmd_grad, "gradient of the mean loss over a TSV file, as weights JSON"},
     {"train", cmd_train, "train one model with Adam"},
