@@ -143,19 +143,25 @@ attn_status attn_model_remove_positions(attn_model *m, attn_error *err);
  * Word roles come from the vocabulary's categories: the deciding word of a sentence is its
  * first negation (not, never) if it has one, else its first adjective (positive/negative);
  * a distractor adjective is an adjective after the first one; fillers are "filler" words. */
+#define ATTN_OBS_MAX_LAYERS 8
+/* Per layer l (< ATTN_OBS_MAX_LAYERS), over the sentences, of [CLS]'s attention row (query 0):
+ * "mean" is the heads' average row, "head" the single heads. */
 typedef struct attn_attention_obs {
-    int n; /* sentences */
+    int n;            /* sentences */
+    int n_distractor; /* sentences with a distractor adjective */
     int n_layers;
-    double share_avg_ge90;      /* layer 0: fraction of sentences whose heads' average [CLS]
-                                 * weight on the deciding word is >= 0.9 */
-    double share_head_ge90;     /* layer 0: ... where some head puts >= 0.9 on it */
-    double mean_deciding;       /* layer 0: mean heads' average weight on the deciding word */
-    double mean_distractor_adj; /* layer 0: mean heads' average weight on the distractor
-                                 * adjective (sentences that have one; NAN if none) */
-    double max_distractor_adj;  /* layer 0: the largest such weight */
-    double mean_max[8];         /* per layer (<= 8): mean of the largest head-averaged [CLS]
-                                 * weight (1 = all on one token) */
-    double mean_entropy[8];     /* per layer: mean entropy (nats) of the head-averaged row */
+    double deciding_mean[ATTN_OBS_MAX_LAYERS];   /* mean weight on the deciding word */
+    double deciding_avg90[ATTN_OBS_MAX_LAYERS];  /* fraction of sentences whose mean row puts
+                                                  * >= 0.9 on the deciding word */
+    double deciding_head90[ATTN_OBS_MAX_LAYERS]; /* ... where some head puts >= 0.9 on it */
+    double core_head90[ATTN_OBS_MAX_LAYERS];     /* ... where every head puts >= 0.9 on the core's
+                                                  * negation or adjective (one word each head) */
+    double distractor_mean[ATTN_OBS_MAX_LAYERS]; /* mean weight on the distractor adjective
+                                                  * (NAN without such sentences) */
+    double distractor_max[ATTN_OBS_MAX_LAYERS];  /* its largest weight */
+    double mean_max[ATTN_OBS_MAX_LAYERS];        /* mean of the mean row's largest weight (1: all
+                                                  * on one token) */
+    double mean_entropy[ATTN_OBS_MAX_LAYERS];    /* mean entropy of the mean row (nats) */
 } attn_attention_obs;
 attn_status attn_observe_attention(attn_model *m, const attn_dataset *d, attn_attention_obs *out,
                                    attn_error *err);

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"saliency", cmd_saliency, "gradient versus distance from the last word (write-up s1)"},
     {"attend", cmd_attend, "the attention calculator on small made-up numbers (s2)"},
     {"lesson", cmd_lesson, "why scores are scaled (s3), what positions do (s4), measured"},
+    {"figures", cmd_figures, "every figure of the write-up from the weights, PNG and SVG"},
     {"eval", cmd_eval, "accuracy of weights on the test sets or a TSV file"},
     {"grad", cmd_grad, "gradient of the mean loss over a TSV file, as weights JSON"},
     {"train", cmd_train, "train one model with Adam"},

@@ -173,7 +173,7 @@ attn_status attn_explain_plot_prefixes(const attn_explanation *const *e, const c
                              .ylabel = "P(positive) after the word",
                              .y_min = -0.02,
                              .y_max = 1.02,
-                             .key = "outside right top vertical",
+                             .key = "outside right top vertical width 1",
                              .width = 420 + 48 * (n < 10 ? 10 : n),
                              .height = 560,
                              .n_series = n_models + 1,

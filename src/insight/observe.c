@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OBS_MAX_LAYERS 8
-
 static bool is_category(int id, const char *cat) {
     const char *c = attn_vocab_category(id);
     return c && strcmp(c, cat) == 0;
@@ -42,20 +40,56 @@ static roles find_roles(const int *w, int n) {
 /* ---- the Transformer's [CLS] attention ----------------------------------------------------- */
 
 typedef struct attn_acc {
-    int n, n_distr;
-    double avg_ge90, head_ge90, deciding, distr, distr_max;
-    double max[OBS_MAX_LAYERS], entropy[OBS_MAX_LAYERS];
+    double deciding[ATTN_OBS_MAX_LAYERS], avg90[ATTN_OBS_MAX_LAYERS], head90[ATTN_OBS_MAX_LAYERS];
+    double core90[ATTN_OBS_MAX_LAYERS], distr[ATTN_OBS_MAX_LAYERS], distr_max[ATTN_OBS_MAX_LAYERS];
+    double max[ATTN_OBS_MAX_LAYERS], entropy[ATTN_OBS_MAX_LAYERS];
 } attn_acc;
 
-/* Layer l's [CLS] row averaged over the heads into row [S]; the largest single head's weight
- * on key `key` into *head_max. */
-static void cls_row(const float *probs, int NH, int S, int key, double *row, double *head_max) {
-    *head_max = 0.0;
+/* Layer l's [CLS] rows: probs [NH, S, S]; the heads' average into row [S]. */
+static void mean_row(const float *probs, int NH, int S, double *row) {
     for (int k = 0; k < S; k++) row[k] = 0.0;
+    for (int h = 0; h < NH; h++)
+        for (int k = 0; k < S; k++) row[k] += probs[(size_t)h * S * S + k] / (double)NH;
+}
+
+/* The largest weight one head gives key `key` (-1: none), and whether every head puts >= 0.9
+ * on one of the keys a or b. */
+static double head_max(const float *probs, int NH, int S, int key) {
+    double m = 0.0;
+    for (int h = 0; key >= 0 && h < NH; h++) m = fmax(m, probs[(size_t)h * S * S + key]);
+    return m;
+}
+
+static bool heads_on_core(const float *probs, int NH, int S, int a, int b) {
     for (int h = 0; h < NH; h++) {
-        const float *cls = probs + (size_t)h * S * S; /* query 0 */
-        for (int k = 0; k < S; k++) row[k] += cls[k] / (double)NH;
-        if (key >= 0) *head_max = fmax(*head_max, cls[key]);
+        const float *cls = probs + (size_t)h * S * S;
+        if (!((a >= 0 && cls[a] >= 0.9f) || (b >= 0 && cls[b] >= 0.9f))) return false;
+    }
+    return true;
+}
+
+static void layer_stats(const float *p, int NH, int S, const roles *r, double *row, int l,
+                        attn_acc *a) {
+    const int decide = r->negation >= 0 ? r->negation : r->adjective;
+    const int key = decide >= 0 ? 1 + decide : -1; /* [CLS] is key 0 */
+    mean_row(p, NH, S, row);
+    double top = 0.0, ent = 0.0;
+    for (int k = 0; k < S; k++) {
+        top = fmax(top, row[k]);
+        if (row[k] > 0.0) ent -= row[k] * log(row[k]);
+    }
+    a->max[l] += top;
+    a->entropy[l] += ent;
+    if (key >= 0) {
+        a->deciding[l] += row[key];
+        a->avg90[l] += row[key] >= 0.9;
+        a->head90[l] += head_max(p, NH, S, key) >= 0.9;
+    }
+    a->core90[l] += heads_on_core(p, NH, S, r->negation >= 0 ? 1 + r->negation : -1,
+                                  r->adjective >= 0 ? 1 + r->adjective : -1);
+    if (r->distractor_adj >= 0) {
+        a->distr[l] += row[1 + r->distractor_adj];
+        a->distr_max[l] = fmax(a->distr_max[l], row[1 + r->distractor_adj]);
     }
 }
 
@@ -66,33 +100,12 @@ static attn_status attention_one(attn_model *m, const int *w, int n, double *row
     float logit;
     attn_status st = attn_model_forward(m, &b, &logit, err);
     const roles r = find_roles(w, n);
-    const int decide = r.negation >= 0 ? r.negation : r.adjective;
-    for (int l = 0; st == ATTN_OK && l < c->n_layers && l < OBS_MAX_LAYERS; l++) {
+    for (int l = 0; st == ATTN_OK && l < c->n_layers && l < ATTN_OBS_MAX_LAYERS; l++) {
         const float *p;
         int S;
-        if ((st = attn_model_attention_probs(m, l, &p, &S, err)) != ATTN_OK) break;
-        double head_max;
-        cls_row(p, c->n_heads, S, decide >= 0 ? 1 + decide : -1, row, &head_max);
-        double top = 0.0, ent = 0.0;
-        for (int k = 0; k < S; k++) {
-            top = fmax(top, row[k]);
-            if (row[k] > 0.0) ent -= row[k] * log(row[k]);
-        }
-        a->max[l] += top;
-        a->entropy[l] += ent;
-        if (l > 0) continue;
-        if (decide >= 0) {
-            a->deciding += row[1 + decide];
-            a->avg_ge90 += row[1 + decide] >= 0.9;
-            a->head_ge90 += head_max >= 0.9;
-        }
-        if (r.distractor_adj >= 0) {
-            a->n_distr++;
-            a->distr += row[1 + r.distractor_adj];
-            a->distr_max = fmax(a->distr_max, row[1 + r.distractor_adj]);
-        }
+        st = attn_model_attention_probs(m, l, &p, &S, err);
+        if (st == ATTN_OK) layer_stats(p, c->n_heads, S, &r, row, l, a);
     }
-    a->n++;
     return st;
 }
 
@@ -103,24 +116,31 @@ attn_status attn_observe_attention(attn_model *m, const attn_dataset *d, attn_at
                            "observe attention: needs a transformer and sentences");
     double *row = malloc((size_t)attn_model_config_of(m)->max_len * sizeof *row);
     if (!row) return attn_errorf(err, ATTN_ERR_NOMEM, "observe attention: out of memory");
-    attn_acc a = {0};
+    attn_acc a;
+    memset(&a, 0, sizeof a);
+    int n_distr = 0;
     attn_status st = ATTN_OK;
-    for (int s = 0; st == ATTN_OK && s < d->n; s++)
-        st = attention_one(m, d->ids + d->offsets[s], d->lengths[s], row, &a, err);
+    for (int s = 0; st == ATTN_OK && s < d->n; s++) {
+        const int *w = d->ids + d->offsets[s];
+        st = attention_one(m, w, d->lengths[s], row, &a, err);
+        n_distr += find_roles(w, d->lengths[s]).distractor_adj >= 0;
+    }
     free(row);
     if (st != ATTN_OK) return st;
     memset(out, 0, sizeof *out);
-    out->n = a.n;
+    out->n = d->n;
+    out->n_distractor = n_distr;
     out->n_layers = attn_model_config_of(m)->n_layers;
-    if (out->n_layers > OBS_MAX_LAYERS) out->n_layers = OBS_MAX_LAYERS;
-    out->share_avg_ge90 = a.avg_ge90 / a.n;
-    out->share_head_ge90 = a.head_ge90 / a.n;
-    out->mean_deciding = a.deciding / a.n;
-    out->mean_distractor_adj = a.n_distr ? a.distr / a.n_distr : NAN;
-    out->max_distractor_adj = a.n_distr ? a.distr_max : NAN;
+    if (out->n_layers > ATTN_OBS_MAX_LAYERS) out->n_layers = ATTN_OBS_MAX_LAYERS;
     for (int l = 0; l < out->n_layers; l++) {
-        out->mean_max[l] = a.max[l] / a.n;
-        out->mean_entropy[l] = a.entropy[l] / a.n;
+        out->deciding_mean[l] = a.deciding[l] / d->n;
+        out->deciding_avg90[l] = a.avg90[l] / d->n;
+        out->deciding_head90[l] = a.head90[l] / d->n;
+        out->core_head90[l] = a.core90[l] / d->n;
+        out->distractor_mean[l] = n_distr ? a.distr[l] / n_distr : NAN;
+        out->distractor_max[l] = n_distr ? a.distr_max[l] : NAN;
+        out->mean_max[l] = a.max[l] / d->n;
+        out->mean_entropy[l] = a.entropy[l] / d->n;
     }
     return ATTN_OK;
 }
