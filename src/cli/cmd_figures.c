@@ -41,10 +41,12 @@ static const example examples[] = {
      "to my friends at least for me as far as i know"},
 };
 #define N_EXAMPLES (int)(sizeof examples / sizeof examples[0])
-#define OBS_N      300 /* sentences per test set for the observations */
+#define OBS_N      300 /* sentences per test set for the observations (--quick: 30) */
 
 typedef struct figs {
     const char *wdir, *out;
+    int n_obs;   /* sentences per test set for the observations */
+    int n_sal;   /* sentences per s1 curve */
     FILE *index; /* index.md, being written (a temporary name) */
     attn_error err;
 } figs;
@@ -182,7 +184,7 @@ static int saliency(figs *f, bool trained) {
     attn_saliency_curve *c[3] = {0};
     sal_ctx sc = {.title = trained ? "Gradient vs distance, trained models (seed 1)"
                                    : "Gradient vs distance before training (seed 1)"};
-    const attn_saliency_opts o = {.T = 60, .n = 100, .seed = 1};
+    const attn_saliency_opts o = {.T = 60, .n = f->n_sal, .seed = 1};
     int rc = CLI_OK;
     for (int i = 0; rc == CLI_OK && i < 3; i++) {
         attn_model *m = NULL;
@@ -354,7 +356,7 @@ static int observations(figs *f) {
         for (int s = 0; rc == CLI_OK && s < 2; s++) {
             attn_dataset *d = NULL;
             attn_attention_obs a;
-            if (attn_data_generate(sets[s], OBS_N, 1, &d, &f->err) != ATTN_OK ||
+            if (attn_data_generate(sets[s], f->n_obs, 1, &d, &f->err) != ATTN_OK ||
                 attn_observe_attention(m, d, &a, &f->err) != ATTN_OK)
                 rc = cli_fail("figures", &f->err);
             for (int l = 0; rc == CLI_OK && l < a.n_layers; l++) {
@@ -384,7 +386,7 @@ static int observations(figs *f) {
             for (int s = 0; rc == CLI_OK && s < 3; s += 2) {
                 attn_dataset *d = NULL;
                 attn_prefix_obs p;
-                if (attn_data_generate(sets[s], OBS_N, 1, &d, &f->err) != ATTN_OK ||
+                if (attn_data_generate(sets[s], f->n_obs, 1, &d, &f->err) != ATTN_OK ||
                     attn_observe_prefixes(m, d, &p, &f->err) != ATTN_OK)
                     rc = cli_fail("figures", &f->err);
                 char filler[32] = "- (none)";
@@ -482,14 +484,20 @@ static int figures_all(figs *f) {
 
 int cmd_figures(int argc, char **argv) {
     figs f = {.wdir = "weights", .out = "docs/figures"};
+    bool quick = false;
     cli_opt opts[] = {
         {"--weights", "DIR", CLI_OPT_STR, &f.wdir,
          .help = "DIR/<model>-seed<S>.json for rnn, lstm, transformer, seeds 1-3"},
         {"--out", "DIR", CLI_OPT_STR, &f.out, .help = "where the figures go (created)"},
+        {"--quick", NULL, CLI_OPT_FLAG, &quick,
+         .help = "30 sentences per observation set, 10 per s1 curve (a smoke run)"},
     };
-    cli_spec spec = {"figures", "[--weights DIR] [--out DIR]", about, NULL, notes, opts, 2};
+    cli_spec spec = {"figures", "[--weights DIR] [--out DIR] [--quick]", about, NULL, notes, opts,
+                     3};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
+    f.n_obs = quick ? 30 : OBS_N;
+    f.n_sal = quick ? 10 : 100;
     if (!attn_plot_available())
         return cli_runtime_error("figures", "gnuplot is not on PATH (Debian: gnuplot-nox)");
     if (mkdir(f.out, 0777) != 0 && errno != EEXIST)
