@@ -135,15 +135,23 @@ attn_status attn_attend_equivariance(const int *ids, int n, const int *perm, dou
     if (!ids || !perm || n < 1 || n > ATTN_MAX_WORDS)
         return attn_errorf(err, ATTN_ERR_ARG, "attend: no words or permutation");
     int *pids = malloc((size_t)n * sizeof *pids);
-    if (!pids) return attn_errorf(err, ATTN_ERR_NOMEM, "attend: out of memory");
+    char *seen = calloc((size_t)n, 1);
+    if (!pids || !seen) {
+        free(pids);
+        free(seen);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "attend: out of memory");
+    }
     for (int i = 0; i < n; i++) {
-        if (perm[i] < 0 || perm[i] >= n) {
+        if (perm[i] < 0 || perm[i] >= n || seen[perm[i]]) {
             free(pids);
-            return attn_errorf(err, ATTN_ERR_ARG, "attend: perm[%d] = %d is not in 0..%d", i,
-                               perm[i], n - 1);
+            free(seen);
+            return attn_errorf(err, ATTN_ERR_ARG, "attend: perm is not a permutation of 0..%d",
+                               n - 1);
         }
+        seen[perm[i]] = 1;
         pids[i] = ids[perm[i]];
     }
+    free(seen);
     attn_attend_result *a = NULL, *b = NULL;
     attn_status st = attn_attend_compute(ids, n, &a, err);
     if (st == ATTN_OK) st = attn_attend_compute(pids, n, &b, err);

@@ -84,6 +84,9 @@ START_TEST(test_attend_equivariance) {
     ck_assert_msg(dev_out < 1e-6 && dev_p < 1e-6, "out %g, p %g", dev_out, dev_p);
     const int bad[6] = {0, 1, 2, 3, 4, 6};
     ck_assert(attn_attend_equivariance(ids, m, bad, &dev_out, &dev_p, &err) == ATTN_ERR_ARG);
+    const int twice[6] = {0, 1, 2, 3, 4, 4};
+    ck_assert(attn_attend_equivariance(ids, m, twice, &dev_out, &dev_p, &err) == ATTN_ERR_ARG);
+    ck_assert_msg(strstr(err.msg, "not a permutation") != NULL, "%s", err.msg);
 }
 END_TEST
 
