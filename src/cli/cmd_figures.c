@@ -22,10 +22,10 @@ static const char about[] =
     "index.md, which shows them in order with one line of explanation each.";
 
 static const char notes[] =
-    "Needs gnuplot. Runs the table's evaluation (9 runs, exact mode), the s1 experiment\n"
+    "Needs gnuplot. Runs the table's evaluation (9 runs, exact mode), the section 1 experiment\n"
     "(untrained and trained models, 100 sentences of 60 words), `attn attend --shuffle`,\n"
     "`attn lesson scaling|positions`, attn_explain of the example sentences with seed 1 of\n"
-    "each model, and the s7 observations on the plain, distractor and fill8 test sets of\n"
+    "each model, and the section 7 observations on the plain, distractor and fill8 test sets of\n"
     "seed 1 (300 sentences each, seeds 1-3 of the models).";
 
 /* The example sentences of s7: plain, with negation, with a distractor, long with fillers. */
@@ -41,7 +41,9 @@ static const example examples[] = {
      "to my friends at least for me as far as i know"},
 };
 #define N_EXAMPLES (int)(sizeof examples / sizeof examples[0])
-#define OBS_N      300 /* sentences per test set for the observations (--quick: 30) */
+/* the section sign, for the Markdown headings */
+#define SECT  "\xc2\xa7"
+#define OBS_N 300 /* sentences per test set for the observations (--quick: 30) */
 
 typedef struct figs {
     const char *wdir, *out;
@@ -202,7 +204,7 @@ static int saliency(figs *f, bool trained) {
         sc.names[i] = models[i];
     }
     if (rc == CLI_OK && !trained) {
-        fprintf(f->index, "## s1 Gradient versus distance\n\n");
+        fprintf(f->index, "## " SECT "1 Gradient versus distance\n\n");
         rc = chart(f, "s1-saliency", "Before training",
                    "|d logit / d x| of the word k positions before the last, relative to the "
                    "last word's (median and 10-90 % band over 100 random 60-word sentences, "
@@ -232,15 +234,16 @@ static int lessons(figs *f) {
     char *attend[] = {"attend", "--shuffle", NULL};
     int rc = capture(f, "s2-attend", cmd_attend, attend);
     if (rc != CLI_OK) return rc;
-    fprintf(f->index, "## s2 The attention calculator\n\n[s2-attend.md](s2-attend.md): `attn "
-                      "attend --shuffle`, every step of one head of self-attention on made-up "
-                      "4-number embeddings, with shapes, and the permutation equivariance "
-                      "measured.\n\n");
+    fprintf(f->index,
+            "## " SECT "2 The attention calculator\n\n[s2-attend.md](s2-attend.md): `attn "
+            "attend --shuffle`, every step of one head of self-attention on made-up "
+            "4-number embeddings, with shapes, and the permutation equivariance "
+            "measured.\n\n");
     char out[4200];
     snprintf(out, sizeof out, "%s", f->out);
     char *scaling[] = {"lesson", "scaling", "--out", out, NULL};
     if ((rc = capture(f, "s3-scaling", cmd_lesson, scaling)) != CLI_OK) return rc;
-    fprintf(f->index, "## s3 Why divide by sqrt(d_k)\n\n![scaling](lesson-scaling.png)\n\n"
+    fprintf(f->index, "## " SECT "3 Why divide by sqrt(d_k)\n\n![scaling](lesson-scaling.png)\n\n"
                       "Spread of q.k, largest softmax probability and mean p(1-p) against d_k, "
                       "with (solid) and without (dashed) the scaling; table in "
                       "[s3-scaling.md](s3-scaling.md) ([SVG](lesson-scaling.svg)).\n\n");
@@ -249,7 +252,8 @@ static int lessons(figs *f) {
     char *positions[] = {"lesson", "positions", "--out", out, "--weights", weights, NULL};
     if ((rc = capture(f, "s4-positions", cmd_lesson, positions)) != CLI_OK) return rc;
     fprintf(f->index,
-            "## s4 Positions\n\n![sinusoid table](lesson-positions-table.png)\n\nThe sinusoid "
+            "## " SECT
+            "4 Positions\n\n![sinusoid table](lesson-positions-table.png)\n\nThe sinusoid "
             "table, 81 positions x 32 dimensions (attn's Transformer starts its learned "
             "positions at twice this table) ([SVG](lesson-positions-table.svg)).\n\n"
             "![dot products](lesson-positions-dots.png)\n\nPE(p).PE(p+d) depends only on the "
@@ -326,7 +330,7 @@ static int examples_all(figs *f) {
     attn_model *m[3] = {0};
     int rc = CLI_OK;
     for (int i = 0; rc == CLI_OK && i < 3; i++) rc = load(f, models[i], 1, &m[i]);
-    if (rc == CLI_OK) fprintf(f->index, "## s7 What the models look at\n\n");
+    if (rc == CLI_OK) fprintf(f->index, "## " SECT "7 What the models look at\n\n");
     for (int i = 0; rc == CLI_OK && i < N_EXAMPLES; i++) rc = example_figures(f, m, &examples[i]);
     for (int i = 0; i < 3; i++) attn_model_free(m[i]);
     return rc;
@@ -341,7 +345,7 @@ static int observations(figs *f) {
     if (!o) return cli_runtime_error("figures", "out of memory");
     int rc = CLI_OK;
     fprintf(o,
-            "# s7 observations, measured (%d sentences of each test set of seed 1)\n\n"
+            "# " SECT "7 observations, measured (%d sentences of each test set of seed 1)\n\n"
             "Transformer, [CLS]'s attention row (query 0) per layer (0 = the first). The "
             "deciding word is the negation if the sentence has one, else the first adjective. "
             "\"mean\" is the heads' average row.\n\n"
@@ -472,7 +476,7 @@ static int figures_all(figs *f) {
     if (rc == CLI_OK) rc = lessons(f);
     if (rc == CLI_OK) rc = examples_all(f);
     if (rc == CLI_OK) rc = observations(f);
-    if (rc == CLI_OK) fprintf(f->index, "## s8 Cost\n\n");
+    if (rc == CLI_OK) fprintf(f->index, "## " SECT "8 Cost\n\n");
     if (rc == CLI_OK)
         rc = chart(f, "s8-cost", "Where the multiply-adds go",
                    "The n x n attention products' share of a ViT-Base layer grows as n / (6d + n): "

@@ -20,14 +20,15 @@ enum { LESSON_SCALING, LESSON_POSITIONS };
 #define PERM_SENTENCES 50
 
 static const char about[] =
-    "scaling (write-up s3): for d_k = 4 .. 512, 500 draws of a query and 16 keys with N(0,1)\n"
-    "entries; the standard deviation of q.k, the mean largest softmax probability and the\n"
-    "mean p(1-p) (the softmax's own gradient), with and without the 1/sqrt(d_k).\n"
-    "positions (s4): the sinusoid table (81 positions x 32 dimensions); PE(p).PE(p+d)\n"
-    "against d (the largest deviation over p printed); and a Transformer's response to\n"
-    "permuted words, with its positions and without them (pos_embedding zeroed): the largest\n"
-    "change of the attention maps and of the input gradient beyond the permutation, and of\n"
-    "the logit ([CLS] output).";
+    "scaling (write-up section 3): for d_k = 4 .. 512, 500 draws of a query and 16 keys\n"
+    "with N(0,1) entries; the standard deviation of q.k, the mean largest softmax\n"
+    "probability and the mean p(1-p) (the softmax's own gradient), with and without the\n"
+    "1/sqrt(d_k).\n"
+    "positions (section 4): the sinusoid table (81 positions x 32 dimensions);\n"
+    "PE(p).PE(p+d) against d (the largest deviation over p printed); and a Transformer's\n"
+    "response to permuted words, with its positions and without them (pos_embedding\n"
+    "zeroed): the largest change of the attention maps and of the input gradient beyond\n"
+    "the permutation, and of the logit ([CLS] output).";
 
 static const char notes[] =
     "--out DIR writes the charts as PNG and SVG: lesson-scaling.*, or lesson-positions-table.*\n"

@@ -4,6 +4,8 @@
  * naming the file, and a figures run into a temporary folder with every file index.md names. */
 #include "cli_harness.h"
 
+#define SECT "\xc2\xa7" /* the section sign of the Markdown headings */
+
 static cJSON *parse(const run_result *r, const char *what) {
     cJSON *j = cJSON_Parse(r->out);
     ck_assert_msg(j != NULL, "%s: stdout is not JSON: %.300s", what, r->out);
@@ -149,8 +151,9 @@ START_TEST(test_figures) {
     char path[512];
     snprintf(path, sizeof path, "%s/index.md", out);
     char *index = tu_read_text(path);
-    static const char *const sections[] = {"## The table", "## s1", "## s2", "## s3",
-                                           "## s4",        "## s7", "## s8"};
+    static const char *const sections[] = {"## The table", "## " SECT "1", "## " SECT "2",
+                                           "## " SECT "3", "## " SECT "4", "## " SECT "7",
+                                           "## " SECT "8"};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         ck_assert_msg(strstr(index, sections[i]) != NULL, "index.md has no '%s'", sections[i]);
     int links = 0;
