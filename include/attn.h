@@ -470,9 +470,9 @@ attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error
  * floats with %.9g. ids: the sentence's n_words word ids, tokens named by vocab (NULL: the
  * built-in vocabulary). *out (NUL-terminated, *len bytes; len may be NULL) is the caller's to
  * free. */
-attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *sentence,
-                                     const int *ids, const attn_explanation *e, char **out,
-                                     size_t *len, attn_error *err);
+attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *sentence, const int *ids,
+                                     const attn_explanation *e, char **out, size_t *len,
+                                     attn_error *err);
 
 /* A request {"sentence": "...", "models": ["rnn", ...]} ("models" optional), parsed strictly
  * (RFC 8259 grammar, no other keys, no \u0000 in strings); names are not checked here. */

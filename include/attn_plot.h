@@ -38,6 +38,10 @@ typedef struct attn_plot {
     int width, height;   /* pixels; 0 = 900 x 540 */
     int n_series;
     const attn_plot_series *series; /* [n_series] */
+    /* optional: words on the x axis, x_labels[i] at x = i (i < n_x_labels), rotated 45 degrees
+     * (the probability after each word of a sentence) */
+    int n_x_labels;
+    const char *const *x_labels;
 } attn_plot;
 
 /* A matrix as a heat map, row 0 at the top (attention maps: query rows, key columns). */

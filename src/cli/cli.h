@@ -27,6 +27,10 @@ int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
+int cmd_saliency(int argc, char **argv);
+int cmd_attend(int argc, char **argv);
+int cmd_lesson(int argc, char **argv);
+int cmd_figures(int argc, char **argv);
 
 /* ---- options.c: one table per command ------------------------------------------------------ */
 

@@ -215,6 +215,8 @@ static attn_status finish(plot_files *f, const char *path, attn_status st, attn_
     return st;
 }
 
+static void put_tics(FILE *s, const char *axis, const char *const *labels, int n, bool rotate);
+
 /* ---- line charts ----------------------------------------------------------------------- */
 
 static bool drawable(double v, bool log_axis) {
@@ -266,6 +268,10 @@ attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *er
     if (p->log_x) fputs("set logscale x\nset format x '%g'\n", s);
     if (p->log_y) fputs("set logscale y\nset format y '1e%T'\n", s);
     if (p->y_min != 0 || p->y_max != 0) fprintf(s, "set yrange [%.9g:%.9g]\n", p->y_min, p->y_max);
+    if (p->x_labels && p->n_x_labels > 0) {
+        fprintf(s, "set xrange [-0.5:%d.5]\n", p->n_x_labels - 1);
+        put_tics(s, "x", p->x_labels, p->n_x_labels, true);
+    }
     fprintf(s, "set key %s box opaque samplen 2\n", p->key ? p->key : "top right");
     fputs("set style fill transparent solid 0.18 noborder\nplot ", s);
     for (int i = 0; i < p->n_series; i++) {

@@ -55,8 +55,8 @@ static void write_attention(FILE *f, const attn_explanation *e) {
     fputc(']', f);
 }
 
-static void write_explanation(FILE *f, const char *sentence, const int *ids,
-                              const attn_explanation *e) {
+static void write_explanation(FILE *f, const attn_vocab *vocab, const char *sentence,
+                              const int *ids, const attn_explanation *e) {
     const int n = e->n_words;
     const int n_tok = e->arch == ATTN_ARCH_TRANSFORMER ? n + 1 : n;
     fprintf(f, "{\"sentence\": ");
@@ -100,7 +100,7 @@ attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *senten
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "explanation JSON: out of memory");
-    write_explanation(f, sentence, ids, e);
+    write_explanation(f, vocab, sentence, ids, e);
     const bool failed = ferror(f) != 0;
     if (fclose(f) != 0 || failed) {
         free(buf);

@@ -117,7 +117,8 @@ START_TEST(test_bad_requests) {
     expect_error("POST", "/api/explain", "[\"good\"]", 400, "bad_request");
     expect_error("POST", "/api/explain", "{\"sentence\": 5}", 400, "bad_request");
     expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"x\": 1}", 400, "bad_request");
-    expect_error("POST", "/api/explain", "{\"sentence\": \"good\\u0000 bad\"}", 400, "bad_request");
+    expect_error("POST", "/api/explain", "{\"sentence\": \"good\\u0000 bad\"}", 400,
+                 "malformed_json");
     expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"models\": \"rnn\"}", 400,
                  "bad_request");
     expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"models\": [\"bert\"]}", 404,
