@@ -211,17 +211,13 @@ attn_status exp_convolution_plot(const attn_experiment_result *r, const char *pa
     snprintf(title, sizeof title,
              "Attention reproducing a kernel-3 convolution (%g random kernels and inputs)",
              exp_get(r, "seeds"));
-    const attn_plot p = {title,
-                         "bias sharpness alpha",
-                         "largest |attention - convolution|",
-                         true,
-                         true,
-                         "bottom left",
-                         0,
-                         0,
-                         0,
-                         0,
-                         3,
-                         s};
+    const attn_plot p = {.title = title,
+                         .xlabel = "bias sharpness alpha",
+                         .ylabel = "largest |attention - convolution|",
+                         .log_x = true,
+                         .log_y = true,
+                         .key = "bottom left",
+                         .n_series = 3,
+                         .series = s};
     return attn_plot_lines(&p, path, err);
 }

@@ -247,17 +247,12 @@ attn_status exp_embedding_plot(const attn_experiment_result *r, const char *path
     }
     if (n == 0) return attn_errorf(err, ATTN_ERR_ARG, "embedding plot: no row norms in the result");
     s[n++] = (attn_plot_series){"unit length", ATTN_VOCAB_SIZE, ids, ones, .dashed = true};
-    const attn_plot p = {"Row norms of the trained embedding tables (weights/)",
-                         "token id (0 [PAD], 1 [CLS], then the 89 words)",
-                         "L2 norm of the embedding row",
-                         false,
-                         false,
-                         "top right",
-                         0,
-                         10,
-                         0,
-                         0,
-                         n,
-                         s};
+    const attn_plot p = {.title = "Row norms of the trained embedding tables (weights/)",
+                         .xlabel = "token id (0 [PAD], 1 [CLS], then the 89 words)",
+                         .ylabel = "L2 norm of the embedding row",
+                         .key = "top right",
+                         .y_max = 10,
+                         .n_series = n,
+                         .series = s};
     return attn_plot_lines(&p, path, err);
 }

@@ -386,18 +386,13 @@ attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *p
     else if (!x || !y[n - 1])
         st = attn_errorf(err, ATTN_ERR_NOMEM, "equivariance plot: out of memory");
     if (!st) {
-        const attn_plot p = {"|logit change| when a test sentence's words are shuffled",
-                             "test sentences, sorted by change (percent)",
-                             "|logit(shuffled) - logit(original)| (0 drawn at 1e-9)",
-                             false,
-                             true,
-                             "top left",
-                             0,
-                             0,
-                             0,
-                             0,
-                             n,
-                             s};
+        const attn_plot p = {.title = "|logit change| when a test sentence's words are shuffled",
+                             .xlabel = "test sentences, sorted by change (percent)",
+                             .ylabel = "|logit(shuffled) - logit(original)| (0 drawn at 1e-9)",
+                             .log_y = true,
+                             .key = "top left",
+                             .n_series = n,
+                             .series = s};
         st = attn_plot_lines(&p, path, err);
     }
     free(x);

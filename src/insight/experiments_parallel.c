@@ -167,17 +167,14 @@ attn_status exp_parallel_plot(const attn_experiment_result *r, const char *path,
             n++;
         }
     if (n == 0) return attn_errorf(err, ATTN_ERR_ARG, "parallel plot: no timings in the result");
-    const attn_plot p = {"Time per sentence against length (attn's forward, 1 thread, median)",
-                         "sentence length (words)",
-                         "time per sentence (microseconds)",
-                         true,
-                         true,
-                         "top left",
-                         0,
-                         0,
-                         0,
-                         0,
-                         n,
-                         s};
+    const attn_plot p = {.title =
+                             "Time per sentence against length (attn's forward, 1 thread, median)",
+                         .xlabel = "sentence length (words)",
+                         .ylabel = "time per sentence (microseconds)",
+                         .log_x = true,
+                         .log_y = true,
+                         .key = "top left",
+                         .n_series = n,
+                         .series = s};
     return attn_plot_lines(&p, path, err);
 }
