@@ -6,7 +6,12 @@
 
 #include "test_util.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <string.h>
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
+#endif
 
 #define KP_COUNT 2
 static const char *const kp_names[KP_COUNT] = {"scalar", "avx2"};
@@ -27,6 +32,27 @@ static inline bool kp_select(int p) {
 /* True while the scalar kernels are active. */
 static inline bool kp_scalar(void) {
     return attn_cpu_path()[0] == 's';
+}
+
+/* The scalar path's golden: PyTorch's kernels under ATEN_CPU_CAPABILITY=default
+ * (tools/golden_kernels.py --capability default). Touches no BLAS, so it is the same on every
+ * x86-64 machine with the same C library (its expf/tanhf). */
+#define KP_DEFAULT_GOLDEN "weights/golden/kernels_default.json"
+
+/* True when KP_DEFAULT_GOLDEN's ops that call libm (tanh, sigmoid, softmax) must be
+ * bit-identical here: the golden's "libc" is this process's C library. Otherwise prints the
+ * two and `tolerance`, the check used instead. */
+static inline bool kp_default_libc_matches(const cJSON *golden, const char *tolerance) {
+    const cJSON *libc = cJSON_GetObjectItemCaseSensitive(golden, "libc");
+    char here[64] = "unknown";
+#if defined(__GLIBC__)
+    snprintf(here, sizeof here, "glibc %s", gnu_get_libc_version());
+#endif
+    if (cJSON_IsString(libc) && strcmp(libc->valuestring, here) == 0) return true;
+    printf("  %s: made with %s, this process runs %s: checking within %s instead\n",
+           KP_DEFAULT_GOLDEN, cJSON_IsString(libc) ? libc->valuestring : "(not recorded)", here,
+           tolerance);
+    return false;
 }
 
 #endif
