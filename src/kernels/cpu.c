@@ -1,5 +1,7 @@
-/* cpu.c -- which implementation of the vectorised kernels runs: "scalar" (plain C, any CPU) or
- * "avx2" (x86-64 with AVX2 and FMA; bit-identical to PyTorch 1.13 on an AVX2 machine).
+/* cpu.c -- which implementation of the vectorised kernels runs: "scalar" (plain C, any CPU;
+ * bit-identical to PyTorch 1.13 run with ATEN_CPU_CAPABILITY=default) or "avx2" (x86-64 with
+ * AVX2 and FMA; bit-identical to PyTorch 1.13's avx2 kernels, its choice on an AVX2 machine).
+ * tools/portable_check.py checks both pairs live.
  *
  * The choice is process-wide, like OpenBLAS's choice of its kernel set, and made once, on the
  * first kernel call (or attn_cpu_path/attn_cpu_select):
