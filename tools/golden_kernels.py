@@ -17,7 +17,8 @@ softmax and LayerNorm computed by PyTorch's CPU kernels of the default capabilit
 (ATEN_CPU_CAPABILITY=default, set before torch loads: the generic 8-lane Vectorized<float>,
 no FMA, glibc's libm), the reference of attn's scalar kernel path. Those ops touch
 no BLAS, so the file holds on any x86-64 machine; it records the C library, whose expf/tanhf
-they call.
+they call. --capability avx512 (on a CPU with AVX-512) writes kernels_avx512.json, the same
+ops by PyTorch's avx512 kernels, the reference of attn's ATTN_CPU=avx512 path.
 """
 import argparse
 import json
@@ -25,8 +26,9 @@ import os
 import platform
 import sys
 
-if "--capability" in sys.argv:  # the only choice; ATen reads it once, when torch loads
-    os.environ["ATEN_CPU_CAPABILITY"] = "default"
+CAPABILITIES = {"default": "NO AVX", "avx512": "AVX512"}  # what torch's config then says
+if "--capability" in sys.argv[:-1]:  # ATen reads it once, when torch loads
+    os.environ["ATEN_CPU_CAPABILITY"] = sys.argv[sys.argv.index("--capability") + 1]
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -129,16 +131,16 @@ def write(name, data):
     print(f"wrote {path} ({os.path.getsize(path)} bytes)")
 
 
-def main_default():
-    """kernels_default.json: the ops of attn's scalar path under ATEN_CPU_CAPABILITY=default."""
+def main_capability(cap):
+    """kernels_<cap>.json: the BLAS-free vectorised ops under ATEN_CPU_CAPABILITY=cap."""
     m = machine()
-    if m["cpu_capability"] != "NO":  # torch prints "CPU capability usage: NO AVX"
-        sys.exit("torch runs capability %s, not default" % m["cpu_capability"])
-    m["cpu_capability"] = "NO AVX"
-    write("kernels_default.json", {
+    if not CAPABILITIES[cap].startswith(m["cpu_capability"]):  # "NO AVX" reads as "NO"
+        sys.exit("torch runs capability %s, not %s" % (m["cpu_capability"], cap))
+    m["cpu_capability"] = CAPABILITIES[cap]
+    write("kernels_%s.json" % cap, {
         "machine": m,
         "torch_version": torch.__version__,
-        "aten_cpu_capability": "default",
+        "aten_cpu_capability": cap,
         "libc": " ".join(platform.libc_ver()),
         "tanh": unary_cases(torch.tanh, 70, 1.5),
         "sigmoid": unary_cases(torch.sigmoid, 70, 3.0),
@@ -152,13 +154,13 @@ def main():
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit codes: 0 success, 1 OPENBLAS_NUM_THREADS is not 1 (or a traceback), "
                "2 usage error.")
-    ap.add_argument("--capability", choices=["default"],
-                    help="write kernels_default.json with ATEN_CPU_CAPABILITY=default")
+    ap.add_argument("--capability", choices=sorted(CAPABILITIES),
+                    help="write kernels_CAPABILITY.json with ATEN_CPU_CAPABILITY set to it")
     args = ap.parse_args()
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         sys.exit("run with OPENBLAS_NUM_THREADS=1 (see docs/numerics.md)")
     if args.capability:
-        main_default()
+        main_capability(args.capability)
         return
     data = {
         "machine": machine(),

@@ -49,7 +49,10 @@ void attn_softmax_forward(float *probs, const float *x, int rows, int cols, int 
     ATTN_ASSERT(n_valid >= 0 && n_valid <= cols);
 #if ATTN_HAVE_AVX2_KERNELS
     if (attn_cpu_use_avx2()) {
-        attn_softmax_forward_avx2(probs, x, rows, cols, n_valid);
+        if (attn_cpu_aten_avx512())
+            attn_softmax_forward_avx512(probs, x, rows, cols, n_valid);
+        else
+            attn_softmax_forward_avx2(probs, x, rows, cols, n_valid);
         return;
     }
 #endif

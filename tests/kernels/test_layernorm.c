@@ -20,7 +20,7 @@
 /* The scalar path (ATen's Welford as on AVX2, but the output's two multiply-adds rounded
  * separately, as in PyTorch's default-capability build) against the AVX2 goldens (fused there):
  * within SCALAR_REL (absolute below |y| = 1; measured up to 1494 ULP where y is near 0, from
- * the cancellation in x * rstd - rstd * mean). Its own golden is KP_DEFAULT_GOLDEN. */
+ * the cancellation in x * rstd - rstd * mean). Its own golden is in kp_goldens. */
 #define SCALAR_REL 1e-6
 
 /* loop index: the CPU path */
@@ -181,12 +181,14 @@ START_TEST(test_layernorm_paths_agree) {
 }
 END_TEST
 
-/* The scalar path against PyTorch under ATEN_CPU_CAPABILITY=default (KP_DEFAULT_GOLDEN):
- * bit-identical y for D = 5 .. 2056 (tails of D mod 8, Welford cascades of depth 1 to 5), on
- * every machine: the op calls no libm function but sqrtf, which IEEE rounds exactly. */
-START_TEST(test_layernorm_golden_default) {
-    if (!kp_select(0)) return;
-    cJSON *root = tu_load_source_json(KP_DEFAULT_GOLDEN);
+/* The scalar and avx512 paths against PyTorch under their capability (kp_goldens): bit-identical
+ * y for D = 5 .. 2056 (tails of D mod 8, Welford cascades of depth 1 to 5), on every machine:
+ * the op calls no libm function but sqrtf, which IEEE rounds exactly. (ATen's avx512
+ * LayerNorm gives the AVX2 kernel's bits: the avx512 path runs that kernel.)
+ * loop index: kp_goldens */
+START_TEST(test_layernorm_golden_capability) {
+    if (!kp_golden_select(_i)) return;
+    cJSON *root = tu_load_source_json(kp_goldens[_i].file);
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "layernorm"), *c;
     int count = 0;
     size_t total = 0;
@@ -199,15 +201,15 @@ START_TEST(test_layernorm_golden_default) {
         ck_assert(y && mean && rstd);
         attn_layernorm_forward(y, mean, rstd, x, g, b, n, D);
         char what[80];
-        snprintf(what, sizeof what, "layernorm (default capability) n=%d D=%d", n, D);
+        snprintf(what, sizeof what, "layernorm (%s capability) n=%d D=%d",
+                 kp_goldens[_i].capability, n, D);
         tu_assert_identical(what, y, want, (size_t)n * D);
         total += (size_t)n * D;
         free(x), free(g), free(b), free(want), free(y), free(mean), free(rstd);
         count++;
     }
-    printf("  layernorm, scalar path vs ATEN_CPU_CAPABILITY=default: identical %zu/%zu over %d "
-           "shapes\n",
-           total, total, count);
+    printf("  layernorm, %s path vs ATEN_CPU_CAPABILITY=%s: identical %zu/%zu over %d shapes\n",
+           kp_goldens[_i].path, kp_goldens[_i].capability, total, total, count);
     ck_assert_int_ge(count, 11);
     cJSON_Delete(root);
 }
@@ -220,7 +222,7 @@ static Suite *layernorm_suite(void) {
     tcase_add_loop_test(tc, test_layernorm_golden, 0, KP_COUNT);
     tcase_add_loop_test(tc, test_layernorm_grad, 0, KP_COUNT * N_LN_SHAPES);
     tcase_add_test(tc, test_layernorm_paths_agree);
-    tcase_add_test(tc, test_layernorm_golden_default);
+    tcase_add_loop_test(tc, test_layernorm_golden_capability, 0, KP_GOLDEN_COUNT);
     suite_add_tcase(s, tc);
     return s;
 }

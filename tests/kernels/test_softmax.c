@@ -1,7 +1,8 @@
 /* test_softmax.c -- masked row softmax, on both CPU paths (kernel_paths.h).
  * Evidence: PyTorch goldens (AVX2 path: bit-identical torch.softmax on [1,n] rows, n = 1..100,
  * also with the row placed in a wider masked row; scalar path: bit-identical to PyTorch under
- * ATEN_CPU_CAPABILITY=default, within SCALAR_MAX_ULP of the AVX2 goldens),
+ * ATEN_CPU_CAPABILITY=default, within SCALAR_MAX_ULP of the AVX2 goldens; avx512 path:
+ * bit-identical to PyTorch under ATEN_CPU_CAPABILITY=avx512),
  * the two paths against each other, invariants (rows sum to 1, masked columns are 0, a
  * fully masked row is 0), finite differences for the backward with n_valid < cols, and the
  * accumulate contract. */
@@ -23,7 +24,7 @@
 
 /* The scalar path (glibc expf and the lanes folded in order, where PyTorch's AVX2 build runs
  * Sleef's expf8_u10 and folds by shuffles) against the AVX2 goldens: measured max 3 ULP on the
- * 5050 golden values (n = 1..100; 2543 identical). Its own golden is KP_DEFAULT_GOLDEN. */
+ * 5050 golden values (n = 1..100; 2543 identical). Its own golden is in kp_goldens. */
 #define SCALAR_MAX_ULP 16u
 
 /* loop index: the CPU path */
@@ -190,14 +191,16 @@ START_TEST(test_softmax_paths_agree) {
 }
 END_TEST
 
-/* The scalar path against PyTorch under ATEN_CPU_CAPABILITY=default (KP_DEFAULT_GOLDEN), rows
- * of 1..100, alone and as the valid part of a wider masked row: bit-identical where the golden
- * was made with this C library (glibc expf), else within DEFAULT_OTHER_LIBC_MAX_ULP. */
-#define DEFAULT_OTHER_LIBC_MAX_ULP 4u
-START_TEST(test_softmax_golden_default) {
-    if (!kp_select(0)) return;
-    cJSON *root = tu_load_source_json(KP_DEFAULT_GOLDEN);
-    const bool exact = kp_default_libc_matches(root, "4 ULP");
+/* The scalar and avx512 paths against PyTorch under their capability (kp_goldens), rows of
+ * 1..100, alone and as the valid part of a wider masked row: bit-identical where the golden
+ * was made with this C library (glibc expf on the scalar path), else within
+ * GOLDEN_OTHER_LIBC_MAX_ULP. loop index: kp_goldens */
+#define GOLDEN_OTHER_LIBC_MAX_ULP 4u
+START_TEST(test_softmax_golden_capability) {
+    if (!kp_golden_select(_i)) return;
+    const char *file = kp_goldens[_i].file, *cap = kp_goldens[_i].capability;
+    cJSON *root = tu_load_source_json(file);
+    const bool exact = kp_golden_libc_matches(root, file, "4 ULP");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "softmax"), *c;
     int count = 0;
     size_t total = 0, identical = 0;
@@ -212,18 +215,17 @@ START_TEST(test_softmax_golden_default) {
         for (int j = (int)n; j < cols; j++) xw[j] = -7.0f;
         attn_softmax_forward(yw, xw, 1, cols, (int)n);
         char what[80];
-        snprintf(what, sizeof what, "softmax (default capability) n=%zu", n);
-        tu_assert_golden_ulp(what, y, want, n, exact, DEFAULT_OTHER_LIBC_MAX_ULP);
-        snprintf(what, sizeof what, "softmax (default capability) n_valid=%zu cols=%d", n, cols);
-        tu_assert_golden_ulp(what, yw, want, n, exact, DEFAULT_OTHER_LIBC_MAX_ULP);
+        snprintf(what, sizeof what, "softmax (%s capability) n=%zu", cap, n);
+        tu_assert_golden_ulp(what, y, want, n, exact, GOLDEN_OTHER_LIBC_MAX_ULP);
+        snprintf(what, sizeof what, "softmax (%s capability) n_valid=%zu cols=%d", cap, n, cols);
+        tu_assert_golden_ulp(what, yw, want, n, exact, GOLDEN_OTHER_LIBC_MAX_ULP);
         total += n;
         identical += tu_compare_floats(y, want, n).n_equal;
         free(x), free(want), free(y), free(xw), free(yw);
         count++;
     }
-    printf("  softmax lengths 1..%d, scalar path vs ATEN_CPU_CAPABILITY=default: identical "
-           "%zu/%zu\n",
-           count, identical, total);
+    printf("  softmax lengths 1..%d, %s path vs ATEN_CPU_CAPABILITY=%s: identical %zu/%zu\n", count,
+           kp_goldens[_i].path, cap, identical, total);
     ck_assert_int_eq(count, 100);
     cJSON_Delete(root);
 }
@@ -237,7 +239,7 @@ static Suite *softmax_suite(void) {
     tcase_add_loop_test(tc, test_softmax_invariants, 0, KP_COUNT);
     tcase_add_loop_test(tc, test_softmax_grad, 0, KP_COUNT * N_SM_SHAPES);
     tcase_add_test(tc, test_softmax_paths_agree);
-    tcase_add_test(tc, test_softmax_golden_default);
+    tcase_add_loop_test(tc, test_softmax_golden_capability, 0, KP_GOLDEN_COUNT);
     suite_add_tcase(s, tc);
     return s;
 }
