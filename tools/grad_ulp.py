@@ -185,8 +185,8 @@ def print_wide(results):
                         ("rnn.", "lstm.", "gru.")) else tensor
                     key = "cell." + key if key != tensor else key
                     rows.setdefault(key, {})[columns[-1]] = cell_text(st.row())
-                rows.setdefault("all tensors" if family == "recurrent"
-                                else "all but in_proj_bias[k]", {})[columns[-1]] = cell_text(pooled_row(stats))
+                total = "all tensors" if family == "recurrent" else "all but in_proj_bias[k]"
+                rows.setdefault(total, {})[columns[-1]] = cell_text(pooled_row(stats))
         print("| tensor | " + " | ".join(columns) + " |")
         print("|---|" + "---|" * len(columns))
         for key, cells in rows.items():

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""portable_check.py -- both kernel paths of attn against PyTorch 1.13 run with the matching
+"""portable_check.py -- the kernel paths of attn against PyTorch 1.13 run with the matching
 ATen CPU capability, live, over every sentence length.
 
-attn has two kernel paths (src/kernels/cpu.c, `ATTN_CPU=scalar|avx2`); ATen has one kernel set
-per CPU capability (`ATEN_CPU_CAPABILITY=default|avx2|avx512`, read once when torch loads). The
-pairs checked:
+attn has three kernel paths (src/kernels/cpu.c, `ATTN_CPU=scalar|avx2|avx512`); ATen has one
+kernel set per CPU capability (`ATEN_CPU_CAPABILITY=default|avx2|avx512`, read once when torch
+loads). The pairs checked:
 
   scalar  vs  ATEN_CPU_CAPABILITY=default   (must be bit-identical)
   avx2    vs  ATEN_CPU_CAPABILITY=avx2      (must be bit-identical)
@@ -12,10 +12,11 @@ pairs checked:
                                              AVX-512, which PyTorch's kernels need)
   avx2    vs  ATEN_CPU_CAPABILITY=avx512    (reported only; with --avx512)
 
-For each model (rnn, lstm, gru, transformer, transformer_gelu, transformer_post): fresh PyTorch
-weights with perturbed biases -> attn-weights-v1 JSON; random word sequences of every length
-from 1 to 80 words (--per-length each); PyTorch's batch-1 eval logits computed in a child
-process per capability (the capability cannot change once torch is loaded); `attn predict`
+For each model (rnn, lstm, gru, transformer, transformer_gelu, transformer_post, and other sizes:
+see MODELS): fresh PyTorch weights with perturbed biases -> attn-weights-v1 JSON; random word
+sequences of every length from 1 to 80 words (--per-length each); PyTorch's batch-1 eval
+logits, under default in this process and under each other capability in a child process
+(the capability cannot change once torch is loaded); `attn predict`
 with ATTN_CPU set per path; every logit compared bit for bit. Prints per pair and model
 `scalar/default rnn: identical: N/N, max ULP: K` and a summary line per pair.
 

@@ -1,6 +1,7 @@
-# tests/kernels/extra.cmake -- both kernel paths against live PyTorch run with the matching ATen
-# CPU capability (tools/portable_check.py): ATTN_CPU=scalar vs ATEN_CPU_CAPABILITY=default and
-# ATTN_CPU=avx2 vs ATEN_CPU_CAPABILITY=avx2, 8 models x every length 1..80 words, every logit
+# tests/kernels/extra.cmake -- every kernel path against live PyTorch run with the matching ATen
+# CPU capability (tools/portable_check.py): ATTN_CPU=scalar vs ATEN_CPU_CAPABILITY=default,
+# ATTN_CPU=avx2 vs ATEN_CPU_CAPABILITY=avx2 and, on a CPU with AVX-512, ATTN_CPU=avx512 vs
+# ATEN_CPU_CAPABILITY=avx512; 10 models x every length 1..80 words, every logit
 # bit-identical (about 30 s on an idle 2-core machine). Needs /usr/bin/python3 with torch
 # (Debian python3-torch). Label "torch".
 add_test(NAME kernels/portable_torch
