@@ -11,14 +11,27 @@ The top-level "machine" object records where it was made (make_golden.machine())
 is defined only on the same CPU class, elsewhere the tests check a tolerance.
 Floats are written with json.dumps (shortest round-trip repr of the float32 value as a double),
 which cJSON reads back exactly.
+
+With --capability default it writes weights/golden/kernels_default.json instead: tanh, sigmoid,
+softmax and LayerNorm computed by PyTorch's CPU kernels of the default capability
+(ATEN_CPU_CAPABILITY=default, set before torch loads: the generic 8-lane Vectorized<float>,
+no FMA, glibc's libm), the reference of attn's scalar kernel path. Those ops touch
+no BLAS, so the file holds on any x86-64 machine; it records the C library, whose expf/tanhf
+they call. --capability avx512 (on a CPU with AVX-512) writes kernels_avx512.json, the same
+ops by PyTorch's avx512 kernels, the reference of attn's ATTN_CPU=avx512 path.
 """
 import argparse
 import json
 import os
+import platform
 import sys
 
-import torch
-import torch.nn.functional as F
+CAPABILITIES = {"default": "NO AVX", "avx512": "AVX512"}  # what torch's config then says
+if "--capability" in sys.argv[:-1]:  # ATen reads it once, when torch loads
+    os.environ["ATEN_CPU_CAPABILITY"] = sys.argv[sys.argv.index("--capability") + 1]
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import machine  # noqa: E402
@@ -96,13 +109,59 @@ def bce_cases():
     return out
 
 
+def layernorm_default_cases():
+    """Also rows with a scalar tail (D mod 8) and Welford cascades of depth 2..5 (D / 8 vectors
+    in chunks of 16)."""
+    out = layernorm_cases()
+    for D, rows in [(20, 5), (264, 3), (520, 2), (1000, 2), (2056, 1)]:
+        x = torch.randn(rows, D) * 3 - 1.5
+        g = torch.rand(D) * 2 - 0.5
+        b = torch.randn(D) * 0.5
+        y = F.layer_norm(x, (D,), g, b, 1e-5)
+        out.append({"n": rows, "D": D, "x": flat(x), "gamma": flat(g), "beta": flat(b),
+                    "y": flat(y)})
+    return out
+
+
+def write(name, data):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "weights", "golden", name)
+    with open(path, "w") as f:
+        json.dump(data, f, separators=(",", ":"))
+    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
+
+def main_capability(cap):
+    """kernels_<cap>.json: the BLAS-free vectorised ops under ATEN_CPU_CAPABILITY=cap."""
+    m = machine()
+    if not CAPABILITIES[cap].startswith(m["cpu_capability"]):  # "NO AVX" reads as "NO"
+        sys.exit("torch runs capability %s, not %s" % (m["cpu_capability"], cap))
+    m["cpu_capability"] = CAPABILITIES[cap]
+    write("kernels_%s.json" % cap, {
+        "machine": m,
+        "torch_version": torch.__version__,
+        "aten_cpu_capability": cap,
+        "libc": " ".join(platform.libc_ver()),
+        "tanh": unary_cases(torch.tanh, 70, 1.5),
+        "sigmoid": unary_cases(torch.sigmoid, 70, 3.0),
+        "softmax": softmax_cases(),
+        "layernorm": layernorm_default_cases(),
+    })
+
+
 def main():
-    argparse.ArgumentParser(
+    ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit codes: 0 success, 1 OPENBLAS_NUM_THREADS is not 1 (or a traceback), "
-               "2 usage error.").parse_args()
+               "2 usage error.")
+    ap.add_argument("--capability", choices=sorted(CAPABILITIES),
+                    help="write kernels_CAPABILITY.json with ATEN_CPU_CAPABILITY set to it")
+    args = ap.parse_args()
     if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         sys.exit("run with OPENBLAS_NUM_THREADS=1 (see docs/numerics.md)")
+    if args.capability:
+        main_capability(args.capability)
+        return
     data = {
         "machine": machine(),
         "torch_version": torch.__version__,
@@ -115,11 +174,7 @@ def main():
         "gelu": gelu_case(),
         "bce": bce_cases(),
     }
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(root, "weights", "golden", "kernels.json")
-    with open(path, "w") as f:
-        json.dump(data, f, separators=(",", ":"))
-    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+    write("kernels.json", data)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,10 @@ void attn_tanh_backward(float *d_x, const float *d_y, const float *y, size_t n) 
 void attn_sigmoid_forward(float *y, const float *x, size_t n) {
 #if ATTN_HAVE_AVX2_KERNELS
     if (attn_cpu_use_avx2()) {
-        attn_sigmoid_forward_avx2(y, x, n);
+        if (attn_cpu_aten_avx512())
+            attn_sigmoid_forward_avx512(y, x, n);
+        else
+            attn_sigmoid_forward_avx2(y, x, n);
         return;
     }
 #endif

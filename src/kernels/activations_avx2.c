@@ -43,6 +43,16 @@ void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n) {
     for (; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
 }
 
+/* The same for ATen's avx512 kernels (ATTN_CPU=avx512): blocks of 32 (two 16-lane vectors,
+ * the same bits per element as 8 lanes), glibc expf on the last n mod 32 elements. */
+void attn_sigmoid_forward_avx512(float *y, const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (size_t k = 0; k < 32; k += 8)
+            _mm256_storeu_ps(y + i + k, sigmoid8(_mm256_loadu_ps(x + i + k)));
+    for (; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+
 /* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, AVX2) ---------------------------------------- */
 
 #define C(bits) _mm256_set1_ps(attn_f32_from_bits(bits))

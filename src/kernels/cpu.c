@@ -1,11 +1,16 @@
-/* cpu.c -- which implementation of the vectorised kernels runs: "scalar" (plain C, any CPU) or
- * "avx2" (x86-64 with AVX2 and FMA; bit-identical to PyTorch 1.13 on an AVX2 machine).
+/* cpu.c -- which implementation of the vectorised kernels runs: "scalar" (plain C, any CPU;
+ * bit-identical to PyTorch 1.13 run with ATEN_CPU_CAPABILITY=default), "avx2" (x86-64 with
+ * AVX2 and FMA; bit-identical to PyTorch 1.13's avx2 kernels, its choice on an AVX2 machine) or
+ * "avx512" (the AVX2 kernels, except the two ops whose arithmetic depends on ATen's 16-lane
+ * vectors, softmax and sigmoid, which follow PyTorch's avx512 kernels; runs on any AVX2+FMA CPU,
+ * never chosen by auto). tools/portable_check.py checks the pairs live.
  *
  * The choice is process-wide, like OpenBLAS's choice of its kernel set, and made once, on the
  * first kernel call (or attn_cpu_path/attn_cpu_select):
  *   ATTN_CPU=scalar       the plain C kernels;
  *   ATTN_CPU=avx2         the AVX2 kernels; on a CPU or build without AVX2+FMA a warning goes to
  *                         the log hook and the scalar kernels run (kernels cannot fail);
+ *   ATTN_CPU=avx512       the same, with ATen's avx512 softmax and sigmoid;
  *   ATTN_CPU=auto/unset   avx2 iff __builtin_cpu_supports("avx2") and ("fma");
  *   anything else         a warning, then auto.
  * Process-wide state on purpose (as the log hook): one atomic int, so reading it on every kernel
@@ -19,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PATH_UNSET = 0, PATH_SCALAR, PATH_AVX2, PATH_AUTO, PATH_UNKNOWN };
+enum { PATH_UNSET = 0, PATH_SCALAR, PATH_AVX2, PATH_AVX512, PATH_AUTO, PATH_UNKNOWN };
 
 static _Atomic int active_path = PATH_UNSET;
 
@@ -37,11 +42,12 @@ static int path_from_name(const char *name) {
     if (!name || !*name || strcmp(name, "auto") == 0) return PATH_AUTO;
     if (strcmp(name, "scalar") == 0) return PATH_SCALAR;
     if (strcmp(name, "avx2") == 0) return PATH_AVX2;
+    if (strcmp(name, "avx512") == 0) return PATH_AVX512;
     return PATH_UNKNOWN;
 }
 
 static const char *path_name(int path) {
-    return path == PATH_AVX2 ? "avx2" : "scalar";
+    return path == PATH_AVX2 ? "avx2" : path == PATH_AVX512 ? "avx512" : "scalar";
 }
 
 /* The first choice, from $ATTN_CPU (see the file comment). */
@@ -52,14 +58,15 @@ static int initial_path(void) {
     case PATH_SCALAR:
         return PATH_SCALAR;
     case PATH_AVX2:
+    case PATH_AVX512:
         if (best != PATH_AVX2)
             attn_log(ATTN_LOG_WARN,
-                     "ATTN_CPU=avx2: this %s has no AVX2+FMA; running the scalar kernels",
+                     "ATTN_CPU=%s: this %s has no AVX2+FMA; running the scalar kernels", env,
                      ATTN_HAVE_AVX2_KERNELS ? "CPU" : "build (not x86-64)");
-        return best;
+        return best == PATH_AVX2 ? path_from_name(env) : best;
     case PATH_UNKNOWN:
-        attn_log(ATTN_LOG_WARN, "ATTN_CPU=%s: unknown (scalar, avx2 or auto); running %s", env,
-                 path_name(best));
+        attn_log(ATTN_LOG_WARN, "ATTN_CPU=%s: unknown (scalar, avx2, avx512 or auto); running %s",
+                 env, path_name(best));
         return best;
     default:
         return best;
@@ -80,7 +87,12 @@ void attn_cpu_reset(void) {
 }
 
 bool attn_cpu_use_avx2(void) {
-    return current_path() == PATH_AVX2;
+    const int p = current_path();
+    return p == PATH_AVX2 || p == PATH_AVX512;
+}
+
+bool attn_cpu_aten_avx512(void) {
+    return current_path() == PATH_AVX512;
 }
 
 const char *attn_cpu_path(void) {
@@ -93,6 +105,7 @@ bool attn_cpu_path_supported(const char *name) {
     case PATH_AUTO:
         return true;
     case PATH_AVX2:
+    case PATH_AVX512:
         return cpu_has_avx2_fma();
     default:
         return false;
@@ -102,12 +115,12 @@ bool attn_cpu_path_supported(const char *name) {
 bool attn_cpu_select(const char *name) {
     int p = path_from_name(name);
     if (p == PATH_UNKNOWN) {
-        attn_log(ATTN_LOG_WARN, "attn_cpu_select(\"%s\"): unknown path (scalar, avx2 or auto)",
-                 name);
+        attn_log(ATTN_LOG_WARN,
+                 "attn_cpu_select(\"%s\"): unknown path (scalar, avx2, avx512 or auto)", name);
         return false;
     }
-    if (p == PATH_AVX2 && !cpu_has_avx2_fma()) {
-        attn_log(ATTN_LOG_WARN, "attn_cpu_select(\"avx2\"): this CPU or build has no AVX2+FMA");
+    if ((p == PATH_AVX2 || p == PATH_AVX512) && !cpu_has_avx2_fma()) {
+        attn_log(ATTN_LOG_WARN, "attn_cpu_select(\"%s\"): this CPU or build has no AVX2+FMA", name);
         return false;
     }
     if (p == PATH_AUTO) p = cpu_has_avx2_fma() ? PATH_AVX2 : PATH_SCALAR;

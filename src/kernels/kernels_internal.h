@@ -43,8 +43,11 @@ static inline float attn_f32_from_bits(uint32_t bits) {
 #define ATTN_HAVE_AVX2_KERNELS 0
 #endif
 
-/* True iff the active path is "avx2" (chosen on first use: ATTN_CPU, else the CPU's features). */
+/* True iff the active path is "avx2" or "avx512" (chosen on first use: ATTN_CPU, else the
+ * CPU's features); both run the AVX2 kernels. */
 bool attn_cpu_use_avx2(void);
+/* True iff the active path is "avx512": softmax and sigmoid follow ATen's avx512 kernels. */
+bool attn_cpu_aten_avx512(void);
 /* Forgets the choice, so the next kernel call chooses again from $ATTN_CPU (tests only). */
 void attn_cpu_reset(void);
 
@@ -52,9 +55,11 @@ void attn_cpu_reset(void);
 /* The AVX2 versions (src/kernels/<op>_avx2.c): same contracts as the public kernels. */
 void attn_tanh_forward_avx2(float *y, const float *x, size_t n);
 void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n);
+void attn_sigmoid_forward_avx512(float *y, const float *x, size_t n);
 void attn_gelu_forward_avx2(float *y, const float *x, size_t n);
 void attn_gelu_backward_avx2(float *d_x, const float *d_y, const float *x, size_t n);
 void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols, int n_valid);
+void attn_softmax_forward_avx512(float *probs, const float *x, int rows, int cols, int n_valid);
 void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
                                 int cols, int n_valid);
 void attn_layernorm_forward_avx2(float *y, float *mean, float *rstd, const float *x,

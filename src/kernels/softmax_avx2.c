@@ -100,6 +100,66 @@ void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols,
     }
 }
 
+/* ---- ATen's avx512 softmax (ATTN_CPU=avx512), on AVX2 instructions ------------------------
+ * The same steps with Vectorized<float> of 16 lanes: reduce_all folds rows shorter than 16 in
+ * order; longer ones keep 16 lane-wise accumulators (here two 8-lane halves; a partial last
+ * vector updates only its valid lanes) folded by AVX-512 shuffles: lane i with lane i+8 (the
+ * 256-bit swap), then i^4, i^2, i^1, which is hreduce of op(low half, high half). The
+ * exponentials are Sleef's u10 expf, the same bits per element at 8 or 16 lanes. */
+
+/* vec::reduce_all(op, p, n) on 16 lanes, n >= 1; op is maximum (is_max) or +. */
+static float reduce16(const float *p, int n, bool is_max) {
+    if (n < 16) {
+        float acc = p[0];
+        for (int i = 1; i < n; i++) acc = is_max ? smax(acc, p[i]) : acc + p[i];
+        return acc;
+    }
+    __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+    int d = 16;
+    for (; d + 16 <= n; d += 16) {
+        __m256 a = _mm256_loadu_ps(p + d), b = _mm256_loadu_ps(p + d + 8);
+        lo = is_max ? vmax(lo, a) : _mm256_add_ps(lo, a);
+        hi = is_max ? vmax(hi, b) : _mm256_add_ps(hi, b);
+    }
+    if (d < n) { /* Vec::set(acc, op(acc, partial), n - d) on both halves */
+        const int r = n - d;
+        __m256i mlo = lane_mask(r < 8 ? r : 8), mhi = lane_mask(r > 8 ? r - 8 : 0);
+        __m256 a = _mm256_maskload_ps(p + d, mlo), b = _mm256_maskload_ps(p + d + 8, mhi);
+        a = is_max ? vmax(lo, a) : _mm256_add_ps(lo, a);
+        b = is_max ? vmax(hi, b) : _mm256_add_ps(hi, b);
+        lo = _mm256_blendv_ps(lo, a, _mm256_castsi256_ps(mlo));
+        hi = _mm256_blendv_ps(hi, b, _mm256_castsi256_ps(mhi));
+    }
+    return hreduce(is_max ? vmax(lo, hi) : _mm256_add_ps(lo, hi), is_max);
+}
+
+/* probs[rows,cols] as attn_softmax_forward_avx2, with ATen's 16-lane reductions. */
+void attn_softmax_forward_avx512(float *probs, const float *x, int rows, int cols, int n_valid) {
+    ATTN_ASSERT(n_valid >= 0 && n_valid <= cols);
+    const int full = n_valid - n_valid % 8, tail = n_valid - full;
+    const __m256i tmask = lane_mask(tail);
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *pr = probs + (size_t)r * cols;
+        for (int j = n_valid; j < cols; j++) pr[j] = 0.0f;
+        if (n_valid == 0) continue;
+        const __m256 m = _mm256_set1_ps(reduce16(xr, n_valid, true));
+        int j = 0;
+        for (; j < full; j += 8)
+            _mm256_storeu_ps(pr + j, Sleef_expf8_u10(_mm256_sub_ps(_mm256_loadu_ps(xr + j), m)));
+        if (tail)
+            _mm256_maskstore_ps(
+                pr + j, tmask,
+                Sleef_expf8_u10(_mm256_sub_ps(_mm256_maskload_ps(xr + j, tmask), m)));
+        const __m256 inv = _mm256_set1_ps(1.0f / reduce16(pr, n_valid, false));
+        for (j = 0; j < full; j += 8)
+            _mm256_storeu_ps(pr + j, _mm256_mul_ps(_mm256_loadu_ps(pr + j), inv));
+        if (tail)
+            _mm256_maskstore_ps(pr + j, tmask,
+                                _mm256_mul_ps(_mm256_maskload_ps(pr + j, tmask), inv));
+    }
+}
+
 /* d_x[rows,cols] += p * (d_p - sum_j p_j d_p_j) (the softmax Jacobian diag(p) - p p^T applied
  * to d_p); masked columns have p = 0 and get nothing. In double, 4 lanes at a time. */
 void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,

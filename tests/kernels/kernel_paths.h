@@ -6,7 +6,12 @@
 
 #include "test_util.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <string.h>
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
+#endif
 
 #define KP_COUNT 2
 static const char *const kp_names[KP_COUNT] = {"scalar", "avx2"};
@@ -27,6 +32,49 @@ static inline bool kp_select(int p) {
 /* True while the scalar kernels are active. */
 static inline bool kp_scalar(void) {
     return attn_cpu_path()[0] == 's';
+}
+
+/* Goldens of PyTorch's BLAS-free vectorised ops (tanh, sigmoid, softmax, LayerNorm) under one
+ * ATen CPU capability (tools/golden_kernels.py --capability C), each the reference of one attn
+ * path: the scalar path reproduces ATEN_CPU_CAPABILITY=default, the avx512 path (AVX2
+ * instructions) ATEN_CPU_CAPABILITY=avx512. Touching no BLAS, they hold on every x86-64
+ * machine with the same C library (whose expf/tanhf the scalar code calls). */
+typedef struct kp_golden {
+    const char *path, *file, *capability;
+} kp_golden;
+static const kp_golden kp_goldens[] = {
+    {"scalar", "weights/golden/kernels_default.json", "default"},
+    {"avx512", "weights/golden/kernels_avx512.json", "avx512"},
+};
+#define KP_GOLDEN_COUNT ((int)(sizeof kp_goldens / sizeof *kp_goldens))
+
+/* Makes the path of kp_goldens[g] active; false (skipped, with a line) when this machine
+ * cannot run it. */
+static inline bool kp_golden_select(int g) {
+    ck_assert_int_ge(g, 0);
+    ck_assert_int_lt(g, KP_GOLDEN_COUNT);
+    if (!attn_cpu_path_supported(kp_goldens[g].path)) {
+        printf("  %s kernels: not supported by this CPU or build, skipped\n", kp_goldens[g].path);
+        return false;
+    }
+    ck_assert(attn_cpu_select(kp_goldens[g].path));
+    return true;
+}
+
+/* True when golden's ops that call libm (tanh, sigmoid, softmax) must be bit-identical here:
+ * its "libc" is this process's C library. Otherwise prints the two and `tolerance`, the check
+ * used instead. */
+static inline bool kp_golden_libc_matches(const cJSON *golden, const char *file,
+                                          const char *tolerance) {
+    const cJSON *libc = cJSON_GetObjectItemCaseSensitive(golden, "libc");
+    char here[64] = "unknown";
+#if defined(__GLIBC__)
+    snprintf(here, sizeof here, "glibc %s", gnu_get_libc_version());
+#endif
+    if (cJSON_IsString(libc) && strcmp(libc->valuestring, here) == 0) return true;
+    printf("  %s: made with %s, this process runs %s: checking within %s instead\n", file,
+           cJSON_IsString(libc) ? libc->valuestring : "(not recorded)", here, tolerance);
+    return false;
 }
 
 #endif

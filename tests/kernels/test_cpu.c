@@ -27,7 +27,7 @@ START_TEST(test_select) {
     const bool has_avx2 = attn_cpu_path_supported("avx2");
     ck_assert(attn_cpu_path_supported("scalar"));
     ck_assert(attn_cpu_path_supported("auto"));
-    ck_assert(!attn_cpu_path_supported("avx512"));
+    ck_assert(!attn_cpu_path_supported("avx1024"));
 #if !ATTN_HAVE_AVX2_KERNELS
     ck_assert(!has_avx2);
 #endif
@@ -35,14 +35,20 @@ START_TEST(test_select) {
     ck_assert_str_eq(attn_cpu_path(), "scalar");
     ck_assert(!attn_cpu_use_avx2());
     /* an unknown name fails, leaves the path alone and says why */
-    ck_assert(!attn_cpu_select("avx512"));
+    ck_assert(!attn_cpu_select("avx1024"));
     ck_assert_str_eq(attn_cpu_path(), "scalar");
     ck_assert_int_eq(cap.warnings, 1);
-    ck_assert_ptr_nonnull(strstr(cap.last, "avx512"));
+    ck_assert_ptr_nonnull(strstr(cap.last, "avx1024"));
     /* avx2 succeeds exactly when the CPU has it */
     ck_assert(attn_cpu_select("avx2") == has_avx2);
     ck_assert_str_eq(attn_cpu_path(), has_avx2 ? "avx2" : "scalar");
     ck_assert_int_eq(cap.warnings, has_avx2 ? 1 : 2);
+    /* avx512 (the AVX2 kernels with ATen's avx512 softmax and sigmoid) needs only AVX2+FMA */
+    ck_assert(attn_cpu_select("avx512") == has_avx2);
+    ck_assert_str_eq(attn_cpu_path(), has_avx2 ? "avx512" : "scalar");
+    ck_assert(attn_cpu_use_avx2() == has_avx2);
+    ck_assert(attn_cpu_aten_avx512() == has_avx2);
+    ck_assert_int_eq(cap.warnings, has_avx2 ? 1 : 3);
     /* auto (and NULL) is the best this machine can run */
     ck_assert(attn_cpu_select("scalar") && attn_cpu_select("auto"));
     ck_assert_str_eq(attn_cpu_path(), has_avx2 ? "avx2" : "scalar");
@@ -53,12 +59,14 @@ START_TEST(test_select) {
 }
 END_TEST
 
-/* ATTN_CPU value, expected path ("best" = avx2 if supported), warning expected. */
+/* ATTN_CPU value, expected path ("best" = avx2 if supported; avx2 and avx512 fall back to
+ * scalar without AVX2+FMA), warning expected. auto never chooses avx512. */
 static const struct {
     const char *env, *want;
     bool warns;
 } env_cases[] = {{NULL, "best", false},       {"", "best", false},     {"auto", "best", false},
-                 {"scalar", "scalar", false}, {"avx2", "avx2", false}, {"sse9", "best", true}};
+                 {"scalar", "scalar", false}, {"avx2", "avx2", false}, {"avx512", "avx512", false},
+                 {"sse9", "best", true}};
 
 /* The first kernel call after attn_cpu_reset chooses from $ATTN_CPU. */
 START_TEST(test_env) {
@@ -78,7 +86,8 @@ START_TEST(test_env) {
         const char *want = env_cases[i].want;
         bool warns = env_cases[i].warns;
         if (strcmp(want, "best") == 0) want = has_avx2 ? "avx2" : "scalar";
-        if (strcmp(want, "avx2") == 0 && !has_avx2) want = "scalar", warns = true; /* falls back */
+        if (strncmp(want, "avx", 3) == 0 && !has_avx2)
+            want = "scalar", warns = true; /* falls back */
         ck_assert_msg(strcmp(attn_cpu_path(), want) == 0, "ATTN_CPU=%s: path %s, want %s",
                       env_cases[i].env ? env_cases[i].env : "(unset)", attn_cpu_path(), want);
         ck_assert_int_eq(cap.warnings, warns ? 1 : 0);

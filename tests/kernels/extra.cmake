@@ -1,0 +1,13 @@
+# tests/kernels/extra.cmake -- every kernel path against live PyTorch run with the matching ATen
+# CPU capability (tools/portable_check.py): ATTN_CPU=scalar vs ATEN_CPU_CAPABILITY=default,
+# ATTN_CPU=avx2 vs ATEN_CPU_CAPABILITY=avx2 and, on a CPU with AVX-512, ATTN_CPU=avx512 vs
+# ATEN_CPU_CAPABILITY=avx512; 10 models x every length 1..80 words, every logit
+# bit-identical (about 30 s on an idle 2-core machine). Needs /usr/bin/python3 with torch
+# (Debian python3-torch). Label "torch".
+add_test(NAME kernels/portable_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/portable_check.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(kernels/portable_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)
