@@ -14,7 +14,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"data", cmd_data, "generate a course-review set as TSV (label<TAB>sentence)"},
-    {"vocab", cmd_vocab, "print the 91-token vocabulary with ids and categories"},
+    {"vocab", cmd_vocab, "print the vocabulary (built-in, or a weights file's) with ids"},
     {"info", cmd_info, "show a weights file: arch, sizes, tensor table, parameter count"},
     {"predict", cmd_predict, "classify sentences with trained weights"},
     {"explain", cmd_explain, "what a model did with a sentence: attention, saliency"},
@@ -35,8 +35,8 @@ static const command commands[] = {
 
 static void usage(FILE *f) {
     fprintf(f, "Usage: attn COMMAND [OPTIONS]\n\n"
-               "attn trains and runs the RNN, LSTM and Transformer of \"Attention from "
-               "Scratch\".\n\nCommands:\n");
+               "attn trains, runs and explains the RNN, LSTM and Transformer of \"Attention "
+               "from Scratch\"\n(and a GRU, and models of other sizes).\n\nCommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'attn COMMAND --help' for a command's options.\n"
