@@ -94,24 +94,11 @@ static void json_matrix(const char *key, const float *a, int rows, int cols) {
     putchar(']');
 }
 
-static void json_string(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
 static void json_tokens(const int *ids, int n) {
     putchar('[');
     for (int i = 0; i < n; i++) {
         if (i) printf(", ");
-        json_string(attn_vocab_word(ids[i]));
+        cli_json_string(stdout, attn_vocab_word(ids[i]));
     }
     putchar(']');
 }
@@ -119,11 +106,11 @@ static void json_tokens(const int *ids, int n) {
 static void print_json_head(const char *sentence, const attn_attend_result *r, int qi) {
     const int n = r->n;
     printf("{\"sentence\": ");
-    json_string(sentence);
+    cli_json_string(stdout, sentence);
     printf(", \"tokens\": ");
     json_tokens(r->ids, n);
     printf(", \"query\": ");
-    json_string(attn_vocab_word(r->ids[qi]));
+    cli_json_string(stdout, attn_vocab_word(r->ids[qi]));
     printf(", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
     json_matrix("X", r->x, n, D);
     json_matrix("W_Q", attn_attend_weights('q'), D, DK);

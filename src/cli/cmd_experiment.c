@@ -35,19 +35,6 @@ typedef struct exp_args {
     const char *plot, *out, *weights_dir;
 } exp_args;
 
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 static void json_number(FILE *f, double v) {
     if (isfinite(v))
         fprintf(f, "%.17g", v);
@@ -58,25 +45,25 @@ static void json_number(FILE *f, double v) {
 static void write_json(FILE *f, const attn_experiment *e, const attn_experiment_result *r,
                        bool quick) {
     fputs("{\"experiment\": ", f);
-    json_string(f, e->name);
+    cli_json_string(f, e->name);
     fputs(", \"claim\": ", f);
-    json_string(f, e->claim);
+    cli_json_string(f, e->claim);
     fputs(", \"section\": ", f);
-    json_string(f, e->section);
+    cli_json_string(f, e->section);
     fputs(", \"source\": ", f);
-    json_string(f, e->source);
+    cli_json_string(f, e->source);
     fputs(", \"rule\": ", f);
-    json_string(f, e->rule);
+    cli_json_string(f, e->rule);
     fputs(", \"verdict\": ", f);
-    json_string(f, attn_verdict_name(r->verdict));
+    cli_json_string(f, attn_verdict_name(r->verdict));
     fputs(", \"why\": ", f);
-    json_string(f, r->why);
+    cli_json_string(f, r->why);
     fprintf(f, ", \"seconds\": %.3f, \"quick\": %s, \"measurements\": {", r->seconds,
             quick ? "true" : "false");
     for (int i = 0; i < r->n_measures; i++) {
         const attn_measure *m = &r->measures[i];
         fputs(i ? ", " : "", f);
-        json_string(f, m->name);
+        cli_json_string(f, m->name);
         fputs(": ", f);
         if (m->n == 1) {
             json_number(f, m->values[0]);

@@ -35,23 +35,6 @@ static const char notes[] =
     "then shows the ids where it shows the sentence (json: \"ids\": [..] instead of\n"
     "\"sentence\").";
 
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p == '\t')
-            fputs("\\t", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 /* The ids of --ids as the output shows them: "3 11 15" (json: [3, 11, 15]). */
 static void print_ids(const int *ids, int n, bool json) {
     if (json) putchar('[');
@@ -69,7 +52,7 @@ static void print_result(const char *sentence, const int *ids, int n, float logi
         printf("%d\t%.9g\t%.9g\t", label, prob, (double)logit);
     } else {
         printf(ids ? "{\"ids\": " : "{\"sentence\": ");
-        if (!ids) json_string(stdout, sentence);
+        if (!ids) cli_json_string(stdout, sentence);
     }
     if (ids)
         print_ids(ids, n, fmt == FORMAT_JSON);

@@ -136,25 +136,12 @@ static void json_array(const char *key, const double *v, int n) {
     putchar(']');
 }
 
-static void json_name(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
 static void print_json(const curve_set *s) {
     printf("{\"models\": [");
     for (int i = 0; i < s->n; i++) {
         const attn_saliency_curve *c = s->c[i];
         printf("%s{\"name\": ", i ? ", " : "");
-        json_name(s->names[i]);
+        cli_json_string(stdout, s->names[i]);
         printf(", \"T\": %d, \"n\": %d, \"distance\": [", c->T, c->n);
         for (int k = 0; k < c->T; k++) printf("%s%d", k ? ", " : "", k);
         putchar(']');

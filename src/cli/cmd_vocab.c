@@ -5,19 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void json_string(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
 /* The built-in vocabulary has grammatical categories; another one its tokens' kinds. */
 static const char *category(const attn_vocab *v, int id) {
     return attn_vocab_is_builtin(v) ? attn_vocab_category(id) : attn_vocab_kind(v, id);
@@ -31,7 +18,7 @@ static void print_vocab(const attn_vocab *v, bool json) {
         printf("\"tokens\": [\n");
         for (int id = 0; id < V; id++) {
             printf("  {\"id\": %d, \"word\": ", id);
-            json_string(attn_vocab_token(v, id));
+            cli_json_string(stdout, attn_vocab_token(v, id));
             printf(", \"category\": \"%s\"}%s\n", category(v, id), id + 1 < V ? "," : "");
         }
         printf("]}\n");
