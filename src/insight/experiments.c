@@ -95,7 +95,8 @@ static const attn_experiment table[] = {
      "output permutation-invariant: \"the lecture was not good\" and \"not the lecture was good\" "
      "get the same logit. With positions they need not.",
      "§4, §10", "",
-     "holds if, with the position table zeroed (the trained Transformers) and in Transformers "
+     "holds if, with the positions removed (the trained Transformers as pos = none models) and in "
+     "Transformers "
      "trained without positions, the largest |logit change| over the pair and over shuffled "
      "test sentences is <= 1e-4 (float summation order) and every layer's attention maps are "
      "permuted copies (<= 1e-5), AND with positions the largest change is > 1e-2; mixed if only "
