@@ -4,10 +4,10 @@
  * not.
  *
  * Measured: Transformers of the write-up's width (D = 32, 2 heads, F = 64) at 2, 6 and 12
- * layers (quick: 2 and 4, too short to learn the task), post- and pre-norm, trained with Adam (lr 1e-3) without and with a
- * linear warm-up over the first `warmup` steps (the trainer's --warmup), same data and seed;
- * the mean accuracy over the four test sets and the final training loss of each run. A run that
- * diverges (NaN/Inf) is recorded as accuracy 0.5 and "diverged at step N". */
+ * layers (quick: 2 and 4, too short to learn the task), post- and pre-norm, trained with Adam (lr
+ * 1e-3) without and with a linear warm-up over the first `warmup` steps (the trainer's --warmup),
+ * same data and seed; the mean accuracy over the four test sets and the final training loss of each
+ * run. A run that diverges (NaN/Inf) is recorded as accuracy 0.5 and "diverged at step N". */
 #include "attn_plot.h"
 #include "experiments_internal.h"
 
