@@ -246,6 +246,10 @@ typedef struct attn_model_config {
     attn_norm norm;  /* transformer: pre (norm_first=True) has a final "norm"; post has none */
     attn_activation activation; /* transformer FFN: relu (default) or gelu (erf form) */
     attn_pos pos;               /* transformer positions: learned (default), sinusoidal, none */
+    /* transformer: 0 (default) scores q.k / sqrt(d_k) as PyTorch does; 1 leaves out the
+     * 1/sqrt(d_k) (the `scaling` experiment; not a PyTorch option). JSON: "attn_unscaled": 1
+     * only when set. */
+    int attn_unscaled;
 } attn_model_config;
 
 attn_model_config attn_model_config_default(attn_arch arch);

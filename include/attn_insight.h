@@ -135,9 +135,10 @@ typedef struct attn_equivariance {
 /* ids[0..n) and its permutation (word i of the permuted sentence is word perm[i]). */
 attn_status attn_equivariance_measure(attn_model *m, const int *ids, int n, const int *perm,
                                       attn_equivariance *out, attn_error *err);
-/* Makes m a Transformer without position information by zeroing its pos_embedding (the same
- * function as a model that adds no positions). ATTN_ERR_ARG for another arch. */
-attn_status attn_model_remove_positions(attn_model *m, attn_error *err);
+/* Replaces *m (freed) by a Transformer without position information: the same configuration
+ * with pos = none and the same tensors but pos_embedding. ATTN_ERR_ARG for another arch; on
+ * error *m is unchanged. */
+attn_status attn_model_remove_positions(attn_model **m, attn_error *err);
 
 /* ---- s7: the write-up's observations on trained weights -------------------------------------- *
  * Word roles come from the vocabulary's categories: the deciding word of a sentence is its

@@ -180,7 +180,8 @@ int cmd_experiment(int argc, char **argv) {
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &a.seeds, 1, 100, .def = "the experiment's",
          .help = "convolution: random problems; embedding, equivariance: weights\nand training "
-                 "seeds 1..N; parallel: not used"},
+                 "seeds 1..N; heads, scaling, norm: training seeds 1..N;\npath-length, "
+                 "parallel: not used"},
         {"--quick", NULL, CLI_OPT_FLAG, &a.quick, .help = "the CI size: fewer seeds and sizes"},
         {"--format", "F", CLI_OPT_CHOICE, &a.fmt, .choices = "text|json",
          .help = "text or json (see below)"},

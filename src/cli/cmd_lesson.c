@@ -181,7 +181,7 @@ static int lesson_positions(const lesson_args *a) {
     if (rc == CLI_OK) rc = load_transformer(a, &m);
     attn_set_num_threads(1);
     if (rc == CLI_OK && (permutations(m, a->seed, &with, &err) != ATTN_OK ||
-                         attn_model_remove_positions(m, &err) != ATTN_OK ||
+                         attn_model_remove_positions(&m, &err) != ATTN_OK ||
                          permutations(m, a->seed, &without, &err) != ATTN_OK))
         rc = cli_fail("lesson", &err);
     attn_model_free(m);

@@ -4,8 +4,7 @@
  * Adding an experiment: a file experiments_NAME.c with a run function that records its
  * measurements (exp_put / exp_put_array) and sets the verdict from them (exp_verdict, by the
  * rule of its table row), and a plot function that draws them through attn_plot.h; then one row
- * below. Claims that wait for model options not yet in attn (path-length, heads, scaling, norm,
- * extrapolation) are not in the table until they run. */
+ * below. Claims that wait for model options not yet in attn are not in the table until they run. */
 #include "experiments_internal.h"
 
 #include <math.h>
@@ -47,12 +46,57 @@ static const attn_experiment table[] = {
      "batch 256 AND the Transformer's slope at batch 1 is below both recurrent slopes at batch "
      "1 by at least 0.2; mixed if only one part holds",
      exp_parallel_run, exp_parallel_plot},
+    {"path-length",
+     "A recurrent model's gradient to a word k steps back passes through k steps of the "
+     "recurrence and fades with k; the LSTM learns to keep its path open. In self-attention "
+     "every word is one step from the output: its gradient is flat in distance from the start.",
+     "§1", "",
+     "from the median gradient ratio of the farthest word (T - 1 steps back) before and after "
+     "training: attention is flat if the Transformer's is >= 0.1 before and after; the LSTM's "
+     "path opens if its ratio after training is above its ratio before AND above the RNN's "
+     "after; holds if both, mixed if one, does not hold if neither",
+     exp_path_length_run, exp_path_length_plot},
+    {"heads",
+     "Many attention heads are redundant once a model is trained: most can be removed one at a "
+     "time, or half of them together, at little cost, and some layers can be reduced to a "
+     "single head.",
+     "§5, §10", "Michel, Levy, Neubig 2019",
+     "on the trained 8-head model (2 layers x 8 heads, D = 32): many heads are redundant if "
+     "removing one head costs < 0.02 mean test accuracy for >= 50% of the heads AND greedily "
+     "removing half of them (chosen on the held-out set) costs < 0.02; a layer needs one head "
+     "if keeping only its best head costs < 0.02 in at least one layer; holds if both, mixed "
+     "if one, does not hold if neither (the 1/2/4/8-head models at the same width are "
+     "reported beside it)",
+     exp_heads_run, exp_heads_plot},
+    {"scaling",
+     "Scores are divided by sqrt(d_k): without it, q.k grows with d_k, the softmax saturates "
+     "and training stalls.",
+     "§3", "Vaswani et al. 2017",
+     "one-head models with d_k = 64, same data, seed and initialisation: training stalls "
+     "without the scaling if its final training loss is not below the scaled model's + 0.05 "
+     "AND its mean test accuracy is lower by >= 0.02; the softmax saturates if [CLS]'s largest "
+     "attention probability (mean over layers and 50 probe sentences) ends higher by > 0.05; "
+     "holds if both, mixed if one, does not hold if neither",
+     exp_scaling_run, exp_scaling_plot},
+    {"norm",
+     "Post-norm Transformers (LayerNorm after each residual sum) need a learning-rate warm-up "
+     "as they get deeper; pre-norm Transformers (LayerNorm inside the residual branch) train "
+     "without one.",
+     "§6", "Xiong et al. 2020",
+     "gain = mean test accuracy with a linear warm-up (over the first epoch's steps) minus "
+     "without, same data and seed (a diverged run counts as accuracy 0.5): holds if post-norm's "
+     "gain at the deepest model is >= 0.05 and larger than at the shallowest AND pre-norm's "
+     "gain is < 0.05 at every depth; does not hold if post-norm's gain at the deepest is < 0.05 "
+     "and pre-norm's too; mixed otherwise, and mixed without a verdict when no run reaches 0.75 "
+     "mean test accuracy (too short to learn the task, as with --quick)",
+     exp_norm_run, exp_norm_plot},
     {"equivariance",
      "Without position information self-attention is permutation-equivariant and the [CLS] "
      "output permutation-invariant: \"the lecture was not good\" and \"not the lecture was good\" "
      "get the same logit. With positions they need not.",
      "§4, §10", "",
-     "holds if, with the position table zeroed (the trained Transformers) and in Transformers "
+     "holds if, with the positions removed (the trained Transformers as pos = none models) and in "
+     "Transformers "
      "trained without positions, the largest |logit change| over the pair and over shuffled "
      "test sentences is <= 1e-4 (float summation order) and every layer's attention maps are "
      "permuted copies (<= 1e-5), AND with positions the largest change is > 1e-2; mixed if only "

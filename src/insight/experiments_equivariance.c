@@ -9,15 +9,15 @@
  * another order, so "unchanged" means within summation-order rounding.
  *
  * Measured on
- *   1. the trained Transformers of weights/ with their position table zeroed (drop_positions),
- *      then with their positions: the pair "the lecture was not good" / "not the lecture was good"
- *      (logits and every layer's attention maps, compared after undoing the permutation) and
- *      the plain test set with each sentence's words shuffled (largest logit change, fraction of
- *      predictions that change);
- *   2. Transformers trained without positions (train_transformer: the position table is zero
- *      and its gradient is dropped before every Adam step, so it stays exactly zero), against
- *      the same training with positions: the same invariance, and what order is worth on the
+ *   1. the trained Transformers of weights/ with their positions, then made position-free
+ *      (attn_model_remove_positions: the same tensors in a model with pos = none): the pair "the
+ * lecture was not good" / "not the lecture was good" (logits and every layer's attention maps,
+ * compared after undoing the permutation) and the plain test set with each sentence's words
+ * shuffled (largest logit change, fraction of predictions that change);
+ *   2. Transformers trained without positions (created with pos = none), against the same
+ *      training with positions: the same invariance, and what order is worth on the
  *      four test sets. */
+#include "attn_insight.h"
 #include "attn_kernels.h"
 #include "attn_plot.h"
 #include "experiments_internal.h"
@@ -32,18 +32,6 @@
 /* PAIR_B's word k is PAIR_A's word pair_perm[k] */
 static const int pair_perm[5] = {3, 0, 1, 2, 4};
 #define EVAL_BATCH 250
-
-/* ---- no position information ------------------------------------------------------------ *
- * The ONE place that removes positions, until the model config has a "no positions" setting:
- * then drop_positions becomes creating the model with it, and train_transformer's zeroing of the
- * position gradient goes away. Zeroing the table is the same math: x0 = embedding + 0. */
-static attn_status drop_positions(attn_model *m, attn_error *err) {
-    const long p = attn_model_tensor_find(m, "pos_embedding");
-    if (p < 0) return attn_errorf(err, ATTN_ERR_ARG, "equivariance: model has no pos_embedding");
-    memset(attn_model_params(m) + attn_model_tensor_offset(m, (size_t)p), 0,
-           attn_model_tensor_numel(m, (size_t)p) * sizeof(float));
-    return ATTN_OK;
-}
 
 /* ---- measurements ------------------------------------------------------------------------ */
 
@@ -186,18 +174,14 @@ static attn_status put_invariance(attn_experiment_result *r, const char *prefix,
 
 /* ---- training without (or with) positions ------------------------------------------------ */
 
-/* Adam (defaults), batches of 32, shuffled each epoch with the project PRNG. With
- * no_positions the position table starts at zero and its gradient is zeroed before every step:
- * Adam's moments stay 0 and so does the table (weight decay is 0). */
+/* Adam (defaults), batches of 32, shuffled each epoch with the project PRNG. */
 static attn_status train_transformer(attn_model *m, const attn_dataset *d, int epochs,
-                                     uint64_t seed, bool no_positions, attn_error *err) {
+                                     uint64_t seed, attn_error *err) {
     enum { BS = 32 };
-    const long p = attn_model_tensor_find(m, "pos_embedding");
     attn_adam *opt = NULL;
     int *perm = malloc((size_t)d->n * sizeof *perm), ids[BS * ATTN_MAX_WORDS], lengths[BS];
     float logits[BS], labels[BS], d_logits[BS];
     attn_status st = perm ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    if (!st && no_positions) st = drop_positions(m, err);
     if (!st) st = attn_adam_create(attn_model_n_params(m), NULL, &opt, err);
     attn_rng r = attn_rng_seed(seed);
     for (int i = 0; perm && i < d->n; i++) perm[i] = i;
@@ -223,11 +207,7 @@ static attn_status train_transformer(attn_model *m, const attn_dataset *d, int e
             attn_bce_backward(d_logits, 1.0f, logits, labels, B);
             if (!st) st = attn_model_backward(m, &b, d_logits, err);
             if (st) break;
-            float *g = attn_model_grads(m);
-            if (no_positions)
-                memset(g + attn_model_tensor_offset(m, (size_t)p), 0,
-                       attn_model_tensor_numel(m, (size_t)p) * sizeof *g);
-            attn_adam_step(opt, attn_model_params(m), g);
+            attn_adam_step(opt, attn_model_params(m), attn_model_grads(m));
         }
     }
     attn_adam_free(opt);
@@ -268,10 +248,11 @@ static attn_status trained_pair(const attn_experiment_opts *o, int seed, const a
     for (int k = 0; !st && k < 2; k++) {
         exp_progress(o, "equivariance: training seed %d %s positions", seed,
                      k ? "with" : "without");
-        const attn_model_config cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+        attn_model_config cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+        if (k == 0) cfg.pos = ATTN_POS_NONE;
         attn_model *m = NULL;
         st = attn_model_create(&cfg, (uint64_t)seed, &m, err);
-        if (!st) st = train_transformer(m, train, epochs, (uint64_t)seed, k == 0, err);
+        if (!st) st = train_transformer(m, train, epochs, (uint64_t)seed, err);
         if (!st) st = measure(m, test, shuffled, k ? with : without, err);
         for (int s = 0; !st && s < ATTN_N_TEST_SETS; s++) {
             attn_dataset *t = NULL;
@@ -297,19 +278,19 @@ attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_
     /* worst cases over seeds: largest change without positions, smallest with */
     double none_max = 0.0, none_attn = 0.0, pos_min = INFINITY;
     for (int s = 1; !st && s <= seeds; s++) {
-        invariance zeroed = {0}, kept = {0}, t_none = {0}, t_pos = {0};
+        invariance removed = {0}, kept = {0}, t_none = {0}, t_pos = {0};
         double acc[2][ATTN_N_TEST_SETS] = {{0}};
         attn_model *m = NULL;
         char prefix[64];
         exp_progress(o, "equivariance: weights seed %d", s);
         st = exp_load_weights(o, "transformer", s, &m, err);
         if (!st) st = measure(m, test, shuffled, &kept, err);
-        if (!st) st = drop_positions(m, err);
-        if (!st) st = measure(m, test, shuffled, &zeroed, err);
+        if (!st) st = attn_model_remove_positions(&m, err);
+        if (!st) st = measure(m, test, shuffled, &removed, err);
         attn_model_free(m);
         if (!st) st = trained_pair(o, s, test, shuffled, &t_none, &t_pos, acc, err);
-        snprintf(prefix, sizeof prefix, "weights_seed%d.positions_zeroed", s);
-        if (!st) st = put_invariance(r, prefix, &zeroed, s == 1, err);
+        snprintf(prefix, sizeof prefix, "weights_seed%d.positions_removed", s);
+        if (!st) st = put_invariance(r, prefix, &removed, s == 1, err);
         snprintf(prefix, sizeof prefix, "weights_seed%d.with_positions", s);
         if (!st) st = put_invariance(r, prefix, &kept, s == 1, err);
         snprintf(prefix, sizeof prefix, "trained_seed%d.without_positions", s);
@@ -320,13 +301,13 @@ attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_
         if (!st) st = exp_put_array(r, prefix, ATTN_N_TEST_SETS, acc[0], err);
         snprintf(prefix, sizeof prefix, "trained_seed%d.with_positions.accuracy", s);
         if (!st) st = exp_put_array(r, prefix, ATTN_N_TEST_SETS, acc[1], err);
-        const invariance *none[2] = {&zeroed, &t_none}, *pos[2] = {&kept, &t_pos};
+        const invariance *none[2] = {&removed, &t_none}, *pos[2] = {&kept, &t_pos};
         for (int k = 0; k < 2; k++) {
             none_max = fmax(none_max, fmax(none[k]->pair_change, none[k]->shuffle_change));
             none_attn = fmax(none_attn, none[k]->pair_attention);
             pos_min = fmin(pos_min, fmax(pos[k]->pair_change, pos[k]->shuffle_change));
         }
-        free(zeroed.changes);
+        free(removed.changes);
         free(kept.changes);
         free(t_none.changes);
         free(t_pos.changes);
@@ -356,10 +337,10 @@ attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *p
                                   attn_error *err) {
     static const char *const keys[4] = {
         "weights_seed1.with_positions", "trained_seed1.with_positions",
-        "weights_seed1.positions_zeroed", "trained_seed1.without_positions"};
+        "weights_seed1.positions_removed", "trained_seed1.without_positions"};
     static const char *const titles[4] = {
         "weights/ seed 1, with positions", "trained here, with positions",
-        "weights/ seed 1, position table zeroed", "trained here without positions"};
+        "weights/ seed 1, positions removed (pos none)", "trained here without positions"};
     attn_plot_series s[4];
     double *x = NULL, *y[4] = {NULL};
     int n = 0;

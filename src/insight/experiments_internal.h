@@ -26,6 +26,30 @@ attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, in
 double exp_loglog_slope(const double *x, const double *y, int n);
 double exp_seconds(void); /* monotonic clock */
 
+/* ---- training (experiments_train.c) ---- */
+typedef struct exp_train_spec {
+    attn_model_config cfg;
+    uint64_t seed;             /* initialisation and shuffling */
+    const attn_dataset *train; /* all of it is trained on (no held-out slice, last epoch kept) */
+    int epochs, warmup;        /* warm-up in Adam steps, 0 = off */
+    double lr;                 /* 0: Adam's default 1e-3 */
+    /* after every epoch (may be NULL), e.g. to measure the model during training */
+    attn_status (*after_epoch)(attn_model *m, int epoch, void *user, attn_error *err);
+    void *user;
+} exp_train_spec;
+/* Trains a new model: *out the trained model, loss[epochs] each epoch's mean training loss
+ * (NaN after a divergence). A divergence (NaN/Inf in the loss or a gradient) is a result, not
+ * an error: *out is then NULL and *diverged_step the 1-based Adam step; otherwise -1. */
+attn_status exp_train(const exp_train_spec *spec, attn_model **out, double *loss,
+                      long *diverged_step, attn_error *err);
+/* The four test sets (plain, distractor, fill4, fill8) of n sentences and seed. */
+attn_status exp_test_sets(int n, uint64_t seed, attn_dataset *sets[ATTN_N_TEST_SETS],
+                          attn_error *err);
+void exp_test_sets_free(attn_dataset *sets[ATTN_N_TEST_SETS]);
+/* Accuracy on each set (acc may be NULL) and their mean; m NULL (diverged): 0.5 each. */
+attn_status exp_accuracy(attn_model *m, attn_dataset *const sets[ATTN_N_TEST_SETS], double *mean,
+                         double acc[ATTN_N_TEST_SETS], attn_error *err);
+
 /* ---- the experiments (one file each) ---- */
 attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_result *r,
                                 attn_error *err);
@@ -41,5 +65,18 @@ attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_
                                  attn_error *err);
 attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *path,
                                   attn_error *err);
+
+attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                attn_error *err);
+attn_status exp_path_length_plot(const attn_experiment_result *r, const char *path,
+                                 attn_error *err);
+attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                          attn_error *err);
+attn_status exp_heads_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+attn_status exp_scaling_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                            attn_error *err);
+attn_status exp_scaling_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *r, attn_error *err);
+attn_status exp_norm_plot(const attn_experiment_result *r, const char *path, attn_error *err);
 
 #endif

@@ -113,16 +113,33 @@ attn_status attn_sinusoid_dots(int P, int D, double *dots, double *max_dev, attn
 
 /* ---- s4: permutations ---------------------------------------------------------------------- */
 
-/* The one place that makes a Transformer without position information. A model created with
- * no positions at all adds nothing where this one adds a zero row, so the two compute the
- * same function (and the same floats: x + 0 = x). */
-attn_status attn_model_remove_positions(attn_model *m, attn_error *err) {
-    if (!m || attn_model_config_of(m)->arch != ATTN_ARCH_TRANSFORMER)
+/* The one place that makes a Transformer without position information: a model of the same
+ * configuration with pos = none (ATTN_POS_NONE: nothing is added to the word embeddings), every
+ * other tensor copied by name. */
+attn_status attn_model_remove_positions(attn_model **m, attn_error *err) {
+    if (!m || !*m || attn_model_config_of(*m)->arch != ATTN_ARCH_TRANSFORMER)
         return attn_errorf(err, ATTN_ERR_ARG, "remove positions: not a transformer");
-    const long t = attn_model_tensor_find(m, "pos_embedding");
-    if (t < 0) return ATTN_OK; /* a model that has none already */
-    memset(attn_model_params(m) + attn_model_tensor_offset(m, (size_t)t), 0,
-           attn_model_tensor_numel(m, (size_t)t) * sizeof(float));
+    attn_model_config cfg = *attn_model_config_of(*m);
+    if (cfg.pos == ATTN_POS_NONE) return ATTN_OK;
+    cfg.pos = ATTN_POS_NONE;
+    attn_model *out = NULL;
+    attn_status st = attn_model_create(&cfg, 0, &out, err);
+    for (size_t i = 0; !st && i < attn_model_tensor_count(out); i++) {
+        const long t = attn_model_tensor_find(*m, attn_model_tensor_name(out, i));
+        if (t < 0 || attn_model_tensor_numel(*m, (size_t)t) != attn_model_tensor_numel(out, i))
+            st = attn_errorf(err, ATTN_ERR_ARG, "remove positions: no tensor %s of that shape",
+                             attn_model_tensor_name(out, i));
+        else
+            memcpy(attn_model_params(out) + attn_model_tensor_offset(out, i),
+                   attn_model_params(*m) + attn_model_tensor_offset(*m, (size_t)t),
+                   attn_model_tensor_numel(out, i) * sizeof(float));
+    }
+    if (st) {
+        attn_model_free(out);
+        return st;
+    }
+    attn_model_free(*m);
+    *m = out;
     return ATTN_OK;
 }
 

@@ -318,6 +318,9 @@ cJSON *attn_io_model_config_to_json(const attn_model_config *c, bool all_keys) {
      * they were, byte for byte */
     if (ok && (arch & TR) && c->pos != ATTN_POS_LEARNED)
         ok = cJSON_AddStringToObject(o, "pos", attn_pos_name(c->pos)) != NULL;
+    /* likewise "attn_unscaled" only when the scores are not divided by sqrt(d_k) */
+    if (ok && (arch & TR) && c->attn_unscaled)
+        ok = cJSON_AddNumberToObject(o, "attn_unscaled", 1) != NULL;
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -402,6 +405,15 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
                                 name, cJSON_IsString(item) ? "\"" : "",
                                 cJSON_IsString(item) ? item->valuestring : "not a string",
                                 cJSON_IsString(item) ? "\"" : "");
+        }
+        if (strcmp(key, "attn_unscaled") == 0) {
+            known = true;
+            if (cJSON_IsBool(item))
+                cfg->attn_unscaled = cJSON_IsTrue(item) ? 1 : 0;
+            else if (cJSON_IsNumber(item) && (item->valuedouble == 0 || item->valuedouble == 1))
+                cfg->attn_unscaled = (int)item->valuedouble;
+            else
+                attn_io_problem(p, ATTN_ERR_VALUE, "%s: \"attn_unscaled\" must be 0 or 1", name);
         }
         if (!known && (flags & ATTN_IO_CONFIG_REJECT_UNKNOWN))
             attn_io_problem(p, ATTN_ERR_VALUE, "%s: unknown key \"%s\"", name, key);

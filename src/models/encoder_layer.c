@@ -46,13 +46,18 @@ static void add_bias(float *restrict y, const float *restrict x, const float *re
         for (int j = 0; j < n; j++) y[j] = x[j] + b[j];
 }
 
+/* sqrt(HS), the divisor of the scores (applied to q); 1 when the config turns the scaling off
+ * (attn_unscaled: the scaling experiment), which leaves q exactly as it is. */
+static float score_root(const attn_model_config *c) {
+    return c->attn_unscaled ? 1.0f : sqrtf((float)(c->embed_dim / c->n_heads));
+}
+
 /* The head split of an odd number of heads: PyTorch 1.13 leaves its fast path ("num_head is
  * odd") for F.multi_head_attention_forward, which computes qkv = in.W_in^T + b_in in one GEMM
  * (bias pre-filled) and then q = q / sqrt(HS) (a float division, not a multiplication by
  * 1/sqrt(HS)). */
-static void qkv_split_python(attn_encoder_acts *a, int N, int D, int NH) {
+static void qkv_split_python(attn_encoder_acts *a, int N, int D, int NH, float root) {
     const int HS = D / NH;
-    const float root = sqrtf((float)HS);
     for (int h = 0; h < NH; h++)
         for (int r = 0; r < N; r++) {
             const size_t o = ((size_t)h * N + r) * HS, c = (size_t)h * HS;
@@ -67,14 +72,14 @@ static void qkv_split_python(attn_encoder_acts *a, int N, int D, int NH) {
  * v = qkv_v + b_v into the head-major q, k, v (PyTorch's fast path, an even number of heads;
  * odd: qkv_split_python). */
 static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w, int N,
-                        int D, int NH) {
+                        int D, int NH, float root) {
     const int HS = D / NH;
-    const float scale = 1.0f / sqrtf((float)HS);
+    const float scale = 1.0f / root;
     if (NH % 2 == 1) {
         attn_linear_forward(a->qkv, in, w->in_proj_weight, w->in_proj_bias, N, D, 3 * D,
                             ATTN_OP_QKV);
         lap(a, ATTN_ENCODER_QKV);
-        qkv_split_python(a, N, D, NH);
+        qkv_split_python(a, N, D, NH, root);
         lap(a, ATTN_ENCODER_SPLIT);
         return;
     }
@@ -95,9 +100,9 @@ static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encode
  * d_W_in, d_b_in accumulate. */
 static void qkv_backward(float *d_in, const attn_encoder_weights *d_w,
                          const attn_encoder_scratch *s, const float *in,
-                         const attn_encoder_weights *w, int N, int D, int NH) {
+                         const attn_encoder_weights *w, int N, int D, int NH, float root) {
     const int HS = D / NH;
-    const float scale = 1.0f / sqrtf((float)HS);
+    const float scale = 1.0f / root;
     for (int h = 0; h < NH; h++)
         for (int r = 0; r < N; r++) {
             const size_t o = ((size_t)h * N + r) * HS;
@@ -119,9 +124,9 @@ static void qkv_backward(float *d_in, const attn_encoder_weights *d_w,
  * the rows they share round the same as the full layer's, and the model's training bits
  * depend on exactly this split. */
 static void qkv_cls_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w,
-                            const attn_encoder_rows *r, int D, int NH) {
+                            const attn_encoder_rows *r, int D, int NH, float root) {
     const int B = r->B, N = r->N, HS = D / NH;
-    const float scale = 1.0f / sqrtf((float)HS);
+    const float scale = 1.0f / root;
     float *kv = a->qkv, *q_cls = a->qkv + (size_t)N * 2 * D;
     const float *bias = w->in_proj_bias;
     for (int i = 0; i < B; i++)
@@ -146,9 +151,9 @@ static void qkv_cls_forward(attn_encoder_acts *a, const float *in, const attn_en
 static void qkv_cls_backward(float *d_in, const attn_encoder_weights *d_w,
                              const attn_encoder_scratch *s, const attn_encoder_acts *a,
                              const float *in, const attn_encoder_weights *w,
-                             const attn_encoder_rows *r, int D, int NH) {
+                             const attn_encoder_rows *r, int D, int NH, float root) {
     const int B = r->B, N = r->N, HS = D / NH;
-    const float scale = 1.0f / sqrtf((float)HS);
+    const float scale = 1.0f / root;
     float *d_kv = s->d_qkv, *d_q_cls = s->d_qkv + (size_t)N * 2 * D;
     for (int h = 0; h < NH; h++) {
         for (int row = 0; row < N; row++) {
@@ -327,7 +332,7 @@ void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encod
         in = a->n1;
         lap(a, ATTN_ENCODER_LAYERNORM);
     }
-    qkv_forward(a, in, w, N, D, c->n_heads);
+    qkv_forward(a, in, w, N, D, c->n_heads, score_root(c));
     heads_forward(a, w, c, r, false);
     attn_add_forward(a->r1, x, a->r1, (size_t)N * D);
     lap(a, ATTN_ENCODER_ADD);
@@ -346,11 +351,11 @@ void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const fl
     attn_add_forward(d_x, d_x, s->d_r1, ND);
     if (c->norm == ATTN_NORM_PRE) {
         memset(s->d_n1, 0, ND * sizeof(float));
-        qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads);
+        qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads, score_root(c));
         attn_layernorm_backward(d_x, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, x, a->mean1,
                                 a->rstd1, w->norm1_weight, N, D);
     } else {
-        qkv_backward(d_x, d_w, s, x, w, N, D, c->n_heads);
+        qkv_backward(d_x, d_w, s, x, w, N, D, c->n_heads, score_root(c));
     }
 }
 
@@ -362,7 +367,7 @@ void attn_encoder_cls_forward(attn_encoder_acts *a, const float *x, const attn_e
         attn_layernorm_forward(a->n1, a->mean1, a->rstd1, x, w->norm1_weight, w->norm1_bias, N, D);
         in = a->n1;
     }
-    qkv_cls_forward(a, in, w, r, D, c->n_heads);
+    qkv_cls_forward(a, in, w, r, D, c->n_heads, score_root(c));
     heads_forward(a, w, c, r, true);
     for (int i = 0; i < r->B; i++) /* r1 = x + SA at the [CLS] rows */
         attn_add_forward(a->r1 + (size_t)i * D, x + (size_t)r->rows[i] * D, a->r1 + (size_t)i * D,
@@ -384,10 +389,10 @@ void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, cons
     }
     if (c->norm == ATTN_NORM_PRE) {
         memset(s->d_n1, 0, (size_t)N * D * sizeof(float));
-        qkv_cls_backward(s->d_n1, d_w, s, a, a->n1, w, r, D, c->n_heads);
+        qkv_cls_backward(s->d_n1, d_w, s, a, a->n1, w, r, D, c->n_heads, score_root(c));
         attn_layernorm_backward(d_x, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, x, a->mean1,
                                 a->rstd1, w->norm1_weight, N, D);
     } else {
-        qkv_cls_backward(d_x, d_w, s, a, x, w, r, D, c->n_heads);
+        qkv_cls_backward(d_x, d_w, s, a, x, w, r, D, c->n_heads, score_root(c));
     }
 }

@@ -88,6 +88,7 @@ attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error 
                                (int)cfg->activation);
         if ((unsigned)cfg->pos >= ATTN_N_POS)
             return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown pos %d", (int)cfg->pos);
+        REQUIRE_RANGE(attn_unscaled, 0, 1);
     } else {
         REQUIRE_RANGE(hidden_size, 1, 1 << 14);
         REQUIRE_RANGE(n_layers, 1, ATTN_RECURRENT_MAX_LAYERS);

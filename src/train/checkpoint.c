@@ -47,7 +47,8 @@ static bool same_model_config(const attn_model_config *a, const attn_model_confi
     return a->arch == b->arch && a->vocab_size == b->vocab_size && a->embed_dim == b->embed_dim &&
            a->n_layers == b->n_layers &&
            (tr ? a->n_heads == b->n_heads && a->ffn_dim == b->ffn_dim && a->max_len == b->max_len &&
-                     a->norm == b->norm && a->activation == b->activation && a->pos == b->pos
+                     a->norm == b->norm && a->activation == b->activation && a->pos == b->pos &&
+                     a->attn_unscaled == b->attn_unscaled
                : a->hidden_size == b->hidden_size);
 }
 

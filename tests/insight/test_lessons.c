@@ -156,7 +156,9 @@ START_TEST(test_equivariance_without_positions) {
                   err.msg);
     ck_assert_msg(with.attention_dev > 0.1 && with.logit_dev > 1.0, "with positions: %g %g",
                   with.attention_dev, with.logit_dev);
-    ck_assert(attn_model_remove_positions(m, &err) == ATTN_OK);
+    ck_assert(attn_model_remove_positions(&m, &err) == ATTN_OK);
+    ck_assert(attn_model_config_of(m)->pos == ATTN_POS_NONE);
+    ck_assert(attn_model_tensor_find(m, "pos_embedding") < 0);
     ck_assert(attn_equivariance_measure(m, ids, n, perm, &without, &err) == ATTN_OK);
     ck_assert_msg(
         without.attention_dev < 1e-5 && without.logit_dev < 1e-4 && without.grad_dev < 1e-3,
@@ -164,7 +166,7 @@ START_TEST(test_equivariance_without_positions) {
     const int not_perm[5] = {0, 0, 1, 2, 3};
     ck_assert(attn_equivariance_measure(m, ids, n, not_perm, &without, &err) == ATTN_ERR_ARG);
     attn_model *rnn = tu_model_default(ATTN_ARCH_RNN, 1);
-    ck_assert(attn_model_remove_positions(rnn, &err) == ATTN_ERR_ARG);
+    ck_assert(attn_model_remove_positions(&rnn, &err) == ATTN_ERR_ARG);
     attn_model_free(rnn);
     attn_model_free(m);
 }
