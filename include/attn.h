@@ -203,6 +203,12 @@ typedef struct attn_dataset {
  * of the same seed. */
 attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset **out,
                                attn_error *err);
+/* n sentences of min_words..max_words words (8 <= min <= max <= ATTN_GEN_LENGTHS_MAX_WORDS):
+ * the task's core clause (and distractor) with as many filler phrases (with replacement) as the
+ * length needs; its own PRNG stream (the default sets are unchanged). docs/data-generator.md. */
+#define ATTN_GEN_LENGTHS_MAX_WORDS 240
+attn_status attn_data_generate_lengths(int n, uint64_t seed, int min_words, int max_words,
+                                       attn_dataset **out, attn_error *err);
 /* Reads "label<TAB>sentence" lines. Errors name the file and line. */
 attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_error *err);
 /* attn_dataset_read_tsv with vocabulary v (texts are rebuilt from v's tokens). */
