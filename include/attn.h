@@ -205,7 +205,7 @@ attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset 
                                attn_error *err);
 /* n sentences of min_words..max_words words (8 <= min <= max <= ATTN_GEN_LENGTHS_MAX_WORDS):
  * the task's core clause (and distractor) with as many filler phrases (with replacement) as the
- * length needs; its own PRNG stream (the default sets are unchanged). docs/data-generator.md. */
+ * length needs; its own PRNG stream (the default sets are unchanged); src/data/generator.c. */
 #define ATTN_GEN_LENGTHS_MAX_WORDS 240
 attn_status attn_data_generate_lengths(int n, uint64_t seed, int min_words, int max_words,
                                        attn_dataset **out, attn_error *err);
