@@ -84,7 +84,7 @@ static attn_status one_model(const attn_experiment_opts *o, attn_pos pos, int se
     attn_model *m = NULL;
     exp_progress(o, "extrapolation: training %s, seed %d", attn_pos_name(pos), seed);
     attn_status st = attn_model_create(&cfg, (uint64_t)seed, &m, err);
-    if (!st) st = train(m, train_set, o->quick ? 8 : 20, (uint64_t)seed, err);
+    if (!st) st = train(m, train_set, o->quick ? 6 : 20, (uint64_t)seed, err);
     for (int k = 0; !st && k < N_RANGES; k++) {
         st = attn_evaluate(m, tests[k], 0, tests[k]->n, 64, &acc[k], err);
         acc[k] *= 100.0;
@@ -96,7 +96,7 @@ static attn_status one_model(const attn_experiment_opts *o, attn_pos pos, int se
 attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment_result *r,
                                   attn_error *err) {
     const int seeds = o->seeds > 0 ? o->seeds : o->quick ? 1 : 3;
-    const int n_train = o->quick ? 6000 : 8000, n_test = o->quick ? 300 : 2000;
+    const int n_train = o->quick ? 4000 : 8000, n_test = o->quick ? 300 : 2000;
     double mean[N_SCHEMES][N_RANGES] = {{0}}, lo[N_SCHEMES][N_RANGES], hi[N_SCHEMES][N_RANGES];
     attn_status st = ATTN_OK;
     for (int s = 1; !st && s <= seeds; s++) {
