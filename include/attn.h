@@ -203,6 +203,12 @@ typedef struct attn_dataset {
  * of the same seed. */
 attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset **out,
                                attn_error *err);
+/* n sentences of min_words..max_words words (8 <= min <= max <= ATTN_GEN_LENGTHS_MAX_WORDS):
+ * the task's core clause (and distractor) with as many filler phrases (with replacement) as the
+ * length needs; its own PRNG stream (the default sets are unchanged); src/data/generator.c. */
+#define ATTN_GEN_LENGTHS_MAX_WORDS 240
+attn_status attn_data_generate_lengths(int n, uint64_t seed, int min_words, int max_words,
+                                       attn_dataset **out, attn_error *err);
 /* Reads "label<TAB>sentence" lines. Errors name the file and line. */
 attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_error *err);
 /* attn_dataset_read_tsv with vocabulary v (texts are rebuilt from v's tokens). */
@@ -228,8 +234,10 @@ typedef enum attn_pos {
     ATTN_POS_SINUSOIDAL, /* "sinusoidal": the fixed sin/cos table (Vaswani et al., base 10000,
                           * unscaled), not trained and not a tensor of the weights file */
     ATTN_POS_NONE,       /* "none": no position information at all */
+    ATTN_POS_ROPE,       /* "rope": rotary q and k per head (GPT-NeoX halves, base 10000) */
+    ATTN_POS_ALIBI,      /* "alibi": score bias -slope_h * |i - j| (Press et al. 2022) */
 } attn_pos;
-#define ATTN_N_POS                  3
+#define ATTN_N_POS                  5
 #define ATTN_TRANSFORMER_MAX_LAYERS 12 /* n_layers of a transformer: 1..12 */
 #define ATTN_RECURRENT_MAX_LAYERS   8  /* n_layers of rnn/lstm/gru (num_layers): 1..8 */
 
@@ -254,7 +262,7 @@ typedef struct attn_model_config {
 
 attn_model_config attn_model_config_default(attn_arch arch);
 const char *attn_arch_name(attn_arch a); /* "rnn", "lstm", "transformer", "gru" */
-const char *attn_pos_name(attn_pos p);   /* "learned", "sinusoidal", "none" */
+const char *attn_pos_name(attn_pos p);   /* "learned", "sinusoidal", "none", "rope", "alibi" */
 /* -1 when name is not a position scheme. */
 int attn_pos_from_name(const char *name);
 attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *err);

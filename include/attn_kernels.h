@@ -197,6 +197,14 @@ void attn_bce_backward(float *d_logits, float d_loss, const float *logits, const
 void attn_attention_forward(float *out, float *probs, const float *q, const float *k,
                             const float *v, int NH, int n_q, int n_k, int HS, int n_valid,
                             size_t head_stride, float *work);
+/* The same with an additive score bias: softmax(q_h.k_h^T + bias_h), bias [NH, n_q, n_k]
+ * (contiguous, head after head; NULL = none, exactly attn_attention_forward). Each score is
+ * rounded once, then bias added in float (PyTorch: `torch.bmm(q, k^T) + bias`). A bias needs
+ * the naive path: probs, or work of n_q * n_k floats with n_k <= ATTN_ATTENTION_BLOCKED_ABOVE.
+ * attn_attention_backward is unchanged (the bias is a constant). */
+void attn_attention_forward_bias(float *out, float *probs, const float *q, const float *k,
+                                 const float *v, const float *bias, int NH, int n_q, int n_k,
+                                 int HS, int n_valid, size_t head_stride, float *work);
 void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                              const float *probs, const float *q, const float *k, const float *v,
                              int NH, int n_q, int n_k, int HS, int n_valid, size_t head_stride,

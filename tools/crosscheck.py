@@ -27,7 +27,8 @@ Prints `lengths 1-80 rnn: identical: N/N, max ULP: K`.
 
 Random configurations (--random N, instead of the checks above): N models drawn from --seed --
 Transformers with embed_dim 8-64, heads any divisor of it (odd counts included), ffn_dim 16-128,
-1-4 layers, max_len 2-256, pre/post norm, relu/gelu, positions learned/sinusoidal/none, and
+1-4 layers, max_len 2-256, pre/post norm, relu/gelu, positions learned/sinusoidal/none/rope/alibi
+(rope with an odd head size takes the largest head count with an even one, else alibi), and
 RNN/LSTM/GRU with 1-3 layers, embed and hidden sizes 4-64; vocab_size 91-400 (the sentences use
 the task's words, ids 2-90); random perturbed weights -- each run on one random sentence of every
 length from 1 word to max_len - 1 (recurrent: to a random 1-256), or with --stride K on every
@@ -200,6 +201,9 @@ SWEEP_EXTRA = [
     ("transformer_d16h1", {"arch": "transformer", "embed_dim": 16, "n_heads": 1}),   # HS 16
     ("transformer_d15h5", {"arch": "transformer", "embed_dim": 15, "n_heads": 5,      # HS 3
                            "norm": "post", "activation": "gelu", "pos": "sinusoidal"}),
+    ("transformer_rope", {"arch": "transformer", "pos": "rope"}),                     # HS 16
+    ("transformer_d24h3_alibi", {"arch": "transformer", "embed_dim": 24, "n_heads": 3,  # HS 8
+                                 "norm": "post", "pos": "alibi"}),
 ]
 
 
@@ -264,6 +268,12 @@ def random_config(rng, index):
              "n_layers": rng.randint(1, 4), "max_len": rng.randint(2, 256),
              "norm": rng.choice(["pre", "post"]), "activation": rng.choice(["relu", "gelu"]),
              "pos": rng.choice(list(attn_models.POS_SCHEMES))}
+        if c["pos"] == "rope" and (D // c["n_heads"]) % 2:  # rotary halves need an even HS
+            even = [h for h in divisors(D) if (D // h) % 2 == 0]
+            if even:
+                c["n_heads"] = even[-1]
+            else:
+                c["pos"] = "alibi"
         return c, c["max_len"] - 1
     arch = ("rnn", "lstm", "gru")[(index // 2) % 3]
     c = {"arch": arch, "vocab_size": rng.randint(91, 400), "embed_dim": rng.randint(4, 64),

@@ -526,9 +526,10 @@ int cmd_train(int argc, char **argv) {
          .help = "transformer LayerNorm placement (PyTorch norm_first=True for pre)"},
         {"--activation", "relu|gelu", CLI_OPT_CHOICE, &a.m.activation, .choices = "relu|gelu",
          .help = "transformer feed-forward activation (gelu: the erf form)"},
-        {"--pos", "P", CLI_OPT_CHOICE, &a.m.pos, .choices = "learned|sinusoidal|none",
+        {"--pos", "P", CLI_OPT_CHOICE, &a.m.pos, .choices = "learned|sinusoidal|none|rope|alibi",
          .help = "transformer positions: a trained table, the fixed sinusoidal\n"
-                 "table (not trained, not in the weights file) or none"},
+                 "table (not trained, not in the weights file), none, rotary q/k\n"
+                 "(rope) or a linear score bias (alibi)"},
     };
     cli_spec spec = {"train",
                      "--model rnn|lstm|gru|transformer [OPTIONS]\n--init W.json "

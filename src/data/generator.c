@@ -393,3 +393,99 @@ attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset 
     free(g);
     return st;
 }
+
+/* ---- sentences of a chosen length (the extrapolation experiment) --------------------------
+ * The core clause (and, with probability 1/2, a distractor clause after it) as in
+ * draw_sentence, then filler phrases drawn WITH replacement (the 32 phrases run out before 120
+ * words) until the sentence reaches a target length ~ U(min_words..max_words); before ~
+ * U(0..k) of the k phrases go before the core, the rest after it, the distractor clause after
+ * `slot` of those. A candidate longer than max_words is drawn again. Its own PRNG stream (the
+ * seed mixed with the range), so the default sets above are untouched. */
+
+#define LENGTHS_SALT 0x6c656e6774680007ull
+
+static int draw_long_sentence(attn_rng *r, const grammar *g, int label, int target, int *ids,
+                              int cap) {
+    int core[8], nc = 0, dist[8], nd = 0, fill[ATTN_GEN_LENGTHS_MAX_WORDS];
+    core[nc++] = g->words[ATTN_CAT_DETERMINER][0];
+    core[nc++] = pick(r, g, ATTN_CAT_SUBJECT);
+    core[nc++] = pick(r, g, ATTN_CAT_VERB);
+    const int negated = (int)attn_rng_below(r, 2);
+    if (negated) core[nc++] = pick(r, g, ATTN_CAT_NEGATION);
+    if (attn_rng_below(r, 2)) core[nc++] = pick(r, g, ATTN_CAT_INTENSIFIER);
+    core[nc++] = pick(r, g, (label ^ negated) ? ATTN_CAT_POSITIVE : ATTN_CAT_NEGATIVE);
+    if (attn_rng_below(r, 2)) {
+        dist[nd++] = pick(r, g, ATTN_CAT_CONJUNCTION);
+        dist[nd++] = g->words[ATTN_CAT_DETERMINER][0];
+        dist[nd++] = pick(r, g, ATTN_CAT_DISTRACTOR);
+        dist[nd++] = pick(r, g, ATTN_CAT_VERB);
+        if (attn_rng_below(r, 2)) dist[nd++] = pick(r, g, ATTN_CAT_INTENSIFIER);
+        dist[nd++] = pick(r, g, attn_rng_below(r, 2) ? ATTN_CAT_POSITIVE : ATTN_CAT_NEGATIVE);
+    }
+    int k = 0, len = nc + nd;
+    while (len < target && k < ATTN_GEN_LENGTHS_MAX_WORDS) {
+        fill[k] = (int)attn_rng_below(r, (uint32_t)g->n_fillers);
+        len += g->filler_len[fill[k++]];
+    }
+    if (len > cap) return len; /* too long: the caller draws again */
+    const int before = (int)attn_rng_below(r, (uint32_t)k + 1);
+    const int slot = (int)attn_rng_below(r, (uint32_t)(k - before) + 1);
+    int n = 0;
+    for (int i = 0; i < before; i++) n = put_filler(g, fill[i], ids, n);
+    memcpy(ids + n, core, (size_t)nc * sizeof *ids);
+    n += nc;
+    for (int i = before; i <= k; i++) {
+        if (i - before == slot) {
+            memcpy(ids + n, dist, (size_t)nd * sizeof *ids);
+            n += nd;
+        }
+        if (i < k) n = put_filler(g, fill[i], ids, n);
+    }
+    return n;
+}
+
+attn_status attn_data_generate_lengths(int n, uint64_t seed, int min_words, int max_words,
+                                       attn_dataset **out, attn_error *err) {
+    if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_data_generate_lengths: NULL out");
+    *out = NULL;
+    if (n < 1 || n > ATTN_DATA_MAX_N)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_data_generate_lengths: n = %d, expected 1..%d",
+                           n, ATTN_DATA_MAX_N);
+    if (min_words < 8 || max_words < min_words || max_words > ATTN_GEN_LENGTHS_MAX_WORDS)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "attn_data_generate_lengths: words %d..%d, expected 8 <= min <= max "
+                           "<= %d",
+                           min_words, max_words, ATTN_GEN_LENGTHS_MAX_WORDS);
+    grammar *g = malloc(sizeof *g);
+    int *labels = malloc((size_t)n * sizeof *labels);
+    int *ids = malloc((ATTN_GEN_LENGTHS_MAX_WORDS + 16) * sizeof *ids);
+    attn_status st = g && labels && ids
+                         ? grammar_build(g, err)
+                         : attn_errorf(err, ATTN_ERR_NOMEM, "generator: out of memory");
+    attn_rng r = attn_rng_seed(seed);
+    r = attn_rng_seed(attn_rng_next(&r) ^ LENGTHS_SALT ^ ((uint64_t)min_words << 32) ^
+                      (uint64_t)max_words);
+    attn_dataset_builder b;
+    if (!st) st = attn_dataset_builder_init(&b, err);
+    if (!st) {
+        for (int i = 0; i < n; i++) labels[i] = i >= n / 2;
+        attn_rng_shuffle(&r, labels, n);
+        for (int i = 0; !st && i < n; i++) {
+            int len;
+            do {
+                const int target =
+                    min_words + (int)attn_rng_below(&r, (uint32_t)(max_words - min_words + 1));
+                len = draw_long_sentence(&r, g, labels[i], target, ids, max_words);
+            } while (len < min_words || len > max_words);
+            st = attn_dataset_builder_push(&b, labels[i], ids, len, err);
+        }
+        if (st)
+            attn_dataset_builder_discard(&b);
+        else
+            *out = attn_dataset_builder_finish(&b);
+    }
+    free(ids);
+    free(labels);
+    free(g);
+    return st;
+}

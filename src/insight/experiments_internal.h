@@ -79,4 +79,8 @@ attn_status exp_scaling_plot(const attn_experiment_result *r, const char *path, 
 attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *r, attn_error *err);
 attn_status exp_norm_plot(const attn_experiment_result *r, const char *path, attn_error *err);
 
+attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                  attn_error *err);
+attn_status exp_extrapolation_plot(const attn_experiment_result *r, const char *path,
+                                   attn_error *err);
 #endif

@@ -400,8 +400,8 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
                 cfg->pos = (attn_pos)v;
             else
                 attn_io_problem(p, ATTN_ERR_VALUE,
-                                "%s: \"pos\" is %s%s%s, expected \"learned\", \"sinusoidal\" or "
-                                "\"none\"",
+                                "%s: \"pos\" is %s%s%s, expected \"learned\", \"sinusoidal\", "
+                                "\"none\", \"rope\" or \"alibi\"",
                                 name, cJSON_IsString(item) ? "\"" : "",
                                 cJSON_IsString(item) ? item->valuestring : "not a string",
                                 cJSON_IsString(item) ? "\"" : "");

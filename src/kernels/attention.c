@@ -10,6 +10,9 @@
  * sentence's first row and N * HS. Probabilities are [NH, n_q, n_k], contiguous.
  *
  * One entry point, two paths (chosen in attention_path below):
+ * An optional additive score bias [NH, n_q, n_k] (attn_attention_forward_bias; ALiBi) is
+ * added to q.k^T before the softmax, naive path only; backward needs nothing more (d_S passes
+ * through an added constant).
  *   naive:   P materialised (in the caller's probs, or per head in work), then P.v; what a
  *            training forward saves for backward and what an attention map shows.
  *   blocked: online softmax over key tiles (attention_blocked.c), no n_q x n_k matrix; taken
@@ -48,9 +51,12 @@ static bool head_loops(int n_q, int n_k, int HS) {
 /* One head, naive: probs[n_q,n_k] = softmax(q.k^T) (scores written into probs, softmax in
  * place), out[n_q,HS] = probs.v, both products PyTorch's per-head bmm. */
 static void head_naive_forward(float *out, float *probs, const float *q, const float *k,
-                               const float *v, int n_q, int n_k, int HS, int n_valid) {
+                               const float *v, const float *bias, int n_q, int n_k, int HS,
+                               int n_valid) {
     const bool loop = head_loops(n_q, n_k, HS);
     attn_bmm_nt(probs, q, k, n_q, n_k, HS, 0.0f, loop, ATTN_OP_QK, ATTN_PASS_FORWARD);
+    if (bias) /* scores + bias, one float add each (a separate `scores + bias` in PyTorch) */
+        for (size_t i = 0; i < (size_t)n_q * (size_t)n_k; i++) probs[i] += bias[i];
     attn_softmax_forward(probs, probs, n_q, n_k, n_valid);
     attn_bmm_nn(out, probs, v, n_q, HS, n_k, 0.0f, loop, ATTN_OP_AV, ATTN_PASS_FORWARD);
 }
@@ -58,8 +64,16 @@ static void head_naive_forward(float *out, float *probs, const float *q, const f
 void attn_attention_forward(float *out, float *probs, const float *q, const float *k,
                             const float *v, int NH, int n_q, int n_k, int HS, int n_valid,
                             size_t head_stride, float *work) {
+    attn_attention_forward_bias(out, probs, q, k, v, NULL, NH, n_q, n_k, HS, n_valid, head_stride,
+                                work);
+}
+
+void attn_attention_forward_bias(float *out, float *probs, const float *q, const float *k,
+                                 const float *v, const float *bias, int NH, int n_q, int n_k,
+                                 int HS, int n_valid, size_t head_stride, float *work) {
     ATTN_ASSERT(NH >= 1 && n_valid >= 0 && n_valid <= n_k);
     ATTN_ASSERT(probs || work);
+    ATTN_ASSERT(!bias || !attention_blocked(probs, n_k)); /* the blocked path takes no bias */
     const bool blocked = attention_blocked(probs, n_k);
     const size_t pn = (size_t)n_q * (size_t)n_k; /* one head's probabilities */
     /* the blocked path spreads query tiles over the threads the BLAS was given */
@@ -71,8 +85,8 @@ void attn_attention_forward(float *out, float *probs, const float *q, const floa
             attn_attention_blocked_forward_mt(out + o, q + o, k + o, v + o, n_q, n_k, HS, n_valid,
                                               work, ATTN_ATTENTION_TILE, threads);
         else
-            head_naive_forward(out + o, probs ? probs + h * pn : work, q + o, k + o, v + o, n_q,
-                               n_k, HS, n_valid);
+            head_naive_forward(out + o, probs ? probs + h * pn : work, q + o, k + o, v + o,
+                               bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid);
     }
 }
 

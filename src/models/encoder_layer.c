@@ -35,6 +35,60 @@ size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_ro
     return n;
 }
 
+/* ---- positions inside the attention: rotary q, k (rope) and the ALiBi score bias ----------
+ * rope: each head's q and k row at position p (its row within the sentence, [CLS] = 0) is
+ * rotated in halves (GPT-NeoX): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s), c, s = cos, sin of
+ * p / 10000^(2i/HS) (a->rope), after the bias and the 1/sqrt(HS) scale; backward applies the
+ * transpose to d_q, d_k. alibi: scores + bias, bias = -slope_h * |i - j| (symmetric: an
+ * encoder), slope_h of Press et al. 2022. */
+
+/* x[HS] in place: rotated by position p's angles, or by their transpose. */
+static void rope_row(float *x, const float *table, int p, int HS, bool transpose) {
+    const int h2 = HS / 2;
+    const float *cs = table + (size_t)p * HS, *sn = cs + h2;
+    for (int i = 0; i < h2; i++) {
+        const float x1 = x[i], x2 = x[i + h2];
+        if (transpose) {
+            x[i] = x1 * cs[i] + x2 * sn[i];
+            x[i + h2] = x2 * cs[i] - x1 * sn[i];
+        } else {
+            x[i] = x1 * cs[i] - x2 * sn[i];
+            x[i + h2] = x2 * cs[i] + x1 * sn[i];
+        }
+    }
+}
+
+/* Every row of a head-major [NH, N, HS] x (cls_only: the [CLS] rows, position 0). */
+static void rope_rows(float *x, const float *table, const attn_encoder_rows *r, int NH, int HS,
+                      bool cls_only, bool transpose) {
+    for (int h = 0; h < NH; h++)
+        for (int i = 0; i < r->B; i++) {
+            const int S = cls_only ? 1 : seq_len(r, i);
+            for (int p = 0; p < S; p++)
+                rope_row(x + ((size_t)h * r->N + r->rows[i] + p) * HS, table, p, HS, transpose);
+        }
+}
+
+/* ALiBi slope of head h of NH: 2^(-8(h+1)/NH) for NH a power of two; otherwise the paper's
+ * interpolation: the n = 2^floor(log2 NH) slopes of n heads, then every other slope of 2n heads
+ * (2^(-8(2j+1)/2n), j = 0..NH-n-1). Computed in double, rounded once. */
+static float alibi_slope(int h, int NH) {
+    int n = 1;
+    while (2 * n <= NH) n *= 2;
+    const double e = h < n ? 8.0 * (h + 1) / n : 8.0 * (2 * (h - n) + 1) / (2.0 * n);
+    return (float)pow(2.0, -e);
+}
+
+/* bias[NH, n_q, S] = -(slope_h * |i - j|), query i at position i (cls_only: 0), key j at j. */
+static void alibi_bias(float *bias, int NH, int n_q, int S) {
+    for (int h = 0; h < NH; h++) {
+        const float slope = alibi_slope(h, NH);
+        for (int i = 0; i < n_q; i++)
+            for (int j = 0; j < S; j++)
+                bias[((size_t)h * n_q + i) * S + j] = -(slope * (float)(i > j ? i - j : j - i));
+    }
+}
+
 /* ---- q, k, v projection and head split ------------------------------------------------- */
 
 /* y[n] = (x + b) * scale, or x + b when scale is 0. */
@@ -190,8 +244,14 @@ static void heads_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
     for (int i = 0; i < r->B; i++) {
         const int S = seq_len(r, i), n_q = cls_only ? 1 : S;
         const size_t o = (size_t)r->rows[i] * HS;
-        attn_attention_forward(a->ctx + o, a->probs ? a->probs + p : NULL, a->q + o, a->k + o,
-                               a->v + o, NH, n_q, S, HS, S, (size_t)N * HS, a->attn_work);
+        const float *bias = NULL;
+        if (c->pos == ATTN_POS_ALIBI) {
+            alibi_bias(a->score_bias, NH, n_q, S);
+            bias = a->score_bias;
+        }
+        attn_attention_forward_bias(a->ctx + o, a->probs ? a->probs + p : NULL, a->q + o, a->k + o,
+                                    a->v + o, bias, NH, n_q, S, HS, S, (size_t)N * HS,
+                                    a->attn_work);
         p += (size_t)NH * n_q * S;
         float *att = a->att + (size_t)(cls_only ? i : r->rows[i]) * D;
         for (int h = 0; h < NH; h++)
@@ -333,6 +393,10 @@ void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encod
         lap(a, ATTN_ENCODER_LAYERNORM);
     }
     qkv_forward(a, in, w, N, D, c->n_heads, score_root(c));
+    if (c->pos == ATTN_POS_ROPE) {
+        rope_rows(a->q, a->rope, r, c->n_heads, D / c->n_heads, false, false);
+        rope_rows(a->k, a->rope, r, c->n_heads, D / c->n_heads, false, false);
+    }
     heads_forward(a, w, c, r, false);
     attn_add_forward(a->r1, x, a->r1, (size_t)N * D);
     lap(a, ATTN_ENCODER_ADD);
@@ -347,6 +411,10 @@ void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const fl
     const size_t ND = (size_t)N * D;
     tail_backward(d_w, d_out, s, a, w, c, N);
     heads_backward(d_w, s, a, w, c, r, false);
+    if (c->pos == ATTN_POS_ROPE) {
+        rope_rows(s->d_q, a->rope, r, c->n_heads, D / c->n_heads, false, true);
+        rope_rows(s->d_k, a->rope, r, c->n_heads, D / c->n_heads, false, true);
+    }
     /* r1 = x + SA(in): d_x += d_r1 + in'(SA'(d_r1)) */
     attn_add_forward(d_x, d_x, s->d_r1, ND);
     if (c->norm == ATTN_NORM_PRE) {
@@ -368,6 +436,10 @@ void attn_encoder_cls_forward(attn_encoder_acts *a, const float *x, const attn_e
         in = a->n1;
     }
     qkv_cls_forward(a, in, w, r, D, c->n_heads, score_root(c));
+    if (c->pos == ATTN_POS_ROPE) {
+        rope_rows(a->q, a->rope, r, c->n_heads, D / c->n_heads, true, false);
+        rope_rows(a->k, a->rope, r, c->n_heads, D / c->n_heads, false, false);
+    }
     heads_forward(a, w, c, r, true);
     for (int i = 0; i < r->B; i++) /* r1 = x + SA at the [CLS] rows */
         attn_add_forward(a->r1 + (size_t)i * D, x + (size_t)r->rows[i] * D, a->r1 + (size_t)i * D,
@@ -382,6 +454,10 @@ void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, cons
     const int N = r->N, D = c->embed_dim;
     tail_backward(d_w, d_out, s, a, w, c, r->B);
     heads_backward(d_w, s, a, w, c, r, true);
+    if (c->pos == ATTN_POS_ROPE) {
+        rope_rows(s->d_q, a->rope, r, c->n_heads, D / c->n_heads, true, true);
+        rope_rows(s->d_k, a->rope, r, c->n_heads, D / c->n_heads, false, true);
+    }
     /* r1[i] = x[rows[i]] + SA(in)[i]: the residual reaches the [CLS] rows only */
     for (int i = 0; i < r->B; i++) {
         float *d_row = d_x + (size_t)r->rows[i] * D;

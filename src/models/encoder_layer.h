@@ -68,6 +68,9 @@ typedef struct attn_encoder_acts {
     float *act;           /* [n_out, F] relu/gelu(ff1) */
     float *r2;            /* [n_out, D] pre: r1 + ff = layer output; post: n1 + ff */
     float *out;           /* [n_out, D] the layer output: r2 (pre) or n2 (post) */
+    /* positions inside the attention (pos rope / alibi; docs/transformer-positions.md) */
+    const float *rope; /* pos rope: [max_len, HS] cos | sin of each position, else unused */
+    float *score_bias; /* pos alibi: [NH, S_max, S_max] scratch for a sentence's bias */
     /* optional: called after each stage of a forward with lap_ctx (NULL: not called) */
     void (*lap)(void *lap_ctx, attn_encoder_stage stage);
     void *lap_ctx;

@@ -32,7 +32,7 @@ attn_model_config attn_model_config_default(attn_arch arch) {
 static const char *const arch_names[] = {"rnn", "lstm", "transformer", "gru"};
 #define N_ARCH ((int)(sizeof arch_names / sizeof arch_names[0]))
 
-static const char *const pos_names[ATTN_N_POS] = {"learned", "sinusoidal", "none"};
+static const char *const pos_names[ATTN_N_POS] = {"learned", "sinusoidal", "none", "rope", "alibi"};
 
 const char *attn_pos_name(attn_pos p) {
     return (unsigned)p < ATTN_N_POS ? pos_names[p] : "unknown";
@@ -89,6 +89,11 @@ attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error 
         if ((unsigned)cfg->pos >= ATTN_N_POS)
             return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown pos %d", (int)cfg->pos);
         REQUIRE_RANGE(attn_unscaled, 0, 1);
+        if (cfg->pos == ATTN_POS_ROPE && (cfg->embed_dim / cfg->n_heads) % 2 != 0)
+            return attn_errorf(err, ATTN_ERR_VALUE,
+                               "config: pos rope needs an even head size, embed_dim %d / "
+                               "n_heads %d is odd",
+                               cfg->embed_dim, cfg->n_heads);
     } else {
         REQUIRE_RANGE(hidden_size, 1, 1 << 14);
         REQUIRE_RANGE(n_layers, 1, ATTN_RECURRENT_MAX_LAYERS);

@@ -83,7 +83,8 @@ typedef struct tf_tensors {
 typedef struct tf_impl {
     tf_tensors w;     /* parameters (views into m->params) */
     tf_tensors d;     /* gradients (views into m->grads) */
-    float *pos_table; /* [P, D] the fixed sinusoidal table (pos sinusoidal), else NULL */
+    float *pos_table; /* [P, D] the fixed sinusoidal table (pos sinusoidal), or [P, HS] the
+                       * rotary cos | sin table (pos rope), else NULL */
     attn_encoder_weights layer_w[TF_MAX_LAYERS]; /* per layer, views into m->params */
     attn_encoder_weights layer_d[TF_MAX_LAYERS]; /* per layer, views into m->grads */
     /* the last forward's batch: B sentences, N packed rows */
@@ -164,6 +165,12 @@ static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, siz
         layout_acts(&v->acts[l], c, base, &u, N, cls ? B : N, cls, cls ? NH * N : n_probs);
     }
     layout_scratch(&v->scratch, c, base, &u, N, SM);
+    /* positions inside the attention: the rotary table, one ALiBi bias scratch for all layers */
+    float *bias = c->pos == ATTN_POS_ALIBI ? attn_arena_carve(base, &u, NH * SM * SM) : NULL;
+    for (int l = 0; l < c->n_layers; l++) {
+        v->acts[l].rope = c->pos == ATTN_POS_ROPE ? v->pos_table : NULL;
+        v->acts[l].score_bias = bias;
+    }
     for (int l = 0; l <= c->n_layers; l++) v->d_hidden[l] = attn_arena_carve(base, &u, N * D);
     v->x0 = attn_arena_carve(base, &u, N * D);
     v->cls = attn_arena_carve(base, &u, B * D);
@@ -209,11 +216,31 @@ static void tf_bind(attn_model *m, tf_impl *v, float *base, bool grads) {
 
 /* ---- positions: where each scheme (attn_pos) acts -------------------------------------------
  * learned and sinusoidal add a row per position to x0 (embedding + row, one float add, as
- * PyTorch's `embedding(ids) + table[:S]`); none leaves x0 = embedding. A scheme that acts inside
- * the attention instead (rotary, ALiBi) would add nothing here and hook into encoder_layer.c. */
+ * PyTorch's `embedding(ids) + table[:S]`); none leaves x0 = embedding. The schemes that act
+ * inside the attention (rope, alibi) add nothing here: encoder_layer.c rotates q and k with
+ * the table set up here (rope) or adds the ALiBi bias to the scores (alibi). */
 
-/* The fixed table of the sinusoidal scheme (unscaled; docs/transformer-positions.md). */
+/* pos rope: [P, HS] per position p, cos(p / 10000^(2i/HS)) in column i < HS/2 and the sine
+ * in column HS/2 + i, each computed in double and rounded once (tools/attn_models.py). */
+static attn_status rope_setup(tf_impl *v, const attn_model_config *c, attn_error *err) {
+    const size_t P = (size_t)c->max_len, HS = (size_t)(c->embed_dim / c->n_heads), h2 = HS / 2;
+    v->pos_table = malloc(P * HS * sizeof(float));
+    if (!v->pos_table)
+        return attn_errorf(err, ATTN_ERR_NOMEM,
+                           "transformer: out of memory for the %zux%zu rotary table", P, HS);
+    for (size_t p = 0; p < P; p++)
+        for (size_t i = 0; i < h2; i++) {
+            const double angle = (double)p / pow(10000.0, (double)(2 * i) / (double)HS);
+            v->pos_table[p * HS + i] = (float)cos(angle);
+            v->pos_table[p * HS + h2 + i] = (float)sin(angle);
+        }
+    return ATTN_OK;
+}
+
+/* The fixed table of the sinusoidal scheme (unscaled; docs/transformer-positions.md), or
+ * rope's. */
 static attn_status positions_setup(tf_impl *v, const attn_model_config *c, attn_error *err) {
+    if (c->pos == ATTN_POS_ROPE) return rope_setup(v, c, err);
     if (c->pos != ATTN_POS_SINUSOIDAL) return ATTN_OK;
     const size_t P = (size_t)c->max_len, D = (size_t)c->embed_dim;
     v->pos_table = malloc(P * D * sizeof(float));
@@ -236,6 +263,8 @@ static const float *position_row(const tf_impl *v, const attn_model_config *c, i
     case ATTN_POS_SINUSOIDAL:
         return v->pos_table + (size_t)s * c->embed_dim;
     case ATTN_POS_NONE:
+    case ATTN_POS_ROPE:  /* in the attention: encoder_layer.c */
+    case ATTN_POS_ALIBI: /* in the attention: encoder_layer.c */
         break;
     }
     return NULL;

@@ -75,7 +75,7 @@ START_TEST(test_bad_combinations_are_usage_errors) {
         {{"--model", "transformer", "--heads", "5"}, {"--heads 5 does not divide --embed-dim 32"}},
         {{"--model", "transformer", "--embed-dim", "4", "--heads", "8"}, {"--heads 8", "more"}},
         {{"--model", "transformer", "--layers", "13"}, {"--layers", "1..12"}},
-        {{"--model", "transformer", "--pos", "rope"}, {"--pos", "learned, sinusoidal or none"}},
+        {{"--model", "transformer", "--pos", "xpos"}, {"--pos", "none, rope or alibi"}},
         {{"--model", "transformer", "--norm", "mid"}, {"--norm", "pre or post"}},
         {{"--model", "transformer", "--max-len", "20", "--epochs", "1"}, {"--max-len 20"}},
         {{"--model", "rnn", "--warmup", "-1"}, {"--warmup"}},

@@ -203,8 +203,9 @@ END_TEST
 
 START_TEST(test_config_bad_pos) {
     expect_error_after(ATTN_ARCH_TRANSFORMER, "\"activation\": \"relu\"",
-                       "\"activation\": \"relu\", \"pos\": \"rope\"", ATTN_ERR_VALUE,
-                       "\"pos\" is \"rope\", expected \"learned\", \"sinusoidal\" or \"none\"",
+                       "\"activation\": \"relu\", \"pos\": \"xpos\"", ATTN_ERR_VALUE,
+                       "\"pos\" is \"xpos\", expected \"learned\", \"sinusoidal\", \"none\", "
+                       "\"rope\" or \"alibi\"",
                        NULL);
     /* a learned model's file that says "pos": "sinusoidal" holds a tensor that does not exist */
     expect_error_after(ATTN_ARCH_TRANSFORMER, "\"activation\": \"relu\"",

@@ -290,6 +290,57 @@ static void seq_product(float *c, const float *a, const float *b, int m, int n, 
         }
 }
 
+/* The optional additive score bias: NULL is exactly attn_attention_forward; a bias gives
+ * softmax(q.k^T + bias).v against a double reference, and probabilities that match it. */
+START_TEST(test_score_bias) {
+    enum { NH = 2, NQ = 3, NK = 5, HS = 4 };
+    attn_rng r = attn_rng_seed(77);
+    float q[NH * NK * HS], k[NH * NK * HS], v[NH * NK * HS], bias[NH * NQ * NK];
+    for (int i = 0; i < NH * NK * HS; i++) {
+        q[i] = attn_rng_uniform_range(&r, -1.0f, 1.0f);
+        k[i] = attn_rng_uniform_range(&r, -1.0f, 1.0f);
+        v[i] = attn_rng_uniform_range(&r, -1.0f, 1.0f);
+    }
+    for (int i = 0; i < NH * NQ * NK; i++) bias[i] = attn_rng_uniform_range(&r, -3.0f, 0.0f);
+    float out0[NH * NK * HS], out1[NH * NK * HS], out2[NH * NK * HS];
+    float p0[NH * NQ * NK], p1[NH * NQ * NK], p2[NH * NQ * NK];
+    memset(out0, 0, sizeof out0); /* rows NQ..NK-1 of each head are not written */
+    memset(out1, 0, sizeof out1);
+    attn_attention_forward(out0, p0, q, k, v, NH, NQ, NK, HS, NK, (size_t)NK * HS, NULL);
+    attn_attention_forward_bias(out1, p1, q, k, v, NULL, NH, NQ, NK, HS, NK, (size_t)NK * HS, NULL);
+    attn_attention_forward_bias(out2, p2, q, k, v, bias, NH, NQ, NK, HS, NK, (size_t)NK * HS, NULL);
+    ck_assert(memcmp(out0, out1, sizeof out0) == 0);
+    ck_assert(memcmp(p0, p1, sizeof p0) == 0);
+    bool changed = false;
+    for (int h = 0; h < NH; h++)
+        for (int i = 0; i < NQ; i++) {
+            double s[NK], mx = -1e30, z = 0.0;
+            for (int j = 0; j < NK; j++) {
+                double d = 0.0;
+                for (int c = 0; c < HS; c++)
+                    d += (double)q[(h * NK + i) * HS + c] * k[(h * NK + j) * HS + c];
+                s[j] = d + bias[(h * NQ + i) * NK + j];
+                mx = s[j] > mx ? s[j] : mx;
+            }
+            for (int j = 0; j < NK; j++) z += (s[j] = exp(s[j] - mx));
+            for (int j = 0; j < NK; j++) {
+                const double want = s[j] / z, got = p2[(h * NQ + i) * NK + j];
+                ck_assert_msg(fabs(got - want) <= FWD_REL_TOL, "p[%d,%d,%d] %g want %g", h, i, j,
+                              got, want);
+                changed = changed || fabs(got - p0[(h * NQ + i) * NK + j]) > 1e-3;
+            }
+            for (int c = 0; c < HS; c++) {
+                double want = 0.0;
+                for (int j = 0; j < NK; j++) want += s[j] / z * v[(h * NK + j) * HS + c];
+                const float got = out2[(h * NK + i) * HS + c];
+                ck_assert_msg(fabs(got - want) <= FWD_REL_TOL * fmax(fabs(want), 1.0),
+                              "out[%d,%d,%d] %g want %g", h, i, c, got, want);
+            }
+        }
+    ck_assert_msg(changed, "the bias changed no probability");
+}
+END_TEST
+
 START_TEST(test_small_products_follow_aten_rule) {
     const int n_q = rule_cases[_i][0], n_k = rule_cases[_i][1], HS = rule_cases[_i][2];
     const shape sh = {2, n_q, n_k, HS, n_k, 0};
@@ -330,6 +381,7 @@ static Suite *suite(void) {
     tcase_add_loop_test(tc, test_backward_finite_differences, 0, N_SHAPES);
     tcase_add_loop_test(tc, test_all_heads_equal_one_by_one, 0, N_SHAPES);
     tcase_add_test(tc, test_naive_and_blocked_agree);
+    tcase_add_test(tc, test_score_bias);
     tcase_add_loop_test(tc, test_small_products_follow_aten_rule, 0,
                         (int)(sizeof rule_cases / sizeof *rule_cases));
     suite_add_tcase(s, tc);

@@ -71,6 +71,45 @@ START_TEST(test_fd_pos_sinusoidal_none) {
 }
 END_TEST
 
+/* Positions inside the attention (rope: rotary q, k; alibi: score bias): finite differences
+ * over every tensor, with 2 heads (HS 4; ALiBi slopes of a power of two) and 3 (HS 4, the odd
+ * path; ALiBi's interpolated slopes), pre/gelu and post/relu. The batch of 3 runs the full layer
+ * and the [CLS]-only one. */
+START_TEST(test_fd_pos_rope_alibi) {
+    for (int p = ATTN_POS_ROPE; p <= ATTN_POS_ALIBI; p++)
+        for (int NH = 2; NH <= 3; NH++) {
+            attn_model_config c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+            c.pos = (attn_pos)p;
+            c.vocab_size = 7;
+            c.embed_dim = 4 * NH;
+            c.n_heads = NH;
+            c.ffn_dim = 6;
+            c.n_layers = 2;
+            c.max_len = MC_T + 1;
+            c.norm = NH == 2 ? ATTN_NORM_PRE : ATTN_NORM_POST;
+            c.activation = NH == 2 ? ATTN_ACT_GELU : ATTN_ACT_RELU;
+            attn_model *m = tu_model_new(&c, 11 + (uint64_t)NH);
+            ck_assert_int_lt(attn_model_tensor_find(m, "pos_embedding"), 0);
+            mc_fd_check_model(m, 50 + (uint64_t)p * 4 + (uint64_t)NH, FD_STEP, FD_ATOL, FD_RTOL);
+            attn_model_free(m);
+        }
+}
+END_TEST
+
+/* rope needs an even head size: the config says so. */
+START_TEST(test_rope_odd_head_size_rejected) {
+    attn_model_config c = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    c.pos = ATTN_POS_ROPE;
+    c.embed_dim = 9;
+    c.n_heads = 3;
+    attn_error err;
+    ck_assert_int_ne(attn_model_config_validate(&c, &err), ATTN_OK);
+    ck_assert_ptr_nonnull(strstr(err.msg, "rope"));
+    c.pos = ATTN_POS_ALIBI;
+    ck_assert_int_eq(attn_model_config_validate(&c, &err), ATTN_OK);
+}
+END_TEST
+
 /* An odd number of heads takes PyTorch's Python attention path (bias in the qkv GEMM, q divided
  * by sqrt(HS)): its backward against central differences (D = 9, 3 heads of 3). */
 START_TEST(test_fd_odd_heads) {
@@ -365,6 +404,8 @@ int main(void) {
     tcase_add_test(tc, test_fd_pre_gelu);
     tcase_add_test(tc, test_fd_pos_sinusoidal_none);
     tcase_add_test(tc, test_fd_odd_heads);
+    tcase_add_test(tc, test_fd_pos_rope_alibi);
+    tcase_add_test(tc, test_rope_odd_head_size_rejected);
     tcase_add_test(tc, test_pos_schemes_first_layer_input);
     tcase_add_test(tc, test_pos_none_ignores_order);
     tcase_add_test(tc, test_golden_logits);

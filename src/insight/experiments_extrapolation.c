@@ -1,0 +1,182 @@
+/* experiments_extrapolation.c -- do position schemes carry a Transformer past the sentence
+ * lengths it was trained on? (the write-up's §4 and §10; Press, Smith, Lewis 2022)
+ *
+ * For each position scheme (learned, sinusoidal, rope, alibi, none) and seed: the default
+ * Transformer (D 32, 2 heads, 2 layers, pre-norm) with max_len 121 is trained on sentences of
+ * TRAIN_MIN..TRAIN_MAX words (attn_data_generate_lengths: the task's core clause among filler
+ * phrases) and tested on sentences of the training lengths and on two longer ranges. Every
+ * model has 121 positions, so `learned` has a row for every test position, but rows past
+ * TRAIN_MAX + 1 never receive a gradient: they stay at their initial value (the sinusoid table
+ * times 2, docs/transformer-positions.md), which is what it extrapolates with.
+ *
+ * Verdict (the table row's rule): the drop of a scheme is its accuracy on the training lengths
+ * minus its accuracy on the longest range (percentage points, mean over seeds). */
+#include "experiments_internal.h"
+
+#include "attn_kernels.h"
+#include "attn_plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAIN_MIN  8
+#define TRAIN_MAX  30
+#define MAX_WORDS  120
+#define N_RANGES   3
+#define N_SCHEMES  5
+#define DEGRADE_PP 5.0 /* a drop of at least this many points is a degradation */
+#define BATCH      32
+
+static const int range_lo[N_RANGES] = {TRAIN_MIN, TRAIN_MAX + 1, 61};
+static const int range_hi[N_RANGES] = {TRAIN_MAX, 60, MAX_WORDS};
+static const char *const range_label[N_RANGES] = {"8-30 (trained)", "31-60", "61-120"};
+static const attn_pos schemes[N_SCHEMES] = {ATTN_POS_LEARNED, ATTN_POS_SINUSOIDAL, ATTN_POS_ROPE,
+                                            ATTN_POS_ALIBI, ATTN_POS_NONE};
+
+/* Adam (PyTorch's defaults), batches of BATCH, shuffled each epoch with the project PRNG. */
+static attn_status train(attn_model *m, const attn_dataset *d, int epochs, uint64_t seed,
+                         attn_error *err) {
+    attn_adam *opt = NULL;
+    int *perm = malloc((size_t)d->n * sizeof *perm), ids[BATCH * TRAIN_MAX], lengths[BATCH];
+    float logits[BATCH], labels[BATCH], d_logits[BATCH];
+    attn_status st = perm ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    if (!st) st = attn_adam_create(attn_model_n_params(m), NULL, &opt, err);
+    attn_rng r = attn_rng_seed(seed);
+    for (int i = 0; perm && i < d->n; i++) perm[i] = i;
+    for (int e = 0; !st && e < epochs; e++) {
+        attn_rng_shuffle(&r, perm, d->n);
+        for (int first = 0; !st && first < d->n; first += BATCH) {
+            const int B = d->n - first < BATCH ? d->n - first : BATCH;
+            int T = 1;
+            for (int i = 0; i < B; i++)
+                T = d->lengths[perm[first + i]] > T ? d->lengths[perm[first + i]] : T;
+            memset(ids, 0, sizeof ids);
+            for (int i = 0; i < B; i++) {
+                const int s = perm[first + i];
+                lengths[i] = d->lengths[s];
+                labels[i] = (float)d->labels[s];
+                memcpy(ids + (size_t)i * T, d->ids + d->offsets[s],
+                       (size_t)lengths[i] * sizeof *ids);
+            }
+            attn_batch b = {B, T, ids, lengths};
+            attn_model_zero_grad(m);
+            st = attn_model_forward(m, &b, logits, err);
+            memset(d_logits, 0, sizeof d_logits);
+            attn_bce_backward(d_logits, 1.0f, logits, labels, B);
+            if (!st) st = attn_model_backward(m, &b, d_logits, err);
+            if (!st) attn_adam_step(opt, attn_model_params(m), attn_model_grads(m));
+        }
+    }
+    attn_adam_free(opt);
+    free(perm);
+    return st;
+}
+
+/* acc[N_RANGES] (percent) of one scheme trained with one seed. */
+static attn_status one_model(const attn_experiment_opts *o, attn_pos pos, int seed,
+                             const attn_dataset *train_set, attn_dataset *const *tests, double *acc,
+                             attn_error *err) {
+    attn_model_config cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    cfg.pos = pos;
+    cfg.max_len = MAX_WORDS + 1;
+    attn_model *m = NULL;
+    exp_progress(o, "extrapolation: training %s, seed %d", attn_pos_name(pos), seed);
+    attn_status st = attn_model_create(&cfg, (uint64_t)seed, &m, err);
+    if (!st) st = train(m, train_set, o->quick ? 6 : 20, (uint64_t)seed, err);
+    for (int k = 0; !st && k < N_RANGES; k++) {
+        st = attn_evaluate(m, tests[k], 0, tests[k]->n, 64, &acc[k], err);
+        acc[k] *= 100.0;
+    }
+    attn_model_free(m);
+    return st;
+}
+
+attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                  attn_error *err) {
+    const int seeds = o->seeds > 0 ? o->seeds : o->quick ? 1 : 3;
+    const int n_train = o->quick ? 4000 : 8000, n_test = o->quick ? 300 : 2000;
+    double mean[N_SCHEMES][N_RANGES] = {{0}}, lo[N_SCHEMES][N_RANGES], hi[N_SCHEMES][N_RANGES];
+    attn_status st = ATTN_OK;
+    for (int s = 1; !st && s <= seeds; s++) {
+        attn_dataset *train_set = NULL, *tests[N_RANGES] = {NULL};
+        st =
+            attn_data_generate_lengths(n_train, (uint64_t)s, TRAIN_MIN, TRAIN_MAX, &train_set, err);
+        for (int k = 0; !st && k < N_RANGES; k++) /* another seed: other sentences */
+            st = attn_data_generate_lengths(n_test, 1000 + (uint64_t)s, range_lo[k], range_hi[k],
+                                            &tests[k], err);
+        for (int p = 0; !st && p < N_SCHEMES; p++) {
+            double acc[N_RANGES];
+            st = one_model(o, schemes[p], s, train_set, tests, acc, err);
+            for (int k = 0; !st && k < N_RANGES; k++) {
+                mean[p][k] += acc[k] / seeds;
+                lo[p][k] = s == 1 || acc[k] < lo[p][k] ? acc[k] : lo[p][k];
+                hi[p][k] = s == 1 || acc[k] > hi[p][k] ? acc[k] : hi[p][k];
+            }
+        }
+        attn_dataset_free(train_set);
+        for (int k = 0; k < N_RANGES; k++) attn_dataset_free(tests[k]);
+    }
+    if (!st) st = exp_put(r, "seeds", seeds, err);
+    if (!st) st = exp_put(r, "train_max_words", TRAIN_MAX, err);
+    double drop[N_SCHEMES];
+    for (int p = 0; !st && p < N_SCHEMES; p++) {
+        char k[64];
+        const char *name = attn_pos_name(schemes[p]);
+        snprintf(k, sizeof k, "%s.accuracy_percent", name);
+        st = exp_put_array(r, k, N_RANGES, mean[p], err);
+        snprintf(k, sizeof k, "%s.accuracy_min", name);
+        if (!st) st = exp_put_array(r, k, N_RANGES, lo[p], err);
+        snprintf(k, sizeof k, "%s.accuracy_max", name);
+        if (!st) st = exp_put_array(r, k, N_RANGES, hi[p], err);
+        drop[p] = mean[p][0] - mean[p][N_RANGES - 1];
+        snprintf(k, sizeof k, "%s.drop_points", name);
+        if (!st) st = exp_put(r, k, drop[p], err);
+    }
+    if (st) return st;
+    const double d_sin = drop[1], d_rope = drop[2], d_alibi = drop[3];
+    const bool sin_degrades = d_sin >= DEGRADE_PP;
+    const bool rel_hold = d_rope < DEGRADE_PP && d_alibi < DEGRADE_PP;
+    exp_verdict(r,
+                sin_degrades && rel_hold   ? ATTN_VERDICT_HOLDS
+                : sin_degrades || rel_hold ? ATTN_VERDICT_MIXED
+                                           : ATTN_VERDICT_DOES_NOT_HOLD,
+                "accuracy drop from the training lengths (%d-%d words) to 61-120 words: "
+                "sinusoidal %.1f points (%s %.0f), rope %.1f and alibi %.1f (%s %.0f); "
+                "learned %.1f, none %.1f",
+                TRAIN_MIN, TRAIN_MAX, d_sin, sin_degrades ? ">=" : "<", DEGRADE_PP, d_rope, d_alibi,
+                rel_hold ? "both <" : "not both <", DEGRADE_PP, drop[0], drop[4]);
+    return ATTN_OK;
+}
+
+attn_status exp_extrapolation_plot(const attn_experiment_result *r, const char *path,
+                                   attn_error *err) {
+    static const double x[N_RANGES] = {0, 1, 2};
+    attn_plot_series s[N_SCHEMES];
+    for (int p = 0; p < N_SCHEMES; p++) {
+        char k[3][64];
+        const char *name = attn_pos_name(schemes[p]);
+        snprintf(k[0], sizeof k[0], "%s.accuracy_percent", name);
+        snprintf(k[1], sizeof k[1], "%s.accuracy_min", name);
+        snprintf(k[2], sizeof k[2], "%s.accuracy_max", name);
+        const attn_measure *m[3];
+        for (int j = 0; j < 3; j++) {
+            m[j] = attn_experiment_measure(r, k[j]);
+            if (!m[j] || m[j]->n != N_RANGES)
+                return attn_errorf(err, ATTN_ERR_ARG, "extrapolation plot: no '%s' in the result",
+                                   k[j]);
+        }
+        s[p] = (attn_plot_series){name,         N_RANGES,     x,    m[0]->values,
+                                  m[1]->values, m[2]->values, true, schemes[p] == ATTN_POS_NONE};
+    }
+    const attn_plot pl = {.title = "Trained on 8-30 words, tested on longer sentences",
+                          .xlabel = "test sentence length (words)",
+                          .ylabel = "test accuracy (%), band: min-max over seeds",
+                          .key = "bottom left",
+                          .n_series = N_SCHEMES,
+                          .series = s,
+                          .n_x_labels = N_RANGES,
+                          .x_labels = range_label};
+    return attn_plot_lines(&pl, path, err);
+}
