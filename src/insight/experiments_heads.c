@@ -156,13 +156,13 @@ attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result 
             double loss[10];
             long diverged;
             attn_model *m = NULL;
-            double acc[ATTN_N_TEST_SETS], mean;
+            double acc[ATTN_N_TEST_SETS], mean = 0.0;
             st = exp_train(&spec, &m, loss, &diverged, err);
             if (!st) st = exp_accuracy(m, tests, &mean, acc, err);
             char key[64];
             snprintf(key, sizeof key, "heads%d.seed%d.accuracy", head_counts[i], s);
             if (!st) st = exp_put_array(r, key, ATTN_N_TEST_SETS, acc, err);
-            mean_acc[i] += mean / seeds;
+            if (!st) mean_acc[i] += mean / seeds;
             if (!st && m && head_counts[i] == PRUNE_HEADS && s == 1) {
                 exp_progress(o, "heads: pruning the %d-head model", PRUNE_HEADS);
                 const attn_model_config *c = attn_model_config_of(m);
