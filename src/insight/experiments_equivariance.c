@@ -172,49 +172,6 @@ static attn_status put_invariance(attn_experiment_result *r, const char *prefix,
     return st;
 }
 
-/* ---- training without (or with) positions ------------------------------------------------ */
-
-/* Adam (defaults), batches of 32, shuffled each epoch with the project PRNG. */
-static attn_status train_transformer(attn_model *m, const attn_dataset *d, int epochs,
-                                     uint64_t seed, attn_error *err) {
-    enum { BS = 32 };
-    attn_adam *opt = NULL;
-    int *perm = malloc((size_t)d->n * sizeof *perm), ids[BS * ATTN_MAX_WORDS], lengths[BS];
-    float logits[BS], labels[BS], d_logits[BS];
-    attn_status st = perm ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    if (!st) st = attn_adam_create(attn_model_n_params(m), NULL, &opt, err);
-    attn_rng r = attn_rng_seed(seed);
-    for (int i = 0; perm && i < d->n; i++) perm[i] = i;
-    for (int e = 0; !st && e < epochs; e++) {
-        attn_rng_shuffle(&r, perm, d->n);
-        for (int first = 0; !st && first < d->n; first += BS) {
-            const int B = d->n - first < BS ? d->n - first : BS;
-            int T = 1;
-            for (int i = 0; i < B; i++)
-                T = d->lengths[perm[first + i]] > T ? d->lengths[perm[first + i]] : T;
-            memset(ids, 0, sizeof ids);
-            for (int i = 0; i < B; i++) {
-                const int s = perm[first + i];
-                lengths[i] = d->lengths[s];
-                labels[i] = (float)d->labels[s];
-                memcpy(ids + (size_t)i * T, d->ids + d->offsets[s],
-                       (size_t)lengths[i] * sizeof *ids);
-            }
-            attn_batch b = {B, T, ids, lengths};
-            attn_model_zero_grad(m);
-            st = attn_model_forward(m, &b, logits, err);
-            memset(d_logits, 0, sizeof d_logits);
-            attn_bce_backward(d_logits, 1.0f, logits, labels, B);
-            if (!st) st = attn_model_backward(m, &b, d_logits, err);
-            if (st) break;
-            attn_adam_step(opt, attn_model_params(m), attn_model_grads(m));
-        }
-    }
-    attn_adam_free(opt);
-    free(perm);
-    return st;
-}
-
 /* ---- the experiment ---------------------------------------------------------------------- */
 
 /* Each test sentence's words shuffled (a permutation that moves at least one word when the
@@ -252,7 +209,7 @@ static attn_status trained_pair(const attn_experiment_opts *o, int seed, const a
         if (k == 0) cfg.pos = ATTN_POS_NONE;
         attn_model *m = NULL;
         st = attn_model_create(&cfg, (uint64_t)seed, &m, err);
-        if (!st) st = train_transformer(m, train, epochs, (uint64_t)seed, err);
+        if (!st) st = exp_train_loop(m, train, epochs, 32, (uint64_t)seed, err);
         if (!st) st = measure(m, test, shuffled, k ? with : without, err);
         for (int s = 0; !st && s < ATTN_N_TEST_SETS; s++) {
             attn_dataset *t = NULL;

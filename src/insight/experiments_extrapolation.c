@@ -35,45 +35,6 @@ static const char *const range_label[N_RANGES] = {"8-30 (trained)", "31-60", "61
 static const attn_pos schemes[N_SCHEMES] = {ATTN_POS_LEARNED, ATTN_POS_SINUSOIDAL, ATTN_POS_ROPE,
                                             ATTN_POS_ALIBI, ATTN_POS_NONE};
 
-/* Adam (PyTorch's defaults), batches of BATCH, shuffled each epoch with the project PRNG. */
-static attn_status train(attn_model *m, const attn_dataset *d, int epochs, uint64_t seed,
-                         attn_error *err) {
-    attn_adam *opt = NULL;
-    int *perm = malloc((size_t)d->n * sizeof *perm), ids[BATCH * TRAIN_MAX], lengths[BATCH];
-    float logits[BATCH], labels[BATCH], d_logits[BATCH];
-    attn_status st = perm ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    if (!st) st = attn_adam_create(attn_model_n_params(m), NULL, &opt, err);
-    attn_rng r = attn_rng_seed(seed);
-    for (int i = 0; perm && i < d->n; i++) perm[i] = i;
-    for (int e = 0; !st && e < epochs; e++) {
-        attn_rng_shuffle(&r, perm, d->n);
-        for (int first = 0; !st && first < d->n; first += BATCH) {
-            const int B = d->n - first < BATCH ? d->n - first : BATCH;
-            int T = 1;
-            for (int i = 0; i < B; i++)
-                T = d->lengths[perm[first + i]] > T ? d->lengths[perm[first + i]] : T;
-            memset(ids, 0, sizeof ids);
-            for (int i = 0; i < B; i++) {
-                const int s = perm[first + i];
-                lengths[i] = d->lengths[s];
-                labels[i] = (float)d->labels[s];
-                memcpy(ids + (size_t)i * T, d->ids + d->offsets[s],
-                       (size_t)lengths[i] * sizeof *ids);
-            }
-            attn_batch b = {B, T, ids, lengths};
-            attn_model_zero_grad(m);
-            st = attn_model_forward(m, &b, logits, err);
-            memset(d_logits, 0, sizeof d_logits);
-            attn_bce_backward(d_logits, 1.0f, logits, labels, B);
-            if (!st) st = attn_model_backward(m, &b, d_logits, err);
-            if (!st) attn_adam_step(opt, attn_model_params(m), attn_model_grads(m));
-        }
-    }
-    attn_adam_free(opt);
-    free(perm);
-    return st;
-}
-
 /* acc[N_RANGES] (percent) of one scheme trained with one seed. */
 static attn_status one_model(const attn_experiment_opts *o, attn_pos pos, int seed,
                              const attn_dataset *train_set, attn_dataset *const *tests, double *acc,
@@ -84,7 +45,7 @@ static attn_status one_model(const attn_experiment_opts *o, attn_pos pos, int se
     attn_model *m = NULL;
     exp_progress(o, "extrapolation: training %s, seed %d", attn_pos_name(pos), seed);
     attn_status st = attn_model_create(&cfg, (uint64_t)seed, &m, err);
-    if (!st) st = train(m, train_set, o->quick ? 6 : 20, (uint64_t)seed, err);
+    if (!st) st = exp_train_loop(m, train_set, o->quick ? 6 : 20, BATCH, (uint64_t)seed, err);
     for (int k = 0; !st && k < N_RANGES; k++) {
         st = attn_evaluate(m, tests[k], 0, tests[k]->n, 64, &acc[k], err);
         acc[k] *= 100.0;

@@ -42,6 +42,10 @@ typedef struct exp_train_spec {
  * an error: *out is then NULL and *diverged_step the 1-based Adam step; otherwise -1. */
 attn_status exp_train(const exp_train_spec *spec, attn_model **out, double *loss,
                       long *diverged_step, attn_error *err);
+/* Trains a model the caller built (any configuration): Adam with PyTorch's defaults, batches of
+ * `batch` sentences of d, reshuffled each epoch from seed; every sentence, every epoch. */
+attn_status exp_train_loop(attn_model *m, const attn_dataset *d, int epochs, int batch,
+                           uint64_t seed, attn_error *err);
 /* The four test sets (plain, distractor, fill4, fill8) of n sentences and seed. */
 attn_status exp_test_sets(int n, uint64_t seed, attn_dataset *sets[ATTN_N_TEST_SETS],
                           attn_error *err);

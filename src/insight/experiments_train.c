@@ -1,11 +1,14 @@
 /* experiments_train.c -- what the training experiments (path-length, heads, scaling, norm)
  * share: train one model with the library's trainer, recording the loss of every epoch and
  * turning a divergence (NaN/Inf in the loss or a gradient) into a measured result instead of
- * an error; the four test sets; accuracy on them. */
+ * an error; a plain training loop for a model built by the caller; the four test sets;
+ * accuracy on them. */
+#include "attn_kernels.h"
 #include "experiments_internal.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct train_watch {
@@ -95,4 +98,53 @@ attn_status exp_accuracy(attn_model *m, attn_dataset *const sets[ATTN_N_TEST_SET
     }
     *mean = sum / ATTN_N_TEST_SETS;
     return ATTN_OK;
+}
+
+/* Adam (PyTorch's defaults), batches of `batch`, shuffled each epoch with the project PRNG. */
+attn_status exp_train_loop(attn_model *m, const attn_dataset *d, int epochs, int batch,
+                           uint64_t seed, attn_error *err) {
+    int max_len = 1;
+    for (int i = 0; i < d->n; i++) max_len = d->lengths[i] > max_len ? d->lengths[i] : max_len;
+    attn_adam *opt = NULL;
+    int *perm = malloc((size_t)d->n * sizeof *perm);
+    int *ids = malloc((size_t)batch * max_len * sizeof *ids);
+    int *lengths = malloc((size_t)batch * sizeof *lengths);
+    float *logits = malloc((size_t)batch * 3 * sizeof *logits);
+    float *labels = logits ? logits + batch : NULL, *d_logits = logits ? logits + 2 * batch : NULL;
+    attn_status st = perm && ids && lengths && logits
+                         ? ATTN_OK
+                         : attn_errorf(err, ATTN_ERR_NOMEM, "training: out of memory");
+    if (!st) st = attn_adam_create(attn_model_n_params(m), NULL, &opt, err);
+    attn_rng r = attn_rng_seed(seed);
+    for (int i = 0; !st && i < d->n; i++) perm[i] = i;
+    for (int e = 0; !st && e < epochs; e++) {
+        attn_rng_shuffle(&r, perm, d->n);
+        for (int first = 0; !st && first < d->n; first += batch) {
+            const int B = d->n - first < batch ? d->n - first : batch;
+            int T = 1;
+            for (int i = 0; i < B; i++)
+                T = d->lengths[perm[first + i]] > T ? d->lengths[perm[first + i]] : T;
+            memset(ids, 0, (size_t)B * T * sizeof *ids);
+            for (int i = 0; i < B; i++) {
+                const int s = perm[first + i];
+                lengths[i] = d->lengths[s];
+                labels[i] = (float)d->labels[s];
+                memcpy(ids + (size_t)i * T, d->ids + d->offsets[s],
+                       (size_t)lengths[i] * sizeof *ids);
+            }
+            attn_batch b = {B, T, ids, lengths};
+            attn_model_zero_grad(m);
+            st = attn_model_forward(m, &b, logits, err);
+            memset(d_logits, 0, (size_t)B * sizeof *d_logits);
+            attn_bce_backward(d_logits, 1.0f, logits, labels, B);
+            if (!st) st = attn_model_backward(m, &b, d_logits, err);
+            if (!st) attn_adam_step(opt, attn_model_params(m), attn_model_grads(m));
+        }
+    }
+    attn_adam_free(opt);
+    free(perm);
+    free(ids);
+    free(lengths);
+    free(logits);
+    return st;
 }
