@@ -104,6 +104,14 @@ void attn_bmm_tn(float *c, const float *a, const float *b, int m, int n, int k, 
  * openblas_get_corename), "naive" in the ATTN_NAIVE_GEMM build. GEMM rounding, and so
  * bit-identity with goldens made elsewhere, depends on it. Static string. */
 const char *attn_blas_corename(void);
+/* The kernel set OpenBLAS should have picked, when it did not: OpenBLAS 0.3.21 (Debian 12) falls
+ * back to its SSE3 "Prescott" kernels on a CPU it does not recognise (seen on virtualised Intel
+ * Xeons with AVX-512), 2-3x slower and rounding unlike every other machine. Returns "SkylakeX"
+ * (AVX-512 F/BW/DQ/VL) or "Haswell" (AVX2 + FMA) when the running core is "Prescott", the CPU has
+ * those instructions and OPENBLAS_CORETYPE is unset; else NULL. OpenBLAS reads
+ * OPENBLAS_CORETYPE once, when it is loaded: a program acts on this by setting it and
+ * re-executing itself (src/cli/main.c; the tests and tools/blas_core.py do the same). */
+const char *attn_blas_preferred_core(void);
 
 /* Linear layer, PyTorch nn.Linear: y[n,out] = x[n,in] . w[out,in]^T + bias[out].
  * Bias: y is pre-filled with bias, then sgemm with beta = 1 (bit-identical to PyTorch's addmm).

@@ -17,6 +17,7 @@ Run with /usr/bin/python3 (Debian torch 1.13). `attn_models.py` alone runs a sel
 """
 import math
 
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch
 import torch.nn as nn
 

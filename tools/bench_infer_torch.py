@@ -62,6 +62,7 @@ def make_batches(torch, sentences, batch):
 def run(args):
     os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)  # before torch loads OpenBLAS
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
     import torch
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -29,6 +29,7 @@ def vm_kb(field):
 
 
 def child(n, threads, reps, warmup):
+    import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
     import torch
     from torch import nn
 

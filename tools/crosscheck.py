@@ -52,6 +52,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

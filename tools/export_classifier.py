@@ -32,6 +32,7 @@ import json
 import os
 import sys
 
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

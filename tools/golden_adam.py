@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch
 
 STEPS = 10

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch
 import torch.nn.functional as F
 

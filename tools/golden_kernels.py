@@ -30,6 +30,7 @@ CAPABILITIES = {"default": "NO AVX", "avx512": "AVX512"}  # what torch's config 
 if "--capability" in sys.argv[:-1]:  # ATen reads it once, when torch loads
     os.environ["ATEN_CPU_CAPABILITY"] = sys.argv[sys.argv.index("--capability") + 1]
 
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 

@@ -99,6 +99,7 @@ def cpu_has_avx512():
 def torch_logits(spec):
     """{"capability": what this process's torch runs, "logits": {name: [float]}}: batch-1 eval
     logits of every model of spec {"models": [[name, weights path]], "items": [ids]}."""
+    import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
     import torch
     import make_golden
     import weights_json
@@ -154,6 +155,7 @@ def attn_logits(attn, path_name, weights, texts):
 
 def make_inputs(attn, seed, per_length, max_words, tmp):
     """Weights files of fresh perturbed models and (text, ids) of every length."""
+    import blas_core  # noqa: F401 -- before torch: attn's OpenBLAS kernels
     import torch
     import attn_models
     import make_golden

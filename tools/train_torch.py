@@ -129,6 +129,7 @@ def accuracy(torch, model, sents, labels, idx, batch=256):
 def train_run(args_tuple):
     """One (arch, seed) run; returns a result dict. Runs in a worker process."""
     arch, seed, opts = args_tuple
+    import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
     import torch
     import attn_models
     torch.set_num_threads(opts["threads"])

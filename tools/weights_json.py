@@ -29,6 +29,7 @@ import struct
 import sys
 
 import numpy as np
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -13,6 +13,7 @@
 
 #include "attn.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef ATTN_NAIVE_GEMM
@@ -97,6 +98,19 @@ const char *attn_blas_corename(void) {
 #else
     return "naive";
 #endif
+}
+
+const char *attn_blas_preferred_core(void) {
+#ifndef ATTN_NAIVE_GEMM
+    const char *set = getenv("OPENBLAS_CORETYPE");
+    if ((set && set[0]) || strcmp(attn_blas_corename(), "Prescott") != 0) return NULL;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+    return NULL;
 }
 
 /* ---- sgemm ------------------------------------------------------------------------------ */
