@@ -15,9 +15,16 @@ Sentences from `attn data` (all four test sets). For each sentence:
                which io/crosscheck_torch checks).
   saliency     autograd of the logit w.r.t. the first-layer input (embedding rows; Transformer:
                embedding + pos_embedding, [CLS] row excluded): |g_i|_2 and sum_j g_ij x_ij,
-               each sentence's vector within 1e-5 relative (|got - want|_2 / |want|_2); the
-               largest elementwise relative error (grad_x_input: relative to the sentence's
-               largest |value|, a signed sum can cancel to ~0) is printed beside it.
+               each sentence's vector within 1e-5 relative (|got - want|_2 / |want|_2) of
+               float64 autograd (a double copy of the module: the exact gradient up to
+               float64 rounding) -- or, where float32 cannot get that close, at least as close
+               as PyTorch's own float32 autograd is. Measured on the trained Transformer, whose
+               saliency sums cancel: PyTorch float32 1.4e-5 / 2.7e-5 / 1.5e-5 from float64 with
+               OpenBLAS SkylakeX / Haswell / Prescott kernels, attn 7.1e-6 / 1.8e-5 / 1.1e-5;
+               every other model about 1e-6 for both. Printed beside it: attn against float32
+               autograd with the largest
+               elementwise relative error (grad_x_input: relative to the sentence's largest
+               |value|, a signed sum can cancel to ~0).
 
 Prints per model `transformer: attention identical: N/N probabilities, ...` and exits 1 if any
 check fails.
@@ -29,12 +36,14 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before torch loads OpenBLAS
 
 import argparse  # noqa: E402
+import copy  # noqa: E402
 import json  # noqa: E402
 import struct  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -101,10 +110,8 @@ def torch_attention(model, ids):
 
 
 def torch_saliency(model, ids):
-    """(grad_norm, grad_x_input) per word from float32 autograd at the first-layer input. (A
-    float64 copy of the module was tried as the reference: attn's float32 values are then up
-    to 2e-5 off elementwise, float32 autograd's about as much; against float32 autograd, attn
-    is closer.)"""
+    """(grad_norm, grad_x_input) per word from autograd at the first-layer input, in the
+    module's dtype (float32, or float64 for the reference copy)."""
     tf = model.config["arch"] == "transformer"
     if tf:
         t = torch.tensor([[attn_models.CLS_ID] + ids])
@@ -145,6 +152,8 @@ def check_model(attn, name, model, path, items):
     tf = model.config["arch"] == "transformer"
     ok, n_same, n_prob, n_layers_ok, n_layers = True, 0, 0, 0, 0
     worst_norm = worst_gx = vec_norm = vec_gx = 0.0
+    model64 = copy.deepcopy(model).double()
+    vs64 = {"attn64": 0.0, "torch64": 0.0}
     prefix_texts = []
     for it, row in zip(items, rows):
         ids = it[2]
@@ -162,7 +171,12 @@ def check_model(attn, name, model, path, items):
             words = it[1].split()
             prefix_texts += [" ".join(words[:i + 1]) for i in range(len(words))]
         gn, gx = torch_saliency(model, ids)
+        gn64, gx64 = torch_saliency(model64, ids)
         sal = row["saliency"]
+        for key, got, want in (("attn64", sal["grad_norm"], gn64),
+                               ("attn64", sal["grad_x_input"], gx64), ("torch64", gn, gn64),
+                               ("torch64", gx, gx64)):
+            vs64[key] = max(vs64[key], vec_rel_err(got, want))
         worst_norm = max(worst_norm, rel_err(sal["grad_norm"], gn, 1e-30))
         worst_gx = max(worst_gx, rel_err(sal["grad_x_input"], gx, max(map(abs, gx))))
         vec_norm = max(vec_norm, vec_rel_err(sal["grad_norm"], gn))
@@ -180,9 +194,15 @@ def check_model(attn, name, model, path, items):
         same = sum(1 for a, b in zip(got, want) if a == b)
         ok = same == len(want) == len(got)
         parts.append("prefix probabilities identical to attn predict: %d/%d" % (same, len(want)))
-    sal_ok = vec_norm <= SAL_TOL and vec_gx <= SAL_TOL
-    parts.append("saliency vs autograd: grad_norm %.2g, grad_x_input %.2g rel. (tol %g; "
-                 "elementwise %.2g, %.2g)" % (vec_norm, vec_gx, SAL_TOL, worst_norm, worst_gx))
+    # within 1e-5 of the exact gradient, or, where float32 arithmetic cannot get that close,
+    # at least as close as PyTorch's own float32 autograd
+    sal_tol = max(SAL_TOL, vs64["torch64"])
+    sal_ok = vs64["attn64"] <= sal_tol
+    parts.append("saliency vs float64 autograd: attn %.2g rel., PyTorch's float32 autograd %.2g "
+                 "(tol: the larger of %g and PyTorch's)" % (vs64["attn64"], vs64["torch64"],
+                                                           SAL_TOL))
+    parts.append("attn vs float32 autograd: grad_norm %.2g, grad_x_input %.2g (elementwise %.2g, "
+                 "%.2g)" % (vec_norm, vec_gx, worst_norm, worst_gx))
     print("%s: %s" % (name, ", ".join(parts)))
     return ok and sal_ok
 

@@ -206,9 +206,28 @@ static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const floa
     }
 }
 
+/* c[m,1] = a[m,k].b[k] (+ beta c) as ATen's addmm hands a column result to BLAS: a contiguous
+ * [m,1] tensor has strides (1, 1), which addmm_impl_cpu_ reads as column-major, so the call is
+ * sgemm('T', 'T', m, 1, k) on the row-major a and b read as a 1 x k row (ldb 1), not the
+ * row-major call's transposed geometry. OpenBLAS runs other kernels for it, which round
+ * differently (measured: head width 1, up to 13 ULP in the logit). */
+static void sgemm_column(attn_op tag, bool backward, int m, int k, const float *a, const float *b,
+                         float beta, float *c) {
+#ifndef ATTN_NAIVE_GEMM
+    count_madds(tag, backward, m, 1, k);
+    cblas_sgemm(CblasColMajor, CblasTrans, CblasTrans, m, 1, k, 1.0f, a, k, b, 1, beta, c, m);
+#else
+    attn_sgemm(tag, backward, false, false, m, 1, k, 1.0f, a, b, beta, c);
+#endif
+}
+
 /* One batch entry of a bmm: the loop when ATen would take it, else one sgemm. */
 static void bmm(attn_op tag, attn_pass pass, bool trans_a, bool trans_b, int m, int n, int k,
                 bool loop, const float *a, const float *b, float beta, float *c) {
+    if (!loop && n == 1 && m > 1 && k > 0 && !trans_a && !trans_b) {
+        sgemm_column(tag, pass == ATTN_PASS_BACKWARD, m, k, a, b, beta, c);
+        return;
+    }
     if (!loop) {
         attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, trans_a, trans_b, m, n, k, 1.0f, a, b, beta, c);
         return;

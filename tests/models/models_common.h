@@ -263,8 +263,9 @@ static void mc_batch_generate(mc_grad_batch *g, int n, uint64_t seed) {
 }
 
 /* Each sentence of a padded batch of 8 generated sentences (seed 5) alone (batch 1) vs inside
- * the batch: logits within max_ulp ULP; gradients of sum_b r_b logit_b accumulated sentence by
- * sentence vs in one batch within GOLDEN_GRAD_REL (rounding of differently shaped GEMMs only). */
+ * the batch: logits within max_ulp ULP of the largest |logit|; gradients of sum_b r_b logit_b
+ * accumulated sentence by sentence vs in one batch within GOLDEN_GRAD_REL (rounding of differently
+ * shaped GEMMs only). */
 static void mc_padding_invariance(attn_model *m, uint32_t max_ulp) {
     const char *name = attn_arch_name(attn_model_config_of(m)->arch);
     mc_grad_batch gb;
@@ -292,10 +293,22 @@ static void mc_padding_invariance(attn_model *m, uint32_t max_ulp) {
     ck_assert_int_eq(attn_model_forward(m, &g->b, batched, &err), ATTN_OK);
     ck_assert_int_eq(attn_model_backward(m, &g->b, r, &err), ATTN_OK);
     tu_compare c = tu_compare_floats(batched, single, (size_t)g->B);
-    printf("  %s padded (B=%d, T=%d) vs batch 1 logits: identical %zu/%d, max ULP %u\n", name, g->B,
-           g->T, c.n_equal, g->B, c.max_ulp);
-    ck_assert_msg(c.max_ulp <= max_ulp, "%s: padded-batch logit %zu is %u ULP from batch 1", name,
-                  c.worst, c.max_ulp);
+    /* The deviations in ULPs of the batch's largest |logit|: a logit near 0 is the difference of
+     * larger terms, and its own ULP (measured: -0.0017, 160 of its ULPs, OpenBLAS SkylakeX) says
+     * nothing about the rounding of those terms. */
+    float scale = 0.0f;
+    for (int i = 0; i < g->B; i++) scale = fmaxf(scale, fabsf(single[i]));
+    const double ulp = (double)nextafterf(scale, INFINITY) - scale;
+    double dev = 0.0;
+    for (int i = 0; i < g->B; i++) dev = fmax(dev, fabs((double)batched[i] - single[i]) / ulp);
+    printf("  %s padded (B=%d, T=%d) vs batch 1 logits: identical %zu/%d, max %.0f ULP of the "
+           "largest |logit| %.3g (own ULP %u)\n",
+           name, g->B, g->T, c.n_equal, g->B, dev, (double)scale, c.max_ulp);
+    ck_assert_msg(dev <= max_ulp,
+                  "%s: a padded-batch logit is %.0f ULP (of |logit| %.3g) from batch 1 (logit "
+                  "%zu: %.9g vs %.9g)",
+                  name, dev, (double)scale, c.worst, (double)batched[c.worst],
+                  (double)single[c.worst]);
     for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
         size_t off = attn_model_tensor_offset(m, i), k = attn_model_tensor_numel(m, i);
         double wmax = 0.0;
