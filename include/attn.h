@@ -339,6 +339,23 @@ size_t attn_io_max_params(void);
  * only choose the embedding rows that receive the input gradient. */
 attn_status attn_model_forward_embedded(attn_model *m, const float *x, int n_words, float *logit,
                                         attn_error *err);
+/* The same for B sentences of n_words words each at once: x [B, rows, width] (each sentence's
+ * rows as above, one sentence after the other), logits [B]. A following attn_model_backward takes
+ * a batch of B sentences of length n_words; attn_model_input_grad then reads each one's
+ * d logit / d x. (A batch rounds differently from B batch-1 forwards: OpenBLAS rounds a GEMM
+ * row by the row count. Batch 1 is the exact mode.) */
+attn_status attn_model_forward_embedded_batch(attn_model *m, const float *x, int B, int n_words,
+                                              float *logits, attn_error *err);
+/* d_x [rows, width] = d loss / d x of sentence i of the last forward_embedded(_batch) and the
+ * backward after it (ATTN_ERR_ARG if the batch has no sentence i). */
+attn_status attn_model_input_grad(const attn_model *m, int i, float *d_x, attn_error *err);
+/* RNN/LSTM/GRU: logits[p] = the logit attn_model_forward gives the prefix ids[0..p] at batch 1,
+ * p = 0..n_words-1, bit for bit, in one pass: the head on the hidden state after each word,
+ * except that a step is run again where the prefix's own input GEMM rounds a row differently
+ * (OpenBLAS may round a row by the row count; measured up to 9 ULP). ATTN_ERR_ARG for the
+ * Transformer (each prefix is its own forward there). Overwrites the activation buffers. */
+attn_status attn_model_prefix_logits(attn_model *m, const int *ids, int n_words, float *logits,
+                                     attn_error *err);
 /* x (the last batch-1 forward's first-layer input, *n_rows x *width) and d_x (d loss / d x of the
  * last backward after it; garbage before one). Either pointer may be NULL. */
 attn_status attn_model_input(const attn_model *m, const float **x, const float **d_x, int *n_rows,
@@ -361,9 +378,13 @@ attn_status attn_model_attention_probs(const attn_model *m, int layer, const flo
  *                             sum_i integrated_gradients[i] ~ logit - ig_baseline_logit.
  * (A zero baseline was tried first: the pre-norm Transformer's LayerNorm of a*x_i jumps near
  * a = 0, which 64 midpoint steps cannot resolve; completeness missed 1 % by far.) */
-#define ATTN_EXPLAIN_IG_STEPS 64
+#define ATTN_EXPLAIN_IG_STEPS  64
+#define ATTN_EXPLAIN_IG_BATCH  64   /* IG points per batched forward/backward */
+#define ATTN_EXPLAIN_NO_IG     (-1) /* ig_steps: skip integrated gradients */
+#define ATTN_EXPLAIN_MAX_STEPS 4096
 typedef struct attn_explain_opts {
-    int ig_steps; /* N >= 1; 0 = ATTN_EXPLAIN_IG_STEPS */
+    int ig_steps; /* N in 1..ATTN_EXPLAIN_MAX_STEPS; 0 = ATTN_EXPLAIN_IG_STEPS;
+                   * ATTN_EXPLAIN_NO_IG = none (integrated_gradients NULL, ig_steps 0) */
 } attn_explain_opts;
 
 typedef struct attn_explanation {
@@ -378,14 +399,16 @@ typedef struct attn_explanation {
     double *prefix_probability;  /* RNN/LSTM: [n_words] its probability; else NULL */
     float *grad_norm;            /* [n_words] */
     float *grad_x_input;         /* [n_words] */
-    float *integrated_gradients; /* [n_words] */
-    int ig_steps;                /* N used */
+    float *integrated_gradients; /* [n_words], or NULL when not asked for */
+    int ig_steps;                /* N used (0: none) */
     float ig_baseline_logit;     /* the logit at the baseline x' */
 } attn_explanation;
 
-/* Explains sentence ids[0..n_words) (no [CLS]) with m. opts may be NULL (defaults). Runs
- * 2 + ig_steps forward/backward passes (+ one forward per prefix for RNN/LSTM) at batch 1;
- * overwrites m's gradient buffer (left zeroed). *out is the caller's: attn_explanation_free. */
+/* Explains sentence ids[0..n_words) (no [CLS]) with m. opts may be NULL (defaults). The logit,
+ * attention, saliency and prefixes come from batch-1 passes (exact mode: the floats attn predict
+ * computes); the ig_steps integrated-gradient points run ATTN_EXPLAIN_IG_BATCH at a time
+ * (attn_model_forward_embedded_batch), so they round as a batch does. Overwrites m's gradient
+ * buffer (left zeroed). *out is the caller's: attn_explanation_free. */
 attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
                          attn_explanation **out, attn_error *err);
 void attn_explanation_free(attn_explanation *e);
@@ -493,6 +516,8 @@ typedef struct attn_explain_request {
     char *sentence;
     int n_models; /* 0: "models" absent or empty */
     char *models[ATTN_EXPLAIN_REQUEST_MAX_MODELS];
+    int ig_steps; /* "ig_steps": integrated-gradient steps 0..ATTN_EXPLAIN_MAX_STEPS (absent: 0,
+                   * none) */
 } attn_explain_request;
 /* ATTN_ERR_PARSE (malformed JSON with byte offset, line and column; wrong types; unknown key),
  * ATTN_ERR_VALUE (too many models) or ATTN_ERR_NOMEM; on error *out is empty. */

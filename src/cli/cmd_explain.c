@@ -23,21 +23,26 @@ static const char notes[] =
     "Text: each word shaded by how much [CLS] attends to it (percentages beside), one line\n"
     "per layer and head plus the heads' average (--layer, --head choose; layers and heads\n"
     "count from 0 as in the state_dict); for RNN/LSTM each word with the probability after\n"
-    "it (green above 0.5, red below); then the integrated gradients per word. Colour is\n"
+    "it (green above 0.5, red below); then the integrated gradients per word (or, with\n"
+    "--ig-steps 0, gradient x input). Colour is\n"
     "24-bit ANSI; auto colours a terminal unless NO_COLOR is set.\n\n"
     "JSON, one object per line: {\"sentence\", \"tokens\", \"logit\", \"probability\",\n"
     "\"attention\" [layer][head][query][key] (Transformer; tokens then start with [CLS]),\n"
     "\"prefix_probability\" (RNN/LSTM, after each word), \"saliency\": {\"grad_norm\",\n"
     "\"grad_x_input\", \"integrated_gradients\"} (per word), \"ig_steps\",\n"
-    "\"ig_baseline_logit\"}. Floats with %.9g (they read back exactly).\n\n"
-    "Integrated gradients: 64 midpoint steps from the baseline x' = the vectors of as many\n"
-    "[PAD] words ([CLS] keeps its own); their sum is close to logit - ig_baseline_logit.\n"
+    "\"ig_baseline_logit\"} (the last three absent with --ig-steps 0). Floats with %.9g\n"
+    "(they read back exactly).\n\n"
+    "Integrated gradients: N midpoint steps (--ig-steps) from the baseline x' = the vectors\n"
+    "of as many [PAD] words ([CLS] keeps its own); their sum approximates logit -\n"
+    "ig_baseline_logit (how closely depends on the sentence; compare the two). The N points\n"
+    "run as batches of 64 (rounding as a batch does); everything else is batch 1.\n"
     "prefix_probability[i] is what `attn predict` prints for words 0..i.";
 
 typedef struct explain_view {
     int fmt;
     bool color;
     int layer, head;         /* -1: all */
+    int ig_steps;            /* attn_explain_opts.ig_steps */
     const attn_vocab *vocab; /* the weights file's, or the built-in one */
 } explain_view;
 
@@ -135,7 +140,24 @@ static void print_prefix(const explain_view *v, const attn_explanation *e, const
     putchar('\n');
 }
 
+/* Without integrated gradients: gradient x input per word. */
+static void print_grad_x_input(const explain_view *v, const attn_explanation *e, const int *ids) {
+    double scale = 0.0;
+    for (int i = 0; i < e->n_words; i++) scale = fmax(scale, fabs(e->grad_x_input[i]));
+    printf("  gradient x input:\n  ");
+    for (int i = 0; i < e->n_words; i++) {
+        char note[32];
+        snprintf(note, sizeof note, "%+.2f", (double)e->grad_x_input[i]);
+        signed_word(v, attn_vocab_token(v->vocab, ids[i]), e->grad_x_input[i], scale, note);
+    }
+    putchar('\n');
+}
+
 static void print_saliency(const explain_view *v, const attn_explanation *e, const int *ids) {
+    if (!e->integrated_gradients) {
+        print_grad_x_input(v, e, ids);
+        return;
+    }
     double scale = 0.0, sum = 0.0;
     for (int i = 0; i < e->n_words; i++) {
         scale = fmax(scale, fabs(e->integrated_gradients[i]));
@@ -170,7 +192,8 @@ static bool explain_one(attn_model *m, const explain_view *v, const char *senten
     attn_explanation *e = NULL;
     attn_status st = ids ? attn_tokenize_vocab(v->vocab, sentence, ids, max_ids, &n, &err)
                          : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
-    if (st == ATTN_OK) st = attn_explain(m, ids, n, NULL, &e, &err);
+    const attn_explain_opts o = {v->ig_steps};
+    if (st == ATTN_OK) st = attn_explain(m, ids, n, &o, &e, &err);
     if (st == ATTN_OK) {
         if (v->fmt == FORMAT_JSON && !print_json(v, sentence, ids, e, &err))
             st = err.status;
@@ -217,7 +240,7 @@ static bool want_color(int choice) {
 
 int cmd_explain(int argc, char **argv) {
     const char *weights = NULL;
-    explain_view v = {FORMAT_TEXT, false, -1, -1, NULL};
+    explain_view v = {FORMAT_TEXT, false, -1, -1, ATTN_EXPLAIN_IG_STEPS, NULL};
     int color = COLOR_AUTO;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
@@ -230,15 +253,17 @@ int cmd_explain(int argc, char **argv) {
          .help = "text: this head only (transformer)"},
         {"--color", "WHEN", CLI_OPT_CHOICE, &color, .choices = "auto|always|never",
          .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"},
+        {"--ig-steps", "N", CLI_OPT_INT, &v.ig_steps, 0, ATTN_EXPLAIN_MAX_STEPS,
+         .help = "integrated-gradient steps; 0 = none"},
     };
     cli_spec spec = {"explain",
-                     "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN] [--]"
-                     " [SENTENCE...]",
+                     "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
+                     " [--ig-steps N] [--] [SENTENCE...]",
                      about,
                      "SENTENCE",
                      notes,
                      opts,
-                     5};
+                     6};
     char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
     if (!sentences) {
         fprintf(stderr, "attn explain: out of memory\n");
@@ -250,6 +275,7 @@ int cmd_explain(int argc, char **argv) {
     attn_model *m = NULL;
     if (rc < 0) rc = cli_load_weights("explain", weights, &m, &v.vocab);
     if (rc < 0) rc = check_view(m, &v);
+    if (v.ig_steps == 0) v.ig_steps = ATTN_EXPLAIN_NO_IG;
     if (rc < 0) {
         v.color = want_color(color);
         attn_set_num_threads(1);

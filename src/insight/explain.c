@@ -24,12 +24,11 @@ static double sigmoid(float logit) {
     return 1.0 / (1.0 + exp(-(double)logit));
 }
 
-/* One forward (ids, or x when non-NULL) and a backward of d logit = 1; *d_x then points at
- * d logit / d x in the model's buffers. */
-static attn_status logit_and_grad(attn_model *m, const attn_batch *b, const float *x, float *logit,
+/* One forward of the sentence and a backward of d logit = 1; *d_x then points at d logit / d x
+ * in the model's buffers. */
+static attn_status logit_and_grad(attn_model *m, const attn_batch *b, float *logit,
                                   const float **d_x, attn_error *err) {
-    attn_status st = x ? attn_model_forward_embedded(m, x, b->T, logit, err)
-                       : attn_model_forward(m, b, logit, err);
+    attn_status st = attn_model_forward(m, b, logit, err);
     const float one = 1.0f;
     attn_model_zero_grad(m);
     if (st == ATTN_OK) st = attn_model_backward(m, b, &one, err);
@@ -57,10 +56,9 @@ static attn_status keep_attention(attn_model *m, attn_explanation *e, attn_error
     return ATTN_OK;
 }
 
-/* RNN/LSTM: the logit of each prefix ids[0..i], by a forward of the prefix. (The head on the
- * full pass's hidden state h[i+1] is the same number mathematically, but OpenBLAS rounds the
- * input-projection GEMM of T rows differently from one of i+1 rows: measured up to 9 ULP
- * apart. A forward per prefix is what `attn predict` of the prefix computes, bit for bit.) */
+/* RNN/LSTM: the logit of each prefix ids[0..i], the float `attn predict` of the prefix gives
+ * (attn_model_prefix_logits: the head on every hidden state of one pass, steps redone only where
+ * a prefix's own GEMM rounds differently). */
 static attn_status keep_prefixes(attn_model *m, const attn_batch *b, attn_explanation *e,
                                  attn_error *err) {
     const int n = e->n_words;
@@ -68,12 +66,9 @@ static attn_status keep_prefixes(attn_model *m, const attn_batch *b, attn_explan
     e->prefix_probability = malloc((size_t)n * sizeof(double));
     if (!e->prefix_logit || !e->prefix_probability)
         return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
-    attn_status st = ATTN_OK;
-    for (int i = 1; st == ATTN_OK && i <= n; i++) {
-        const attn_batch p = {.B = 1, .T = i, .ids = b->ids, .lengths = &i};
-        st = attn_model_forward(m, &p, &e->prefix_logit[i - 1], err);
-        e->prefix_probability[i - 1] = sigmoid(e->prefix_logit[i - 1]);
-    }
+    attn_status st = attn_model_prefix_logits(m, b->ids, n, e->prefix_logit, err);
+    for (int i = 0; st == ATTN_OK && i < n; i++)
+        e->prefix_probability[i] = sigmoid(e->prefix_logit[i]);
     return st;
 }
 
@@ -92,42 +87,65 @@ static void saliency(attn_explanation *e, const float *x, const float *d_x, int 
 }
 
 /* Integrated gradients from the baseline xb to x0 (both [rows, D]; they differ in the word
- * rows only, from w0): N midpoint steps; the baseline's logit into e. */
+ * rows only, from w0): N midpoint points x_k = xb + (k - 1/2)/N (x0 - xb), run through the model
+ * ATTN_EXPLAIN_IG_BATCH at a time (attn_model_forward_embedded_batch), gradients summed in
+ * double. */
 static attn_status integrated_gradients(attn_model *m, const attn_batch *b, const float *x0,
                                         const float *xb, int rows, int D, int w0,
                                         attn_explanation *e, attn_error *err) {
-    const size_t nx = (size_t)rows * D;
-    float *x = malloc(nx * sizeof(float));
+    const int N = e->ig_steps, chunk = N < ATTN_EXPLAIN_IG_BATCH ? N : ATTN_EXPLAIN_IG_BATCH;
+    const size_t nx = (size_t)rows * D, T = (size_t)b->T;
+    float *x = malloc((size_t)chunk * nx * sizeof(float)), *d_x = malloc(nx * sizeof(float));
+    float *logits = malloc((size_t)chunk * sizeof(float)), *ones = malloc(chunk * sizeof(float));
+    int *ids = malloc((size_t)chunk * T * sizeof(int)), *lengths = malloc(chunk * sizeof(int));
     double *sum = calloc(nx, sizeof(double));
-    attn_status st =
-        x && sum ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
-    const float *d_x;
-    float logit;
-    for (int k = 0; st == ATTN_OK && k <= e->ig_steps; k++) {
-        /* k = 0: the baseline itself (its logit); k >= 1: the (k - 1/2)/N point */
-        const float a = k == 0 ? 0.0f : ((float)k - 0.5f) / (float)e->ig_steps;
-        for (size_t r = 0; r < nx; r++) x[r] = xb[r] + a * (x0[r] - xb[r]);
-        st = logit_and_grad(m, b, x, &logit, &d_x, err);
-        if (st == ATTN_OK && k == 0) e->ig_baseline_logit = logit;
-        for (size_t r = 0; st == ATTN_OK && k > 0 && r < nx; r++) sum[r] += d_x[r];
+    attn_status st = x && d_x && logits && ones && ids && lengths && sum
+                         ? ATTN_OK
+                         : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    for (int j = 0; st == ATTN_OK && j < chunk; j++) {
+        ones[j] = 1.0f;
+        lengths[j] = b->T;
+        memcpy(ids + j * T, b->ids, T * sizeof(int)); /* only pick embedding gradient rows */
+    }
+    for (int k0 = 0; st == ATTN_OK && k0 < N; k0 += chunk) {
+        const int nb = N - k0 < chunk ? N - k0 : chunk;
+        for (int j = 0; j < nb; j++) {
+            const float a = ((float)(k0 + j + 1) - 0.5f) / (float)N;
+            float *xj = x + j * nx;
+            for (size_t r = 0; r < nx; r++) xj[r] = xb[r] + a * (x0[r] - xb[r]);
+        }
+        const attn_batch bb = {.B = nb, .T = b->T, .ids = ids, .lengths = lengths};
+        st = attn_model_forward_embedded_batch(m, x, nb, b->T, logits, err);
+        attn_model_zero_grad(m);
+        if (st == ATTN_OK) st = attn_model_backward(m, &bb, ones, err);
+        for (int j = 0; st == ATTN_OK && j < nb; j++) {
+            st = attn_model_input_grad(m, j, d_x, err);
+            for (size_t r = 0; st == ATTN_OK && r < nx; r++) sum[r] += d_x[r];
+        }
     }
     for (int i = 0; st == ATTN_OK && i < e->n_words; i++) {
         double s = 0.0;
         for (int j = 0; j < D; j++) {
             const size_t r = (size_t)(w0 + i) * D + j;
-            s += ((double)x0[r] - xb[r]) * (sum[r] / e->ig_steps);
+            s += ((double)x0[r] - xb[r]) * (sum[r] / N);
         }
         e->integrated_gradients[i] = (float)s;
     }
     free(x);
+    free(d_x);
+    free(logits);
+    free(ones);
+    free(ids);
+    free(lengths);
     free(sum);
     return st;
 }
 
 /* The first-layer input of the sentence (after attn_model_forward of it) and of the baseline:
- * the same length of [PAD] words; into xs [2, rows, D]. */
+ * the same length of [PAD] words; into xs [2, rows, D]; the baseline's logit (a forward of the
+ * [PAD] words, the same float as a forward of its input rows). */
 static attn_status inputs_and_baseline(attn_model *m, const attn_batch *b, float **xs, int *rows,
-                                       int *D, attn_error *err) {
+                                       int *D, float *baseline_logit, attn_error *err) {
     const float *x;
     attn_status st = attn_model_input(m, &x, NULL, rows, D, err);
     if (st != ATTN_OK) return st;
@@ -138,8 +156,7 @@ static attn_status inputs_and_baseline(attn_model *m, const attn_batch *b, float
     if (st == ATTN_OK) {
         memcpy(*xs, x, nx * sizeof(float));
         const attn_batch pb = {.B = 1, .T = b->T, .ids = pad, .lengths = b->lengths};
-        float logit;
-        st = attn_model_forward(m, &pb, &logit, err);
+        st = attn_model_forward(m, &pb, baseline_logit, err);
     }
     if (st == ATTN_OK) st = attn_model_input(m, &x, NULL, NULL, NULL, err);
     if (st == ATTN_OK) memcpy(*xs + nx, x, nx * sizeof(float));
@@ -155,7 +172,7 @@ static attn_status explain_fill(attn_model *m, const attn_batch *b, attn_explana
     const float *d_x;
     float *xs = NULL;
     int rows, D;
-    attn_status st = logit_and_grad(m, b, NULL, &e->logit, &d_x, err);
+    attn_status st = logit_and_grad(m, b, &e->logit, &d_x, err);
     if (st == ATTN_OK && tf) st = keep_attention(m, e, err);
     if (st != ATTN_OK) return st;
     e->probability = sigmoid(e->logit);
@@ -163,8 +180,10 @@ static attn_status explain_fill(attn_model *m, const attn_batch *b, attn_explana
     const float *x;
     st = attn_model_input(m, &x, NULL, &rows, &D, err);
     if (st == ATTN_OK) saliency(e, x + (size_t)w0 * D, d_x + (size_t)w0 * D, D);
-    if (st == ATTN_OK) st = inputs_and_baseline(m, b, &xs, &rows, &D, err);
-    if (st == ATTN_OK)
+    const bool ig = e->ig_steps > 0;
+    if (st == ATTN_OK && ig)
+        st = inputs_and_baseline(m, b, &xs, &rows, &D, &e->ig_baseline_logit, err);
+    if (st == ATTN_OK && ig)
         st = integrated_gradients(m, b, xs, xs + (size_t)rows * D, rows, D, w0, e, err);
     if (st == ATTN_OK && !tf) st = keep_prefixes(m, b, e, err);
     free(xs);
@@ -174,8 +193,11 @@ static attn_status explain_fill(attn_model *m, const attn_batch *b, attn_explana
 attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
                          attn_explanation **out, attn_error *err) {
     *out = NULL;
-    const int steps = opts && opts->ig_steps ? opts->ig_steps : ATTN_EXPLAIN_IG_STEPS;
-    if (steps < 1) return attn_errorf(err, ATTN_ERR_ARG, "explain: ig_steps %d < 1", steps);
+    const int asked = opts ? opts->ig_steps : 0;
+    const int steps = asked == 0 ? ATTN_EXPLAIN_IG_STEPS : asked == ATTN_EXPLAIN_NO_IG ? 0 : asked;
+    if (asked != ATTN_EXPLAIN_NO_IG && (steps < 1 || steps > ATTN_EXPLAIN_MAX_STEPS))
+        return attn_errorf(err, ATTN_ERR_ARG, "explain: ig_steps %d, expected 1..%d", steps,
+                           ATTN_EXPLAIN_MAX_STEPS);
     if (!ids || n_words < 1) return attn_errorf(err, ATTN_ERR_ARG, "explain: no words");
     attn_explanation *e = calloc(1, sizeof *e);
     if (!e) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
@@ -184,8 +206,8 @@ attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_
     e->ig_steps = steps;
     e->grad_norm = malloc((size_t)n_words * sizeof(float));
     e->grad_x_input = malloc((size_t)n_words * sizeof(float));
-    e->integrated_gradients = malloc((size_t)n_words * sizeof(float));
-    attn_status st = e->grad_norm && e->grad_x_input && e->integrated_gradients
+    e->integrated_gradients = steps ? malloc((size_t)n_words * sizeof(float)) : NULL;
+    attn_status st = e->grad_norm && e->grad_x_input && (e->integrated_gradients || !steps)
                          ? ATTN_OK
                          : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
     const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};

@@ -1,6 +1,7 @@
 /* explain_json.c -- an explanation (attn_explain) as the JSON object `attn explain --format json`
  * prints and `attn serve` returns per model, written here once so the two cannot drift; and the
- * strict parsing of the server's explain request {"sentence": "...", "models": [...]}. */
+ * strict parsing of the server's explain request {"sentence": "...", "models": [...],
+ * "ig_steps": N}. */
 #include "io_internal.h"
 
 #include <stdio.h>
@@ -91,10 +92,14 @@ static void write_explanation(FILE *f, const attn_vocab *vocab, const char *sent
     json_floats(f, e->grad_norm, n);
     fprintf(f, ", \"grad_x_input\": ");
     json_floats(f, e->grad_x_input, n);
-    fprintf(f, ", \"integrated_gradients\": ");
-    json_floats(f, e->integrated_gradients, n);
-    fprintf(f, "}, \"ig_steps\": %d, \"ig_baseline_logit\": %.9g}", e->ig_steps,
-            (double)e->ig_baseline_logit);
+    if (e->integrated_gradients) {
+        fprintf(f, ", \"integrated_gradients\": ");
+        json_floats(f, e->integrated_gradients, n);
+        fprintf(f, "}, \"ig_steps\": %d, \"ig_baseline_logit\": %.9g}", e->ig_steps,
+                (double)e->ig_baseline_logit);
+    } else {
+        fprintf(f, "}}");
+    }
 }
 
 attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *sentence, const int *ids,
@@ -177,9 +182,20 @@ static attn_status request_fields(const cJSON *root, attn_explain_request *r, at
         return attn_errorf(err, ATTN_ERR_PARSE, "the request must be a JSON object");
     const cJSON *it;
     cJSON_ArrayForEach(it, root) {
-        if (strcmp(it->string, "sentence") != 0 && strcmp(it->string, "models") != 0)
+        if (strcmp(it->string, "sentence") != 0 && strcmp(it->string, "models") != 0 &&
+            strcmp(it->string, "ig_steps") != 0)
             return attn_errorf(err, ATTN_ERR_PARSE,
-                               "unknown key in the request (allowed: \"sentence\", \"models\")");
+                               "unknown key in the request (allowed: \"sentence\", \"models\", "
+                               "\"ig_steps\")");
+    }
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(root, "ig_steps");
+    if (steps) {
+        const double d = cJSON_IsNumber(steps) ? steps->valuedouble : -1.0;
+        if (!(d >= 0.0 && d <= ATTN_EXPLAIN_MAX_STEPS) || d != (double)(int)d)
+            return attn_errorf(err, ATTN_ERR_PARSE,
+                               "\"ig_steps\" must be an integer 0..%d (0: no integrated gradients)",
+                               ATTN_EXPLAIN_MAX_STEPS);
+        r->ig_steps = (int)d;
     }
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "sentence");
     if (!cJSON_IsString(s))

@@ -351,15 +351,47 @@ static bool is_transformer(const attn_model *m) {
     return m->cfg.arch == ATTN_ARCH_TRANSFORMER;
 }
 
-attn_status attn_model_forward_embedded(attn_model *m, const float *x, int n_words, float *logit,
-                                        attn_error *err) {
-    if (!x || !logit || n_words < 1)
-        return attn_errorf(err, ATTN_ERR_ARG, "forward_embedded: need x, logit and n_words >= 1");
+attn_status attn_model_forward_embedded_batch(attn_model *m, const float *x, int B, int n_words,
+                                              float *logits, attn_error *err) {
+    if (!x || !logits || B < 1 || n_words < 1)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "forward_embedded: need x, logits, B >= 1 and n_words >= 1");
     if (is_transformer(m) && n_words > m->cfg.max_len - 1)
         return attn_errorf(err, ATTN_ERR_SHAPE,
                            "forward_embedded: %d words, the transformer takes at most %d", n_words,
                            m->cfg.max_len - 1);
-    return m->vt->forward_embedded(m, x, n_words, logit, err);
+    int *lengths = malloc((size_t)B * sizeof *lengths);
+    if (!lengths) return attn_errorf(err, ATTN_ERR_NOMEM, "forward_embedded: out of memory");
+    for (int i = 0; i < B; i++) lengths[i] = n_words;
+    const attn_batch b = {.B = B, .T = n_words, .ids = NULL, .lengths = lengths};
+    attn_status st = m->vt->forward_embedded(m, x, &b, logits, err);
+    free(lengths);
+    return st;
+}
+
+attn_status attn_model_forward_embedded(attn_model *m, const float *x, int n_words, float *logit,
+                                        attn_error *err) {
+    return attn_model_forward_embedded_batch(m, x, 1, n_words, logit, err);
+}
+
+attn_status attn_model_input_grad(const attn_model *m, int i, float *d_x, attn_error *err) {
+    if (!d_x || !m->vt->input_grad(m, i, d_x))
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "model input gradient: no sentence %d in the last "
+                           "batch",
+                           i);
+    return ATTN_OK;
+}
+
+attn_status attn_model_prefix_logits(attn_model *m, const int *ids, int n_words, float *logits,
+                                     attn_error *err) {
+    if (!m->vt->prefix_logits)
+        return attn_errorf(err, ATTN_ERR_ARG, "prefix logits: %s is not recurrent",
+                           attn_arch_name(m->cfg.arch));
+    if (!logits) return attn_errorf(err, ATTN_ERR_ARG, "prefix logits: need logits");
+    const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
+    attn_status st = attn_batch_validate(m, &b, err);
+    return st == ATTN_OK ? m->vt->prefix_logits(m, ids, n_words, logits, err) : st;
 }
 
 attn_status attn_model_input(const attn_model *m, const float **x, const float **d_x, int *n_rows,

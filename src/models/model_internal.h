@@ -42,12 +42,18 @@ typedef struct attn_model_vt {
     attn_status (*forward)(attn_model *m, const attn_batch *b, float *logits, attn_error *err);
     void (*backward)(attn_model *m, const attn_batch *b, const float *d_logits);
     void (*destroy)(attn_model *m); /* frees m->impl (and its arena) only */
-    /* Looking inside a batch-1 forward (attn.h's attn_model_forward_embedded, attn_model_input,
-     * attn_model_attention_probs dispatch here); attention_probs is NULL without attention. */
-    attn_status (*forward_embedded)(attn_model *m, const float *x, int n_words, float *logit,
-                                    attn_error *err);
+    /* Looking inside (attn.h's attn_model_forward_embedded_batch, attn_model_input,
+     * attn_model_input_grad, attn_model_attention_probs, attn_model_prefix_logits dispatch
+     * here); attention_probs is NULL without attention, prefix_logits without recurrence.
+     * forward_embedded: b->B sentences of b->T words (b->ids NULL, every length T). */
+    attn_status (*forward_embedded)(attn_model *m, const float *x, const attn_batch *b,
+                                    float *logits, attn_error *err);
     void (*input)(const attn_model *m, const float **x, const float **d_x, int *n_rows);
+    /* d_x [rows, width] of sentence i of the last batch; false if i is not in it */
+    bool (*input_grad)(const attn_model *m, int i, float *d_x);
     const float *(*attention_probs)(const attn_model *m, int layer, int *S);
+    attn_status (*prefix_logits)(attn_model *m, const int *ids, int n_words, float *logits,
+                                 attn_error *err);
 } attn_model_vt;
 
 struct attn_model {
@@ -68,7 +74,7 @@ struct attn_model {
     {                                                                                              \
         kind, specs_fn, setup_fn, attn_recurrent_set_grads, attn_recurrent_forward,                \
             attn_recurrent_backward, attn_recurrent_destroy, attn_recurrent_forward_embedded,      \
-            attn_recurrent_input, NULL                                                             \
+            attn_recurrent_input, attn_recurrent_input_grad, NULL, attn_recurrent_prefix_logits    \
     }
 
 extern const attn_model_vt attn_rnn_vt;
@@ -156,16 +162,20 @@ void attn_recurrent_destroy(attn_model *m);
 /* Points t at the tensors of `cell` ("rnn" or "lstm") in base (params or grads). */
 void attn_recurrent_bind(attn_model *m, float *base, const char *cell, attn_recurrent_tensors *t);
 
-/* Looking inside a batch-1 forward (the vtable's forward_embedded, input and attention_probs). x:
- * the first layer's input rows, [T, E] (recurrent) or [T+1, D] (Transformer, [CLS] first). _input:
- * those rows of the last forward and d logit / d x of the last backward; *n_rows = 0 unless the
- * last forward had B = 1. */
-attn_status attn_recurrent_forward_embedded(attn_model *m, const float *x, int n_words,
-                                            float *logit, attn_error *err);
+/* Looking inside (the vtable entries of the same names). x: per sentence the first layer's input
+ * rows, [T, E] (recurrent) or [T+1, D] (Transformer, [CLS] first), sentences one after the other.
+ * _input: those rows of the last forward and d logit / d x of the last backward; *n_rows = 0
+ * unless the last forward had B = 1. _input_grad: sentence i's rows of d logit / d x. */
+attn_status attn_recurrent_forward_embedded(attn_model *m, const float *x, const attn_batch *b,
+                                            float *logits, attn_error *err);
 void attn_recurrent_input(const attn_model *m, const float **x, const float **d_x, int *n_rows);
-attn_status attn_transformer_forward_embedded(attn_model *m, const float *x, int n_words,
-                                              float *logit, attn_error *err);
+bool attn_recurrent_input_grad(const attn_model *m, int i, float *d_x);
+attn_status attn_recurrent_prefix_logits(attn_model *m, const int *ids, int n_words, float *logits,
+                                         attn_error *err);
+attn_status attn_transformer_forward_embedded(attn_model *m, const float *x, const attn_batch *b,
+                                              float *logits, attn_error *err);
 void attn_transformer_input(const attn_model *m, const float **x, const float **d_x, int *n_rows);
+bool attn_transformer_input_grad(const attn_model *m, int i, float *d_x);
 /* Layer `layer`'s probabilities [NH, S, S] of the last batch-1 forward (NULL if B > 1). */
 const float *attn_transformer_probs(const attn_model *m, int layer, int *S);
 

@@ -465,19 +465,29 @@ const attn_model_vt attn_transformer_vt = {
     transformer_setup,      transformer_set_grads,
     transformer_forward,    transformer_backward,
     transformer_destroy,    attn_transformer_forward_embedded,
-    attn_transformer_input, attn_transformer_probs};
+    attn_transformer_input, attn_transformer_input_grad,
+    attn_transformer_probs, NULL};
 
-/* ---- looking inside (batch 1; attn.h) ---------------------------------------------------- */
+/* ---- looking inside (attn.h) ------------------------------------------------------------- */
 
-attn_status attn_transformer_forward_embedded(attn_model *m, const float *x, int n_words,
-                                              float *logit, attn_error *err) {
+/* x [B, T+1, D]: the sentences' rows one after the other, as x0 packs them (all of length T). */
+attn_status attn_transformer_forward_embedded(attn_model *m, const float *x, const attn_batch *b,
+                                              float *logits, attn_error *err) {
     tf_impl *v = m->impl;
-    const attn_batch b = {.B = 1, .T = n_words, .ids = NULL, .lengths = &n_words};
-    attn_status st = tf_prepare(v, &m->cfg, &b, err);
+    attn_status st = tf_prepare(v, &m->cfg, b, err);
     if (st != ATTN_OK) return st;
-    memcpy(v->x0, x, (size_t)(n_words + 1) * m->cfg.embed_dim * sizeof(float));
-    tf_run(v, &m->cfg, logit);
+    memcpy(v->x0, x, (size_t)b->B * (b->T + 1) * m->cfg.embed_dim * sizeof(float));
+    tf_run(v, &m->cfg, logits);
     return ATTN_OK;
+}
+
+bool attn_transformer_input_grad(const attn_model *m, int i, float *d_x) {
+    const tf_impl *v = m->impl;
+    if (i < 0 || i >= v->batch.B) return false;
+    const size_t D = (size_t)m->cfg.embed_dim;
+    memcpy(d_x, v->d_hidden[0] + (size_t)v->rows[i] * D,
+           (size_t)(v->rows[i + 1] - v->rows[i]) * D * sizeof(float));
+    return true;
 }
 
 void attn_transformer_input(const attn_model *m, const float **x, const float **d_x, int *n_rows) {

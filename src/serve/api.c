@@ -96,8 +96,9 @@ static bool explain_models(serve_app *app, int ctx, const attn_explain_request *
         attn_error err;
         attn_explanation *e = NULL;
         char *json = NULL;
+        const attn_explain_opts o = {r->ig_steps ? r->ig_steps : ATTN_EXPLAIN_NO_IG};
         attn_status st =
-            attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, NULL, &e, &err);
+            attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, &o, &e, &err);
         if (st == ATTN_OK)
             st = attn_explanation_to_json(NULL, r->sentence, ids, e, &json, NULL, &err);
         attn_explanation_free(e);

@@ -3,7 +3,10 @@
  * prefix probabilities of RNN/LSTM are bit-identical to a forward of each prefix; the attention
  * maps are the forward's own and are distributions; the input gradient agrees with finite
  * differences and the saliency arrays follow from it; integrated gradients are complete within
- * 1 % at the default N. (Attention and saliency against PyTorch: tools/explain_torch.py.) */
+ * 1 % at the default N on short random sentences; attn_model_prefix_logits on RNN/LSTM/GRU of 1
+ * and 2 layers (its step reuse exercised: OpenBLAS rounds some prefixes' GEMM rows apart); the
+ * batched forward from vectors against batch 1; ATTN_EXPLAIN_NO_IG. (Attention and saliency
+ * against PyTorch: tools/explain_torch.py.) */
 #include "test_util.h"
 
 #include <math.h>
@@ -98,6 +101,142 @@ START_TEST(test_prefix_probabilities) {
         attn_model_free(m);
     }
     printf("prefix probabilities: %d prefixes bit-identical to their own forward\n", count);
+}
+END_TEST
+
+/* attn_model_prefix_logits directly, on cells and depths explain's models do not cover: RNN,
+ * LSTM and GRU with 1 and 2 layers and a wider hidden state, sentences up to 60 words; every
+ * prefix's logit bit-identical to its own forward. The Transformer has none. */
+START_TEST(test_prefix_logits_models) {
+    attn_rng r = attn_rng_seed(21);
+    const attn_arch archs[] = {ATTN_ARCH_RNN, ATTN_ARCH_LSTM, ATTN_ARCH_GRU};
+    int count = 0;
+    for (int a = 0; a < 3; a++)
+        for (int layers = 1; layers <= 2; layers++) {
+            attn_model_config c = attn_model_config_default(archs[a]);
+            c.n_layers = layers;
+            c.hidden_size = 48;
+            attn_model *m = tu_model_new(&c, 30 + (uint64_t)(a * 2 + layers));
+            int ids[60];
+            float logits[60];
+            for (int n = 1; n <= 60; n += 11) {
+                random_ids(ids, n, &r);
+                attn_error err;
+                ck_assert_msg(attn_model_prefix_logits(m, ids, n, logits, &err) == ATTN_OK, "%s",
+                              err.msg);
+                float want[60];
+                for (int i = 1; i <= n; i++, count++) want[i - 1] = forward_ids(m, ids, i);
+                tu_compare cmp = tu_compare_floats(logits, want, (size_t)n);
+                ck_assert_msg(cmp.n_equal == (size_t)n,
+                              "%s, %d layers, %d words: prefix %zu is %u "
+                              "ULP from its own forward",
+                              attn_arch_name(archs[a]), layers, n, cmp.worst + 1, cmp.max_ulp);
+            }
+            attn_model_free(m);
+        }
+    attn_model *t = tu_model_default(ATTN_ARCH_TRANSFORMER, 3);
+    int ids[2] = {5, 6};
+    float logits[2];
+    attn_error err;
+    ck_assert_int_eq(attn_model_prefix_logits(t, ids, 2, logits, &err), ATTN_ERR_ARG);
+    attn_model_free(t);
+    printf("prefix logits: %d prefixes of rnn/lstm/gru (1 and 2 layers) bit-identical\n", count);
+}
+END_TEST
+
+/* attn_model_forward_embedded_batch + attn_model_input_grad: B different inputs of the same
+ * length in one batch against each alone (forward_embedded, backward, attn_model_input):
+ * logits within 64 ULP of the largest |logit|, input gradients within 1e-5 relative (entries
+ * under a tenth of the largest: 1e-6 of the largest, absolute) -- a batch rounds its GEMMs
+ * differently, the values are the same function; sentence B is refused. */
+START_TEST(test_embedded_batch) {
+    attn_rng r = attn_rng_seed(22);
+    enum { B = 5, N = 9 };
+    for (int k = 0; k < 6; k++) {
+        attn_model *m = model_k(k);
+        const int tf = attn_model_config_of(m)->arch == ATTN_ARCH_TRANSFORMER;
+        const int rows = N + tf, D = attn_model_config_of(m)->embed_dim;
+        const size_t nx = (size_t)rows * D;
+        float *x = malloc(B * nx * sizeof *x), *d_batch = malloc(B * nx * sizeof *x);
+        float *d_single = malloc(B * nx * sizeof *x), logits[B], single[B], ones[B];
+        int ids[B * N], lengths[B];
+        ck_assert(x && d_batch && d_single);
+        attn_error err;
+        for (int i = 0; i < B; i++) { /* each sentence's own first-layer input */
+            random_ids(ids + i * N, N, &r);
+            forward_ids(m, ids + i * N, N);
+            const float *xi;
+            ck_assert_int_eq(attn_model_input(m, &xi, NULL, NULL, NULL, &err), ATTN_OK);
+            memcpy(x + i * nx, xi, nx * sizeof *x);
+            lengths[i] = N;
+            ones[i] = 1.0f;
+        }
+        for (int i = 0; i < B; i++) {
+            const attn_batch b1 = {.B = 1, .T = N, .ids = ids + i * N, .lengths = &lengths[i]};
+            ck_assert_int_eq(attn_model_forward_embedded(m, x + i * nx, N, &single[i], &err),
+                             ATTN_OK);
+            attn_model_zero_grad(m);
+            ck_assert_int_eq(attn_model_backward(m, &b1, &ones[i], &err), ATTN_OK);
+            ck_assert_int_eq(attn_model_input_grad(m, 0, d_single + i * nx, &err), ATTN_OK);
+        }
+        const attn_batch bb = {.B = B, .T = N, .ids = ids, .lengths = lengths};
+        ck_assert_int_eq(attn_model_forward_embedded_batch(m, x, B, N, logits, &err), ATTN_OK);
+        attn_model_zero_grad(m);
+        ck_assert_int_eq(attn_model_backward(m, &bb, ones, &err), ATTN_OK);
+        for (int i = 0; i < B; i++)
+            ck_assert_int_eq(attn_model_input_grad(m, i, d_batch + i * nx, &err), ATTN_OK);
+        ck_assert_int_eq(attn_model_input_grad(m, B, d_batch, &err), ATTN_ERR_ARG);
+        float scale = 0.0f;
+        for (int i = 0; i < B; i++) scale = fmaxf(scale, fabsf(single[i]));
+        for (int i = 0; i < B; i++)
+            ck_assert_msg(fabsf(logits[i] - single[i]) <=
+                              64.0f * (nextafterf(scale, INFINITY) - scale),
+                          "model %d sentence %d: batch logit %.9g, alone %.9g", k, i,
+                          (double)logits[i], (double)single[i]);
+        float d_max = 0.0f;
+        for (size_t j = 0; j < B * nx; j++) d_max = fmaxf(d_max, fabsf(d_single[j]));
+        /* entries below a tenth of the largest are judged on absolute error (1e-6 of it) */
+        tu_assert_close("batched input gradient", d_batch, d_single, B * nx, 1e-5, 0.1 * d_max);
+        free(x);
+        free(d_batch);
+        free(d_single);
+        attn_model_free(m);
+    }
+}
+END_TEST
+
+/* ATTN_EXPLAIN_NO_IG: no integrated gradients, everything else as the default explain. */
+START_TEST(test_no_integrated_gradients) {
+    attn_rng r = attn_rng_seed(23);
+    for (int k = 0; k < 6; k++) {
+        attn_model *m = model_k(k);
+        int ids[15];
+        random_ids(ids, 15, &r);
+        attn_explanation *full = explain(m, ids, 15, 0),
+                         *none = explain(m, ids, 15, ATTN_EXPLAIN_NO_IG);
+        ck_assert_ptr_null(none->integrated_gradients);
+        ck_assert_int_eq(none->ig_steps, 0);
+        ck_assert_ptr_nonnull(full->integrated_gradients);
+        tu_assert_identical("logit", &none->logit, &full->logit, 1);
+        tu_assert_identical("grad_x_input", none->grad_x_input, full->grad_x_input, 15);
+        tu_assert_identical("grad_norm", none->grad_norm, full->grad_norm, 15);
+        if (full->prefix_logit)
+            tu_assert_identical("prefixes", none->prefix_logit, full->prefix_logit, 15);
+        if (full->attention)
+            tu_assert_identical("attention", none->attention, full->attention,
+                                (size_t)full->n_layers * full->n_heads * full->S * full->S);
+        attn_explanation_free(full);
+        attn_explanation_free(none);
+        attn_model_free(m);
+    }
+    attn_model *m = model_k(0);
+    int ids[3] = {4, 5, 6};
+    attn_explanation *e = NULL;
+    attn_error err;
+    const attn_explain_opts bad = {ATTN_EXPLAIN_MAX_STEPS + 1};
+    ck_assert_int_eq(attn_explain(m, ids, 3, &bad, &e, &err), ATTN_ERR_ARG);
+    ck_assert_ptr_null(e);
+    attn_model_free(m);
 }
 END_TEST
 
@@ -233,6 +372,9 @@ int main(void) {
     TCase *tc = tcase_create("explain");
     tcase_add_test(tc, test_logit_and_embedded_forward);
     tcase_add_test(tc, test_prefix_probabilities);
+    tcase_add_test(tc, test_prefix_logits_models);
+    tcase_add_test(tc, test_embedded_batch);
+    tcase_add_test(tc, test_no_integrated_gradients);
     tcase_add_test(tc, test_attention_maps);
     tcase_add_test(tc, test_saliency_finite_differences);
     tcase_add_test(tc, test_ig_completeness);

@@ -90,15 +90,21 @@ def check_api(attn, weights, base):
         for x in got["explanations"]:
             cli = subprocess.run([attn, "explain", "--weights",
                                   "%s/%s-seed1.json" % (weights, x["model"]), "--format", "json",
-                                  s], capture_output=True, text=True, check=True).stdout
+                                  "--ig-steps", "0", s], capture_output=True, text=True,
+                                 check=True).stdout
             check(x["explain"] == json.loads(cli) and x["seed"] == 1,
-                  "  %s: the same object as attn explain --format json" % x["model"])
-    # the raw bytes too: the server embeds the shared writer's text unchanged
-    st, _, b = http(base, "/api/explain", json.dumps({"sentence": sentences[0],
-                                                       "models": ["lstm"]}))
-    cli = subprocess.run([attn, "explain", "--weights", weights + "/lstm-seed1.json", "--format",
-                          "json", sentences[0]], capture_output=True, check=True).stdout.strip()
-    check(st == 200 and cli in b, "POST /api/explain models=[lstm]: byte-identical object")
+                  "  %s: the same object as attn explain --format json --ig-steps 0" % x["model"])
+    # the raw bytes too: the server embeds the shared writer's text unchanged; with
+    # "ig_steps" the integrated gradients of `attn explain --ig-steps N`
+    for steps in (0, 64):
+        st, _, b = http(base, "/api/explain", json.dumps({"sentence": sentences[0],
+                                                           "models": ["lstm"],
+                                                           "ig_steps": steps}))
+        cli = subprocess.run([attn, "explain", "--weights", weights + "/lstm-seed1.json",
+                              "--format", "json", "--ig-steps", str(steps), sentences[0]],
+                             capture_output=True, check=True).stdout.strip()
+        check(st == 200 and cli in b and (b"integrated_gradients" in b) == (steps > 0),
+              "POST /api/explain models=[lstm], ig_steps %d: byte-identical object" % steps)
     st, _, b = http(base, "/api/sets/plain?model=lstm&seed=2")
     r = json.loads(b)
     check(st == 200 and r["n"] == 1000 and r["seed"] == 2 and
@@ -117,6 +123,7 @@ def check_api(attn, weights, base):
         ("POST", "/api/explain", '{"sentence": "good"} x', 400, "malformed_json"),
         ("POST", "/api/explain", '{"sentence": 007}', 400, "malformed_json"),
         ("POST", "/api/explain", '{"sentence": "good", "extra": 1}', 400, "bad_request"),
+        ("POST", "/api/explain", '{"sentence": "good", "ig_steps": -4}', 400, "bad_request"),
         ("POST", "/api/explain", '{"sentence": "good", "models": ["bert"]}', 404,
          "unknown_model"),
         ("POST", "/api/explain", json.dumps({"sentence": "good " * 81}), 400, "too_long"),

@@ -117,6 +117,12 @@ START_TEST(test_bad_requests) {
     expect_error("POST", "/api/explain", "[\"good\"]", 400, "bad_request");
     expect_error("POST", "/api/explain", "{\"sentence\": 5}", 400, "bad_request");
     expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"x\": 1}", 400, "bad_request");
+    const char *bad_steps[] = {"-1", "1.5", "\"8\"", "4097", "1e9", "null", "true"};
+    for (size_t i = 0; i < sizeof bad_steps / sizeof *bad_steps; i++) {
+        char body[96];
+        snprintf(body, sizeof body, "{\"sentence\": \"good\", \"ig_steps\": %s}", bad_steps[i]);
+        expect_error("POST", "/api/explain", body, 400, "bad_request");
+    }
     expect_error("POST", "/api/explain", "{\"sentence\": \"good\\u0000 bad\"}", 400,
                  "malformed_json");
     expect_error("POST", "/api/explain", "{\"sentence\": \"good\", \"models\": \"rnn\"}", 400,
@@ -185,42 +191,53 @@ START_TEST(test_unknown_word) {
 END_TEST
 
 /* /api/explain: per model, the very text attn_explanation_to_json gives for an attn_explain
- * computed here from the same weights file. */
+ * computed here from the same weights file: without "ig_steps" (no integrated gradients) and
+ * with "ig_steps": 16. */
 START_TEST(test_explain_matches_library) {
     const char *sentence = "honestly the \\\"lecture\\\" was not very helpful although the coffee "
                            "was great";
     const char *plain = "honestly the \"lecture\" was not very helpful although the coffee was "
                         "great";
-    char body[512];
-    snprintf(body, sizeof body, "{\"sentence\": \"%s\", \"models\": [\"transformer\", \"rnn\"]}",
-             sentence);
-    serve_response rs;
-    ck_assert_int_eq(call_ctx(1, "POST", "/api/explain", body, &rs), 200);
-    char *t = body_of(&rs);
-    ck_assert_ptr_nonnull(strstr(t, "\"words\": 12, \"explanations\": [{\"model\": "
-                                    "\"transformer\", \"seed\": 1, \"explain\": {"));
     const char *files[] = {"weights/transformer-seed1.json", "weights/rnn-seed1.json"};
-    const char *at = t;
-    for (int k = 0; k < 2; k++) {
-        attn_model *m = NULL;
-        attn_error err;
-        ck_assert_msg(attn_weights_load_json(tu_source_path(files[k]), &m, &err) == ATTN_OK, "%s",
-                      err.msg);
-        int ids[ATTN_MAX_WORDS], n = 0;
-        ck_assert(attn_tokenize(plain, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
-        attn_explanation *e = NULL;
-        ck_assert(attn_explain(m, ids, n, NULL, &e, &err) == ATTN_OK);
-        char *want = NULL;
-        ck_assert(attn_explanation_to_json(NULL, plain, ids, e, &want, NULL, &err) == ATTN_OK);
-        const char *hit = strstr(at, want);
-        ck_assert_msg(hit != NULL, "%s: the server's object differs from the library's", files[k]);
-        at = hit + strlen(want);
-        free(want);
-        attn_explanation_free(e);
-        attn_model_free(m);
+    const int steps[] = {0, 16};
+    for (int v = 0; v < 2; v++) {
+        char body[512], extra[32] = "";
+        if (steps[v]) snprintf(extra, sizeof extra, ", \"ig_steps\": %d", steps[v]);
+        snprintf(body, sizeof body,
+                 "{\"sentence\": \"%s\", \"models\": [\"transformer\", \"rnn\"]%s}", sentence,
+                 extra);
+        serve_response rs;
+        ck_assert_int_eq(call_ctx(1, "POST", "/api/explain", body, &rs), 200);
+        char *t = body_of(&rs);
+        ck_assert_ptr_nonnull(strstr(t, "\"words\": 12, \"explanations\": [{\"model\": "
+                                        "\"transformer\", \"seed\": 1, \"explain\": {"));
+        ck_assert_msg((strstr(t, "integrated_gradients") != NULL) == (steps[v] > 0), "%s", t);
+        const char *at = t;
+        for (int k = 0; k < 2; k++) {
+            attn_model *m = NULL;
+            attn_error err;
+            ck_assert_msg(attn_weights_load_json(tu_source_path(files[k]), &m, &err) == ATTN_OK,
+                          "%s", err.msg);
+            int ids[ATTN_MAX_WORDS], n = 0;
+            ck_assert(attn_tokenize(plain, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
+            attn_explanation *e = NULL;
+            const attn_explain_opts o = {steps[v] ? steps[v] : ATTN_EXPLAIN_NO_IG};
+            ck_assert(attn_explain(m, ids, n, &o, &e, &err) == ATTN_OK);
+            char *want = NULL;
+            ck_assert(attn_explanation_to_json(NULL, plain, ids, e, &want, NULL, &err) == ATTN_OK);
+            const char *hit = strstr(at, want);
+            ck_assert_msg(hit != NULL,
+                          "%s, ig_steps %d: the server's object differs from the "
+                          "library's",
+                          files[k], steps[v]);
+            at = hit + strlen(want);
+            free(want);
+            attn_explanation_free(e);
+            attn_model_free(m);
+        }
+        free(t);
+        serve_response_clear(&rs);
     }
-    free(t);
-    serve_response_clear(&rs);
 }
 END_TEST
 
