@@ -7,8 +7,10 @@
  * flat), and, with --torch, tools/serve_torch.py doing the same explain in PyTorch per request
  * for the same time, as the yardstick.
  * Usage: build/bench/serve --attn build/attn [--weights weights] [--clients 16] [--seconds 10]
- *                          [--requests 100000] [--cheap 100000] [--threads 2]
- *                          [--torch tools/serve_torch.py] */
+ *                          [--requests 100000] [--cheap 100000] [--threads 2] [--ig-steps 0]
+ *                          [--torch tools/serve_torch.py]
+ * --ig-steps N asks every explain for N integrated-gradient steps ("ig_steps"; default 0, the
+ * page's request). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -232,7 +234,7 @@ static pid_t start_server(const char *attn, const char *weights, const char *thr
 }
 
 int main(int argc, char **argv) {
-    const char *attn = NULL, *weights = "weights", *threads = "2", *torch = NULL;
+    const char *attn = NULL, *weights = "weights", *threads = "2", *torch = NULL, *steps = "0";
     int clients = 16;
     double seconds = 10;
     long requests = 100000, cheap = 100000;
@@ -245,6 +247,8 @@ int main(int argc, char **argv) {
             threads = argv[i + 1];
         else if (!strcmp(argv[i], "--torch"))
             torch = argv[i + 1];
+        else if (!strcmp(argv[i], "--ig-steps"))
+            steps = argv[i + 1];
         else if (!strcmp(argv[i], "--clients"))
             clients = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--seconds"))
@@ -256,12 +260,13 @@ int main(int argc, char **argv) {
         else
             attn = NULL, i = argc; /* unknown option: usage */
     }
+    const int ig_steps = atoi(steps);
     if ((argc % 2) == 0 || !attn || clients < 1 || clients > 1024 || !(seconds > 0) ||
-        requests < 0 || cheap < 0) {
+        requests < 0 || cheap < 0 || ig_steps < 0 || ig_steps > 4096) {
         fprintf(stderr,
                 "usage: %s --attn build/attn [--weights DIR] [--clients 16] [--seconds "
-                "10] [--requests 100000] [--cheap 100000] [--threads 2] [--torch "
-                "tools/serve_torch.py]\n",
+                "10] [--requests 100000] [--cheap 100000] [--threads 2] [--ig-steps 0] "
+                "[--torch tools/serve_torch.py]\n",
                 argv[0]);
         return 2;
     }
@@ -273,12 +278,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     char body[256];
-    snprintf(body, sizeof body, "{\"sentence\": \"%s\"}", sentence);
+    snprintf(body, sizeof body, "{\"sentence\": \"%s\", \"ig_steps\": %d}", sentence, ig_steps);
     set_request(&b, 0, "POST", "/api/explain", body, 200);
     b.n_req = 1;
     printf("attn serve --threads %s, %d clients, POST /api/explain: 20 words, rnn + lstm + "
-           "transformer (64 integrated-gradient steps each)\n",
-           threads, clients);
+           "transformer (attention, prefixes, gradient x input; %d integrated-gradient steps)\n",
+           threads, clients, ig_steps);
     double cpu0 = cpu_s(pid);
     b.deadline = now_s() + seconds;
     long n_done = 0;
@@ -316,7 +321,7 @@ int main(int argc, char **argv) {
         pid_t t = fork();
         if (t == 0) {
             execl("/usr/bin/python3", "python3", torch, "--attn", attn, "--weights", weights,
-                  "--sentence", sentence, "--seconds", secs, (char *)NULL);
+                  "--sentence", sentence, "--seconds", secs, "--ig-steps", steps, (char *)NULL);
             _exit(127);
         }
         waitpid(t, &status, 0);

@@ -6,10 +6,11 @@ request after request, for a given time; prints requests/s and the latency perce
 Per request and model, as src/insight/explain.c computes it (batch 1, eval mode, one thread):
 the forward with the attention maps (Transformer: each layer's self_attn with
 need_weights=True); for RNN/LSTM a forward per prefix; d logit / d x at the first-layer input
-(gradient norm, gradient x input); integrated gradients, 64 midpoint steps from the [PAD]
-baseline, one forward and backward each; then the answer as JSON (json.dumps).
+(gradient norm, gradient x input); with --ig-steps N (as the request's "ig_steps"; default 0,
+none) integrated gradients, N midpoint steps from the [PAD] baseline, one forward and backward
+each; then the answer as JSON (json.dumps).
 
-Usage: /usr/bin/python3 tools/serve_torch.py --attn build/attn --weights weights --sentence "..." [--seconds 10]
+Usage: /usr/bin/python3 tools/serve_torch.py --attn build/attn --weights weights --sentence "..." [--seconds 10] [--ig-steps N]
 Output: one line "torch N requests in S s: R req/s, p50 X ms, p99 Y ms; CPU Z ms per request"
 (or --json)."""
 import os
@@ -28,8 +29,6 @@ import torch  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_models  # noqa: E402
 import weights_json  # noqa: E402
-
-IG_STEPS = 64
 
 
 def first_input(model, ids):
@@ -66,7 +65,7 @@ def grad_at(model, x, maps=None):
     return logit.detach(), x.grad[0]
 
 
-def explain(model, ids, sentence, words):
+def explain(model, ids, sentence, words, ig_steps):
     tf = model.config["arch"] == "transformer"
     x, base = first_input(model, ids)
     maps = [] if tf else None
@@ -80,19 +79,20 @@ def explain(model, ids, sentence, words):
             r["prefix_probability"] = [
                 float(torch.sigmoid(model(torch.tensor([ids[:i]]), torch.tensor([i]))[0].double()))
                 for i in range(1, len(ids) + 1)]
-    acc = torch.zeros_like(x[0])
-    for k in range(1, IG_STEPS + 1):
-        acc += grad_at(model, base + (k - 0.5) / IG_STEPS * (x - base))[1]
-    with torch.no_grad():
-        base_logit = logit_from(model, base)
     skip = 1 if tf else 0
     xs, gs = x[0][skip:], g[skip:]
     r["saliency"] = {"grad_norm": gs.norm(dim=1).tolist(),
-                     "grad_x_input": (gs * xs).sum(dim=1).tolist(),
-                     "integrated_gradients": ((xs - base[0][skip:]) * acc[skip:] / IG_STEPS)
-                     .sum(dim=1).tolist()}
-    r["ig_steps"] = IG_STEPS
-    r["ig_baseline_logit"] = float(base_logit)
+                     "grad_x_input": (gs * xs).sum(dim=1).tolist()}
+    if ig_steps:
+        acc = torch.zeros_like(x[0])
+        for k in range(1, ig_steps + 1):
+            acc += grad_at(model, base + (k - 0.5) / ig_steps * (x - base))[1]
+        with torch.no_grad():
+            base_logit = logit_from(model, base)
+        r["saliency"]["integrated_gradients"] = (
+            (xs - base[0][skip:]) * acc[skip:] / ig_steps).sum(dim=1).tolist()
+        r["ig_steps"] = ig_steps
+        r["ig_baseline_logit"] = float(base_logit)
     return r
 
 
@@ -103,6 +103,8 @@ def main():
     ap.add_argument("--weights", default="weights")
     ap.add_argument("--sentence", required=True)
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--ig-steps", type=int, default=0,
+                    help="integrated-gradient steps, as the request's \"ig_steps\" (0: none)")
     ap.add_argument("--json", action="store_true", help="print the numbers as one JSON line")
     a = ap.parse_args()
     torch.set_num_threads(1)
@@ -122,7 +124,7 @@ def main():
     while time.perf_counter() - t0 < a.seconds:
         t = time.perf_counter()
         out = {"sentence": a.sentence, "explanations": [
-            {"model": n, "seed": 1, "explain": explain(m, ids, a.sentence, words)}
+            {"model": n, "seed": 1, "explain": explain(m, ids, a.sentence, words, a.ig_steps)}
             for n, m in models]}
         json.dumps(out)
         lat.append(time.perf_counter() - t)
