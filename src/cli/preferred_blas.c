@@ -15,21 +15,52 @@
 #include <string.h>
 #include <unistd.h>
 
+/* argv of this process from /proc/self/cmdline (NUL-separated): the pointers and, from argv[0]
+ * on, the strings are two malloc'd blocks; NULL if it cannot be read. Any length. */
+static char **own_argv(void) {
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *text = malloc(cap);
+    for (size_t got = 1; text && got > 0; n += got) {
+        if (n + 1 >= cap) {
+            char *bigger = realloc(text, cap *= 2);
+            if (!bigger) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = bigger;
+        }
+        got = fread(text + n, 1, cap - 1 - n, f);
+    }
+    fclose(f);
+    if (!text) return NULL;
+    text[n] = '\0';
+    size_t argc = 0;
+    for (size_t i = 0; i < n; i += strlen(text + i) + 1) argc++;
+    char **argv = argc ? malloc((argc + 1) * sizeof *argv) : NULL;
+    if (!argv) {
+        free(text);
+        return NULL;
+    }
+    argc = 0;
+    for (size_t i = 0; i < n; i += strlen(text + i) + 1) argv[argc++] = text + i;
+    argv[argc] = NULL;
+    return argv;
+}
+
 __attribute__((constructor)) static void attn_use_preferred_blas_core(void) {
     const char *core = attn_blas_preferred_core();
     if (!core) return;
-    static char cmdline[1 << 16]; /* argv as NUL-separated strings */
-    static char *args[1024];
-    FILE *f = fopen("/proc/self/cmdline", "rb");
-    if (!f) return;
-    const size_t n = fread(cmdline, 1, sizeof cmdline - 1, f);
-    const bool whole = feof(f);
-    fclose(f);
-    int argc = 0;
-    for (size_t i = 0; i < n && argc < 1023; i += strlen(cmdline + i) + 1)
-        args[argc++] = cmdline + i;
-    args[argc] = NULL;
-    if (!whole || argc == 0 || argc == 1023 || setenv("OPENBLAS_CORETYPE", core, 1) != 0) return;
-    execv("/proc/self/exe", args);
+    char **argv = own_argv();
+    if (!argv || setenv("OPENBLAS_CORETYPE", core, 1) != 0) {
+        if (argv) free(argv[0]);
+        free(argv);
+        return;
+    }
+    execv("/proc/self/exe", argv);
     unsetenv("OPENBLAS_CORETYPE"); /* exec failed: go on with the kernels there are */
+    free(argv[0]);
+    free(argv);
 }
