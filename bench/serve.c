@@ -12,6 +12,8 @@
  * --ig-steps N asks every explain for N integrated-gradient steps ("ig_steps"; default 0, the
  * page's request). */
 #define _GNU_SOURCE
+#include "attn_kernels.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -282,8 +284,9 @@ int main(int argc, char **argv) {
     set_request(&b, 0, "POST", "/api/explain", body, 200);
     b.n_req = 1;
     printf("attn serve --threads %s, %d clients, POST /api/explain: 20 words, rnn + lstm + "
-           "transformer (attention, prefixes, gradient x input; %d integrated-gradient steps)\n",
-           threads, clients, ig_steps);
+           "transformer (attention, prefixes, gradient x input; %d integrated-gradient steps); "
+           "OpenBLAS core %s, %ld cores\n",
+           threads, clients, ig_steps, attn_blas_corename(), sysconf(_SC_NPROCESSORS_ONLN));
     double cpu0 = cpu_s(pid);
     b.deadline = now_s() + seconds;
     long n_done = 0;
