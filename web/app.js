@@ -16,7 +16,7 @@ const NEG_RGB = [215, 50, 50];
 
 const state = {
   models: [], sets: [], vocab: [], words: new Map(), byCategory: new Map(),
-  data: null, ids: [], swapAt: -1, seq: 0,
+  data: null, ids: [], swapAt: -1, seq: 0, igSteps: 0,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -156,7 +156,8 @@ async function explain() {
   if (!sentence) return;
   const seq = ++state.seq;
   try {
-    const data = await api('/api/explain', { sentence });
+    const body = state.igSteps ? { sentence, ig_steps: state.igSteps } : { sentence };
+    const data = await api('/api/explain', body);
     if (seq !== state.seq) return; // a later request is on its way
     state.data = data;
     state.ids = tokenize(sentence);
@@ -326,17 +327,26 @@ function renderSaliency() {
   const box = $('saliency');
   box.replaceChildren();
   for (const x of state.data.explanations) {
-    const s = x.explain.saliency.grad_x_input;
+    const ig = x.explain.saliency.integrated_gradients;
+    const s = ig || x.explain.saliency.grad_x_input;
+    const what = ig ? 'integrated gradients' : 'gradient \u00d7 input';
     const words = x.explain.attention ? x.explain.tokens.slice(1) : x.explain.tokens;
     const scale = Math.max(...s.map(Math.abs));
     const row = el('div', { class: 'words' });
     s.forEach((v, i) => {
-      const span = el('span', { class: 'tok', title: `gradient \u00d7 input ${v.toFixed(4)}` },
+      const span = el('span', { class: 'tok', title: `${what} ${v.toFixed(4)}` },
         el('span', { class: 'w', text: words[i] }), el('span', { class: 'v', text: v.toFixed(2) }));
       span.style.backgroundColor = rgba(v >= 0 ? POS_RGB : NEG_RGB, scale > 0 ? Math.abs(v) / scale : 0);
       row.append(span);
     });
-    box.append(el('div', { class: 'sal-row', 'data-model': x.model }, el('div', { class: 'title', text: x.model }), row));
+    let title = `${x.model}: ${what}`;
+    if (ig) {
+      const sum = ig.reduce((a, b) => a + b, 0);
+      const want = x.explain.logit - x.explain.ig_baseline_logit;
+      title += ` (sum ${sum.toFixed(3)}; logit \u2212 baseline ${want.toFixed(3)}; ${x.explain.ig_steps} steps)`;
+    }
+    box.append(el('div', { class: 'sal-row', 'data-model': x.model, 'data-method': ig ? 'ig' : 'gxi' },
+      el('div', { class: 'title', text: title }), row));
   }
 }
 
@@ -407,6 +417,7 @@ async function start() {
     if (ev.key === 'Tab' && $('suggest').firstChild) { ev.preventDefault(); complete($('suggest').firstChild.textContent); }
   });
   $('go').addEventListener('click', explain);
+  $('sal-method').addEventListener('change', () => { state.igSteps = Number($('sal-method').value); explain(); });
   $('layer').addEventListener('change', renderAttention);
   $('head').addEventListener('change', renderAttention);
   document.body.dataset.ready = 'true';

@@ -320,6 +320,27 @@ def check_page(base, api_expl, sentence, screenshot):
         check(n_curves == n_rec, "page: a probability curve per recurrent model (%d)" % n_curves)
         check(cdp.js("document.querySelectorAll('#saliency .sal-row').length") == len(api_expl),
               "page: a saliency row per model")
+        # integrated gradients on request: the page asks again with ig_steps 64 and shows the
+        # API's values (2 decimals) and their sum beside logit - baseline
+        cdp.js("(() => { const m = document.getElementById('sal-method'); m.value = '64'; "
+               "m.dispatchEvent(new Event('change')); })()")
+        cdp.wait_for("document.querySelectorAll('#saliency .sal-row[data-method=\"ig\"]').length"
+                     " === %d" % len(api_expl), "integrated gradients shown")
+        st, _, b = http(base, "/api/explain", json.dumps({"sentence": sentence, "ig_steps": 64}))
+        ig = {x["model"]: x["explain"]["saliency"]["integrated_gradients"]
+              for x in json.loads(b)["explanations"]}
+        shown = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#saliency "
+                       ".sal-row')).map(r => [r.dataset.model, Array.from(r.querySelectorAll("
+                       "'.v')).map(v => Number(v.textContent))]))")
+        check(st == 200 and all(
+            len(shown[m]) == len(v) and all(abs(a - b) <= 0.0051 for a, b in zip(shown[m], v))
+            for m, v in ig.items()), "page: integrated gradients as the API gives them")
+        check(cdp.js("document.querySelector('#saliency .sal-row .title').textContent"
+                     ".includes('logit \u2212 baseline')"), "page: their sum beside logit - baseline")
+        cdp.js("(() => { const m = document.getElementById('sal-method'); m.value = '0'; "
+               "m.dispatchEvent(new Event('change')); })()")
+        cdp.wait_for("document.querySelectorAll('#saliency .sal-row[data-method=\"gxi\"]').length"
+                     " === %d" % len(api_expl), "back to gradient x input")
         # a counterfactual: swap the adjective, every model answers again
         cdp.js("(() => { const b = Array.from(document.querySelectorAll('#swap-words .tok'))"
                ".find(x => x.textContent === 'helpful'); b.click(); })()")
