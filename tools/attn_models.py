@@ -177,7 +177,9 @@ class PosEncoderLayer(nn.TransformerEncoderLayer):
         if key_padding_mask is not None:
             scores = scores.masked_fill(key_padding_mask.view(B, 1, 1, S), float("-inf"))
         ctx = torch.matmul(torch.softmax(scores, dim=-1), v)         # [B, NH, S, HS]
-        ctx = ctx.transpose(1, 2).reshape(B, S, D)
+        # contiguous, as nn.MultiheadAttention makes it: with a head width of 1 the reshape
+        # alone is a strided view, which F.linear computes as matmul + bias instead of addmm
+        ctx = ctx.transpose(1, 2).contiguous().reshape(B, S, D)
         return self.self_attn.out_proj(ctx)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None):
