@@ -24,24 +24,10 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-/* [a0, a1, ...] as %.9g writes each; built in a local buffer, written in a few calls. */
 static void json_floats(FILE *f, const float *a, int n) {
-    char buf[4096];
-    size_t used = 0;
-    buf[used++] = '[';
-    for (int i = 0; i < n; i++) {
-        if (used + ATTN_IO_FLOAT_TEXT_MAX + 2 > sizeof buf) {
-            fwrite(buf, 1, used, f);
-            used = 0;
-        }
-        if (i) {
-            buf[used++] = ',';
-            buf[used++] = ' ';
-        }
-        used += (size_t)attn_io_format_float(buf + used, a[i]);
-    }
-    buf[used++] = ']';
-    fwrite(buf, 1, used, f);
+    fputc('[', f);
+    attn_io_write_floats(f, a, (size_t)n, ", ");
+    fputc(']', f);
 }
 
 /* Token i of the displayed axis: [CLS] first for the Transformer. */

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef unsigned __int128 u128;
@@ -118,4 +119,22 @@ int attn_io_format_float(char out[ATTN_IO_FLOAT_TEXT_MAX], float x) {
     }
     *p = '\0';
     return (int)(p - out);
+}
+
+void attn_io_write_floats(FILE *f, const float *x, size_t n, const char *sep) {
+    char buf[4096];
+    const size_t sep_len = strlen(sep);
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (used + sep_len + ATTN_IO_FLOAT_TEXT_MAX > sizeof buf) {
+            fwrite(buf, 1, used, f);
+            used = 0;
+        }
+        if (i) {
+            memcpy(buf + used, sep, sep_len);
+            used += sep_len;
+        }
+        used += (size_t)attn_io_format_float(buf + used, x[i]);
+    }
+    fwrite(buf, 1, used, f);
 }

@@ -34,10 +34,13 @@ void attn_io_text_position(const char *buf, size_t at, int *line, int *col);
  * On any failure the temporary file is removed, path is untouched and ATTN_ERR_IO names it. */
 attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
 
-/* x as printf("%.9g", (double)x) writes it, byte for byte (float_text.c; about 10x faster):
+/* x as printf("%.9g", (double)x) writes it, byte for byte (float_text.c; about 5x faster):
  * the text of the weights files' and the explain JSON's floats. Returns the length. */
 #define ATTN_IO_FLOAT_TEXT_MAX 24
 int attn_io_format_float(char out[ATTN_IO_FLOAT_TEXT_MAX], float x);
+/* x[0..n) to f, each as attn_io_format_float writes it, sep (under 4,000 bytes) between them;
+ * buffered, a few fwrite calls. */
+void attn_io_write_floats(FILE *f, const float *x, size_t n, const char *sep);
 
 /* The "format" of a weights file. */
 #define ATTN_IO_WEIGHTS_FORMAT "attn-weights-v1"

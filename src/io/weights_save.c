@@ -49,11 +49,7 @@ static void write_tensors(FILE *f, const attn_model *m, const float *base,
             continue;
         }
         fprintf(f, "], \"data\": [");
-        char text[ATTN_IO_FLOAT_TEXT_MAX];
-        for (size_t j = 0; j < n; j++) {
-            if (j) fputc(',', f);
-            fwrite(text, 1, (size_t)attn_io_format_float(text, x[j]), f);
-        }
+        attn_io_write_floats(f, x, n, ",");
         fprintf(f, "]}%s\n", i + 1 < count ? "," : "");
     }
     fprintf(f, "}");
