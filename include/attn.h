@@ -49,6 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -500,6 +501,11 @@ typedef struct attn_report_header {
 attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error *err);
 
 /* ---- explanations as JSON (src/io/explain_json.c) ------------------------------------- */
+
+/* s as a JSON string literal to f: quotes and backslashes escaped, control bytes as \u00XX,
+ * the rest as is (words and messages are UTF-8 already). The explain JSON and the CLI's JSON
+ * output write their strings with it. */
+void attn_json_write_string(FILE *f, const char *s);
 
 /* The object `attn explain --format json` prints for one sentence (and `attn serve` returns per
  * model), without a newline: {"sentence", "tokens", "logit", "probability", "attention"

@@ -120,8 +120,6 @@ attn_status cli_write_atomic(const char *path, const char *text, size_t len, att
 /* Before any work: the file `path` given with option `opt` can be written (it is not a
  * directory, and its directory exists and is writable). CLI_OK, or CLI_ERROR after
  * "attn CMD: OPT PATH: reason" on stderr. */
-/* Writes s as a JSON string literal (escaped) to f. */
-void cli_json_string(FILE *f, const char *s);
 int cli_check_dest(const char *cmd, const char *opt, const char *path);
 /* Prints "attn CMD: <formatted, escaped>" and returns CLI_ERROR. */
 int cli_runtime_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

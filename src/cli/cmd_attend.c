@@ -98,7 +98,7 @@ static void json_tokens(const int *ids, int n) {
     putchar('[');
     for (int i = 0; i < n; i++) {
         if (i) printf(", ");
-        cli_json_string(stdout, attn_vocab_word(ids[i]));
+        attn_json_write_string(stdout, attn_vocab_word(ids[i]));
     }
     putchar(']');
 }
@@ -106,11 +106,11 @@ static void json_tokens(const int *ids, int n) {
 static void print_json_head(const char *sentence, const attn_attend_result *r, int qi) {
     const int n = r->n;
     printf("{\"sentence\": ");
-    cli_json_string(stdout, sentence);
+    attn_json_write_string(stdout, sentence);
     printf(", \"tokens\": ");
     json_tokens(r->ids, n);
     printf(", \"query\": ");
-    cli_json_string(stdout, attn_vocab_word(r->ids[qi]));
+    attn_json_write_string(stdout, attn_vocab_word(r->ids[qi]));
     printf(", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
     json_matrix("X", r->x, n, D);
     json_matrix("W_Q", attn_attend_weights('q'), D, DK);

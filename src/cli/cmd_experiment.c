@@ -45,25 +45,25 @@ static void json_number(FILE *f, double v) {
 static void write_json(FILE *f, const attn_experiment *e, const attn_experiment_result *r,
                        bool quick) {
     fputs("{\"experiment\": ", f);
-    cli_json_string(f, e->name);
+    attn_json_write_string(f, e->name);
     fputs(", \"claim\": ", f);
-    cli_json_string(f, e->claim);
+    attn_json_write_string(f, e->claim);
     fputs(", \"section\": ", f);
-    cli_json_string(f, e->section);
+    attn_json_write_string(f, e->section);
     fputs(", \"source\": ", f);
-    cli_json_string(f, e->source);
+    attn_json_write_string(f, e->source);
     fputs(", \"rule\": ", f);
-    cli_json_string(f, e->rule);
+    attn_json_write_string(f, e->rule);
     fputs(", \"verdict\": ", f);
-    cli_json_string(f, attn_verdict_name(r->verdict));
+    attn_json_write_string(f, attn_verdict_name(r->verdict));
     fputs(", \"why\": ", f);
-    cli_json_string(f, r->why);
+    attn_json_write_string(f, r->why);
     fprintf(f, ", \"seconds\": %.3f, \"quick\": %s, \"measurements\": {", r->seconds,
             quick ? "true" : "false");
     for (int i = 0; i < r->n_measures; i++) {
         const attn_measure *m = &r->measures[i];
         fputs(i ? ", " : "", f);
-        cli_json_string(f, m->name);
+        attn_json_write_string(f, m->name);
         fputs(": ", f);
         if (m->n == 1) {
             json_number(f, m->values[0]);

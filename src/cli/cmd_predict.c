@@ -52,7 +52,7 @@ static void print_result(const char *sentence, const int *ids, int n, float logi
         printf("%d\t%.9g\t%.9g\t", label, prob, (double)logit);
     } else {
         printf(ids ? "{\"ids\": " : "{\"sentence\": ");
-        if (!ids) cli_json_string(stdout, sentence);
+        if (!ids) attn_json_write_string(stdout, sentence);
     }
     if (ids)
         print_ids(ids, n, fmt == FORMAT_JSON);

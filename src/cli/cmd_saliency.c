@@ -141,7 +141,7 @@ static void print_json(const curve_set *s) {
     for (int i = 0; i < s->n; i++) {
         const attn_saliency_curve *c = s->c[i];
         printf("%s{\"name\": ", i ? ", " : "");
-        cli_json_string(stdout, s->names[i]);
+        attn_json_write_string(stdout, s->names[i]);
         printf(", \"T\": %d, \"n\": %d, \"distance\": [", c->T, c->n);
         for (int k = 0; k < c->T; k++) printf("%s%d", k ? ", " : "", k);
         putchar(']');

@@ -18,7 +18,7 @@ static void print_vocab(const attn_vocab *v, bool json) {
         printf("\"tokens\": [\n");
         for (int id = 0; id < V; id++) {
             printf("  {\"id\": %d, \"word\": ", id);
-            cli_json_string(stdout, attn_vocab_token(v, id));
+            attn_json_write_string(stdout, attn_vocab_token(v, id));
             printf(", \"category\": \"%s\"}%s\n", category(v, id), id + 1 < V ? "," : "");
         }
         printf("]}\n");

@@ -140,18 +140,3 @@ void cli_vocab_source(const attn_vocab *v, char *buf, size_t size) {
     snprintf(buf, size, "%s, %d tokens",
              attn_vocab_is_builtin(v) ? "built-in course-review" : "its own", attn_vocab_count(v));
 }
-
-/* A JSON string: quotes and backslashes escaped, control bytes as \u00XX, the rest as is
- * (words and messages are UTF-8 already). */
-void cli_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}

@@ -11,7 +11,7 @@
 /* ---- writing ----------------------------------------------------------------------------------
  */
 
-static void json_string(FILE *f, const char *s) {
+void attn_json_write_string(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -61,11 +61,11 @@ static void write_explanation(FILE *f, const attn_vocab *vocab, const char *sent
     const int n = e->n_words;
     const int n_tok = e->arch == ATTN_ARCH_TRANSFORMER ? n + 1 : n;
     fprintf(f, "{\"sentence\": ");
-    json_string(f, sentence);
+    attn_json_write_string(f, sentence);
     fprintf(f, ", \"tokens\": [");
     for (int i = 0; i < n_tok; i++) {
         if (i) fprintf(f, ", ");
-        json_string(f, token_name(vocab, e, ids, i));
+        attn_json_write_string(f, token_name(vocab, e, ids, i));
     }
     fprintf(f, "], \"logit\": %.9g, \"probability\": %.9g", (double)e->logit, e->probability);
     if (e->attention) write_attention(f, e);
