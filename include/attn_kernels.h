@@ -110,7 +110,8 @@ const char *attn_blas_corename(void);
  * (AVX-512 F/BW/DQ/VL) or "Haswell" (AVX2 + FMA) when the running core is "Prescott", the CPU has
  * those instructions and OPENBLAS_CORETYPE is unset; else NULL. OpenBLAS reads
  * OPENBLAS_CORETYPE once, when it is loaded: a program acts on this by setting it and
- * re-executing itself (src/cli/main.c; the tests and tools/blas_core.py do the same). */
+ * re-executing itself (src/cli/preferred_blas.c, linked into attn, the tests and the
+ * benchmarks; tools/blas_core.py does the same for PyTorch). */
 const char *attn_blas_preferred_core(void);
 
 /* Linear layer, PyTorch nn.Linear: y[n,out] = x[n,in] . w[out,in]^T + bias[out].

@@ -140,35 +140,24 @@ static void print_prefix(const explain_view *v, const attn_explanation *e, const
     putchar('\n');
 }
 
-/* Without integrated gradients: gradient x input per word. */
-static void print_grad_x_input(const explain_view *v, const attn_explanation *e, const int *ids) {
-    double scale = 0.0;
-    for (int i = 0; i < e->n_words; i++) scale = fmax(scale, fabs(e->grad_x_input[i]));
-    printf("  gradient x input:\n  ");
-    for (int i = 0; i < e->n_words; i++) {
-        char note[32];
-        snprintf(note, sizeof note, "%+.2f", (double)e->grad_x_input[i]);
-        signed_word(v, attn_vocab_token(v->vocab, ids[i]), e->grad_x_input[i], scale, note);
-    }
-    putchar('\n');
-}
-
+/* The saliency line: integrated gradients (with their sum against logit - baseline), or, when
+ * there are none, gradient x input; each word shaded by its value relative to the largest. */
 static void print_saliency(const explain_view *v, const attn_explanation *e, const int *ids) {
-    if (!e->integrated_gradients) {
-        print_grad_x_input(v, e, ids);
-        return;
-    }
+    const float *val = e->integrated_gradients ? e->integrated_gradients : e->grad_x_input;
     double scale = 0.0, sum = 0.0;
     for (int i = 0; i < e->n_words; i++) {
-        scale = fmax(scale, fabs(e->integrated_gradients[i]));
-        sum += e->integrated_gradients[i];
+        scale = fmax(scale, fabs(val[i]));
+        sum += val[i];
     }
-    printf("  integrated gradients (sum %.3f = logit %.3f - baseline %.3f, %d steps):\n  ", sum,
-           (double)e->logit, (double)e->ig_baseline_logit, e->ig_steps);
+    if (e->integrated_gradients)
+        printf("  integrated gradients (sum %.3f = logit %.3f - baseline %.3f, %d steps):\n  ", sum,
+               (double)e->logit, (double)e->ig_baseline_logit, e->ig_steps);
+    else
+        printf("  gradient x input:\n  ");
     for (int i = 0; i < e->n_words; i++) {
         char note[32];
-        snprintf(note, sizeof note, "%+.2f", (double)e->integrated_gradients[i]);
-        signed_word(v, attn_vocab_token(v->vocab, ids[i]), e->integrated_gradients[i], scale, note);
+        snprintf(note, sizeof note, "%+.2f", (double)val[i]);
+        signed_word(v, attn_vocab_token(v->vocab, ids[i]), val[i], scale, note);
     }
     putchar('\n');
 }
