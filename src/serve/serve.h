@@ -9,11 +9,17 @@
  *
  * The API (README, "attn serve"):
  *   GET  /healthz                       {"status": "ok"}
- *   GET  /api/models                    the loaded models, their seeds and sizes
- *   GET  /api/vocab                     {"words": [{"id", "word", "category"}]}
+ *   GET  /api/models                    the loaded models, their seeds, sizes and vocabularies
+ *   GET  /api/vocab?model=M             {"source": "task"|"file", "vocab_size", "models",
+ *                                       "words": [{"id", "word", "category"}]}: the words model
+ *                                       M reads (without model=: those of the default models)
  *   POST /api/explain                   {"sentence", "models"?} -> {"sentence", "explanations":
  *                                       [{"model", "seed", "explain": <attn explain object>}]}
- *   GET  /api/sets/NAME?model=M&seed=S  accuracy and the misclassified sentences
+ *   GET  /api/sets/NAME?model=M&seed=S  accuracy and the misclassified sentences (models on
+ *                                       the task's vocabulary only)
+ * Every model reads words with its own weights file's "vocab" (the built-in vocabulary when
+ * the file has none), as attn predict does. Without "models", /api/explain explains the models
+ * on the task's vocabulary (or, when none is, those sharing the first model's vocabulary).
  *   GET  /api/figures                   the embedded figures
  * Errors: {"error": {"status", "code", "message", ...}} with a 4xx/5xx status. */
 #ifndef ATTN_SERVE_H

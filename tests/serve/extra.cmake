@@ -9,3 +9,15 @@ set_tests_properties(serve/e2e PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS browser
   TIMEOUT 120)
+
+# A weights file with its own vocabulary over HTTP: a PyTorch LSTM with 37 words of its own
+# (tools/export_classifier.py) beside the committed Transformer; the server's answers equal
+# `attn explain` / `attn predict` on the file byte for byte, /api/vocab?model= per model, the
+# task's test sets only for the task's vocabulary. Label "torch" (needs /usr/bin/python3's torch).
+add_test(NAME serve/own_vocab
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/own_vocab.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/own_vocab PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 120)
