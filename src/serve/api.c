@@ -15,7 +15,7 @@
 
 /* The tokenizer's unknown-word message, "unknown word 'W' at position N (closest vocabulary
  * word: 'C'; ...", as an answer with the position and the nearest word as fields. */
-static void tokenize_error(serve_response *rs, const attn_error *err, const char *model) {
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line) {
     char word[128], nearest[64];
     int pos = 0;
     if (sscanf(err->msg,
@@ -29,7 +29,9 @@ static void tokenize_error(serve_response *rs, const attn_error *err, const char
         sb_json_string(&sb, word);
         sb_add(&sb, ", \"nearest\": ");
         sb_json_string(&sb, nearest);
-        sb_printf(&sb, ", \"model\": \"%s\"}}", model);
+        sb_printf(&sb, ", \"model\": \"%s\"", model);
+        if (line > 0) sb_printf(&sb, ", \"line\": %d", line);
+        sb_add(&sb, "}}");
         if (!sb.failed) {
             serve_json_take(rs, &sb);
             rs->status = 400;
@@ -78,8 +80,7 @@ static bool pick_models(const serve_app *app, const attn_explain_request *r, int
     return true;
 }
 
-/* The most words every chosen model takes. */
-static int max_words(const serve_app *app, const int *entries, int n) {
+int serve_max_words(const serve_app *app, const int *entries, int n) {
     int max = ATTN_MAX_WORDS;
     for (int i = 0; i < n; i++) {
         const attn_model_config *c = &app->entries[entries[i]].cfg;
@@ -147,8 +148,8 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
         for (; i < n; i++) {
             const serve_entry *en = &app->entries[entries[i]];
             if (attn_tokenize_vocab(en->vocab, r.sentence, ids + (size_t)i * ATTN_MAX_WORDS,
-                                    max_words(app, entries, n), &n_words, &err) != ATTN_OK) {
-                tokenize_error(rs, &err, attn_arch_name(en->arch));
+                                    serve_max_words(app, entries, n), &n_words, &err) != ATTN_OK) {
+                serve_tokenize_error(rs, &err, attn_arch_name(en->arch), 0);
                 break;
             }
         }

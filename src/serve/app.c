@@ -178,7 +178,10 @@ static void figures_json(sbuf *sb) {
     sb_add(sb, "{\"figures\": [");
     bool any = false;
     for (size_t i = 0; i < serve_n_assets; i++) {
-        if (strncmp(serve_assets[i].path, "/figures/", 9) != 0) continue;
+        const size_t len = strlen(serve_assets[i].path);
+        if (strncmp(serve_assets[i].path, "/figures/", 9) != 0 ||
+            strcmp(serve_assets[i].path + len - 4, ".png") != 0)
+            continue;
         sb_add(sb, any ? ", " : "");
         sb_json_string(sb, serve_assets[i].path);
         any = true;
@@ -354,7 +357,8 @@ static const serve_asset *find_asset(const char *path, size_t n) {
 
 bool serve_request_is_heavy(const serve_request *rq) {
     if (!rq || !rq->uri) return false;
-    return strncmp(rq->uri, "/api/explain", 12) == 0 || strncmp(rq->uri, "/api/sets/", 10) == 0;
+    return strncmp(rq->uri, "/api/explain", 12) == 0 || strncmp(rq->uri, "/api/predict", 12) == 0 ||
+           strncmp(rq->uri, "/api/sets/", 10) == 0;
 }
 
 static bool method_is(const serve_request *rq, const char *m) {
@@ -419,6 +423,11 @@ void serve_handle(serve_app *app, int ctx, const serve_request *rq, serve_respon
     if (path_is(rq->uri, n, "/api/explain")) {
         if (method_is(rq, "POST"))
             serve_api_explain(app, ctx, rq, rs);
+        else
+            method_not_allowed(rs, "POST");
+    } else if (path_is(rq->uri, n, "/api/predict")) {
+        if (method_is(rq, "POST"))
+            serve_api_predict(app, ctx, rq, query, rs);
         else
             method_not_allowed(rs, "POST");
     } else if (method_is(rq, "GET") || method_is(rq, "HEAD")) {

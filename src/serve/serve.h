@@ -15,6 +15,8 @@
  *                                       M reads (without model=: those of the default models)
  *   POST /api/explain                   {"sentence", "models"?} -> {"sentence", "explanations":
  *                                       [{"model", "seed", "explain": <attn explain object>}]}
+ *   POST /api/predict?models=a,b         body: one sentence a line -> {"sentences", "predictions":
+ *                                       [{"model", "seed", "logits", "probabilities"}]}
  *   GET  /api/sets/NAME?model=M&seed=S  accuracy and the misclassified sentences (models on
  *                                       the task's vocabulary only)
  * Every model reads words with its own weights file's "vocab" (the built-in vocabulary when
@@ -30,10 +32,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SERVE_MAX_BODY      (64 * 1024) /* request bodies above are refused (413) */
-#define SERVE_MAX_MISSES    200         /* misclassified sentences listed per test set */
-#define SERVE_MAX_SEEDS     9           /* DIR/<model>-seed<S>.json for S = 1..9 */
-#define SERVE_MAX_URI_BYTES 2048        /* longer request URIs are refused (414) */
+#define SERVE_MAX_BODY          (64 * 1024) /* request bodies above are refused (413) */
+#define SERVE_MAX_MISSES        200         /* misclassified sentences listed per test set */
+#define SERVE_MAX_SEEDS         9           /* DIR/<model>-seed<S>.json for S = 1..9 */
+#define SERVE_MAX_URI_BYTES     2048        /* longer request URIs are refused (414) */
+#define SERVE_MAX_PREDICT_LINES 256         /* sentences per POST /api/predict */
 
 typedef struct serve_app serve_app;
 
@@ -63,7 +66,8 @@ typedef struct serve_response {
     bool api;    /* an API answer (Cache-Control: no-store) */
 } serve_response;
 
-/* Whether the request runs the models (explain, sets): the server hands those to a worker. */
+/* Whether the request runs the models (explain, predict, sets): the server hands those to a worker.
+ */
 bool serve_request_is_heavy(const serve_request *rq);
 /* Answers rq, using model context ctx (0..n_contexts-1) for the heavy endpoints; never fails
  * (out of memory becomes a 500/503 answer). Clear rs with serve_response_clear. */

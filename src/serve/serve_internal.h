@@ -48,7 +48,15 @@ attn_model *serve_model(serve_app *app, int ctx, int entry);
  * decoded): 1, or 0 if absent, -1 if too long or badly encoded. */
 int serve_query_value(const char *query, const char *key, char *out, size_t n);
 
-/* The endpoints (api.c). */
+/* The tokenizer's error as an answer: 400 unknown_word with "position", "word", "nearest",
+ * "model" (and "line" when line > 0), too_long, empty_sentence or bad_sentence. */
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line);
+/* The most words every one of the entries takes. */
+int serve_max_words(const serve_app *app, const int *entries, int n);
+
+/* The endpoints (api.c, predict.c). */
+void serve_api_predict(serve_app *app, int ctx, const serve_request *rq, const char *query,
+                       serve_response *rs);
 void serve_api_vocab(serve_app *app, const char *query, serve_response *rs);
 void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_response *rs);
 void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query,

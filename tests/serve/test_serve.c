@@ -282,6 +282,69 @@ START_TEST(test_sets_match_evaluate) {
 }
 END_TEST
 
+static char *get_text_unchecked(const char *method, const char *uri, const char *body, int want) {
+    serve_response rs;
+    int got = call(method, uri, body, &rs);
+    char *t = body_of(&rs);
+    ck_assert_msg(got == want, "%s %s: want %d, got %d %.300s", method, uri, want, got, t);
+    serve_response_clear(&rs);
+    return t;
+}
+
+/* /api/predict: each line's logit is attn_model_forward's with batch 1 (as attn predict prints
+ * it, %.9g); a bad line is named; the file's own vocabulary in the other fixture. */
+START_TEST(test_predict) {
+    const char *lines[] = {"the lecture was not very helpful", "The lecture was helpful!",
+                           "honestly the exam was great although the coffee was awful"};
+    char body[256];
+    snprintf(body, sizeof body, "%s\n%s\r\n%s\n", lines[0], lines[1], lines[2]);
+    serve_response rs;
+    ck_assert_int_eq(call_ctx(1, "POST", "/api/predict?models=transformer,rnn", body, &rs), 200);
+    char *t = body_of(&rs);
+    serve_response_clear(&rs);
+    const char *head = "{\"sentences\": 3, \"predictions\": [{\"model\": \"transformer\", "
+                       "\"seed\": 1, \"logits\": [";
+    ck_assert_msg(strncmp(t, head, strlen(head)) == 0, "%s", t);
+    const char *files[] = {"weights/transformer-seed1.json", "weights/rnn-seed1.json"};
+    for (int k = 0; k < 2; k++) {
+        attn_model *m = NULL;
+        attn_error err;
+        ck_assert(attn_weights_load_json(tu_source_path(files[k]), &m, &err) == ATTN_OK);
+        char want[256] = "\"logits\": [";
+        for (int i = 0; i < 3; i++) {
+            int ids[ATTN_MAX_WORDS], n = 0;
+            ck_assert(attn_tokenize(lines[i], ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
+            const attn_batch b = {.B = 1, .T = n, .ids = ids, .lengths = &n};
+            float logit;
+            ck_assert(attn_model_forward(m, &b, &logit, &err) == ATTN_OK);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%.9g", i ? ", " : "",
+                     (double)logit);
+        }
+        strcat(want, "]");
+        ck_assert_msg(strstr(t, want), "%s: %s not in %s", files[k], want, t);
+        attn_model_free(m);
+    }
+    free(t);
+    t = get_text_unchecked("POST", "/api/predict", "the lecture was good\nthe lecturr was good",
+                           400);
+    ck_assert_msg(strstr(t, "\"code\": \"unknown_word\"") && strstr(t, "\"line\": 2") &&
+                      strstr(t, "\"nearest\": \"lecture\""),
+                  "%s", t);
+    free(t);
+    expect_error("POST", "/api/predict", "", 400, "empty_sentence");
+    expect_error("POST", "/api/predict", "good\n\ngood", 400, "empty_sentence");
+    expect_error("POST", "/api/predict?models=bert", "good", 404, "unknown_model");
+    expect_error("POST", "/api/predict?models=", "good", 404, "unknown_model");
+    expect_error("GET", "/api/predict", NULL, 405, "method_not_allowed");
+    char *many = malloc(257 * 5 + 1);
+    ck_assert_ptr_nonnull(many);
+    many[0] = '\0';
+    for (int i = 0; i < 257; i++) strcat(many, "good\n");
+    expect_error("POST", "/api/predict", many, 400, "bad_request");
+    free(many);
+}
+END_TEST
+
 START_TEST(test_request_parser) {
     attn_explain_request r;
     attn_error err;
@@ -443,6 +506,11 @@ START_TEST(test_own_vocab_explain) {
     ck_assert_msg(strstr(t, "\"word\": \"film\"") && strstr(t, "\"model\": \"transformer\""), "%s",
                   t);
     free(t);
+    /* /api/predict reads with the file's words too */
+    t = get_text("POST", "/api/predict?models=lstm", "the film was great\nthe lecture was great",
+                 400);
+    ck_assert_msg(strstr(t, "\"word\": \"lecture\"") && strstr(t, "\"line\": 2"), "%s", t);
+    free(t);
     /* without "models": the models on the task's vocabulary */
     t = get_text("POST", "/api/explain", "{\"sentence\": \"the lecture was great\"}", 200);
     ck_assert_msg(strstr(t, "\"model\": \"transformer\"") && !strstr(t, "\"model\": \"lstm\""),
@@ -498,6 +566,7 @@ int main(void) {
     tcase_add_test(tc, test_unknown_word);
     tcase_add_test(tc, test_explain_matches_library);
     tcase_add_test(tc, test_sets_match_evaluate);
+    tcase_add_test(tc, test_predict);
     tcase_add_test(tc, test_request_parser);
     tcase_add_test(tc, test_json_escaping);
     tcase_add_test(tc, test_app_errors);
