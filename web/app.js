@@ -478,8 +478,8 @@ const METHOD_HINT = {
     'what the word does, with no assumption about the model.',
   0: 'Gradient \u00d7 input: the first-order change of the logit if the word\u2019s input moved to zero. ' +
     'Cheap, and misleading where the model is saturated (its inner units do not respond to small changes).',
-  64: 'Integrated gradients: gradients averaged along the path from a [PAD] baseline to the sentence. ' +
-    'They should add up to the logit minus the baseline\u2019s logit; each row says how close they come.',
+  64: 'Integrated gradients: gradients averaged along the straight path from a [PAD] baseline to the ' +
+    'sentence. In theory they add up to the logit minus the baseline\u2019s logit; each row says how close they come.',
 };
 
 function salValues(x) {
@@ -508,7 +508,8 @@ function salNotes(x, s) {
     notes.push(['ig', gap > IG_GAP
       ? `The ${e.ig_steps}-step integrated gradients add up to ${sum.toFixed(3)}, but logit \u2212 baseline ` +
         `logit is ${want.toFixed(3)}: they differ by ${pct(gap)}, so these values do not account for the whole answer ` +
-        '(the path from the baseline turns too sharply for the steps).'
+        '(completeness fails on this path from the [PAD] baseline; for the trained LSTM on long sentences more ' +
+        'steps do not help). Occlusion does not depend on a path.'
       : `The ${e.ig_steps}-step integrated gradients add up to ${sum.toFixed(3)}; logit \u2212 baseline logit is ` +
         `${want.toFixed(3)} (within ${pct(IG_GAP)}).`]);
   }

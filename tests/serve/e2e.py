@@ -572,6 +572,30 @@ def check_long_sentence(cdp, base, screenshot):
           cdp.js("document.querySelectorAll('#curves svg')[1].querySelectorAll('circle').length")
           == 43, "page: 44 heat-map rows, 43 points per curve")
     screenshot_to(cdp, screenshot, 3600)
+    # the saturated Transformer is said so, with its gradient x input beside its occlusion
+    sat = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#saliency .sal-row'))"
+                 ".map(r => [r.dataset.model, (r.querySelector('.note-saturated') || {}).textContent"
+                 " || '']))")
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": " ".join(words)}))
+    probs = {x["model"]: x["explain"]["probability"] for x in json.loads(b)["explanations"]}
+    check(all(bool(sat[m]) == (p > 0.99 or p < 0.01) for m, p in probs.items()) and
+          "largest |occlusion|" in sat["transformer"],
+          "page: the saturated models (p beyond 0.99) are said so: %s" % sat["transformer"][:90])
+    # integrated gradients far from logit - baseline (the trained LSTM on 43 words): in words
+    select(cdp, "sal-method", "64")
+    cdp.wait_for("document.querySelectorAll('#saliency .sal-row[data-method=\"ig\"]').length"
+                 " === %d" % len(probs), "integrated gradients of 43 words")
+    note = cdp.js("document.querySelector('#saliency .sal-row[data-model=\"lstm\"] .note-ig')"
+                  ".textContent")
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": " ".join(words),
+                                                       "models": ["lstm"], "ig_steps": 64}))
+    e = json.loads(b)["explanations"][0]["explain"]
+    total, want = sum(e["saliency"]["integrated_gradients"]), e["logit"] - e["ig_baseline_logit"]
+    check(abs(total - want) > 0.05 * abs(want) and "differ by" in note and "=" not in note and
+          ("%.3f" % total) in note and ("%.3f" % want) in note,
+          "page: the LSTM's integrated gradients (sum %.3f) against logit - baseline (%.3f) said "
+          "in words: %s" % (total, want, note))
+    select(cdp, "sal-method", "occlusion")
 
 
 def check_figures_page(cdp, base):
