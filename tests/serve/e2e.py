@@ -4,9 +4,15 @@ calls every endpoint with good and bad requests, checks that /api/explain return
 `attn explain --format json` prints, then drives headless Chromium over the DevTools protocol:
 loads the page, types a sentence and checks from the page's DOM that each word's shading is the
 [CLS] attention the API returned (for two layer/head choices), that unknown words are marked
-with the nearest vocabulary word, and that a sentence holding HTML stays text. Saves a
-screenshot (--screenshot) and checks the bounded queue (503) and SIGTERM shutdown.
-Only the Python standard library; Chromium from Debian (`chromium`)."""
+with the nearest vocabulary word, and that a sentence holding HTML stays text. The page that
+teaches: the write-up's §7 observations on the first page (attn's measured numbers, the
+example's own number equal to the API's), a polarity-changing counterfactual and occlusion
+(both against POST /api/predict), integrated gradients' and saturation notes in words, results
+marked stale on an unknown word, a 43-word sentence without horizontal overflow (1200 and 420
+pixels wide), /figures.html following docs/figures/index.md, and a PyTorch LSTM with its own
+vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
+(--screenshot and two beside it) and checks the bounded queue (503) and SIGTERM shutdown.
+Chromium from Debian (`chromium`)."""
 import argparse
 import base64
 import json
@@ -572,6 +578,16 @@ def check_long_sentence(cdp, base, screenshot):
           cdp.js("document.querySelectorAll('#curves svg')[1].querySelectorAll('circle').length")
           == 43, "page: 44 heat-map rows, 43 points per curve")
     screenshot_to(cdp, screenshot, 3600)
+    # and in a phone-wide window (the curves are redrawn at the new width)
+    cdp.call("Emulation.setDeviceMetricsOverride", width=420, height=1800, deviceScaleFactor=1,
+             mobile=False)
+    time.sleep(0.5)
+    narrow = cdp.js("[document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+                    " document.querySelector('#curves svg').getBoundingClientRect().right <= "
+                    "document.getElementById('prefix-section').getBoundingClientRect().right]")
+    cdp.call("Emulation.clearDeviceMetricsOverride")
+    check(narrow[0] == narrow[1] and narrow[2],
+          "page: 43 words in a 420-pixel window, no horizontal overflow (%d, %d)" % tuple(narrow[:2]))
     # the saturated Transformer is said so, with its gradient x input beside its occlusion
     sat = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#saliency .sal-row'))"
                  ".map(r => [r.dataset.model, (r.querySelector('.note-saturated') || {}).textContent"

@@ -1,7 +1,9 @@
 # tests/serve/extra.cmake -- the end-to-end test of `attn serve`: a server on a free loopback
 # port, every endpoint with good and bad requests, then headless Chromium (Debian `chromium`)
-# loads the page, types a sentence and the test compares each word's shading in the DOM with
-# the API's attention values; the screenshot stays in the build dir (serve-e2e.png).
+# drives the page: the §7 observations, a sentence's shading against the API's attention, a
+# polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
+# without horizontal overflow, the figures page, and a model with its own vocabulary; the
+# screenshots stay in the build dir (serve-e2e*.png).
 add_test(NAME serve/e2e
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights --screenshot ${CMAKE_BINARY_DIR}/serve-e2e.png)
