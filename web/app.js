@@ -581,8 +581,8 @@ function observations() {
   const dnoun = pick('food', 'coffee', 'wifi');
   return [
     {
-      id: 'sharp', claim: 'In layer 1, [CLS] puts 90\u2013100 % of its attention on a single word: the negation ' +
-        '(not, never) if there is one, otherwise the adjective.',
+      id: 'sharp', claim: 'Layer 1 focuses: [CLS] sends 90\u2013100 % of its attention to one word, the negation ' +
+        'when the sentence has one and the adjective otherwise. The rule was never given; it comes from the data.',
       measured: () => {
         const r = tr('plain', 0);
         return r ? `attn, Transformer seed ${r.seed}, layer 1 on 300 plain test sentences: some head puts \u2265 90 % on ` +
@@ -591,8 +591,8 @@ function observations() {
       sentence: ['the', subj, 'was', adjN, good], view: { layer: 0, head: 'best' }, section: 'attention-section',
     },
     {
-      id: 'distractor', claim: 'The distractor gets almost nothing: in a mixed sentence the first adjective takes ' +
-        'most of the attention and the distractor\u2019s adjective very little, although both are sentiment words.',
+      id: 'distractor', claim: 'Distractors are ignored: in the write-up\u2019s mixed example the first adjective ' +
+        '(messy) receives 94 % and the distractor\u2019s adjective (good) 2 %, though both carry sentiment.',
       measured: () => {
         const a = tr('distractor', 0), b = tr('distractor', 1);
         return a && b ? `attn, seed ${a.seed}, 300 distractor test sentences: the distractor's adjective gets ` +
@@ -604,9 +604,9 @@ function observations() {
       view: { layer: 0, head: 'mean' }, section: 'attention-section',
     },
     {
-      id: 'spread', claim: 'Layer 2 is sometimes just as sharp and sometimes spread out (in the write-up\u2019s long ' +
-        'example 23 % goes to [CLS] itself): after layer 1 the words carry each other\u2019s information, so an ' +
-        'attention map shows where one layer reads from, not the whole computation.',
+      id: 'spread', claim: 'Layer 2 may be sharp or diffuse (in the write-up\u2019s long example [CLS] keeps 23 % for ' +
+        'itself). Layer 1 has already mixed the words, so a diffuse map can still carry the answer: a map shows ' +
+        'where one layer reads, not the whole computation.',
       measured: () => {
         const a = tr('plain', 0), b = tr('plain', 1);
         return a && b ? `attn, seed ${a.seed}, plain test sentences: the mean row's entropy is ${col(a, 'entropy')} nats in ` +
@@ -617,8 +617,8 @@ function observations() {
       view: { layer: 1, head: 'mean' }, section: 'attention-section',
     },
     {
-      id: 'curves', claim: 'The LSTM\u2019s probability moves when the deciding words appear and then stays put ' +
-        'across the fillers; the plain RNN hovers around 50 % throughout.',
+      id: 'curves', claim: 'The LSTM\u2019s probability jumps at the deciding words and stays flat over the ' +
+        'fillers; the plain RNN stays near 50 % all along.',
       measured: () => {
         const l = rr('lstm', 'fill8'), r = rr('rnn', 'fill8');
         // columns: model, seed, set, mean |step| at deciding words, at fillers after the
