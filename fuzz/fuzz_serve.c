@@ -20,8 +20,8 @@ static char dir[64];
 
 static void cleanup(void) {
     serve_app_free(app);
-    const char *names[] = {"rnn", "lstm", "transformer"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"rnn", "lstm", "transformer", "gru"};
+    for (int i = 0; i < 4; i++) {
         char path[128];
         snprintf(path, sizeof path, "%s/%s-seed1.json", dir, names[i]);
         unlink(path);
@@ -43,7 +43,20 @@ static void make_app(void) {
         FUZZ_CHECK(attn_weights_save_json(m, false, path, &err) == ATTN_OK);
         attn_model_free(m);
     }
+    /* a GRU with a vocabulary of its own: the server reads its sentences with these words */
+    static const char *const words[] = {"[PAD]", "the", "film", "was", "not", "good", "bad"};
+    attn_model_config c = fuzz_small_config(ATTN_ARCH_GRU, 0);
+    c.vocab_size = 7;
+    attn_model *m = NULL;
+    attn_vocab *v = NULL;
     attn_error err;
+    char path[128];
+    snprintf(path, sizeof path, "%s/gru-seed1.json", dir);
+    FUZZ_CHECK(attn_model_create(&c, 1, &m, &err) == ATTN_OK);
+    FUZZ_CHECK(attn_vocab_create(words, 7, &v, &err) == ATTN_OK);
+    FUZZ_CHECK(attn_weights_save_json_vocab(m, v, false, ATTN_WEIGHTS_TEXT, path, &err) == ATTN_OK);
+    attn_vocab_free(v);
+    attn_model_free(m);
     FUZZ_CHECK(serve_app_create(dir, 1, &app, &err) == ATTN_OK);
     atexit(cleanup);
 }

@@ -1,22 +1,18 @@
 // app.js -- the explorer page of attn serve: plain JavaScript, no libraries. Everything the
-// user typed is put into the page as text (textContent), never as HTML.
+// user typed is put into the page as text (textContent), never as HTML. The words come from
+// /api/vocab (each model's own vocabulary), never from this file.
 'use strict';
 
-const EXAMPLES = [
-  'the lecture was not very helpful',
-  'the professor was great although the coffee was terrible',
-  'the exam was never boring but the wifi was awful',
-  'honestly in my opinion the seminar seemed quite confusing while the library was excellent',
-  'the textbook was extremely poor while the weather felt useless',
-  'in the end in my opinion if you ask my friends honestly the tutorial is not terrible but the wifi seemed quite helpful',
-];
 const ATTN_RGB = [255, 140, 0];
 const POS_RGB = [40, 160, 70];
 const NEG_RGB = [215, 50, 50];
+const SATURATED = 0.99; // p beyond this (or below 1 - this): the note on gradients
+const IG_GAP = 0.05; // integrated gradients' sum this far (relative) from logit - baseline: said
 
 const state = {
-  models: [], sets: [], vocab: [], words: new Map(), byCategory: new Map(),
-  data: null, ids: [], swapAt: -1, seq: 0, igSteps: 0,
+  models: [], sets: [], groups: [], group: null, vocab: [], words: new Map(), byCategory: new Map(),
+  data: null, tokens: [], previous: null, occlusion: null, swapAt: -1, seq: 0,
+  method: 'occlusion', obs: null, pendingView: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -33,9 +29,10 @@ function el(tag, props, ...children) {
   return e;
 }
 
-function svg(tag, attrs) {
+function svg(tag, attrs, text) {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
   return e;
 }
 
@@ -44,11 +41,9 @@ function rgba(rgb, a) {
   return `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${alpha.toFixed(3)})`;
 }
 
-async function api(path, body) {
-  const init = body === undefined ? {} : {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
-  };
-  const r = await fetch(path, init);
+const pct = (x, d = 0) => `${(100 * x).toFixed(d)} %`;
+
+async function answer(r) {
   const j = await r.json();
   if (!r.ok) {
     const err = new Error(j.error ? j.error.message : r.statusText);
@@ -56,6 +51,21 @@ async function api(path, body) {
     throw err;
   }
   return j;
+}
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  };
+  return answer(await fetch(path, init));
+}
+
+// POST /api/predict: p(positive) and logits of many sentences for the current models.
+async function predict(sentences) {
+  const q = `models=${encodeURIComponent(state.group.models.join(','))}`;
+  return answer(await fetch(`/api/predict?${q}`, {
+    method: 'POST', headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: sentences.join('\n'),
+  }));
 }
 
 // ---- the tokenizer, as attn's (src/data/vocab.c): lower case, punctuation, quotes and brackets
@@ -85,19 +95,24 @@ function nearest(word) {
   return best;
 }
 
+// The first of the candidates that is a word of the current vocabulary.
+function pick(...candidates) {
+  return candidates.find((w) => state.words.has(w)) || candidates[0];
+}
+
 // ---- the sentence box: completion, unknown words, examples --------------------------------------
 
 function currentPrefix() {
   const box = $('sentence');
   const before = box.value.slice(0, box.selectionStart);
-  const m = before.match(/([A-Za-z]+)$/);
+  const m = before.match(/(\S+)$/);
   return m ? m[1].toLowerCase() : '';
 }
 
 function complete(word) {
   const box = $('sentence');
   const pos = box.selectionStart;
-  const before = box.value.slice(0, pos).replace(/[A-Za-z]+$/, '');
+  const before = box.value.slice(0, pos).replace(/\S+$/, '');
   const after = box.value.slice(pos);
   box.value = before + word + (after.startsWith(' ') ? '' : ' ') + after;
   const at = before.length + word.length + 1;
@@ -116,11 +131,24 @@ function showCompletions() {
     box.append(el('button', { class: 'chip', type: 'button', text: v.word, onclick: () => complete(v.word) }));
 }
 
+function setSentence(words) {
+  $('sentence').value = words.join(' ');
+  state.swapAt = -1;
+  onInput(true);
+}
+
 function replaceWord(i, word) {
   const words = tokenize($('sentence').value);
   words[i] = word;
-  $('sentence').value = words.join(' ');
-  onInput(true);
+  setSentence(words);
+}
+
+// Marks results of an earlier sentence as stale (or not): the box no longer holds it.
+function markStale(stale, why) {
+  document.body.dataset.stale = stale ? 'true' : 'false';
+  $('results').classList.toggle('stale', stale && state.data !== null);
+  $('stale').hidden = !(stale && state.data !== null);
+  if (stale && state.data) $('stale').textContent = `${why} The results below are still those of "${state.data.sentence}".`;
 }
 
 // Marks unknown words with the nearest vocabulary word; true when every word is known.
@@ -135,6 +163,7 @@ function checkWords(words) {
     box.append(el('span', { class: 'bad', text: w }), ` (word ${i + 1}) is not in the vocabulary; did you mean `,
       el('button', { class: 'chip', type: 'button', text: near, onclick: () => replaceWord(i, near) }), '? ');
   });
+  if (!ok) markStale(true, 'The box holds a word the models do not know.');
   return ok;
 }
 
@@ -142,9 +171,11 @@ let timer = 0;
 function onInput(now) {
   showCompletions();
   clearTimeout(timer);
+  const words = tokenize($('sentence').value);
+  if (words.length > 0 && !checkWords(words)) return;
+  $('unknown').replaceChildren();
   timer = setTimeout(() => {
-    const words = tokenize($('sentence').value);
-    if (words.length > 0 && checkWords(words)) explain();
+    if (words.length > 0) explain();
   }, now === true ? 0 : 300);
 }
 
@@ -155,19 +186,42 @@ async function explain() {
   $('error').textContent = '';
   if (!sentence) return;
   const seq = ++state.seq;
+  const igSteps = /^\d+$/.test(state.method) ? Number(state.method) : 0;
   try {
-    const body = state.igSteps ? { sentence, ig_steps: state.igSteps } : { sentence };
+    const body = { sentence, models: state.group.models };
+    if (igSteps) body.ig_steps = igSteps;
     const data = await api('/api/explain', body);
     if (seq !== state.seq) return; // a later request is on its way
+    if (state.data && state.data.sentence !== data.sentence) state.previous = state.data;
     state.data = data;
-    state.ids = tokenize(sentence);
+    state.tokens = tokenize(sentence);
+    state.occlusion = null;
+    markStale(false);
     render();
     document.body.dataset.explained = String(seq);
+    if (state.method === 'occlusion') await computeOcclusion(seq);
   } catch (e) {
     if (seq !== state.seq) return;
     $('error').textContent = e.message;
+    markStale(true, 'The models could not read this sentence.');
     if (e.info && e.info.code === 'unknown_word') checkWords(tokenize(sentence));
   }
+}
+
+// Occlusion: each model's logit of the sentence without word i, subtracted from its logit.
+async function computeOcclusion(seq) {
+  const words = state.tokens;
+  if (words.length < 2) { state.occlusion = new Map(); renderSaliency(); return; }
+  const lines = words.map((_, i) => words.filter((__, k) => k !== i).join(' '));
+  const r = await predict(lines);
+  if (seq !== state.seq) return;
+  state.occlusion = new Map();
+  for (const p of r.predictions) {
+    const x = state.data.explanations.find((e) => e.model === p.model);
+    state.occlusion.set(p.model, p.logits.map((l) => x.explain.logit - l));
+  }
+  renderSaliency();
+  document.body.dataset.occlusion = String(seq);
 }
 
 function render() {
@@ -177,6 +231,7 @@ function render() {
   renderAttention();
   renderCurves();
   renderSaliency();
+  renderObservationResults();
 }
 
 function renderCards() {
@@ -188,38 +243,116 @@ function renderCards() {
     const pos = p > 0.5;
     const bar = el('div', { class: 'bar' }, el('div'));
     bar.firstChild.style.width = `${(100 * p).toFixed(1)}%`;
-    box.append(el('div', { class: 'card', 'data-model': x.model },
+    const card = el('div', { class: 'card', 'data-model': x.model },
       el('div', { class: 'name', text: `${x.model} (seed ${x.seed})` }),
       el('div', { class: `label ${pos ? 'pos' : 'neg'}`, text: pos ? 'positive' : 'negative' }),
-      el('div', { text: `p(positive) = ${p.toFixed(4)}` }), bar));
+      el('div', { text: `p(positive) = ${p.toFixed(4)}` }), bar);
+    const before = state.previous && state.previous.explanations.find((y) => y.model === x.model);
+    if (before) {
+      const q = before.explain.probability;
+      const flipped = (q > 0.5) !== pos;
+      card.append(el('div', { class: `moved${flipped ? ' flipped' : ''}`,
+        text: `was ${q.toFixed(4)} \u2192 now ${p.toFixed(4)}${flipped ? ' (answer changed)' : ''}`,
+        title: `before: "${state.previous.sentence}"` }));
+    }
+    box.append(card);
   }
+}
+
+// ---- counterfactuals -------------------------------------------------------------------------------
+
+const ADJECTIVE = new Set(['positive', 'negative']);
+
+// The changes of word i: [label, words after the change].
+function counterfactuals(i) {
+  const words = state.tokens, w = words[i];
+  const v = state.words.get(w);
+  const cat = v ? v.category : 'word';
+  const out = [];
+  const without = words.filter((_, k) => k !== i);
+  const withAt = (k, x) => [...words.slice(0, k), x, ...words.slice(k)];
+  const negations = state.byCategory.get('negation') || [];
+  if (ADJECTIVE.has(cat)) {
+    for (const c of ['positive', 'negative'])
+      for (const a of state.byCategory.get(c) || [])
+        if (a.word !== w) out.push([a.word, words.map((x, k) => (k === i ? a.word : x)), c]);
+  } else if (cat === 'word' || cat === 'negation') {
+    const pool = cat === 'negation' ? negations : state.vocab.length <= 60 ? state.vocab : [];
+    for (const a of pool)
+      if (a.word !== w) out.push([a.word, words.map((x, k) => (k === i ? a.word : x)), cat]);
+  } else {
+    for (const a of state.byCategory.get(cat) || [])
+      if (a.word !== w) out.push([a.word, words.map((x, k) => (k === i ? a.word : x)), cat]);
+  }
+  // a negation after a verb (or before an adjective) that has none
+  const next = words[i + 1], prev = words[i - 1];
+  const isNeg = (x) => x !== undefined && negations.some((n) => n.word === x);
+  for (const n of negations) {
+    if (cat === 'verb' && !isNeg(next)) out.push([`insert \u2018${n.word}\u2019 after it`, withAt(i + 1, n.word), 'negation']);
+    if (ADJECTIVE.has(cat) && !isNeg(prev) && !isNeg(words[i - 2]))
+      out.push([`insert \u2018${n.word}\u2019 before it`, withAt(i, n.word), 'negation']);
+  }
+  if (words.length > 1) out.push([`delete \u2018${w}\u2019`, without, 'delete']);
+  return out;
 }
 
 function renderSwap() {
   const box = $('swap-words');
   box.replaceChildren();
   $('swap-choices').replaceChildren();
-  state.ids.forEach((w, i) => {
+  state.tokens.forEach((w, i) => {
     const b = el('button', { class: 'tok', type: 'button', text: w, onclick: () => showSwaps(i) });
     if (i === state.swapAt) b.classList.add('selected');
     box.append(b);
   });
-  if (state.swapAt >= 0 && state.swapAt < state.ids.length) showSwaps(state.swapAt);
+  if (state.swapAt >= 0 && state.swapAt < state.tokens.length) showSwaps(state.swapAt);
 }
 
-function showSwaps(i) {
+async function showSwaps(i) {
   state.swapAt = i;
   for (const [k, b] of Array.from($('swap-words').children).entries()) b.classList.toggle('selected', k === i);
   const box = $('swap-choices');
-  box.replaceChildren();
-  const w = state.ids[i];
-  const cat = state.words.get(w).category;
-  box.append(el('span', { class: 'label', text: `${cat} words:` }));
-  for (const v of state.byCategory.get(cat) || []) {
-    if (v.word === w) continue;
-    box.append(el('button', { class: 'chip', type: 'button', text: v.word, onclick: () => replaceWord(i, v.word) }));
+  const changes = counterfactuals(i);
+  const models = state.data.explanations;
+  const table = el('table', { class: 'swap-table' });
+  const head = el('tr', {}, el('th', { text: `change \u2018${state.tokens[i]}\u2019` }));
+  for (const x of models) head.append(el('th', { text: `${x.model} (now ${x.explain.probability.toFixed(3)})` }));
+  table.append(el('thead', {}, head));
+  const body = el('tbody');
+  const cells = [];
+  for (const [label, words, kind] of changes) {
+    const tr = el('tr', { class: `kind-${kind}` }, el('td', {},
+      el('button', { class: 'chip', type: 'button', text: label, onclick: () => setSentence(words) })));
+    const row = models.map(() => el('td', { class: 'p', text: '\u2026' }));
+    tr.append(...row);
+    cells.push(row);
+    body.append(tr);
+  }
+  table.append(body);
+  box.replaceChildren(table);
+  const seq = state.seq;
+  try {
+    const r = await predict(changes.map((c) => c[1].join(' ')));
+    if (seq !== state.seq || state.swapAt !== i) return;
+    models.forEach((x, m) => {
+      const pr = r.predictions.find((p) => p.model === x.model).probabilities;
+      const now = x.explain.probability;
+      pr.forEach((p, k) => {
+        const td = cells[k][m];
+        const d = p - now;
+        const flip = (p > 0.5) !== (now > 0.5);
+        td.textContent = `${p.toFixed(3)} ${Math.abs(d) < 0.0005 ? '\u00b7' : d > 0 ? '\u25b2' : '\u25bc'}${flip ? ' \u21c4' : ''}`;
+        td.classList.toggle('flip', flip);
+        td.style.backgroundColor = rgba(p > 0.5 ? POS_RGB : NEG_RGB, Math.abs(p - 0.5) * 0.6);
+      });
+    });
+    box.dataset.ready = String(i);
+  } catch (e) {
+    box.append(el('p', { class: 'error', text: e.message }));
   }
 }
+
+// ---- the Transformer's attention -------------------------------------------------------------------
 
 function transformer() {
   return state.data && state.data.explanations.find((x) => x.explain.attention);
@@ -232,24 +365,33 @@ function renderAttentionControls() {
   const L = t.explain.attention.length, NH = t.explain.attention[0].length;
   const layer = $('layer'), head = $('head');
   if (layer.options.length !== L) {
-    layer.replaceChildren(...Array.from({ length: L }, (_, l) => el('option', { value: l, text: String(l) })));
+    layer.replaceChildren(...Array.from({ length: L }, (_, l) => el('option', { value: l,
+      text: `${l + 1}${l === 0 ? ' (first)' : l === L - 1 ? ' (last)' : ''}` })));
     layer.value = String(L - 1);
   }
   if (head.options.length !== NH + 1) {
     head.replaceChildren(el('option', { value: 'mean', text: 'mean of the heads' }),
-      ...Array.from({ length: NH }, (_, h) => el('option', { value: h, text: String(h) })));
+      ...Array.from({ length: NH }, (_, h) => el('option', { value: h, text: String(h + 1) })));
     head.value = 'mean';
+  }
+  if (state.pendingView) {
+    const v = state.pendingView;
+    if (v.layer !== undefined) layer.value = String(Math.min(v.layer, L - 1));
+    if (v.head !== undefined && v.head !== 'best') head.value = String(v.head);
   }
 }
 
-// The [S][S] attention map of the chosen layer and head (or the heads' mean).
-function chosenMap(t) {
-  const A = t.explain.attention[Number($('layer').value)];
-  const h = $('head').value;
+// The [S][S] attention map of a layer and head (or the heads' mean).
+function attentionMap(t, l, h) {
+  const A = t.explain.attention[l];
   if (h !== 'mean') return A[Number(h)];
   const S = A[0].length;
   return Array.from({ length: S }, (_, q) => Array.from({ length: S }, (_, k) =>
-    A.reduce((s, head) => s + head[q][k], 0) / A.length));
+    A.reduce((s, hd) => s + hd[q][k], 0) / A.length));
+}
+
+function chosenMap(t) {
+  return attentionMap(t, Number($('layer').value), $('head').value);
 }
 
 function renderAttention() {
@@ -268,13 +410,17 @@ function renderAttention() {
     span.style.backgroundColor = rgba(ATTN_RGB, max > 0 ? w / max : 0);
     row.append(span);
   });
+  // the heat map: a fixed-layout table as wide as its card, however many words
   const table = el('table');
+  const cols = el('colgroup', {}, el('col', { class: 'qcol' }));
+  for (let k = 0; k < tokens.length; k++) cols.append(el('col'));
+  table.append(cols);
   const head = el('tr', {}, el('th', { text: 'query \\ key' }));
-  for (const tok of tokens) head.append(el('th', { text: tok }));
+  for (const tok of tokens) head.append(el('th', { title: tok }, el('span', { text: tok })));
   table.append(el('thead', {}, head));
   const body = el('tbody');
   P.forEach((r, q) => {
-    const tr = el('tr', {}, el('th', { text: tokens[q] }));
+    const tr = el('tr', {}, el('th', { text: tokens[q], title: tokens[q] }));
     r.forEach((p, k) => {
       const td = el('td', { title: `${tokens[q]} \u2192 ${tokens[k]}: ${p.toFixed(3)}` });
       td.style.backgroundColor = rgba(ATTN_RGB, p);
@@ -283,74 +429,283 @@ function renderAttention() {
     body.append(tr);
   });
   table.append(body);
+  table.classList.toggle('dense', tokens.length > 24);
   $('heatmap').replaceChildren(table);
 }
+
+// ---- the recurrent models' curves ------------------------------------------------------------------
 
 function renderCurves() {
   const rec = state.data.explanations.filter((x) => x.explain.prefix_probability);
   $('prefix-section').hidden = rec.length === 0;
   const box = $('curves');
   box.replaceChildren();
+  const W = Math.max(280, box.clientWidth || 700);
   for (const x of rec) {
     const p = x.explain.prefix_probability, words = x.explain.tokens;
-    const n = p.length, W = Math.max(360, 48 * n + 60), H = 190, left = 40, top = 10, h = 120;
-    const X = (i) => left + (n === 1 ? 0 : (i * (W - left - 50)) / (n - 1));
+    const n = p.length, H = 200, left = 46, right = 14, top = 10, h = 120;
+    const X = (i) => left + (n === 1 ? 0 : (i * (W - left - right)) / (n - 1));
     const Y = (v) => top + (1 - v) * h;
+    const step = (W - left - right) / Math.max(1, n - 1);
+    const every = Math.max(1, Math.ceil(13 / step)); // a label at least every 13 px
     const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img',
       'aria-label': `${x.model}: probability after each word` });
     for (const v of [0, 0.5, 1]) {
-      g.append(svg('line', { x1: left, x2: W - 10, y1: Y(v), y2: Y(v), stroke: v === 0.5 ? '#999' : '#ddd',
+      g.append(svg('line', { x1: left, x2: W - right, y1: Y(v), y2: Y(v), stroke: v === 0.5 ? '#999' : '#ddd',
         'stroke-dasharray': v === 0.5 ? '4 3' : '' }));
-      const lab = svg('text', { x: left - 6, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#666' });
-      lab.textContent = String(v);
-      g.append(lab);
+      g.append(svg('text', { x: left - 6, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#666' }, String(v)));
     }
     g.append(svg('polyline', { points: p.map((v, i) => `${X(i)},${Y(v)}`).join(' '), fill: 'none',
       stroke: '#2f7ad1', 'stroke-width': 2 }));
     p.forEach((v, i) => {
-      const c = svg('circle', { cx: X(i), cy: Y(v), r: 3.5, fill: v > 0.5 ? '#1c7a33' : '#b3261e' });
-      const tip = svg('title', {});
-      tip.textContent = `after "${words[i]}": ${v.toFixed(3)}`;
-      c.append(tip);
+      const c = svg('circle', { cx: X(i), cy: Y(v), r: n > 40 ? 2.5 : 3.5, fill: v > 0.5 ? '#1c7a33' : '#b3261e' });
+      c.append(svg('title', {}, `after "${words[i]}" (word ${i + 1}): ${v.toFixed(3)}`));
       g.append(c);
-      const t = svg('text', { x: X(i), y: top + h + 14, 'font-size': 11, fill: '#333',
-        transform: `rotate(40 ${X(i)} ${top + h + 14})` });
-      t.textContent = words[i];
-      g.append(t);
+      if (i % every !== 0) return;
+      g.append(svg('text', { x: X(i), y: top + h + 14, 'font-size': 10.5, fill: '#333', 'text-anchor': 'end',
+        transform: `rotate(-50 ${X(i)} ${top + h + 14})` }, words[i].length > 11 ? `${words[i].slice(0, 10)}\u2026` : words[i]));
     });
-    box.append(el('div', { class: 'curve' }, el('div', { class: 'title', text: `${x.model} (seed ${x.seed})` }), g));
+    const cap = every > 1 ? ` (every ${every === 2 ? 'second' : `${every}th`} word labelled; hover a dot for its word)` : '';
+    box.append(el('div', { class: 'curve' }, el('div', { class: 'title', text: `${x.model} (seed ${x.seed})${cap}` }), g));
   }
+}
+
+// ---- saliency ----------------------------------------------------------------------------------------
+
+const METHOD_HINT = {
+  occlusion: 'Occlusion: how much the logit drops when the word is removed (the models run on the ' +
+    'sentence without it). Green: the word pushed towards positive; red: towards negative. It measures ' +
+    'what the word does, with no assumption about the model.',
+  0: 'Gradient \u00d7 input: the first-order change of the logit if the word\u2019s input moved to zero. ' +
+    'Cheap, and misleading where the model is saturated (its inner units do not respond to small changes).',
+  64: 'Integrated gradients: gradients averaged along the straight path from a [PAD] baseline to the ' +
+    'sentence. In theory they add up to the logit minus the baseline\u2019s logit; each row says how close they come.',
+};
+
+function salValues(x) {
+  if (state.method === 'occlusion') return state.occlusion ? state.occlusion.get(x.model) : null;
+  if (state.method === '0') return x.explain.saliency.grad_x_input;
+  return x.explain.saliency.integrated_gradients || null;
+}
+
+function salNotes(x, s) {
+  const notes = [];
+  const e = x.explain, p = e.probability;
+  if (p > SATURATED || p < 1 - SATURATED) {
+    let msg = `${x.model} is saturated here (p = ${p.toFixed(5)}, logit ${e.logit.toFixed(2)}): gradients, ` +
+      'which measure infinitesimal changes, can be small or spread out even for the word that decides.';
+    const occ = state.occlusion && state.occlusion.get(x.model);
+    if (occ) {
+      const g = Math.max(...e.saliency.grad_x_input.map(Math.abs)), o = Math.max(...occ.map(Math.abs));
+      msg += ` Largest |gradient \u00d7 input| ${g.toFixed(2)}; largest |occlusion| ${o.toFixed(2)}.`;
+    }
+    notes.push(['saturated', msg]);
+  }
+  const ig = e.saliency.integrated_gradients;
+  if (ig && state.method !== 'occlusion') {
+    const sum = ig.reduce((a, b) => a + b, 0), want = e.logit - e.ig_baseline_logit;
+    const gap = Math.abs(sum - want) / Math.max(Math.abs(want), 1e-6);
+    notes.push(['ig', gap > IG_GAP
+      ? `The ${e.ig_steps}-step integrated gradients add up to ${sum.toFixed(3)}, but logit \u2212 baseline ` +
+        `logit is ${want.toFixed(3)}: they differ by ${pct(gap)}, so these values do not account for the whole answer ` +
+        '(completeness fails on this path from the [PAD] baseline; for the trained LSTM on long sentences more ' +
+        'steps do not help). Occlusion does not depend on a path.'
+      : `The ${e.ig_steps}-step integrated gradients add up to ${sum.toFixed(3)}; logit \u2212 baseline logit is ` +
+        `${want.toFixed(3)} (within ${pct(IG_GAP)}).`]);
+  }
+  if (!s) notes.push(['wait', 'computing\u2026']);
+  return notes;
 }
 
 function renderSaliency() {
+  if (!state.data) return;
   $('saliency-section').hidden = false;
+  $('sal-hint').textContent = METHOD_HINT[state.method];
   const box = $('saliency');
   box.replaceChildren();
+  const method = state.method === 'occlusion' ? 'occlusion' : state.method === '0' ? 'gxi' : 'ig';
   for (const x of state.data.explanations) {
-    const ig = x.explain.saliency.integrated_gradients;
-    const s = ig || x.explain.saliency.grad_x_input;
-    const what = ig ? 'integrated gradients' : 'gradient \u00d7 input';
+    const s = salValues(x);
+    const what = { occlusion: 'occlusion', gxi: 'gradient \u00d7 input', ig: 'integrated gradients' }[method];
     const words = x.explain.attention ? x.explain.tokens.slice(1) : x.explain.tokens;
-    const scale = Math.max(...s.map(Math.abs));
     const row = el('div', { class: 'words' });
-    s.forEach((v, i) => {
-      const span = el('span', { class: 'tok', title: `${what} ${v.toFixed(4)}` },
-        el('span', { class: 'w', text: words[i] }), el('span', { class: 'v', text: v.toFixed(2) }));
-      span.style.backgroundColor = rgba(v >= 0 ? POS_RGB : NEG_RGB, scale > 0 ? Math.abs(v) / scale : 0);
-      row.append(span);
-    });
-    let title = `${x.model}: ${what}`;
-    if (ig) {
-      const sum = ig.reduce((a, b) => a + b, 0);
-      const want = x.explain.logit - x.explain.ig_baseline_logit;
-      title += ` (sum ${sum.toFixed(3)}; logit \u2212 baseline ${want.toFixed(3)}; ${x.explain.ig_steps} steps)`;
+    if (s) {
+      const scale = Math.max(...s.map(Math.abs));
+      s.forEach((v, i) => {
+        const span = el('span', { class: 'tok', title: `${what} ${v.toFixed(4)}` },
+          el('span', { class: 'w', text: words[i] }), el('span', { class: 'v', text: v.toFixed(2) }));
+        span.style.backgroundColor = rgba(v >= 0 ? POS_RGB : NEG_RGB, scale > 0 ? Math.abs(v) / scale : 0);
+        row.append(span);
+      });
     }
-    box.append(el('div', { class: 'sal-row', 'data-model': x.model, 'data-method': ig ? 'ig' : 'gxi' },
-      el('div', { class: 'title', text: title }), row));
+    const r = el('div', { class: 'sal-row', 'data-model': x.model, 'data-method': s ? method : 'pending' },
+      el('div', { class: 'title', text: `${x.model}: ${what}` }), row);
+    for (const [kind, text] of salNotes(x, s)) r.append(el('p', { class: `note note-${kind}`, text }));
+    box.append(r);
   }
 }
 
+// ---- the write-up's §7: things to look for -----------------------------------------------------------
+
+// The Markdown tables of docs/figures/s7-observations.md as arrays of {header: cell}.
+function parseTables(md) {
+  const tables = [];
+  let cur = null;
+  for (const line of md.split('\n')) {
+    if (!line.startsWith('|')) { cur = null; continue; }
+    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    if (cells.every((c) => /^-+$/.test(c))) continue;
+    if (!cur) { cur = { head: cells, rows: [] }; tables.push(cur); continue; }
+    const row = Object.fromEntries(cells.map((c, i) => [cur.head[i], c]));
+    row.cells = cells; // by position too: a header holding "|step|" splits into extra cells
+    cur.rows.push(row);
+  }
+  return tables;
+}
+
+function col(row, prefix) {
+  if (!row) return '?';
+  const k = Object.keys(row).find((h) => h.startsWith(prefix));
+  return k ? row[k] : '?';
+}
+
+function observations() {
+  const seedOf = (name) => { const m = state.models.find((x) => x.name === name); return m ? String(m.explain_seed) : '1'; };
+  const [att, rec] = state.obs || [{ rows: [] }, { rows: [] }];
+  const tr = (set, layer) => att.rows.find((r) => r.seed === seedOf('transformer') && r.set === set && r.layer === String(layer));
+  const rr = (model, set) => rec.rows.find((r) => r.model === model && r.seed === seedOf(model) && r.set === set);
+  const adjN = pick('not', 'never');
+  const good = pick('good', 'great', 'helpful');
+  const subj = pick('food', 'lecture', 'course');
+  const messy = pick('messy', 'chaotic', 'confusing');
+  const dnoun = pick('food', 'coffee', 'wifi');
+  return [
+    {
+      id: 'sharp', claim: 'Layer 1 focuses: [CLS] sends 90\u2013100 % of its attention to one word, the negation ' +
+        'when the sentence has one and the adjective otherwise. The rule was never given; it comes from the data.',
+      measured: () => {
+        const r = tr('plain', 0);
+        return r ? `attn, Transformer seed ${r.seed}, layer 1 on 300 plain test sentences: some head puts \u2265 90 % on ` +
+          `the deciding word in ${col(r, 'some head')} of them; the heads' mean gives it ${col(r, 'on the deciding')} on average.` : null;
+      },
+      sentence: ['the', subj, 'was', adjN, good], view: { layer: 0, head: 'best' }, section: 'attention-section',
+    },
+    {
+      id: 'distractor', claim: 'Distractors are ignored: in the write-up\u2019s mixed example the first adjective ' +
+        '(messy) receives 94 % and the distractor\u2019s adjective (good) 2 %, though both carry sentiment.',
+      measured: () => {
+        const a = tr('distractor', 0), b = tr('distractor', 1);
+        return a && b ? `attn, seed ${a.seed}, 300 distractor test sentences: the distractor's adjective gets ` +
+          `${col(a, 'distractor adjective').split(',')[0]} of layer 1's mean row and ${col(b, 'distractor adjective').split(',')[0]} ` +
+          `of layer 2's on average (at most ${col(a, 'distractor adjective').split(',')[1].trim()} and ` +
+          `${col(b, 'distractor adjective').split(',')[1].trim()}).` : null;
+      },
+      sentence: ['the', pick('seminar', 'lecture'), 'was', messy, pick('although', 'but'), 'the', dnoun, 'was', good],
+      view: { layer: 0, head: 'mean' }, section: 'attention-section',
+    },
+    {
+      id: 'spread', claim: 'Layer 2 may be sharp or diffuse (in the write-up\u2019s long example [CLS] keeps 23 % for ' +
+        'itself). Layer 1 has already mixed the words, so a diffuse map can still carry the answer: a map shows ' +
+        'where one layer reads, not the whole computation.',
+      measured: () => {
+        const a = tr('plain', 0), b = tr('plain', 1);
+        return a && b ? `attn, seed ${a.seed}, plain test sentences: the mean row's entropy is ${col(a, 'entropy')} nats in ` +
+          `layer 1 and ${col(b, 'entropy')} in layer 2; its largest weight ${col(a, 'largest')} and ${col(b, 'largest')}.` : null;
+      },
+      sentence: tokenize('honestly during the winter semester last year the professor was not very clear ' +
+        'according to my friends at least for me as far as i know').filter((w) => state.words.has(w)),
+      view: { layer: 1, head: 'mean' }, section: 'attention-section',
+    },
+    {
+      id: 'curves', claim: 'The LSTM\u2019s probability jumps at the deciding words and stays flat over the ' +
+        'fillers; the plain RNN stays near 50 % all along.',
+      measured: () => {
+        const l = rr('lstm', 'fill8'), r = rr('rnn', 'fill8');
+        // columns: model, seed, set, mean |step| at deciding words, at fillers after the
+        // adjective, mean |p - 0.5|, prefixes with p in [0.4, 0.6]
+        return l && r && l.cells.length === 7 ? `attn, 300 test sentences with 8 fillers: the LSTM (seed ${l.seed}) ` +
+          `moves by ${l.cells[3]} on average at a deciding word and ${l.cells[4]} at a filler after the adjective; ` +
+          `the RNN (seed ${r.seed}) keeps ${r.cells[6]} of its prefixes between 0.4 and 0.6.` : null;
+      },
+      sentence: tokenize('honestly the lecture was not very helpful in the winter semester according to my friends ' +
+        'although the coffee was great').filter((w) => state.words.has(w)),
+      view: {}, section: 'prefix-section',
+    },
+  ];
+}
+
+function renderObservations() {
+  const task = state.group && state.group.source === 'task';
+  $('look-section').hidden = !task;
+  if (!task) return;
+  const box = $('observations');
+  box.replaceChildren();
+  for (const o of observations()) {
+    const m = o.measured();
+    box.append(el('div', { class: 'obs', 'data-obs': o.id },
+      el('p', { class: 'claim', text: o.claim }),
+      el('p', { class: 'measured', text: m || 'attn\u2019s measurement: build attn after \u201cattn figures\u201d to see it here (docs/figures/s7-observations.md).' }),
+      el('button', { class: 'chip', type: 'button', text: `Show: \u201c${o.sentence.join(' ')}\u201d`, onclick: () => {
+        state.pendingView = { ...o.view, obs: o.id };
+        setSentence(o.sentence);
+        const target = $(o.section);
+        setTimeout(() => target.scrollIntoView({ behavior: 'smooth', block: 'start' }), 400);
+      } }),
+      el('p', { class: 'here', text: '' })));
+  }
+}
+
+// What this sentence shows for the observation that loaded it.
+function renderObservationResults() {
+  const v = state.pendingView;
+  if (!v || !v.obs) return;
+  const here = document.querySelector(`.obs[data-obs="${v.obs}"] .here`);
+  const t = transformer();
+  let text = '';
+  const tokens = t ? t.explain.tokens : [];
+  const cat = (w) => (state.words.get(w) || {}).category;
+  const neg = tokens.findIndex((w) => cat(w) === 'negation');
+  const adjs = tokens.map((w, k) => (ADJECTIVE.has(cat(w)) ? k : -1)).filter((k) => k >= 0);
+  const decide = neg >= 0 ? neg : adjs[0];
+  if (v.obs === 'sharp' && t && decide !== undefined) {
+    const A = t.explain.attention[0];
+    let best = 0;
+    A.forEach((hd, h) => { if (hd[0][decide] > A[best][0][decide]) best = h; });
+    $('head').value = String(best);
+    renderAttention();
+    text = `This sentence: head ${best + 1} of layer 1 gives \u2018${tokens[decide]}\u2019 ${pct(A[best][0][decide])} of [CLS]'s attention ` +
+      `(the heads' mean: ${pct(attentionMap(t, 0, 'mean')[0][decide])}).`;
+  } else if (v.obs === 'distractor' && t && adjs.length >= 2) {
+    const m1 = attentionMap(t, 0, 'mean')[0], m2 = attentionMap(t, t.explain.attention.length - 1, 'mean')[0];
+    const [a, b] = adjs;
+    text = `This sentence, heads' mean: \u2018${tokens[a]}\u2019 gets ${pct(m1[a])} in layer 1 and ${pct(m2[a])} in layer 2; ` +
+      `the distractor's \u2018${tokens[b]}\u2019 ${pct(m1[b])} and ${pct(m2[b])}.`;
+  } else if (v.obs === 'spread' && t) {
+    const L = t.explain.attention.length;
+    const m = attentionMap(t, L - 1, 'mean')[0];
+    const top = m.indexOf(Math.max(...m));
+    text = `This sentence, layer 2, heads' mean: [CLS] keeps ${pct(m[0])} for itself; the largest weight is ` +
+      `${pct(m[top])} on \u2018${tokens[top]}\u2019 (layer 1's largest: ${pct(Math.max(...attentionMap(t, 0, 'mean')[0]))}).`;
+  } else if (v.obs === 'curves') {
+    const parts = [];
+    for (const x of state.data.explanations.filter((y) => y.explain.prefix_probability)) {
+      const p = x.explain.prefix_probability, w = x.explain.tokens;
+      let big = 0;
+      for (let i = 1; i < p.length; i++) if (Math.abs(p[i] - p[i - 1]) > Math.abs(p[big] - (big ? p[big - 1] : 0.5))) big = i;
+      parts.push(`${x.model}: p between ${Math.min(...p).toFixed(2)} and ${Math.max(...p).toFixed(2)}, its largest ` +
+        `step ${(p[big] - (big ? p[big - 1] : 0.5)).toFixed(2)} at \u2018${w[big]}\u2019 (word ${big + 1})`);
+    }
+    text = parts.length ? `This sentence: ${parts.join('; ')}.` : '';
+  }
+  if (here) here.textContent = text;
+  state.pendingView = null;
+}
+
 // ---- test sets -------------------------------------------------------------------------------------
+
+function setModels() {
+  return state.models.filter((m) => m.test_sets !== false);
+}
 
 function fillSeeds() {
   const m = state.models.find((x) => x.name === $('set-model').value);
@@ -379,35 +734,97 @@ async function evaluateSet() {
   }
 }
 
-function openSentence(s) {
+async function openSentence(s) {
+  const task = state.groups.find((g) => g.source === 'task');
+  if (task && state.group !== task) await useGroup(task);
   $('sentence').value = s;
   state.swapAt = -1;
   onInput(true);
   window.scrollTo({ top: 0 });
 }
 
+// ---- vocabularies ----------------------------------------------------------------------------------
+
+const TASK_EXAMPLES = [
+  ['the', 'food', 'was', 'not', 'good'],
+  ['the', 'lecture', 'was', 'not', 'very', 'helpful'],
+  ['the', 'professor', 'was', 'great', 'although', 'the', 'coffee', 'was', 'terrible'],
+  ['the', 'exam', 'was', 'never', 'boring', 'but', 'the', 'wifi', 'was', 'awful'],
+  'honestly in my opinion the seminar seemed quite confusing while the library was excellent'.split(' '),
+  'in the end in my opinion if you ask my friends honestly the tutorial is not terrible but the wifi seemed quite helpful'.split(' '),
+];
+
+async function useGroup(g) {
+  state.group = g;
+  const v = await api(`/api/vocab?model=${encodeURIComponent(g.models[0])}`);
+  state.vocab = v.words;
+  state.words = new Map();
+  state.byCategory = new Map();
+  for (const w of state.vocab) {
+    state.words.set(w.word, w);
+    if (!state.byCategory.has(w.category)) state.byCategory.set(w.category, []);
+    state.byCategory.get(w.category).push(w);
+  }
+  $('vocab-group').value = String(g.id);
+  $('sentence-label').textContent = g.source === 'task'
+    ? `A course review (the task's ${state.vocab.length}-word vocabulary; Tab completes a word)`
+    : `A sentence in ${g.models.join(', ')}'s own ${state.vocab.length}-word vocabulary (Tab completes a word)`;
+  $('vocab-note').textContent = `read by ${g.models.join(', ')}`;
+  const ex = $('examples');
+  ex.replaceChildren(el('span', { class: 'label', text: g.source === 'task' ? 'Examples:' : 'Its words:' }));
+  if (g.source === 'task') {
+    for (const words of TASK_EXAMPLES)
+      if (words.every((w) => state.words.has(w)))
+        ex.append(el('button', { class: 'chip', type: 'button', text: words.join(' '), onclick: () => openSentence(words.join(' ')) }));
+  } else {
+    for (const w of state.vocab.slice(0, 60))
+      ex.append(el('button', { class: 'chip', type: 'button', text: w.word, onclick: () => complete(w.word) }));
+  }
+  state.data = null;
+  state.previous = null;
+  for (const id of ['verdict-section', 'attention-section', 'prefix-section', 'saliency-section']) $(id).hidden = true;
+  markStale(false);
+  renderObservations();
+}
+
+async function loadObservations() {
+  try {
+    const r = await fetch('/figures/s7-observations.md');
+    if (r.ok) state.obs = parseTables(await r.text());
+  } catch (e) {
+    state.obs = null;
+  }
+}
+
 // ---- start -----------------------------------------------------------------------------------------
 
 async function start() {
   try {
-    const [models, vocab] = await Promise.all([api('/api/models'), api('/api/vocab')]);
+    const models = await api('/api/models');
     state.models = models.models;
     state.sets = models.sets;
-    state.vocab = vocab.words;
-    for (const v of state.vocab) {
-      state.words.set(v.word, v);
-      if (!state.byCategory.has(v.category)) state.byCategory.set(v.category, []);
-      state.byCategory.get(v.category).push(v);
+    for (const m of state.models) {
+      const id = m.vocab_group || 0;
+      let g = state.groups.find((x) => x.id === id);
+      if (!g) { g = { id, source: m.vocab || 'task', size: m.vocab_size, models: [] }; state.groups.push(g); }
+      g.models.push(m.name);
     }
+    await loadObservations();
+    const sel = $('vocab-group');
+    sel.replaceChildren(...state.groups.map((g) => el('option', { value: g.id,
+      text: g.source === 'task' ? `the task's words (${g.models.join(', ')})` : `${g.models.join(', ')}: its own ${g.size} tokens` })));
+    $('vocab-choice').hidden = state.groups.length < 2;
+    await useGroup(state.groups.find((g) => g.source === 'task') || state.groups[0]);
   } catch (e) {
     $('error').textContent = `cannot reach attn serve: ${e.message}`;
     return;
   }
-  for (const s of EXAMPLES)
-    $('examples').append(el('button', { class: 'chip', type: 'button', text: s, onclick: () => openSentence(s) }));
+  const sm = setModels();
+  $('sets-section').hidden = sm.length === 0;
   $('set-name').replaceChildren(...state.sets.map((s) => el('option', { value: s, text: s })));
-  $('set-model').replaceChildren(...state.models.map((m) => el('option', { value: m.name, text: m.name })));
+  $('set-model').replaceChildren(...sm.map((m) => el('option', { value: m.name, text: m.name })));
   fillSeeds();
+  $('vocab-group').addEventListener('change', () => useGroup(state.groups.find((g) => String(g.id) === $('vocab-group').value)));
   $('set-model').addEventListener('change', fillSeeds);
   $('set-go').addEventListener('click', evaluateSet);
   $('sentence').addEventListener('input', () => { state.swapAt = -1; onInput(); });
@@ -417,9 +834,20 @@ async function start() {
     if (ev.key === 'Tab' && $('suggest').firstChild) { ev.preventDefault(); complete($('suggest').firstChild.textContent); }
   });
   $('go').addEventListener('click', explain);
-  $('sal-method').addEventListener('change', () => { state.igSteps = Number($('sal-method').value); explain(); });
+  $('sal-method').addEventListener('change', () => {
+    state.method = $('sal-method').value;
+    if (state.method === 'occlusion' && state.data && !state.occlusion) computeOcclusion(state.seq);
+    const needsIg = state.method !== 'occlusion' && state.method !== '0' && state.data &&
+      !state.data.explanations[0].explain.saliency.integrated_gradients;
+    if (needsIg) explain();
+    else renderSaliency();
+  });
   $('layer').addEventListener('change', renderAttention);
   $('head').addEventListener('change', renderAttention);
+  let width = window.innerWidth;
+  window.addEventListener('resize', () => {
+    if (state.data && window.innerWidth !== width) { width = window.innerWidth; renderCurves(); }
+  });
   document.body.dataset.ready = 'true';
 }
 

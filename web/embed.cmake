@@ -1,7 +1,7 @@
 # embed.cmake -- writes OUT, a C file holding every file of WEB (served at /<name>) and of
-# FIGURES (served at /figures/<name>) as byte arrays, with its content type: the assets of
+# FIGURES (served at /figures/<name>) and of CLAIMS (at /claims/<name>) as byte arrays, with its content type: the assets of
 # `attn serve`, compiled into the binary (src/serve/serve_assets.h declares the table).
-#   cmake -DOUT=serve_assets.c -DWEB="a.html;b.js" -DFIGURES="x.png" -P embed.cmake
+#   cmake -DOUT=serve_assets.c -DWEB="a.html;b.js" -DFIGURES="x.png;index.md" -DCLAIMS="claims.md;y.png" -P embed.cmake
 cmake_minimum_required(VERSION 3.25)
 
 function(content_type file var)
@@ -16,6 +16,8 @@ function(content_type file var)
     set(t "image/svg+xml")
   elseif(ext STREQUAL ".png")
     set(t "image/png")
+  elseif(ext STREQUAL ".md")
+    set(t "text/markdown; charset=utf-8")
   else()
     message(FATAL_ERROR "embed.cmake: no content type for ${file}")
   endif()
@@ -25,7 +27,7 @@ endfunction()
 set(body "")
 set(table "")
 set(i 0)
-foreach(kind WEB FIGURES)
+foreach(kind WEB FIGURES CLAIMS)
   foreach(file ${${kind}})
     get_filename_component(name ${file} NAME)
     if(NOT name MATCHES "^[A-Za-z0-9_.-]+$")
@@ -33,6 +35,8 @@ foreach(kind WEB FIGURES)
     endif()
     if(kind STREQUAL "FIGURES")
       set(url "/figures/${name}")
+    elseif(kind STREQUAL "CLAIMS")
+      set(url "/claims/${name}")
     else()
       set(url "/${name}")
     endif()

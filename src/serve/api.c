@@ -1,5 +1,6 @@
 /* api.c -- the endpoints that run the models: POST /api/explain (attn_explain of one sentence
- * with each requested model, as the objects `attn explain --format json` prints) and
+ * with each requested model, as the objects `attn explain --format json` prints; every model
+ * reads the sentence with its own file's vocabulary), GET /api/vocab (a model's words) and
  * GET /api/sets/NAME (accuracy and the misclassified sentences of a generated test set, in
  * exact mode, computed once per set, model and seed and then cached). */
 #include "serve_internal.h"
@@ -14,7 +15,7 @@
 
 /* The tokenizer's unknown-word message, "unknown word 'W' at position N (closest vocabulary
  * word: 'C'; ...", as an answer with the position and the nearest word as fields. */
-static void tokenize_error(serve_response *rs, const attn_error *err) {
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line) {
     char word[128], nearest[64];
     int pos = 0;
     if (sscanf(err->msg,
@@ -28,6 +29,8 @@ static void tokenize_error(serve_response *rs, const attn_error *err) {
         sb_json_string(&sb, word);
         sb_add(&sb, ", \"nearest\": ");
         sb_json_string(&sb, nearest);
+        sb_printf(&sb, ", \"model\": \"%s\"", model);
+        if (line > 0) sb_printf(&sb, ", \"line\": %d", line);
         sb_add(&sb, "}}");
         if (!sb.failed) {
             serve_json_take(rs, &sb);
@@ -53,8 +56,10 @@ static bool pick_models(const serve_app *app, const attn_explain_request *r, int
     if (r->n_models == 0) {
         static const attn_arch order[] = {ATTN_ARCH_RNN, ATTN_ARCH_LSTM, ATTN_ARCH_GRU,
                                           ATTN_ARCH_TRANSFORMER};
-        for (int a = 0; a < 4; a++)
-            if (app->explain_entry[order[a]] >= 0) entries[(*n)++] = app->explain_entry[order[a]];
+        for (int a = 0; a < 4; a++) {
+            const int e = app->explain_entry[order[a]];
+            if (e >= 0 && app->entries[e].vocab_group == app->default_group) entries[(*n)++] = e;
+        }
         return true;
     }
     for (int i = 0; i < r->n_models; i++) {
@@ -75,8 +80,7 @@ static bool pick_models(const serve_app *app, const attn_explain_request *r, int
     return true;
 }
 
-/* The most words every chosen model takes. */
-static int max_words(const serve_app *app, const int *entries, int n) {
+int serve_max_words(const serve_app *app, const int *entries, int n) {
     int max = ATTN_MAX_WORDS;
     for (int i = 0; i < n; i++) {
         const attn_model_config *c = &app->entries[entries[i]].cfg;
@@ -85,14 +89,17 @@ static int max_words(const serve_app *app, const int *entries, int n) {
     return max;
 }
 
-static bool explain_models(serve_app *app, int ctx, const attn_explain_request *r, const int *ids,
-                           int n_words, const int *entries, int n, serve_response *rs) {
+/* ids[i * ATTN_MAX_WORDS ...]: the sentence in the vocabulary of model entries[i]. */
+static bool explain_models(serve_app *app, int ctx, const attn_explain_request *r,
+                           const int *all_ids, int n_words, const int *entries, int n,
+                           serve_response *rs) {
     sbuf sb = {0};
     sb_add(&sb, "{\"sentence\": ");
     sb_json_string(&sb, r->sentence);
     sb_printf(&sb, ", \"words\": %d, \"explanations\": [", n_words);
     for (int i = 0; i < n; i++) {
         const serve_entry *en = &app->entries[entries[i]];
+        const int *ids = all_ids + (size_t)i * ATTN_MAX_WORDS;
         attn_error err;
         attn_explanation *e = NULL;
         char *json = NULL;
@@ -100,7 +107,7 @@ static bool explain_models(serve_app *app, int ctx, const attn_explain_request *
         attn_status st =
             attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, &o, &e, &err);
         if (st == ATTN_OK)
-            st = attn_explanation_to_json(NULL, r->sentence, ids, e, &json, NULL, &err);
+            st = attn_explanation_to_json(en->vocab, r->sentence, ids, e, &json, NULL, &err);
         attn_explanation_free(e);
         if (st != ATTN_OK) {
             sb_free(&sb);
@@ -135,11 +142,18 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
     }
     int entries[ATTN_EXPLAIN_REQUEST_MAX_MODELS], n = 0;
     if (pick_models(app, &r, entries, &n, rs)) {
-        int ids[ATTN_MAX_WORDS], n_words = 0;
-        if (attn_tokenize(r.sentence, ids, max_words(app, entries, n), &n_words, &err) != ATTN_OK)
-            tokenize_error(rs, &err);
-        else
-            explain_models(app, ctx, &r, ids, n_words, entries, n, rs);
+        /* each model reads the sentence with its own file's vocabulary */
+        int ids[ATTN_EXPLAIN_REQUEST_MAX_MODELS * ATTN_MAX_WORDS];
+        int n_words = 0, i = 0;
+        for (; i < n; i++) {
+            const serve_entry *en = &app->entries[entries[i]];
+            if (attn_tokenize_vocab(en->vocab, r.sentence, ids + (size_t)i * ATTN_MAX_WORDS,
+                                    serve_max_words(app, entries, n), &n_words, &err) != ATTN_OK) {
+                serve_tokenize_error(rs, &err, attn_arch_name(en->arch), 0);
+                break;
+            }
+        }
+        if (i == n) explain_models(app, ctx, &r, ids, n_words, entries, n, rs);
     }
     attn_explain_request_clear(&r);
 }
@@ -147,9 +161,7 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
 /* ---- test sets --------------------------------------------------------------------------------
  */
 
-/* The value of key in a query string "a=1&b=2" into out (at most n-1 bytes, %XX and '+'
- * decoded): 1, or 0 if absent, -1 if too long or badly encoded. */
-static int query_value(const char *query, const char *key, char *out, size_t n) {
+int serve_query_value(const char *query, const char *key, char *out, size_t n) {
     const size_t klen = strlen(key);
     for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
         if (strncmp(p, key, klen) != 0 || p[klen] != '=') continue;
@@ -229,6 +241,25 @@ static void set_answer(serve_app *app, int ctx, int entry, attn_set set, sbuf *s
     attn_dataset_free(d);
 }
 
+/* /api/vocab?model=M: the words model M reads; without model=, those of the models explained
+ * when a request names none. */
+void serve_api_vocab(serve_app *app, const char *query, serve_response *rs) {
+    char model[32];
+    attn_arch arch;
+    int group = app->default_group;
+    const int given = serve_query_value(query, "model", model, sizeof model);
+    if (given != 0) {
+        if (given < 0 || attn_arch_from_name(model, &arch, NULL) != ATTN_OK ||
+            app->explain_entry[arch] < 0) {
+            serve_error_response(rs, 404, "unknown_model",
+                                 "model=M must name a loaded model (see /api/models)");
+            return;
+        }
+        group = app->entries[app->explain_entry[arch]].vocab_group;
+    }
+    serve_json_copy(rs, app->vocab_json[group], app->vocab_len[group]);
+}
+
 void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query,
                     serve_response *rs) {
     attn_set set;
@@ -239,19 +270,25 @@ void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query
                              "no such test set (plain, distractor, fill4, fill8, holdout)");
         return;
     }
-    if (query_value(query, "model", model, sizeof model) != 1 ||
+    if (serve_query_value(query, "model", model, sizeof model) != 1 ||
         attn_arch_from_name(model, &arch, NULL) != ATTN_OK || app->explain_entry[arch] < 0) {
         serve_error_response(rs, 404, "unknown_model",
                              "model=M must name a loaded model (see /api/models)");
         return;
     }
     int seed = app->entries[app->explain_entry[arch]].seed;
-    const int given = query_value(query, "seed", seed_text, sizeof seed_text);
+    const int given = serve_query_value(query, "seed", seed_text, sizeof seed_text);
     if (given != 0) seed = given < 0 ? -1 : parse_small(seed_text, 99);
     const int entry = seed < 0 ? -1 : serve_find_entry(app, arch, seed);
     if (entry < 0) {
         serve_error_response(rs, 404, "unknown_seed",
                              "seed=S must be a seed loaded for the model (see /api/models)");
+        return;
+    }
+    if (!app->entries[entry].task_vocab) {
+        serve_error_response(rs, 404, "no_test_sets",
+                             "this model reads its own vocabulary, not the task's: the task's "
+                             "test sets do not apply to it");
         return;
     }
     pthread_mutex_lock(&app->cache_lock);

@@ -35,6 +35,35 @@ const char *serve_app_summary(const serve_app *app) {
 /* ---- loading ----------------------------------------------------------------------------------
  */
 
+/* a and b (NULL: the built-in one) hold the same tokens in the same order. */
+static bool same_vocab(const attn_vocab *a, const attn_vocab *b) {
+    if (!a) a = attn_vocab_builtin();
+    if (!b) b = attn_vocab_builtin();
+    if (a == b) return true;
+    const int n = attn_vocab_count(a);
+    if (n != attn_vocab_count(b)) return false;
+    for (int id = 0; id < n; id++)
+        if (strcmp(attn_vocab_token(a, id), attn_vocab_token(b, id)) != 0) return false;
+    return true;
+}
+
+/* Gives each entry the group of the first entry with the same vocabulary; the default group
+ * is the task's vocabulary where a model reads it (else the first model's). */
+static void group_vocabs(serve_app *app) {
+    app->n_groups = 0;
+    app->default_group = 0;
+    for (int i = 0; i < app->n_entries; i++) {
+        serve_entry *e = &app->entries[i];
+        e->vocab_group = -1;
+        for (int j = 0; j < i && e->vocab_group < 0; j++)
+            if (same_vocab(e->vocab, app->entries[j].vocab))
+                e->vocab_group = app->entries[j].vocab_group;
+        if (e->vocab_group < 0) e->vocab_group = app->n_groups++;
+    }
+    for (int i = app->n_entries - 1; i >= 0; i--)
+        if (app->entries[i].task_vocab) app->default_group = app->entries[i].vocab_group;
+}
+
 /* Loads DIR/<arch>-seed<S>.json for every arch and seed present into models[0..n) (context 0). */
 static attn_status load_dir(serve_app *app, const char *dir, attn_model **first, attn_error *err) {
     for (int a = 0; a < SERVE_N_ARCH; a++) {
@@ -45,16 +74,20 @@ static attn_status load_dir(serve_app *app, const char *dir, attn_model **first,
                      seed);
             if (stat(path, &st) != 0 && errno == ENOENT) continue;
             attn_model *m = NULL;
-            attn_status s = attn_weights_load_json(path, &m, err);
+            attn_vocab *own = NULL;
+            attn_status s = attn_weights_load_json_vocab(path, &m, &own, err);
             if (s != ATTN_OK) return s;
             const attn_model_config *c = attn_model_config_of(m);
             if (c->arch != arch_order[a]) {
                 attn_model_free(m);
+                attn_vocab_free(own);
                 return attn_errorf(err, ATTN_ERR_VALUE, "%s: holds a %s model, not a %s", path,
                                    attn_arch_name(c->arch), attn_arch_name(arch_order[a]));
             }
+            const attn_vocab *v = own ? own : attn_vocab_builtin();
             serve_entry *e = &app->entries[app->n_entries];
-            *e = (serve_entry){c->arch, seed, attn_model_n_params(m), *c};
+            *e =
+                (serve_entry){c->arch, seed, attn_model_n_params(m), *c, v, same_vocab(v, NULL), 0};
             first[app->n_entries++] = m;
         }
     }
@@ -98,7 +131,11 @@ static void models_json(serve_app *app, sbuf *sb) {
             sb_printf(sb, "%s%d", any_seed ? ", " : "", app->entries[i].seed);
             any_seed = true;
         }
-        sb_add(sb, "]");
+        sb_printf(sb,
+                  "], \"vocab\": \"%s\", \"vocab_size\": %d, \"vocab_group\": %d, "
+                  "\"test_sets\": %s",
+                  e->task_vocab ? "task" : "file", attn_vocab_count(e->vocab), e->vocab_group,
+                  e->task_vocab ? "true" : "false");
         if (e->arch == ATTN_ARCH_TRANSFORMER)
             sb_printf(sb, ", \"n_layers\": %d, \"n_heads\": %d, \"max_words\": %d", e->cfg.n_layers,
                       e->cfg.n_heads, e->cfg.max_len - 1);
@@ -110,14 +147,29 @@ static void models_json(serve_app *app, sbuf *sb) {
     sb_printf(sb, "], \"sets\": [\"plain\", \"distractor\", \"fill4\", \"fill8\", \"holdout\"]}");
 }
 
-static void vocab_json(sbuf *sb) {
-    sb_add(sb, "{\"words\": [");
-    for (int id = 2; id < ATTN_VOCAB_SIZE; id++) {
-        sb_printf(sb, "%s{\"id\": %d, \"word\": ", id > 2 ? ", " : "", id);
-        sb_json_string(sb, attn_vocab_word(id));
+/* The words the tokenizer can produce from e's vocabulary (the task's with their grammatical
+ * categories, a file's own with the category "word"), and the models that read them. */
+static void vocab_json(const serve_app *app, const serve_entry *e, sbuf *sb) {
+    const attn_vocab *v = e->vocab;
+    sb_printf(sb, "{\"source\": \"%s\", \"vocab_size\": %d, \"models\": [",
+              e->task_vocab ? "task" : "file", attn_vocab_count(v));
+    bool any = false;
+    for (int a = 0; a < SERVE_N_ARCH; a++) {
+        const int first = app->explain_entry[arch_order[a]];
+        if (first < 0 || app->entries[first].vocab_group != e->vocab_group) continue;
+        sb_printf(sb, "%s\"%s\"", any ? ", " : "", attn_arch_name(arch_order[a]));
+        any = true;
+    }
+    sb_add(sb, "], \"words\": [");
+    any = false;
+    for (int id = 0; id < attn_vocab_count(v); id++) {
+        if (strcmp(attn_vocab_kind(v, id), "word") != 0) continue;
+        sb_printf(sb, "%s{\"id\": %d, \"word\": ", any ? ", " : "", id);
+        sb_json_string(sb, attn_vocab_token(v, id));
         sb_add(sb, ", \"category\": ");
-        sb_json_string(sb, attn_vocab_category(id));
+        sb_json_string(sb, e->task_vocab ? attn_vocab_category(id) : "word");
         sb_add(sb, "}");
+        any = true;
     }
     sb_add(sb, "]}");
 }
@@ -126,7 +178,10 @@ static void figures_json(sbuf *sb) {
     sb_add(sb, "{\"figures\": [");
     bool any = false;
     for (size_t i = 0; i < serve_n_assets; i++) {
-        if (strncmp(serve_assets[i].path, "/figures/", 9) != 0) continue;
+        const size_t len = strlen(serve_assets[i].path);
+        if (strncmp(serve_assets[i].path, "/figures/", 9) != 0 ||
+            strcmp(serve_assets[i].path + len - 4, ".png") != 0)
+            continue;
         sb_add(sb, any ? ", " : "");
         sb_json_string(sb, serve_assets[i].path);
         any = true;
@@ -141,25 +196,35 @@ static void summarize(serve_app *app) {
         int first = app->explain_entry[arch_order[a]], n = 0;
         if (first < 0) continue;
         for (int i = 0; i < app->n_entries; i++) n += app->entries[i].arch == arch_order[a];
-        int w =
-            snprintf(app->summary + at, sizeof app->summary - at,
-                     "%s%s (seed %d explained; %d seed%s)", at ? ", " : "",
-                     attn_arch_name(arch_order[a]), app->entries[first].seed, n, n == 1 ? "" : "s");
+        char own[64] = "";
+        if (!app->entries[first].task_vocab)
+            snprintf(own, sizeof own, "; its own vocabulary of %d tokens",
+                     attn_vocab_count(app->entries[first].vocab));
+        int w = snprintf(app->summary + at, sizeof app->summary - at,
+                         "%s%s (seed %d explained; %d seed%s%s)", at ? ", " : "",
+                         attn_arch_name(arch_order[a]), app->entries[first].seed, n,
+                         n == 1 ? "" : "s", own);
         if (w < 0 || (size_t)w >= sizeof app->summary - at) break;
         at += (size_t)w;
     }
 }
 
 static attn_status precompute(serve_app *app, attn_error *err) {
-    sbuf m = {0}, v = {0}, f = {0};
+    sbuf m = {0}, f = {0};
     models_json(app, &m);
-    vocab_json(&v);
     figures_json(&f);
     app->models_json = sb_take(&m, &app->models_len);
-    app->vocab_json = sb_take(&v, &app->vocab_len);
     app->figures_json = sb_take(&f, &app->figures_len);
-    if (!app->models_json || !app->vocab_json || !app->figures_json)
-        return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
+    bool failed = !app->models_json || !app->figures_json;
+    for (int i = 0; i < app->n_entries; i++) {
+        const int g = app->entries[i].vocab_group;
+        if (app->vocab_json[g]) continue;
+        sbuf v = {0};
+        vocab_json(app, &app->entries[i], &v);
+        app->vocab_json[g] = sb_take(&v, &app->vocab_len[g]);
+        failed = failed || !app->vocab_json[g];
+    }
+    if (failed) return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
     summarize(app);
     return ATTN_OK;
 }
@@ -194,6 +259,7 @@ attn_status serve_app_create(const char *weights_dir, int n_contexts, serve_app 
     free(first);
     for (int a = 0; a < SERVE_N_ARCH; a++) app->explain_entry[a] = -1;
     for (int i = app->n_entries - 1; i >= 0; i--) app->explain_entry[app->entries[i].arch] = i;
+    group_vocabs(app);
     if (st == ATTN_OK) st = precompute(app, err);
     if (st != ATTN_OK) {
         serve_app_free(app);
@@ -209,7 +275,8 @@ void serve_app_free(serve_app *app) {
         for (size_t i = 0; i < (size_t)app->n_ctx * app->n_entries; i++)
             attn_model_free(app->models[i]);
     free(app->models);
-    free(app->vocab_json);
+    for (int i = 0; i < app->n_entries; i++) attn_vocab_free(app->entries[i].vocab);
+    for (int g = 0; g < SERVE_MAX_ENTRY; g++) free(app->vocab_json[g]);
     free(app->models_json);
     free(app->figures_json);
     for (int i = 0; i < SERVE_MAX_ENTRY; i++)
@@ -290,7 +357,8 @@ static const serve_asset *find_asset(const char *path, size_t n) {
 
 bool serve_request_is_heavy(const serve_request *rq) {
     if (!rq || !rq->uri) return false;
-    return strncmp(rq->uri, "/api/explain", 12) == 0 || strncmp(rq->uri, "/api/sets/", 10) == 0;
+    return strncmp(rq->uri, "/api/explain", 12) == 0 || strncmp(rq->uri, "/api/predict", 12) == 0 ||
+           strncmp(rq->uri, "/api/sets/", 10) == 0;
 }
 
 static bool method_is(const serve_request *rq, const char *m) {
@@ -311,7 +379,7 @@ static void handle_get(serve_app *app, int ctx, const char *path, size_t n, cons
     } else if (path_is(path, n, "/api/models")) {
         serve_json_copy(rs, app->models_json, app->models_len);
     } else if (path_is(path, n, "/api/vocab")) {
-        serve_json_copy(rs, app->vocab_json, app->vocab_len);
+        serve_api_vocab(app, query, rs);
     } else if (path_is(path, n, "/api/figures")) {
         serve_json_copy(rs, app->figures_json, app->figures_len);
     } else if (n > 10 && memcmp(path, "/api/sets/", 10) == 0) {
@@ -355,6 +423,11 @@ void serve_handle(serve_app *app, int ctx, const serve_request *rq, serve_respon
     if (path_is(rq->uri, n, "/api/explain")) {
         if (method_is(rq, "POST"))
             serve_api_explain(app, ctx, rq, rs);
+        else
+            method_not_allowed(rs, "POST");
+    } else if (path_is(rq->uri, n, "/api/predict")) {
+        if (method_is(rq, "POST"))
+            serve_api_predict(app, ctx, rq, query, rs);
         else
             method_not_allowed(rs, "POST");
     } else if (method_is(rq, "GET") || method_is(rq, "HEAD")) {

@@ -9,11 +9,19 @@
  *
  * The API (README, "attn serve"):
  *   GET  /healthz                       {"status": "ok"}
- *   GET  /api/models                    the loaded models, their seeds and sizes
- *   GET  /api/vocab                     {"words": [{"id", "word", "category"}]}
+ *   GET  /api/models                    the loaded models, their seeds, sizes and vocabularies
+ *   GET  /api/vocab?model=M             {"source": "task"|"file", "vocab_size", "models",
+ *                                       "words": [{"id", "word", "category"}]}: the words model
+ *                                       M reads (without model=: those of the default models)
  *   POST /api/explain                   {"sentence", "models"?} -> {"sentence", "explanations":
  *                                       [{"model", "seed", "explain": <attn explain object>}]}
- *   GET  /api/sets/NAME?model=M&seed=S  accuracy and the misclassified sentences
+ *   POST /api/predict?models=a,b         body: one sentence a line -> {"sentences", "predictions":
+ *                                       [{"model", "seed", "logits", "probabilities"}]}
+ *   GET  /api/sets/NAME?model=M&seed=S  accuracy and the misclassified sentences (models on
+ *                                       the task's vocabulary only)
+ * Every model reads words with its own weights file's "vocab" (the built-in vocabulary when
+ * the file has none), as attn predict does. Without "models", /api/explain explains the models
+ * on the task's vocabulary (or, when none is, those sharing the first model's vocabulary).
  *   GET  /api/figures                   the embedded figures
  * Errors: {"error": {"status", "code", "message", ...}} with a 4xx/5xx status. */
 #ifndef ATTN_SERVE_H
@@ -24,10 +32,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SERVE_MAX_BODY      (64 * 1024) /* request bodies above are refused (413) */
-#define SERVE_MAX_MISSES    200         /* misclassified sentences listed per test set */
-#define SERVE_MAX_SEEDS     9           /* DIR/<model>-seed<S>.json for S = 1..9 */
-#define SERVE_MAX_URI_BYTES 2048        /* longer request URIs are refused (414) */
+#define SERVE_MAX_BODY          (64 * 1024) /* request bodies above are refused (413) */
+#define SERVE_MAX_MISSES        200         /* misclassified sentences listed per test set */
+#define SERVE_MAX_SEEDS         9           /* DIR/<model>-seed<S>.json for S = 1..9 */
+#define SERVE_MAX_URI_BYTES     2048        /* longer request URIs are refused (414) */
+#define SERVE_MAX_PREDICT_LINES 256         /* sentences per POST /api/predict */
 
 typedef struct serve_app serve_app;
 
@@ -57,7 +66,8 @@ typedef struct serve_response {
     bool api;    /* an API answer (Cache-Control: no-store) */
 } serve_response;
 
-/* Whether the request runs the models (explain, sets): the server hands those to a worker. */
+/* Whether the request runs the models (explain, predict, sets): the server hands those to a worker.
+ */
 bool serve_request_is_heavy(const serve_request *rq);
 /* Answers rq, using model context ctx (0..n_contexts-1) for the heavy endpoints; never fails
  * (out of memory becomes a 500/503 answer). Clear rs with serve_response_clear. */

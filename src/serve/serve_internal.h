@@ -17,6 +17,9 @@ typedef struct serve_entry {
     int seed;
     size_t n_params;
     attn_model_config cfg;
+    const attn_vocab *vocab; /* the file's own "vocab" (owned) or attn_vocab_builtin() */
+    bool task_vocab; /* vocab holds the task's tokens in the task's order: test sets apply */
+    int vocab_group; /* entries with equal vocabularies share a group, 0..n_groups-1 */
 } serve_entry;
 
 struct serve_app {
@@ -25,8 +28,12 @@ struct serve_app {
     int explain_entry[SERVE_N_ARCH];      /* the lowest seed of each arch, or -1 */
     int n_ctx;
     attn_model **models; /* [n_ctx][n_entries]: context c's copy of entry i */
-    char *vocab_json, *models_json, *figures_json;
-    size_t vocab_len, models_len, figures_len;
+    int n_groups;        /* distinct vocabularies */
+    int default_group;   /* explained without "models": the task's vocabulary if loaded, else 0 */
+    char *vocab_json[SERVE_MAX_ENTRY]; /* the /api/vocab answer of each group */
+    size_t vocab_len[SERVE_MAX_ENTRY];
+    char *models_json, *figures_json;
+    size_t models_len, figures_len;
     char summary[1024];
     pthread_mutex_t cache_lock;
     char *set_cache[SERVE_MAX_ENTRY][SERVE_MAX_SETS]; /* the /api/sets answers, once computed */
@@ -37,7 +44,20 @@ struct serve_app {
 int serve_find_entry(const serve_app *app, attn_arch arch, int seed);
 attn_model *serve_model(serve_app *app, int ctx, int entry);
 
-/* The endpoints (api.c). */
+/* The value of key in a query string "a=1&b=2" into out (at most n-1 bytes, %XX and '+'
+ * decoded): 1, or 0 if absent, -1 if too long or badly encoded. */
+int serve_query_value(const char *query, const char *key, char *out, size_t n);
+
+/* The tokenizer's error as an answer: 400 unknown_word with "position", "word", "nearest",
+ * "model" (and "line" when line > 0), too_long, empty_sentence or bad_sentence. */
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line);
+/* The most words every one of the entries takes. */
+int serve_max_words(const serve_app *app, const int *entries, int n);
+
+/* The endpoints (api.c, predict.c). */
+void serve_api_predict(serve_app *app, int ctx, const serve_request *rq, const char *query,
+                       serve_response *rs);
+void serve_api_vocab(serve_app *app, const char *query, serve_response *rs);
 void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_response *rs);
 void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query,
                     serve_response *rs);

@@ -4,9 +4,15 @@ calls every endpoint with good and bad requests, checks that /api/explain return
 `attn explain --format json` prints, then drives headless Chromium over the DevTools protocol:
 loads the page, types a sentence and checks from the page's DOM that each word's shading is the
 [CLS] attention the API returned (for two layer/head choices), that unknown words are marked
-with the nearest vocabulary word, and that a sentence holding HTML stays text. Saves a
-screenshot (--screenshot) and checks the bounded queue (503) and SIGTERM shutdown.
-Only the Python standard library; Chromium from Debian (`chromium`)."""
+with the nearest vocabulary word, and that a sentence holding HTML stays text. The page that
+teaches: the write-up's §7 observations on the first page (attn's measured numbers, the
+example's own number equal to the API's), a polarity-changing counterfactual and occlusion
+(both against POST /api/predict), integrated gradients' and saturation notes in words, results
+marked stale on an unknown word, a 43-word sentence without horizontal overflow (1200 and 420
+pixels wide), /figures.html following docs/figures/index.md, and a PyTorch LSTM with its own
+vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
+(--screenshot and two beside it) and checks the bounded queue (503) and SIGTERM shutdown.
+Chromium from Debian (`chromium`)."""
 import argparse
 import base64
 import json
@@ -276,24 +282,72 @@ def compare_shading(cdp, expl, layer, head, what):
           "(%d words, max |difference| %.4f)" % (what, S, worst))
 
 
-def check_page(base, api_expl, sentence, screenshot):
-    profile = tempfile.mkdtemp(prefix="attn-e2e-chromium-")
-    chrome, port = start_chromium(profile)
-    try:
+class Browser:
+    """Headless Chromium with one page, driven over the DevTools protocol."""
+
+    def __enter__(self):
+        self.profile = tempfile.mkdtemp(prefix="attn-e2e-chromium-")
+        self.chrome, port = start_chromium(self.profile)
         with OPENER.open("http://127.0.0.1:%d/json/list" % port, timeout=10) as r:
             page = next(t for t in json.load(r) if t["type"] == "page")
-        cdp = Cdp(page["webSocketDebuggerUrl"])
-        cdp.call("Page.enable")
-        cdp.call("Runtime.enable")
-        cdp.call("Page.navigate", url=base + "/")
-        cdp.wait_for("document.body && document.body.dataset.ready === 'true'", "loads")
+        self.cdp = Cdp(page["webSocketDebuggerUrl"])
+        self.cdp.call("Page.enable")
+        self.cdp.call("Runtime.enable")
+        return self.cdp
+
+    def __exit__(self, *exc):
+        self.chrome.terminate()
+        try:
+            self.chrome.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.chrome.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def screenshot_to(cdp, path, height=1800):
+    shot = cdp.call("Page.captureScreenshot", format="png",
+                    clip={"x": 0, "y": 0, "width": 1200, "height": height, "scale": 1},
+                    captureBeyondViewport=True)
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
+    check(os.path.getsize(path) > 10000, "page: screenshot saved to " + path)
+
+
+def open_page(cdp, base):
+    cdp.call("Page.navigate", url=base + "/")
+    cdp.wait_for("document.body && document.body.dataset.ready === 'true'", "loads")
+
+
+def select(cdp, sel_id, value):
+    cdp.js("(() => { const m = document.getElementById(%s); m.value = %s; "
+           "m.dispatchEvent(new Event('change')); })()" % (json.dumps(sel_id), json.dumps(value)))
+
+
+def set_sentence(cdp, sentence):
+    """Puts sentence into the box and explains it; waits for the answer and the occlusion."""
+    before = cdp.js("document.body.dataset.explained || ''")
+    cdp.js("(() => { const s = document.getElementById('sentence'); s.value = %s; "
+           "document.getElementById('go').click(); })()" % json.dumps(sentence))
+    return cdp.wait_for("document.body.dataset.explained !== undefined && "
+                        "document.body.dataset.explained !== %s && document.body.dataset.occlusion"
+                        " === document.body.dataset.explained" % json.dumps(before),
+                        "explains: %s" % sentence[:50])
+
+
+def check_page(base, api_expl, sentence, screenshot):
+    with Browser() as cdp:
+        open_page(cdp, base)
+        check_first_page(cdp, base)
         # type the sentence into the box as a user would
+        before = cdp.js("document.body.dataset.explained")
+        cdp.js("document.getElementById('sentence').value = ''")
         cdp.js("document.getElementById('sentence').focus()")
         cdp.call("Input.insertText", text=sentence)
         cdp.js("document.getElementById('sentence').dispatchEvent(new KeyboardEvent('keydown', "
                "{key: 'Enter'}))")
-        cdp.wait_for("document.body.dataset.explained !== undefined && "
-                     "document.querySelectorAll('#attn-words .tok').length > 0", "explains")
+        cdp.wait_for("document.body.dataset.explained !== %s && "
+                     "document.querySelectorAll('#attn-words .tok').length > 0" %
+                     json.dumps(before), "explains")
         cards = cdp.js("Array.from(document.querySelectorAll('.card')).map(c => "
                        "[c.dataset.model, c.querySelector('.label').textContent])")
         want = [[x["model"], "positive" if x["explain"]["probability"] > 0.5 else "negative"]
@@ -301,13 +355,12 @@ def check_page(base, api_expl, sentence, screenshot):
         check(cards == want, "page: one card per model with the API's label: %s" % cards)
         t = next(x["explain"] for x in api_expl if x["model"] == "transformer")
         L = len(t["attention"])
+        select(cdp, "layer", str(L - 1))  # the first page's example chose layer 1, head 1
+        select(cdp, "head", "mean")
         compare_shading(cdp, t, L - 1, "mean", "layer %d, mean of the heads" % (L - 1))
-        shot = cdp.call("Page.captureScreenshot", format="png",
-                        clip={"x": 0, "y": 0, "width": 1200, "height": 1800, "scale": 1},
-                        captureBeyondViewport=True)
-        with open(screenshot, "wb") as f:
-            f.write(base64.b64decode(shot["data"]))
-        check(os.path.getsize(screenshot) > 10000, "page: screenshot saved to " + screenshot)
+        screenshot_to(cdp, screenshot)
+        check(cdp.js("Array.from(document.getElementById('layer').options).map(o => o.text)")
+              == ["1 (first)", "2 (last)"], "page: layers numbered 1 and 2 as in the write-up")
         cdp.js("(() => { const l = document.getElementById('layer'), h = "
                "document.getElementById('head'); l.value = '0'; h.value = '1'; "
                "h.dispatchEvent(new Event('change')); })()")
@@ -335,8 +388,11 @@ def check_page(base, api_expl, sentence, screenshot):
         check(st == 200 and all(
             len(shown[m]) == len(v) and all(abs(a - b) <= 0.0051 for a, b in zip(shown[m], v))
             for m, v in ig.items()), "page: integrated gradients as the API gives them")
-        check(cdp.js("document.querySelector('#saliency .sal-row .title').textContent"
-                     ".includes('logit \u2212 baseline')"), "page: their sum beside logit - baseline")
+        notes = cdp.js("Array.from(document.querySelectorAll('#saliency .note-ig')).map("
+                       "n => n.textContent)")
+        check(len(notes) == len(api_expl) and all("logit \u2212 baseline" in n and "=" not in n
+                                                  for n in notes),
+              "page: their sum and logit - baseline compared in words, no '=': %s" % notes[:1])
         cdp.js("(() => { const m = document.getElementById('sal-method'); m.value = '0'; "
                "m.dispatchEvent(new Event('change')); })()")
         cdp.wait_for("document.querySelectorAll('#saliency .sal-row[data-method=\"gxi\"]').length"
@@ -349,6 +405,15 @@ def check_page(base, api_expl, sentence, screenshot):
         cdp.wait_for("document.getElementById('sentence').value.includes('interesting') && "
                      "Array.from(document.querySelectorAll('#swap-words .tok')).some("
                      "b => b.textContent === 'interesting')", "counterfactual swap re-explains")
+        check_occlusion(cdp, base, sentence)
+        check_counterfactual(cdp, base, sentence)
+        # results of an earlier sentence are marked once the box holds an unknown word
+        cdp.js("(() => { const s = document.getElementById('sentence'); s.value = "
+               "'the lecture was helpfull'; s.dispatchEvent(new Event('input')); })()")
+        cdp.wait_for("document.body.dataset.stale === 'true' && "
+                     "!document.getElementById('stale').hidden && document.getElementById("
+                     "'results').classList.contains('stale')",
+                     "an unknown word marks the earlier results as stale")
         # unknown words are marked with a suggestion; HTML stays text
         cdp.js("(() => { const s = document.getElementById('sentence'); s.value = "
                "'the lecture was helpfull <img src=x id=injected>'; "
@@ -361,18 +426,266 @@ def check_page(base, api_expl, sentence, screenshot):
         check(cdp.js("document.getElementById('injected') === null && "
                      "document.querySelectorAll('img').length === 0"),
               "page: a sentence holding HTML is rendered as text")
-        cdp.call("Page.navigate", url=base + "/figures.html")
-        cdp.wait_for("document.getElementById('figures') && "
-                     "document.getElementById('figures').children.length > 0",
-                     "figures page renders (figures or the note)")
-        check(True, "page: figures page")
+        check_long_sentence(cdp, base, screenshot.replace(".png", "-43-words.png"))
+        check_figures_page(cdp, base)
+
+
+# ---- the page that teaches ----------------------------------------------------------------------
+
+def predict_api(base, sentences, models):
+    st, _, b = http(base, "/api/predict?models=" + ",".join(models), "\n".join(sentences))
+    check(st == 200, "POST /api/predict (%d sentences)" % len(sentences))
+    return {p["model"]: p for p in json.loads(b)["predictions"]}
+
+
+def check_first_page(cdp, base):
+    """The write-up's §7 observations: four, each with attn's measured number and a one-click
+    example whose own number is the API's."""
+    obs = cdp.js("Array.from(document.querySelectorAll('#observations .obs')).map(o => ["
+                 "o.dataset.obs, o.querySelector('.measured').textContent, "
+                 "o.querySelector('button').textContent])")
+    check(not cdp.js("document.getElementById('look-section').hidden") and len(obs) == 4 and
+          all(m.startswith("attn") and re.search(r"\d", m) and "?" not in m for _, m, _ in obs),
+          "page: the first page shows §7's four observations with attn's measured numbers: %s"
+          % [m[:60] for _, m, _ in obs])
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                           "figures", "s7-observations.md")) as f:
+        md = f.read()
+    row = next(line for line in md.splitlines() if line.startswith("| 1 | plain | 0 |"))
+    some_head = row.split("|")[6].strip()
+    check(some_head in obs[0][1], "page: observation 1 quotes s7-observations.md (%s)" % some_head)
+    cdp.js("document.querySelector('.obs[data-obs=\"sharp\"] button').click()")
+    cdp.wait_for("document.querySelector('.obs[data-obs=\"sharp\"] .here').textContent.length > 0",
+                 "observation 1's example explained")
+    here = cdp.js("document.querySelector('.obs[data-obs=\"sharp\"] .here').textContent")
+    sentence = cdp.js("document.getElementById('sentence').value")
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": sentence,
+                                                       "models": ["transformer"]}))
+    t = json.loads(b)["explanations"][0]["explain"]
+    k = next(i for i, w in enumerate(t["tokens"]) if w in ("not", "never"))
+    heads = [h[0][k] for h in t["attention"][0]]
+    best = max(range(len(heads)), key=lambda h: heads[h])
+    want = "head %d of layer 1 gives \u2018%s\u2019 %.0f %%" % (best + 1, t["tokens"][k],
+                                                                100 * heads[best])
+    check(st == 200 and want in here and
+          cdp.js("document.getElementById('layer').value") == "0" and
+          cdp.js("document.getElementById('head').value") == str(best),
+          "page: its example shows the API's number and that head: %s" % here)
+
+
+def check_occlusion(cdp, base, sentence):
+    """Occlusion: each word's value is the logit minus the logit without the word (API)."""
+    select(cdp, "sal-method", "occlusion")
+    sentence = cdp.js("document.getElementById('sentence').value")
+    cdp.wait_for("document.querySelectorAll('#saliency .sal-row[data-method=\"occlusion\"]')"
+                 ".length === document.querySelectorAll('#cards .card').length",
+                 "occlusion shown")
+    shown = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#saliency "
+                   ".sal-row')).map(r => [r.dataset.model, Array.from(r.querySelectorAll("
+                   "'.v')).map(v => Number(v.textContent))]))")
+    words = sentence.split()
+    full = predict_api(base, [sentence], list(shown))
+    cut = predict_api(base, [" ".join(words[:i] + words[i + 1:]) for i in range(len(words))],
+                      list(shown))
+    worst = max(abs(v - (full[m]["logits"][0] - cut[m]["logits"][i]))
+                for m, vals in shown.items() for i, v in enumerate(vals))
+    check(all(len(v) == len(words) for v in shown.values()) and worst <= 0.0051,
+          "page: occlusion = logit - logit without the word, as the API gives them (max "
+          "|difference| %.4f, %d models)" % (worst, len(shown)))
+    check(cdp.js("document.getElementById('sal-hint').textContent.includes('removed')"),
+          "page: occlusion explained in words")
+
+
+def check_counterfactual(cdp, base, sentence):
+    """Deleting the negation: every model's row shows the API's probability; taking it flips
+    the answers the API says flip, and the cards say so."""
+    cdp.js("document.getElementById('sal-method').value = 'occlusion'")
+    set_sentence(cdp, sentence)
+    cdp.js("Array.from(document.querySelectorAll('#swap-words .tok')).find(b => b.textContent "
+           "=== 'not').click()")
+    cdp.wait_for("document.getElementById('swap-choices').dataset.ready === String("
+                 "Array.from(document.querySelectorAll('#swap-words .tok')).findIndex("
+                 "b => b.textContent === 'not'))", "counterfactuals of 'not' computed")
+    rows = cdp.js("Array.from(document.querySelectorAll('#swap-choices tbody tr')).map(r => "
+                  "Array.from(r.children).map(c => c.textContent))")
+    models = cdp.js("Array.from(document.querySelectorAll('#cards .card')).map(c => "
+                    "c.dataset.model)")
+    row = next((r for r in rows if r[0] == "delete \u2018not\u2019"), None)
+    words = sentence.split()
+    without = " ".join(w for w in words if w != "not")
+    api_now = predict_api(base, [sentence], models)
+    api_cf = predict_api(base, [without], models)
+    flips = [m for m in models if (api_now[m]["probabilities"][0] > 0.5) !=
+             (api_cf[m]["probabilities"][0] > 0.5)]
+    ok = row is not None and len(row) == len(models) + 1
+    for i, m in enumerate(models if ok else []):
+        p = api_cf[m]["probabilities"][0]
+        ok = ok and row[i + 1].startswith("%.3f" % p) and (("\u21c4" in row[i + 1]) == (m in flips))
+    check(ok and len(flips) >= 2, "page: 'delete not' row = the API's probabilities, the answer "
+          "changes marked for %s: %s" % (flips, row))
+    # an adjective offers every adjective of both polarities and the insertion of a negation
+    cdp.js("Array.from(document.querySelectorAll('#swap-words .tok')).find(b => b.textContent "
+           "=== 'great').click()")
+    labels = cdp.js("Array.from(document.querySelectorAll('#swap-choices tbody tr td:first-child'))"
+                    ".map(c => c.textContent)")
+    vocab = json.loads(http(base, "/api/vocab")[2])["words"]
+    adjectives = {w["word"] for w in vocab if w["category"] in ("positive", "negative")}
+    check(adjectives - {"great"} <= set(labels) and "insert \u2018not\u2019 before it" in labels
+          and "delete \u2018great\u2019" in labels,
+          "page: 'great' offers all %d other adjectives of both polarities, inserting a negation "
+          "and deleting it" % (len(adjectives) - 1))
+    # take the polarity-changing counterfactual: the cards move as the API says
+    cdp.js("Array.from(document.querySelectorAll('#swap-words .tok')).find(b => b.textContent "
+           "=== 'not').click()")
+    cdp.wait_for("Array.from(document.querySelectorAll('#swap-choices .chip')).some(c => "
+                 "c.textContent === 'delete \u2018not\u2019')", "delete row back")
+    before = cdp.js("document.body.dataset.explained")
+    cdp.js("Array.from(document.querySelectorAll('#swap-choices .chip')).find(c => "
+           "c.textContent === 'delete \u2018not\u2019').click()")
+    cdp.wait_for("document.getElementById('sentence').value === %s && "
+                 "document.body.dataset.explained !== %s && "
+                 "document.querySelectorAll('#cards .moved').length === %d" %
+                 (json.dumps(without), json.dumps(before), len(models)),
+                 "the counterfactual taken")
+    cards = cdp.js("Array.from(document.querySelectorAll('#cards .card')).map(c => [c.dataset."
+                   "model, c.querySelector('.label').textContent, c.querySelector('.moved')."
+                   "classList.contains('flipped')])")
+    check(cards == [[m, "positive" if api_cf[m]["probabilities"][0] > 0.5 else "negative",
+                     m in flips] for m in models],
+          "page: after deleting 'not' the cards show the API's answers, the flipped ones marked: "
+          "%s" % cards)
+
+
+def check_long_sentence(cdp, base, screenshot):
+    """A 43-word sentence: nothing wider than the page; the LSTM's jump stays visible."""
+    words = ("honestly in my opinion during the winter semester last year the lecture was not "
+             "very helpful according to my friends although the coffee was great at least for me "
+             "as far as i know if you ask me on mondays for most part").split()
+    check(len(words) == 43, "43 words")
+    select(cdp, "sal-method", "occlusion")
+    set_sentence(cdp, " ".join(words))
+    sizes = cdp.js("[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+                   ".concat(Array.from(document.querySelectorAll('section')).filter(s => "
+                   "!s.hidden).map(s => s.scrollWidth - s.clientWidth))")
+    check(sizes[0] == sizes[1] and all(d <= 0 for d in sizes[2:]),
+          "page: 43 words, no horizontal overflow (scrollWidth %d, clientWidth %d; sections over "
+          "by %s)" % (sizes[0], sizes[1], max(sizes[2:])))
+    fit = cdp.js("Array.from(document.querySelectorAll('#curves svg, #heatmap table')).map(e => "
+                 "e.getBoundingClientRect().right <= e.closest('section').getBoundingClientRect()"
+                 ".right)")
+    check(len(fit) >= 3 and all(fit), "page: each curve and the heat map inside its card")
+    check(cdp.js("document.querySelectorAll('#heatmap tbody tr').length") == 44 and
+          cdp.js("document.querySelectorAll('#curves svg')[1].querySelectorAll('circle').length")
+          == 43, "page: 44 heat-map rows, 43 points per curve")
+    screenshot_to(cdp, screenshot, 3600)
+    # and in a phone-wide window (the curves are redrawn at the new width)
+    cdp.call("Emulation.setDeviceMetricsOverride", width=420, height=1800, deviceScaleFactor=1,
+             mobile=False)
+    time.sleep(0.5)
+    narrow = cdp.js("[document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+                    " document.querySelector('#curves svg').getBoundingClientRect().right <= "
+                    "document.getElementById('prefix-section').getBoundingClientRect().right]")
+    cdp.call("Emulation.clearDeviceMetricsOverride")
+    check(narrow[0] == narrow[1] and narrow[2],
+          "page: 43 words in a 420-pixel window, no horizontal overflow (%d, %d)" % tuple(narrow[:2]))
+    # the saturated Transformer is said so, with its gradient x input beside its occlusion
+    sat = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#saliency .sal-row'))"
+                 ".map(r => [r.dataset.model, (r.querySelector('.note-saturated') || {}).textContent"
+                 " || '']))")
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": " ".join(words)}))
+    probs = {x["model"]: x["explain"]["probability"] for x in json.loads(b)["explanations"]}
+    check(all(bool(sat[m]) == (p > 0.99 or p < 0.01) for m, p in probs.items()) and
+          "largest |occlusion|" in sat["transformer"],
+          "page: the saturated models (p beyond 0.99) are said so: %s" % sat["transformer"][:90])
+    # integrated gradients far from logit - baseline (the trained LSTM on 43 words): in words
+    select(cdp, "sal-method", "64")
+    cdp.wait_for("document.querySelectorAll('#saliency .sal-row[data-method=\"ig\"]').length"
+                 " === %d" % len(probs), "integrated gradients of 43 words")
+    note = cdp.js("document.querySelector('#saliency .sal-row[data-model=\"lstm\"] .note-ig')"
+                  ".textContent")
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": " ".join(words),
+                                                       "models": ["lstm"], "ig_steps": 64}))
+    e = json.loads(b)["explanations"][0]["explain"]
+    total, want = sum(e["saliency"]["integrated_gradients"]), e["logit"] - e["ig_baseline_logit"]
+    check(abs(total - want) > 0.05 * abs(want) and "differ by" in note and "=" not in note and
+          ("%.3f" % total) in note and ("%.3f" % want) in note,
+          "page: the LSTM's integrated gradients (sum %.3f) against logit - baseline (%.3f) said "
+          "in words: %s" % (total, want, note))
+    select(cdp, "sal-method", "occlusion")
+
+
+def check_figures_page(cdp, base):
+    """/figures.html follows docs/figures/index.md: its sections in order, captions, the tables,
+    then the claims' charts."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                           "figures", "index.md")) as f:
+        heads = [line[3:].strip() for line in f if line.startswith("## ")]
+    cdp.call("Page.navigate", url=base + "/figures.html")
+    cdp.wait_for("document.body && document.body.dataset.ready === 'true'", "figures page renders")
+    got = cdp.js("Array.from(document.querySelectorAll('#figures h2')).map(h => h.textContent)")
+    check(got[:len(heads)] == heads, "figures page: index.md's sections in its order: %s" % got)
+    imgs = cdp.js("Array.from(document.querySelectorAll('#figures img')).map(i => [i.src, "
+                  "i.naturalWidth > 0])")
+    check(len(imgs) >= 10 and all(ok for _, ok in imgs),
+          "figures page: %d charts, every one loaded" % len(imgs))
+    check(cdp.js("document.querySelectorAll('#figures table').length") >= 3 and
+          cdp.js("Array.from(document.querySelectorAll('#figures img')).some(i => "
+                 "i.src.includes('/claims/'))"),
+          "figures page: the tables and the claims' charts")
+    check(cdp.js("document.documentElement.scrollWidth === document.documentElement.clientWidth"),
+          "figures page: no horizontal overflow")
+
+
+def check_own_vocab_page(attn, weights, screenshot):
+    """A model with its own vocabulary beside the task's: the page offers its words, explains
+    with it, and offers test sets only for the task's model."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import own_vocab_model
+    d = tempfile.mkdtemp(prefix="attn-e2e-vocab-")
+    p = None
+    try:
+        own_vocab_model.make(d)
+        shutil.copy(os.path.join(weights, "transformer-seed1.json"), d)
+        p, base = start_server(attn, d)
+        with Browser() as cdp:
+            open_page(cdp, base)
+            check(not cdp.js("document.getElementById('vocab-choice').hidden") and
+                  cdp.js("document.getElementById('vocab-group').options.length") == 2,
+                  "own vocabulary: the page offers a choice of two vocabularies")
+            check(cdp.js("Array.from(document.getElementById('set-model').options).map(o => "
+                         "o.value)") == ["transformer"],
+                  "own vocabulary: test sets offered for the task's model only")
+            group = cdp.js("Array.from(document.getElementById('vocab-group').options).find(o => "
+                           "o.text.startsWith('lstm')).value")
+            select(cdp, "vocab-group", group)
+            cdp.wait_for("document.getElementById('sentence-label').textContent.includes('own')",
+                         "own vocabulary chosen")
+            chips = cdp.js("Array.from(document.querySelectorAll('#examples .chip')).map(c => "
+                           "c.textContent)")
+            check("film" in chips and "lecture" not in chips and
+                  cdp.js("document.getElementById('look-section').hidden"),
+                  "own vocabulary: its words offered (%d), not the task's; §7 panel hidden" %
+                  len(chips))
+            sentence = "the film was not very good"
+            set_sentence(cdp, sentence)
+            cards = cdp.js("Array.from(document.querySelectorAll('.card')).map(c => "
+                           "[c.dataset.model, c.querySelector('div:nth-child(3)').textContent])")
+            pr = subprocess.run([attn, "predict", "--weights", os.path.join(d, "lstm-seed1.json"),
+                                 "--format", "tsv", sentence], capture_output=True, text=True)
+            prob = float(pr.stdout.split("\t")[1])
+            check(cards == [["lstm", "p(positive) = %.4f" % prob]],
+                  "own vocabulary: the page explains with the file's words, as attn predict: %s"
+                  % cards)
+            cdp.js("(() => { const s = document.getElementById('sentence'); s.value = "
+                   "'the lecture was good'; s.dispatchEvent(new Event('input')); })()")
+            cdp.wait_for("document.getElementById('unknown').textContent.includes('lecture') && "
+                         "document.body.dataset.stale === 'true'",
+                         "own vocabulary: the task's word 'lecture' is unknown here")
+            screenshot_to(cdp, screenshot, 1400)
     finally:
-        chrome.terminate()
-        try:
-            chrome.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            chrome.kill()
-        shutil.rmtree(profile, ignore_errors=True)
+        if p:
+            check(stop_server(p) == 0, "SIGTERM: the own-vocabulary server exits 0")
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def check_queue(attn, weights):
@@ -414,6 +727,7 @@ def main():
     finally:
         rc = stop_server(p)
     check(rc == 0, "SIGTERM: attn serve shuts down and exits 0")
+    check_own_vocab_page(a.attn, a.weights, a.screenshot.replace(".png", "-own-vocab.png"))
     check_queue(a.attn, a.weights)
     print("%d failures, %.1f s" % (len(FAILS), time.time() - t0))
     sys.exit(1 if FAILS else 0)

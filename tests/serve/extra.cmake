@@ -1,11 +1,25 @@
 # tests/serve/extra.cmake -- the end-to-end test of `attn serve`: a server on a free loopback
 # port, every endpoint with good and bad requests, then headless Chromium (Debian `chromium`)
-# loads the page, types a sentence and the test compares each word's shading in the DOM with
-# the API's attention values; the screenshot stays in the build dir (serve-e2e.png).
+# drives the page: the §7 observations, a sentence's shading against the API's attention, a
+# polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
+# without horizontal overflow, the figures page, and a model with its own vocabulary; the
+# screenshots stay in the build dir (serve-e2e*.png).
 add_test(NAME serve/e2e
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights --screenshot ${CMAKE_BINARY_DIR}/serve-e2e.png)
 set_tests_properties(serve/e2e PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS browser
+  TIMEOUT 120)
+
+# A weights file with its own vocabulary over HTTP: a PyTorch LSTM with 37 words of its own
+# (tools/export_classifier.py) beside the committed Transformer; the server's answers equal
+# `attn explain` / `attn predict` on the file byte for byte, /api/vocab?model= per model, the
+# task's test sets only for the task's vocabulary. Label "torch" (needs /usr/bin/python3's torch).
+add_test(NAME serve/own_vocab
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/own_vocab.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/own_vocab PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
   TIMEOUT 120)

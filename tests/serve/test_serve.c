@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static serve_app *app;
 
@@ -281,6 +282,69 @@ START_TEST(test_sets_match_evaluate) {
 }
 END_TEST
 
+static char *get_text_unchecked(const char *method, const char *uri, const char *body, int want) {
+    serve_response rs;
+    int got = call(method, uri, body, &rs);
+    char *t = body_of(&rs);
+    ck_assert_msg(got == want, "%s %s: want %d, got %d %.300s", method, uri, want, got, t);
+    serve_response_clear(&rs);
+    return t;
+}
+
+/* /api/predict: each line's logit is attn_model_forward's with batch 1 (as attn predict prints
+ * it, %.9g); a bad line is named; the file's own vocabulary in the other fixture. */
+START_TEST(test_predict) {
+    const char *lines[] = {"the lecture was not very helpful", "The lecture was helpful!",
+                           "honestly the exam was great although the coffee was awful"};
+    char body[256];
+    snprintf(body, sizeof body, "%s\n%s\r\n%s\n", lines[0], lines[1], lines[2]);
+    serve_response rs;
+    ck_assert_int_eq(call_ctx(1, "POST", "/api/predict?models=transformer,rnn", body, &rs), 200);
+    char *t = body_of(&rs);
+    serve_response_clear(&rs);
+    const char *head = "{\"sentences\": 3, \"predictions\": [{\"model\": \"transformer\", "
+                       "\"seed\": 1, \"logits\": [";
+    ck_assert_msg(strncmp(t, head, strlen(head)) == 0, "%s", t);
+    const char *files[] = {"weights/transformer-seed1.json", "weights/rnn-seed1.json"};
+    for (int k = 0; k < 2; k++) {
+        attn_model *m = NULL;
+        attn_error err;
+        ck_assert(attn_weights_load_json(tu_source_path(files[k]), &m, &err) == ATTN_OK);
+        char want[256] = "\"logits\": [";
+        for (int i = 0; i < 3; i++) {
+            int ids[ATTN_MAX_WORDS], n = 0;
+            ck_assert(attn_tokenize(lines[i], ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
+            const attn_batch b = {.B = 1, .T = n, .ids = ids, .lengths = &n};
+            float logit;
+            ck_assert(attn_model_forward(m, &b, &logit, &err) == ATTN_OK);
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%.9g", i ? ", " : "",
+                     (double)logit);
+        }
+        strcat(want, "]");
+        ck_assert_msg(strstr(t, want), "%s: %s not in %s", files[k], want, t);
+        attn_model_free(m);
+    }
+    free(t);
+    t = get_text_unchecked("POST", "/api/predict", "the lecture was good\nthe lecturr was good",
+                           400);
+    ck_assert_msg(strstr(t, "\"code\": \"unknown_word\"") && strstr(t, "\"line\": 2") &&
+                      strstr(t, "\"nearest\": \"lecture\""),
+                  "%s", t);
+    free(t);
+    expect_error("POST", "/api/predict", "", 400, "empty_sentence");
+    expect_error("POST", "/api/predict", "good\n\ngood", 400, "empty_sentence");
+    expect_error("POST", "/api/predict?models=bert", "good", 404, "unknown_model");
+    expect_error("POST", "/api/predict?models=", "good", 404, "unknown_model");
+    expect_error("GET", "/api/predict", NULL, 405, "method_not_allowed");
+    char *many = malloc(257 * 5 + 1);
+    ck_assert_ptr_nonnull(many);
+    many[0] = '\0';
+    for (int i = 0; i < 257; i++) strcat(many, "good\n");
+    expect_error("POST", "/api/predict", many, 400, "bad_request");
+    free(many);
+}
+END_TEST
+
 START_TEST(test_request_parser) {
     attn_explain_request r;
     attn_error err;
@@ -347,6 +411,152 @@ START_TEST(test_app_errors) {
 }
 END_TEST
 
+/* ---- a weights file with its own vocabulary ---------------------------------------------------
+ * DIR/lstm-seed1.json: an LSTM with a 37-token vocabulary of film-review words (no "lecture",
+ * no [UNK]); DIR/transformer-seed1.json: the committed one, on the task's vocabulary. */
+static const char *const own_words[37] = {
+    "[PAD]",  "the",   "film", "movie",     "plot",   "acting",   "music",  "ending",
+    "story",  "was",   "is",   "felt",      "seemed", "very",     "quite",  "not",
+    "never",  "great", "good", "wonderful", "moving", "funny",    "bad",    "dull",
+    "boring", "awful", "weak", "and",       "but",    "although", "really", "a",
+    "bit",    "too",   "long", "so",        "slow"};
+
+static char own_dir[64];
+
+static void own_setup(void) {
+    strcpy(own_dir, "/tmp/attn-serve-vocab-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(own_dir));
+    attn_model_config c = attn_model_config_default(ATTN_ARCH_LSTM);
+    c.vocab_size = 37;
+    attn_model *m = tu_model_new(&c, 5);
+    attn_vocab *v = NULL;
+    attn_error err;
+    ck_assert_msg(attn_vocab_create(own_words, 37, &v, &err) == ATTN_OK, "%s", err.msg);
+    char path[256];
+    snprintf(path, sizeof path, "%s/lstm-seed1.json", own_dir);
+    ck_assert_msg(attn_weights_save_json_vocab(m, v, false, ATTN_WEIGHTS_TEXT, path, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    attn_vocab_free(v);
+    attn_model_free(m);
+    snprintf(path, sizeof path, "%s/transformer-seed1.json", own_dir);
+    ck_assert(symlink(tu_source_path("weights/transformer-seed1.json"), path) == 0);
+    ck_assert_msg(serve_app_create(own_dir, 1, &app, &err) == ATTN_OK, "%s", err.msg);
+}
+
+static void own_teardown(void) {
+    serve_app_free(app);
+    app = NULL;
+    char path[256];
+    snprintf(path, sizeof path, "%s/lstm-seed1.json", own_dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/transformer-seed1.json", own_dir);
+    unlink(path);
+    rmdir(own_dir);
+}
+
+static char *get_text(const char *method, const char *uri, const char *body, int want) {
+    serve_response rs;
+    int got = call(method, uri, body, &rs);
+    char *t = body_of(&rs);
+    ck_assert_msg(got == want, "%s %s %s: want %d, got %d %.300s", method, uri, body ? body : "",
+                  want, got, t);
+    serve_response_clear(&rs);
+    return t;
+}
+
+/* The regression: the server tokenized every sentence with the built-in vocabulary and fed
+ * those ids into the file's embedding rows (a logit for "the lecture was great"). */
+START_TEST(test_own_vocab_explain) {
+    char *t = get_text("POST", "/api/explain",
+                       "{\"sentence\": \"the lecture was great\", \"models\": [\"lstm\"]}", 400);
+    ck_assert_msg(strstr(t, "\"code\": \"unknown_word\"") && strstr(t, "\"word\": \"lecture\"") &&
+                      strstr(t, "\"position\": 2") && strstr(t, "\"model\": \"lstm\""),
+                  "%s", t);
+    free(t);
+    /* its own words: exactly the library's object for the file's vocabulary */
+    const char *sentence = "the film was not very good although the music felt wonderful";
+    char body[256];
+    snprintf(body, sizeof body, "{\"sentence\": \"%s\", \"models\": [\"lstm\"]}", sentence);
+    t = get_text("POST", "/api/explain", body, 200);
+    attn_model *m = NULL;
+    attn_vocab *v = NULL;
+    attn_error err;
+    char path[256];
+    snprintf(path, sizeof path, "%s/lstm-seed1.json", own_dir);
+    ck_assert(attn_weights_load_json_vocab(path, &m, &v, &err) == ATTN_OK && v);
+    int ids[ATTN_MAX_WORDS], n = 0;
+    ck_assert(attn_tokenize_vocab(v, sentence, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
+    ck_assert_int_eq(ids[2], 9); /* "was" is id 9 of the file, id 11 of the task */
+    attn_explanation *e = NULL;
+    const attn_explain_opts o = {ATTN_EXPLAIN_NO_IG};
+    ck_assert(attn_explain(m, ids, n, &o, &e, &err) == ATTN_OK);
+    char *want = NULL;
+    ck_assert(attn_explanation_to_json(v, sentence, ids, e, &want, NULL, &err) == ATTN_OK);
+    ck_assert_msg(strstr(t, want) != NULL, "server:\n%s\nlibrary:\n%s", t, want);
+    free(want);
+    free(t);
+    attn_explanation_free(e);
+    attn_model_free(m);
+    attn_vocab_free(v);
+    /* a task word the file lacks and a file word the task lacks, each named with its model */
+    t = get_text("POST", "/api/explain",
+                 "{\"sentence\": \"the film was good\", \"models\": [\"lstm\", \"transformer\"]}",
+                 400);
+    ck_assert_msg(strstr(t, "\"word\": \"film\"") && strstr(t, "\"model\": \"transformer\""), "%s",
+                  t);
+    free(t);
+    /* /api/predict reads with the file's words too */
+    t = get_text("POST", "/api/predict?models=lstm", "the film was great\nthe lecture was great",
+                 400);
+    ck_assert_msg(strstr(t, "\"word\": \"lecture\"") && strstr(t, "\"line\": 2"), "%s", t);
+    free(t);
+    /* without "models": the models on the task's vocabulary */
+    t = get_text("POST", "/api/explain", "{\"sentence\": \"the lecture was great\"}", 200);
+    ck_assert_msg(strstr(t, "\"model\": \"transformer\"") && !strstr(t, "\"model\": \"lstm\""),
+                  "%s", t);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_own_vocab_endpoints) {
+    char *t = get_text("GET", "/api/models", NULL, 200);
+    ck_assert_msg(strstr(t, "\"name\": \"lstm\"") &&
+                      strstr(t, "\"vocab\": \"file\", \"vocab_size\": 37, \"vocab_group\": 0, "
+                                "\"test_sets\": false") &&
+                      strstr(t, "\"vocab\": \"task\", \"vocab_size\": 91, \"vocab_group\": 1, "
+                                "\"test_sets\": true"),
+                  "%s", t);
+    free(t);
+    /* per model: the file's 36 words (not [PAD]) with their ids, or the task's 89 */
+    t = get_text("GET", "/api/vocab?model=lstm", NULL, 200);
+    int n = 0;
+    for (const char *p = t; (p = strstr(p, "\"word\": ")); p++) n++;
+    ck_assert_int_eq(n, 36);
+    ck_assert_msg(strstr(t, "\"source\": \"file\", \"vocab_size\": 37, \"models\": [\"lstm\"]") &&
+                      strstr(t, "{\"id\": 2, \"word\": \"film\", \"category\": \"word\"}") &&
+                      !strstr(t, "lecture") && !strstr(t, "[PAD]"),
+                  "%s", t);
+    free(t);
+    const char *task_uris[] = {"/api/vocab?model=transformer", "/api/vocab"};
+    for (int i = 0; i < 2; i++) {
+        t = get_text("GET", task_uris[i], NULL, 200);
+        n = 0;
+        for (const char *p = t; (p = strstr(p, "\"word\": ")); p++) n++;
+        ck_assert_int_eq(n, ATTN_N_WORDS);
+        ck_assert_ptr_nonnull(strstr(t, "\"source\": \"task\""));
+        free(t);
+    }
+    expect_error("GET", "/api/vocab?model=gru", NULL, 404, "unknown_model");
+    /* test sets only where the vocabulary is the task's */
+    expect_error("GET", "/api/sets/plain?model=lstm", NULL, 404, "no_test_sets");
+    t = get_text("GET", "/api/sets/plain?model=transformer", NULL, 200);
+    ck_assert_ptr_nonnull(strstr(t, "\"n\": 1000"));
+    free(t);
+    ck_assert_ptr_nonnull(strstr(serve_app_summary(app), "its own vocabulary of 37 tokens"));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("serve/handler");
     TCase *tc = tcase_create("handler");
@@ -356,9 +566,16 @@ int main(void) {
     tcase_add_test(tc, test_unknown_word);
     tcase_add_test(tc, test_explain_matches_library);
     tcase_add_test(tc, test_sets_match_evaluate);
+    tcase_add_test(tc, test_predict);
     tcase_add_test(tc, test_request_parser);
     tcase_add_test(tc, test_json_escaping);
     tcase_add_test(tc, test_app_errors);
     suite_add_tcase(s, tc);
+    TCase *own = tcase_create("own_vocab");
+    tcase_add_checked_fixture(own, own_setup, own_teardown);
+    tcase_add_test(own, test_own_vocab_explain);
+    tcase_add_test(own, test_own_vocab_endpoints);
+    tcase_set_timeout(own, 60);
+    suite_add_tcase(s, own);
     return tu_run_suite(s);
 }
