@@ -27,8 +27,11 @@ static const char notes[] =
     "Safety: binds 127.0.0.1 unless --host says otherwise (there is no authentication:\n"
     "a warning is printed for other addresses); request bodies up to 64 KiB; sentences up\n"
     "to the models' length; a bounded queue (503 when full) and a time limit per request;\n"
-    "security headers (Content-Security-Policy without inline script, nosniff). Stop with\n"
-    "Ctrl-C (SIGINT) or SIGTERM.";
+    "slow clients are cut off (--request-timeout) and limited per address (--max-per-ip),\n"
+    "at most 256 connections; security headers (Content-Security-Policy without inline\n"
+    "script, nosniff). Stop with "
+    "Ctrl-C (SIGINT) or SIGTERM: requests already received are answered, later ones get\n"
+    "503 shutting_down, then the server exits (docs/reliability.md).";
 
 /* Blocks SIGINT and SIGTERM in this thread and every thread started after, so that sigwait
  * below receives them. */
@@ -43,10 +46,6 @@ static void block_signals(sigset_t *set) {
 static bool is_numeric_host(const char *host) {
     unsigned char buf[sizeof(struct in6_addr)];
     return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
-}
-
-static bool is_loopback(const char *host) {
-    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
 }
 
 int cmd_serve(int argc, char **argv) {
@@ -68,15 +67,20 @@ int cmd_serve(int argc, char **argv) {
          .help = "requests waiting for a worker; beyond, 503"},
         {"--time-limit", "S", CLI_OPT_INT, &time_limit, 1, 3600,
          .help = "seconds a request may wait in the queue (then 503)"},
+        {"--request-timeout", "S", CLI_OPT_INT, &o.request_timeout_s, 1, 3600,
+         .help = "seconds a request (headers and body) may take to arrive,\n"
+                 "from the connection or the previous answer; then it is closed"},
+        {"--max-per-ip", "N", CLI_OPT_INT, &o.max_per_ip, 1, 4096,
+         .help = "connections at a time from one client address; more are refused"},
     };
     cli_spec spec = {"serve",
                      "[--weights DIR] [--host ADDR] [--port N] [--threads N] [--queue N]"
-                     " [--time-limit S]",
+                     " [--time-limit S] [--request-timeout S] [--max-per-ip N]",
                      about,
                      NULL,
                      notes,
                      opts,
-                     6};
+                     8};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (!is_numeric_host(o.host))
@@ -96,7 +100,7 @@ int cmd_serve(int argc, char **argv) {
         serve_app_free(app);
         return cli_runtime_error("serve", "%s", err.msg);
     }
-    if (!is_loopback(o.host))
+    if (!serve_host_is_loopback(o.host))
         cli_message("serve",
                     "warning: listening on %s: anyone who can reach this address can "
                     "use the server (there is no authentication)",
