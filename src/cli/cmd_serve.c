@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char about[] =
     "Serves a local web page that explains sentences with the loaded models: each word\n"
@@ -41,6 +42,42 @@ static void block_signals(sigset_t *set) {
     sigaddset(set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, set, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+typedef struct stopper {
+    serve_server *srv;
+    volatile sig_atomic_t done;
+} stopper;
+
+static void *stop_server(void *p) {
+    stopper *st = p;
+    serve_server_stop(st->srv);
+    st->done = 1;
+    return NULL;
+}
+
+/* Stops srv on another thread (it answers what it has received, at most request timeout +
+ * time limit) while this one, the thread the kernel gives process signals to first, waits for
+ * a second SIGINT/SIGTERM: that one exits at once. */
+static void stop_on_signal(serve_server *srv, const sigset_t *set, int sig) {
+    cli_message("serve",
+                "%s: shutting down (answering the requests received; a second signal "
+                "exits at once)",
+                sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    stopper st = {srv, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, stop_server, &st) != 0) {
+        serve_server_stop(srv);
+        return;
+    }
+    const struct timespec tick = {0, 50 * 1000 * 1000};
+    while (!st.done) {
+        if (sigtimedwait(set, NULL, &tick) > 0) {
+            cli_message("serve", "second signal: exiting without waiting");
+            _exit(CLI_ERROR);
+        }
+    }
+    pthread_join(t, NULL);
 }
 
 static bool is_numeric_host(const char *host) {
@@ -111,8 +148,7 @@ int cmd_serve(int argc, char **argv) {
     fflush(stdout);
     int sig = 0;
     sigwait(&set, &sig);
-    cli_message("serve", "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    serve_server_stop(srv);
+    stop_on_signal(srv, &set, sig);
     serve_app_free(app);
     return CLI_OK;
 }
