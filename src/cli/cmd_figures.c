@@ -95,9 +95,13 @@ static int capture(figs *f, const char *name, int (*cmd)(int, char **), char **a
     fputs("```\n", stdout);
     int rc = cmd(argc, argv);
     fputs("```\n", stdout);
-    fflush(stdout);
+    /* a short write (full disk) shows only here: the text is checked before it is renamed */
+    const bool written = fflush(stdout) == 0 && !ferror(stdout) && fsync(STDOUT_FILENO) == 0;
+    clearerr(stdout);
     dup2(saved, STDOUT_FILENO);
     close(saved);
+    if (rc == CLI_OK && !written)
+        rc = cli_runtime_error("figures", "%s: cannot write it (disk full?)", tmp);
     if (rc == CLI_OK && rename(tmp, path) != 0)
         rc = cli_runtime_error("figures", "%s: %s", path, strerror(errno));
     if (rc != CLI_OK) remove(tmp);

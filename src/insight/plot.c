@@ -149,6 +149,46 @@ static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7"
 
 /* ---- running gnuplot ------------------------------------------------------------------- */
 
+/* gnuplot's pngcairo and svg terminals exit 0 after a short write (a full disk, a file size
+ * limit), so the chart is checked before it replaces anything: a PNG must end with its IEND
+ * chunk, an SVG with </svg>; then it is synced to disk. */
+static attn_status check_output(const char *tmp, const char *path, attn_error *err) {
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    const bool png = ends_with(path, ".png");
+    int fd = open(tmp, O_RDWR);
+    if (fd < 0)
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: gnuplot wrote nothing: %s", path,
+                           strerror(errno));
+    struct stat st = {0};
+    unsigned char tail[64] = {0};
+    const off_t want = png ? 12 : (off_t)sizeof tail;
+    bool ok = fstat(fd, &st) == 0 && st.st_size >= 12;
+    size_t n = 0;
+    if (ok) {
+        const off_t at = st.st_size > want ? st.st_size - want : 0;
+        const ssize_t got = pread(fd, tail, (size_t)(st.st_size - at), at);
+        ok = got == st.st_size - at;
+        n = ok ? (size_t)got : 0;
+    }
+    if (ok && png) {
+        ok = memcmp(tail, iend, sizeof iend) == 0;
+    } else if (ok) { /* the last non-space characters are </svg> */
+        while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == ' ' || tail[n - 1] == '\r')) n--;
+        ok = n >= 6 && memcmp(tail + n - 6, "</svg>", 6) == 0;
+    }
+    const bool synced = ok && fsync(fd) == 0;
+    close(fd);
+    if (!ok)
+        return attn_errorf(err, ATTN_ERR_IO,
+                           "plot %s: gnuplot's output is incomplete (%lld bytes, no %s end; "
+                           "disk full or a file size limit?)",
+                           path, (long long)st.st_size, png ? "PNG IEND" : "</svg>");
+    if (!synced)
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot sync it to disk: %s", path,
+                           strerror(errno));
+    return ATTN_OK;
+}
+
 static attn_status run_gnuplot(plot_files *f, const char *path, attn_error *err) {
     if (fflush(f->data_f) || ferror(f->data_f) || fflush(f->script_f) || ferror(f->script_f))
         return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot write a temporary file", path);
@@ -183,6 +223,8 @@ static attn_status run_gnuplot(plot_files *f, const char *path, attn_error *err)
         return attn_errorf(err, ATTN_ERR_IO, "plot %s: gnuplot failed: %s", path,
                            msg[0] ? msg : "no message");
     }
+    attn_status st = check_output(f->out_tmp, path, err);
+    if (st != ATTN_OK) return st;
     mode_t mask = umask(0); /* mkstemp made it 0600: give it a normal file's mode */
     umask(mask);
     chmod(f->out_tmp, 0666 & ~mask);
