@@ -100,6 +100,24 @@ START_TEST(test_cli_argument_checks_before_work) {
 }
 END_TEST
 
+/* explain's work on a recurrent model grows with the square of the length: bounded words */
+START_TEST(test_cli_explain_words_bounded) {
+    static char sentence[1002 * 5];
+    sentence[0] = '\0';
+    for (int i = 0; i < 1001; i++) strcat(sentence, "good ");
+    char w[512];
+    snprintf(w, sizeof w, "%s", tu_source_path("weights/lstm-seed1.json"));
+    const double t0 = now_s();
+    run_result r = run(NULL, "explain", "--weights", w, "--ig-steps", "0", sentence, NULL);
+    expect(&r, "explain 1,001 words", 1, "1001 words", "--max-words 1000", NULL);
+    run_free(&r);
+    ck_assert_msg(now_s() - t0 < 5.0, "refused only after %.1f s", now_s() - t0);
+    r = run(NULL, "explain", "--weights", w, "--ig-steps", "0", "--max-words", "0", "good", NULL);
+    expect(&r, "--max-words 0", 2, "--max-words", NULL);
+    run_free(&r);
+}
+END_TEST
+
 static int count_files(const char *dir) {
     DIR *d = opendir(dir);
     ck_assert_ptr_nonnull(d);
@@ -139,6 +157,7 @@ int main(void) {
     tcase_add_test(tc, test_cli_concurrent_runs_refused);
     tcase_add_test(tc, test_cli_argument_checks_before_work);
     tcase_add_test(tc, test_cli_figures_removes_litter);
+    tcase_add_test(tc, test_cli_explain_words_bounded);
     suite_add_tcase(s, tc);
     return cli_run_suite_in_tmp(s);
 }
