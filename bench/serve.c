@@ -5,7 +5,9 @@
  * the server's CPU time per request, its resident memory (VmRSS) before and after N more explain
  * requests and after M cheap ones (vocabulary, unknown word, malformed JSON; memory must stay
  * flat), and, with --torch, tools/serve_torch.py doing the same explain in PyTorch per request
- * for the same time, as the yardstick.
+ * for the same time, as the yardstick. Beside its own clients, Debian's `wrk` (a load generator
+ * people know; scripts/install-deps.sh --test) sends the same explain request with as many
+ * connections for the same time; its requests/s and latency percentiles are printed too.
  * Usage: build/bench/serve --attn build/attn [--weights weights] [--clients 16] [--seconds 10]
  *                          [--requests 100000] [--cheap 100000] [--threads 2] [--ig-steps 0]
  *                          [--torch tools/serve_torch.py]
@@ -223,7 +225,7 @@ static pid_t start_server(const char *attn, const char *weights, const char *thr
         close(fds[0]);
         close(fds[1]);
         execl(attn, attn, "serve", "--weights", weights, "--port", "0", "--threads", threads,
-              "--queue", "256", (char *)NULL);
+              "--queue", "256", "--max-per-ip", "4096", (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -233,6 +235,45 @@ static pid_t start_server(const char *attn, const char *weights, const char *thr
     const char *p = strstr(line, "127.0.0.1:");
     if (!p || sscanf(p, "127.0.0.1:%d", port) != 1) return -1;
     return pid;
+}
+
+/* wrk against the same endpoint with the same body, connections and time: its summary lines.
+ * The body goes in through a Lua script (wrk's only way to POST). */
+static void run_wrk(const bench *b, const char *body, int clients, double seconds) {
+    char script[] = "/tmp/attn-bench-wrk-XXXXXX";
+    const int fd = mkstemp(script);
+    FILE *s = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!s) {
+        printf("wrk      cannot write its script: %s\n", strerror(errno));
+        return;
+    }
+    fprintf(s,
+            "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n"
+            "wrk.body = [[%s]]\n",
+            body);
+    fclose(s);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "wrk -t 2 -c %d -d %.0fs --latency -s %s http://127.0.0.1:%d/api/explain 2>&1",
+             clients, seconds < 1 ? 1 : seconds, script, b->port);
+    FILE *p = popen(cmd, "r");
+    char line[512];
+    bool any = false;
+    while (p && fgets(line, sizeof line, p)) {
+        char *t = line + strspn(line, " \t");
+        if (strstr(t, "Requests/sec") || strstr(t, "requests in") || !strncmp(t, "50%", 3) ||
+            !strncmp(t, "99%", 3) || strstr(t, "Non-2xx") || strstr(t, "Socket errors") ||
+            strstr(t, "not found")) {
+            printf("wrk      %s", t);
+            any = true;
+        }
+    }
+    const int rc = p ? pclose(p) : -1;
+    if (!any || rc != 0)
+        printf("wrk      did not run (exit %d; Debian package wrk, scripts/install-deps.sh "
+               "--test)\n",
+               rc);
+    remove(script);
 }
 
 int main(int argc, char **argv) {
@@ -293,6 +334,8 @@ int main(int argc, char **argv) {
     long errors = run_clients(&b, clients, "attn", &n_done);
     printf("server CPU: %.2f ms per request (user + system)\n",
            n_done ? 1e3 * (cpu_s(pid) - cpu0) / (double)n_done : 0.0);
+    fflush(stdout);
+    run_wrk(&b, body, clients, seconds);
     long before = rss_kib(pid);
     b.deadline = 0;
     b.budget = requests;

@@ -159,7 +159,8 @@ const char *attn_vocab_kind(const attn_vocab *v, int id);
 /* The id of exactly this token (a hash lookup), -1 if absent. */
 int attn_vocab_lookup(const attn_vocab *v, const char *token);
 /* The word (kind "word") closest to `word` by edit distance, ties to the lower id; NULL when
- * the vocabulary has no word. */
+ * the vocabulary has no word, or when the search would take more than a few ms (a vocabulary
+ * of ~100,000 words or more and nothing within one edit). */
 const char *attn_vocab_closest(const attn_vocab *v, const char *word);
 /* v fits a model of cfg: count == vocab_size and, for the Transformer, "[CLS]" at id 1. */
 struct attn_model_config; /* below, with the models */

@@ -3,13 +3,15 @@
 # Usage: bash scripts/install-deps.sh          build and run attn (scripts/reproduce.sh)
 #        bash scripts/install-deps.sh --test   also the tests and tools/ (scripts/test.sh):
 #                                              PyTorch, NumPy, clang-format, clang, Chromium
-#                                              (the headless browser of the attn serve test)
+#                                              (the headless browser of the attn serve test),
+#                                              slowhttptest and wrk (serve tests, bench/serve)
 # Check (the C unit-test library, small) is in the first list: CMakeLists.txt requires it to
 # configure at all.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev libsleef-dev zlib1g-dev check
           gnuplot-nox libmicrohttpd-dev)
-test_packages=(python3 python3-torch python3-numpy clang-format clang libfuzzer-14-dev chromium)
+test_packages=(python3 python3-torch python3-numpy clang-format clang libfuzzer-14-dev chromium
+               slowhttptest wrk)
 case "${1:-}" in
   "") ;;
   --test) packages+=("${test_packages[@]}") ;;

@@ -121,6 +121,13 @@ attn_status cli_write_atomic(const char *path, const char *text, size_t len, att
  * directory, and its directory exists and is writable). CLI_OK, or CLI_ERROR after
  * "attn CMD: OPT PATH: reason" on stderr. */
 int cli_check_dest(const char *cmd, const char *opt, const char *path);
+/* Before any work: a --plot file name ends in .png or .svg (what the plot driver draws);
+ * CLI_OK, or CLI_USAGE after a message naming the option. */
+int cli_check_plot_name(const char *cmd, const char *opt, const char *path);
+/* Takes an advisory lock on the output `path` (a directory itself, a file through PATH.lock)
+ * for the rest of the process; another run holding it: an error naming opt and path, exit 1
+ * (lock.c). */
+int cli_lock_output(const char *cmd, const char *opt, const char *path);
 /* Prints "attn CMD: <formatted, escaped>" and returns CLI_ERROR. */
 int cli_runtime_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The set names every command accepts: train, holdout, plain, distractor, fill4, fill8, and

@@ -223,9 +223,14 @@ int cmd_experiment(int argc, char **argv) {
     }
     if (all && a.plot)
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
-    if (a.plot && (rc = cli_check_dest("experiment", "--plot", a.plot)) != CLI_OK) return rc;
+    if (a.plot && (rc = cli_check_plot_name("experiment", "--plot", a.plot)) != CLI_OK) return rc;
     if (a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
         return cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
+    struct stat st; /* --out /dev/null or a file: refused now, not after the run */
+    if (a.out && (stat(a.out, &st) != 0 || !S_ISDIR(st.st_mode) || access(a.out, W_OK | X_OK)))
+        return cli_runtime_error("experiment", "--out %s: not a writable directory", a.out);
+    if (a.out && (rc = cli_lock_output("experiment", "--out", a.out)) != CLI_OK) return rc;
+    if (a.plot && (rc = cli_lock_output("experiment", "--plot", a.plot)) != CLI_OK) return rc;
     attn_set_num_threads(1);
     if (!all) return run_one(e, &a);
     int failed = 0;

@@ -36,13 +36,18 @@ static const char notes[] =
     "of as many [PAD] words ([CLS] keeps its own); their sum approximates logit -\n"
     "ig_baseline_logit (how closely depends on the sentence; compare the two). The N points\n"
     "run as batches of 64 (rounding as a batch does); everything else is batch 1.\n"
-    "prefix_probability[i] is what `attn predict` prints for words 0..i.";
+    "prefix_probability[i] is what `attn predict` prints for words 0..i.\n\n"
+    "Length: a recurrent model's explanation costs the square of the sentence length in\n"
+    "time (one prefix per word) and its integrated gradients memory in proportion to it\n"
+    "(LSTM, 1,000 words: about 1.6 s and 140 MB); sentences longer than --max-words are\n"
+    "refused before any work.";
 
 typedef struct explain_view {
     int fmt;
     bool color;
     int layer, head;         /* -1: all */
     int ig_steps;            /* attn_explain_opts.ig_steps */
+    int max_words;           /* longer sentences are refused before any work */
     const attn_vocab *vocab; /* the weights file's, or the built-in one */
 } explain_view;
 
@@ -182,6 +187,11 @@ static bool explain_one(attn_model *m, const explain_view *v, const char *senten
     attn_status st = ids ? attn_tokenize_vocab(v->vocab, sentence, ids, max_ids, &n, &err)
                          : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
     const attn_explain_opts o = {v->ig_steps};
+    if (st == ATTN_OK && n > v->max_words)
+        st = attn_errorf(&err, ATTN_ERR_VALUE,
+                         "%d words, more than --max-words %d (raise it for longer sentences; "
+                         "the time grows with the square of the length)",
+                         n, v->max_words);
     if (st == ATTN_OK) st = attn_explain(m, ids, n, &o, &e, &err);
     if (st == ATTN_OK) {
         if (v->fmt == FORMAT_JSON && !print_json(v, sentence, ids, e, &err))
@@ -229,7 +239,7 @@ static bool want_color(int choice) {
 
 int cmd_explain(int argc, char **argv) {
     const char *weights = NULL;
-    explain_view v = {FORMAT_TEXT, false, -1, -1, ATTN_EXPLAIN_IG_STEPS, NULL};
+    explain_view v = {FORMAT_TEXT, false, -1, -1, ATTN_EXPLAIN_IG_STEPS, 1000, NULL};
     int color = COLOR_AUTO;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
@@ -244,15 +254,17 @@ int cmd_explain(int argc, char **argv) {
          .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"},
         {"--ig-steps", "N", CLI_OPT_INT, &v.ig_steps, 0, ATTN_EXPLAIN_MAX_STEPS,
          .help = "integrated-gradient steps; 0 = none"},
+        {"--max-words", "N", CLI_OPT_INT, &v.max_words, 1, 1 << 20,
+         .help = "longer sentences are refused (see Length below)"},
     };
     cli_spec spec = {"explain",
                      "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
-                     " [--ig-steps N] [--] [SENTENCE...]",
+                     " [--ig-steps N] [--max-words N] [--] [SENTENCE...]",
                      about,
                      "SENTENCE",
                      notes,
                      opts,
-                     6};
+                     7};
     char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
     if (!sentences) {
         fprintf(stderr, "attn explain: out of memory\n");

@@ -6,6 +6,7 @@
 #include "attn_plot.h"
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -95,9 +96,13 @@ static int capture(figs *f, const char *name, int (*cmd)(int, char **), char **a
     fputs("```\n", stdout);
     int rc = cmd(argc, argv);
     fputs("```\n", stdout);
-    fflush(stdout);
+    /* a short write (full disk) shows only here: the text is checked before it is renamed */
+    const bool written = fflush(stdout) == 0 && !ferror(stdout) && fsync(STDOUT_FILENO) == 0;
+    clearerr(stdout);
     dup2(saved, STDOUT_FILENO);
     close(saved);
+    if (rc == CLI_OK && !written)
+        rc = cli_runtime_error("figures", "%s: cannot write it (disk full?)", tmp);
     if (rc == CLI_OK && rename(tmp, path) != 0)
         rc = cli_runtime_error("figures", "%s: %s", path, strerror(errno));
     if (rc != CLI_OK) remove(tmp);
@@ -486,6 +491,28 @@ static int figures_all(figs *f) {
     return rc;
 }
 
+/* What a run killed half-way leaves in DIR: index.md.partial, NAME.md.capture and the plot
+ * driver's NAME.png.<stem>.tmpXXXXXX. Removed under the lock, so no other run is using them. */
+static bool is_litter(const char *name) {
+    const size_t n = strlen(name);
+    if (n > 8 && strcmp(name + n - 8, ".partial") == 0) return true;
+    if (n > 8 && strcmp(name + n - 8, ".capture") == 0) return true;
+    return n > 10 && strncmp(name + n - 10, ".tmp", 4) == 0;
+}
+
+static void remove_litter(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char path[4200];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_litter(e->d_name)) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) remove(path);
+    }
+    closedir(d);
+}
+
 int cmd_figures(int argc, char **argv) {
     figs f = {.wdir = "weights", .out = "docs/figures"};
     bool quick = false;
@@ -509,6 +536,8 @@ int cmd_figures(int argc, char **argv) {
     char index[4096], tmp[4200];
     path_of(index, sizeof index, &f, "index", "md");
     if (cli_check_dest("figures", "--out", index) != CLI_OK) return CLI_ERROR;
+    if ((rc = cli_lock_output("figures", "--out", f.out)) != CLI_OK) return rc;
+    remove_litter(f.out);
     snprintf(tmp, sizeof tmp, "%s.partial", index);
     f.index = fopen(tmp, "w");
     if (!f.index) return cli_runtime_error("figures", "%s: %s", tmp, strerror(errno));

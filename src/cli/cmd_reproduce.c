@@ -194,6 +194,7 @@ int cmd_reproduce(int argc, char **argv) {
         return cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
                                  strerror(errno));
     }
+    if ((rc = cli_lock_output("reproduce", "--out", o.out_dir)) != CLI_OK) return rc;
     int n = n_models * o.seeds;
     if (o.workers > n) o.workers = n;
     cli_run_result *runs = calloc((size_t)n, sizeof *runs);

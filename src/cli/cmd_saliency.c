@@ -198,7 +198,7 @@ int cmd_saliency(int argc, char **argv) {
     if (rc >= 0) return rc;
     if (!weights && !models)
         return cli_usage_error("saliency", "give --model M (untrained) or --weights W.json");
-    if (plot && cli_check_dest("saliency", "--plot", plot) != CLI_OK) return CLI_ERROR;
+    if (plot && (rc = cli_check_plot_name("saliency", "--plot", plot)) != CLI_OK) return rc;
     attn_set_num_threads(1);
     const attn_saliency_opts o = {.T = T, .n = n, .seed = seed};
     curve_set s = {0};

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char about[] =
     "Serves a local web page that explains sentences with the loaded models: each word\n"
@@ -29,8 +30,11 @@ static const char notes[] =
     "Safety: binds 127.0.0.1 unless --host says otherwise (there is no authentication:\n"
     "a warning is printed for other addresses); request bodies up to 64 KiB; sentences up\n"
     "to the models' length; a bounded queue (503 when full) and a time limit per request;\n"
-    "security headers (Content-Security-Policy without inline script, nosniff). Stop with\n"
-    "Ctrl-C (SIGINT) or SIGTERM.";
+    "slow clients are cut off (--request-timeout) and limited per address (--max-per-ip),\n"
+    "at most 256 connections; security headers (Content-Security-Policy without inline\n"
+    "script, nosniff). Stop with "
+    "Ctrl-C (SIGINT) or SIGTERM: requests already received are answered, later ones get\n"
+    "503 shutting_down, then the server exits (docs/reliability.md).";
 
 /* Blocks SIGINT and SIGTERM in this thread and every thread started after, so that sigwait
  * below receives them. */
@@ -42,13 +46,45 @@ static void block_signals(sigset_t *set) {
     signal(SIGPIPE, SIG_IGN);
 }
 
+typedef struct stopper {
+    serve_server *srv;
+    volatile sig_atomic_t done;
+} stopper;
+
+static void *stop_server(void *p) {
+    stopper *st = p;
+    serve_server_stop(st->srv);
+    st->done = 1;
+    return NULL;
+}
+
+/* Stops srv on another thread (it answers what it has received, at most request timeout +
+ * time limit) while this one, the thread the kernel gives process signals to first, waits for
+ * a second SIGINT/SIGTERM: that one exits at once. */
+static void stop_on_signal(serve_server *srv, const sigset_t *set, int sig) {
+    cli_message("serve",
+                "%s: shutting down (answering the requests received; a second signal "
+                "exits at once)",
+                sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    stopper st = {srv, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, stop_server, &st) != 0) {
+        serve_server_stop(srv);
+        return;
+    }
+    const struct timespec tick = {0, 50 * 1000 * 1000};
+    while (!st.done) {
+        if (sigtimedwait(set, NULL, &tick) > 0) {
+            cli_message("serve", "second signal: exiting without waiting");
+            _exit(CLI_ERROR);
+        }
+    }
+    pthread_join(t, NULL);
+}
+
 static bool is_numeric_host(const char *host) {
     unsigned char buf[sizeof(struct in6_addr)];
     return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
-}
-
-static bool is_loopback(const char *host) {
-    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
 }
 
 int cmd_serve(int argc, char **argv) {
@@ -70,15 +106,20 @@ int cmd_serve(int argc, char **argv) {
          .help = "requests waiting for a worker; beyond, 503"},
         {"--time-limit", "S", CLI_OPT_INT, &time_limit, 1, 3600,
          .help = "seconds a request may wait in the queue (then 503)"},
+        {"--request-timeout", "S", CLI_OPT_INT, &o.request_timeout_s, 1, 3600,
+         .help = "seconds a request (headers and body) may take to arrive,\n"
+                 "from the connection or the previous answer; then it is closed"},
+        {"--max-per-ip", "N", CLI_OPT_INT, &o.max_per_ip, 1, 4096,
+         .help = "connections at a time from one client address; more are refused"},
     };
     cli_spec spec = {"serve",
                      "[--weights DIR] [--host ADDR] [--port N] [--threads N] [--queue N]"
-                     " [--time-limit S]",
+                     " [--time-limit S] [--request-timeout S] [--max-per-ip N]",
                      about,
                      NULL,
                      notes,
                      opts,
-                     6};
+                     8};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (!is_numeric_host(o.host))
@@ -98,7 +139,7 @@ int cmd_serve(int argc, char **argv) {
         serve_app_free(app);
         return cli_runtime_error("serve", "%s", err.msg);
     }
-    if (!is_loopback(o.host))
+    if (!serve_host_is_loopback(o.host))
         cli_message("serve",
                     "warning: listening on %s: anyone who can reach this address can "
                     "use the server (there is no authentication)",
@@ -109,8 +150,7 @@ int cmd_serve(int argc, char **argv) {
     fflush(stdout);
     int sig = 0;
     sigwait(&set, &sig);
-    cli_message("serve", "%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    serve_server_stop(srv);
+    stop_on_signal(srv, &set, sig);
     serve_app_free(app);
     return CLI_OK;
 }

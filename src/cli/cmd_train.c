@@ -569,6 +569,14 @@ int cmd_train(int argc, char **argv) {
     if (a.checkpoint && (rc = cli_check_dest("train", "--checkpoint", a.checkpoint)) != CLI_OK)
         return rc;
     if (a.log && (rc = cli_check_dest("train", "--log", a.log)) != CLI_OK) return rc;
+    /* a second run writing the same files is refused before either is touched */
+    if ((rc = cli_lock_output("train", "--out", a.out)) != CLI_OK) return rc;
+    if (a.checkpoint && strcmp(a.checkpoint, a.out) != 0 &&
+        (rc = cli_lock_output("train", "--checkpoint", a.checkpoint)) != CLI_OK)
+        return rc;
+    if (a.log && strcmp(a.log, a.out) != 0 && (!a.checkpoint || strcmp(a.log, a.checkpoint)) &&
+        (rc = cli_lock_output("train", "--log", a.log)) != CLI_OK)
+        return rc;
     if (a.cfg.epochs == 0) return write_initial_weights(&mc, &a);
     return train(&spec, &a, &mc);
 }

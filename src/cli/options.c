@@ -221,7 +221,8 @@ static bool set_value(const cli_opt *o, const char *s) {
             }
         }
     }
-    case CLI_OPT_STR:
+    case CLI_OPT_STR: /* never empty: `--out ''` would write into the current directory or / */
+        if (!*s) return false;
         *(const char **)o->dst = s;
         return true;
     case CLI_OPT_FLAG:

@@ -237,6 +237,14 @@ static attn_status unknown_word(const attn_vocab *v, const char *word, bool trun
                            "unknown word '%s%s' at position %d (closest vocabulary word: "
                            "'%s'; 'attn vocab' lists all %d words)",
                            word, truncated ? "..." : "", pos, closest, ATTN_N_WORDS);
+    bool has_word = false;
+    for (int id = 0; id < v->n && !closest && !has_word; id++)
+        has_word = v->kinds[id] == ATTN_TOKEN_WORD;
+    if (!closest && has_word) /* the bounded search gave up (a very large vocabulary) */
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "unknown word '%s%s' at position %d (no close word found in the "
+                           "model's vocabulary of %d tokens: 'attn vocab --weights' lists it)",
+                           word, truncated ? "..." : "", pos, v->n);
     if (!closest)
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "unknown word '%s%s' at position %d (the model's vocabulary of %d "

@@ -1,9 +1,10 @@
 /* plot.c -- the gnuplot driver: every chart of attn is drawn here (attn_plot.h).
  *
- * Each call writes its data and a script to temporary files, runs gnuplot on the script with
- * its output captured into a third temporary file (its messages become the error message), and
- * lets gnuplot write the chart to a temporary name beside the destination, renamed over it on
- * success. The library never prints; nothing is left behind on failure. */
+ * Each call writes its data and a script to temporary files beside the destination, runs
+ * gnuplot on the script with its output captured into a third (its messages become the error
+ * message), and lets gnuplot write the chart to a fourth, checked (complete PNG or SVG),
+ * synced and renamed over the destination on success. The library never prints; nothing is
+ * left behind on failure. */
 #include "attn_plot.h"
 
 #include <errno.h>
@@ -23,23 +24,32 @@ extern char **environ;
 
 /* ---- temporary files ------------------------------------------------------------------- */
 
+/* All beside the destination, named PATH.<stem>.tmpXXXXXX: a run killed half-way leaves
+ * names that `attn figures` recognises and removes (nothing in TMPDIR). */
 typedef struct plot_files {
-    char data[64], script[64], log[64]; /* in TMPDIR (or /tmp) */
-    char *out_tmp;                      /* beside the destination */
+    char *data, *script, *log;
+    char *out_tmp;
     FILE *data_f, *script_f;
 } plot_files;
 
-static bool make_tmp(char *name, size_t size, const char *stem) {
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir || strlen(dir) > 32) dir = "/tmp";
-    if (snprintf(name, size, "%s/attn-%s-XXXXXX", dir, stem) >= (int)size) return false;
-    int fd = mkstemp(name);
+static bool make_tmp(char **name, const char *path, const char *stem) {
+    const size_t n = strlen(path) + strlen(stem) + 16;
+    if (!(*name = malloc(n))) return false;
+    snprintf(*name, n, "%s.%s.tmpXXXXXX", path, stem);
+    int fd = mkstemp(*name);
     if (fd < 0) {
-        name[0] = '\0';
+        free(*name);
+        *name = NULL;
         return false;
     }
     close(fd);
     return true;
+}
+
+static void remove_tmp(char **name) {
+    if (*name) remove(*name);
+    free(*name);
+    *name = NULL;
 }
 
 static void files_close(plot_files *f) {
@@ -50,42 +60,21 @@ static void files_close(plot_files *f) {
 
 static void files_remove(plot_files *f) {
     files_close(f);
-    if (f->data[0]) remove(f->data);
-    if (f->script[0]) remove(f->script);
-    if (f->log[0]) remove(f->log);
-    if (f->out_tmp) {
-        remove(f->out_tmp);
-        free(f->out_tmp);
-    }
-    memset(f, 0, sizeof *f);
+    remove_tmp(&f->data);
+    remove_tmp(&f->script);
+    remove_tmp(&f->log);
+    remove_tmp(&f->out_tmp);
 }
 
 static attn_status files_open(plot_files *f, const char *path, attn_error *err) {
     memset(f, 0, sizeof *f);
-    if (!make_tmp(f->data, sizeof f->data, "plotdata") ||
-        !make_tmp(f->script, sizeof f->script, "plotscript") ||
-        !make_tmp(f->log, sizeof f->log, "plotlog")) {
-        files_remove(f);
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot create a temporary file: %s", path,
-                           strerror(errno));
-    }
-    size_t n = strlen(path) + 16;
-    f->out_tmp = malloc(n);
-    if (!f->out_tmp) {
-        files_remove(f);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "plot %s: out of memory", path);
-    }
-    snprintf(f->out_tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(f->out_tmp);
-    if (fd < 0) {
+    if (!make_tmp(&f->data, path, "data") || !make_tmp(&f->script, path, "gp") ||
+        !make_tmp(&f->log, path, "log") || !make_tmp(&f->out_tmp, path, "out")) {
         attn_status st = attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot write beside it: %s", path,
                                      strerror(errno));
-        free(f->out_tmp);
-        f->out_tmp = NULL;
         files_remove(f);
         return st;
     }
-    close(fd);
     f->data_f = fopen(f->data, "w");
     f->script_f = fopen(f->script, "w");
     if (!f->data_f || !f->script_f) {
@@ -149,6 +138,46 @@ static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7"
 
 /* ---- running gnuplot ------------------------------------------------------------------- */
 
+/* gnuplot's pngcairo and svg terminals exit 0 after a short write (a full disk, a file size
+ * limit), so the chart is checked before it replaces anything: a PNG must end with its IEND
+ * chunk, an SVG with </svg>; then it is synced to disk. */
+static attn_status check_output(const char *tmp, const char *path, attn_error *err) {
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    const bool png = ends_with(path, ".png");
+    int fd = open(tmp, O_RDWR);
+    if (fd < 0)
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: gnuplot wrote nothing: %s", path,
+                           strerror(errno));
+    struct stat st = {0};
+    unsigned char tail[64] = {0};
+    const off_t want = png ? 12 : (off_t)sizeof tail;
+    bool ok = fstat(fd, &st) == 0 && st.st_size >= 12;
+    size_t n = 0;
+    if (ok) {
+        const off_t at = st.st_size > want ? st.st_size - want : 0;
+        const ssize_t got = pread(fd, tail, (size_t)(st.st_size - at), at);
+        ok = got == st.st_size - at;
+        n = ok ? (size_t)got : 0;
+    }
+    if (ok && png) {
+        ok = memcmp(tail, iend, sizeof iend) == 0;
+    } else if (ok) { /* the last non-space characters are </svg> */
+        while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == ' ' || tail[n - 1] == '\r')) n--;
+        ok = n >= 6 && memcmp(tail + n - 6, "</svg>", 6) == 0;
+    }
+    const bool synced = ok && fsync(fd) == 0;
+    close(fd);
+    if (!ok)
+        return attn_errorf(err, ATTN_ERR_IO,
+                           "plot %s: gnuplot's output is incomplete (%lld bytes, no %s end; "
+                           "disk full or a file size limit?)",
+                           path, (long long)st.st_size, png ? "PNG IEND" : "</svg>");
+    if (!synced)
+        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot sync it to disk: %s", path,
+                           strerror(errno));
+    return ATTN_OK;
+}
+
 static attn_status run_gnuplot(plot_files *f, const char *path, attn_error *err) {
     if (fflush(f->data_f) || ferror(f->data_f) || fflush(f->script_f) || ferror(f->script_f))
         return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot write a temporary file", path);
@@ -183,6 +212,8 @@ static attn_status run_gnuplot(plot_files *f, const char *path, attn_error *err)
         return attn_errorf(err, ATTN_ERR_IO, "plot %s: gnuplot failed: %s", path,
                            msg[0] ? msg : "no message");
     }
+    attn_status st = check_output(f->out_tmp, path, err);
+    if (st != ATTN_OK) return st;
     mode_t mask = umask(0); /* mkstemp made it 0600: give it a normal file's mode */
     umask(mask);
     chmod(f->out_tmp, 0666 & ~mask);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- strict JSON ------------------------------------------------------------------------------
@@ -203,6 +204,56 @@ static bool scan_json(json_scan *j) {
     }
 }
 
+/* ---- duplicate keys ---------------------------------------------------------------------------
+ * cJSON keeps both members of {"a": 1, "a": 2} and its lookups return the first, so a reader
+ * and a proxy in front of it could disagree about what was sent: refuse them. Keys are compared
+ * after unescaping ("a" and "\u0061" are the same key), sorted so that an object with k keys
+ * costs O(k log k). */
+
+static int key_cmp(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1 if some object under node holds a key twice (*dup: that key), -1 if out of memory, 0 if
+ * none. */
+static int find_duplicate_key(const cJSON *node, const char **dup) {
+    for (; node; node = node->next) {
+        if (cJSON_IsObject(node) && node->child && node->child->next) {
+            size_t k = 0;
+            for (const cJSON *it = node->child; it; it = it->next) k++;
+            const char **keys = malloc(k * sizeof *keys);
+            if (!keys) return -1;
+            k = 0;
+            for (const cJSON *it = node->child; it; it = it->next) keys[k++] = it->string;
+            qsort(keys, k, sizeof *keys, key_cmp);
+            for (size_t i = 1; i < k && !*dup; i++)
+                if (strcmp(keys[i - 1], keys[i]) == 0) *dup = keys[i];
+            free(keys);
+            if (*dup) return 1;
+        }
+        if (node->child) {
+            const int r = find_duplicate_key(node->child, dup);
+            if (r) return r;
+        }
+    }
+    return 0;
+}
+
+/* The offset of the second "key": in buf (the duplicate), or 0 if escapes hide it. */
+static size_t duplicate_key_offset(const char *buf, size_t len, const char *key) {
+    const size_t n = strlen(key);
+    int seen = 0;
+    for (size_t i = 0; i + n + 2 <= len; i++) {
+        if (buf[i] == '"' && memcmp(buf + i + 1, key, n) == 0 && buf[i + n + 1] == '"') {
+            size_t j = i + n + 2;
+            while (j < len && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == '\n' || buf[j] == '\r'))
+                j++;
+            if (j < len && buf[j] == ':' && ++seen == 2) return i;
+        }
+    }
+    return 0;
+}
+
 attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
                                const char **why) {
     *out = NULL;
@@ -218,6 +269,15 @@ attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t 
         *at = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
         *why = "out of memory while parsing";
         return ATTN_ERR_NOMEM;
+    }
+    const char *dup = NULL;
+    const int found = find_duplicate_key(*out, &dup);
+    if (found) {
+        *at = found > 0 ? duplicate_key_offset(buf, len, dup) : 0;
+        *why = found > 0 ? "a key appears twice in one object" : "out of memory while parsing";
+        cJSON_Delete(*out);
+        *out = NULL;
+        return found > 0 ? ATTN_ERR_PARSE : ATTN_ERR_NOMEM;
     }
     return ATTN_OK;
 }

@@ -227,12 +227,17 @@ const attn_model_config *attn_model_config_of(const attn_model *m) {
 attn_status attn_batch_validate(const attn_model *m, const attn_batch *b, attn_error *err) {
     if (!b || !b->ids || !b->lengths || b->B < 1 || b->T < 1)
         return attn_errorf(err, ATTN_ERR_ARG, "batch: need B >= 1, T >= 1, ids and lengths");
-    int max_t = m->cfg.arch == ATTN_ARCH_TRANSFORMER ? m->cfg.max_len - 1 : 1 << 20;
-    if (b->T > max_t)
+    const bool positions = m->cfg.arch == ATTN_ARCH_TRANSFORMER;
+    int max_t = positions ? m->cfg.max_len - 1 : 1 << 20;
+    if (b->T > max_t && positions)
         return attn_errorf(err, ATTN_ERR_SHAPE,
                            "batch: %d words, the %s model takes at most %d (max_len %d "
                            "positions including [CLS])",
                            b->T, attn_arch_name(m->cfg.arch), max_t, m->cfg.max_len);
+    if (b->T > max_t) /* recurrent models have no max_len: this is attn's own bound */
+        return attn_errorf(err, ATTN_ERR_SHAPE,
+                           "batch: %d words, the %s model takes at most %d words per sentence",
+                           b->T, attn_arch_name(m->cfg.arch), max_t);
     for (int i = 0; i < b->B; i++) {
         if (b->lengths[i] < 1 || b->lengths[i] > b->T)
             return attn_errorf(err, ATTN_ERR_SHAPE,

@@ -1,21 +1,28 @@
-/* http.c -- the server of `attn serve` on GNU libmicrohttpd: one polling thread reads requests
- * and answers the cheap ones (assets, models, vocabulary) itself; requests that run the models
- * (explain, sets) are suspended and put on a bounded queue, from which worker threads (each
- * with its own copy of the models) take them, run serve_handle and resume the connection.
- * Limits: bodies over 64 KiB get 413, a full queue 503 at once, a job that waited longer than
- * the time limit 503, idle connections are closed after conn_timeout_s, at most
- * max_connections at a time (libmicrohttpd refuses more), so memory stays bounded. When the
- * server listens on a loopback address, requests must name it in their Host header (421
- * otherwise): a web page elsewhere cannot reach the API through DNS rebinding. */
+/* http.c -- the server of `attn serve` on GNU libmicrohttpd, one thread per connection: the
+ * connection's thread reads the request and answers the cheap ones (assets, models, vocabulary)
+ * itself; requests that run the models (explain, sets) go on a bounded queue, from which worker
+ * threads (each with its own copy of the models) take them, while the connection's thread waits
+ * for the answer. (libmicrohttpd 0.9.75's suspend/resume, used before, reads the socket when a
+ * connection resumes and drops the answer of a client that half-closed after its request.)
+ * Limits, so that memory and threads stay bounded and slow clients cannot starve the others:
+ * bodies over 64 KiB get 413, a full queue 503 at once, a job that waited longer than the time
+ * limit 503; at most max_connections connections, max_per_ip of them from one address (more are
+ * refused); a request must arrive (headers and body) within request_timeout_s of the connection
+ * opening or of the previous answer (a reaper thread shuts the socket down otherwise), and an
+ * idle connection is closed after conn_timeout_s. Host is checked (http_host.c); Content-Length
+ * must be one decimal number, sent once. On stop, the requests already received are answered,
+ * later ones get 503 shutting_down. */
+#include "http_internal.h"
 #include "serve_internal.h"
 
 #include <microhttpd.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #define CSP                                                                                        \
@@ -24,8 +31,19 @@
 
 enum { REQ_RECEIVING, REQ_QUEUED, REQ_ANSWERED };
 
+/* One per TCP connection (libmicrohttpd's socket context), listed for the reaper. */
+typedef struct http_conn {
+    int fd;
+    double t_start;   /* the connection opened, or its previous answer was sent */
+    bool received;    /* the current request has arrived whole: the deadline no longer applies */
+    bool idle;        /* answered, and no new request line yet */
+    bool reaped;      /* shut down by the reaper */
+    bool before_stop; /* its request was on its way when the server began to stop */
+    struct http_conn *prev, *next;
+} http_conn;
+
 typedef struct http_req {
-    struct MHD_Connection *conn;
+    http_conn *conn; /* may be NULL if its allocation failed */
     char *uri;
     char method[8];
     char *body;
@@ -39,16 +57,23 @@ typedef struct http_req {
 struct serve_server {
     serve_app *app;
     serve_options opt;
+    http_listen listen;
     struct MHD_Daemon *daemon;
     int port;
-    bool loopback;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
-    http_req **queue; /* ring of opt.queue */
+    pthread_cond_t wake;    /* a job was queued, or the workers must quit */
+    pthread_cond_t done;    /* a job was answered */
+    pthread_cond_t settled; /* a connection went idle or closed */
+    pthread_cond_t tick;    /* wakes the reaper to quit */
+    http_req **queue;       /* ring of opt.queue */
     int head, count;
-    bool stopping;
+    bool stopping; /* no new work: new requests get 503 shutting_down */
+    bool quit;     /* the workers and the reaper end */
     pthread_t *workers;
     int n_workers;
+    pthread_t reaper;
+    bool reaper_started;
+    http_conn *conns;
 };
 
 static double now_s(void) {
@@ -64,13 +89,16 @@ serve_options serve_options_default(void) {
                            .queue = 64,
                            .time_limit_s = 10.0,
                            .conn_timeout_s = 15,
-                           .max_connections = 256};
+                           .max_connections = 256,
+                           .max_per_ip = 64,
+                           .request_timeout_s = 10};
 }
 
 /* ---- answering --------------------------------------------------------------------------------
  */
 
-static enum MHD_Result send_response(struct MHD_Connection *c, serve_response *rs) {
+/* close: the connection ends after this answer (shutting down, or the body was not read). */
+static enum MHD_Result send_response(struct MHD_Connection *c, serve_response *rs, bool close) {
     struct MHD_Response *r;
     if (rs->owned) {
         r = MHD_create_response_from_buffer(rs->len, rs->owned, MHD_RESPMEM_MUST_FREE);
@@ -87,6 +115,7 @@ static enum MHD_Result send_response(struct MHD_Connection *c, serve_response *r
     MHD_add_response_header(r, "Cross-Origin-Resource-Policy", "same-origin");
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, rs->api ? "no-store" : "no-cache");
     if (rs->status == 503) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)rs->status, r);
     MHD_destroy_response(r);
     return ok;
@@ -96,24 +125,36 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
                                   const char *msg) {
     serve_response rs = {0};
     serve_error_response(&rs, status, code, msg);
-    enum MHD_Result ok = send_response(c, &rs);
+    enum MHD_Result ok = send_response(c, &rs, true);
     serve_response_clear(&rs);
     return ok;
 }
 
+static bool is_stopping(serve_server *s) {
+    pthread_mutex_lock(&s->lock);
+    const bool stopping = s->stopping;
+    pthread_mutex_unlock(&s->lock);
+    return stopping;
+}
+
+/* Whether the request on c arrived after the server began to stop (it gets 503 shutting_down;
+ * the requests already on their way when it began are answered). */
+static bool arrived_late(serve_server *s, struct MHD_Connection *c);
+
 /* ---- the queue and the workers ----------------------------------------------------------------
  */
 
-/* false when the queue is full or the server is stopping. */
-static bool enqueue(serve_server *s, http_req *r) {
+/* Queues r and waits (on the connection's own thread) until a worker has answered it; false
+ * at once when the queue is full. */
+static bool run_on_worker(serve_server *s, http_req *r) {
     pthread_mutex_lock(&s->lock);
-    bool ok = !s->stopping && s->count < s->opt.queue;
+    const bool ok = s->count < s->opt.queue;
     if (ok) {
         r->state = REQ_QUEUED;
         r->t_queued = now_s();
-        MHD_suspend_connection(r->conn);
         s->queue[(s->head + s->count++) % s->opt.queue] = r;
         pthread_cond_signal(&s->wake);
+        while (r->state != REQ_ANSWERED) pthread_cond_wait(&s->done, &s->lock);
     }
     pthread_mutex_unlock(&s->lock);
     return ok;
@@ -130,51 +171,134 @@ static void *worker(void *p) {
     free(p);
     for (;;) {
         pthread_mutex_lock(&s->lock);
-        while (s->count == 0 && !s->stopping) pthread_cond_wait(&s->wake, &s->lock);
-        if (s->count == 0) { /* stopping, and nothing left */
+        while (s->count == 0 && !s->quit) pthread_cond_wait(&s->wake, &s->lock);
+        if (s->count == 0) { /* quitting, and nothing left */
             pthread_mutex_unlock(&s->lock);
             return NULL;
         }
         http_req *r = s->queue[s->head];
         s->head = (s->head + 1) % s->opt.queue;
         s->count--;
-        const bool stopping = s->stopping;
         pthread_mutex_unlock(&s->lock);
-        if (stopping) {
-            serve_error_response(&r->rs, 503, "shutting_down", "the server is shutting down");
-        } else if (now_s() - r->t_queued > s->opt.time_limit_s) {
+        if (now_s() - r->t_queued > s->opt.time_limit_s) {
             serve_error_response(&r->rs, 503, "timeout",
                                  "the request waited longer than the time limit; try again");
         } else {
             const serve_request rq = {r->method, r->uri, r->body, r->len};
             serve_handle(s->app, ctx, &rq, &r->rs);
         }
+        pthread_mutex_lock(&s->lock);
         r->state = REQ_ANSWERED;
-        MHD_resume_connection(r->conn);
+        pthread_cond_broadcast(&s->done);
+        pthread_mutex_unlock(&s->lock);
     }
 }
 
-/* ---- libmicrohttpd's callbacks ----------------------------------------------------------------
+/* ---- the connections and the reaper ------------------------------------------------------------
+ */
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    serve_server *s = cls;
+    http_conn *hc = *socket_context;
+    pthread_mutex_lock(&s->lock);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        hc = info ? calloc(1, sizeof *hc) : NULL;
+        if (hc) { /* without it the connection still has libmicrohttpd's idle timeout */
+            *hc = (http_conn){.fd = info->connect_fd, .t_start = now_s(), .next = s->conns};
+            if (s->conns) s->conns->prev = hc;
+            s->conns = hc;
+        }
+        *socket_context = hc;
+    } else if (hc) { /* closed: libmicrohttpd closes the socket after this returns */
+        if (hc->prev)
+            hc->prev->next = hc->next;
+        else
+            s->conns = hc->next;
+        if (hc->next) hc->next->prev = hc->prev;
+        free(hc);
+        *socket_context = NULL;
+        pthread_cond_broadcast(&s->settled);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Every 100 ms: shuts down the sockets of connections whose request has not arrived whole
+ * within request_timeout_s (libmicrohttpd's own timeout only counts idle time, so a client
+ * sending a byte a second would hold its connection for ever); the connection's thread then
+ * reads the end of the stream and closes it. */
+static void *reaper(void *p) {
+    serve_server *s = p;
+    pthread_mutex_lock(&s->lock);
+    while (!s->quit) {
+        const double now = now_s();
+        for (http_conn *hc = s->conns; hc; hc = hc->next) {
+            if (!hc->received && !hc->reaped && now - hc->t_start > s->opt.request_timeout_s) {
+                shutdown(hc->fd, SHUT_RDWR);
+                hc->reaped = true;
+            }
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&s->tick, &s->lock, &until);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static http_conn *conn_of(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+static bool arrived_late(serve_server *s, struct MHD_Connection *c) {
+    http_conn *hc = conn_of(c);
+    pthread_mutex_lock(&s->lock);
+    const bool late = s->stopping && !(hc && hc->before_stop);
+    pthread_mutex_unlock(&s->lock);
+    return late;
+}
+
+/* ---- libmicrohttpd's request callbacks ---------------------------------------------------------
  */
 
 /* Called with the raw request URI before anything else: the request's state starts here. */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
-    (void)cls;
+    serve_server *s = cls;
     http_req *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->conn = c;
     r->uri = strndup(uri ? uri : "", SERVE_MAX_URI_BYTES + 1);
     if (!r->uri) {
         free(r);
         return NULL;
     }
+    r->conn = conn_of(c);
+    pthread_mutex_lock(&s->lock);
+    if (r->conn) r->conn->idle = false;
+    pthread_mutex_unlock(&s->lock);
     return r;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode why) {
-    (void)cls, (void)c, (void)why;
+    (void)why;
+    serve_server *s = cls;
     http_req *r = *con_cls;
+    http_conn *hc = conn_of(c);
+    pthread_mutex_lock(&s->lock);
+    if (hc) { /* the next request's deadline counts from here */
+        hc->t_start = now_s();
+        hc->received = false;
+        hc->idle = true;
+        hc->before_stop = false;
+        pthread_cond_broadcast(&s->settled);
+    }
+    pthread_mutex_unlock(&s->lock);
     if (!r) return;
     free(r->uri);
     free(r->body);
@@ -201,17 +325,54 @@ static bool append_body(http_req *r, const char *data, size_t n) {
     return true;
 }
 
-/* On a loopback address, Host must be that address or localhost (any port). */
-static bool host_allowed(const serve_server *s, struct MHD_Connection *c) {
-    if (!s->loopback) return true;
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    if (!h) return false;
-    static const char *const ok[] = {"127.0.0.1", "localhost", "[::1]"};
-    for (size_t i = 0; i < 3; i++) {
-        size_t n = strlen(ok[i]);
-        if (strncmp(h, ok[i], n) == 0 && (h[n] == '\0' || h[n] == ':')) return true;
+/* The headers that decide where a request ends and whom it is for. */
+typedef struct framing {
+    const char *host[2];
+    int n_host;
+    const char *length[2];
+    int n_length;
+    bool chunked;
+} framing;
+
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value) {
+    (void)kind;
+    framing *f = cls;
+    if (!value) value = "";
+    if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+        if (f->n_host < 2) f->host[f->n_host] = value;
+        f->n_host++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (f->n_length < 2) f->length[f->n_length] = value;
+        f->n_length++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->chunked = true;
     }
-    return false;
+    return MHD_YES;
+}
+
+/* The first call (headers only): Host, framing, size; MHD_YES to go on reading the body. */
+static enum MHD_Result check_headers(serve_server *s, struct MHD_Connection *c) {
+    framing f = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, collect_header, &f);
+    const int host = http_host_check(&s->listen, f.host, f.n_host < 2 ? f.n_host : 2);
+    if (host == 400)
+        return send_error(c, 400, "bad_host",
+                          "the Host header must be sent once, as host or host:port");
+    if (host == 421)
+        return send_error(c, 421, "bad_host",
+                          "the Host header must name the address the server listens on");
+    const char *cl = f.n_length ? f.length[0] : NULL;
+    if (f.n_length > 1 || (cl && f.chunked))
+        return send_error(c, 400, "bad_request",
+                          "send one Content-Length header (or chunked transfer encoding)");
+    if (cl && (cl[0] == '\0' || strspn(cl, "0123456789") != strlen(cl)))
+        return send_error(c, 400, "bad_request", "Content-Length is not a decimal number");
+    if (cl && (strlen(cl) > 9 || strtoull(cl, NULL, 10) > SERVE_MAX_BODY))
+        return send_error(c, 413, "too_long", "the request body is larger than 64 KiB");
+    if (arrived_late(s, c))
+        return send_error(c, 503, "shutting_down", "the server is shutting down");
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -221,18 +382,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     serve_server *s = cls;
     http_req *r = *con_cls;
     if (!r) return send_error(c, 503, "out_of_memory", "the server is out of memory");
-    if (r->state == REQ_ANSWERED) return send_response(c, &r->rs);
-    if (r->state == REQ_QUEUED) return MHD_YES; /* not expected: suspended until answered */
-    if (!r->method[0]) {                        /* the first call: headers only */
+    if (!r->method[0]) { /* the first call: headers only */
         snprintf(r->method, sizeof r->method, "%s", method);
-        if (!host_allowed(s, c))
-            return send_error(c, 421, "bad_host",
-                              "the Host header must name the address the server listens on");
-        const char *cl =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > SERVE_MAX_BODY)
-            return send_error(c, 413, "too_long", "the request body is larger than 64 KiB");
-        return MHD_YES;
+        return check_headers(s, c);
     }
     if (*upload_size) {
         if (!append_body(r, upload_data, *upload_size))
@@ -240,45 +392,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
+    pthread_mutex_lock(&s->lock);
+    if (r->conn) r->conn->received = true;
+    pthread_mutex_unlock(&s->lock);
+    if (arrived_late(s, c))
+        return send_error(c, 503, "shutting_down", "the server is shutting down");
     if (r->too_big) return send_error(c, 413, "too_long", "the request body is larger than 64 KiB");
     const serve_request rq = {r->method, r->uri, r->body, r->len};
     if (serve_request_is_heavy(&rq)) {
-        if (enqueue(s, r)) return MHD_YES;
-        return send_error(c, 503, "busy", "the server is busy (its queue is full); try again");
+        if (!run_on_worker(s, r))
+            return send_error(c, 503, "busy", "the server is busy (its queue is full); try again");
+    } else {
+        serve_handle(s->app, 0, &rq, &r->rs);
     }
-    serve_handle(s->app, 0, &rq, &r->rs);
-    return send_response(c, &r->rs);
+    return send_response(c, &r->rs, is_stopping(s));
 }
 
 /* ---- start and stop ---------------------------------------------------------------------------
  */
 
-static attn_status parse_host(const char *host, int port, struct sockaddr_storage *ss, bool *v6,
-                              bool *loopback, attn_error *err) {
-    memset(ss, 0, sizeof *ss);
-    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons((uint16_t)port);
-        *v6 = false;
-        *loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
-        return ATTN_OK;
-    }
-    if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons((uint16_t)port);
-        *v6 = true;
-        *loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
-        return ATTN_OK;
-    }
-    return attn_errorf(err, ATTN_ERR_ARG,
-                       "--host %s: not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, "
-                       "0.0.0.0)",
-                       host);
-}
-
-static attn_status start_workers(serve_server *s, attn_error *err) {
+static attn_status start_threads(serve_server *s, attn_error *err) {
     s->workers = calloc((size_t)s->opt.threads, sizeof *s->workers);
     if (!s->workers) return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
     for (int i = 0; i < s->opt.threads; i++) {
@@ -291,16 +424,42 @@ static attn_status start_workers(serve_server *s, attn_error *err) {
         }
         s->n_workers++;
     }
+    if (pthread_create(&s->reaper, NULL, reaper, s) != 0)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "serve: cannot start the reaper thread");
+    s->reaper_started = true;
     return ATTN_OK;
 }
 
-static void stop_workers(serve_server *s) {
+static void stop_threads(serve_server *s) {
     pthread_mutex_lock(&s->lock);
-    s->stopping = true;
+    s->quit = true;
     pthread_cond_broadcast(&s->wake);
+    pthread_cond_broadcast(&s->tick);
     pthread_mutex_unlock(&s->lock);
     for (int i = 0; i < s->n_workers; i++) pthread_join(s->workers[i], NULL);
     s->n_workers = 0;
+    if (s->reaper_started) pthread_join(s->reaper, NULL);
+    s->reaper_started = false;
+}
+
+static bool options_ok(const serve_options *o) {
+    return o->threads >= 1 && o->queue >= 1 && o->port >= 0 && o->port <= 65535 &&
+           o->time_limit_s > 0 && o->conn_timeout_s >= 1 && o->max_connections >= 1 &&
+           o->max_per_ip >= 1 && o->request_timeout_s >= 1;
+}
+
+static struct MHD_Daemon *start_daemon(serve_server *s) {
+    const unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                           MHD_USE_POLL | MHD_USE_ITC | (s->listen.v6 ? MHD_USE_IPv6 : 0u);
+    return MHD_start_daemon(flags, (uint16_t)s->opt.port, NULL, NULL, on_request, s,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->listen.ss,
+                            MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_COMPLETED,
+                            on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->opt.max_connections,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s->opt.max_per_ip,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->opt.conn_timeout_s,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+                            MHD_OPTION_THREAD_STACK_SIZE, (size_t)512 * 1024, MHD_OPTION_END);
 }
 
 attn_status serve_server_start(serve_app *app, const serve_options *opt, serve_server **out,
@@ -308,9 +467,7 @@ attn_status serve_server_start(serve_app *app, const serve_options *opt, serve_s
     if (!app || !opt || !out || !opt->host)
         return attn_errorf(err, ATTN_ERR_ARG, "serve_server_start: NULL argument");
     *out = NULL;
-    if (opt->threads < 1 || opt->threads > serve_app_n_contexts(app) || opt->queue < 1 ||
-        opt->port < 0 || opt->port > 65535 || !(opt->time_limit_s > 0) || opt->conn_timeout_s < 1 ||
-        opt->max_connections < 1)
+    if (!options_ok(opt) || opt->threads > serve_app_n_contexts(app))
         return attn_errorf(err, ATTN_ERR_ARG, "serve_server_start: options out of range");
     serve_server *s = calloc(1, sizeof *s);
     if (!s) return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
@@ -318,28 +475,18 @@ attn_status serve_server_start(serve_app *app, const serve_options *opt, serve_s
     s->opt = *opt;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->wake, NULL);
-    struct sockaddr_storage ss;
-    bool v6 = false;
-    attn_status st = parse_host(opt->host, opt->port, &ss, &v6, &s->loopback, err);
+    pthread_cond_init(&s->done, NULL);
+    pthread_cond_init(&s->settled, NULL);
+    pthread_cond_init(&s->tick, NULL);
+    attn_status st = http_listen_parse(opt->host, opt->port, &s->listen, err);
     s->queue = calloc((size_t)opt->queue, sizeof *s->queue);
     if (st == ATTN_OK && !s->queue) st = attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
-    if (st == ATTN_OK) st = start_workers(s, err);
-    if (st == ATTN_OK) {
-        unsigned flags =
-            MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (v6 ? MHD_USE_IPv6 : 0u);
-        s->daemon = MHD_start_daemon(
-            flags, (uint16_t)opt->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-            (struct sockaddr *)&ss, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
-            (unsigned)opt->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-            (unsigned)opt->conn_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-            MHD_OPTION_END);
-        if (!s->daemon)
-            st = attn_errorf(err, ATTN_ERR_IO,
-                             "cannot listen on %s port %d (in use, or not an address of this "
-                             "machine?)",
-                             opt->host, opt->port);
-    }
+    if (st == ATTN_OK) st = start_threads(s, err);
+    if (st == ATTN_OK && !(s->daemon = start_daemon(s)))
+        st = attn_errorf(err, ATTN_ERR_IO,
+                         "cannot listen on %s port %d (in use, or not an address of this "
+                         "machine?)",
+                         opt->host, opt->port);
     if (st == ATTN_OK) {
         const union MHD_DaemonInfo *info =
             MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -355,12 +502,39 @@ int serve_server_port(const serve_server *s) {
     return s->port;
 }
 
+/* Whether a connection is still receiving or waiting for its answer. */
+static bool any_busy(const serve_server *s) {
+    for (const http_conn *hc = s->conns; hc; hc = hc->next)
+        if (!hc->idle) return true;
+    return s->count > 0;
+}
+
+/* Waits until every request received is answered (new ones get 503 shutting_down meanwhile),
+ * at most until the slowest of them would have been cut off anyway. */
+static void drain(serve_server *s) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += s->opt.request_timeout_s + (time_t)s->opt.time_limit_s + 1;
+    pthread_mutex_lock(&s->lock);
+    s->stopping = true;
+    for (http_conn *hc = s->conns; hc; hc = hc->next) hc->before_stop = !hc->idle;
+    while (any_busy(s))
+        if (pthread_cond_timedwait(&s->settled, &s->lock, &until) == ETIMEDOUT) break;
+    pthread_mutex_unlock(&s->lock);
+}
+
 void serve_server_stop(serve_server *s) {
     if (!s) return;
-    stop_workers(s); /* every queued request is answered (503) and resumed */
-    if (s->daemon) MHD_stop_daemon(s->daemon);
+    if (s->daemon) {
+        drain(s);
+        MHD_stop_daemon(s->daemon); /* closes the listening socket and the idle connections */
+    }
+    stop_threads(s);
     free(s->workers);
     free(s->queue);
+    pthread_cond_destroy(&s->tick);
+    pthread_cond_destroy(&s->settled);
+    pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
     free(s);

@@ -87,6 +87,9 @@ typedef struct serve_options {
     double time_limit_s; /* a job still waiting after this long gets 503 */
     int conn_timeout_s;  /* idle connections are closed after this long */
     int max_connections;
+    int max_per_ip;        /* connections from one client address; more are refused */
+    int request_timeout_s; /* a request's headers and body must arrive within this long of the
+                              connection opening or the previous answer; else it is closed */
 } serve_options;
 
 serve_options serve_options_default(void);
@@ -96,7 +99,13 @@ typedef struct serve_server serve_server;
 attn_status serve_server_start(serve_app *app, const serve_options *opt, serve_server **out,
                                attn_error *err);
 int serve_server_port(const serve_server *s);
-/* Stops accepting, answers the queued jobs with 503, joins the workers, closes everything. */
+/* Stops taking work (requests that arrive from now on get 503 shutting_down), answers every
+ * request already received (queued jobs included), then closes the listening socket, joins
+ * the workers and closes everything. Waits at most request_timeout_s + time_limit_s. */
 void serve_server_stop(serve_server *s);
+
+/* Whether host (a numeric address, as for serve_options.host) is a loopback address:
+ * 127.0.0.0/8, ::1 in any spelling, or an IPv4-mapped 127.x address. */
+bool serve_host_is_loopback(const char *host);
 
 #endif

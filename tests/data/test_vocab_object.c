@@ -329,6 +329,40 @@ START_TEST(test_tsv_own_vocab) {
 }
 END_TEST
 
+/* A million words "ab" + 6 letters: an unknown word 2+ edits from all of them is not searched
+ * for ever (it took ~93 ms per word); the message says no close word was found. A word one edit
+ * from an early one is still suggested, and a word of the vocabulary is its own closest. */
+START_TEST(test_closest_bounded_in_a_huge_vocab) {
+    const int n = 1000000;
+    char *text = malloc((size_t)n * 9);
+    const char **words = malloc((size_t)n * sizeof *words);
+    ck_assert(text && words);
+    words[0] = "[PAD]";
+    words[1] = "[UNK]";
+    for (int i = 2; i < n; i++) {
+        char *w = text + (size_t)i * 9;
+        w[0] = 'a', w[1] = 'b';
+        for (int k = 0, x = i; k < 6; k++, x /= 26) w[2 + k] = (char)('a' + x % 26);
+        w[8] = '\0';
+        words[i] = w;
+    }
+    attn_vocab *v = create_ok(words, n);
+    ck_assert_str_eq(attn_vocab_closest(v, words[777777]), words[777777]);
+    char near[9];
+    memcpy(near, words[3], 9);
+    near[7] = near[7] == 'z' ? 'y' : 'z';
+    ck_assert_ptr_nonnull(attn_vocab_closest(v, near));
+    ck_assert_ptr_null(attn_vocab_closest(v, "qqqqqqqq"));
+    int ids[4], n_ids = 0;
+    attn_error err;
+    ck_assert_int_eq(attn_tokenize_vocab(v, "qqqqqqqq", ids, 4, &n_ids, &err), ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "no close word found") != NULL, "%s", err.msg);
+    attn_vocab_free(v);
+    free(words);
+    free(text);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("vocab_object");
     TCase *tc = tcase_create("vocab_object");
@@ -353,6 +387,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_check_config);
     tcase_add_test(tc, test_tokenize_own_vocab);
     tcase_add_test(tc, test_tsv_own_vocab);
+    tcase_add_test(tc, test_closest_bounded_in_a_huge_vocab);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -88,7 +88,7 @@ START_TEST(test_errors) {
     expect(&r, "missing weights", 1, "rnn-seed1.json", NULL);
     run_free(&r);
     r = run(NULL, "experiment", "convolution", "--plot", tmp_path("chart.txt"), NULL);
-    expect(&r, "bad chart extension", 1, "chart.txt", NULL);
+    expect(&r, "bad chart extension", 2, "chart.txt", ".png or .svg", NULL); /* before the run */
     run_free(&r);
 }
 END_TEST

@@ -7,9 +7,11 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -173,12 +175,42 @@ START_TEST(test_failure_keeps_existing_file) {
 }
 END_TEST
 
+/* A short write (full disk; here a file size limit with SIGXFSZ ignored, which gnuplot
+ * inherits) is an error and leaves the existing PNG and SVG untouched: gnuplot itself exits 0
+ * with a truncated file. */
+START_TEST(test_short_write_keeps_existing_file) {
+    make_dir();
+    double x[20], y[20], lo[20], hi[20], y2[20];
+    attn_plot_series s[2];
+    attn_plot p = sample_lines(x, y, lo, hi, y2, s);
+    signal(SIGXFSZ, SIG_IGN);
+    const struct rlimit lim = {4000, 4000}; /* the data and script fit, the chart does not */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    static const char *const ext[] = {"png", "svg"};
+    for (int i = 0; i < 2; i++) {
+        char path[128], head[16];
+        snprintf(path, sizeof path, "%s/keep.%s", dir, ext[i]);
+        FILE *f = fopen(path, "w");
+        fputs("precious", f);
+        fclose(f);
+        attn_error err;
+        ck_assert_int_eq(attn_plot_lines(&p, path, &err), ATTN_ERR_IO);
+        ck_assert_msg(strstr(err.msg, "incomplete") != NULL, "%s", err.msg);
+        ck_assert_int_eq(read_head(path, head, sizeof head), 8);
+        ck_assert_str_eq(head, "precious");
+    }
+    ck_assert_int_eq(files_in_dir(), 2);
+    remove_dir();
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("insight/plot");
     TCase *tc = tcase_create("plot");
     tcase_add_test(tc, test_lines_png_and_svg);
     tcase_add_test(tc, test_heatmap_and_bars);
     tcase_add_test(tc, test_failure_keeps_existing_file);
+    tcase_add_test(tc, test_short_write_keeps_existing_file);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

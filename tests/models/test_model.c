@@ -242,6 +242,13 @@ START_TEST(test_batch_errors) {
     b.T = 80;
     ck_assert_int_eq(attn_model_forward(tf, &b, logits, &err), ATTN_OK);
     ck_assert(isfinite(logits[0]));
+    /* a recurrent model has no max_len: its bound is stated in words (it said "max_len 0") */
+    const int huge = (1 << 20) + 1;
+    int *huge_ids = calloc((size_t)huge, sizeof *huge_ids);
+    ck_assert_ptr_nonnull(huge_ids);
+    b = (attn_batch){.B = 1, .T = huge, .ids = huge_ids, .lengths = &long_len};
+    expect_batch_error(rnn, b, ATTN_ERR_SHAPE, "at most 1048576 words per sentence");
+    free(huge_ids);
     attn_model_free(rnn);
     attn_model_free(tf);
 }

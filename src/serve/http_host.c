@@ -1,0 +1,98 @@
+/* http_host.c -- the listening address of `attn serve` and the Host header check: on a loopback
+ * address a request must name that address (in any spelling) or localhost, so that a web page
+ * elsewhere cannot reach the API through DNS rebinding; everywhere the header must be exactly
+ * host[:port-digits] and sent once. */
+#include "http_internal.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static bool v4_is_loopback(const struct in_addr *a) {
+    return (ntohl(a->s_addr) >> 24) == 127;
+}
+
+static bool v6_is_loopback(const struct in6_addr *a) {
+    if (IN6_IS_ADDR_LOOPBACK(a)) return true;
+    if (!IN6_IS_ADDR_V4MAPPED(a)) return false;
+    return a->s6_addr[12] == 127;
+}
+
+bool serve_host_is_loopback(const char *host) {
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (!host) return false;
+    if (inet_pton(AF_INET, host, &a4) == 1) return v4_is_loopback(&a4);
+    if (inet_pton(AF_INET6, host, &a6) == 1) return v6_is_loopback(&a6);
+    return false;
+}
+
+attn_status http_listen_parse(const char *host, int port, http_listen *l, attn_error *err) {
+    memset(l, 0, sizeof *l);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&l->ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&l->ss;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        l->loopback = v4_is_loopback(&a4->sin_addr);
+        return ATTN_OK;
+    }
+    if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        l->v6 = true;
+        l->loopback = v6_is_loopback(&a6->sin6_addr);
+        return ATTN_OK;
+    }
+    return attn_errorf(err, ATTN_ERR_ARG,
+                       "--host %s: not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, "
+                       "0.0.0.0)",
+                       host);
+}
+
+/* ":digits" (1 to 5 of them, at most 65535) or nothing. */
+static bool port_ok(const char *p) {
+    if (*p == '\0') return true;
+    if (*p++ != ':') return false;
+    size_t n = strspn(p, "0123456789");
+    return n >= 1 && n <= 5 && p[n] == '\0' && atoi(p) <= 65535;
+}
+
+/* Whether name (n bytes) is the listening address, in any spelling. */
+static bool names_listen_address(const http_listen *l, const char *name, size_t n) {
+    char buf[64];
+    if (n >= sizeof buf) return false;
+    memcpy(buf, name, n);
+    buf[n] = '\0';
+    if (l->v6) {
+        struct in6_addr a;
+        if (n < 2 || buf[0] != '[' || buf[n - 1] != ']') return false;
+        buf[n - 1] = '\0';
+        return inet_pton(AF_INET6, buf + 1, &a) == 1 &&
+               memcmp(&a, &((const struct sockaddr_in6 *)&l->ss)->sin6_addr, sizeof a) == 0;
+    }
+    struct in_addr a;
+    return inet_pton(AF_INET, buf, &a) == 1 &&
+           a.s_addr == ((const struct sockaddr_in *)&l->ss)->sin_addr.s_addr;
+}
+
+int http_host_check(const http_listen *l, const char *const *values, int n_values) {
+    if (n_values > 1) return 400;
+    if (n_values == 0) return l->loopback ? 421 : 0; /* HTTP/1.0 may omit it */
+    const char *h = values[0];
+    size_t n; /* the name's length, before the optional port */
+    if (h[0] == '[') {
+        const char *end = strchr(h, ']');
+        if (!end) return 400;
+        n = (size_t)(end - h) + 1;
+        if (strspn(h + 1, "0123456789abcdefABCDEF:.") != n - 2) return 400;
+    } else {
+        n = strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_");
+    }
+    if (n == 0 || !port_ok(h + n)) return 400;
+    if (!l->loopback) return 0;
+    if (n == 9 && strncasecmp(h, "localhost", 9) == 0) return 0;
+    return names_listen_address(l, h, n) ? 0 : 421;
+}

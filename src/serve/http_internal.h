@@ -1,0 +1,26 @@
+/* http_internal.h -- what http.c shares with http_host.c (the listening address and the Host
+ * check). Library-internal. */
+#ifndef ATTN_HTTP_INTERNAL_H
+#define ATTN_HTTP_INTERNAL_H
+
+#include "serve.h"
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+
+typedef struct http_listen {
+    struct sockaddr_storage ss; /* the address and port to bind */
+    bool v6;
+    bool loopback;
+} http_listen;
+
+/* Parses --host (numeric IPv4 or IPv6) and the port into l; ATTN_ERR_ARG names the option. */
+attn_status http_listen_parse(const char *host, int port, http_listen *l, attn_error *err);
+
+/* Checks the request's Host header values (n_values of them, as received): 0 when allowed,
+ * 400 when sent twice or not exactly host[:port-digits], 421 when the server listens on a
+ * loopback address and the header names neither that address (any spelling) nor localhost. */
+int http_host_check(const http_listen *l, const char *const *values, int n_values);
+
+#endif
