@@ -71,6 +71,17 @@ attn_status attn_trainer_set_pool(attn_trainer *t, attn_pool *pool, attn_error *
 attn_status attn_evaluate_pool(attn_model *m, const attn_dataset *d, int first, int n,
                                int batch_size, attn_pool *pool, double *accuracy, attn_error *err);
 
+/* ---- explaining (src/insight/explain.c) ------------------------------------------------------ */
+
+/* Integrated-gradient points per batched forward/backward: the N points are cut into chunks of
+ * ATTN_EXPLAIN_IG_CHUNK consecutive points whatever the thread count. */
+#define ATTN_EXPLAIN_IG_CHUNK 16
+/* attn_explain with the integrated-gradient chunks spread over pool's threads (replicas of m for
+ * the others); the explanation is the same for every pool. */
+attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
+                              const attn_explain_opts *opts, attn_pool *pool,
+                              attn_explanation **out, attn_error *err);
+
 #ifdef __cplusplus
 }
 #endif
