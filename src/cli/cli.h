@@ -210,5 +210,18 @@ int cli_threads_start(const char *cmd, int *threads, attn_pool **pool);
  * the threads), at most n_runs; a thread count not given shares the cores among the workers.
  * -1 to go on, else the exit code after the message. */
 int cli_threads_split(const char *cmd, int n_runs, bool workers_given, int *workers, int *threads);
+/* cli_run_sentences (keep_blank: cli_run_lines) with the work on a pool: items are read in
+ * blocks, compute(ctx, worker, text, slot) runs on any thread (it must not print; its result
+ * goes into the item's slot of slot_size bytes), then emit prints each result in input order
+ * and returns false for a failed item, so the output is the serial one. */
+typedef struct cli_par_spec {
+    const char *cmd, *verb;
+    bool keep_blank;
+    size_t slot_size;
+    void (*compute)(void *ctx, int worker, const char *text, void *slot);
+    bool (*emit)(void *ctx, const char *text, const char *where, int index, void *slot);
+    void *ctx;
+} cli_par_spec;
+int cli_run_sentences_pool(const cli_par_spec *s, char **args, int n_args, attn_pool *pool);
 
 #endif
