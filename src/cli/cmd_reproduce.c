@@ -20,7 +20,8 @@
 static const char about[] =
     "Trains the RNN, the LSTM and the Transformer for seeds 1..N (8000 generated training\n"
     "sentences each; the 500-sentence holdout set of the seed picks the best epoch) in\n"
-    "parallel worker processes (BLAS on one thread each), evaluates every run on the four\n"
+    "parallel worker processes (-j), each run on --threads threads (one BLAS thread per\n"
+    "product; the weights are the same for every count), evaluates every run on the four\n"
     "1000-sentence test sets of its seed (plain, distractor, fill4, fill8), and prints the\n"
     "write-up's table: accuracy range across seeds per test set and model, parameter counts,\n"
     "wall time. Then it compares the nine weights files with the committed ones in weights/.";

@@ -1,6 +1,7 @@
 /* cmd_train.c -- `attn train`: one model with Adam, progress per epoch, checkpoints and
- * resuming. Training runs BLAS on one thread, so the same command gives bit-identical weights
- * on every run on the same kind of machine. */
+ * resuming. Each batch is cut into fixed micro-batches of 8 sentences spread over --threads
+ * (one BLAS thread per product), so the same command gives bit-identical weights on every run
+ * on the same kind of machine, for every thread count. */
 #include "cli.h"
 
 #include <errno.h>
@@ -15,7 +16,9 @@
 static const char about[] =
     "Trains one model with Adam (PyTorch's defaults) on the course-review task and writes\n"
     "its weights as attn-weights-v1 JSON. The same command gives bit-identical weights on\n"
-    "every run (BLAS runs on one thread).";
+    "every run and for every --threads N: each batch is cut into micro-batches of 8\n"
+    "sentences whose gradients are summed in a fixed order, whichever thread computes them\n"
+    "(docs/numerics.md, \"Threads\").";
 
 static const char notes[] =
     "Held-out set: the generated holdout set of the seed (the training distribution,\n"
