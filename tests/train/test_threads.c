@@ -1,6 +1,6 @@
 /* test_threads.c -- threads change the speed, never the bytes (attn_threads.h): the pool runs
  * every task once; a training step's gradient is the documented sum of its micro-batches'
- * gradients (((g_0 + g_1) + g_2) + g_3 for a batch of 32), recomputed here by hand with plain
+ * gradients ((g_0 + g_1) + ... in micro-batch order), recomputed here by hand with plain
  * forward/backward calls; training (every architecture), evaluation and integrated gradients
  * give the same bytes for 1, 2, 3 and 4 threads. */
 #include "test_util.h"
@@ -55,8 +55,8 @@ START_TEST(test_pool_runs_each_task_once) {
 END_TEST
 
 /* One step's forward/backward of a batch of 32 on 3 threads against the rule done by hand:
- * micro-batches of 8 consecutive sentences, each from zeroed gradients, d logits with the
- * whole batch's 1/32, summed in micro-batch order. */
+ * micro-batches of ATTN_MICRO_BATCH consecutive sentences, each from zeroed gradients, d logits
+ * with the whole batch's 1/32, summed in micro-batch order. */
 START_TEST(test_micro_batch_rule) {
     attn_set_num_threads(1);
     attn_dataset *d = tu_train_data(64, 11);
@@ -77,13 +77,15 @@ START_TEST(test_micro_batch_rule) {
         const size_t n = attn_model_n_params(ref);
         float *want = calloc(n, sizeof(float));
         ck_assert(want != NULL);
-        for (int k = 0; k < 4; k++) {
-            const attn_batch sub = {8, b.T, b.ids + (size_t)8 * k * b.T, b.lengths + 8 * k};
+        const int mb = ATTN_MICRO_BATCH;
+        ck_assert(32 % mb == 0 && 32 / mb >= 2); /* the test wants several whole micro-batches */
+        for (int k = 0; k < 32 / mb; k++) {
+            const attn_batch sub = {mb, b.T, b.ids + (size_t)mb * k * b.T, b.lengths + mb * k};
             attn_model_zero_grad(ref);
-            ck_assert(attn_model_forward(ref, &sub, want_logits + 8 * k, &err) == ATTN_OK);
-            attn_bce_backward_rows(want_d + 8 * k, 1.0f, want_logits + 8 * k, labels + 8 * k, 8,
+            ck_assert(attn_model_forward(ref, &sub, want_logits + mb * k, &err) == ATTN_OK);
+            attn_bce_backward_rows(want_d + mb * k, 1.0f, want_logits + mb * k, labels + mb * k, mb,
                                    32);
-            ck_assert(attn_model_backward(ref, &sub, want_d + 8 * k, &err) == ATTN_OK);
+            ck_assert(attn_model_backward(ref, &sub, want_d + mb * k, &err) == ATTN_OK);
             const float *g = attn_model_grads(ref);
             for (size_t i = 0; i < n; i++) want[i] = k == 0 ? g[i] : want[i] + g[i];
         }
@@ -102,8 +104,8 @@ START_TEST(test_micro_batch_rule) {
 }
 END_TEST
 
-/* Parameters after 2 epochs (batch 32, the last batch of each epoch 8 + 8 + 4 sentences),
- * held-out model selection on. */
+/* Parameters after 2 epochs (batch 32; the last batch of each epoch, 20 sentences, ends in a
+ * short micro-batch), held-out model selection on. */
 static float *train_with(attn_arch arch, const attn_dataset *d, int threads, int *best_epoch) {
     attn_model *m = tu_model_default(arch, 3);
     attn_train_config cfg = attn_train_config_default();
