@@ -24,9 +24,11 @@ extern "C" {
 
 /* ---- the pool (src/util/pool.c) ------------------------------------------------------------- */
 
-/* Sentences per training micro-batch: a batch of B sentences is cut into ceil(B / 8) consecutive
- * micro-batches (the last may be smaller), whatever the thread count. */
-#define ATTN_MICRO_BATCH 8
+/* Sentences per training micro-batch: a batch of B sentences is cut into ceil(B / 16) consecutive
+ * micro-batches (the last may be smaller), whatever the thread count. 16, not 8 or 4: with 8 and
+ * with 4 one LSTM seed of the write-up's table fell below its 99.5 % threshold
+ * (docs/numerics.md, "Threads"). */
+#define ATTN_MICRO_BATCH 16
 /* Most threads a pool takes. */
 #define ATTN_MAX_THREADS 256
 

@@ -1,5 +1,5 @@
 /* cmd_train.c -- `attn train`: one model with Adam, progress per epoch, checkpoints and
- * resuming. Each batch is cut into fixed micro-batches of 8 sentences spread over --threads
+ * resuming. Each batch is cut into fixed micro-batches of 16 sentences spread over --threads
  * (one BLAS thread per product), so the same command gives bit-identical weights on every run
  * on the same kind of machine, for every thread count. */
 #include "cli.h"
@@ -16,7 +16,7 @@
 static const char about[] =
     "Trains one model with Adam (PyTorch's defaults) on the course-review task and writes\n"
     "its weights as attn-weights-v1 JSON. The same command gives bit-identical weights on\n"
-    "every run and for every --threads N: each batch is cut into micro-batches of 8\n"
+    "every run and for every --threads N: each batch is cut into micro-batches of 16\n"
     "sentences whose gradients are summed in a fixed order, whichever thread computes them\n"
     "(docs/numerics.md, \"Threads\").";
 
