@@ -35,7 +35,9 @@ static const char notes[] =
     "Integrated gradients: N midpoint steps (--ig-steps) from the baseline x' = the vectors\n"
     "of as many [PAD] words ([CLS] keeps its own); their sum approximates logit -\n"
     "ig_baseline_logit (how closely depends on the sentence; compare the two). The N points\n"
-    "run as batches of 64 (rounding as a batch does); everything else is batch 1.\n"
+    "run as batches of 16 consecutive points (rounding as a batch does), spread over\n"
+    "--threads and summed in point order (the same bytes for every N); everything else\n"
+    "is batch 1.\n"
     "prefix_probability[i] is what `attn predict` prints for words 0..i.";
 
 typedef struct explain_view {
