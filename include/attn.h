@@ -384,7 +384,6 @@ attn_status attn_model_attention_probs(const attn_model *m, int layer, const flo
  * (A zero baseline was tried first: the pre-norm Transformer's LayerNorm of a*x_i jumps near
  * a = 0, which 64 midpoint steps cannot resolve; completeness missed 1 % by far.) */
 #define ATTN_EXPLAIN_IG_STEPS  64
-#define ATTN_EXPLAIN_IG_BATCH  64   /* IG points per batched forward/backward */
 #define ATTN_EXPLAIN_NO_IG     (-1) /* ig_steps: skip integrated gradients */
 #define ATTN_EXPLAIN_MAX_STEPS 4096
 typedef struct attn_explain_opts {
@@ -411,9 +410,9 @@ typedef struct attn_explanation {
 
 /* Explains sentence ids[0..n_words) (no [CLS]) with m. opts may be NULL (defaults). The logit,
  * attention, saliency and prefixes come from batch-1 passes (exact mode: the floats attn predict
- * computes); the ig_steps integrated-gradient points run ATTN_EXPLAIN_IG_BATCH at a time
- * (attn_model_forward_embedded_batch), so they round as a batch does. Overwrites m's gradient
- * buffer (left zeroed). *out is the caller's: attn_explanation_free. */
+ * computes); the ig_steps integrated-gradient points run ATTN_EXPLAIN_IG_CHUNK (attn_threads.h) at
+ * a time (attn_model_forward_embedded_batch), so they round as a batch does. Overwrites m's
+ * gradient buffer (left zeroed). *out is the caller's: attn_explanation_free. */
 attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
                          attn_explanation **out, attn_error *err);
 void attn_explanation_free(attn_explanation *e);

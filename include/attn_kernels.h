@@ -187,6 +187,10 @@ void attn_add_backward(float *d_a, float *d_b, const float *d_y, size_t n);
 double attn_bce_forward(const float *logits, const float *labels, int B);
 void attn_bce_backward(float *d_logits, float d_loss, const float *logits, const float *labels,
                        int B);
+/* Rows [0, n) of a batch of B (n <= B): the same floats attn_bce_backward writes for them, so
+ * a batch's d_logits can be made piece by piece (micro-batches, attn_threads.h). */
+void attn_bce_backward_rows(float *d_logits, float d_loss, const float *logits, const float *labels,
+                            int n, int B);
 
 /* ---- attention, all heads, forward and backward (src/kernels/attention.c) ----------------- */
 

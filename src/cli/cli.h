@@ -6,6 +6,7 @@
 #define ATTN_CLI_H
 
 #include "attn.h"
+#include "attn_threads.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -175,6 +176,7 @@ typedef struct cli_run_settings {
     int batch;              /* sentences per forward in the evaluation (1 = exact) */
     int workers;            /* processes */
     bool progress;          /* a status line and one line per finished run on stderr */
+    int threads;            /* threads per process (0 = 1); the results do not depend on it */
 } cli_run_settings;
 
 typedef struct cli_run_result {
@@ -194,5 +196,39 @@ int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result 
 /* Rows: test sets; columns: RNN, LSTM, Transformer; cells: accuracy range across seeds
  * ("52–55%"); last row: parameter counts. Markdown. */
 void cli_print_results_table(FILE *f, const cli_run_result *runs, int n_runs);
+
+/* ---- threads.c: --threads N of one run ------------------------------------------------------ */
+
+/* The option table entry of --threads (an int, 0 until given). */
+#define CLI_THREADS_OPT(dst)                                                                       \
+    {                                                                                              \
+        "--threads", "N", CLI_OPT_INT, (dst), 1, ATTN_MAX_THREADS,                                 \
+            .def = "$ATTN_THREADS, else the cores",                                                \
+            .help = "threads of this run; every output is the same for every N"                    \
+    }
+/* The thread count: *threads if given (> 0), else ATTN_THREADS, else the cores. CLI_USAGE (after
+ * the message) when ATTN_THREADS is not a number in 1..ATTN_MAX_THREADS, else -1. */
+int cli_threads_resolve(const char *cmd, int *threads);
+/* Resolves the count, sets one BLAS thread per product and makes the run's pool (NULL for one
+ * thread). -1 to go on, else the exit code after the message. */
+int cli_threads_start(const char *cmd, int *threads, attn_pool **pool);
+/* Processes and threads for n_runs whole runs (reproduce, eval --table): *threads (0 = not
+ * given: ATTN_THREADS if set) threads per run, *workers processes (unless given: the cores over
+ * the threads), at most n_runs; a thread count not given shares the cores among the workers.
+ * -1 to go on, else the exit code after the message. */
+int cli_threads_split(const char *cmd, int n_runs, bool workers_given, int *workers, int *threads);
+/* cli_run_sentences (keep_blank: cli_run_lines) with the work on a pool: items are read in
+ * blocks, compute(ctx, worker, text, slot) runs on any thread (it must not print; its result
+ * goes into the item's slot of slot_size bytes), then emit prints each result in input order
+ * and returns false for a failed item, so the output is the serial one. */
+typedef struct cli_par_spec {
+    const char *cmd, *verb;
+    bool keep_blank;
+    size_t slot_size;
+    void (*compute)(void *ctx, int worker, const char *text, void *slot);
+    bool (*emit)(void *ctx, const char *text, const char *where, int index, void *slot);
+    void *ctx;
+} cli_par_spec;
+int cli_run_sentences_pool(const cli_par_spec *s, char **args, int n_args, attn_pool *pool);
 
 #endif

@@ -23,10 +23,11 @@ static const char notes[] =
     "the built-in vocabulary); --set generates sentences of the built-in vocabulary, so it\n"
     "needs a file without a vocabulary of its own.";
 
-static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch) {
+static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch,
+                       attn_pool *pool) {
     double acc = 0.0;
     attn_error err;
-    if (attn_evaluate(m, d, 0, d->n, batch, &acc, &err) != ATTN_OK) {
+    if (attn_evaluate_pool(m, d, 0, d->n, batch, pool, &acc, &err) != ATTN_OK) {
         cli_message("eval", "%s: %s", name, err.msg);
         return CLI_ERROR;
     }
@@ -35,7 +36,7 @@ static int eval_report(attn_model *m, const char *name, attn_dataset *d, int bat
     return CLI_OK;
 }
 
-static int eval_table(const char *dir, int seeds, int batch) {
+static int eval_table(const char *dir, int seeds, int batch, int threads) {
     int n = CLI_N_ARCH * seeds;
     cli_run_result *runs = calloc((size_t)n, sizeof *runs);
     if (!runs) {
@@ -45,7 +46,13 @@ static int eval_table(const char *dir, int seeds, int batch) {
     for (int a = 0; a < CLI_N_ARCH; a++)
         for (int s = 0; s < seeds; s++)
             runs[a * seeds + s] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
-    cli_run_settings rs = {.dir = dir, .batch = batch, .workers = cli_n_cores()};
+    /* every core busy: processes for the runs, threads within each */
+    int workers = 0, rc = cli_threads_split("eval", n, false, &workers, &threads);
+    if (rc >= 0) {
+        free(runs);
+        return rc;
+    }
+    cli_run_settings rs = {.dir = dir, .batch = batch, .workers = workers, .threads = threads};
     int failures = cli_runs_execute("eval", &rs, runs, n);
     if (failures < n) cli_print_results_table(stdout, runs, n);
     free(runs);
@@ -54,7 +61,7 @@ static int eval_table(const char *dir, int seeds, int batch) {
 
 /* One line per set of --set, or the one line of --data. */
 static int eval_weights(const char *weights, const char *data, const attn_set *sets, int n_sets,
-                        int n, bool n_given, uint64_t seed, int batch) {
+                        int n, bool n_given, uint64_t seed, int batch, int threads) {
     attn_model *m = NULL;
     const attn_vocab *vocab = NULL;
     attn_error err;
@@ -67,13 +74,17 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
                                "%s has its own vocabulary (%d tokens); --set generates sentences "
                                "of the built-in one: give them with --data FILE.tsv",
                                weights, attn_vocab_count(vocab));
-    attn_set_num_threads(1);
+    attn_pool *pool = NULL;
+    if (rc == CLI_OK) {
+        int trc = cli_threads_start("eval", &threads, &pool); /* same accuracy for every N */
+        if (trc >= 0) rc = trc;
+    }
     if (data && rc == CLI_OK) {
         attn_dataset *d = NULL;
         if (attn_dataset_read_tsv_vocab(data, vocab, &d, &err) != ATTN_OK)
             rc = cli_fail("eval", &err);
         else
-            rc = eval_report(m, data, d, batch);
+            rc = eval_report(m, data, d, batch, pool);
         attn_dataset_free(d);
     }
     for (int s = 0; s < n_sets && rc == CLI_OK; s++) {
@@ -82,9 +93,10 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
         if (attn_data_generate(sets[s], size, seed, &d, &err) != ATTN_OK)
             rc = cli_fail("eval", &err);
         else
-            rc = eval_report(m, attn_set_name(sets[s]), d, batch);
+            rc = eval_report(m, attn_set_name(sets[s]), d, batch, pool);
         attn_dataset_free(d);
     }
+    attn_pool_free(pool);
     attn_model_free(m);
     attn_vocab_free(vocab);
     return rc;
@@ -93,7 +105,7 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
 int cmd_eval(int argc, char **argv) {
     const char *weights = NULL, *set = NULL, *data = NULL, *table = NULL;
     uint64_t seed = 1;
-    int n = 0, batch = 1, seeds = 3;
+    int n = 0, batch = 1, seeds = 3, threads = 0;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights, .help = "attn-weights-v1 JSON"},
         {"--set", "NAME", CLI_OPT_STR, &set, .help = CLI_SET_NAMES},
@@ -107,6 +119,7 @@ int cmd_eval(int argc, char **argv) {
         {"--table", "DIR", CLI_OPT_STR, &table,
          .help = "the write-up's table from DIR/<model>-seed<S>.json"},
         {"--seeds", "N", CLI_OPT_INT, &seeds, 1, 100, .help = "seeds 1..N with --table"},
+        CLI_THREADS_OPT(&threads),
     };
     cli_spec spec = {"eval",
                      "--weights FILE.json --set NAME [--seed S] [--n N] [--batch B]\n"
@@ -123,7 +136,7 @@ int cmd_eval(int argc, char **argv) {
     if (table) {
         if (weights || set || data || have_seed || have_n)
             return cli_usage_error("eval", "--table takes only --seeds and --batch");
-        return eval_table(table, seeds, batch);
+        return eval_table(table, seeds, batch, threads);
     }
     if (cli_given(&spec, "--seeds")) return cli_usage_error("eval", "--seeds goes with --table");
     if (!weights)
@@ -135,5 +148,5 @@ int cmd_eval(int argc, char **argv) {
     int n_sets = 0;
     if (set && !cli_sets_from_name(set, sets, &n_sets))
         return cli_usage_error("eval", "--set expects %s, got '%s'", CLI_SET_NAMES, set);
-    return eval_weights(weights, data, sets, n_sets, n, have_n, seed, batch);
+    return eval_weights(weights, data, sets, n_sets, n, have_n, seed, batch, threads);
 }

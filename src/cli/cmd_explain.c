@@ -35,7 +35,9 @@ static const char notes[] =
     "Integrated gradients: N midpoint steps (--ig-steps) from the baseline x' = the vectors\n"
     "of as many [PAD] words ([CLS] keeps its own); their sum approximates logit -\n"
     "ig_baseline_logit (how closely depends on the sentence; compare the two). The N points\n"
-    "run as batches of 64 (rounding as a batch does); everything else is batch 1.\n"
+    "run as batches of 16 consecutive points (rounding as a batch does), spread over\n"
+    "--threads and summed in point order (the same bytes for every N); everything else\n"
+    "is batch 1.\n"
     "prefix_probability[i] is what `attn predict` prints for words 0..i.\n\n"
     "Length: a recurrent model's explanation costs the square of the sentence length in\n"
     "time (one prefix per word) and its integrated gradients memory in proportion to it\n"
@@ -178,7 +180,7 @@ static void print_text(const explain_view *v, const char *sentence, const int *i
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
-static bool explain_one(attn_model *m, const explain_view *v, const char *sentence,
+static bool explain_one(attn_model *m, attn_pool *pool, const explain_view *v, const char *sentence,
                         const char *where, int index) {
     int max_ids = (int)(strlen(sentence) / 2 + 1), n = 0;
     int *ids = malloc((size_t)max_ids * sizeof *ids);
@@ -192,7 +194,7 @@ static bool explain_one(attn_model *m, const explain_view *v, const char *senten
                          "%d words, more than --max-words %d (raise it for longer sentences; "
                          "the time grows with the square of the length)",
                          n, v->max_words);
-    if (st == ATTN_OK) st = attn_explain(m, ids, n, &o, &e, &err);
+    if (st == ATTN_OK) st = attn_explain_pool(m, ids, n, &o, pool, &e, &err);
     if (st == ATTN_OK) {
         if (v->fmt == FORMAT_JSON && !print_json(v, sentence, ids, e, &err))
             st = err.status;
@@ -209,12 +211,13 @@ static bool explain_one(attn_model *m, const explain_view *v, const char *senten
 
 typedef struct explain_ctx {
     attn_model *m;
+    attn_pool *pool; /* the integrated gradients' threads */
     const explain_view *v;
 } explain_ctx;
 
 static bool explain_sentence(void *ctx, const char *sentence, const char *where, int index) {
     const explain_ctx *c = ctx;
-    return explain_one(c->m, c->v, sentence, where, index);
+    return explain_one(c->m, c->pool, c->v, sentence, where, index);
 }
 
 /* --layer/--head against the model; CLI_USAGE after a message, else -1. */
@@ -240,7 +243,7 @@ static bool want_color(int choice) {
 int cmd_explain(int argc, char **argv) {
     const char *weights = NULL;
     explain_view v = {FORMAT_TEXT, false, -1, -1, ATTN_EXPLAIN_IG_STEPS, 1000, NULL};
-    int color = COLOR_AUTO;
+    int color = COLOR_AUTO, threads = 0;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
          .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
@@ -256,15 +259,16 @@ int cmd_explain(int argc, char **argv) {
          .help = "integrated-gradient steps; 0 = none"},
         {"--max-words", "N", CLI_OPT_INT, &v.max_words, 1, 1 << 20,
          .help = "longer sentences are refused (see Length below)"},
+        CLI_THREADS_OPT(&threads),
     };
     cli_spec spec = {"explain",
                      "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
-                     " [--ig-steps N] [--max-words N] [--] [SENTENCE...]",
+                     " [--ig-steps N] [--max-words N] [--threads N] [--] [SENTENCE...]",
                      about,
                      "SENTENCE",
                      notes,
                      opts,
-                     7};
+                     (int)(sizeof opts / sizeof opts[0])};
     char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
     if (!sentences) {
         fprintf(stderr, "attn explain: out of memory\n");
@@ -277,13 +281,15 @@ int cmd_explain(int argc, char **argv) {
     if (rc < 0) rc = cli_load_weights("explain", weights, &m, &v.vocab);
     if (rc < 0) rc = check_view(m, &v);
     if (v.ig_steps == 0) v.ig_steps = ATTN_EXPLAIN_NO_IG;
+    attn_pool *pool = NULL;
+    if (rc < 0) rc = cli_threads_start("explain", &threads, &pool); /* same output for every N */
     if (rc < 0) {
         v.color = want_color(color);
-        attn_set_num_threads(1);
-        explain_ctx ctx = {m, &v};
+        explain_ctx ctx = {m, pool, &v};
         rc = cli_run_sentences("explain", "explained", sentences, n_sentences, explain_sentence,
                                &ctx);
     }
+    attn_pool_free(pool);
     attn_model_free(m);
     attn_vocab_free(v.vocab);
     free(sentences);

@@ -99,43 +99,56 @@ static attn_status parse_ids(const char *text, int V, int *ids, int max_ids, int
 }
 
 typedef struct predict_ctx {
-    attn_model *m;
+    attn_model **models; /* per thread: the model, then replicas of it */
     const attn_vocab *vocab;
     bool ids; /* --ids: the input is token ids */
     int fmt;
 } predict_ctx;
 
-/* Tokenizes (or reads the ids of) and classifies one sentence; false (after reporting it) if
- * it cannot be. `where` is "sentence" (arguments) or "line" (stdin). The model itself names
- * its length limit. */
-static bool predict_one(const predict_ctx *c, const char *sentence, const char *where, int index) {
+/* One sentence's result, made on any thread and printed in input order. */
+typedef struct predict_slot {
+    attn_status st;
+    attn_error err;
+    float logit;
+    int *ids, n;
+} predict_slot;
+
+/* Tokenizes (or reads the ids of) and classifies one sentence on thread `worker`'s model. The
+ * model itself names its length limit. */
+static void predict_compute(void *ctx, int worker, const char *sentence, void *slot) {
+    const predict_ctx *c = ctx;
+    predict_slot *r = slot;
     int max_ids = (int)(strlen(sentence) / 2 + 1); /* words are separated by white space */
-    int *ids = malloc((size_t)max_ids * sizeof *ids), n = 0;
-    attn_error err = {0};
-    float logit = 0.0f;
-    attn_status st = !ids ? attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory")
-                     : c->ids
-                         ? parse_ids(sentence, attn_vocab_count(c->vocab), ids, max_ids, &n, &err)
-                         : attn_tokenize_vocab(c->vocab, sentence, ids, max_ids, &n, &err);
-    attn_batch b = {.B = 1, .T = n, .ids = ids, .lengths = &n};
-    if (st == ATTN_OK) st = attn_model_forward(c->m, &b, &logit, &err);
-    if (st == ATTN_OK) print_result(sentence, c->ids ? ids : NULL, n, logit, c->fmt);
-    free(ids);
-    if (st != ATTN_OK) {
-        cli_message("predict", "%s %d: %s", where, index, err.msg);
-        return false;
-    }
-    return true;
+    memset(r, 0, sizeof *r);
+    r->ids = malloc((size_t)max_ids * sizeof *r->ids);
+    r->st = !r->ids ? attn_errorf(&r->err, ATTN_ERR_NOMEM, "out of memory")
+            : c->ids
+                ? parse_ids(sentence, attn_vocab_count(c->vocab), r->ids, max_ids, &r->n, &r->err)
+                : attn_tokenize_vocab(c->vocab, sentence, r->ids, max_ids, &r->n, &r->err);
+    attn_batch b = {.B = 1, .T = r->n, .ids = r->ids, .lengths = &r->n};
+    if (r->st == ATTN_OK) r->st = attn_model_forward(c->models[worker], &b, &r->logit, &r->err);
 }
 
-static bool predict_sentence(void *ctx, const char *sentence, const char *where, int index) {
-    return predict_one(ctx, sentence, where, index);
+/* Prints the result (or says why there is none, naming `where` "sentence" or "line" and its
+ * 1-based index); false if the sentence could not be classified. */
+static bool predict_emit(void *ctx, const char *sentence, const char *where, int index,
+                         void *slot) {
+    const predict_ctx *c = ctx;
+    predict_slot *r = slot;
+    if (r->st == ATTN_OK)
+        print_result(sentence, c->ids ? r->ids : NULL, r->n, r->logit, c->fmt);
+    else
+        cli_message("predict", "%s %d: %s", where, index, r->err.msg);
+    free(r->ids);
+    r->ids = NULL;
+    return r->st == ATTN_OK;
 }
 
 int cmd_predict(int argc, char **argv) {
     const char *weights = NULL;
     int fmt = FORMAT_TEXT;
     bool by_ids = false;
+    int threads = 0;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
          .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
@@ -143,11 +156,15 @@ int cmd_predict(int argc, char **argv) {
          .help = "text, tsv or json; see Formats below"},
         {"--ids", NULL, CLI_OPT_FLAG, &by_ids,
          .help = "each SENTENCE (or line) is whitespace-separated token ids, not words"},
+        CLI_THREADS_OPT(&threads),
     };
-    cli_spec spec = {"predict", "--weights FILE.json [--format F] [--ids] [--] [SENTENCE...]",
-                     about,     "SENTENCE",
-                     notes,     opts,
-                     3};
+    cli_spec spec = {"predict",
+                     "--weights FILE.json [--format F] [--ids] [--threads N] [--] [SENTENCE...]",
+                     about,
+                     "SENTENCE",
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
     char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
     if (!sentences) {
         fprintf(stderr, "attn predict: out of memory\n");
@@ -159,14 +176,28 @@ int cmd_predict(int argc, char **argv) {
     attn_model *m = NULL;
     const attn_vocab *vocab = NULL;
     if (rc < 0) rc = cli_load_weights("predict", weights, &m, &vocab);
+    /* sentences on every thread, each still one exact batch-1 forward: the output is the same
+     * for every N */
+    attn_pool *pool = NULL;
+    attn_model **models = NULL;
+    if (rc < 0) rc = cli_threads_start("predict", &threads, &pool);
+    if (rc < 0 && !(models = calloc((size_t)threads, sizeof *models)))
+        rc = cli_runtime_error("predict", "out of memory");
     if (rc < 0) {
-        attn_set_num_threads(1);
-        predict_ctx ctx = {m, vocab, by_ids, fmt};
-        rc = by_ids ? cli_run_lines("predict", "classified", sentences, n_sentences,
-                                    predict_sentence, &ctx)
-                    : cli_run_sentences("predict", "classified", sentences, n_sentences,
-                                        predict_sentence, &ctx);
+        attn_error err = {0};
+        models[0] = m;
+        for (int w = 1; rc < 0 && w < threads; w++)
+            if (attn_model_replica(m, &models[w], &err) != ATTN_OK) rc = cli_fail("predict", &err);
     }
+    if (rc < 0) {
+        predict_ctx ctx = {models, vocab, by_ids, fmt};
+        cli_par_spec ps = {"predict",       "classified", by_ids, sizeof(predict_slot),
+                           predict_compute, predict_emit, &ctx};
+        rc = cli_run_sentences_pool(&ps, sentences, n_sentences, pool);
+    }
+    for (int w = 1; models && w < threads; w++) attn_model_free(models[w]);
+    free(models);
+    attn_pool_free(pool);
     attn_model_free(m);
     attn_vocab_free(vocab);
     free(sentences);

@@ -20,7 +20,8 @@
 static const char about[] =
     "Trains the RNN, the LSTM and the Transformer for seeds 1..N (8000 generated training\n"
     "sentences each; the 500-sentence holdout set of the seed picks the best epoch) in\n"
-    "parallel worker processes (BLAS on one thread each), evaluates every run on the four\n"
+    "parallel worker processes (-j), each run on --threads threads (one BLAS thread per\n"
+    "product; the weights are the same for every count), evaluates every run on the four\n"
     "1000-sentence test sets of its seed (plain, distractor, fill4, fill8), and prints the\n"
     "write-up's table: accuracy range across seeds per test set and model, parameter counts,\n"
     "wall time. Then it compares the nine weights files with the committed ones in weights/.";
@@ -37,6 +38,7 @@ typedef struct repro_opts {
     int seeds, workers, epochs, train_size, eval_batch;
     const char *out_dir;
     const char *models; /* comma-separated, e.g. "rnn,gru,lstm,transformer" */
+    int threads;        /* per run; 0 until resolved */
 } repro_opts;
 
 /* --models LIST into want[arch]; a usage error names an unknown or repeated model. */
@@ -152,17 +154,22 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
     cli_print_results_table(stdout, runs, n);
     char wall_s[32];
     cli_fmt_duration(wall_s, sizeof wall_s, wall);
-    printf("\nTotal wall time: %s (%d runs of %d %s on %d %s)\n", wall_s, n, o->epochs,
+    printf("\nTotal wall time: %s (%d runs of %d %s on %d %s x %d %s)\n", wall_s, n, o->epochs,
            cli_plural(o->epochs, "epoch", "epochs"), o->workers,
-           cli_plural(o->workers, "worker", "workers"));
+           cli_plural(o->workers, "worker", "workers"), o->threads,
+           cli_plural(o->threads, "thread", "threads"));
 }
 
 int cmd_reproduce(int argc, char **argv) {
-    repro_opts o = {3, cli_n_cores(), 20, ATTN_TRAIN_DEFAULT_N, 1, "runs", "rnn,lstm,transformer"};
+    repro_opts o = {3,      cli_n_cores(),          20, ATTN_TRAIN_DEFAULT_N, 1,
+                    "runs", "rnn,lstm,transformer", 0};
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024, .def = "the number of cores",
-         .help = "worker processes"},
+        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024, .def = "the cores / --threads",
+         .help = "worker processes, one run each at a time"},
+        {"--threads", "N", CLI_OPT_INT, &o.threads, 1, ATTN_MAX_THREADS,
+         .def = "$ATTN_THREADS, else the cores / -j",
+         .help = "threads per run; the weights are the same for every N"},
         {"--out", "DIR", CLI_OPT_STR, &o.out_dir,
          .help = "where the weights and reproduce.json go"},
         {"--epochs", "N", CLI_OPT_INT, &o.epochs, 1, 100000, .help = "epochs per run"},
@@ -174,15 +181,15 @@ int cmd_reproduce(int argc, char **argv) {
          .help = "comma-separated models of rnn, gru, lstm, transformer (the table's columns "
                  "in that order)"},
     };
-    cli_spec spec = {
-        "reproduce",
-        "[--seeds N] [-j N] [--out DIR] [--epochs N] [--train-size N] [--eval-batch B] "
-        "[--models LIST]",
-        about,
-        NULL,
-        notes,
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = {"reproduce",
+                     "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] "
+                     "[--eval-batch B] "
+                     "[--models LIST]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     bool want[CLI_MAX_ARCH];
@@ -196,7 +203,8 @@ int cmd_reproduce(int argc, char **argv) {
     }
     if ((rc = cli_lock_output("reproduce", "--out", o.out_dir)) != CLI_OK) return rc;
     int n = n_models * o.seeds;
-    if (o.workers > n) o.workers = n;
+    rc = cli_threads_split("reproduce", n, cli_given(&spec, "-j"), &o.workers, &o.threads);
+    if (rc >= 0) return rc;
     cli_run_result *runs = calloc((size_t)n, sizeof *runs);
     if (!runs) {
         fprintf(stderr, "attn reproduce: out of memory\n");
@@ -219,10 +227,12 @@ int cmd_reproduce(int argc, char **argv) {
     snprintf(seeds, sizeof seeds, o.seeds == 1 ? "seed 1" : "seeds 1..%d", o.seeds);
     fprintf(stderr,
             "attn reproduce: %d runs (%s x %s), %d %s, %d training "
-            "sentences, %d %s, into %s/\n",
+            "sentences, %d %s x %d %s, into %s/\n",
             n, models, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size,
-            o.workers, cli_plural(o.workers, "worker", "workers"), o.out_dir);
-    cli_run_settings rs = {o.out_dir, true, o.epochs, o.train_size, o.eval_batch, o.workers, true};
+            o.workers, cli_plural(o.workers, "worker", "workers"), o.threads,
+            cli_plural(o.threads, "thread", "threads"), o.out_dir);
+    cli_run_settings rs = {o.out_dir,    true,      o.epochs, o.train_size,
+                           o.eval_batch, o.workers, true,     o.threads};
     double start = cli_now_s();
     int failures = cli_runs_execute("reproduce", &rs, runs, n);
     print_summary(&o, runs, n, cli_now_s() - start);

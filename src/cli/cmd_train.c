@@ -1,6 +1,7 @@
 /* cmd_train.c -- `attn train`: one model with Adam, progress per epoch, checkpoints and
- * resuming. Training runs BLAS on one thread, so the same command gives bit-identical weights
- * on every run on the same kind of machine. */
+ * resuming. Each batch is cut into fixed micro-batches of 16 sentences spread over --threads
+ * (one BLAS thread per product), so the same command gives bit-identical weights on every run
+ * on the same kind of machine, for every thread count. */
 #include "cli.h"
 
 #include <errno.h>
@@ -15,7 +16,9 @@
 static const char about[] =
     "Trains one model with Adam (PyTorch's defaults) on the course-review task and writes\n"
     "its weights as attn-weights-v1 JSON. The same command gives bit-identical weights on\n"
-    "every run (BLAS runs on one thread).";
+    "every run and for every --threads N: each batch is cut into micro-batches of 16\n"
+    "sentences whose gradients are summed in a fixed order, whichever thread computes them\n"
+    "(docs/numerics.md, \"Threads\").";
 
 static const char notes[] =
     "Held-out set: the generated holdout set of the seed (the training distribution,\n"
@@ -46,6 +49,7 @@ typedef struct train_args {
     const char *model, *data, *init, *out, *checkpoint, *resume, *log;
     uint64_t seed;
     int train_size;
+    int threads; /* --threads (0 until resolved) */
     attn_train_config cfg;
     model_args m;
 } train_args;
@@ -367,11 +371,12 @@ static void print_header(const train_args *a, const attn_model_config *mc, const
     int todo = c->epochs - attn_trainer_epoch(t);
     fprintf(stderr,
             "attn train: %s, %zu parameters, %d training + %d held-out sentences, %d %s (from "
-            "epoch %d of %d), batch %d, lr %g, seed %llu\n",
+            "epoch %d of %d), batch %d, lr %g, seed %llu, %d %s\n",
             attn_arch_name(mc->arch), attn_model_n_params(m),
             heldout ? data->n : data->n - c->holdout, c->holdout, todo,
             cli_plural(todo, "epoch", "epochs"), attn_trainer_epoch(t) + 1, c->epochs,
-            c->batch_size, c->adam.lr, (unsigned long long)a->seed);
+            c->batch_size, c->adam.lr, (unsigned long long)a->seed, a->threads,
+            cli_plural(a->threads, "thread", "threads"));
 }
 
 /* The epoch number a log line starts with ({"epoch": N, ...}), or 0. */
@@ -425,14 +430,18 @@ static int open_log(const train_args *a, int done, FILE **log) {
 }
 
 /* Trains and writes the weights. */
-static int train(cli_spec *spec, const train_args *a, const attn_model_config *mc) {
-    attn_set_num_threads(1); /* bit-identical training on any core count */
+static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     attn_dataset *data = NULL, *heldout = NULL;
     attn_model *model = NULL;
     attn_trainer *trainer = NULL;
+    attn_pool *pool = NULL;
     attn_error err = {0};
     FILE *log = NULL;
-    int rc = setup(spec, a, mc, &data, &heldout, &model, &trainer);
+    /* bit-identical training for every thread and core count (attn_threads.h) */
+    int rc = cli_threads_start("train", &a->threads, &pool);
+    if (rc < 0) rc = setup(spec, a, mc, &data, &heldout, &model, &trainer);
+    if (rc < 0 && attn_trainer_set_pool(trainer, pool, &err) != ATTN_OK)
+        rc = cli_fail("train", &err);
     if (rc < 0 && a->log) rc = open_log(a, attn_trainer_epoch(trainer), &log);
     if (rc >= 0) goto done;
     train_progress prog = {
@@ -464,6 +473,7 @@ static int train(cli_spec *spec, const train_args *a, const attn_model_config *m
 done:
     if (log) fclose(log);
     attn_trainer_free(trainer);
+    attn_pool_free(pool);
     attn_model_free(model);
     attn_dataset_free(data);
     attn_dataset_free(heldout);
@@ -503,6 +513,7 @@ int cmd_train(int argc, char **argv) {
         {"--resume", "C.json", CLI_OPT_STR, &a.resume, .help = "continue a checkpointed run"},
         {"--log", "FILE.jsonl", CLI_OPT_STR, &a.log,
          .help = "one JSON line per epoch with the progress"},
+        CLI_THREADS_OPT(&a.threads),
         {"--warmup", "N", CLI_OPT_INT, &a.cfg.warmup, 0, ATTN_MAX_WARMUP,
          .help = "linear learning-rate warm-up over the first N Adam steps: step k\n"
                  "(0-based) uses lr * min(1, (k+1)/N), PyTorch's LambdaLR with that\n"

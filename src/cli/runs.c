@@ -30,7 +30,7 @@ static bool send_epoch(const attn_epoch_stats *st, void *user) {
 
 /* Trains the run's model on its seed's data and writes it to path. */
 static attn_status train_run(const cli_run_settings *s, const cli_run_result *r, const char *path,
-                             cli_pool *pool, attn_model **m, attn_error *err) {
+                             cli_pool *pool, attn_pool *threads, attn_model **m, attn_error *err) {
     attn_dataset *train = NULL, *heldout = NULL;
     attn_trainer *t = NULL;
     attn_model_config mc = attn_model_config_default(r->arch);
@@ -44,6 +44,7 @@ static attn_status train_run(const cli_run_settings *s, const cli_run_result *r,
         st = attn_data_generate(ATTN_SET_HOLDOUT, cfg.holdout, cfg.seed, &heldout, err);
     if (st == ATTN_OK) st = attn_model_create(&mc, cfg.seed, m, err);
     if (st == ATTN_OK) st = attn_trainer_create_heldout(*m, train, heldout, &cfg, &t, err);
+    if (st == ATTN_OK) st = attn_trainer_set_pool(t, threads, err);
     if (st == ATTN_OK) st = attn_trainer_run(t, &cb, err);
     if (st == ATTN_OK) st = attn_weights_save_json(*m, false, path, err);
     attn_trainer_free(t);
@@ -70,14 +71,19 @@ static int run_job(cli_pool *pool, int job, void *user) {
     double acc[ATTN_N_TEST_SETS] = {0}, t0 = cli_now_s(), t1;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s-seed%d.json", c->s->dir, attn_arch_name(r->arch), r->seed);
-    attn_status st =
-        c->s->train ? train_run(c->s, r, path, pool, &m, &err) : load_run(r, path, &m, &err);
+    /* this process's threads (made after the fork); the results do not depend on them */
+    attn_pool *threads = NULL;
+    attn_status st = c->s->threads > 1 ? attn_pool_create(c->s->threads, &threads, &err) : ATTN_OK;
+    if (st == ATTN_OK)
+        st = c->s->train ? train_run(c->s, r, path, pool, threads, &m, &err)
+                         : load_run(r, path, &m, &err);
     t1 = cli_now_s();
     for (int s = 0; s < ATTN_N_TEST_SETS && st == ATTN_OK; s++) {
         attn_dataset *test = NULL;
         st = attn_data_generate(cli_test_sets[s], ATTN_TEST_DEFAULT_N, (uint64_t)r->seed, &test,
                                 &err);
-        if (st == ATTN_OK) st = attn_evaluate(m, test, 0, test->n, c->s->batch, &acc[s], &err);
+        if (st == ATTN_OK)
+            st = attn_evaluate_pool(m, test, 0, test->n, c->s->batch, threads, &acc[s], &err);
         attn_dataset_free(test);
     }
     if (st == ATTN_OK)
@@ -86,6 +92,7 @@ static int run_job(cli_pool *pool, int job, void *user) {
     else
         cli_pool_send(pool, "F %s", err.msg);
     attn_model_free(m);
+    attn_pool_free(threads);
     return st == ATTN_OK ? 0 : 1;
 }
 

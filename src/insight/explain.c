@@ -4,6 +4,7 @@
  * backward (d logit / d first-layer input): gradient norm, gradient x input and integrated
  * gradients from the [PAD] baseline (definitions in attn.h). Uses the public API only. */
 #include "attn.h"
+#include "attn_threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -88,18 +89,70 @@ static void saliency(attn_explanation *e, const float *x, const float *d_x, int 
 
 /* Integrated gradients from the baseline xb to x0 (both [rows, D]; they differ in the word
  * rows only, from w0): N midpoint points x_k = xb + (k - 1/2)/N (x0 - xb), run through the model
- * ATTN_EXPLAIN_IG_BATCH at a time (attn_model_forward_embedded_batch), gradients summed in
- * double. */
-static attn_status integrated_gradients(attn_model *m, const attn_batch *b, const float *x0,
-                                        const float *xb, int rows, int D, int w0,
+ * in chunks of ATTN_EXPLAIN_IG_CHUNK consecutive points (attn_model_forward_embedded_batch), the
+ * chunks spread over the threads (models[w] is thread w's model: m or a replica of it), a wave
+ * of n_models chunks at a time; the points' gradients are summed in double in point order, so
+ * the result is the same for every thread count. */
+typedef struct ig_ctx {
+    attn_model **models;
+    const float *x0, *xb;
+    size_t nx;
+    int N, T, k0;             /* k0: the wave's first point */
+    const int *ids, *lengths; /* [chunk, T], [chunk]: every point is the sentence */
+    const float *ones;        /* [chunk] d logit = 1 */
+    float *x, *d_x, *logits;  /* per wave slot [chunk, nx], [chunk, nx], [chunk] */
+    attn_error *errs;         /* per wave slot */
+} ig_ctx;
+
+static void ig_chunk(void *vc, int slot, int worker) {
+    const ig_ctx *c = vc;
+    const int chunk = ATTN_EXPLAIN_IG_CHUNK, k0 = c->k0 + slot * chunk;
+    const int nb = c->N - k0 < chunk ? c->N - k0 : chunk;
+    attn_model *m = c->models[worker];
+    attn_error *err = &c->errs[slot];
+    float *x = c->x + (size_t)slot * chunk * c->nx, *d_x = c->d_x + (size_t)slot * chunk * c->nx;
+    err->status = ATTN_OK;
+    if (nb <= 0) return;
+    for (int j = 0; j < nb; j++) {
+        const float a = ((float)(k0 + j + 1) - 0.5f) / (float)c->N;
+        float *xj = x + j * c->nx;
+        for (size_t r = 0; r < c->nx; r++) xj[r] = c->xb[r] + a * (c->x0[r] - c->xb[r]);
+    }
+    const attn_batch bb = {.B = nb, .T = c->T, .ids = c->ids, .lengths = c->lengths};
+    attn_status st =
+        attn_model_forward_embedded_batch(m, x, nb, c->T, c->logits + (size_t)slot * chunk, err);
+    attn_model_zero_grad(m);
+    if (st == ATTN_OK) st = attn_model_backward(m, &bb, c->ones, err);
+    for (int j = 0; st == ATTN_OK && j < nb; j++)
+        st = attn_model_input_grad(m, j, d_x + j * c->nx, err);
+    err->status = st;
+}
+
+static attn_status integrated_gradients(attn_model **models, attn_pool *pool, const attn_batch *b,
+                                        const float *x0, const float *xb, int rows, int D, int w0,
                                         attn_explanation *e, attn_error *err) {
-    const int N = e->ig_steps, chunk = N < ATTN_EXPLAIN_IG_BATCH ? N : ATTN_EXPLAIN_IG_BATCH;
-    const size_t nx = (size_t)rows * D, T = (size_t)b->T;
-    float *x = malloc((size_t)chunk * nx * sizeof(float)), *d_x = malloc(nx * sizeof(float));
-    float *logits = malloc((size_t)chunk * sizeof(float)), *ones = malloc(chunk * sizeof(float));
-    int *ids = malloc((size_t)chunk * T * sizeof(int)), *lengths = malloc(chunk * sizeof(int));
+    const int N = e->ig_steps, chunk = ATTN_EXPLAIN_IG_CHUNK;
+    const int n_chunks = (N + chunk - 1) / chunk, threads = attn_pool_threads(pool);
+    const int W = n_chunks < threads ? n_chunks : threads; /* chunks per wave */
+    const size_t nx = (size_t)rows * D, T = (size_t)b->T, per = (size_t)W * chunk;
+    ig_ctx c = {models,
+                x0,
+                xb,
+                nx,
+                N,
+                b->T,
+                0,
+                malloc((size_t)chunk * T * sizeof(int)),
+                malloc(chunk * sizeof(int)),
+                malloc(chunk * sizeof(float)),
+                malloc(per * nx * sizeof(float)),
+                malloc(per * nx * sizeof(float)),
+                malloc(per * sizeof(float)),
+                calloc((size_t)W, sizeof(attn_error))};
+    int *ids = (int *)c.ids, *lengths = (int *)c.lengths;
+    float *ones = (float *)c.ones;
     double *sum = calloc(nx, sizeof(double));
-    attn_status st = x && d_x && logits && ones && ids && lengths && sum
+    attn_status st = ids && lengths && ones && c.x && c.d_x && c.logits && c.errs && sum
                          ? ATTN_OK
                          : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
     for (int j = 0; st == ATTN_OK && j < chunk; j++) {
@@ -107,20 +160,18 @@ static attn_status integrated_gradients(attn_model *m, const attn_batch *b, cons
         lengths[j] = b->T;
         memcpy(ids + j * T, b->ids, T * sizeof(int)); /* only pick embedding gradient rows */
     }
-    for (int k0 = 0; st == ATTN_OK && k0 < N; k0 += chunk) {
-        const int nb = N - k0 < chunk ? N - k0 : chunk;
-        for (int j = 0; j < nb; j++) {
-            const float a = ((float)(k0 + j + 1) - 0.5f) / (float)N;
-            float *xj = x + j * nx;
-            for (size_t r = 0; r < nx; r++) xj[r] = xb[r] + a * (x0[r] - xb[r]);
-        }
-        const attn_batch bb = {.B = nb, .T = b->T, .ids = ids, .lengths = lengths};
-        st = attn_model_forward_embedded_batch(m, x, nb, b->T, logits, err);
-        attn_model_zero_grad(m);
-        if (st == ATTN_OK) st = attn_model_backward(m, &bb, ones, err);
-        for (int j = 0; st == ATTN_OK && j < nb; j++) {
-            st = attn_model_input_grad(m, j, d_x, err);
-            for (size_t r = 0; st == ATTN_OK && r < nx; r++) sum[r] += d_x[r];
+    for (c.k0 = 0; st == ATTN_OK && c.k0 < N; c.k0 += W * chunk) {
+        const int slots = (N - c.k0 + chunk - 1) / chunk < W ? (N - c.k0 + chunk - 1) / chunk : W;
+        attn_pool_run(pool, slots, ig_chunk, &c);
+        for (int s = 0; st == ATTN_OK && s < slots; s++)
+            if (c.errs[s].status != ATTN_OK) {
+                if (err) *err = c.errs[s];
+                st = c.errs[s].status;
+            }
+        const int n_points = N - c.k0 < W * chunk ? N - c.k0 : W * chunk;
+        for (int k = 0; st == ATTN_OK && k < n_points; k++) { /* point order */
+            const float *d_x = c.d_x + (size_t)k * nx;
+            for (size_t r = 0; r < nx; r++) sum[r] += d_x[r];
         }
     }
     for (int i = 0; st == ATTN_OK && i < e->n_words; i++) {
@@ -131,12 +182,13 @@ static attn_status integrated_gradients(attn_model *m, const attn_batch *b, cons
         }
         e->integrated_gradients[i] = (float)s;
     }
-    free(x);
-    free(d_x);
-    free(logits);
-    free(ones);
     free(ids);
     free(lengths);
+    free(ones);
+    free(c.x);
+    free(c.d_x);
+    free(c.logits);
+    free(c.errs);
     free(sum);
     return st;
 }
@@ -166,8 +218,9 @@ static attn_status inputs_and_baseline(attn_model *m, const attn_batch *b, float
 
 /* Everything for one sentence: the exact forward (+ attention) and its input gradient, the
  * saliency, the prefixes (RNN/LSTM), integrated gradients. */
-static attn_status explain_fill(attn_model *m, const attn_batch *b, attn_explanation *e,
-                                attn_error *err) {
+static attn_status explain_fill(attn_model **models, attn_pool *pool, const attn_batch *b,
+                                attn_explanation *e, attn_error *err) {
+    attn_model *m = models[0];
     const bool tf = e->arch == ATTN_ARCH_TRANSFORMER;
     const float *d_x;
     float *xs = NULL;
@@ -184,7 +237,7 @@ static attn_status explain_fill(attn_model *m, const attn_batch *b, attn_explana
     if (st == ATTN_OK && ig)
         st = inputs_and_baseline(m, b, &xs, &rows, &D, &e->ig_baseline_logit, err);
     if (st == ATTN_OK && ig)
-        st = integrated_gradients(m, b, xs, xs + (size_t)rows * D, rows, D, w0, e, err);
+        st = integrated_gradients(models, pool, b, xs, xs + (size_t)rows * D, rows, D, w0, e, err);
     if (st == ATTN_OK && !tf) st = keep_prefixes(m, b, e, err);
     free(xs);
     return st;
@@ -192,6 +245,12 @@ static attn_status explain_fill(attn_model *m, const attn_batch *b, attn_explana
 
 attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
                          attn_explanation **out, attn_error *err) {
+    return attn_explain_pool(m, ids, n_words, opts, NULL, out, err);
+}
+
+attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
+                              const attn_explain_opts *opts, attn_pool *pool,
+                              attn_explanation **out, attn_error *err) {
     *out = NULL;
     const int asked = opts ? opts->ig_steps : 0;
     const int steps = asked == 0 ? ATTN_EXPLAIN_IG_STEPS : asked == ATTN_EXPLAIN_NO_IG ? 0 : asked;
@@ -211,7 +270,16 @@ attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_
                          ? ATTN_OK
                          : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
     const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
-    if (st == ATTN_OK) st = explain_fill(m, &b, e, err);
+    /* thread w's model: m for the caller's thread, replicas for the others (integrated
+     * gradients only) */
+    const int threads = steps ? attn_pool_threads(pool) : 1;
+    attn_model **models = calloc((size_t)threads, sizeof *models);
+    if (!models && st == ATTN_OK) st = attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    if (models) models[0] = m;
+    for (int w = 1; st == ATTN_OK && w < threads; w++) st = attn_model_replica(m, &models[w], err);
+    if (st == ATTN_OK) st = explain_fill(models, pool, &b, e, err);
+    for (int w = 1; models && w < threads; w++) attn_model_free(models[w]);
+    free(models);
     attn_model_zero_grad(m);
     if (st != ATTN_OK) {
         attn_explanation_free(e);

@@ -20,8 +20,14 @@ double attn_bce_forward(const float *logits, const float *labels, int B) {
  * the mean's backward. sigmoid in double, stable for either sign of z. */
 void attn_bce_backward(float *d_logits, float d_loss, const float *logits, const float *labels,
                        int B) {
+    attn_bce_backward_rows(d_logits, d_loss, logits, labels, B, B);
+}
+
+/* The first n rows of the above for a batch of B: the divisor stays the whole batch's. */
+void attn_bce_backward_rows(float *d_logits, float d_loss, const float *logits, const float *labels,
+                            int n, int B) {
     if (!d_logits) return;
-    for (int b = 0; b < B; b++) {
+    for (int b = 0; b < n; b++) {
         double z = logits[b];
         double sig = z >= 0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z));
         d_logits[b] += (float)((double)d_loss * (sig - labels[b]) / B);

@@ -1,5 +1,6 @@
 /* model.c -- the one factory: config defaults and validation, parameter layout from the
  * architecture's spec table, PyTorch-style initialisation, tensor accessors, dispatch. */
+#include "attn_threads.h"
 #include "model_internal.h"
 
 #include <math.h>
@@ -210,10 +211,31 @@ attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_
     return ATTN_OK;
 }
 
+attn_status attn_model_replica(attn_model *m, attn_model **out, attn_error *err) {
+    *out = NULL;
+    attn_model *r = calloc(1, sizeof *r);
+    if (!r) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a model replica");
+    r->vt = m->vt;
+    r->cfg = m->cfg;
+    r->n_specs = m->n_specs;
+    memcpy(r->specs, m->specs, sizeof r->specs);
+    memcpy(r->offsets, m->offsets, sizeof r->offsets);
+    r->n_params = m->n_params;
+    r->params = m->params; /* the views setup makes point into m's parameters */
+    r->params_borrowed = true;
+    attn_status st = r->vt->setup(r, err);
+    if (st != ATTN_OK) {
+        attn_model_free(r);
+        return st;
+    }
+    *out = r;
+    return ATTN_OK;
+}
+
 void attn_model_free(attn_model *m) {
     if (!m) return;
     if (m->vt && m->impl) m->vt->destroy(m);
-    free(m->params);
+    if (!m->params_borrowed) free(m->params);
     free(m->grads);
     free(m);
 }
@@ -271,14 +293,19 @@ attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits
     return m->vt->forward(m, b, logits, err);
 }
 
+attn_status attn_model_grads_alloc(attn_model *m, attn_error *err) {
+    if (m->grads) return ATTN_OK;
+    m->grads = calloc(m->n_params, sizeof(float));
+    if (!m->grads)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", m->n_params);
+    m->vt->set_grads(m);
+    return ATTN_OK;
+}
+
 attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,
                                 attn_error *err) {
-    if (!m->grads) {
-        m->grads = calloc(m->n_params, sizeof(float));
-        if (!m->grads)
-            return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", m->n_params);
-        m->vt->set_grads(m);
-    }
+    attn_status st = attn_model_grads_alloc(m, err);
+    if (st != ATTN_OK) return st;
     m->vt->backward(m, b, d_logits);
     return ATTN_OK;
 }

@@ -65,7 +65,8 @@ struct attn_model {
     float *params;                      /* [n_params] */
     float *grads;                       /* [n_params], NULL until the first backward */
     size_t n_params;
-    void *impl; /* per-architecture views and activation arena */
+    bool params_borrowed; /* a replica (attn_model_replica): params are another model's */
+    void *impl;           /* per-architecture views and activation arena */
 };
 
 /* The vtable of a recurrent cell's model: its own specs and setup (which pass the cell to

@@ -78,6 +78,12 @@ void attn_batcher_shuffle(attn_batcher *b, attn_rng *rng) {
 }
 
 const float *attn_batcher_fill(attn_batcher *b, int i, attn_batch *out) {
+    attn_batcher_fill_into(b, i, b->ids, b->lengths, b->labels, out);
+    return b->labels;
+}
+
+void attn_batcher_fill_into(const attn_batcher *b, int i, int *ids, int *lengths, float *labels,
+                            attn_batch *out) {
     const attn_dataset *d = b->data;
     int start = b->batch_start[i];
     int B = b->n - start < b->batch_size ? b->n - start : b->batch_size;
@@ -89,15 +95,14 @@ const float *attn_batcher_fill(attn_batcher *b, int i, attn_batch *out) {
     for (int r = 0; r < B; r++) {
         int s = b->order[start + r];
         int len = d->lengths[s];
-        int *row = b->ids + (size_t)r * T;
+        int *row = ids + (size_t)r * T;
         memcpy(row, d->ids + d->offsets[s], (size_t)len * sizeof(int));
         for (int t = len; t < T; t++) row[t] = ATTN_PAD_ID;
-        b->lengths[r] = len;
-        b->labels[r] = d->labels[s] ? 1.0f : 0.0f;
+        lengths[r] = len;
+        labels[r] = d->labels[s] ? 1.0f : 0.0f;
     }
     out->B = B;
     out->T = T;
-    out->ids = b->ids;
-    out->lengths = b->lengths;
-    return b->labels;
+    out->ids = ids;
+    out->lengths = lengths;
 }

@@ -64,7 +64,13 @@ void attn_trainer_free(attn_trainer *t) {
     free(t->d_logits);
     free(t->best_params);
     free(t->last_params);
+    attn_replicas_free(&t->replicas);
     free(t);
+}
+
+attn_status attn_trainer_set_pool(attn_trainer *t, attn_pool *pool, attn_error *err) {
+    t->pool = pool;
+    return attn_replicas_reserve(&t->replicas, t->model, attn_pool_threads(pool), err);
 }
 
 attn_status attn_trainer_create(attn_model *model, const attn_dataset *data,
@@ -178,10 +184,17 @@ static int count_correct(const float *logits, const float *labels, int B) {
     return c;
 }
 
-/* Accuracy over all batches of b (in their current order) with batch buffers `logits`. */
-static attn_status eval_batches(attn_model *m, attn_batcher *b, float *logits, double *acc,
-                                attn_error *err) {
+/* Accuracy over all batches of b (in their current order) with batch buffers `logits`; with a
+ * pool of more than one thread the batches are spread over the replicas r (the same count). */
+static attn_status eval_batches(attn_model *m, attn_batcher *b, float *logits, attn_pool *pool,
+                                attn_replicas *r, double *acc, attn_error *err) {
     long correct = 0;
+    if (attn_pool_threads(pool) > 1) {
+        attn_status st = attn_eval_batches_pool(m, r, pool, b, &correct, err);
+        if (st != ATTN_OK) return st;
+        *acc = (double)correct / b->n;
+        return ATTN_OK;
+    }
     for (int i = 0; i < b->n_batches; i++) {
         attn_batch batch;
         const float *labels = attn_batcher_fill(b, i, &batch);
@@ -193,17 +206,24 @@ static attn_status eval_batches(attn_model *m, attn_batcher *b, float *logits, d
     return ATTN_OK;
 }
 
-attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n, int batch_size,
-                          double *accuracy, attn_error *err) {
+attn_status attn_evaluate_pool(attn_model *m, const attn_dataset *d, int first, int n,
+                               int batch_size, attn_pool *pool, double *accuracy, attn_error *err) {
     attn_batcher *b = NULL;
+    attn_replicas r = {0};
     attn_status st = attn_batcher_create(d, first, n, batch_size, 1, &b, err);
     if (st != ATTN_OK) return st;
     float *logits = malloc((size_t)batch_size * sizeof(float));
     if (!logits) st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
-    if (st == ATTN_OK) st = eval_batches(m, b, logits, accuracy, err);
+    if (st == ATTN_OK) st = eval_batches(m, b, logits, pool, &r, accuracy, err);
+    attn_replicas_free(&r);
     free(logits);
     attn_batcher_free(b);
     return st;
+}
+
+attn_status attn_evaluate(attn_model *m, const attn_dataset *d, int first, int n, int batch_size,
+                          double *accuracy, attn_error *err) {
+    return attn_evaluate_pool(m, d, first, n, batch_size, NULL, accuracy, err);
 }
 
 /* Names the step and the first non-finite tensor; params are scanned when the loss is bad
@@ -242,15 +262,12 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
     for (int i = 0; i < tb->n_batches; i++) {
         attn_batch batch;
         const float *labels = attn_batcher_fill(tb, i, &batch);
-        attn_model_zero_grad(m);
-        attn_status st = attn_model_forward(m, &batch, t->logits, err);
+        /* micro-batches on the pool, gradients summed in a fixed order (parallel.c) */
+        attn_status st = attn_train_forward_backward(m, &t->replicas, t->pool, &batch, labels,
+                                                     t->logits, t->d_logits, err);
         if (st != ATTN_OK) return st;
         double l = attn_bce_forward(t->logits, labels, batch.B);
         if (!isfinite(l)) return non_finite(t, i, false, l, err);
-        memset(t->d_logits, 0, (size_t)batch.B * sizeof(float));
-        attn_bce_backward(t->d_logits, 1.0f, t->logits, labels, batch.B);
-        st = attn_model_backward(m, &batch, t->d_logits, err);
-        if (st != ATTN_OK) return st;
         if (attn_model_check_finite(m, true, NULL) != ATTN_OK)
             return non_finite(t, i, true, l, err);
         t->adam->cfg.lr = lr_at(&t->cfg, t->adam->step);
@@ -276,7 +293,8 @@ attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, at
         double t1 = now_s();
         st.holdout_acc = NAN;
         if (t->holdout) {
-            s = eval_batches(t->model, t->holdout, t->logits, &st.holdout_acc, err);
+            s = eval_batches(t->model, t->holdout, t->logits, t->pool, &t->replicas,
+                             &st.holdout_acc, err);
             if (s != ATTN_OK) return s;
         }
         t->epoch++;

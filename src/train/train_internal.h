@@ -4,6 +4,7 @@
 #define ATTN_TRAIN_INTERNAL_H
 
 #include "attn.h"
+#include "attn_threads.h"
 
 /* Cuts sentences [first, first + n) of a dataset into padded batches. Owns its buffers,
  * which are sized once for the longest sentence (no allocation per batch). */
@@ -33,26 +34,52 @@ void attn_batcher_shuffle(attn_batcher *b, attn_rng *rng);
 /* Fills the buffers with batch i (0 <= i < n_batches) and points *out at them; T is the
  * batch's longest sentence. Returns the batch's labels ([out->B]). */
 const float *attn_batcher_fill(attn_batcher *b, int i, attn_batch *out);
+/* The same into the caller's buffers (ids [batch_size * max_len], lengths and labels
+ * [batch_size]), leaving b untouched: several threads can fill batches of one batcher. */
+void attn_batcher_fill_into(const attn_batcher *b, int i, int *ids, int *lengths, float *labels,
+                            attn_batch *out);
+
+/* ---- parallel.c: micro-batches and batches on a pool (attn_threads.h) ---------------------- */
+
+/* Model replicas for the threads of a pool, grown on demand. */
+typedef struct attn_replicas {
+    attn_model **m;   /* [n] replicas of one model */
+    attn_error *errs; /* [n] one error per concurrent task */
+    int n;
+} attn_replicas;
+attn_status attn_replicas_reserve(attn_replicas *r, attn_model *m, int n, attn_error *err);
+void attn_replicas_free(attn_replicas *r);
+/* One training step's forward and backward of batch b (labels [b->B]): micro-batches of
+ * ATTN_MICRO_BATCH sentences on the replicas, their gradients summed in micro-batch order into
+ * the model's gradients. Fills logits and d_logits [b->B] (d loss / d logit of the batch mean). */
+attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_pool *pool,
+                                        const attn_batch *b, const float *labels, float *logits,
+                                        float *d_logits, attn_error *err);
+/* Correct predictions over every batch of bt (in its current order), batches spread over pool. */
+attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
+                                   const attn_batcher *bt, long *correct, attn_error *err);
 
 struct attn_trainer {
     attn_model *model;        /* borrowed */
     const attn_dataset *data; /* borrowed */
     attn_train_config cfg;
     attn_adam *adam;
-    attn_rng rng;          /* shuffling; advanced once per epoch */
-    int epoch;             /* epochs completed */
-    int n_train;           /* data->n - holdout, or data->n with a separate held-out set */
-    bool heldout_separate; /* the held-out slice comes from a separate set */
-    attn_batcher *train;   /* sentences [0, n_train) */
-    attn_batcher *holdout; /* [n_train, n) or the separate set's first holdout; NULL if none */
-    float *logits;         /* [max(batch_size, eval_batch)] */
-    float *d_logits;       /* [batch_size] */
-    float *best_params;    /* [n_params] model selection, NULL unless keep_best && holdout */
-    int best_epoch;        /* epoch of best_params (1-based), 0 = none yet */
-    double best_acc;       /* its held-out accuracy */
-    float *last_params;    /* [n_params] with best_params: the last epoch's parameters, kept
-                              when the best ones are put back after the final epoch */
-    bool restored;         /* the model holds best_params in place of last_params */
+    attn_rng rng;           /* shuffling; advanced once per epoch */
+    int epoch;              /* epochs completed */
+    int n_train;            /* data->n - holdout, or data->n with a separate held-out set */
+    bool heldout_separate;  /* the held-out slice comes from a separate set */
+    attn_batcher *train;    /* sentences [0, n_train) */
+    attn_batcher *holdout;  /* [n_train, n) or the separate set's first holdout; NULL if none */
+    float *logits;          /* [max(batch_size, eval_batch)] */
+    float *d_logits;        /* [batch_size] */
+    float *best_params;     /* [n_params] model selection, NULL unless keep_best && holdout */
+    int best_epoch;         /* epoch of best_params (1-based), 0 = none yet */
+    double best_acc;        /* its held-out accuracy */
+    float *last_params;     /* [n_params] with best_params: the last epoch's parameters, kept
+                               when the best ones are put back after the final epoch */
+    bool restored;          /* the model holds best_params in place of last_params */
+    attn_pool *pool;        /* borrowed; NULL = the caller's thread only */
+    attn_replicas replicas; /* the pool's threads' replicas of model */
 };
 
 #endif /* ATTN_TRAIN_INTERNAL_H */

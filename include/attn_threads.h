@@ -1,0 +1,91 @@
+/* attn_threads.h -- one run on every core, with the same bytes for every thread count.
+ *
+ *   attn_pool *pool = NULL;
+ *   attn_pool_create(attn_threads_default(), &pool, &err);   // once per run
+ *   attn_trainer_set_pool(trainer, pool);                      // train on every core
+ *   attn_evaluate_pool(m, test, 0, test->n, 256, pool, &acc, &err);
+ *   attn_pool_free(pool);
+ *
+ * The rule (docs/numerics.md, "Threads"): work is cut into pieces whose boundaries never depend
+ * on the thread count -- a training batch into micro-batches of ATTN_MICRO_BATCH sentences, an
+ * evaluation into its batches, integrated gradients into ATTN_EXPLAIN_IG_CHUNK points -- each
+ * piece is computed by the same single-threaded code (one BLAS thread per product) whichever
+ * thread runs it, and pieces are combined in piece order. Threads decide who computes a piece,
+ * never what it holds, so every output is byte-identical for every N.
+ */
+#ifndef ATTN_THREADS_H
+#define ATTN_THREADS_H
+
+#include "attn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the pool (src/util/pool.c) ------------------------------------------------------------- */
+
+/* Sentences per training micro-batch: a batch of B sentences is cut into ceil(B / 16) consecutive
+ * micro-batches (the last may be smaller), whatever the thread count. 16, not 8 or 4: with 8 and
+ * with 4 one LSTM seed of the write-up's table fell below its 99.5 % threshold
+ * (docs/numerics.md, "Threads"). */
+#define ATTN_MICRO_BATCH 16
+/* Most threads a pool takes. */
+#define ATTN_MAX_THREADS 256
+
+typedef struct attn_pool attn_pool;
+
+/* fn(ctx, task, worker): task in [0, n_tasks), worker in [0, attn_pool_threads) names the thread
+ * (callers keep per-worker scratch, e.g. a model replica); tasks must not depend on each other. */
+typedef void (*attn_pool_fn)(void *ctx, int task, int worker);
+
+/* n_threads in 1..ATTN_MAX_THREADS; the caller's thread is worker 0, n_threads - 1 more threads
+ * are started here and live until attn_pool_free. */
+attn_status attn_pool_create(int n_threads, attn_pool **out, attn_error *err);
+void attn_pool_free(attn_pool *p);
+/* 1 for NULL (no pool: everything runs on the caller's thread). */
+int attn_pool_threads(const attn_pool *p);
+/* Runs fn for every task and returns when all are done. Not re-entrant: fn must not call
+ * attn_pool_run on the same pool. p NULL runs the tasks in order on the caller's thread. */
+void attn_pool_run(attn_pool *p, int n_tasks, attn_pool_fn fn, void *ctx);
+/* The online cores (at least 1). */
+int attn_cores(void);
+/* The thread count a run takes when none is given: ATTN_THREADS if set to 1..ATTN_MAX_THREADS,
+ * else the online cores (capped at ATTN_MAX_THREADS). */
+int attn_threads_default(void);
+
+/* ---- model replicas (src/models/model.c) ------------------------------------------------------
+ */
+
+/* A model that reads m's parameters (borrowed: m must outlive it; m's parameter values may
+ * change between calls) and owns its own gradients and activations, so that replicas of one
+ * model can run forward/backward at the same time. Its forward and backward are m's to the bit. */
+attn_status attn_model_replica(attn_model *m, attn_model **out, attn_error *err);
+/* Allocates m's gradients (zeroed) if a backward has not yet done so. */
+attn_status attn_model_grads_alloc(attn_model *m, attn_error *err);
+
+/* ---- training and evaluation (src/train/) -----------------------------------------------------
+ */
+
+/* Trains on pool's threads from the next step on (NULL: the caller's thread only). The pool is
+ * borrowed. The result is the same for every pool, including NULL. */
+attn_status attn_trainer_set_pool(attn_trainer *t, attn_pool *pool, attn_error *err);
+/* attn_evaluate with the batches spread over pool's threads (the same accuracy for any pool). */
+attn_status attn_evaluate_pool(attn_model *m, const attn_dataset *d, int first, int n,
+                               int batch_size, attn_pool *pool, double *accuracy, attn_error *err);
+
+/* ---- explaining (src/insight/explain.c) ------------------------------------------------------ */
+
+/* Integrated-gradient points per batched forward/backward: the N points are cut into chunks of
+ * ATTN_EXPLAIN_IG_CHUNK consecutive points whatever the thread count. */
+#define ATTN_EXPLAIN_IG_CHUNK 16
+/* attn_explain with the integrated-gradient chunks spread over pool's threads (replicas of m for
+ * the others); the explanation is the same for every pool. */
+attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
+                              const attn_explain_opts *opts, attn_pool *pool,
+                              attn_explanation **out, attn_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_THREADS_H */

@@ -1,0 +1,175 @@
+/* parallel.c -- training steps and evaluations whose pieces do not depend on the thread count
+ * (attn_threads.h, docs/numerics.md "Threads").
+ *
+ * A training batch of B sentences is cut into K = ceil(B / ATTN_MICRO_BATCH) micro-batches of
+ * consecutive sentences. Micro-batch k runs forward and backward on a replica whose gradients
+ * were zeroed, so its gradient g_k is the same floats whichever thread computes it; the model's
+ * gradient is then ((g_0 + g_1) + g_2) + ... elementwise, in k order. With fewer replicas than
+ * micro-batches the micro-batches run in waves, and the sum goes on in the same order. An
+ * evaluation's pieces are its batches: each one's logits are those of a serial evaluation. */
+#include "train_internal.h"
+
+#include "attn_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void attn_replicas_free(attn_replicas *r) {
+    for (int i = 0; i < r->n; i++) attn_model_free(r->m[i]);
+    free(r->m);
+    free(r->errs);
+    memset(r, 0, sizeof *r);
+}
+
+attn_status attn_replicas_reserve(attn_replicas *r, attn_model *m, int n, attn_error *err) {
+    if (n <= r->n) return ATTN_OK;
+    attn_model **ms = realloc(r->m, (size_t)n * sizeof *ms);
+    if (!ms) return attn_errorf(err, ATTN_ERR_NOMEM, "model replicas: out of memory");
+    r->m = ms;
+    attn_error *errs = realloc(r->errs, (size_t)n * sizeof *errs);
+    if (!errs) return attn_errorf(err, ATTN_ERR_NOMEM, "model replicas: out of memory");
+    r->errs = errs;
+    while (r->n < n) {
+        attn_status st = attn_model_replica(m, &r->m[r->n], err);
+        if (st != ATTN_OK) return st;
+        r->n++;
+    }
+    return ATTN_OK;
+}
+
+/* ---- a training step --------------------------------------------------------------------- */
+
+typedef struct step_ctx {
+    attn_replicas *r;
+    const attn_batch *b;
+    const float *labels;
+    float *logits, *d_logits;
+    int k0; /* the wave's first micro-batch */
+    /* the gradient sum */
+    float *grads;
+    size_t n_params;
+    int n_wave;
+} step_ctx;
+
+/* Micro-batch k0 + task on replica `task` (a replica per task, not per thread: its gradients
+ * wait there for the sum). */
+static void micro_task(void *vc, int task, int worker) {
+    (void)worker;
+    step_ctx *c = vc;
+    const int k = c->k0 + task, r0 = k * ATTN_MICRO_BATCH;
+    const int n = c->b->B - r0 < ATTN_MICRO_BATCH ? c->b->B - r0 : ATTN_MICRO_BATCH;
+    attn_model *m = c->r->m[task];
+    attn_error *err = &c->r->errs[task];
+    const attn_batch sub = {.B = n,
+                            .T = c->b->T,
+                            .ids = c->b->ids + (size_t)r0 * c->b->T,
+                            .lengths = c->b->lengths + r0};
+    attn_model_zero_grad(m);
+    err->status = attn_model_forward(m, &sub, c->logits + r0, err);
+    if (err->status != ATTN_OK) return;
+    memset(c->d_logits + r0, 0, (size_t)n * sizeof(float));
+    attn_bce_backward_rows(c->d_logits + r0, 1.0f, c->logits + r0, c->labels + r0, n, c->b->B);
+    err->status = attn_model_backward(m, &sub, c->d_logits + r0, err);
+}
+
+/* Parameters per summing task: elementwise sums split anywhere give the same floats. */
+#define SUM_CHUNK 16384
+
+static void sum_task(void *vc, int task, int worker) {
+    (void)worker;
+    const step_ctx *c = vc;
+    const size_t lo = (size_t)task * SUM_CHUNK;
+    const size_t hi = lo + SUM_CHUNK < c->n_params ? lo + SUM_CHUNK : c->n_params;
+    for (int j = 0; j < c->n_wave; j++) {
+        const float *g = attn_model_grads_const(c->r->m[j]);
+        if (c->k0 + j == 0)
+            memcpy(c->grads + lo, g + lo, (hi - lo) * sizeof(float));
+        else
+            for (size_t i = lo; i < hi; i++) c->grads[i] += g[i];
+    }
+}
+
+attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_pool *pool,
+                                        const attn_batch *b, const float *labels, float *logits,
+                                        float *d_logits, attn_error *err) {
+    const int K = (b->B + ATTN_MICRO_BATCH - 1) / ATTN_MICRO_BATCH;
+    const int threads = attn_pool_threads(pool);
+    const int W = K < threads ? K : threads;
+    attn_status st = attn_replicas_reserve(r, m, W, err);
+    if (st == ATTN_OK) st = attn_model_grads_alloc(m, err);
+    if (st != ATTN_OK) return st;
+    step_ctx c = {r, b, labels, logits, d_logits, 0, attn_model_grads(m), attn_model_n_params(m),
+                  0};
+    for (c.k0 = 0; c.k0 < K; c.k0 += W) {
+        c.n_wave = K - c.k0 < W ? K - c.k0 : W;
+        attn_pool_run(pool, c.n_wave, micro_task, &c);
+        for (int j = 0; j < c.n_wave; j++) /* the first failure in micro-batch order */
+            if (r->errs[j].status != ATTN_OK) {
+                if (err) *err = r->errs[j];
+                return r->errs[j].status;
+            }
+        attn_pool_run(pool, (int)((c.n_params + SUM_CHUNK - 1) / SUM_CHUNK), sum_task, &c);
+    }
+    return ATTN_OK;
+}
+
+/* ---- evaluation ---------------------------------------------------------------------------- */
+
+typedef struct eval_ctx {
+    attn_replicas *r;
+    const attn_batcher *bt;
+    int *ids, *lengths;     /* per worker [batch_size * max_len], [batch_size] */
+    float *labels, *logits; /* per worker [batch_size] */
+    long *correct;          /* [n_batches] */
+    attn_status *status;    /* [n_batches] */
+    attn_error *errs;       /* [n_batches] */
+} eval_ctx;
+
+static void eval_task(void *vc, int task, int worker) {
+    eval_ctx *c = vc;
+    const size_t bs = (size_t)c->bt->batch_size;
+    attn_batch b;
+    float *labels = c->labels + worker * bs, *logits = c->logits + worker * bs;
+    attn_batcher_fill_into(c->bt, task, c->ids + worker * bs * (size_t)c->bt->max_len,
+                           c->lengths + worker * bs, labels, &b);
+    c->status[task] = attn_model_forward(c->r->m[worker], &b, logits, &c->errs[task]);
+    long n = 0;
+    for (int i = 0; i < b.B; i++) n += (logits[i] > 0.0f) == (labels[i] > 0.5f);
+    c->correct[task] = n;
+}
+
+attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
+                                   const attn_batcher *bt, long *correct, attn_error *err) {
+    const int W = attn_pool_threads(pool), nb = bt->n_batches;
+    const size_t bs = (size_t)bt->batch_size;
+    attn_status st = attn_replicas_reserve(r, m, W, err);
+    if (st != ATTN_OK) return st;
+    eval_ctx c = {r,
+                  bt,
+                  malloc(W * bs * (size_t)bt->max_len * sizeof(int)),
+                  malloc(W * bs * sizeof(int)),
+                  malloc(W * bs * sizeof(float)),
+                  malloc(W * bs * sizeof(float)),
+                  calloc((size_t)nb, sizeof(long)),
+                  calloc((size_t)nb, sizeof(attn_status)),
+                  calloc((size_t)nb, sizeof(attn_error))};
+    if (!c.ids || !c.lengths || !c.labels || !c.logits || !c.correct || !c.status || !c.errs)
+        st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
+    if (st == ATTN_OK) attn_pool_run(pool, nb, eval_task, &c);
+    *correct = 0;
+    for (int i = 0; st == ATTN_OK && i < nb; i++) {
+        if (c.status[i] != ATTN_OK) {
+            if (err) *err = c.errs[i];
+            st = c.status[i];
+        }
+        *correct += c.correct[i];
+    }
+    free(c.ids);
+    free(c.lengths);
+    free(c.labels);
+    free(c.logits);
+    free(c.correct);
+    free(c.status);
+    free(c.errs);
+    return st;
+}
