@@ -47,6 +47,9 @@ typedef struct attn_experiment_result {
 
 typedef attn_status (*attn_weights_loader)(const char *path, attn_model **out, attn_error *err);
 
+/* One independent run of an experiment (a seed, a size, a setting): fills out[width]. */
+typedef attn_status (*attn_experiment_job)(int job, double *out, void *ctx, attn_error *err);
+
 typedef struct attn_experiment_opts {
     int seeds;                /* 0: the experiment's default (quick: 1) */
     bool quick;               /* the CI size: seconds, not minutes */
@@ -55,6 +58,13 @@ typedef struct attn_experiment_opts {
     /* Progress (may be NULL): called between steps with a short description. */
     void (*progress)(const char *what, void *user);
     void *user;
+    /* Runs job(j, out + j * width) for j in 0..n-1, jobs that do not depend on each other, and
+     * returns the first failure. NULL: one after another in this process. The command sets it
+     * to spread them over the ranks of mpirun (each job must give the same numbers wherever it
+     * runs); the experiments that have such runs (norm, heads, extrapolation) call it. */
+    attn_status (*map)(int n, int width, attn_experiment_job job, void *ctx, double *out,
+                       void *map_user, attn_error *err);
+    void *map_user;
 } attn_experiment_opts;
 
 typedef struct attn_experiment {

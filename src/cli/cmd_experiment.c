@@ -131,14 +131,20 @@ static int save_json(const char *path, const attn_experiment *e, const attn_expe
 }
 
 static int run_one(const attn_experiment *e, const exp_args *a) {
-    const bool tty = isatty(STDERR_FILENO);
-    attn_experiment_opts o = {
-        a->seeds, a->quick, a->weights_dir, attn_weights_load_json, tty ? progress : NULL, NULL};
+    const bool tty = isatty(STDERR_FILENO) && cli_mpi_root();
+    attn_experiment_opts o = {a->seeds, a->quick, a->weights_dir, attn_weights_load_json,
+                              tty ? progress : NULL, NULL,
+                              /* under mpirun its runs are spread over the ranks (rank_runs.c) */
+                              cli_mpi_on() ? cli_mpi_experiment_map : NULL, NULL};
     attn_experiment_result r;
     attn_error err = {0};
     attn_status st = attn_experiment_run(e, &o, &r, &err);
     if (tty) fputs("\r\x1b[K", stderr);
     int rc = CLI_OK;
+    if (!cli_mpi_root()) { /* every rank has the result; rank 0 prints and writes it */
+        attn_experiment_result_free(&r);
+        return st == ATTN_OK ? CLI_OK : CLI_ERROR;
+    }
     if (st != ATTN_OK) {
         rc = cli_fail("experiment", &err);
         attn_experiment_result_free(&r);
@@ -224,7 +230,7 @@ int cmd_experiment(int argc, char **argv) {
     if (all && a.plot)
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
     if (a.plot && (rc = cli_check_dest("experiment", "--plot", a.plot)) != CLI_OK) return rc;
-    if (a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
+    if (a.out && cli_mpi_root() && mkdir(a.out, 0777) != 0 && errno != EEXIST)
         return cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
     attn_set_num_threads(1);
     if (!all) return run_one(e, &a);

@@ -152,17 +152,28 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
     cli_print_results_table(stdout, runs, n);
     char wall_s[32];
     cli_fmt_duration(wall_s, sizeof wall_s, wall);
-    printf("\nTotal wall time: %s (%d runs of %d %s on %d %s)\n", wall_s, n, o->epochs,
-           cli_plural(o->epochs, "epoch", "epochs"), o->workers,
+    char ranks[48] = ""; /* under mpirun: "2 ranks of " */
+    if (cli_mpi_on())
+        snprintf(ranks, sizeof ranks, "%d %s of ", cli_mpi_size(),
+                 cli_plural(cli_mpi_size(), "rank", "ranks"));
+    printf("\nTotal wall time: %s (%d runs of %d %s on %s%d %s)\n", wall_s, n, o->epochs,
+           cli_plural(o->epochs, "epoch", "epochs"), ranks, o->workers,
            cli_plural(o->workers, "worker", "workers"));
 }
 
 int cmd_reproduce(int argc, char **argv) {
-    repro_opts o = {3, cli_n_cores(), 20, ATTN_TRAIN_DEFAULT_N, 1, "runs", "rnn,lstm,transformer"};
+    /* under mpirun the rank is the unit of parallelism: one worker each unless -j says */
+    repro_opts o = {3,
+                    cli_mpi_on() ? 1 : cli_n_cores(),
+                    20,
+                    ATTN_TRAIN_DEFAULT_N,
+                    1,
+                    "runs",
+                    "rnn,lstm,transformer"};
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024, .def = "the number of cores",
-         .help = "worker processes"},
+        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024,
+         .def = "the number of cores; 1 per rank under mpirun", .help = "worker processes"},
         {"--out", "DIR", CLI_OPT_STR, &o.out_dir,
          .help = "where the weights and reproduce.json go"},
         {"--epochs", "N", CLI_OPT_INT, &o.epochs, 1, 100000, .help = "epochs per run"},
@@ -190,7 +201,7 @@ int cmd_reproduce(int argc, char **argv) {
     if (rc >= 0) return rc;
     int n_models = 0;
     for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
-    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
+    if (cli_mpi_root() && mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
         return cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
                                  strerror(errno));
     }
@@ -216,16 +227,22 @@ int cmd_reproduce(int argc, char **argv) {
                      models[0] ? ", " : "", attn_arch_name(listed[a]));
     }
     snprintf(seeds, sizeof seeds, o.seeds == 1 ? "seed 1" : "seeds 1..%d", o.seeds);
-    fprintf(stderr,
-            "attn reproduce: %d runs (%s x %s), %d %s, %d training "
-            "sentences, %d %s, into %s/\n",
-            n, models, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size,
-            o.workers, cli_plural(o.workers, "worker", "workers"), o.out_dir);
+    if (cli_mpi_root())
+        fprintf(stderr,
+                "attn reproduce: %d runs (%s x %s), %d %s, %d training "
+                "sentences, %d %s, into %s/\n",
+                n, models, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size,
+                o.workers, cli_plural(o.workers, "worker", "workers"), o.out_dir);
     cli_run_settings rs = {o.out_dir, true, o.epochs, o.train_size, o.eval_batch, o.workers, true};
     double start = cli_now_s();
     int failures = cli_runs_execute("reproduce", &rs, runs, n);
+    if (!cli_mpi_root()) { /* rank 0 has every result and writes */
+        free(runs);
+        return CLI_OK;
+    }
     print_summary(&o, runs, n, cli_now_s() - start);
-    rc = write_report(&o, runs, n);
+    /* under mpirun nothing is written unless every run succeeded */
+    rc = failures && cli_mpi_on() ? CLI_ERROR : write_report(&o, runs, n);
     compare_with_committed(&o, runs, n);
     if (failures) {
         fprintf(stderr, "attn reproduce: %d of %d runs failed\n", failures, n);

@@ -66,8 +66,11 @@ int main(int argc, char **argv) {
     }
     attn_set_log(cli_log, NULL);
     for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            cli_mpi_start(&argc, &argv); /* under mpirun: one rank of N (ranks.c) */
+            int rc = finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+            return cli_mpi_finish(rc);
+        }
     cli_message(NULL, "unknown command '%s'", argv[1]);
     fputc('\n', stderr);
     usage(stderr);

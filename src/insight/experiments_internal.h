@@ -19,6 +19,10 @@ void exp_verdict(attn_experiment_result *r, attn_verdict v, const char *fmt, ...
 /* opts->progress, when set. */
 void exp_progress(const attn_experiment_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The experiment's independent runs: job(j, out + j * width) for j in 0..n-1 through
+ * opts->map (spread over processes by the caller), else one after another here. */
+attn_status exp_map(const attn_experiment_opts *o, int n, int width, attn_experiment_job job,
+                    void *ctx, double *out, attn_error *err);
 /* Loads opts->weights_dir/<arch>-seed<seed>.json through opts->load. */
 attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, int seed,
                              attn_model **out, attn_error *err);
