@@ -32,6 +32,7 @@ int cmd_saliency(int argc, char **argv);
 int cmd_attend(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_figures(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* ---- options.c: one table per command ------------------------------------------------------ */
 

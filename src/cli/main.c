@@ -30,6 +30,7 @@ static const command commands[] = {
     {"flops", cmd_flops, "multiply-add breakdown of a model's forward or training step"},
     {"serve", cmd_serve, "local web page and JSON API: explain sentences in the browser"},
     {"experiment", cmd_experiment, "the write-up's claims as experiments, with a measured verdict"},
+    {"sweep", cmd_sweep, "train and evaluate every point of a grid of options, with a chart"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -133,9 +133,9 @@ void cli_mpi_share(cli_blob *blobs, int n) {
 }
 
 void cli_mpi_where(char *buf, size_t size) {
-    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    char host[MPI_MAX_PROCESSOR_NAME] = "this host";
     int len = 0;
-    MPI_Get_processor_name(host, &len);
+    if (g_on) MPI_Get_processor_name(host, &len);
     snprintf(buf, size, "rank %d on %s", g_rank, host);
 }
 
