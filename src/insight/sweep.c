@@ -154,7 +154,7 @@ static attn_status add_axis(attn_sweep *s, const char *word, bool fixed, attn_er
                            name, NAMES_HELP);
     const bool tr = s->arch == ATTN_ARCH_TRANSFORMER;
     if ((o->to == TRANSFORMER && !tr) || (o->to == RECURRENT && tr))
-        return attn_errorf(err, ATTN_ERR_ARG, "%s: %s does not apply to a %s", what, name,
+        return attn_errorf(err, ATTN_ERR_ARG, "%s: %s does not apply to --model %s", what, name,
                            attn_arch_name(s->arch));
     for (int i = 0; i < s->n_axes; i++)
         if (strcmp(s->axes[i].name, o->name) == 0)
