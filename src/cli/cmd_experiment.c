@@ -132,10 +132,17 @@ static int save_json(const char *path, const attn_experiment *e, const attn_expe
 
 static int run_one(const attn_experiment *e, const exp_args *a) {
     const bool tty = isatty(STDERR_FILENO) && cli_mpi_root();
-    attn_experiment_opts o = {a->seeds, a->quick, a->weights_dir, attn_weights_load_json,
-                              tty ? progress : NULL, NULL,
-                              /* under mpirun its runs are spread over the ranks (rank_runs.c) */
-                              cli_mpi_on() ? cli_mpi_experiment_map : NULL, NULL};
+    /* under mpirun: its runs spread over the ranks (rank_runs.c), or rank 0 runs it alone */
+    const bool spread = cli_mpi_on() && attn_experiment_spreads_runs(e);
+    if (!cli_mpi_root() && !spread) return CLI_OK;
+    attn_experiment_opts o = {a->seeds,
+                              a->quick,
+                              a->weights_dir,
+                              attn_weights_load_json,
+                              tty ? progress : NULL,
+                              NULL,
+                              spread ? cli_mpi_experiment_map : NULL,
+                              NULL};
     attn_experiment_result r;
     attn_error err = {0};
     attn_status st = attn_experiment_run(e, &o, &r, &err);
