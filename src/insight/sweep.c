@@ -442,7 +442,6 @@ static const attn_sweep_group *group_at(const attn_sweep *s, const attn_sweep_su
 attn_status attn_sweep_plot(const attn_sweep *s, const attn_sweep_summary *sum, int axis,
                             const char *path, attn_error *err) {
     const attn_sweep_axis *ax = &s->axes[axis];
-    const option *o = find_option(ax->name);
     const int sa = seed_axis(s), nx = ax->n;
     if (axis == sa || ax->fixed)
         return attn_errorf(err, ATTN_ERR_ARG, "chart: %s is not a swept option", ax->name);
@@ -453,7 +452,7 @@ attn_status attn_sweep_plot(const attn_sweep *s, const attn_sweep_summary *sum, 
         return attn_errorf(err, ATTN_ERR_ARG,
                            "chart of %s: %d combinations of the other options, more than %d lines",
                            ax->name, n_lines, MAX_LINES);
-    const bool choice = o->kind != K_INT && o->kind != K_REAL;
+    /* the values evenly spaced and labelled as written (16, 32, 64; pre, post; 0.001, 0.01) */
     double *buf = calloc((size_t)(4 * n_lines + 1) * (size_t)nx, sizeof *buf);
     char(*titles)[160] = calloc((size_t)n_lines, sizeof *titles);
     char(*labels)[32] = calloc((size_t)nx, sizeof *labels);
@@ -462,10 +461,9 @@ attn_status attn_sweep_plot(const attn_sweep *s, const attn_sweep_summary *sum, 
     attn_status st = ATTN_OK;
     if (!buf || !titles || !labels || !label_ptrs || !series)
         st = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    double *x = buf, lo_x = INFINITY, hi_x = 0;
+    double *x = buf;
     for (int k = 0; !st && k < nx; k++) {
-        x[k] = choice ? k : ax->values[k];
-        lo_x = fmin(lo_x, x[k]), hi_x = fmax(hi_x, x[k]);
+        x[k] = k;
         attn_sweep_value_text(s, axis, k, labels[k], sizeof labels[k]);
         label_ptrs[k] = labels[k];
     }
@@ -505,15 +503,14 @@ attn_status attn_sweep_plot(const attn_sweep *s, const attn_sweep_summary *sum, 
     const attn_plot p = {.title = title,
                          .xlabel = xlabel,
                          .ylabel = "mean accuracy over the four test sets",
-                         .log_x = !choice && lo_x > 0 && hi_x / lo_x >= 10,
                          .key = "outside right top",
                          .y_min = 0.4,
                          .y_max = 1.0,
                          .width = 1100,
                          .n_series = n_lines,
                          .series = series,
-                         .n_x_labels = choice ? nx : 0,
-                         .x_labels = choice ? label_ptrs : NULL};
+                         .n_x_labels = nx,
+                         .x_labels = label_ptrs};
     if (!st) st = attn_plot_lines(&p, path, err);
     free(buf);
     free(titles);
