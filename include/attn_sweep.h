@@ -13,9 +13,10 @@
  * (16,32,64; post,pre; 0.001,0.003) where an integer item may be a range A..B (seed=1..10).
  * The options: embed-dim, hidden, heads, ffn-dim, layers, max-len, norm, activation, pos (as
  * `attn train` has them, for the models they apply to), seed, epochs, batch, lr, warmup,
- * train-size. The fixed settings (`set`) use the same syntax with one value each. Points are
- * numbered with the last grid option varying fastest. Each point is a run independent of the
- * others: the same point gives the same bytes wherever and whenever it runs.
+ * train-size, holdout (0: no held-out set, the last epoch is kept). The fixed settings (`set`) use
+ * the same syntax with one value each. Points are numbered with the last grid option varying
+ * fastest. Each point is a run independent of the others: the same point gives the same bytes
+ * wherever and whenever it runs.
  */
 #ifndef ATTN_SWEEP_H
 #define ATTN_SWEEP_H

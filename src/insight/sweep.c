@@ -38,11 +38,12 @@ static const option options[] = {
     {"lr", K_REAL, 0, 0, ANY},
     {"warmup", K_INT, 0, ATTN_MAX_WARMUP, ANY},
     {"train-size", K_INT, 2, ATTN_DATA_MAX_N, ANY},
+    {"holdout", K_INT, 0, ATTN_DATA_MAX_N, ANY},
 };
 #define N_OPTIONS (int)(sizeof options / sizeof options[0])
 #define NAMES_HELP                                                                                 \
     "embed-dim, hidden, heads, ffn-dim, layers, max-len, norm, activation, pos, "                  \
-    "seed, epochs, batch, lr, warmup or train-size"
+    "seed, epochs, batch, lr, warmup, train-size or holdout"
 
 static const option *find_option(const char *name) {
     for (int i = 0; i < N_OPTIONS; i++)
@@ -259,6 +260,7 @@ static void apply(const char *name, double v, attn_model_config *mc, attn_train_
     if (!strcmp(name, "lr")) tc->adam.lr = v;
     if (!strcmp(name, "warmup")) tc->warmup = i;
     if (!strcmp(name, "train-size")) *train_size = i;
+    if (!strcmp(name, "holdout")) tc->holdout = i;
 }
 
 attn_status attn_sweep_point_config(const attn_sweep *s, int point, attn_model_config *mc,

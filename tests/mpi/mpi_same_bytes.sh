@@ -2,7 +2,8 @@
 # tests/mpi/mpi_same_bytes.sh ATTN -- `mpirun -np 2` gives the same bytes as `-np 1` and as no
 # mpirun at all (-j 1): a small sweep, a small reproduce and `experiment norm --quick` (its runs
 # spread over the ranks), compared byte for byte (stdout and every file; the lines and fields
-# that hold wall times are taken out first). Then a sweep whose second run fails on rank 1: the
+# that hold wall times are taken out first); a sweep point gives the accuracies of the same
+# reproduce run. Then a sweep whose second run fails on rank 1: the
 # message names the run, the rank and the host, the exit code is 1 and nothing is written.
 # Loopback only, so it runs on any CI machine.
 set -u
@@ -50,6 +51,21 @@ run repro-np2 "${mpi[@]}" -np 2 -- "${repro[@]}"
 for d in repro-j1 repro-np2; do grep -v '^Total wall time' "$work/$d/out.txt" >"$work/$d/table.txt"; done
 same "$work/repro-j1" "$work/repro-np2" table.txt out/reproduce.json out/rnn-seed1.json \
   out/rnn-seed2.json out/lstm-seed1.json out/lstm-seed2.json
+
+# a sweep's point is the table's run: the same accuracies as reproduce.json for (lstm, seed)
+run cons-np2 "${mpi[@]}" -np 2 -- sweep --model lstm --grid 'seed=1..2' --set 'train-size=200' \
+  --epochs 1 --out out
+/usr/bin/python3 - "$work/repro-np2/out/reproduce.json" "$work/cons-np2/out/runs.jsonl" <<'PY' ||
+import json, sys
+table = {(r["model"], r["seed"]): r["accuracy"] for r in json.load(open(sys.argv[1]))["runs"]}
+lines = [json.loads(l) for l in open(sys.argv[2])]
+assert len(lines) == 2, lines
+for l in lines:
+    want = table[("lstm", l["options"]["seed"])]
+    assert l["accuracy"] == want, (l["accuracy"], want)
+print("sweep points = reproduce runs (lstm seeds 1, 2)")
+PY
+  fail "sweep accuracies differ from reproduce's"
 
 exp=(experiment norm --quick --format json --out out)
 run exp-np1 "${mpi[@]}" -np 1 -- "${exp[@]}"
