@@ -194,6 +194,9 @@ void cli_runs_local(const char *cmd, const cli_run_settings *s, cli_run_result *
 /* Starts MPI when attn was built with it and launched by mpirun (or srun): a rank other than 0
  * then prints nothing on stdout. Without both, attn is one rank of one. */
 void cli_mpi_start(int *argc, char ***argv);
+/* Rank 0's rc on every rank (a check only rank 0 makes, e.g. of the output directory, so
+ * that all ranks stop or go on together); rc itself when not under mpirun. Collective. */
+int cli_mpi_agree(int rc);
 /* Waits for every rank, ends MPI and returns the worst exit code of all ranks. */
 int cli_mpi_finish(int rc);
 bool cli_mpi_on(void);      /* running under mpirun */

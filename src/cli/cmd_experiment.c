@@ -236,9 +236,11 @@ int cmd_experiment(int argc, char **argv) {
     }
     if (all && a.plot)
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
-    if (a.plot && (rc = cli_check_dest("experiment", "--plot", a.plot)) != CLI_OK) return rc;
-    if (a.out && cli_mpi_root() && mkdir(a.out, 0777) != 0 && errno != EEXIST)
-        return cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
+    rc = CLI_OK; /* rank 0 checks the destinations and tells the others */
+    if (cli_mpi_root() && a.plot) rc = cli_check_dest("experiment", "--plot", a.plot);
+    if (cli_mpi_root() && rc == CLI_OK && a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
+        rc = cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
+    if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc;
     attn_set_num_threads(1);
     if (!all) return run_one(e, &a);
     int failed = 0;

@@ -201,10 +201,11 @@ int cmd_reproduce(int argc, char **argv) {
     if (rc >= 0) return rc;
     int n_models = 0;
     for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
-    if (cli_mpi_root() && mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        return cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
-                                 strerror(errno));
-    }
+    rc = CLI_OK;
+    if (cli_mpi_root() && mkdir(o.out_dir, 0777) != 0 && errno != EEXIST)
+        rc = cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
+                               strerror(errno));
+    if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc; /* rank 0 made DIR, or said why not */
     int n = n_models * o.seeds;
     if (o.workers > n) o.workers = n;
     cli_run_result *runs = calloc((size_t)n, sizeof *runs);

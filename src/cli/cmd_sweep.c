@@ -343,9 +343,10 @@ int cmd_sweep(int argc, char **argv) {
     s->test_size = o.test_size;
     s->eval_batch = o.eval_batch;
     const int n = attn_sweep_n_points(s);
-    if (cli_mpi_root() && (rc = make_dir(o.out)) != CLI_OK) {
+    rc = cli_mpi_root() ? make_dir(o.out) : CLI_OK;
+    if ((rc = cli_mpi_agree(rc)) != CLI_OK) { /* rank 0 has said why */
         attn_sweep_free(s);
-        return rc; /* under mpirun: the other ranks go on, rank 0 has said why */
+        return rc;
     }
     if (cli_mpi_root())
         cli_message("sweep", "%d %s of %s, %d %s%s, into %s/", n, cli_plural(n, "run", "runs"),

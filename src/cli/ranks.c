@@ -75,6 +75,13 @@ static void quiet_barrier(void) {
     }
 }
 
+int cli_mpi_agree(int rc) {
+    if (!g_on) return rc;
+    quiet_barrier();
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return rc;
+}
+
 int cli_mpi_finish(int rc) {
     if (!g_on) return rc;
     quiet_barrier();
@@ -144,6 +151,9 @@ void cli_mpi_where(char *buf, size_t size) {
 void cli_mpi_start(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
+}
+int cli_mpi_agree(int rc) {
+    return rc;
 }
 int cli_mpi_finish(int rc) {
     return rc;
