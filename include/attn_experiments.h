@@ -83,8 +83,8 @@ int attn_experiment_count(void);
 const attn_experiment *attn_experiment_at(int i);
 const attn_experiment *attn_experiment_find(const char *name); /* NULL if unknown */
 
-/* true when e's independent runs go through opts->map (norm, extrapolation): a caller that
- * spreads them runs e on every process; the others gain nothing from more than one. */
+/* true when e's independent runs go through opts->map (norm, extrapolation, heads): a caller
+ * that spreads them runs e on every process; the others gain nothing from more than one. */
 bool attn_experiment_spreads_runs(const attn_experiment *e);
 /* Runs e into *res (zeroed first; free with attn_experiment_result_free, also on failure). */
 attn_status attn_experiment_run(const attn_experiment *e, const attn_experiment_opts *opts,

@@ -124,7 +124,9 @@ typedef struct job_head {
 attn_status cli_mpi_experiment_map(int n, int width, attn_experiment_job job, void *ctx,
                                    double *out, void *user, attn_error *err) {
     (void)user;
-    const size_t size = sizeof(job_head) + (size_t)width * sizeof(double);
+    /* the numbers start at a multiple of 8 bytes: the job writes them in place */
+    const size_t head = (sizeof(job_head) + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    const size_t size = head + (size_t)width * sizeof(double);
     cli_blob *blobs = calloc((size_t)n + 1, sizeof *blobs);
     if (!blobs) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
     char where[128];
@@ -136,7 +138,7 @@ attn_status cli_mpi_experiment_map(int n, int width, attn_experiment_job job, vo
         blobs[j].len = size;
         job_head h = {0};
         attn_error e = {0};
-        h.st = job(j, (double *)(blobs[j].data + sizeof h), ctx, &e);
+        h.st = job(j, (double *)(void *)(blobs[j].data + head), ctx, &e);
         if (h.st != ATTN_OK) snprintf(h.msg, sizeof h.msg, "%.3900s (%.120s)", e.msg, where);
         memcpy(blobs[j].data, &h, sizeof h);
     }
@@ -152,7 +154,7 @@ attn_status cli_mpi_experiment_map(int n, int width, attn_experiment_job job, vo
         if (h.st != ATTN_OK)
             st = attn_errorf(err, h.st, "run %d of %d failed: %s", j + 1, n, h.msg);
         else
-            memcpy(out + (size_t)j * (size_t)width, blobs[j].data + sizeof h,
+            memcpy(out + (size_t)j * (size_t)width, blobs[j].data + head,
                    (size_t)width * sizeof(double));
     }
     cli_blobs_free(blobs, n);

@@ -217,7 +217,7 @@ void exp_progress(const attn_experiment_opts *o, const char *fmt, ...) {
 }
 
 bool attn_experiment_spreads_runs(const attn_experiment *e) {
-    return e->run == exp_norm_run || e->run == exp_extrapolation_run;
+    return e->run == exp_norm_run || e->run == exp_extrapolation_run || e->run == exp_heads_run;
 }
 
 attn_status exp_map(const attn_experiment_opts *o, int n, int width, attn_experiment_job job,
