@@ -44,6 +44,15 @@ static void usage(FILE *f) {
                "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
 }
 
+/* The commands that spread their runs over the ranks of mpirun (docs/mpi.md); under mpirun
+ * any other runs on rank 0 alone, as with -np 1. */
+static bool spreads_runs(const char *name) {
+    static const char *const names[] = {"reproduce", "eval", "experiment", "sweep"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0) return true;
+    return false;
+}
+
 /* Every command's output is checked once at the end: a full disk, /dev/full or a closed
  * pipe turns a success into exit code 1 with a message. */
 static int finish_stdout(const char *cmd, int rc) {
@@ -69,7 +78,9 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(argv[1], commands[i].name) == 0) {
             cli_mpi_start(&argc, &argv); /* under mpirun: one rank of N (ranks.c) */
-            int rc = finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+            int rc = CLI_OK;             /* a command that does not spread: rank 0 alone */
+            if (cli_mpi_root() || spreads_runs(argv[1]))
+                rc = finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
             return cli_mpi_finish(rc);
         }
     cli_message(NULL, "unknown command '%s'", argv[1]);
