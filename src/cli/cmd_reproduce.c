@@ -162,14 +162,8 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
 }
 
 int cmd_reproduce(int argc, char **argv) {
-    /* under mpirun the rank is the unit of parallelism: one worker each unless -j says */
-    repro_opts o = {3,
-                    cli_mpi_on() ? 1 : cli_n_cores(),
-                    20,
-                    ATTN_TRAIN_DEFAULT_N,
-                    1,
-                    "runs",
-                    "rnn,lstm,transformer"};
+    repro_opts o = {3, cli_n_cores(), 20, ATTN_TRAIN_DEFAULT_N, 1, "runs", "rnn,lstm,transformer"};
+    if (cli_mpi_on()) o.workers = 1; /* under mpirun the rank is the unit, unless -j says */
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
         {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024,
