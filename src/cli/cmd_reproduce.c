@@ -236,9 +236,10 @@ int cmd_reproduce(int argc, char **argv) {
         return CLI_OK;
     }
     print_summary(&o, runs, n, cli_now_s() - start);
-    /* under mpirun nothing is written unless every run succeeded */
-    rc = failures && cli_mpi_on() ? CLI_ERROR : write_report(&o, runs, n);
-    compare_with_committed(&o, runs, n);
+    /* under mpirun nothing is written (nor compared) unless every run succeeded */
+    const bool none_written = failures && cli_mpi_on();
+    rc = none_written ? CLI_ERROR : write_report(&o, runs, n);
+    if (!none_written) compare_with_committed(&o, runs, n);
     if (failures) {
         fprintf(stderr, "attn reproduce: %d of %d runs failed\n", failures, n);
         rc = CLI_ERROR;
