@@ -3,7 +3,7 @@
 # mpirun at all (-j 1): a small sweep, a small reproduce and `experiment norm --quick` (its runs
 # spread over the ranks), compared byte for byte (stdout and every file; the lines and fields
 # that hold wall times are taken out first); a sweep point gives the accuracies of the same
-# reproduce run. Then a sweep whose second run fails on rank 1: the
+# reproduce run. Then runs that fail on rank 1 (eval --table, sweep): the
 # message names the run, the rank and the host, the exit code is 1 and nothing is written.
 # Loopback only, so it runs on any CI machine.
 set -u
@@ -76,6 +76,19 @@ for d in exp-np1 exp-np2; do
 done
 same "$work/exp-np1" "$work/exp-np2" result.json saved.json out/norm.png
 grep -q '"verdict"' "$work/exp-np2/result.json" || fail "experiment: no verdict on stdout"
+
+# eval --table over the ranks: the same table as without mpirun; the run whose weights file is
+# missing (lstm seed 2, run 4 of 6: rank 1 of 2) is named with its rank; exit 1 (no transformer)
+cp -r "$work/repro-j1/out" "$work/table" && rm "$work/table/lstm-seed2.json"
+(cd "$work" && "$attn" eval --table table --seeds 2 >table-j.txt 2>table-j.err)
+rc_j=$?
+(cd "$work" && "${mpi[@]}" -np 2 "$attn" eval --table table --seeds 2 >table-np2.txt 2>table-np2.err)
+rc_np2=$?
+[ $rc_j -eq 1 ] && [ $rc_np2 -eq 1 ] || fail "eval --table with missing files: exit $rc_j and $rc_np2"
+cmp -s "$work/table-j.txt" "$work/table-np2.txt" && echo "same: eval --table (no mpirun = -np 2)" ||
+  fail "eval --table differs"
+grep -q 'lstm seed 2 failed: .*lstm-seed2.json.*(rank 1 on ' "$work/table-np2.err" &&
+  echo "the missing run is named with its rank" || { fail "eval: no message naming lstm seed 2 and rank 1"; cat "$work/table-np2.err"; }
 
 # run 2 of 2 (max-len=8: the training sentences are longer) fails on rank 1
 mkdir -p "$work/fail"
