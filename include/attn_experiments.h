@@ -29,6 +29,9 @@ typedef enum attn_verdict {
 } attn_verdict;
 const char *attn_verdict_name(attn_verdict v); /* "holds", "does not hold", "mixed" */
 
+/* One independent run of an experiment (a seed, a size, a setting): fills out[width]. */
+typedef attn_status (*attn_experiment_job)(int job, double *out, void *ctx, attn_error *err);
+
 /* One measurement: a named number (n == 1) or a named array of numbers. */
 typedef struct attn_measure {
     char name[64];  /* "max_abs_error", "rnn.batch1.seconds_per_sentence", ... */
@@ -46,9 +49,6 @@ typedef struct attn_experiment_result {
 } attn_experiment_result;
 
 typedef attn_status (*attn_weights_loader)(const char *path, attn_model **out, attn_error *err);
-
-/* One independent run of an experiment (a seed, a size, a setting): fills out[width]. */
-typedef attn_status (*attn_experiment_job)(int job, double *out, void *ctx, attn_error *err);
 
 typedef struct attn_experiment_opts {
     int seeds;                /* 0: the experiment's default (quick: 1) */

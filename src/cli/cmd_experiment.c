@@ -135,14 +135,12 @@ static int run_one(const attn_experiment *e, const exp_args *a) {
     /* under mpirun: its runs spread over the ranks (rank_runs.c), or rank 0 runs it alone */
     const bool spread = cli_mpi_on() && attn_experiment_spreads_runs(e);
     if (!cli_mpi_root() && !spread) return CLI_OK;
-    attn_experiment_opts o = {a->seeds,
-                              a->quick,
-                              a->weights_dir,
-                              attn_weights_load_json,
-                              tty ? progress : NULL,
-                              NULL,
-                              spread ? cli_mpi_experiment_map : NULL,
-                              NULL};
+    attn_experiment_opts o = {.seeds = a->seeds,
+                              .quick = a->quick,
+                              .weights_dir = a->weights_dir,
+                              .load = attn_weights_load_json,
+                              .progress = tty ? progress : NULL,
+                              .map = spread ? cli_mpi_experiment_map : NULL};
     attn_experiment_result r;
     attn_error err = {0};
     attn_status st = attn_experiment_run(e, &o, &r, &err);
