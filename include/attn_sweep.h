@@ -1,5 +1,6 @@
-/* attn_sweep.h -- grids of training runs (src/insight/sweep.c): every point of a grid of model
- * and training options is trained and evaluated on the four test sets of its seed.
+/* attn_sweep.h -- grids of training runs (sweep.c, beside the experiments): every point of a
+ * grid of model and training options is trained and evaluated on the four test sets of its
+ * seed.
  *
  *     attn_sweep *s;
  *     attn_sweep_create(ATTN_ARCH_TRANSFORMER, "embed-dim=16,32 heads=1,2 seed=1..3",
