@@ -29,6 +29,9 @@ typedef enum attn_verdict {
 } attn_verdict;
 const char *attn_verdict_name(attn_verdict v); /* "holds", "does not hold", "mixed" */
 
+/* One independent run of an experiment (a seed, a size, a setting): fills out[width]. */
+typedef attn_status (*attn_experiment_job)(int job, double *out, void *ctx, attn_error *err);
+
 /* One measurement: a named number (n == 1) or a named array of numbers. */
 typedef struct attn_measure {
     char name[64];  /* "max_abs_error", "rnn.batch1.seconds_per_sentence", ... */
@@ -55,6 +58,13 @@ typedef struct attn_experiment_opts {
     /* Progress (may be NULL): called between steps with a short description. */
     void (*progress)(const char *what, void *user);
     void *user;
+    /* Runs job(j, out + j * width) for j in 0..n-1, jobs that do not depend on each other, and
+     * returns the first failure. NULL: one after another in this process. The command sets it
+     * to spread them over the ranks of mpirun (each job must give the same numbers wherever it
+     * runs); attn_experiment_spreads_runs says which experiments call it. */
+    attn_status (*map)(int n, int width, attn_experiment_job job, void *ctx, double *out,
+                       void *map_user, attn_error *err);
+    void *map_user;
 } attn_experiment_opts;
 
 typedef struct attn_experiment {
@@ -73,6 +83,9 @@ int attn_experiment_count(void);
 const attn_experiment *attn_experiment_at(int i);
 const attn_experiment *attn_experiment_find(const char *name); /* NULL if unknown */
 
+/* true when e's independent runs go through opts->map (norm, extrapolation, heads): a caller
+ * that spreads them runs e on every process; the others gain nothing from more than one. */
+bool attn_experiment_spreads_runs(const attn_experiment *e);
 /* Runs e into *res (zeroed first; free with attn_experiment_result_free, also on failure). */
 attn_status attn_experiment_run(const attn_experiment *e, const attn_experiment_opts *opts,
                                 attn_experiment_result *res, attn_error *err);

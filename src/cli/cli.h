@@ -7,6 +7,7 @@
 
 #include "attn.h"
 #include "attn_threads.h"
+#include "attn_experiments.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ int cmd_saliency(int argc, char **argv);
 int cmd_attend(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_figures(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* ---- options.c: one table per command ------------------------------------------------------ */
 
@@ -193,6 +195,44 @@ typedef struct cli_run_result {
 /* Runs runs[0..n) (arch and seed set) on s->workers processes; returns the failures (their
  * messages printed as "attn CMD: ..."). */
 int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n);
+/* cli_runs_execute without the failure messages, on this process's workers only. */
+void cli_runs_local(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n);
+
+/* ---- ranks.c, rank_runs.c: runs spread over the ranks of `mpirun -np N attn ...` ---------- */
+
+/* Starts MPI when attn was built with it and launched by mpirun (or srun): a rank other than 0
+ * then prints nothing on stdout. Without both, attn is one rank of one. */
+void cli_mpi_start(int *argc, char ***argv);
+/* Rank 0's rc on every rank (a check only rank 0 makes, e.g. of the output directory, so
+ * that all ranks stop or go on together); rc itself when not under mpirun. Collective. */
+int cli_mpi_agree(int rc);
+/* Waits for every rank, ends MPI and returns the worst exit code of all ranks. */
+int cli_mpi_finish(int rc);
+bool cli_mpi_on(void);      /* running under mpirun */
+int cli_mpi_rank(void);     /* 0 when not under mpirun */
+int cli_mpi_size(void);     /* 1 when not under mpirun */
+bool cli_mpi_root(void);    /* rank 0: the rank that prints and writes */
+bool cli_mpi_mine(int job); /* run `job` is this rank's: job % size == rank */
+/* "rank 3 on node7", for messages naming where a run failed. */
+void cli_mpi_where(char *buf, size_t size);
+typedef struct cli_blob {
+    char *data;
+    size_t len;
+} cli_blob;
+void cli_blobs_free(cli_blob *b, int n); /* the blobs' data and the array */
+/* Each rank has filled blobs[j] of its runs; afterwards rank 0 holds them all (gather) or
+ * every rank does (share), in run order. Collective: every rank calls it with the same n. */
+void cli_mpi_gather(cli_blob *blobs, int n);
+void cli_mpi_share(cli_blob *blobs, int n);
+/* cli_runs_execute under mpirun: each rank runs its share of runs[] on s->workers processes;
+ * rank 0 gets every result and, when all succeeded, writes every weights file (atomically);
+ * a failed run's message names the rank and host it failed on. */
+void cli_mpi_runs(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n);
+/* attn_experiment_opts.map under mpirun: job j runs on rank j % N, every rank gets every
+ * result. */
+attn_status cli_mpi_experiment_map(int n, int width, attn_experiment_job job, void *ctx,
+                                   double *out, void *user, attn_error *err);
+
 /* Rows: test sets; columns: RNN, LSTM, Transformer; cells: accuracy range across seeds
  * ("52–55%"); last row: parameter counts. Markdown. */
 void cli_print_results_table(FILE *f, const cli_run_result *runs, int n_runs);

@@ -131,14 +131,25 @@ static int save_json(const char *path, const attn_experiment *e, const attn_expe
 }
 
 static int run_one(const attn_experiment *e, const exp_args *a) {
-    const bool tty = isatty(STDERR_FILENO);
-    attn_experiment_opts o = {
-        a->seeds, a->quick, a->weights_dir, attn_weights_load_json, tty ? progress : NULL, NULL};
+    const bool tty = isatty(STDERR_FILENO) && cli_mpi_root();
+    /* under mpirun: its runs spread over the ranks (rank_runs.c), or rank 0 runs it alone */
+    const bool spread = cli_mpi_on() && attn_experiment_spreads_runs(e);
+    if (!cli_mpi_root() && !spread) return CLI_OK;
+    attn_experiment_opts o = {.seeds = a->seeds,
+                              .quick = a->quick,
+                              .weights_dir = a->weights_dir,
+                              .load = attn_weights_load_json,
+                              .progress = tty ? progress : NULL,
+                              .map = spread ? cli_mpi_experiment_map : NULL};
     attn_experiment_result r;
     attn_error err = {0};
     attn_status st = attn_experiment_run(e, &o, &r, &err);
     if (tty) fputs("\r\x1b[K", stderr);
     int rc = CLI_OK;
+    if (!cli_mpi_root()) { /* every rank has the result; rank 0 prints and writes it */
+        attn_experiment_result_free(&r);
+        return st == ATTN_OK ? CLI_OK : CLI_ERROR;
+    }
     if (st != ATTN_OK) {
         rc = cli_fail("experiment", &err);
         attn_experiment_result_free(&r);
@@ -223,14 +234,18 @@ int cmd_experiment(int argc, char **argv) {
     }
     if (all && a.plot)
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
-    if (a.plot && (rc = cli_check_plot_name("experiment", "--plot", a.plot)) != CLI_OK) return rc;
-    if (a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
-        return cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
+    rc = CLI_OK; /* rank 0 checks the destinations, takes the locks and tells the others */
+    if (cli_mpi_root() && a.plot) rc = cli_check_plot_name("experiment", "--plot", a.plot);
+    if (cli_mpi_root() && rc == CLI_OK && a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
+        rc = cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
     struct stat st; /* --out /dev/null or a file: refused now, not after the run */
-    if (a.out && (stat(a.out, &st) != 0 || !S_ISDIR(st.st_mode) || access(a.out, W_OK | X_OK)))
-        return cli_runtime_error("experiment", "--out %s: not a writable directory", a.out);
-    if (a.out && (rc = cli_lock_output("experiment", "--out", a.out)) != CLI_OK) return rc;
-    if (a.plot && (rc = cli_lock_output("experiment", "--plot", a.plot)) != CLI_OK) return rc;
+    if (cli_mpi_root() && rc == CLI_OK && a.out &&
+        (stat(a.out, &st) != 0 || !S_ISDIR(st.st_mode) || access(a.out, W_OK | X_OK)))
+        rc = cli_runtime_error("experiment", "--out %s: not a writable directory", a.out);
+    if (cli_mpi_root() && rc == CLI_OK && a.out) rc = cli_lock_output("experiment", "--out", a.out);
+    if (cli_mpi_root() && rc == CLI_OK && a.plot)
+        rc = cli_lock_output("experiment", "--plot", a.plot);
+    if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc;
     attn_set_num_threads(1);
     if (!all) return run_one(e, &a);
     int failed = 0;

@@ -154,8 +154,12 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
     cli_print_results_table(stdout, runs, n);
     char wall_s[32];
     cli_fmt_duration(wall_s, sizeof wall_s, wall);
-    printf("\nTotal wall time: %s (%d runs of %d %s on %d %s x %d %s)\n", wall_s, n, o->epochs,
-           cli_plural(o->epochs, "epoch", "epochs"), o->workers,
+    char ranks[48] = ""; /* under mpirun: "2 ranks of " */
+    if (cli_mpi_on())
+        snprintf(ranks, sizeof ranks, "%d %s of ", cli_mpi_size(),
+                 cli_plural(cli_mpi_size(), "rank", "ranks"));
+    printf("\nTotal wall time: %s (%d runs of %d %s on %s%d %s x %d %s)\n", wall_s, n, o->epochs,
+           cli_plural(o->epochs, "epoch", "epochs"), ranks, o->workers,
            cli_plural(o->workers, "worker", "workers"), o->threads,
            cli_plural(o->threads, "thread", "threads"));
 }
@@ -163,12 +167,14 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
 int cmd_reproduce(int argc, char **argv) {
     repro_opts o = {3,      cli_n_cores(),          20, ATTN_TRAIN_DEFAULT_N, 1,
                     "runs", "rnn,lstm,transformer", 0};
+    if (cli_mpi_on()) o.workers = 1; /* under mpirun the rank is the unit, unless -j says */
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024, .def = "the cores / --threads",
+        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024,
+         .def = "the cores / --threads; 1 per rank under mpirun",
          .help = "worker processes, one run each at a time"},
         {"--threads", "N", CLI_OPT_INT, &o.threads, 1, ATTN_MAX_THREADS,
-         .def = "$ATTN_THREADS, else the cores / -j",
+         .def = "$ATTN_THREADS, else the cores / -j (1 under mpirun)",
          .help = "threads per run; the weights are the same for every N"},
         {"--out", "DIR", CLI_OPT_STR, &o.out_dir,
          .help = "where the weights and reproduce.json go"},
@@ -197,13 +203,17 @@ int cmd_reproduce(int argc, char **argv) {
     if (rc >= 0) return rc;
     int n_models = 0;
     for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
-    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        return cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
-                                 strerror(errno));
-    }
-    if ((rc = cli_lock_output("reproduce", "--out", o.out_dir)) != CLI_OK) return rc;
+    rc = CLI_OK;
+    if (cli_mpi_root() && mkdir(o.out_dir, 0777) != 0 && errno != EEXIST)
+        rc = cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
+                               strerror(errno));
+    if (cli_mpi_root() && rc == CLI_OK) rc = cli_lock_output("reproduce", "--out", o.out_dir);
+    if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc; /* rank 0 made DIR, or said why not */
     int n = n_models * o.seeds;
-    rc = cli_threads_split("reproduce", n, cli_given(&spec, "-j"), &o.workers, &o.threads);
+    if (cli_mpi_on() && o.threads == 0 && !getenv("ATTN_THREADS"))
+        o.threads = 1; /* a rank a core */
+    rc = cli_threads_split("reproduce", n, cli_given(&spec, "-j") || cli_mpi_on(), &o.workers,
+                           &o.threads);
     if (rc >= 0) return rc;
     cli_run_result *runs = calloc((size_t)n, sizeof *runs);
     if (!runs) {
@@ -225,19 +235,26 @@ int cmd_reproduce(int argc, char **argv) {
                      models[0] ? ", " : "", attn_arch_name(listed[a]));
     }
     snprintf(seeds, sizeof seeds, o.seeds == 1 ? "seed 1" : "seeds 1..%d", o.seeds);
-    fprintf(stderr,
-            "attn reproduce: %d runs (%s x %s), %d %s, %d training "
-            "sentences, %d %s x %d %s, into %s/\n",
-            n, models, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size,
-            o.workers, cli_plural(o.workers, "worker", "workers"), o.threads,
-            cli_plural(o.threads, "thread", "threads"), o.out_dir);
+    if (cli_mpi_root())
+        fprintf(stderr,
+                "attn reproduce: %d runs (%s x %s), %d %s, %d training "
+                "sentences, %d %s x %d %s, into %s/\n",
+                n, models, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size,
+                o.workers, cli_plural(o.workers, "worker", "workers"), o.threads,
+                cli_plural(o.threads, "thread", "threads"), o.out_dir);
     cli_run_settings rs = {o.out_dir,    true,      o.epochs, o.train_size,
                            o.eval_batch, o.workers, true,     o.threads};
     double start = cli_now_s();
     int failures = cli_runs_execute("reproduce", &rs, runs, n);
+    if (!cli_mpi_root()) { /* rank 0 has every result and writes */
+        free(runs);
+        return CLI_OK;
+    }
     print_summary(&o, runs, n, cli_now_s() - start);
-    rc = write_report(&o, runs, n);
-    compare_with_committed(&o, runs, n);
+    /* under mpirun nothing is written (nor compared) unless every run succeeded */
+    const bool none_written = failures && cli_mpi_on();
+    rc = none_written ? CLI_ERROR : write_report(&o, runs, n);
+    if (!none_written) compare_with_committed(&o, runs, n);
     if (failures) {
         fprintf(stderr, "attn reproduce: %d of %d runs failed\n", failures, n);
         rc = CLI_ERROR;

@@ -30,6 +30,7 @@ static const command commands[] = {
     {"flops", cmd_flops, "multiply-add breakdown of a model's forward or training step"},
     {"serve", cmd_serve, "local web page and JSON API: explain sentences in the browser"},
     {"experiment", cmd_experiment, "the write-up's claims as experiments, with a measured verdict"},
+    {"sweep", cmd_sweep, "train and evaluate every point of a grid of options, with a chart"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -41,6 +42,15 @@ static void usage(FILE *f) {
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'attn COMMAND --help' for a command's options.\n"
                "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+/* The commands that spread their runs over the ranks of mpirun (docs/mpi.md); under mpirun
+ * any other runs on rank 0 alone, as with -np 1. */
+static bool spreads_runs(const char *name) {
+    static const char *const names[] = {"reproduce", "eval", "experiment", "sweep"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0) return true;
+    return false;
 }
 
 /* Every command's output is checked once at the end: a full disk, /dev/full or a closed
@@ -66,8 +76,13 @@ int main(int argc, char **argv) {
     }
     attn_set_log(cli_log, NULL);
     for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            cli_mpi_start(&argc, &argv); /* under mpirun: one rank of N (ranks.c) */
+            int rc = CLI_OK;             /* a command that does not spread: rank 0 alone */
+            if (cli_mpi_root() || spreads_runs(argv[1]))
+                rc = finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+            return cli_mpi_finish(rc);
+        }
     cli_message(NULL, "unknown command '%s'", argv[1]);
     fputc('\n', stderr);
     usage(stderr);

@@ -155,16 +155,26 @@ static void on_tick(double elapsed, void *user) {
     fflush(stderr);
 }
 
-int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n) {
+void cli_runs_local(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n) {
     runs_ctx c = {cmd, s, runs, n, isatty(fileno(stderr)) == 1};
     cli_pool_hooks h = {run_job, on_line, on_exit_job, on_tick, &c};
     attn_set_num_threads(1); /* bit-identical runs on any core count */
     int workers = s->workers < n ? s->workers : n;
-    if (!cli_pool_run(n, workers > 0 ? workers : 1, &h)) {
-        fprintf(stderr, "attn %s: cannot start the worker pool\n", cmd);
-        return n;
+    if (n > 0 && !cli_pool_run(n, workers > 0 ? workers : 1, &h)) {
+        for (int i = 0; i < n; i++)
+            snprintf(runs[i].msg, sizeof runs[i].msg, "cannot start the worker pool");
+        return;
     }
     if (s->progress && c.tty) fprintf(stderr, "\r\033[K");
+}
+
+/* Under mpirun the runs are spread over the ranks (rank_runs.c) and rank 0 reports. */
+int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n) {
+    if (cli_mpi_on())
+        cli_mpi_runs(cmd, s, runs, n);
+    else
+        cli_runs_local(cmd, s, runs, n);
+    if (!cli_mpi_root()) return 0;
     int failures = 0;
     for (int i = 0; i < n; i++) {
         if (runs[i].ok) continue;

@@ -216,6 +216,18 @@ void exp_progress(const attn_experiment_opts *o, const char *fmt, ...) {
     o->progress(msg, o->user);
 }
 
+bool attn_experiment_spreads_runs(const attn_experiment *e) {
+    return e->run == exp_norm_run || e->run == exp_extrapolation_run || e->run == exp_heads_run;
+}
+
+attn_status exp_map(const attn_experiment_opts *o, int n, int width, attn_experiment_job job,
+                    void *ctx, double *out, attn_error *err) {
+    if (o->map) return o->map(n, width, job, ctx, out, o->map_user, err);
+    attn_status st = ATTN_OK;
+    for (int j = 0; j < n && st == ATTN_OK; j++) st = job(j, out + (size_t)j * width, ctx, err);
+    return st;
+}
+
 attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, int seed,
                              attn_model **out, attn_error *err) {
     if (!o->load)

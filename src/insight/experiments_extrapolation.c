@@ -54,31 +54,48 @@ static attn_status one_model(const attn_experiment_opts *o, attn_pos pos, int se
     return st;
 }
 
+/* One job: the scheme p = job % N_SCHEMES trained with seed 1 + job / N_SCHEMES on that
+ * seed's sentences; out[N_RANGES] its accuracies (percent). */
+typedef struct extra_jobs {
+    const attn_experiment_opts *o;
+    int n_train, n_test;
+} extra_jobs;
+
+static attn_status extra_job(int job, double *out, void *ctx, attn_error *err) {
+    const extra_jobs *c = ctx;
+    const int p = job % N_SCHEMES, s = 1 + job / N_SCHEMES;
+    attn_dataset *train_set = NULL, *tests[N_RANGES] = {NULL};
+    attn_status st =
+        attn_data_generate_lengths(c->n_train, (uint64_t)s, TRAIN_MIN, TRAIN_MAX, &train_set, err);
+    for (int k = 0; !st && k < N_RANGES; k++) /* another seed: other sentences */
+        st = attn_data_generate_lengths(c->n_test, 1000 + (uint64_t)s, range_lo[k], range_hi[k],
+                                        &tests[k], err);
+    if (!st) st = one_model(c->o, schemes[p], s, train_set, tests, out, err);
+    attn_dataset_free(train_set);
+    for (int k = 0; k < N_RANGES; k++) attn_dataset_free(tests[k]);
+    return st;
+}
+
 attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment_result *r,
                                   attn_error *err) {
     const int seeds = o->seeds > 0 ? o->seeds : o->quick ? 1 : 3;
     const int n_train = o->quick ? 4000 : 8000, n_test = o->quick ? 300 : 2000;
     double mean[N_SCHEMES][N_RANGES] = {{0}}, lo[N_SCHEMES][N_RANGES], hi[N_SCHEMES][N_RANGES];
-    attn_status st = ATTN_OK;
-    for (int s = 1; !st && s <= seeds; s++) {
-        attn_dataset *train_set = NULL, *tests[N_RANGES] = {NULL};
-        st =
-            attn_data_generate_lengths(n_train, (uint64_t)s, TRAIN_MIN, TRAIN_MAX, &train_set, err);
-        for (int k = 0; !st && k < N_RANGES; k++) /* another seed: other sentences */
-            st = attn_data_generate_lengths(n_test, 1000 + (uint64_t)s, range_lo[k], range_hi[k],
-                                            &tests[k], err);
+    const int n_jobs = seeds * N_SCHEMES;
+    double *runs = malloc((size_t)n_jobs * N_RANGES * sizeof *runs); /* [seed][scheme][range] */
+    if (!runs) return attn_errorf(err, ATTN_ERR_NOMEM, "extrapolation: out of memory");
+    extra_jobs jobs = {o, n_train, n_test};
+    attn_status st = exp_map(o, n_jobs, N_RANGES, extra_job, &jobs, runs, err);
+    for (int s = 1; !st && s <= seeds; s++)
         for (int p = 0; !st && p < N_SCHEMES; p++) {
-            double acc[N_RANGES];
-            st = one_model(o, schemes[p], s, train_set, tests, acc, err);
+            const double *acc = runs + ((size_t)(s - 1) * N_SCHEMES + (size_t)p) * N_RANGES;
             for (int k = 0; !st && k < N_RANGES; k++) {
                 mean[p][k] += acc[k] / seeds;
                 lo[p][k] = s == 1 || acc[k] < lo[p][k] ? acc[k] : lo[p][k];
                 hi[p][k] = s == 1 || acc[k] > hi[p][k] ? acc[k] : hi[p][k];
             }
         }
-        attn_dataset_free(train_set);
-        for (int k = 0; k < N_RANGES; k++) attn_dataset_free(tests[k]);
-    }
+    free(runs);
     if (!st) st = exp_put(r, "seeds", seeds, err);
     if (!st) st = exp_put(r, "train_max_words", TRAIN_MAX, err);
     double drop[N_SCHEMES];

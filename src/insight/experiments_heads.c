@@ -61,14 +61,28 @@ static attn_status holdout_acc(heads_ctx *c, const char *removed, double *acc, a
     return st ? st : attn_evaluate(c->m, c->holdout, 0, c->holdout->n, 256, acc, err);
 }
 
+#define PRUNE_LAYERS 2 /* the pruned model's layers (the default Transformer's) */
+#define PRUNE_H      (PRUNE_LAYERS * PRUNE_HEADS)
+
+/* What (b) measures on the pruned model: the numbers of one job's output (doubles only). */
+typedef struct pruned {
+    double done; /* 1 when this job pruned */
+    double full, redundant, half_drop, layer_drop;
+    double single[PRUNE_H], frac[PRUNE_H + 1], curve[PRUNE_H + 1], order[PRUNE_H];
+    double layer_acc[PRUNE_LAYERS];
+} pruned;
+
 /* (b): single removals, the greedy curve, one head per layer. */
-static attn_status prune(heads_ctx *c, attn_experiment_result *r, double *full,
-                         double *redundant_frac, double *half_drop, double *best_layer_drop,
-                         attn_error *err) {
+static attn_status prune(heads_ctx *c, pruned *pr, attn_error *err) {
     const int H = c->L * c->NH;
-    char removed[2 * PRUNE_HEADS * 12] = {0};
-    double single[2 * PRUNE_HEADS * 12], curve[2 * PRUNE_HEADS * 12 + 1],
-        frac[2 * PRUNE_HEADS * 12 + 1], order[2 * PRUNE_HEADS * 12];
+    if (H != PRUNE_H)
+        return attn_errorf(err, ATTN_ERR_ARG, "heads: the pruned model has %d heads, not %d", H,
+                           PRUNE_H);
+    char removed[PRUNE_H] = {0};
+    double *full = &pr->full, *redundant_frac = &pr->redundant, *half_drop = &pr->half_drop,
+           *best_layer_drop = &pr->layer_drop;
+    double *single = pr->single, *curve = pr->curve, *frac = pr->frac, *order = pr->order,
+           *layer_acc = pr->layer_acc;
     attn_status st = test_acc(c, removed, full, err);
     int n_redundant = 0;
     for (int k = 0; !st && k < H; k++) {
@@ -99,7 +113,6 @@ static attn_status prune(heads_ctx *c, attn_experiment_result *r, double *full,
     /* accuracy drop when half the heads are gone */
     *half_drop = *full - curve[H / 2];
     /* per layer: keep only the layer's best head (by held-out accuracy), others untouched */
-    double layer_acc[12];
     *best_layer_drop = INFINITY;
     for (int l = 0; !st && l < c->L; l++) {
         double best = -1.0;
@@ -118,14 +131,77 @@ static attn_status prune(heads_ctx *c, attn_experiment_result *r, double *full,
     }
     memset(removed, 0, sizeof removed);
     if (!st) st = mask_heads(c, removed, err); /* the trained model back */
-    if (!st) st = exp_put(r, "pruned_model.heads_per_layer", c->NH, err);
-    if (!st) st = exp_put(r, "pruned_model.full_accuracy", *full, err);
+    pr->done = 1;
+    return st;
+}
+
+/* The measurements of (b), in the order they were always recorded. */
+static attn_status put_pruned(attn_experiment_result *r, const pruned *pr, attn_error *err) {
+    const int H = PRUNE_H;
+    attn_status st = exp_put(r, "pruned_model.heads_per_layer", PRUNE_HEADS, err);
+    const double *single = pr->single, *curve = pr->curve, *frac = pr->frac, *order = pr->order;
+    const double full = pr->full;
+    if (!st) st = exp_put(r, "pruned_model.full_accuracy", full, err);
     if (!st) st = exp_put_array(r, "pruned_model.accuracy_without_head", H, single, err);
     if (!st) st = exp_put_array(r, "pruned_model.greedy.fraction_removed", H + 1, frac, err);
     if (!st) st = exp_put_array(r, "pruned_model.greedy.accuracy", H + 1, curve, err);
     if (!st) st = exp_put_array(r, "pruned_model.greedy.order", H, order, err);
     if (!st)
-        st = exp_put_array(r, "pruned_model.one_head_per_layer.accuracy", c->L, layer_acc, err);
+        st = exp_put_array(r, "pruned_model.one_head_per_layer.accuracy", PRUNE_LAYERS,
+                           pr->layer_acc, err);
+    return st;
+}
+
+/* One job: head_counts[job % N_HEAD_COUNTS] heads trained with seed 1 + job / N_HEAD_COUNTS;
+ * out: the accuracy per test set, their mean, then (the 8-head model of seed 1) `pruned`. */
+typedef struct heads_jobs {
+    const attn_experiment_opts *o;
+    attn_dataset **tests, *holdout;
+    int n_train, epochs;
+} heads_jobs;
+#define JOB_WIDTH (ATTN_N_TEST_SETS + 1 + (int)(sizeof(pruned) / sizeof(double)))
+
+static attn_status heads_job(int job, double *out, void *ctx, attn_error *err) {
+    const heads_jobs *c = ctx;
+    const int i = job % N_HEAD_COUNTS, s = 1 + job / N_HEAD_COUNTS;
+    pruned pr = {0};
+    for (int k = 0; k < JOB_WIDTH; k++) out[k] = 0;
+    if (c->o->quick && head_counts[i] != 1 && head_counts[i] != PRUNE_HEADS)
+        return ATTN_OK; /* quick: only the 1- and 8-head models */
+    exp_progress(c->o, "heads: %d heads, seed %d", head_counts[i], s);
+    attn_dataset *train = NULL;
+    attn_status st = attn_data_generate(ATTN_SET_TRAIN, c->n_train, (uint64_t)s, &train, err);
+    exp_train_spec spec = {.cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER),
+                           .seed = (uint64_t)s,
+                           .train = train,
+                           .epochs = c->epochs};
+    spec.cfg.n_heads = head_counts[i];
+    double loss[10];
+    long diverged;
+    attn_model *m = NULL;
+    if (!st) st = exp_train(&spec, &m, loss, &diverged, err);
+    if (!st) st = exp_accuracy(m, c->tests, &out[ATTN_N_TEST_SETS], out, err);
+    if (!st && m && head_counts[i] == PRUNE_HEADS && s == 1) {
+        exp_progress(c->o, "heads: pruning the %d-head model", PRUNE_HEADS);
+        const attn_model_config *mc = attn_model_config_of(m);
+        heads_ctx hc = {m,
+                        malloc(attn_model_n_params(m) * sizeof(float)),
+                        c->tests,
+                        c->holdout,
+                        mc->n_layers,
+                        mc->n_heads,
+                        mc->embed_dim / mc->n_heads,
+                        mc->embed_dim};
+        if (!hc.saved) st = attn_errorf(err, ATTN_ERR_NOMEM, "heads: out of memory");
+        if (!st) {
+            memcpy(hc.saved, attn_model_params(m), attn_model_n_params(m) * sizeof(float));
+            st = prune(&hc, &pr, err);
+        }
+        free(hc.saved);
+    }
+    memcpy(out + ATTN_N_TEST_SETS + 1, &pr, sizeof pr);
+    attn_model_free(m);
+    attn_dataset_free(train);
     return st;
 }
 
@@ -133,58 +209,37 @@ attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result 
                           attn_error *err) {
     const int seeds = o->seeds > 0 ? o->seeds : 1;
     const int n_train = o->quick ? 3000 : ATTN_TRAIN_DEFAULT_N, epochs = o->quick ? 8 : 10;
-    attn_dataset *tests[ATTN_N_TEST_SETS] = {NULL}, *holdout = NULL, *train = NULL;
+    attn_dataset *tests[ATTN_N_TEST_SETS] = {NULL}, *holdout = NULL;
     attn_status st = exp_test_sets(o->quick ? 300 : ATTN_TEST_DEFAULT_N, 1, tests, err);
     if (!st) st = attn_data_generate(ATTN_SET_HOLDOUT, o->quick ? 300 : 500, 1, &holdout, err);
     double mean_acc[N_HEAD_COUNTS] = {0};
     double full = 0, redundant = 0, half_drop = 0, layer_drop = 0;
+    const int n_jobs = seeds * N_HEAD_COUNTS;
+    double *runs = malloc((size_t)n_jobs * JOB_WIDTH * sizeof *runs);
+    if (!st && !runs) st = attn_errorf(err, ATTN_ERR_NOMEM, "heads: out of memory");
+    heads_jobs jobs = {o, tests, holdout, n_train, epochs};
+    if (!st) st = exp_map(o, n_jobs, JOB_WIDTH, heads_job, &jobs, runs, err);
     for (int s = 1; !st && s <= seeds; s++) {
-        attn_dataset_free(train);
-        train = NULL;
-        st = attn_data_generate(ATTN_SET_TRAIN, n_train, (uint64_t)s, &train, err);
         for (int i = 0; !st && i < N_HEAD_COUNTS; i++) {
+            const double *out = runs + ((size_t)(s - 1) * N_HEAD_COUNTS + (size_t)i) * JOB_WIDTH;
             if (o->quick && head_counts[i] != 1 && head_counts[i] != PRUNE_HEADS) {
                 mean_acc[i] = NAN; /* quick: only the 1- and 8-head models */
                 continue;
             }
-            exp_progress(o, "heads: %d heads, seed %d", head_counts[i], s);
-            exp_train_spec spec = {.cfg = attn_model_config_default(ATTN_ARCH_TRANSFORMER),
-                                   .seed = (uint64_t)s,
-                                   .train = train,
-                                   .epochs = epochs};
-            spec.cfg.n_heads = head_counts[i];
-            double loss[10];
-            long diverged;
-            attn_model *m = NULL;
-            double acc[ATTN_N_TEST_SETS], mean = 0.0;
-            st = exp_train(&spec, &m, loss, &diverged, err);
-            if (!st) st = exp_accuracy(m, tests, &mean, acc, err);
             char key[64];
             snprintf(key, sizeof key, "heads%d.seed%d.accuracy", head_counts[i], s);
-            if (!st) st = exp_put_array(r, key, ATTN_N_TEST_SETS, acc, err);
-            if (!st) mean_acc[i] += mean / seeds;
-            if (!st && m && head_counts[i] == PRUNE_HEADS && s == 1) {
-                exp_progress(o, "heads: pruning the %d-head model", PRUNE_HEADS);
-                const attn_model_config *c = attn_model_config_of(m);
-                heads_ctx hc = {m,
-                                malloc(attn_model_n_params(m) * sizeof(float)),
-                                tests,
-                                holdout,
-                                c->n_layers,
-                                c->n_heads,
-                                c->embed_dim / c->n_heads,
-                                c->embed_dim};
-                if (!hc.saved) st = attn_errorf(err, ATTN_ERR_NOMEM, "heads: out of memory");
-                if (!st) {
-                    memcpy(hc.saved, attn_model_params(m), attn_model_n_params(m) * sizeof(float));
-                    st = prune(&hc, r, &full, &redundant, &half_drop, &layer_drop, err);
-                }
-                free(hc.saved);
+            if (!st) st = exp_put_array(r, key, ATTN_N_TEST_SETS, out, err);
+            if (!st) mean_acc[i] += out[ATTN_N_TEST_SETS] / seeds;
+            pruned pr;
+            memcpy(&pr, out + ATTN_N_TEST_SETS + 1, sizeof pr);
+            if (!st && pr.done) {
+                st = put_pruned(r, &pr, err);
+                full = pr.full, redundant = pr.redundant, half_drop = pr.half_drop,
+                layer_drop = pr.layer_drop;
             }
-            attn_model_free(m);
         }
     }
-    attn_dataset_free(train);
+    free(runs);
     attn_dataset_free(holdout);
     exp_test_sets_free(tests);
     double hc[N_HEAD_COUNTS];

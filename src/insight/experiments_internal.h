@@ -25,6 +25,10 @@ attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, in
 /* Least-squares slope of log(y) against log(x) over the n points (x, y > 0). */
 double exp_loglog_slope(const double *x, const double *y, int n);
 double exp_seconds(void); /* monotonic clock */
+/* The experiment's independent runs: job(j, out + j * width) for j in 0..n-1 through
+ * opts->map (spread over processes by the caller), else one after another here. */
+attn_status exp_map(const attn_experiment_opts *o, int n, int width, attn_experiment_job job,
+                    void *ctx, double *out, attn_error *err);
 
 /* ---- training (experiments_train.c) ---- */
 typedef struct exp_train_spec {

@@ -49,6 +49,29 @@ static attn_status run_one(const attn_experiment_opts *o, const attn_dataset *tr
     return st;
 }
 
+/* The runs, one job each: seed-major, then norm (post, pre), warm-up (off, on), depth. */
+typedef struct norm_jobs {
+    const attn_experiment_opts *o;
+    attn_dataset **tests;
+    const int *depths;
+    int n_depths, n_train, epochs, warmup;
+} norm_jobs;
+
+static attn_status norm_job(int job, double *out, void *ctx, attn_error *err) {
+    const norm_jobs *c = ctx;
+    const int d = job % c->n_depths, wu = job / c->n_depths % 2, nm = job / c->n_depths / 2 % 2;
+    const int s = 1 + job / c->n_depths / 4;
+    attn_dataset *train = NULL;
+    norm_run run = {0};
+    attn_status st = attn_data_generate(ATTN_SET_TRAIN, c->n_train, (uint64_t)s, &train, err);
+    if (!st)
+        st = run_one(c->o, train, c->tests, nm ? ATTN_NORM_PRE : ATTN_NORM_POST, c->depths[d],
+                     wu ? c->warmup : 0, c->epochs, s, &run, err);
+    attn_dataset_free(train);
+    out[0] = run.acc, out[1] = run.loss, out[2] = (double)run.diverged;
+    return st;
+}
+
 attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *r,
                          attn_error *err) {
     const int seeds = o->seeds > 0 ? o->seeds : 1;
@@ -60,18 +83,19 @@ attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *
     const int warmup = (n_train + 31) / 32;
     attn_dataset *tests[ATTN_N_TEST_SETS] = {NULL};
     attn_status st = exp_test_sets(o->quick ? 300 : ATTN_TEST_DEFAULT_N, 1, tests, err);
+    const int n_jobs = seeds * 4 * n_depths;
+    double *runs = malloc((size_t)n_jobs * 3 * sizeof *runs); /* [job][acc, loss, diverged] */
+    if (!st && !runs) st = attn_errorf(err, ATTN_ERR_NOMEM, "norm: out of memory");
+    norm_jobs jobs = {o, tests, depths, n_depths, n_train, epochs, warmup};
+    if (!st) st = exp_map(o, n_jobs, 3, norm_job, &jobs, runs, err);
     /* acc[norm][warm][depth], mean over seeds */
     double acc[2][2][N_DEPTHS_MAX] = {{{0}}}, loss[2][2][N_DEPTHS_MAX] = {{{0}}};
-    for (int s = 1; !st && s <= seeds; s++) {
-        attn_dataset *train = NULL;
-        st = attn_data_generate(ATTN_SET_TRAIN, n_train, (uint64_t)s, &train, err);
+    for (int s = 1, job = 0; !st && s <= seeds; s++)
         for (int nm = 0; !st && nm < 2; nm++)
             for (int wu = 0; !st && wu < 2; wu++)
-                for (int d = 0; !st && d < n_depths; d++) {
-                    const attn_norm norm = nm ? ATTN_NORM_PRE : ATTN_NORM_POST;
-                    norm_run run = {0};
-                    st = run_one(o, train, tests, norm, depths[d], wu ? warmup : 0, epochs, s, &run,
-                                 err);
+                for (int d = 0; !st && d < n_depths; d++, job++) {
+                    const norm_run run = {runs[3 * job], runs[3 * job + 1],
+                                          (long)runs[3 * job + 2]};
                     char k[64];
                     snprintf(k, sizeof k, "%s.L%d.%s.seed%d.", nm ? "pre" : "post", depths[d],
                              wu ? "warmup" : "no_warmup", s);
@@ -85,8 +109,7 @@ attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *
                     acc[nm][wu][d] += run.acc / seeds;
                     loss[nm][wu][d] += run.loss / seeds;
                 }
-        attn_dataset_free(train);
-    }
+    free(runs);
     exp_test_sets_free(tests);
     if (st) return st;
     double dd[N_DEPTHS_MAX], gain[2][N_DEPTHS_MAX];

@@ -1,0 +1,173 @@
+/* ranks.c -- runs spread over the ranks of `mpirun -np N attn ...` (Open MPI), the one file
+ * that calls MPI. The unit is the run: rank r takes runs r, r+N, r+2N, ...; their results come
+ * back to rank 0 (or to every rank) in run order, so what rank 0 prints and writes is the same,
+ * byte for byte, for any N. Rank 0 alone prints (the others' stdout goes to /dev/null) and
+ * writes files, after everything has been gathered.
+ *
+ * Built without MPI (ATTN_HAVE_MPI unset) or started without mpirun, attn is one rank of one
+ * and none of this changes anything. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef ATTN_HAVE_MPI
+#include <mpi.h>
+#endif
+
+static int g_rank = 0, g_size = 1;
+static bool g_on = false;
+
+bool cli_mpi_on(void) {
+    return g_on;
+}
+int cli_mpi_rank(void) {
+    return g_rank;
+}
+int cli_mpi_size(void) {
+    return g_size;
+}
+bool cli_mpi_root(void) {
+    return g_rank == 0;
+}
+bool cli_mpi_mine(int job) {
+    return job % g_size == g_rank;
+}
+
+void cli_blobs_free(cli_blob *b, int n) {
+    for (int i = 0; b && i < n; i++) free(b[i].data);
+    free(b);
+}
+
+#ifdef ATTN_HAVE_MPI
+
+/* Open MPI's launchers (mpirun, srun --mpi=pmix) set one of these in every rank. */
+static bool launched_by_mpirun(void) {
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return true;
+    return false;
+}
+
+void cli_mpi_start(int *argc, char ***argv) {
+    if (!launched_by_mpirun()) return;
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) return; /* MPI's handler has aborted already */
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    g_on = true;
+    if (g_rank != 0 && !freopen("/dev/null", "w", stdout))
+        cli_message(NULL, "rank %d: cannot silence stdout: %s", g_rank, strerror(errno));
+}
+
+/* Waits for every rank without spinning a core: a rank that finished early sleeps while the
+ * others still train (a blocking MPI call would poll at 100% CPU). */
+static void quiet_barrier(void) {
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    for (int done = 0;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    }
+}
+
+int cli_mpi_agree(int rc) {
+    if (!g_on) return rc;
+    quiet_barrier();
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return rc;
+}
+
+int cli_mpi_finish(int rc) {
+    if (!g_on) return rc;
+    quiet_barrier();
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return worst;
+}
+
+/* One blob from its owner to `to` (a rank) or to every rank (to < 0). */
+static void move_blob(cli_blob *b, int owner, int to, int tag) {
+    uint64_t len = b->len;
+    if (to < 0) {
+        MPI_Bcast(&len, 1, MPI_UINT64_T, owner, MPI_COMM_WORLD);
+    } else if (g_rank == owner) {
+        MPI_Send(&len, 1, MPI_UINT64_T, to, tag, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(&len, 1, MPI_UINT64_T, owner, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (g_rank != owner) {
+        free(b->data);
+        b->data = malloc(len ? (size_t)len : 1);
+        b->len = (size_t)len;
+        if (!b->data) MPI_Abort(MPI_COMM_WORLD, CLI_ERROR); /* cannot receive: stop every rank */
+    }
+    /* in pieces: MPI counts are int */
+    for (uint64_t off = 0; off < len;) {
+        int chunk = len - off > (1u << 30) ? 1 << 30 : (int)(len - off);
+        char *at = b->data + off;
+        if (to < 0)
+            MPI_Bcast(at, chunk, MPI_BYTE, owner, MPI_COMM_WORLD);
+        else if (g_rank == owner)
+            MPI_Send(at, chunk, MPI_BYTE, to, tag, MPI_COMM_WORLD);
+        else
+            MPI_Recv(at, chunk, MPI_BYTE, owner, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        off += (uint64_t)chunk;
+    }
+}
+
+/* Every owner sends its blobs in run order and rank 0 receives them in run order, so a send
+ * always meets its receive: no deadlock whatever N. */
+void cli_mpi_gather(cli_blob *blobs, int n) {
+    if (!g_on) return;
+    quiet_barrier();
+    for (int j = 0; j < n; j++) {
+        int owner = j % g_size;
+        if (owner == 0 || (g_rank != 0 && g_rank != owner)) continue;
+        move_blob(&blobs[j], owner, 0, j % 32768);
+    }
+}
+
+void cli_mpi_share(cli_blob *blobs, int n) {
+    if (!g_on) return;
+    quiet_barrier();
+    for (int j = 0; j < n; j++) move_blob(&blobs[j], j % g_size, -1, 0);
+}
+
+void cli_mpi_where(char *buf, size_t size) {
+    char host[MPI_MAX_PROCESSOR_NAME] = "this host";
+    int len = 0;
+    if (g_on) MPI_Get_processor_name(host, &len);
+    snprintf(buf, size, "rank %d on %s", g_rank, host);
+}
+
+#else /* built without MPI: one rank */
+
+void cli_mpi_start(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+}
+int cli_mpi_agree(int rc) {
+    return rc;
+}
+int cli_mpi_finish(int rc) {
+    return rc;
+}
+void cli_mpi_gather(cli_blob *blobs, int n) {
+    (void)blobs;
+    (void)n;
+}
+void cli_mpi_share(cli_blob *blobs, int n) {
+    (void)blobs;
+    (void)n;
+}
+void cli_mpi_where(char *buf, size_t size) {
+    snprintf(buf, size, "rank 0");
+}
+
+#endif
