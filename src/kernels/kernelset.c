@@ -40,7 +40,9 @@ attn_kernels_mode attn_kernels_mode_active(void) {
 /* Haswell's table on an AVX2+FMA CPU; elsewhere whatever OpenBLAS picked. */
 static bool select_pinned(void) {
     bool ok = true;
-    if (attn_cpu_has_avx2_fma() && strcasecmp(attn_blas_corename(), PINNED_CORE) != 0) {
+    /* the ATTN_NAIVE_GEMM build has no BLAS to pin: its loop is the same everywhere */
+    if (!attn_sgemm_naive && attn_cpu_has_avx2_fma() &&
+        strcasecmp(attn_blas_corename(), PINNED_CORE) != 0) {
         ok = attn_blas_use_core(PINNED_CORE);
         switched = ok || switched;
         if (!ok)
