@@ -41,6 +41,21 @@ for model in transformer lstm; do
         echo "FAIL: $model on native Prescott kernels equals pinned: the check cannot tell"
         fail=1
     fi
+    # the option does what the variable does
+    train option-prescott $model OPENBLAS_CORETYPE=Prescott
+    mv "$dir/option-prescott-$model.json" "$dir/pinned-prescott-$model.json"
+    env -u ATTN_KERNELS OPENBLAS_CORETYPE=Prescott "$attn" train --kernels native --model $model \
+        --epochs 1 --train-size 400 --holdout 40 --out "$dir/option-$model.json" >/dev/null 2>&1
+    if ! cmp -s "$dir/native-prescott-$model.json" "$dir/option-$model.json" ||
+        ! cmp -s "$dir/unset-$model.json" "$dir/pinned-prescott-$model.json"; then
+        echo "FAIL: $model: --kernels native is not ATTN_KERNELS=native, or Prescott was not pinned"
+        fail=1
+    fi
     [ $fail = 0 ] && echo "$model: ${#variants[@]} variants identical, native Prescott differs"
 done
+if "$attn" vocab --kernels fast >/dev/null 2>"$dir/usage.err" || [ $? != 2 ] ||
+    ! grep -q "expects pinned or native, got 'fast'" "$dir/usage.err"; then
+    echo "FAIL: --kernels fast is not a usage error naming the value"
+    fail=1
+fi
 exit $fail
