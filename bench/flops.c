@@ -642,6 +642,12 @@ int main(int argc, char **argv) {
     }
     fprintf(csv_file, "section,n,threads,path,row,analytic_madds,counted_madds,madds_share,"
                       "time_ms,time_share,gflops,ceiling_frac\n");
+    { /* the kernels record: path = attn's elementwise path, row = OpenBLAS, its kernels, mode */
+        attn_kernels_info k;
+        attn_kernels_info_get(&k);
+        fprintf(csv_file, "kernels,0,%d,%s,\"OpenBLAS %s %s %s\",,,,,,,\n", k.blas_threads,
+                k.cpu_path, k.openblas, k.blas_core, k.mode);
+    }
 
     const int reps_short = quick ? 3 : 20, reps_long = quick ? 1 : 3;
     const int warm_short = quick ? 1 : 3, warm_long = 1;

@@ -51,6 +51,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "attn_kernelset.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -487,16 +489,19 @@ typedef struct attn_report {
     const char *set_names[ATTN_N_TEST_SETS]; /* the sets of acc, in its order */
     const attn_report_run *runs;
     int n_runs;
+    const attn_kernels_info *kernels; /* the kernels the runs ran on (NULL: not recorded) */
 } attn_report;
-/* As JSON {"epochs", "train_size", "seeds", "eval_batch", "blas_core", "runs": [{"model",
- * "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON; one line
- * per run), written with attn_write_file_atomic. */
+/* As JSON {"epochs", "train_size", "seeds", "eval_batch", "blas_core", "kernels", "runs":
+ * [{"model", "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON; one
+ * line per run), written with attn_write_file_atomic. */
 attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err);
 /* What a saved report says about how its runs were made: epochs and train_size (-1 where
  * absent) and the OpenBLAS core ("unknown" where absent). */
 typedef struct attn_report_header {
     int epochs, train_size;
     char blas_core[64];
+    bool has_kernels;          /* false in reports written before the kernels were recorded */
+    attn_kernels_info kernels; /* "kernels" (include/attn_kernelset.h) */
 } attn_report_header;
 attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error *err);
 

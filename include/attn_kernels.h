@@ -108,10 +108,9 @@ const char *attn_blas_corename(void);
  * back to its SSE3 "Prescott" kernels on a CPU it does not recognise (seen on virtualised Intel
  * Xeons with AVX-512), 2-3x slower and rounding unlike every other machine. Returns "SkylakeX"
  * (AVX-512 F/BW/DQ/VL) or "Haswell" (AVX2 + FMA) when the running core is "Prescott", the CPU has
- * those instructions and OPENBLAS_CORETYPE is unset; else NULL. OpenBLAS reads
- * OPENBLAS_CORETYPE once, when it is loaded: a program acts on this by setting it and
- * re-executing itself (src/cli/preferred_blas.c, linked into attn, the tests and the
- * benchmarks; tools/blas_core.py does the same for PyTorch). */
+ * those instructions and OPENBLAS_CORETYPE is unset; else NULL. Native kernels
+ * (attn_kernels_select, include/attn_kernelset.h) switch to it in-process; pinned kernels run
+ * Haswell's on every AVX2+FMA CPU anyway. */
 const char *attn_blas_preferred_core(void);
 
 /* Linear layer, PyTorch nn.Linear: y[n,out] = x[n,in] . w[out,in]^T + bias[out].

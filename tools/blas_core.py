@@ -1,13 +1,19 @@
-"""Import before torch: makes PyTorch run on the OpenBLAS kernels attn runs on.
+"""Import before torch: makes PyTorch run on the kernels attn runs on.
 
-OpenBLAS 0.3.21 (Debian 12) falls back to its SSE3 "Prescott" kernels on a CPU it does not
-recognise (seen on virtualised Intel Xeons with AVX-512). attn then sets OPENBLAS_CORETYPE to
-the kernels OpenBLAS should have picked and runs again (src/cli/preferred_blas.c,
-attn_blas_preferred_core): "SkylakeX" with AVX-512 F/BW/DQ/VL, "Haswell" with AVX2 + FMA. The
-same rule here, so that torch and attn round alike: with OPENBLAS_CORETYPE unset, a child
-process loads OpenBLAS and reports the core it picked; on "Prescott" the variable is set for
-this process (before torch loads OpenBLAS) and its children. Does nothing when the variable is
-set or OpenBLAS picked a core itself.
+attn's rule (include/attn_kernelset.h, docs/numerics.md "Pinned kernels"), the same here:
+- pinned (ATTN_KERNELS unset or "pinned", attn's default): on a CPU with AVX2 and FMA, OpenBLAS
+  runs its Haswell kernel table whatever it would detect and whatever OPENBLAS_CORETYPE says
+  (OPENBLAS_CORETYPE=Haswell is set for this process and its children, before torch loads
+  OpenBLAS), on one thread (OPENBLAS_NUM_THREADS=1 unless the caller set a count on purpose,
+  as the benchmarks do), ATen on its avx2 kernels and oneDNN (GELU) on its AVX2 code unless
+  ATEN_CPU_CAPABILITY / DNNL_MAX_CPU_ISA are set (tools/portable_check.py sets them per path).
+  Without AVX2+FMA: what OpenBLAS picks, like attn.
+- native (ATTN_KERNELS=native): OpenBLAS's own choice, except its fallback to the SSE3
+  "Prescott" kernels on a CPU it does not recognise (virtualised Intel Xeons with AVX-512):
+  then the kernels the CPU has ("SkylakeX" with AVX-512 F/BW/DQ/VL, else "Haswell"), as attn's
+  attn_blas_preferred_core.
+record() is the kernels record artefacts carry ({"mode", "openblas", "blas_core",
+"blas_threads", "cpu_path"}), read from the OpenBLAS that torch loaded.
 """
 import os
 import subprocess
@@ -35,8 +41,19 @@ def _cpu_flags():
     return set()
 
 
+def mode():
+    """"pinned" or "native", from ATTN_KERNELS as attn reads it."""
+    return "native" if os.environ.get("ATTN_KERNELS") == "native" else "pinned"
+
+
+def has_avx2_fma():
+    return {"avx2", "fma"} <= _cpu_flags()
+
+
 def preferred_core():
-    """The core attn would set, or None."""
+    """The OPENBLAS_CORETYPE this module sets, or None."""
+    if mode() == "pinned":
+        return "Haswell" if has_avx2_fma() else None
     if os.environ.get("OPENBLAS_CORETYPE"):
         return None
     r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True)
@@ -50,8 +67,43 @@ def preferred_core():
     return None
 
 
-_core = preferred_core()
-if _core:
-    if "torch" in sys.modules:
+def _blas():
+    import ctypes
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            return lib
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def record():
+    """The kernels record of this process (call after torch is imported)."""
+    lib = _blas()
+    config = lib.openblas_get_config().decode().split() if lib else []
+    cap = os.environ.get("ATEN_CPU_CAPABILITY") or ("avx2" if has_avx2_fma() else "default")
+    return {"mode": mode(),
+            "openblas": config[1] if len(config) > 1 else "unknown",
+            "blas_core": lib.openblas_get_corename().decode().strip() if lib else "unknown",
+            "blas_threads": lib.openblas_get_num_threads() if lib else 1,
+            "cpu_path": "scalar" if cap == "default" else cap}
+
+
+def _apply():
+    core = preferred_core()
+    pinned = mode() == "pinned" and has_avx2_fma()
+    if (core or pinned) and "torch" in sys.modules:
         raise RuntimeError("tools/blas_core.py must be imported before torch")
-    os.environ["OPENBLAS_CORETYPE"] = _core
+    if core:
+        os.environ["OPENBLAS_CORETYPE"] = core
+    if mode() == "pinned":
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if pinned:
+        os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx2")
+        os.environ.setdefault("DNNL_MAX_CPU_ISA", "AVX2")
+
+
+_apply()

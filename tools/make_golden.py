@@ -28,7 +28,7 @@ import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
+import blas_core as blas_core_rule  # noqa: E402 -- before torch: attn's OpenBLAS kernels
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,7 +68,8 @@ def machine():
     """The "machine" object every golden with top-level metadata records."""
     m = re.search(r"CPU capability usage: (\S+)", torch.__config__.show())
     return {"blas_core": blas_core(), "torch": torch.__version__,
-            "cpu_capability": m.group(1) if m else "unknown"}
+            "cpu_capability": m.group(1) if m else "unknown",
+            "kernels": blas_core_rule.record()}
 
 
 def run_attn(attn, *args):

@@ -189,7 +189,7 @@ static int query_index(const int *ids, int n, const char *query) {
 }
 
 int cmd_attend(int argc, char **argv) {
-    const char *sentence = "the lecture was not good", *query = NULL;
+    const char *sentence = "the food was not good", *query = NULL;
     bool shuffled = false;
     int fmt = FORMAT_TEXT;
     cli_opt opts[] = {

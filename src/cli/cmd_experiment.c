@@ -58,8 +58,12 @@ static void write_json(FILE *f, const attn_experiment *e, const attn_experiment_
     attn_json_write_string(f, attn_verdict_name(r->verdict));
     fputs(", \"why\": ", f);
     attn_json_write_string(f, r->why);
-    fprintf(f, ", \"seconds\": %.3f, \"quick\": %s, \"measurements\": {", r->seconds,
+    fprintf(f, ", \"seconds\": %.3f, \"quick\": %s, \"kernels\": ", r->seconds,
             quick ? "true" : "false");
+    attn_kernels_info kernels;
+    attn_kernels_info_get(&kernels);
+    attn_kernels_info_write_json(f, &kernels);
+    fputs(", \"measurements\": {", f);
     for (int i = 0; i < r->n_measures; i++) {
         const attn_measure *m = &r->measures[i];
         fputs(i ? ", " : "", f);

@@ -29,14 +29,16 @@ static const char notes[] =
     "each model, and the section 7 observations on the plain, distractor and fill8 test sets of\n"
     "seed 1 (300 sentences each, seeds 1-3 of the models).";
 
-/* The example sentences of s7: plain, with negation, with a distractor, long with fillers. */
+/* The example sentences of s7: plain, with negation (the write-up's s2 sentence), the
+ * write-up's mixed example (messy decides, the distractor's good must be ignored), long with
+ * fillers. */
 typedef struct example {
     const char *stem, *what, *sentence;
 } example;
 static const example examples[] = {
     {"plain", "plain", "the lecture was very helpful"},
-    {"negation", "with negation", "the course was not interesting"},
-    {"distractor", "with a distractor", "the teacher was boring although the coffee was great"},
+    {"negation", "with negation", "the food was not good"},
+    {"distractor", "with a distractor", "the lecture was messy although the food was good"},
     {"fillers", "long, with fillers",
      "honestly during the winter semester last year the professor was not very clear according "
      "to my friends at least for me as far as i know"},

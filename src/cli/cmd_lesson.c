@@ -33,7 +33,7 @@ static const char about[] =
 static const char notes[] =
     "--out DIR writes the charts as PNG and SVG: lesson-scaling.*, or lesson-positions-table.*\n"
     "and lesson-positions-dots.*. positions uses --weights (default: an untrained\n"
-    "Transformer, --seed) on 'the lecture was not good' against 'not the lecture was good'\n"
+    "Transformer, --seed) on 'the food was not good' against 'not the food was good'\n"
     "and on 50 plain test sentences, each under a random permutation.";
 
 typedef struct lesson_args {
@@ -110,7 +110,7 @@ static attn_status dots_chart(const void *ctx, const char *path, attn_error *err
 }
 
 typedef struct perm_stats {
-    attn_equivariance example; /* the lecture was not good / not the lecture was good */
+    attn_equivariance example; /* the food was not good / not the food was good */
     attn_equivariance worst;   /* largest deviations over the random permutations */
 } perm_stats;
 
@@ -122,8 +122,8 @@ static void worst_of(attn_equivariance *w, const attn_equivariance *e) {
 
 static attn_status permutations(attn_model *m, uint64_t seed, perm_stats *ps, attn_error *err) {
     int ids[5], n;
-    const int example_perm[5] = {3, 0, 1, 2, 4}; /* "not the lecture was good" */
-    attn_status st = attn_tokenize("the lecture was not good", ids, 5, &n, err);
+    const int example_perm[5] = {3, 0, 1, 2, 4}; /* "not the food was good" */
+    attn_status st = attn_tokenize("the food was not good", ids, 5, &n, err);
     if (st == ATTN_OK) st = attn_equivariance_measure(m, ids, 5, example_perm, &ps->example, err);
     attn_dataset *d = NULL;
     if (st == ATTN_OK) st = attn_data_generate(ATTN_SET_PLAIN, PERM_SENTENCES, seed, &d, err);
@@ -205,7 +205,7 @@ static int lesson_positions(const lesson_args *a) {
                dev);
         printf("Permuting the words of a Transformer's input (%s): the largest change beyond\n"
                "the permutation over %d plain test sentences, each shuffled; and the logits of\n"
-               "'the lecture was not good' vs 'not the lecture was good':\n\n",
+               "'the food was not good' vs 'not the food was good':\n\n",
                a->weights ? a->weights : "untrained", PERM_SENTENCES);
         printf("| model              | attention | input grad | logit    | example logits |\n"
                "|--------------------|----------:|-----------:|---------:|----------------|\n");
@@ -213,7 +213,7 @@ static int lesson_positions(const lesson_args *a) {
         print_perm_text("without positions", &without);
         printf("\nWithout positions the model is permutation-equivariant (attention maps and\n"
                "gradients are the same numbers, permuted) and its [CLS] output invariant: it\n"
-               "cannot tell 'not the lecture was good' from 'the lecture was not good'.\n"
+               "cannot tell 'not the food was good' from 'the food was not good'.\n"
                "The small deviations left without positions are float rounding (a permuted sum "
                "adds in another order).\n");
     }

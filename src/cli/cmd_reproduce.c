@@ -63,6 +63,13 @@ static int parse_models(const char *list, bool want[CLI_MAX_ARCH]) {
     return -1;
 }
 
+/* The kernels the runs ran on: this process's, on the one BLAS thread each worker runs
+ * (src/cli/runs.c). */
+static void run_kernels(attn_kernels_info *k) {
+    attn_kernels_info_get(k);
+    k->blas_threads = 1;
+}
+
 /* DIR/reproduce.json: no timings and no worker count, only what determines the weights. */
 static int write_report(const repro_opts *o, const cli_run_result *runs, int n) {
     attn_report_run *rr = calloc((size_t)n + 1, sizeof *rr);
@@ -79,8 +86,11 @@ static int write_report(const repro_opts *o, const cli_run_result *runs, int n) 
         rr[i] = (attn_report_run){runs[i].arch, runs[i].seed, runs[i].n_params, {0}, names[i]};
         memcpy(rr[i].acc, runs[i].acc, sizeof rr[i].acc);
     }
+    attn_kernels_info kernels;
+    run_kernels(&kernels);
     attn_report rep = {
-        o->epochs, o->train_size, o->seeds, o->eval_batch, attn_blas_corename(), {NULL}, rr, n};
+        o->epochs, o->train_size, o->seeds, o->eval_batch, attn_blas_corename(), {NULL}, rr,
+        n,         &kernels};
     for (int s = 0; s < ATTN_N_TEST_SETS; s++) rep.set_names[s] = attn_set_name(cli_test_sets[s]);
     char path[4096];
     snprintf(path, sizeof path, "%s/reproduce.json", o->out_dir);
@@ -123,7 +133,8 @@ static void count_identical(const repro_opts *o, const cli_run_result *runs, int
     }
 }
 
-/* "identical to weights/: 9/9", with the reason when they differ or cannot be compared. */
+/* "identical to weights/: 9/9", with the reason when they differ or cannot be compared: like
+ * is compared with like through the kernels record of weights/reproduce.json. */
 static void compare_with_committed(const repro_opts *o, const cli_run_result *runs, int n) {
     char a[PATH_MAX], b[PATH_MAX];
     if (realpath(o->out_dir, a) && realpath(COMMITTED, b) && strcmp(a, b) == 0) return;
@@ -134,20 +145,30 @@ static void compare_with_committed(const repro_opts *o, const cli_run_result *ru
         return;
     }
     int epochs = rep.epochs, size = rep.train_size;
-    const char *theirs = rep.blas_core;
-    const char *mine = attn_blas_corename();
-    int same = 0, compared = 0;
-    if (epochs == o->epochs && size == o->train_size) count_identical(o, runs, n, &same, &compared);
-    if (epochs != o->epochs || size != o->train_size)
+    if (epochs != o->epochs || size != o->train_size) {
         printf("identical to weights/: not compared (weights/ has %d epochs and %d training "
                "sentences, this run %d and %d)\n",
                epochs, size, o->epochs, o->train_size);
-    else if (same < compared && strcmp(theirs, mine) != 0)
-        printf("identical to weights/: %d/%d (weights/ made with OpenBLAS core %s, this machine "
-               "runs %s: GEMM rounding differs)\n",
-               same, compared, theirs, mine);
+        return;
+    }
+    int same = 0, compared = 0;
+    count_identical(o, runs, n, &same, &compared);
+    attn_kernels_info mine;
+    run_kernels(&mine);
+    char theirs_text[160], mine_text[160];
+    attn_kernels_info_describe(&mine, mine_text, sizeof mine_text);
+    if (rep.has_kernels)
+        attn_kernels_info_describe(&rep.kernels, theirs_text, sizeof theirs_text);
     else
+        snprintf(theirs_text, sizeof theirs_text, "OpenBLAS core %s", rep.blas_core);
+    if (same == compared)
         printf("identical to weights/: %d/%d\n", same, compared);
+    else if (!rep.has_kernels || !attn_kernels_info_same(&rep.kernels, &mine))
+        printf("identical to weights/: %d/%d (not like with like: weights/ made with %s, this run "
+               "%s; products round differently)\n",
+               same, compared, theirs_text, mine_text);
+    else
+        printf("identical to weights/: %d/%d (both made with %s)\n", same, compared, mine_text);
 }
 
 static void print_summary(const repro_opts *o, const cli_run_result *runs, int n, double wall) {

@@ -3,6 +3,8 @@
  * --help and words the usage errors (exit code 2), so the three can never disagree. */
 #include "cli.h"
 
+#include "attn_kernelset.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -138,7 +140,7 @@ void cli_print_help(const cli_spec *spec, FILE *f) {
         u += len + 1;
     }
     fprintf(f, "\n%s\n", spec->about);
-    int width = 10; /* "-h, --help" */
+    int width = 14; /* "--kernels MODE" */
     for (int i = 0; i < spec->n_opts; i++) {
         const cli_opt *o = &spec->opts[i];
         int w = (int)strlen(o->name) + (o->metavar ? 1 + (int)strlen(o->metavar) : 0);
@@ -146,6 +148,11 @@ void cli_print_help(const cli_spec *spec, FILE *f) {
     }
     fprintf(f, "\nOptions:\n");
     for (int i = 0; i < spec->n_opts; i++) print_opt(f, &spec->opts[i], width);
+    fprintf(f,
+            "  %-*s  pinned: the same bytes on every x86-64 CPU with AVX2 (OpenBLAS's Haswell\n"
+            "  %-*s  kernels, 1 BLAS thread); native: OpenBLAS's own kernels, for speed (default\n"
+            "  %-*s  $ATTN_KERNELS, else pinned)\n",
+            width, "--kernels MODE", width, "", width, "");
     fprintf(f, "  %-*s  print this help and exit\n", width, "-h, --help");
     if (spec->notes) fprintf(f, "\n%s\n", spec->notes);
     fprintf(f, "\nExit codes: 0 success, 1 runtime error, 2 usage error.\n");
@@ -269,6 +276,26 @@ static bool wants_help(int argc, char **argv) {
     return false;
 }
 
+/* --kernels MODE / --kernels=MODE, an option of every command: 1 if argv[*i] is one (applied,
+ * *i advanced), 0 if not, CLI_USAGE after a usage error. The choice also goes to $ATTN_KERNELS,
+ * so that processes the command starts run on the same kernels. */
+static int kernels_option(const char *cmd, int argc, char **argv, int *i) {
+    const char *a = argv[*i], *value;
+    if (strncmp(a, "--kernels", 9) != 0 || (a[9] != '\0' && a[9] != '=')) return 0;
+    if (a[9] == '=')
+        value = a + 10;
+    else if (*i + 1 < argc)
+        value = argv[++*i];
+    else
+        return cli_usage_error(cmd, "--kernels needs a value (MODE: pinned or native)");
+    attn_kernels_mode mode;
+    if (!attn_kernels_mode_parse(value, &mode))
+        return cli_usage_error(cmd, "--kernels expects pinned or native, got '%s'", value);
+    if (setenv("ATTN_KERNELS", value, 1) != 0 || !attn_kernels_select(mode))
+        cli_message(cmd, "warning: --kernels %s: not every kernel could be switched", value);
+    return 1;
+}
+
 int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos) {
     if (n_pos) *n_pos = 0;
     if (wants_help(argc, argv)) {
@@ -279,6 +306,9 @@ int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos) {
     for (int i = 1; i < argc; i++) {
         const char *value;
         bool missing;
+        int common = strcmp(argv[i], "--") == 0 ? 0 : kernels_option(cmd, argc, argv, &i);
+        if (common == CLI_USAGE) return CLI_USAGE;
+        if (common) continue;
         cli_opt *o = match(spec, argc, argv, &i, &value, &missing);
         char what[160];
         if (o) describe(o, what, sizeof what);

@@ -69,7 +69,7 @@ static const vocab_entry vocab[ATTN_VOCAB_SIZE] = {
     {"terrible", ATTN_CAT_NEGATIVE},
     {"dull", ATTN_CAT_NEGATIVE},
     {"poor", ATTN_CAT_NEGATIVE},
-    {"chaotic", ATTN_CAT_NEGATIVE},
+    {"messy", ATTN_CAT_NEGATIVE}, /* was "chaotic": the write-up's s7 example */
     {"pointless", ATTN_CAT_NEGATIVE},
     /* 42..46 conjunctions opening the distractor clause */
     {"although", ATTN_CAT_CONJUNCTION},
@@ -80,7 +80,7 @@ static const vocab_entry vocab[ATTN_VOCAB_SIZE] = {
     /* 47..54 distractor subjects */
     {"coffee", ATTN_CAT_DISTRACTOR},
     {"weather", ATTN_CAT_DISTRACTOR},
-    {"cafeteria", ATTN_CAT_DISTRACTOR},
+    {"food", ATTN_CAT_DISTRACTOR}, /* was "cafeteria": the write-up's "the food was not good" */
     {"parking", ATTN_CAT_DISTRACTOR},
     {"wifi", ATTN_CAT_DISTRACTOR},
     {"room", ATTN_CAT_DISTRACTOR},

@@ -92,7 +92,7 @@ static const attn_experiment table[] = {
      exp_norm_run, exp_norm_plot},
     {"equivariance",
      "Without position information self-attention is permutation-equivariant and the [CLS] "
-     "output permutation-invariant: \"the lecture was not good\" and \"not the lecture was good\" "
+     "output permutation-invariant: \"the food was not good\" and \"not the food was good\" "
      "get the same logit. With positions they need not.",
      "§4, §10", "",
      "holds if, with the positions removed (the trained Transformers as pos = none models) and in "

@@ -105,7 +105,7 @@ static attn_status measure_model(attn_model *m, const attn_dataset *sentences, d
     for (int i = 0; !st && i < sentences->n; i++)
         st = check_sentence(m, table, sentences->ids + sentences->offsets[i], sentences->lengths[i],
                             onehot, prod, c, err);
-    static const char *const pair[2] = {"the lecture was not good", "not the lecture was good"};
+    static const char *const pair[2] = {"the food was not good", "not the food was good"};
     for (int i = 0; !st && i < 2; i++) {
         int ids[8], n = 0;
         st = attn_tokenize(pair[i], ids, 8, &n, err);

@@ -11,7 +11,7 @@
  * Measured on
  *   1. the trained Transformers of weights/ with their positions, then made position-free
  *      (attn_model_remove_positions: the same tensors in a model with pos = none): the pair "the
- * lecture was not good" / "not the lecture was good" (logits and every layer's attention maps,
+ * food was not good" / "not the food was good" (logits and every layer's attention maps,
  * compared after undoing the permutation) and the plain test set with each sentence's words
  * shuffled (largest logit change, fraction of predictions that change);
  *   2. Transformers trained without positions (created with pos = none), against the same
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAIR_A "the lecture was not good"
-#define PAIR_B "not the lecture was good"
+#define PAIR_A "the food was not good"
+#define PAIR_B "not the food was good"
 /* PAIR_B's word k is PAIR_A's word pair_perm[k] */
 static const int pair_perm[5] = {3, 0, 1, 2, 4};
 #define EVAL_BATCH 250

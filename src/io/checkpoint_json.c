@@ -72,6 +72,9 @@ static cJSON *state_json(const attn_train_state *st) {
     add_u64(root, "data_fingerprint", st->data_fingerprint);
     cJSON_AddBoolToObject(root, "holdout_separate", st->holdout_separate);
     cJSON_AddNumberToObject(root, "epoch", st->epoch);
+    attn_kernels_info kernels; /* what the state was computed with (not read back) */
+    attn_kernels_info_get(&kernels);
+    cJSON_AddItemToObject(root, "kernels", attn_io_kernels_json(&kernels));
     add_u64(root, "rng_state", st->rng_state);
     cJSON_AddNumberToObject(root, "adam_step", (double)st->adam_step);
     cJSON_AddNumberToObject(root, "n_params", (double)st->n_params);

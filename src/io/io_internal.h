@@ -110,4 +110,10 @@ cJSON *attn_io_model_config_to_json(const attn_model_config *c, bool all_keys);
 void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned flags,
                                     attn_model_config *cfg, attn_io_problems *p);
 
+/* The kernels record as a cJSON object, and back (false for a missing or malformed record);
+ * src/io/kernels_json.c. */
+struct attn_kernels_info;
+cJSON *attn_io_kernels_json(const struct attn_kernels_info *k);
+bool attn_io_kernels_from_json(const cJSON *o, struct attn_kernels_info *k);
+
 #endif

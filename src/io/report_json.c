@@ -44,6 +44,10 @@ attn_status attn_report_save_json(const attn_report *r, const char *path, attn_e
             "  \"blas_core\": ",
             r->epochs, r->train_size, r->seeds, r->eval_batch);
     bool ok = put_string(f, r->blas_core);
+    if (ok && r->kernels) {
+        fputs(",\n  \"kernels\": ", f);
+        attn_kernels_info_write_json(f, r->kernels);
+    }
     if (ok) fputs(",\n  \"runs\": [\n", f);
     for (int i = 0; i < r->n_runs && ok; i++) ok = put_run(f, r, &r->runs[i], i + 1 == r->n_runs);
     if (ok) fputs("  ]\n}\n", f);
@@ -74,6 +78,8 @@ attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error
     h->train_size = cJSON_IsNumber(size) ? size->valueint : -1;
     snprintf(h->blas_core, sizeof h->blas_core, "%s",
              cJSON_IsString(core) ? core->valuestring : "unknown");
+    h->has_kernels =
+        attn_io_kernels_from_json(cJSON_GetObjectItemCaseSensitive(root, "kernels"), &h->kernels);
     cJSON_Delete(root);
     return ATTN_OK;
 }

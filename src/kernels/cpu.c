@@ -29,7 +29,7 @@ enum { PATH_UNSET = 0, PATH_SCALAR, PATH_AVX2, PATH_AVX512, PATH_AUTO, PATH_UNKN
 static _Atomic int active_path = PATH_UNSET;
 
 /* The CPU can run the AVX2 kernels (and the OS saves the ymm registers: libgcc checks XCR0). */
-static bool cpu_has_avx2_fma(void) {
+bool attn_cpu_has_avx2_fma(void) {
 #if ATTN_HAVE_AVX2_KERNELS
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -53,7 +53,7 @@ static const char *path_name(int path) {
 /* The first choice, from $ATTN_CPU (see the file comment). */
 static int initial_path(void) {
     const char *env = getenv("ATTN_CPU");
-    const int best = cpu_has_avx2_fma() ? PATH_AVX2 : PATH_SCALAR;
+    const int best = attn_cpu_has_avx2_fma() ? PATH_AVX2 : PATH_SCALAR;
     switch (path_from_name(env)) {
     case PATH_SCALAR:
         return PATH_SCALAR;
@@ -106,7 +106,7 @@ bool attn_cpu_path_supported(const char *name) {
         return true;
     case PATH_AVX2:
     case PATH_AVX512:
-        return cpu_has_avx2_fma();
+        return attn_cpu_has_avx2_fma();
     default:
         return false;
     }
@@ -119,11 +119,11 @@ bool attn_cpu_select(const char *name) {
                  "attn_cpu_select(\"%s\"): unknown path (scalar, avx2, avx512 or auto)", name);
         return false;
     }
-    if ((p == PATH_AVX2 || p == PATH_AVX512) && !cpu_has_avx2_fma()) {
+    if ((p == PATH_AVX2 || p == PATH_AVX512) && !attn_cpu_has_avx2_fma()) {
         attn_log(ATTN_LOG_WARN, "attn_cpu_select(\"%s\"): this CPU or build has no AVX2+FMA", name);
         return false;
     }
-    if (p == PATH_AUTO) p = cpu_has_avx2_fma() ? PATH_AVX2 : PATH_SCALAR;
+    if (p == PATH_AUTO) p = attn_cpu_has_avx2_fma() ? PATH_AVX2 : PATH_SCALAR;
     atomic_store(&active_path, p);
     return true;
 }

@@ -50,6 +50,14 @@ bool attn_cpu_use_avx2(void);
 bool attn_cpu_aten_avx512(void);
 /* Forgets the choice, so the next kernel call chooses again from $ATTN_CPU (tests only). */
 void attn_cpu_reset(void);
+/* True iff this build and CPU can run the AVX2 kernels (AVX2 and FMA, saved by the OS). */
+bool attn_cpu_has_avx2_fma(void);
+
+/* OpenBLAS's side of the pinned kernels (sgemm.c): its version ("0.3.21"), and a switch of its
+ * kernel table in-process to `core` ("Haswell"; NULL: OpenBLAS's own choice from
+ * OPENBLAS_CORETYPE or the CPU). False when the BLAS cannot switch or did not take `core`. */
+const char *attn_blas_version(void);
+bool attn_blas_use_core(const char *core);
 
 #if ATTN_HAVE_AVX2_KERNELS
 /* The AVX2 versions (src/kernels/<op>_avx2.c): same contracts as the public kernels. */

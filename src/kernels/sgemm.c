@@ -13,11 +13,14 @@
 
 #include "attn.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifndef ATTN_NAIVE_GEMM
 #include <cblas.h>
+#include <dlfcn.h>
 #endif
 
 #ifdef ATTN_NAIVE_GEMM
@@ -111,6 +114,56 @@ const char *attn_blas_preferred_core(void) {
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
 #endif
     return NULL;
+}
+
+/* "0.3.21" from openblas_get_config() ("OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell
+ * MAX_THREADS=64"), "naive" in the ATTN_NAIVE_GEMM build. */
+const char *attn_blas_version(void) {
+#ifndef ATTN_NAIVE_GEMM
+    static char version[32];
+    if (!version[0]) {
+        const char *config = openblas_get_config();
+        const char *p = config ? strchr(config, ' ') : NULL;
+        size_t n = p ? strcspn(p + 1, " ") : 0;
+        snprintf(version, sizeof version, "%.*s", n ? (int)n : 7, n ? p + 1 : "unknown");
+    }
+    return version;
+#else
+    return "naive";
+#endif
+}
+
+/* OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernel table once, when it is loaded,
+ * in gotoblas_dynamic_init(): OPENBLAS_CORETYPE if set, else the detected CPU. That function
+ * and gotoblas_dynamic_quit() (which forgets the table) are exported, so the table can be
+ * chosen again in-process: set the variable, quit, init, restore the variable. Looked up with
+ * dlsym so that attn still links and runs against an OpenBLAS built for one target (then the
+ * kernels cannot be switched and this returns false). */
+bool attn_blas_use_core(const char *core) {
+#ifndef ATTN_NAIVE_GEMM
+    void *self = dlopen(NULL, RTLD_NOW);
+    if (!self) return false;
+    void (*quit)(void), (*init)(void);
+    *(void **)&quit = dlsym(self, "gotoblas_dynamic_quit");
+    *(void **)&init = dlsym(self, "gotoblas_dynamic_init");
+    dlclose(self);
+    if (!quit || !init) return false;
+    const char *env = getenv("OPENBLAS_CORETYPE");
+    char saved[64] = "";
+    bool had = env != NULL;
+    if (had) snprintf(saved, sizeof saved, "%s", env);
+    if (core ? setenv("OPENBLAS_CORETYPE", core, 1) != 0 : false) return false;
+    quit();
+    init();
+    if (had)
+        setenv("OPENBLAS_CORETYPE", saved, 1);
+    else
+        unsetenv("OPENBLAS_CORETYPE");
+    return !core || strcasecmp(attn_blas_corename(), core) == 0;
+#else
+    (void)core;
+    return false;
+#endif
 }
 
 /* ---- sgemm ------------------------------------------------------------------------------ */

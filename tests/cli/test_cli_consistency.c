@@ -122,6 +122,10 @@ START_TEST(test_reproduce_writes_runs_and_compares_with_weights) {
     snprintf(path, sizeof path, "%s/runs/reproduce.json", root);
     char *report = tu_read_text(path);
     ck_assert_msg(strstr(report, "\"blas_core\"") && !strstr(report, "seconds"), "%s", report);
+    /* the kernels record: what decides the bytes (pinned by default, one BLAS thread per run) */
+    ck_assert_msg(strstr(report, "\"kernels\": {\"mode\": \"pinned\", \"openblas\": \"") &&
+                      strstr(report, "\"blas_threads\": 1, \"cpu_path\": \""),
+                  "%s", report);
     free(report);
     /* a committed weights/ made on "another core": one file equal, one not */
     char weights[300], cmd[2048];
@@ -138,9 +142,19 @@ START_TEST(test_reproduce_writes_runs_and_compares_with_weights) {
     r = run(NULL, "reproduce", "--seeds", "1", "--epochs", "1", "--train-size", "150", NULL);
     expect(&r, "reproduce, weights/ present", 0, NULL);
     const char *line = identical_line(r.out);
-    const char *want = "identical to weights/: 1/2 (weights/ made with OpenBLAS core OtherCore, "
-                       "this machine runs ";
-    ck_assert_msg(strncmp(line, want, strlen(want)) == 0 && strstr(line, "GEMM rounding differs"),
+    const char *want = "identical to weights/: 1/2 (not like with like: weights/ made with "
+                       "OpenBLAS ";
+    ck_assert_msg(strncmp(line, want, strlen(want)) == 0 && strstr(line, " OtherCore, 1 thread") &&
+                      strstr(line, "products round differently"),
+                  "%s", line);
+    run_free(&r);
+    /* the same kernels record: a difference is a difference, said as such */
+    snprintf(cmd, sizeof cmd, "cp %s/runs/reproduce.json %s/reproduce.json", root, weights);
+    ck_assert_int_eq(system(cmd), 0);
+    r = run(NULL, "reproduce", "--seeds", "1", "--epochs", "1", "--train-size", "150", NULL);
+    expect(&r, "reproduce, weights/ with the same kernels", 0, NULL);
+    line = identical_line(r.out);
+    ck_assert_msg(strncmp(line, "identical to weights/: 1/2 (both made with OpenBLAS ", 52) == 0,
                   "%s", line);
     run_free(&r);
     /* another --epochs: not compared, and weights/ is never touched without --out weights */

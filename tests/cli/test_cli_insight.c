@@ -75,11 +75,11 @@ START_TEST(test_saliency_errors) {
 END_TEST
 
 START_TEST(test_attend) {
-    run_result r = run(NULL, "attend", "--sentence", "the lecture was not good", "--shuffle",
+    run_result r = run(NULL, "attend", "--sentence", "the food was not good", "--shuffle",
                        "--format", "json", NULL);
     expect(&r, "attend json", 0, NULL);
     cJSON *j = parse(&r, "attend json");
-    ck_assert_str_eq(item(j, "query")->valuestring, "lecture");
+    ck_assert_str_eq(item(j, "query")->valuestring, "food");
     ck_assert_int_eq(cJSON_GetArraySize(item(j, "X")), 5);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetArrayItem(item(j, "X"), 0)), 4);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetArrayItem(item(j, "Q"), 0)), 3);

@@ -73,6 +73,12 @@ START_TEST(test_train_epochs_zero_writes_initial_weights) {
     r = run(NULL, "train", "--model", "rnn", TINY_TRAIN, "--checkpoint", ckpt, "--out", b, NULL);
     expect(&r, "tiny train with checkpoint", 0, NULL);
     run_free(&r);
+    /* the checkpoint records the kernels its numbers came from (pinned, one BLAS thread) */
+    char *text = tu_read_text(ckpt);
+    ck_assert_msg(strstr(text, "\"kernels\":{\"mode\":\"pinned\",\"openblas\":\"") &&
+                      strstr(text, "\"blas_threads\":1,\"cpu_path\":\""),
+                  "no kernels record in %s", ckpt);
+    free(text);
     r = run(NULL, "train", "--resume", ckpt, "--epochs", "0", NULL);
     expect(&r, "--resume --epochs 0", 2, "--epochs 0", NULL);
     run_free(&r);

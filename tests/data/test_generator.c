@@ -12,8 +12,8 @@
 
 static const char *const POS[] = {"helpful",     "good",   "great",    "excellent", "clear",
                                   "interesting", "useful", "engaging", "inspiring", "fun"};
-static const char *const NEG[] = {"boring",   "confusing", "useless", "bad",     "awful",
-                                  "terrible", "dull",      "poor",    "chaotic", "pointless"};
+static const char *const NEG[] = {"boring",   "confusing", "useless", "bad",   "awful",
+                                  "terrible", "dull",      "poor",    "messy", "pointless"};
 static const char *const INTENS[] = {"very", "really", "quite", "extremely", "so"};
 
 static bool in_list(const char *w, size_t wl, const char *const *list, size_t n) {
@@ -71,6 +71,9 @@ START_TEST(test_independent_labeller_examples) {
                      0);
     ck_assert_int_eq(p, 6);
     ck_assert_int_eq(label_of("the lecture was not good", &p), 0);
+    /* the write-up's sentences (s2, s4, s5; s7's mixed example) */
+    ck_assert_int_eq(label_of("the food was not good", &p), 0);
+    ck_assert_int_eq(label_of("the lecture was messy although the food was good", &p), 0);
     ck_assert_int_eq(label_of("the exam was never boring", &p), 1);
     ck_assert_int_eq(label_of("the exam was boring although the coffee was great", &p), 0);
     ck_assert_int_eq(label_of("the exam was good but the wifi was not bad", &p), 1);

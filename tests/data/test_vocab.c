@@ -23,18 +23,31 @@ END_TEST
 
 /* Literal expectations: changing the table order would silently break exported weights. */
 START_TEST(test_stable_ids) {
+    ck_assert_int_eq(attn_vocab_id("chaotic"), -1);
+    ck_assert_int_eq(attn_vocab_id("cafeteria"), -1);
     static const struct {
         int id;
         const char *word, *cat;
     } want[] = {
-        {2, "the", "determiner"},     {3, "lecture", "subject"},
-        {11, "was", "verb"},          {15, "not", "negation"},
-        {16, "never", "negation"},    {17, "very", "intensifier"},
-        {22, "helpful", "positive"},  {24, "great", "positive"},
-        {32, "boring", "negative"},   {42, "although", "conjunction"},
-        {47, "coffee", "distractor"}, {55, "honestly", "filler"},
-        {58, "in", "filler"},         {59, "winter", "filler"},
+        {2, "the", "determiner"},
+        {3, "lecture", "subject"},
+        {11, "was", "verb"},
+        {15, "not", "negation"},
+        {16, "never", "negation"},
+        {17, "very", "intensifier"},
+        {22, "helpful", "positive"},
+        {24, "great", "positive"},
+        {32, "boring", "negative"},
+        {42, "although", "conjunction"},
+        {47, "coffee", "distractor"},
+        {55, "honestly", "filler"},
+        {58, "in", "filler"},
+        {59, "winter", "filler"},
         {90, "end", "filler"},
+        /* the write-up's words, in the places of "chaotic" and "cafeteria" (same ids and roles,
+         * so the generated id sequences, and every trained weight, are unchanged) */
+        {40, "messy", "negative"},
+        {49, "food", "distractor"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         ck_assert_msg(strcmp(attn_vocab_word(want[i].id), want[i].word) == 0,

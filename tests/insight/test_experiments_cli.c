@@ -14,6 +14,14 @@ static void check_object(const cJSON *o, const char *name) {
     const char *v = cJSON_GetObjectItem(o, "verdict")->valuestring;
     ck_assert_msg(!strcmp(v, "holds") || !strcmp(v, "does not hold") || !strcmp(v, "mixed"),
                   "%s: verdict '%s'", name, v);
+    /* the kernels record: the kernels the numbers were computed with (attn_kernelset.h) */
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kernels");
+    static const char *const kkeys[] = {"mode", "openblas", "blas_core", "cpu_path"};
+    for (size_t i = 0; i < sizeof kkeys / sizeof kkeys[0]; i++)
+        ck_assert_msg(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(k, kkeys[i])),
+                      "%s: no \"kernels\".\"%s\"", name, kkeys[i]);
+    ck_assert_str_eq(cJSON_GetObjectItem(k, "mode")->valuestring, "pinned");
+    ck_assert_int_eq(cJSON_GetObjectItem(k, "blas_threads")->valueint, 1);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "measurements");
     ck_assert_msg(cJSON_IsObject(m) && cJSON_GetArraySize(m) >= 3, "%s: measurements", name);
 }

