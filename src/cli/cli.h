@@ -6,6 +6,7 @@
 #define ATTN_CLI_H
 
 #include "attn.h"
+#include "attn_own_data.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -129,6 +130,17 @@ bool cli_sets_from_name(const char *name, attn_set *sets, int *n);
 #define CLI_SET_NAMES "train, holdout, plain, distractor, fill4, fill8 or all"
 /* The default size of a generated set: 8000 train, 500 holdout, 1000 for each test set. */
 int cli_set_default_n(attn_set s);
+
+/* ---- own_data.c: a user's TSV files and vocabulary ---------------------------------------- */
+
+/* Reads a TSV file with vocab (NULL: the built-in one): unknown words become [UNK] where the
+ * vocabulary has it (one warning with the count), every bad line is printed with its number
+ * (the first ATTN_TSV_LISTED, then the count). -1 when read, else the exit code. */
+int cli_read_tsv(const char *cmd, const char *path, const attn_vocab *vocab, attn_dataset **out);
+/* attn_vocab_from_tsv for a command, saying what it made. -1 when made, else the exit code. */
+int cli_vocab_from_tsv(const char *cmd, const char *path, int min_count, attn_vocab **out);
+/* "attn CMD: warning: WHAT: N words in M sentences read as [UNK] ..." (nothing for 0 words). */
+void cli_warn_unknown(const char *cmd, const char *what, long n_words, long n_sentences);
 
 /* ---- workers.c: runs jobs 0..n-1 in forked worker processes -------------------------------- */
 

@@ -20,7 +20,9 @@ static const char notes[] =
     "batch is faster and NOT bit-identical: padded batches round differently (in PyTorch\n"
     "too).\n\n"
     "--data sentences are read with the weights file's own \"vocab\" when it has one (else\n"
-    "the built-in vocabulary); --set generates sentences of the built-in vocabulary, so it\n"
+    "the built-in vocabulary); a word it lacks reads as [UNK] where it has that token (one\n"
+    "warning counts them), else the line is bad. Every bad line is reported with its number; --set "
+    "generates sentences of the built-in vocabulary, so it\n"
     "needs a file without a vocabulary of its own.";
 
 static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch) {
@@ -70,10 +72,8 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
     attn_set_num_threads(1);
     if (data && rc == CLI_OK) {
         attn_dataset *d = NULL;
-        if (attn_dataset_read_tsv_vocab(data, vocab, &d, &err) != ATTN_OK)
-            rc = cli_fail("eval", &err);
-        else
-            rc = eval_report(m, data, d, batch);
+        rc = cli_read_tsv("eval", data, vocab, &d);
+        if (rc < 0) rc = eval_report(m, data, d, batch);
         attn_dataset_free(d);
     }
     for (int s = 0; s < n_sets && rc == CLI_OK; s++) {

@@ -28,7 +28,9 @@ static const char notes[] =
     "many words is reported on stderr with its line (or argument) number; the others are\n"
     "still classified, and the exit code is then 1.\n\n"
     "Vocabulary: the weights file's own \"vocab\" when it has one, else the built-in\n"
-    "course-review vocabulary ('attn vocab --weights FILE.json' lists it). With --ids each\n"
+    "course-review vocabulary ('attn vocab --weights FILE.json' lists it). Where it has\n"
+    "the token [UNK] (attn train --vocab-from-data), an unknown word reads as [UNK] and one\n"
+    "warning at the end counts them. With --ids each\n"
     "SENTENCE (or stdin line) is whitespace-separated token ids of that vocabulary instead\n"
     "of words, e.g. '3 11 15 22' (the Transformer prepends [CLS] = 1 itself); ids outside\n"
     "0..vocab_size-1, non-numbers and empty lines are reported with their line. The output\n"
@@ -103,20 +105,25 @@ typedef struct predict_ctx {
     const attn_vocab *vocab;
     bool ids; /* --ids: the input is token ids */
     int fmt;
+    int unk_id;                 /* [UNK]'s id in the vocabulary, -1: unknown words fail */
+    long n_unk_words, n_unk_in; /* words read as [UNK], sentences holding them */
 } predict_ctx;
 
 /* Tokenizes (or reads the ids of) and classifies one sentence; false (after reporting it) if
  * it cannot be. `where` is "sentence" (arguments) or "line" (stdin). The model itself names
  * its length limit. */
-static bool predict_one(const predict_ctx *c, const char *sentence, const char *where, int index) {
+static bool predict_one(predict_ctx *c, const char *sentence, const char *where, int index) {
     int max_ids = (int)(strlen(sentence) / 2 + 1); /* words are separated by white space */
-    int *ids = malloc((size_t)max_ids * sizeof *ids), n = 0;
+    int *ids = malloc((size_t)max_ids * sizeof *ids), n = 0, n_unk = 0;
     attn_error err = {0};
     float logit = 0.0f;
     attn_status st = !ids ? attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory")
                      : c->ids
                          ? parse_ids(sentence, attn_vocab_count(c->vocab), ids, max_ids, &n, &err)
-                         : attn_tokenize_vocab(c->vocab, sentence, ids, max_ids, &n, &err);
+                         : attn_tokenize_vocab_unk(c->vocab, sentence, c->unk_id, ids, max_ids, &n,
+                                                   &n_unk, &err);
+    c->n_unk_words += n_unk;
+    c->n_unk_in += n_unk > 0;
     attn_batch b = {.B = 1, .T = n, .ids = ids, .lengths = &n};
     if (st == ATTN_OK) st = attn_model_forward(c->m, &b, &logit, &err);
     if (st == ATTN_OK) print_result(sentence, c->ids ? ids : NULL, n, logit, c->fmt);
@@ -161,11 +168,12 @@ int cmd_predict(int argc, char **argv) {
     if (rc < 0) rc = cli_load_weights("predict", weights, &m, &vocab);
     if (rc < 0) {
         attn_set_num_threads(1);
-        predict_ctx ctx = {m, vocab, by_ids, fmt};
+        predict_ctx ctx = {m, vocab, by_ids, fmt, attn_vocab_lookup(vocab, ATTN_UNK_TOKEN), 0, 0};
         rc = by_ids ? cli_run_lines("predict", "classified", sentences, n_sentences,
                                     predict_sentence, &ctx)
                     : cli_run_sentences("predict", "classified", sentences, n_sentences,
                                         predict_sentence, &ctx);
+        cli_warn_unknown("predict", "input", ctx.n_unk_words, ctx.n_unk_in);
     }
     attn_model_free(m);
     attn_vocab_free(vocab);
