@@ -76,6 +76,11 @@ void cli_print_help(const cli_spec *spec, FILE *f);
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);
 
+/* The name of names[0..n) closest to word (an option "--epoch=3" is compared by its name) when
+ * it is close enough to be a typo (1 edit in up to 4 bytes, 2 in up to 8, else 3; a prefix of
+ * 3 bytes or more counts as 1), else NULL. */
+const char *cli_did_you_mean(const char *word, const char *const *names, int n);
+
 /* Every message that may quote user input goes through these: control bytes (< 0x20, 0x7f)
  * are printed as \xNN, so a file name or sentence cannot move the cursor, recolour the
  * terminal or forge a line. */
@@ -122,6 +127,9 @@ attn_status cli_write_atomic(const char *path, const char *text, size_t len, att
  * directory, and its directory exists and is writable). CLI_OK, or CLI_ERROR after
  * "attn CMD: OPT PATH: reason" on stderr. */
 int cli_check_dest(const char *cmd, const char *opt, const char *path);
+/* Creates directory `path` (given with option `opt`) and its parents, as mkdir -p; an existing
+ * directory is fine. CLI_OK, or CLI_ERROR after "attn CMD: OPT PATH: reason". */
+int cli_make_dir(const char *cmd, const char *opt, const char *path);
 /* Prints "attn CMD: <formatted, escaped>" and returns CLI_ERROR. */
 int cli_runtime_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The set names every command accepts: train, holdout, plain, distractor, fill4, fill8, and
@@ -193,6 +201,10 @@ typedef struct cli_run_result {
     char msg[256];
 } cli_run_result;
 
+/* --models LIST ("rnn,gru,lstm,transformer") into want[arch]; a usage error (the exit code
+ * returned, else -1) names an unknown or repeated model. Without a list (NULL): rnn, lstm and
+ * transformer, and the GRU when DIR/gru-seed1.json exists (dir may be NULL: not). */
+int cli_parse_models(const char *cmd, const char *list, const char *dir, bool want[CLI_MAX_ARCH]);
 /* Runs runs[0..n) (arch and seed set) on s->workers processes; returns the failures (their
  * messages printed as "attn CMD: ..."). */
 int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n);

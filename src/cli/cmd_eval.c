@@ -37,16 +37,19 @@ static int eval_report(attn_model *m, const char *name, attn_dataset *d, int bat
     return CLI_OK;
 }
 
-static int eval_table(const char *dir, int seeds, int batch) {
-    int n = CLI_N_ARCH * seeds;
-    cli_run_result *runs = calloc((size_t)n, sizeof *runs);
+static int eval_table(const char *dir, const char *models, int seeds, int batch) {
+    bool want[CLI_MAX_ARCH];
+    int rc = cli_parse_models("eval", models, dir, want);
+    if (rc >= 0) return rc;
+    cli_run_result *runs = calloc((size_t)CLI_MAX_ARCH * seeds, sizeof *runs);
     if (!runs) {
         fprintf(stderr, "attn eval: out of memory\n");
         return CLI_ERROR;
     }
-    for (int a = 0; a < CLI_N_ARCH; a++)
-        for (int s = 0; s < seeds; s++)
-            runs[a * seeds + s] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
+    int n = 0;
+    for (int a = 0; a < CLI_MAX_ARCH; a++)
+        for (int s = 0; s < seeds && want[a]; s++)
+            runs[n++] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
     cli_run_settings rs = {.dir = dir, .batch = batch, .workers = cli_n_cores()};
     int failures = cli_runs_execute("eval", &rs, runs, n);
     if (failures < n) cli_print_results_table(stdout, runs, n);
@@ -91,7 +94,7 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
 }
 
 int cmd_eval(int argc, char **argv) {
-    const char *weights = NULL, *set = NULL, *data = NULL, *table = NULL;
+    const char *weights = NULL, *set = NULL, *data = NULL, *table = NULL, *models = NULL;
     uint64_t seed = 1;
     int n = 0, batch = 1, seeds = 3;
     cli_opt opts[] = {
@@ -107,11 +110,14 @@ int cmd_eval(int argc, char **argv) {
         {"--table", "DIR", CLI_OPT_STR, &table,
          .help = "the write-up's table from DIR/<model>-seed<S>.json"},
         {"--seeds", "N", CLI_OPT_INT, &seeds, 1, 100, .help = "seeds 1..N with --table"},
+        {"--models", "LIST", CLI_OPT_STR, &models, .def = "rnn,lstm,transformer (+gru if there)",
+         .help = "with --table: comma-separated columns of rnn, gru, lstm,\n"
+                 "transformer; by default the GRU too when DIR/gru-seed1.json exists"},
     };
     cli_spec spec = {"eval",
                      "--weights FILE.json --set NAME [--seed S] [--n N] [--batch B]\n"
                      "--weights FILE.json --data FILE.tsv [--batch B]\n"
-                     "--table DIR [--seeds N] [--batch B]",
+                     "--table DIR [--seeds N] [--models LIST] [--batch B]",
                      about,
                      NULL,
                      notes,
@@ -122,10 +128,11 @@ int cmd_eval(int argc, char **argv) {
     bool have_seed = cli_given(&spec, "--seed"), have_n = cli_given(&spec, "--n");
     if (table) {
         if (weights || set || data || have_seed || have_n)
-            return cli_usage_error("eval", "--table takes only --seeds and --batch");
-        return eval_table(table, seeds, batch);
+            return cli_usage_error("eval", "--table takes only --seeds, --models and --batch");
+        return eval_table(table, models, seeds, batch);
     }
-    if (cli_given(&spec, "--seeds")) return cli_usage_error("eval", "--seeds goes with --table");
+    if (cli_given(&spec, "--seeds") || models)
+        return cli_usage_error("eval", "--seeds and --models go with --table");
     if (!weights)
         return cli_usage_error("eval", "--weights FILE.json (or --table DIR) is required");
     if (!set == !data) return cli_usage_error("eval", "give exactly one of --set and --data");

@@ -97,7 +97,10 @@ static void write_text(FILE *f, const attn_experiment *e, const attn_experiment_
                 j = m->n - 5;
                 continue;
             }
-            fprintf(f, "%s%.4g", j ? ", " : "", m->values[j]);
+            if (isfinite(m->values[j]))
+                fprintf(f, "%s%.4g", j ? ", " : "", m->values[j]);
+            else /* JSON: null; a value not measured (a diverged run), never "nan" */
+                fprintf(f, "%snone", j ? ", " : "");
         }
         fprintf(f, "%s\n", m->n > 12 ? "]" : m->n > 1 ? "]" : "");
     }
@@ -224,8 +227,7 @@ int cmd_experiment(int argc, char **argv) {
     if (all && a.plot)
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
     if (a.plot && (rc = cli_check_dest("experiment", "--plot", a.plot)) != CLI_OK) return rc;
-    if (a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
-        return cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
+    if (a.out && (rc = cli_make_dir("experiment", "--out", a.out)) != CLI_OK) return rc;
     attn_set_num_threads(1);
     if (!all) return run_one(e, &a);
     int failed = 0;

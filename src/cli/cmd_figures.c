@@ -504,8 +504,7 @@ int cmd_figures(int argc, char **argv) {
     f.n_sal = quick ? 10 : 100;
     if (!attn_plot_available())
         return cli_runtime_error("figures", "gnuplot is not on PATH (Debian: gnuplot-nox)");
-    if (mkdir(f.out, 0777) != 0 && errno != EEXIST)
-        return cli_runtime_error("figures", "--out %s: %s", f.out, strerror(errno));
+    if (cli_make_dir("figures", "--out", f.out) != CLI_OK) return CLI_ERROR;
     char index[4096], tmp[4200];
     path_of(index, sizeof index, &f, "index", "md");
     if (cli_check_dest("figures", "--out", index) != CLI_OK) return CLI_ERROR;

@@ -39,28 +39,6 @@ typedef struct repro_opts {
     const char *models; /* comma-separated, e.g. "rnn,gru,lstm,transformer" */
 } repro_opts;
 
-/* --models LIST into want[arch]; a usage error names an unknown or repeated model. */
-static int parse_models(const char *list, bool want[CLI_MAX_ARCH]) {
-    char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf)
-        return cli_usage_error("reproduce", "--models: list too long");
-    for (int a = 0; a < CLI_MAX_ARCH; a++) want[a] = false;
-    int n = 0;
-    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
-         name = strtok_r(NULL, ",", &save), n++) {
-        attn_arch a;
-        if (attn_arch_from_name(name, &a, NULL) != ATTN_OK || (int)a >= CLI_MAX_ARCH)
-            return cli_usage_error("reproduce",
-                                   "--models: unknown model \"%s\" (expected rnn, gru, lstm "
-                                   "or transformer, comma-separated)",
-                                   name);
-        if (want[a]) return cli_usage_error("reproduce", "--models: \"%s\" given twice", name);
-        want[a] = true;
-    }
-    if (n == 0) return cli_usage_error("reproduce", "--models: no model given");
-    return -1;
-}
-
 /* DIR/reproduce.json: no timings and no worker count, only what determines the weights. */
 static int write_report(const repro_opts *o, const cli_run_result *runs, int n) {
     attn_report_run *rr = calloc((size_t)n + 1, sizeof *rr);
@@ -186,14 +164,11 @@ int cmd_reproduce(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     bool want[CLI_MAX_ARCH];
-    rc = parse_models(o.models, want);
+    rc = cli_parse_models("reproduce", o.models, NULL, want);
     if (rc >= 0) return rc;
     int n_models = 0;
     for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
-    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        return cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
-                                 strerror(errno));
-    }
+    if (cli_make_dir("reproduce", "--out", o.out_dir) != CLI_OK) return CLI_ERROR;
     int n = n_models * o.seeds;
     if (o.workers > n) o.workers = n;
     cli_run_result *runs = calloc((size_t)n, sizeof *runs);

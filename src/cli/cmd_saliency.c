@@ -115,8 +115,14 @@ static void print_table(const curve_set *s) {
     printf("gradient ratio |d logit/d x(T-1-k)| / |d logit/d x(T-1)|: median [p10, p90] over %d "
            "sentences of %d words\n",
            s->c[0]->n, s->c[0]->T);
+    /* each column as wide as its name: a header is never cut */
+    int width[MAX_CURVES];
     printf("%4s", "k");
-    for (int i = 0; i < s->n; i++) printf("  %-30.30s", s->names[i]);
+    for (int i = 0; i < s->n; i++) {
+        int len = (int)strlen(s->names[i]);
+        width[i] = len > 30 ? len : 30;
+        printf("  %-*s", width[i], s->names[i]);
+    }
     putchar('\n');
     for (int k = 0; k < s->c[0]->T; k++) {
         printf("%4d", k);
@@ -124,7 +130,7 @@ static void print_table(const curve_set *s) {
             char cell[64];
             snprintf(cell, sizeof cell, "%.2e [%.1e, %.1e]", s->c[i]->median[k], s->c[i]->p10[k],
                      s->c[i]->p90[k]);
-            printf("  %-30s", cell);
+            printf("  %-*s", width[i], cell);
         }
         putchar('\n');
     }

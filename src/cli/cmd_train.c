@@ -42,6 +42,13 @@ static const char notes[] =
     "Progress (epoch, loss, accuracies, speed, ETA) goes to stderr, one line per epoch. On\n"
     "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.";
 
+/* The ranges a checkpoint may hold (attn_train_config_validate, attn_model_config_validate and
+ * the checkpoint reader's largest lr), so that train takes exactly what --resume takes. */
+#define MAX_EPOCHS 1000000
+#define MAX_BATCH  (1 << 20) /* --batch and --bucket */
+#define MAX_LR     1e3
+#define MAX_WIDTH  (1 << 14) /* --embed-dim, --hidden, --heads (at most embed-dim) */
+
 /* The model options; 0 (or the first choice) until given. The choices' indexes are the enums'
  * values (attn_norm, attn_activation, attn_pos). */
 typedef struct model_args {
@@ -528,6 +535,9 @@ static int data_vocab(cli_spec *spec, train_args *a) {
 static int run(cli_spec *spec, train_args *a) {
     int rc = data_vocab(spec, a);
     if (rc >= 0) return rc;
+    if (a->cfg.adam.lr > MAX_LR)
+        return cli_usage_error("train", "--lr expects a positive number up to %g, got %g", MAX_LR,
+                               a->cfg.adam.lr);
     attn_model_config mc;
     if (a->resume) {
         if ((rc = resume_settings(spec, a, &mc)) >= 0) return rc;
@@ -571,18 +581,18 @@ int cmd_train(int argc, char **argv) {
          .help = "rnn, lstm, gru or transformer; required unless --resume or --init"},
         {"--seed", "S", CLI_OPT_U64, &a.seed,
          .help = "seed of the data, the initialisation and the shuffling"},
-        {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, 100000,
+        {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, MAX_EPOCHS,
          .help = "epochs; 0 writes the initial weights"},
-        {"--batch", "B", CLI_OPT_INT, &a.cfg.batch_size, 1, 1 << 16,
+        {"--batch", "B", CLI_OPT_INT, &a.cfg.batch_size, 1, MAX_BATCH,
          .help = "sentences per Adam step"},
-        {"--lr", "X", CLI_OPT_REAL, &a.cfg.adam.lr, .help = "Adam learning rate"},
+        {"--lr", "X", CLI_OPT_REAL, &a.cfg.adam.lr, .help = "Adam learning rate (at most 1000)"},
         {"--train-size", "N", CLI_OPT_INT, &a.train_size, 2, ATTN_DATA_MAX_N,
          .help = "generated training sentences"},
         {"--holdout", "N", CLI_OPT_INT, &a.cfg.holdout, 0, ATTN_DATA_MAX_N,
          .help = "held-out sentences for the held-out accuracy; 0 = none"},
         {"--keep-best", "0|1", CLI_OPT_INT, &a.cfg.keep_best, 0, 1,
          .help = "1: write the best held-out epoch's weights; 0: the last's"},
-        {"--bucket", "K", CLI_OPT_INT, &a.cfg.bucket, 1, 1 << 16,
+        {"--bucket", "K", CLI_OPT_INT, &a.cfg.bucket, 1, MAX_BATCH,
          .help = "sort chunks of K batches by length; 1 = off"},
         {"--data", "FILE.tsv", CLI_OPT_STR, &a.data,
          .help = "train on a TSV file (label<TAB>sentence)"},
@@ -605,16 +615,16 @@ int cmd_train(int argc, char **argv) {
          .help = "linear learning-rate warm-up over the first N Adam steps: step k\n"
                  "(0-based) uses lr * min(1, (k+1)/N), PyTorch's LambdaLR with that\n"
                  "lambda, stepped after each optimizer step; 0 = off"},
-        {"--embed-dim", "N", CLI_OPT_INT, &a.m.embed_dim, 1, 4096,
+        {"--embed-dim", "N", CLI_OPT_INT, &a.m.embed_dim, 1, MAX_WIDTH,
          .def = "32 transformer, 16 rnn/lstm/gru",
          .help = "model width D (transformer) or word embedding width E"},
         {"--layers", "N", CLI_OPT_INT, &a.m.layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
          .def = "2 transformer, 1 rnn/lstm/gru",
          .help = "encoder layers (transformer 1..12) or stacked recurrent layers\n"
                  "(PyTorch num_layers; rnn/lstm/gru 1..8)"},
-        {"--hidden", "N", CLI_OPT_INT, &a.m.hidden, 1, 4096, .def = "32",
+        {"--hidden", "N", CLI_OPT_INT, &a.m.hidden, 1, MAX_WIDTH, .def = "32",
          .help = "rnn/lstm/gru hidden size H"},
-        {"--heads", "N", CLI_OPT_INT, &a.m.heads, 1, 4096, .def = "2",
+        {"--heads", "N", CLI_OPT_INT, &a.m.heads, 1, MAX_WIDTH, .def = "2",
          .help = "transformer attention heads; must divide --embed-dim"},
         {"--ffn-dim", "N", CLI_OPT_INT, &a.m.ffn_dim, 1, 65536, .def = "64",
          .help = "transformer feed-forward width F"},
