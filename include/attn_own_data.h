@@ -29,6 +29,13 @@
 attn_status attn_tokenize_vocab_unk(const attn_vocab *v, const char *sentence, int unk_id, int *ids,
                                     int max_ids, int *n_ids, int *n_unk, attn_error *err);
 
+/* The tokenizer's words of a sentence, without a vocabulary: lower-cased, .,!?;: quotes and
+ * brackets removed, split on white space; a word longer than ATTN_VOCAB_TOKEN_MAX bytes is cut
+ * to that. words[0..*n) point into buf[size] (size > strlen(sentence) is always enough). Fails
+ * (ATTN_ERR_VALUE) on an empty sentence or more than max_words words. */
+attn_status attn_tokenize_words(const char *sentence, char *buf, size_t size, const char **words,
+                                int max_words, int *n, attn_error *err);
+
 /* What a TSV reader saw: every bad line counted, the first ATTN_TSV_LISTED listed with its
  * 1-based line number and what is wrong with it ("bad label '2'; expected 0 (negative) or 1
  * (positive)"). */

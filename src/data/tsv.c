@@ -325,3 +325,36 @@ attn_status attn_vocab_from_tsv(const char *path, int min_count, attn_vocab **ou
     table_free(&t);
     return st;
 }
+
+/* ---- words without a vocabulary ------------------------------------------------------------- */
+
+attn_status attn_tokenize_words(const char *sentence, char *buf, size_t size, const char **words,
+                                int max_words, int *n, attn_error *err) {
+    if (!sentence || !buf || !words || !n || max_words < 0)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_tokenize_words: NULL argument");
+    *n = 0;
+    char word[ATTN_TOKENIZER_WORD_MAX];
+    size_t len, used = 0;
+    bool truncated;
+    int count = 0;
+    for (const char *p = sentence; attn_tokenizer_next(&p, word, &len, &truncated); count++) {
+        if (count >= max_words) continue; /* counted for the message */
+        if (used + len + 1 > size)
+            return attn_errorf(err, ATTN_ERR_ARG,
+                               "attn_tokenize_words: buf of %zu bytes is too "
+                               "small",
+                               size);
+        memcpy(buf + used, word, len + 1);
+        words[count] = buf + used;
+        used += len + 1;
+    }
+    if (count == 0)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "empty sentence: no words after removing white space, punctuation, "
+                           "quotes and brackets");
+    if (count > max_words)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "sentence has %d words, more than the maximum of %d", count, max_words);
+    *n = count;
+    return ATTN_OK;
+}
