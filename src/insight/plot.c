@@ -341,7 +341,8 @@ attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_erro
         fputs(", ", s);
         put_str(s, f.data);
         fprintf(s,
-                " matrix using 1:2:(sprintf('%%.2f', $3)):($3 > %.9g ? 0xffffff : 0) "
+                " matrix using 1:2:($3 == $3 ? sprintf('%%.2f', $3) : ''):($3 > %.9g ? 0xffffff "
+                ": 0) " /* NaN cells (gaps) stay blank */
                 "with labels tc rgb variable font ',9' notitle",
                 0.6 * top);
     }

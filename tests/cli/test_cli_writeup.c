@@ -104,6 +104,40 @@ START_TEST(test_flops_any_layer) {
 }
 END_TEST
 
+/* s9 in two dimensions: the verdict holds, each head's 3 x 3 map peaks at its own kernel
+ * offset, and the maps are drawn. */
+START_TEST(test_convolution_2d) {
+    const char *png = tmp_path("conv2d.png");
+    run_result r = run(NULL, "experiment", "convolution-2d", "--quick", "--format", "json",
+                       "--plot", png, NULL);
+    expect(&r, "experiment convolution-2d", 0, NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    ck_assert_msg(j, "%s", r.out);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "verdict")->valuestring, "holds");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "measurements");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "patterns.weights");
+    ck_assert_int_eq(cJSON_GetArraySize(w), 81);
+    for (int h = 0; h < 9; h++) {
+        int best = 0;
+        double sum = 0;
+        for (int k = 0; k < 9; k++) {
+            const double v = cJSON_GetArrayItem(w, h * 9 + k)->valuedouble;
+            sum += v;
+            if (v > cJSON_GetArrayItem(w, h * 9 + best)->valuedouble) best = k;
+        }
+        ck_assert_msg(best == h, "head %d peaks at offset %d", h, best); /* head h: offset h */
+        ck_assert(sum <= 1.0 + 1e-6);
+    }
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "max_abs_error");
+    const int n = cJSON_GetArraySize(e);
+    ck_assert(cJSON_GetArrayItem(e, n - 1)->valuedouble <
+              1e-3 * cJSON_GetArrayItem(e, 0)->valuedouble);
+    cJSON_Delete(j);
+    run_free(&r);
+    ck_assert_msg(exists(png), "no chart");
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/writeup");
     TCase *tc = tcase_create("writeup");
@@ -111,6 +145,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_attend_any_sentence);
     tcase_add_test(tc, test_flops_vit);
     tcase_add_test(tc, test_flops_any_layer);
+    tcase_add_test(tc, test_convolution_2d);
     suite_add_tcase(s, tc);
     return s;
 }
