@@ -2,6 +2,7 @@
  * (attn_saliency_curve_compute), for untrained models (--model, --seed) or given weights, one
  * curve per model, as a table, JSON or CSV, and optionally a log-scale chart. */
 #include "attn_insight.h"
+#include "attn_plot.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -221,8 +222,14 @@ int cmd_saliency(int argc, char **argv) {
     }
     if (rc == CLI_OK && plot) {
         attn_error err;
-        if (attn_saliency_plot((const attn_saliency_curve *const *)s.c,
-                               (const char *const *)s.names, s.n, NULL, plot, &err) != ATTN_OK)
+        char literal[MAX_CURVES][256]; /* file names are the user's: not enhanced-text markup */
+        const char *names[MAX_CURVES];
+        for (int i = 0; i < s.n; i++) {
+            attn_plot_literal(s.names[i], literal[i], sizeof literal[i]);
+            names[i] = literal[i];
+        }
+        if (attn_saliency_plot((const attn_saliency_curve *const *)s.c, names, s.n, NULL, plot,
+                               &err) != ATTN_OK)
             rc = cli_fail("saliency", &err);
     }
     set_free(&s);
