@@ -203,7 +203,7 @@ static void put_key(FILE *s, const char *key, size_t longest, int n_entries) {
                 "Left reverse box opaque samplen 2 maxcols 2\n",
                 3 + 2 * ((n_entries + 1) / 2));
     else /* gnuplot overestimates enhanced text's width: a narrower box */
-        fputs("set key outside right top vertical Left reverse box opaque samplen 2 width -3\n", s);
+        fputs("set key outside right top vertical Left reverse box opaque samplen 2 width -1\n", s);
 }
 
 /* ---- running gnuplot ------------------------------------------------------------------- */
