@@ -520,8 +520,8 @@ static int figures_all(figs *f) {
     if (rc == CLI_OK)
         rc = chart(f, "s8-cost", "Where the multiply-adds go",
                    "The n x n attention products' share of a ViT-Base layer grows as n / (6d + n): "
-                   "4.1 % at 224 px, 47.1 % at 1024 px (analytic counts, the same `build/bench/"
-                   "flops` measures).",
+                   "4.1 % at 224 px, 47.1 % at 1024 px (`attn flops --vit` counts them through "
+                   "attn_sgemm; `build/bench/flops` times them).",
                    cost_chart, NULL);
     return rc;
 }
