@@ -48,6 +48,7 @@ static const example examples[] = {
 typedef struct figs {
     const char *wdir, *out;
     const char *models; /* --models LIST, NULL: the three and the GRU where its weights are */
+    bool gru;           /* the GRU is one of them: its probability curves beside the RNN's */
     int n_obs;          /* sentences per test set for the observations */
     int n_sal;          /* sentences per s1 curve */
     FILE *index;        /* index.md, being written (a temporary name) */
@@ -193,6 +194,7 @@ static int table(figs *f) {
     const attn_status st = cli_write_atomic(path, text, len, &f->err);
     free(text);
     if (st != ATTN_OK) return cli_fail("figures", &f->err);
+    f->gru = want[ATTN_ARCH_GRU];
     table_ctx *t = calloc(1, sizeof *t);
     if (!t) return cli_runtime_error("figures", "out of memory");
     table_points(t, runs, n, want);
@@ -318,24 +320,25 @@ static attn_status cls_chart(const void *ctx, const char *path, attn_error *err)
 }
 
 typedef struct prefix_ctx {
-    const attn_explanation *e[2];
-    const char *names[2];
+    const attn_explanation *e[3];
+    const char *names[3];
+    int n; /* RNN and LSTM, and the GRU with f->gru */
     const int *ids;
     char title[256];
 } prefix_ctx;
 
 static attn_status prefix_chart(const void *ctx, const char *path, attn_error *err) {
     const prefix_ctx *c = ctx;
-    return attn_explain_plot_prefixes(c->e, c->names, 2, c->ids, c->title, path, err);
+    return attn_explain_plot_prefixes(c->e, c->names, c->n, c->ids, c->title, path, err);
 }
 
 static int example_figures(figs *f, attn_model *const *m, const example *x) {
     int ids[ATTN_MAX_WORDS], n;
-    attn_explanation *e[3] = {0};
+    attn_explanation *e[4] = {0}; /* rnn, lstm, transformer, gru (with f->gru) */
     if (attn_tokenize(x->sentence, ids, ATTN_MAX_WORDS, &n, &f->err) != ATTN_OK)
         return cli_fail("figures", &f->err);
     int rc = CLI_OK;
-    for (int i = 0; rc == CLI_OK && i < 3; i++)
+    for (int i = 0; rc == CLI_OK && i < (f->gru ? 4 : 3); i++)
         if (attn_explain(m[i], ids, n, NULL, &e[i], &f->err) != ATTN_OK)
             rc = cli_fail("figures", &f->err);
     char stem[64], heading[128];
@@ -352,27 +355,28 @@ static int example_figures(figs *f, attn_model *const *m, const example *x) {
              "weights/transformer-seed1.json`).",
              x->sentence);
     if (rc == CLI_OK) rc = chart(f, stem, heading, line, cls_chart, &cc);
-    prefix_ctx pc = {.e = {e[0], e[1]}, .names = {"RNN", "LSTM"}, .ids = ids};
+    prefix_ctx pc = {.e = {e[0], e[1], e[3]}, .names = {"RNN", "LSTM", "GRU"}, .ids = ids};
+    pc.n = f->gru ? 3 : 2;
     snprintf(pc.title, sizeof pc.title, "Probability after each word, %s (seed 1)", x->what);
     snprintf(stem, sizeof stem, "s7-prefix-%s", x->stem);
     snprintf(heading, sizeof heading, "Probability after each word: %s", x->what);
     snprintf(line, sizeof line,
-             "What the RNN and the LSTM would answer after each word of \"%s\" "
+             "What the RNN and the LSTM%s would answer after each word of \"%s\" "
              "(`attn explain` of the recurrent models).",
-             x->sentence);
+             f->gru ? " (and the GRU)" : "", x->sentence);
     if (rc == CLI_OK) rc = chart(f, stem, heading, line, prefix_chart, &pc);
-    for (int i = 0; i < 3; i++) attn_explanation_free(e[i]);
+    for (int i = 0; i < 4; i++) attn_explanation_free(e[i]);
     return rc;
 }
 
 static int examples_all(figs *f) {
-    static const char *const models[] = {"rnn", "lstm", "transformer"};
-    attn_model *m[3] = {0};
+    static const char *const models[] = {"rnn", "lstm", "transformer", "gru"};
+    attn_model *m[4] = {0};
     int rc = CLI_OK;
-    for (int i = 0; rc == CLI_OK && i < 3; i++) rc = load(f, models[i], 1, &m[i]);
+    for (int i = 0; rc == CLI_OK && i < (f->gru ? 4 : 3); i++) rc = load(f, models[i], 1, &m[i]);
     if (rc == CLI_OK) fprintf(f->index, "## " SECT "7 What the models look at\n\n");
     for (int i = 0; rc == CLI_OK && i < N_EXAMPLES; i++) rc = example_figures(f, m, &examples[i]);
-    for (int i = 0; i < 3; i++) attn_model_free(m[i]);
+    for (int i = 0; i < 4; i++) attn_model_free(m[i]);
     return rc;
 }
 

@@ -221,6 +221,33 @@ START_TEST(test_eval_table_includes_the_gru) {
 }
 END_TEST
 
+/* figures with a GRU beside the three: its column in table.md, its points in table.svg (every
+ * seed, and the 50 % line), its probability curves beside the RNN's and the LSTM's */
+START_TEST(test_figures_include_the_gru) {
+    const char *dir = dir_with_gru();
+    char out[600];
+    snprintf(out, sizeof out, "%s/figs", tmp_dir);
+    run_result r = run(NULL, "figures", "--weights", dir, "--out", out, "--quick", NULL);
+    expect(&r, "figures with a GRU", 0, NULL);
+    run_free(&r);
+    char path[700];
+    snprintf(path, sizeof path, "%s/table.md", out);
+    char *md = tu_read_text(path);
+    ck_assert_msg(strstr(md, "| RNN           | GRU           | LSTM          | Transformer   |"),
+                  "%s", md);
+    free(md);
+    snprintf(path, sizeof path, "%s/table.svg", out);
+    char *svg = tu_read_text(path);
+    ck_assert_msg(strstr(svg, "guessing (50 %)") && strstr(svg, ">GRU</tspan>"), "table.svg");
+    ck_assert_msg(strstr(svg, "rgb(204, 121, 167)"), "the GRU's colour is missing");
+    free(svg);
+    snprintf(path, sizeof path, "%s/index.md", out);
+    char *index = tu_read_text(path);
+    ck_assert_msg(strstr(index, "the LSTM (and the GRU) would answer"), "%s", index);
+    free(index);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/small");
     TCase *tc = tcase_create("small");
@@ -235,6 +262,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_data_stats_name_the_sets);
     tcase_add_test(tc, test_saliency_header_not_cut);
     tcase_add_test(tc, test_eval_table_includes_the_gru);
+    tcase_add_test(tc, test_figures_include_the_gru);
     suite_add_tcase(s, tc);
     return s;
 }
