@@ -156,7 +156,7 @@ int cmd_flops(int argc, char **argv) {
         "ViT-Base layer at 224 px (n = 197) and 1024 px (n = 4097).",
         NULL,
         "The layer's counts are those of one forward through the engine's own encoder layer\n"
-        "(the blocked attention above 512 tokens), checked against 4nd^2 (projections),\n"
+        "(the blocked attention above 1024 tokens), checked against 4nd^2 (projections),\n"
         "2ndf (MLP) and 2n^2d (the n x n products). bench/flops times the same layer.",
         opts,
         (int)(sizeof opts / sizeof opts[0])};
