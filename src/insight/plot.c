@@ -167,7 +167,7 @@ static void put_axis_label(FILE *s, const char *axis, const char *label) {
 /* Colour-blind safe colours (Okabe & Ito 2008). Each model has its own on every chart
  * (model_colour); other series take the rest in turn. */
 static const char *const colours[] = {"#E69F00", "#56B4E9", "#000000",
-                                      "#999999", "#F0E442", "#882255"};
+                                      "#999999", "#882255", "#332288"};
 #define N_COLOURS (int)(sizeof colours / sizeof colours[0])
 
 /* The model a series is about, from its title's first word ("lstm-seed1", "RNN, batch 1",
@@ -201,7 +201,7 @@ static void put_key(FILE *s, const char *key, size_t longest, int n_entries) {
         fprintf(s,
                 "set bmargin %d\nset key at screen 0.5, screen 0.01 center bottom horizontal "
                 "Left reverse box opaque samplen 2 maxcols 2\n",
-                3 + 2 * ((n_entries + 1) / 2));
+                4 + 2 * ((n_entries + 1) / 2));
     else /* gnuplot overestimates enhanced text's width: a narrower box */
         fputs("set key outside right top vertical Left reverse box opaque samplen 2 width -1\n", s);
 }
