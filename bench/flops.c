@@ -10,7 +10,8 @@
  *
  * Usage: build/bench/flops [--quick] [--torch] [--out DIR] [--src DIR] [-h|--help]
  * Exit status: 0 ok, 1 runtime error (validation, memory, files), 2 usage error.
- * Writes DIR/flops.md, DIR/flops.csv, DIR/nn_share.dat and (with gnuplot) DIR/nn_share.svg.
+ * Writes DIR/flops.md, DIR/flops.csv, DIR/nn_share.dat and (with gnuplot) DIR/nn_share.svg;
+ * DIR defaults to results/ beside the program (build/bench/results), never the source tree.
  */
 #include "vit_layer.h"
 
@@ -562,7 +563,8 @@ static void usage(FILE *f) {
             "  --quick     few reps (smoke test; the timings are noisy)\n"
             "  --torch     also run tools/bench_torch.py (PyTorch 1.13 via /usr/bin/python3)\n"
             "              and compare time and peak memory at 1 and 2 threads\n"
-            "  --out DIR   results directory (default SRC/bench/results)\n"
+            "  --out DIR   results directory (default: results/ beside this program,\n"
+            "              build/bench/results; the committed ones are bench/results)\n"
             "  --src DIR   source tree (default: . if it has tools/bench_torch.py, else the\n"
             "              directory two levels above this program)\n"
             "  -h, --help  print this help and exit\n"
@@ -623,8 +625,15 @@ int main(int argc, char **argv) {
             src = src_buf;
         }
     }
-    if (!out) {
-        join(out_buf, sizeof out_buf, src, "/bench/results");
+    if (!out) { /* beside this program (build/bench/results), never into the source tree */
+        snprintf(out_buf, sizeof out_buf, "%s", self_exe);
+        char *slash = strrchr(out_buf, '/');
+        if (slash) *slash = '\0';
+        if (strlen(out_buf) + sizeof "/results" > sizeof out_buf) {
+            fprintf(stderr, "flops: path too long: %s/results\n", out_buf);
+            return 1;
+        }
+        strcat(out_buf, "/results");
         out = out_buf;
     }
     if (mkdir(out, 0755) != 0 && errno != EEXIST) {

@@ -4,8 +4,10 @@
  * written to a .png (pngcairo) or .svg file chosen by the path's extension. The data and the
  * gnuplot script go to temporary files; gnuplot's own messages are captured into the error
  * message, never printed; the chart is written beside its destination and renamed over it, so
- * a failed plot leaves an existing file untouched. Text is drawn literally (gnuplot's enhanced
- * mode is off: "_" and "^" are not markup).
+ * a failed plot leaves an existing file untouched. Titles, axis labels and legend entries are
+ * gnuplot enhanced text: "d_k" draws k as a subscript, "10^{-9}" an exponent, "_{T-1}" a group;
+ * a caller passing a user's text (a file name, a sentence) escapes it with attn_plot_literal.
+ * Tic labels (the words of a sentence) are drawn literally.
  */
 #ifndef ATTN_PLOT_H
 #define ATTN_PLOT_H
@@ -70,6 +72,9 @@ typedef struct attn_bars {
     int width, height;
 } attn_bars;
 
+/* text as literal enhanced text into buf[size] (cut to fit): ^ _ @ & ~ { } and the backslash
+ * escaped with a backslash. */
+void attn_plot_literal(const char *text, char *buf, size_t size);
 /* true when a gnuplot program is on PATH. */
 bool attn_plot_available(void);
 attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *err);

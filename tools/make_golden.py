@@ -82,7 +82,7 @@ def run_attn(attn, *args):
 
 def vocabulary(attn):
     doc = json.loads(run_attn(attn, "vocab", "--json"))
-    return {t["word"]: t["id"] for t in doc["tokens"]}
+    return {t["word"]: t["id"] for t in doc["words"]}
 
 
 def sentences(attn, vocab, n, seed):

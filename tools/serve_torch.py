@@ -115,7 +115,7 @@ def main():
         m.eval()
         models.append((name, m))
     vocab = {t["word"]: t["id"] for t in json.loads(subprocess.run(
-        [a.attn, "vocab", "--json"], capture_output=True, text=True, check=True).stdout)["tokens"]}
+        [a.attn, "vocab", "--json"], capture_output=True, text=True, check=True).stdout)["words"]}
     words = a.sentence.lower().split()
     ids = [vocab[w] for w in words]
     lat = []

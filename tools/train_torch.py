@@ -89,7 +89,7 @@ def find_attn(path):
 def load_set(attn, set_name, seed, n=None):
     vocab = json.loads(subprocess.run([attn, "vocab", "--json"], check=True,
                                       capture_output=True, text=True).stdout)
-    word_id = {t["word"]: t["id"] for t in vocab["tokens"]}
+    word_id = {t["word"]: t["id"] for t in vocab["words"]}
     cmd = [attn, "data", "--set", set_name, "--seed", str(seed)]
     if n is not None:
         cmd += ["--n", str(n)]

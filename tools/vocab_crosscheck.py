@@ -130,7 +130,7 @@ def check_model(attn, name, model, words, rng, n, min_words, max_words, tmp):
         print("vocab %s: the file does not hold the vocabulary and tensors given" % name)
         ok = False
     listed = json.loads(run(attn, ["vocab", "--json", "--weights", path]))
-    if [t["word"] for t in listed["tokens"]] != words or listed.get("source") != "file":
+    if [t["word"] for t in listed["words"]] != words or listed.get("source") != "file":
         print("vocab %s: attn vocab --weights lists other tokens" % name)
         ok = False
     info = run(attn, ["info", "--weights", path])

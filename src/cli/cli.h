@@ -8,6 +8,7 @@
 #include "attn.h"
 #include "attn_threads.h"
 #include "attn_experiments.h"
+#include "attn_own_data.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -78,6 +79,11 @@ void cli_print_help(const cli_spec *spec, FILE *f);
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);
 
+/* The name of names[0..n) closest to word (an option "--epoch=3" is compared by its name) when
+ * it is close enough to be a typo (1 edit in up to 4 bytes, 2 in up to 8, else 3; a prefix of
+ * 3 bytes or more counts as 1), else NULL. */
+const char *cli_did_you_mean(const char *word, const char *const *names, int n);
+
 /* Every message that may quote user input goes through these: control bytes (< 0x20, 0x7f)
  * are printed as \xNN, so a file name or sentence cannot move the cursor, recolour the
  * terminal or forge a line. */
@@ -131,6 +137,9 @@ int cli_check_plot_name(const char *cmd, const char *opt, const char *path);
  * for the rest of the process; another run holding it: an error naming opt and path, exit 1
  * (lock.c). */
 int cli_lock_output(const char *cmd, const char *opt, const char *path);
+/* Creates directory `path` (given with option `opt`) and its parents, as mkdir -p; an existing
+ * directory is fine. CLI_OK, or CLI_ERROR after "attn CMD: OPT PATH: reason". */
+int cli_make_dir(const char *cmd, const char *opt, const char *path);
 /* Prints "attn CMD: <formatted, escaped>" and returns CLI_ERROR. */
 int cli_runtime_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The set names every command accepts: train, holdout, plain, distractor, fill4, fill8, and
@@ -139,6 +148,17 @@ bool cli_sets_from_name(const char *name, attn_set *sets, int *n);
 #define CLI_SET_NAMES "train, holdout, plain, distractor, fill4, fill8 or all"
 /* The default size of a generated set: 8000 train, 500 holdout, 1000 for each test set. */
 int cli_set_default_n(attn_set s);
+
+/* ---- own_data.c: a user's TSV files and vocabulary ---------------------------------------- */
+
+/* Reads a TSV file with vocab (NULL: the built-in one): unknown words become [UNK] where the
+ * vocabulary has it (one warning with the count), every bad line is printed with its number
+ * (the first ATTN_TSV_LISTED, then the count). -1 when read, else the exit code. */
+int cli_read_tsv(const char *cmd, const char *path, const attn_vocab *vocab, attn_dataset **out);
+/* attn_vocab_from_tsv for a command, saying what it made. -1 when made, else the exit code. */
+int cli_vocab_from_tsv(const char *cmd, const char *path, int min_count, attn_vocab **out);
+/* "attn CMD: warning: WHAT: N words in M sentences read as [UNK] ..." (nothing for 0 words). */
+void cli_warn_unknown(const char *cmd, const char *what, long n_words, long n_sentences);
 
 /* ---- workers.c: runs jobs 0..n-1 in forked worker processes -------------------------------- */
 
@@ -192,6 +212,10 @@ typedef struct cli_run_result {
     char msg[256];
 } cli_run_result;
 
+/* --models LIST ("rnn,gru,lstm,transformer") into want[arch]; a usage error (the exit code
+ * returned, else -1) names an unknown or repeated model. Without a list (NULL): rnn, lstm and
+ * transformer, and the GRU when DIR/gru-seed1.json exists (dir may be NULL: not). */
+int cli_parse_models(const char *cmd, const char *list, const char *dir, bool want[CLI_MAX_ARCH]);
 /* Runs runs[0..n) (arch and seed set) on s->workers processes; returns the failures (their
  * messages printed as "attn CMD: ..."). */
 int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n);

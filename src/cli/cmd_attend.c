@@ -2,6 +2,7 @@
  * small made-up numbers (attn_attend_compute), printed step by step with shapes: X, W_Q, W_K,
  * W_V, Q, K, V, the chosen query's scores, scaled scores, softmax row and output row; with
  * --shuffle, the equivariance under a permutation of the words, measured. */
+#include "attn_attend.h"
 #include "attn_insight.h"
 #include "cli.h"
 
@@ -24,6 +25,10 @@ static const char about[] =
     "and the output come from the engine's attention kernel, the projections from its GEMM.";
 
 static const char notes[] =
+    "Roles: the sentence may hold any words. A word of the vocabulary (attn vocab) gets the\n"
+    "embedding of its category; any other word the role --roles gives it (its dimension,\n"
+    "plus a small offset from the word's hash on dim 3), else 'other' -- the output names\n"
+    "those words. --roles may also change a vocabulary word's role.\n\n"
     "--query: the word whose row is shown (its first occurrence); default the sentence's\n"
     "first noun, else its last word. --shuffle: the words in another order (a fixed\n"
     "shuffle, seed 1): with no position information the output rows are the same rows,\n"
@@ -32,7 +37,7 @@ static const char notes[] =
     "\"scores\", \"scaled\", \"softmax\", \"output\", \"outputs\", \"shuffle\"}.";
 
 static void print_matrix(const char *name, const char *what, const float *a, int rows, int cols,
-                         const int *ids, const char *const *col_names) {
+                         const char *const *words, const char *const *col_names) {
     printf("\n%s  [%d x %d]  %s\n", name, rows, cols, what);
     if (col_names) {
         printf("  %-12s", "");
@@ -40,7 +45,7 @@ static void print_matrix(const char *name, const char *what, const float *a, int
         putchar('\n');
     }
     for (int r = 0; r < rows; r++) {
-        printf("  %-12s", ids ? attn_vocab_word(ids[r]) : "");
+        printf("  %-12s", words ? words[r] : "");
         for (int c = 0; c < cols; c++) printf(" %9.4f", (double)a[(size_t)r * cols + c]);
         putchar('\n');
     }
@@ -54,21 +59,21 @@ static void print_row(const char *label, const float *v, int n) {
 
 static const char *const dims[] = {"sentiment", "negation", "noun", "other"};
 
-static void print_text(const char *sentence, const attn_attend_result *r, int qi) {
+static void print_text(const char *sentence, const char *const *w, const attn_attend_result *r,
+                       int qi) {
     const int n = r->n;
     printf("sentence: %s  (n = %d words, d_model = %d, d_k = d_v = %d, no positions)\n", sentence,
            n, D, DK);
-    print_matrix("X", "made-up embeddings, one row per word", r->x, n, D, r->ids, dims);
+    print_matrix("X", "made-up embeddings, one row per word", r->x, n, D, w, dims);
     print_matrix("W_Q", "rows: sentiment, negation, noun, other", attn_attend_weights('q'), D, DK,
                  NULL, NULL);
     print_matrix("W_K", "", attn_attend_weights('k'), D, DK, NULL, NULL);
     print_matrix("W_V", "", attn_attend_weights('v'), D, DK, NULL, NULL);
-    print_matrix("Q = X W_Q", "", r->q, n, DK, r->ids, NULL);
-    print_matrix("K = X W_K", "", r->k, n, DK, r->ids, NULL);
-    print_matrix("V = X W_V", "", r->v, n, DK, r->ids, NULL);
-    printf("\nquery \"%s\" (row %d): q = Q[%d]  [1 x %d]\n  %-30s", attn_vocab_word(r->ids[qi]), qi,
-           qi, DK, "key:");
-    for (int j = 0; j < n; j++) printf(" %9.9s", attn_vocab_word(r->ids[j]));
+    print_matrix("Q = X W_Q", "", r->q, n, DK, w, NULL);
+    print_matrix("K = X W_K", "", r->k, n, DK, w, NULL);
+    print_matrix("V = X W_V", "", r->v, n, DK, w, NULL);
+    printf("\nquery \"%s\" (row %d): q = Q[%d]  [1 x %d]\n  %-30s", w[qi], qi, qi, DK, "key:");
+    for (int j = 0; j < n; j++) printf(" %9.9s", w[j]);
     putchar('\n');
     char label[64];
     snprintf(label, sizeof label, "scores q.k_j [1 x %d]", n);
@@ -80,7 +85,7 @@ static void print_text(const char *sentence, const attn_attend_result *r, int qi
     printf("  output = softmax . V  [1 x %d]  ", DK);
     for (int c = 0; c < DK; c++) printf(" %9.4f", (double)r->out[(size_t)qi * DK + c]);
     putchar('\n');
-    print_matrix("outputs", "every query's output row (softmax . V)", r->out, n, DK, r->ids, NULL);
+    print_matrix("outputs", "every query's output row (softmax . V)", r->out, n, DK, w, NULL);
 }
 
 static void json_matrix(const char *key, const float *a, int rows, int cols) {
@@ -94,23 +99,24 @@ static void json_matrix(const char *key, const float *a, int rows, int cols) {
     putchar(']');
 }
 
-static void json_tokens(const int *ids, int n) {
+static void json_tokens(const char *const *w, int n) {
     putchar('[');
     for (int i = 0; i < n; i++) {
         if (i) printf(", ");
-        attn_json_write_string(stdout, attn_vocab_word(ids[i]));
+        attn_json_write_string(stdout, w[i]);
     }
     putchar(']');
 }
 
-static void print_json_head(const char *sentence, const attn_attend_result *r, int qi) {
+static void print_json_head(const char *sentence, const char *const *w, const attn_attend_result *r,
+                            int qi) {
     const int n = r->n;
     printf("{\"sentence\": ");
     attn_json_write_string(stdout, sentence);
     printf(", \"tokens\": ");
-    json_tokens(r->ids, n);
+    json_tokens(w, n);
     printf(", \"query\": ");
-    attn_json_write_string(stdout, attn_vocab_word(r->ids[qi]));
+    attn_json_write_string(stdout, w[qi]);
     printf(", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
     json_matrix("X", r->x, n, D);
     json_matrix("W_Q", attn_attend_weights('q'), D, DK);
@@ -137,30 +143,36 @@ static void make_perm(int *perm, int n) {
         for (int i = 0; i < n; i++) perm[i] = (i + 1) % n;
 }
 
-static int shuffle(const int *ids, int n, int fmt) {
-    int *perm = malloc((size_t)n * sizeof *perm), *pids = malloc((size_t)n * sizeof *pids);
+static int shuffle(const float *x, const char *const *w, int n, int fmt) {
+    int *perm = malloc((size_t)n * sizeof *perm);
+    const char **pw = malloc((size_t)n * sizeof *pw);
+    float *px = malloc((size_t)n * D * sizeof *px);
     attn_attend_result *s = NULL;
     attn_error err;
     double dev_out = 0.0, dev_p = 0.0;
-    attn_status st = perm && pids ? ATTN_OK : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
+    attn_status st =
+        perm && pw && px ? ATTN_OK : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
     if (st == ATTN_OK) {
         make_perm(perm, n);
-        for (int i = 0; i < n; i++) pids[i] = ids[perm[i]];
-        st = attn_attend_compute(pids, n, &s, &err);
+        for (int i = 0; i < n; i++) {
+            pw[i] = w[perm[i]];
+            memcpy(px + (size_t)i * D, x + (size_t)perm[i] * D, D * sizeof *px);
+        }
+        st = attn_attend_compute_x(px, n, &s, &err);
     }
-    if (st == ATTN_OK) st = attn_attend_equivariance(ids, n, perm, &dev_out, &dev_p, &err);
+    if (st == ATTN_OK) st = attn_attend_equivariance_x(x, n, perm, &dev_out, &dev_p, &err);
     if (st == ATTN_OK && fmt == FORMAT_JSON) {
         printf(", \"shuffle\": {\"order\": [");
         for (int i = 0; i < n; i++) printf("%s%d", i ? ", " : "", perm[i]);
         printf("], \"tokens\": ");
-        json_tokens(pids, n);
+        json_tokens(pw, n);
         json_matrix("outputs", s->out, n, DK);
         printf(", \"max_output_deviation\": %.9g, \"max_probability_deviation\": %.9g}", dev_out,
                dev_p);
     } else if (st == ATTN_OK) {
         printf("\nshuffled (word i is word order[i] of the sentence): order =");
         for (int i = 0; i < n; i++) printf(" %d", perm[i]);
-        print_matrix("outputs, shuffled", "softmax . V of the shuffled words", s->out, n, DK, pids,
+        print_matrix("outputs, shuffled", "softmax . V of the shuffled words", s->out, n, DK, pw,
                      NULL);
         printf("\nequivariance: largest |out_shuffled[i] - out[order[i]]| = %.3g, largest\n"
                "|p_shuffled[i][j] - p[order[i]][order[j]]| = %.3g: the same rows, permuted;\n"
@@ -169,58 +181,141 @@ static int shuffle(const int *ids, int n, int fmt) {
     }
     attn_attend_result_free(s);
     free(perm);
-    free(pids);
+    free(pw);
+    free(px);
     return st == ATTN_OK ? CLI_OK : cli_fail("attend", &err);
 }
 
 /* The query row: --query's first occurrence, else the first noun, else the last word. */
-static int query_index(const int *ids, int n, const char *query) {
+static int query_index(const char *const *w, const attn_attend_role *roles, int n,
+                       const char *query) {
     if (query) {
-        const int id = attn_vocab_id(query);
         for (int i = 0; i < n; i++)
-            if (ids[i] == id) return i;
+            if (strcmp(w[i], query) == 0) return i;
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        const char *c = attn_vocab_category(ids[i]);
-        if (strcmp(c, "subject") == 0 || strcmp(c, "distractor") == 0) return i;
-    }
+    for (int i = 0; i < n; i++)
+        if (roles[i] == ATTN_ROLE_NOUN) return i;
     return n - 1;
 }
 
+static const char *const role_names[] = {"positive", "negative", "negation", "noun", "other"};
+#define N_ROLES 5
+
+/* The role --roles gives word w ("food=noun,messy=negative"), ATTN_ROLE_NONE if none; -2
+ * after a usage error in the list. */
+static int given_role(const char *roles, const char *w) {
+    for (const char *p = roles; p && *p;) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        if (!eq) {
+            cli_usage_error("attend", "--roles: '%.*s' is not WORD=ROLE", (int)len, p);
+            return -2;
+        }
+        int role = -1;
+        for (int r = 0; r < N_ROLES; r++)
+            if ((size_t)(p + len - eq - 1) == strlen(role_names[r]) &&
+                strncmp(eq + 1, role_names[r], strlen(role_names[r])) == 0)
+                role = r;
+        if (role < 0) {
+            cli_usage_error("attend",
+                            "--roles: unknown role '%.*s' (positive, negative, negation, noun or "
+                            "other)",
+                            (int)(p + len - eq - 1), eq + 1);
+            return -2;
+        }
+        if ((size_t)(eq - p) == strlen(w) && strncmp(p, w, strlen(w)) == 0) return role;
+        p += len + (p[len] == ',');
+    }
+    return ATTN_ROLE_NONE;
+}
+
+/* FNV-1a of a word: the small offset of a word outside the vocabulary. */
+static unsigned word_salt(const char *w) {
+    uint32_t h = 2166136261u;
+    for (; *w; w++) h = (h ^ (unsigned char)*w) * 16777619u;
+    return h;
+}
+
+/* The made-up embedding of each word: a vocabulary word's from its category (and id), another
+ * word's from its --roles entry, else "other". Says which words are outside the vocabulary.
+ * -1, or the exit code. */
+static int embed_words(const char *const *w, int n, const char *roles, float *x,
+                       attn_attend_role *role, int fmt) {
+    char outside[512] = "";
+    for (int i = 0; i < n; i++) {
+        const int id = attn_vocab_id(w[i]);
+        const int given = given_role(roles, w[i]);
+        if (given == -2) return CLI_USAGE;
+        role[i] = given != ATTN_ROLE_NONE ? (attn_attend_role)given
+                  : id >= 2               ? attn_attend_role_of(id)
+                                          : ATTN_ROLE_OTHER;
+        attn_attend_role_embedding(role[i], id >= 2 ? (unsigned)id : word_salt(w[i]),
+                                   x + (size_t)i * D);
+        bool listed = false; /* each word once */
+        for (int j = 0; j < i && !listed; j++) listed = strcmp(w[j], w[i]) == 0;
+        if (id < 2 && !listed) {
+            size_t used = strlen(outside);
+            snprintf(outside + used, sizeof outside - used, "%s%s (%s)", used ? ", " : "", w[i],
+                     role_names[role[i]]);
+        }
+    }
+    if (outside[0] && fmt == FORMAT_TEXT)
+        printf("outside the vocabulary, with the role given by --roles or else 'other': %s\n",
+               outside);
+    return -1;
+}
+
 int cmd_attend(int argc, char **argv) {
-    const char *sentence = "the food was not good", *query = NULL;
+    const char *sentence = "the food was not good", *query = NULL, *roles = NULL;
     bool shuffled = false;
     int fmt = FORMAT_TEXT;
     cli_opt opts[] = {
-        {"--sentence", "S", CLI_OPT_STR, &sentence, .help = "words of the vocabulary (attn vocab)"},
+        {"--sentence", "S", CLI_OPT_STR, &sentence,
+         .help = "any words (see Roles below for words outside the vocabulary)"},
         {"--query", "WORD", CLI_OPT_STR, &query, .def = "the first noun",
          .help = "the word whose scores, softmax and output are shown"},
+        {"--roles", "W=R,...", CLI_OPT_STR, &roles, .def = "",
+         .help = "roles of words: positive, negative, negation, noun or other\n"
+                 "(e.g. food=noun,messy=negative)"},
         {"--shuffle", NULL, CLI_OPT_FLAG, &shuffled,
          .help = "also permute the words and measure the equivariance"},
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
     };
-    cli_spec spec = {"attend", "[--sentence S] [--query WORD] [--shuffle] [--format F]",
-                     about,    NULL,
-                     notes,    opts,
-                     4};
+    cli_spec spec = {"attend",
+                     "[--sentence S] [--query WORD] [--roles W=R,...] [--shuffle] [--format F]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
-    int ids[ATTN_MAX_WORDS], n = 0;
+    const size_t size = strlen(sentence) + 1;
+    char *buf = malloc(size);
+    const char *w[ATTN_MAX_WORDS];
+    attn_attend_role role[ATTN_MAX_WORDS];
+    float x[ATTN_MAX_WORDS * D];
+    int n = 0;
     attn_error err;
-    if (attn_tokenize(sentence, ids, ATTN_MAX_WORDS, &n, &err) != ATTN_OK)
-        return cli_usage_error("attend", "--sentence: %s", err.msg);
-    const int qi = query_index(ids, n, query);
-    if (qi < 0)
-        return cli_usage_error("attend", "--query '%s' is not a word of the sentence", query);
+    if (!buf) return cli_runtime_error("attend", "out of memory");
+    if (attn_tokenize_words(sentence, buf, size, w, ATTN_MAX_WORDS, &n, &err) != ATTN_OK)
+        rc = cli_usage_error("attend", "--sentence: %s", err.msg);
+    if (rc < 0) rc = embed_words(w, n, roles, x, role, fmt);
+    const int qi = rc < 0 ? query_index(w, role, n, query) : 0;
+    if (rc < 0 && qi < 0)
+        rc = cli_usage_error("attend", "--query '%s' is not a word of the sentence", query);
     attn_attend_result *r = NULL;
-    if (attn_attend_compute(ids, n, &r, &err) != ATTN_OK) return cli_fail("attend", &err);
-    if (fmt == FORMAT_JSON)
-        print_json_head(sentence, r, qi);
-    else
-        print_text(sentence, r, qi);
-    rc = shuffled ? shuffle(ids, n, fmt) : CLI_OK;
-    if (fmt == FORMAT_JSON) printf("}\n");
+    if (rc < 0 && attn_attend_compute_x(x, n, &r, &err) != ATTN_OK) rc = cli_fail("attend", &err);
+    if (rc < 0) {
+        if (fmt == FORMAT_JSON)
+            print_json_head(sentence, w, r, qi);
+        else
+            print_text(sentence, w, r, qi);
+        rc = shuffled ? shuffle(x, w, n, fmt) : CLI_OK;
+        if (fmt == FORMAT_JSON) printf("}\n");
+    }
     attn_attend_result_free(r);
+    free(buf);
     return rc;
 }

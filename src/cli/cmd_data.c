@@ -19,8 +19,9 @@ static const char notes[] =
     "8000-sentence training set of the same seed. The same seed gives the same bytes on\n"
     "every machine.";
 
-/* Statistics on the position of the core adjective (the first adjective) for --stats. */
-static void print_stats(const attn_dataset *d) {
+/* Statistics on the position of the core adjective (the first adjective) for --stats, one
+ * line naming the set. */
+static void print_stats(const char *set, uint64_t seed, const attn_dataset *d) {
     int *len = malloc((size_t)d->n * sizeof *len);
     int pos = 0, near_end = 0, minl = 1 << 30, maxl = 0;
     long tail_sum = 0;
@@ -55,11 +56,12 @@ static void print_stats(const attn_dataset *d) {
         free(len);
     }
     fprintf(stderr,
-            "attn data: %d sentences, %d positive (%.2f%%), words min %d median %d max %d, "
+            "attn data: %s (seed %llu): %d sentences, %d positive (%.2f%%), words min %d median %d "
+            "max %d, "
             "mean words after the core adjective %.1f, core adjective within the last 8 "
             "words: %d (%.2f%%)\n",
-            d->n, pos, 100.0 * pos / d->n, minl, median, maxl, (double)tail_sum / d->n, near_end,
-            100.0 * near_end / d->n);
+            set, (unsigned long long)seed, d->n, pos, 100.0 * pos / d->n, minl, median, maxl,
+            (double)tail_sum / d->n, near_end, 100.0 * near_end / d->n);
 }
 
 int cmd_data(int argc, char **argv) {
@@ -91,7 +93,7 @@ int cmd_data(int argc, char **argv) {
         if (attn_data_generate(sets[s], size, seed, &d, &err) != ATTN_OK)
             return cli_fail("data", &err);
         for (int i = 0; i < d->n; i++) printf("%d\t%s\n", d->labels[i], d->texts[i]);
-        if (stats) print_stats(d);
+        if (stats) print_stats(attn_set_name(sets[s]), seed, d);
         attn_dataset_free(d);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {

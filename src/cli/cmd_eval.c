@@ -20,7 +20,9 @@ static const char notes[] =
     "batch is faster and NOT bit-identical: padded batches round differently (in PyTorch\n"
     "too).\n\n"
     "--data sentences are read with the weights file's own \"vocab\" when it has one (else\n"
-    "the built-in vocabulary); --set generates sentences of the built-in vocabulary, so it\n"
+    "the built-in vocabulary); a word it lacks reads as [UNK] where it has that token (one\n"
+    "warning counts them), else the line is bad. Every bad line is reported with its number; --set "
+    "generates sentences of the built-in vocabulary, so it\n"
     "needs a file without a vocabulary of its own.";
 
 static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch,
@@ -36,18 +38,22 @@ static int eval_report(attn_model *m, const char *name, attn_dataset *d, int bat
     return CLI_OK;
 }
 
-static int eval_table(const char *dir, int seeds, int batch, int threads) {
-    int n = CLI_N_ARCH * seeds;
-    cli_run_result *runs = calloc((size_t)n, sizeof *runs);
+static int eval_table(const char *dir, const char *models, int seeds, int batch, int threads) {
+    bool want[CLI_MAX_ARCH];
+    int rc = cli_parse_models("eval", models, dir, want);
+    if (rc >= 0) return rc;
+    cli_run_result *runs = calloc((size_t)CLI_MAX_ARCH * seeds, sizeof *runs);
     if (!runs) {
         fprintf(stderr, "attn eval: out of memory\n");
         return CLI_ERROR;
     }
-    for (int a = 0; a < CLI_N_ARCH; a++)
-        for (int s = 0; s < seeds; s++)
-            runs[a * seeds + s] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
+    int n = 0;
+    for (int a = 0; a < CLI_MAX_ARCH; a++)
+        for (int s = 0; s < seeds && want[a]; s++)
+            runs[n++] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
     /* every core busy: processes for the runs, threads within each */
-    int workers = 0, rc = cli_threads_split("eval", n, false, &workers, &threads);
+    int workers = 0;
+    rc = cli_threads_split("eval", n, false, &workers, &threads);
     if (rc >= 0) {
         free(runs);
         return rc;
@@ -81,10 +87,8 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
     }
     if (data && rc == CLI_OK) {
         attn_dataset *d = NULL;
-        if (attn_dataset_read_tsv_vocab(data, vocab, &d, &err) != ATTN_OK)
-            rc = cli_fail("eval", &err);
-        else
-            rc = eval_report(m, data, d, batch, pool);
+        rc = cli_read_tsv("eval", data, vocab, &d);
+        if (rc < 0) rc = eval_report(m, data, d, batch, pool);
         attn_dataset_free(d);
     }
     for (int s = 0; s < n_sets && rc == CLI_OK; s++) {
@@ -103,7 +107,7 @@ static int eval_weights(const char *weights, const char *data, const attn_set *s
 }
 
 int cmd_eval(int argc, char **argv) {
-    const char *weights = NULL, *set = NULL, *data = NULL, *table = NULL;
+    const char *weights = NULL, *set = NULL, *data = NULL, *table = NULL, *models = NULL;
     uint64_t seed = 1;
     int n = 0, batch = 1, seeds = 3, threads = 0;
     cli_opt opts[] = {
@@ -120,11 +124,14 @@ int cmd_eval(int argc, char **argv) {
          .help = "the write-up's table from DIR/<model>-seed<S>.json"},
         {"--seeds", "N", CLI_OPT_INT, &seeds, 1, 100, .help = "seeds 1..N with --table"},
         CLI_THREADS_OPT(&threads),
+        {"--models", "LIST", CLI_OPT_STR, &models, .def = "rnn,lstm,transformer (+gru if there)",
+         .help = "with --table: comma-separated columns of rnn, gru, lstm,\n"
+                 "transformer; by default the GRU too when DIR/gru-seed1.json exists"},
     };
     cli_spec spec = {"eval",
                      "--weights FILE.json --set NAME [--seed S] [--n N] [--batch B]\n"
                      "--weights FILE.json --data FILE.tsv [--batch B]\n"
-                     "--table DIR [--seeds N] [--batch B]",
+                     "--table DIR [--seeds N] [--models LIST] [--batch B]",
                      about,
                      NULL,
                      notes,
@@ -135,10 +142,12 @@ int cmd_eval(int argc, char **argv) {
     bool have_seed = cli_given(&spec, "--seed"), have_n = cli_given(&spec, "--n");
     if (table) {
         if (weights || set || data || have_seed || have_n)
-            return cli_usage_error("eval", "--table takes only --seeds and --batch");
-        return eval_table(table, seeds, batch, threads);
+            return cli_usage_error("eval",
+                                   "--table takes only --seeds, --models, --batch and --threads");
+        return eval_table(table, models, seeds, batch, threads);
     }
-    if (cli_given(&spec, "--seeds")) return cli_usage_error("eval", "--seeds goes with --table");
+    if (cli_given(&spec, "--seeds") || models)
+        return cli_usage_error("eval", "--seeds and --models go with --table");
     if (!weights)
         return cli_usage_error("eval", "--weights FILE.json (or --table DIR) is required");
     if (!set == !data) return cli_usage_error("eval", "give exactly one of --set and --data");

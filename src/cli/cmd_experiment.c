@@ -101,7 +101,10 @@ static void write_text(FILE *f, const attn_experiment *e, const attn_experiment_
                 j = m->n - 5;
                 continue;
             }
-            fprintf(f, "%s%.4g", j ? ", " : "", m->values[j]);
+            if (isfinite(m->values[j]))
+                fprintf(f, "%s%.4g", j ? ", " : "", m->values[j]);
+            else /* JSON: null; a value not measured (a diverged run), never "nan" */
+                fprintf(f, "%snone", j ? ", " : "");
         }
         fprintf(f, "%s\n", m->n > 12 ? "]" : m->n > 1 ? "]" : "");
     }
@@ -240,8 +243,7 @@ int cmd_experiment(int argc, char **argv) {
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
     rc = CLI_OK; /* rank 0 checks the destinations, takes the locks and tells the others */
     if (cli_mpi_root() && a.plot) rc = cli_check_plot_name("experiment", "--plot", a.plot);
-    if (cli_mpi_root() && rc == CLI_OK && a.out && mkdir(a.out, 0777) != 0 && errno != EEXIST)
-        rc = cli_runtime_error("experiment", "--out %s: %s", a.out, strerror(errno));
+    if (cli_mpi_root() && rc == CLI_OK && a.out) rc = cli_make_dir("experiment", "--out", a.out);
     struct stat st; /* --out /dev/null or a file: refused now, not after the run */
     if (cli_mpi_root() && rc == CLI_OK && a.out &&
         (stat(a.out, &st) != 0 || !S_ISDIR(st.st_mode) || access(a.out, W_OK | X_OK)))

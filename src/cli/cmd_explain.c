@@ -186,8 +186,16 @@ static bool explain_one(attn_model *m, attn_pool *pool, const explain_view *v, c
     int *ids = malloc((size_t)max_ids * sizeof *ids);
     attn_error err = {0};
     attn_explanation *e = NULL;
-    attn_status st = ids ? attn_tokenize_vocab(v->vocab, sentence, ids, max_ids, &n, &err)
+    int n_unk = 0; /* words read as [UNK], where the vocabulary has it */
+    attn_status st = ids ? attn_tokenize_vocab_unk(v->vocab, sentence,
+                                                   attn_vocab_lookup(v->vocab, ATTN_UNK_TOKEN), ids,
+                                                   max_ids, &n, &n_unk, &err)
                          : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
+    if (st == ATTN_OK && n_unk > 0) {
+        char what[32];
+        snprintf(what, sizeof what, "%s %d", where, index);
+        cli_warn_unknown("explain", what, n_unk, 1);
+    }
     const attn_explain_opts o = {v->ig_steps};
     if (st == ATTN_OK && n > v->max_words)
         st = attn_errorf(&err, ATTN_ERR_VALUE,

@@ -50,9 +50,11 @@ static const example examples[] = {
 
 typedef struct figs {
     const char *wdir, *out;
-    int n_obs;   /* sentences per test set for the observations */
-    int n_sal;   /* sentences per s1 curve */
-    FILE *index; /* index.md, being written (a temporary name) */
+    const char *models; /* --models LIST, NULL: the three and the GRU where its weights are */
+    bool gru;           /* the GRU is one of them: its probability curves beside the RNN's */
+    int n_obs;          /* sentences per test set for the observations */
+    int n_sal;          /* sentences per s1 curve */
+    FILE *index;        /* index.md, being written (a temporary name) */
     attn_error err;
 } figs;
 
@@ -121,57 +123,97 @@ static int load(figs *f, const char *model, int seed, attn_model **m) {
 /* ---- the table
  * ------------------------------------------------------------------------------------ */
 
-typedef struct bars_ctx {
-    double values[CLI_N_ARCH * ATTN_N_TEST_SETS];
-} bars_ctx;
+/* Every run's accuracy as a point: x = test set, one colour per model (models side by side
+ * within a test set, seeds beside each other), and the 50 % of guessing. */
+typedef struct table_ctx {
+    int n_models;
+    const char *names[CLI_MAX_ARCH];
+    int n[CLI_MAX_ARCH];                                  /* points of model m */
+    double x[CLI_MAX_ARCH][2 * 3 * ATTN_N_TEST_SETS * 4]; /* a NaN between points: no line */
+    double y[CLI_MAX_ARCH][2 * 3 * ATTN_N_TEST_SETS * 4];
+} table_ctx;
 
-static attn_status bars_chart(const void *ctx, const char *path, attn_error *err) {
-    static const char *const cats[] = {"plain", "distractor", "fill4", "fill8"};
-    static const char *const series[] = {"RNN", "LSTM", "Transformer"};
-    const attn_bars b = {.title = "Test accuracy, lowest of seeds 1-3 (committed weights)",
-                         .xlabel = "test set",
+static attn_status table_chart(const void *ctx, const char *path, attn_error *err) {
+    const table_ctx *t = ctx;
+    static const char *const sets[] = {"plain", "distractor", "fill4", "fill8"};
+    attn_plot_series s[CLI_MAX_ARCH + 1];
+    for (int m = 0; m < t->n_models; m++)
+        s[m] = (attn_plot_series){t->names[m], t->n[m], t->x[m], t->y[m], .points = true};
+    static const double chance_x[2] = {-0.5, 3.5}, chance_y[2] = {50, 50};
+    s[t->n_models] = (attn_plot_series){"guessing (50 %)", 2, chance_x, chance_y, .dashed = true};
+    const attn_plot p = {.title = "Test accuracy of every run (committed weights, one point per "
+                                  "seed)",
+                         .xlabel = "test set (1,000 sentences each)",
                          .ylabel = "accuracy (%)",
-                         .n_categories = 4,
-                         .categories = cats,
-                         .n_series = 3,
-                         .series_titles = series,
-                         .values = ((const bars_ctx *)ctx)->values,
                          .y_min = 40,
-                         .y_max = 102};
-    return attn_plot_bars(&b, path, err);
+                         .y_max = 102,
+                         .n_series = t->n_models + 1,
+                         .series = s,
+                         .n_x_labels = 4,
+                         .x_labels = sets};
+    return attn_plot_lines(&p, path, err);
+}
+
+/* The chart's points of runs[0..n) (models in the table's order of want). */
+static void table_points(table_ctx *t, const cli_run_result *runs, int n,
+                         const bool want[CLI_MAX_ARCH]) {
+    static const attn_arch order[] = {ATTN_ARCH_RNN, ATTN_ARCH_GRU, ATTN_ARCH_LSTM,
+                                      ATTN_ARCH_TRANSFORMER};
+    static const char *const titles[] = {"RNN", "LSTM", "Transformer", "GRU"};
+    t->n_models = 0;
+    for (int k = 0; k < CLI_MAX_ARCH; k++)
+        if (want[order[k]]) t->names[t->n_models++] = titles[order[k]];
+    for (int m = 0, k = 0; k < CLI_MAX_ARCH; k++) {
+        if (!want[order[k]]) continue;
+        t->n[m] = 0;
+        for (int set = 0; set < ATTN_N_TEST_SETS; set++)
+            for (int i = 0, seed = 0; i < n; i++) {
+                if (runs[i].arch != order[k] || !runs[i].ok || seed >= 3) continue;
+                const double centre = set + 0.22 * (m - (t->n_models - 1) / 2.0);
+                t->x[m][t->n[m]] = centre + 0.05 * (seed++ - 1);
+                t->y[m][t->n[m]++] = 100.0 * runs[i].acc[set];
+                t->x[m][t->n[m]] = NAN; /* a gap: points, not a line */
+                t->y[m][t->n[m]++] = NAN;
+            }
+        m++;
+    }
 }
 
 static int table(figs *f) {
-    cli_run_result runs[CLI_N_ARCH * 3];
-    for (int a = 0; a < CLI_N_ARCH; a++)
-        for (int s = 0; s < 3; s++)
-            runs[a * 3 + s] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
+    bool want[CLI_MAX_ARCH];
+    int rc = cli_parse_models("figures", f->models, f->wdir, want);
+    if (rc >= 0) return rc;
+    cli_run_result runs[CLI_MAX_ARCH * 3];
+    int n = 0;
+    for (int a = 0; a < CLI_MAX_ARCH; a++)
+        for (int s = 0; s < 3 && want[a]; s++)
+            runs[n++] = (cli_run_result){.arch = (attn_arch)a, .seed = s + 1};
     const cli_run_settings rs = {.dir = f->wdir, .batch = 1, .workers = cli_n_cores()};
-    if (cli_runs_execute("figures", &rs, runs, CLI_N_ARCH * 3) != 0) return CLI_ERROR;
+    if (cli_runs_execute("figures", &rs, runs, n) != 0) return CLI_ERROR;
     char path[4096];
     path_of(path, sizeof path, f, "table", "md");
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (!mem) return cli_runtime_error("figures", "out of memory");
-    cli_print_results_table(mem, runs, CLI_N_ARCH * 3);
+    cli_print_results_table(mem, runs, n);
     fclose(mem);
     const attn_status st = cli_write_atomic(path, text, len, &f->err);
     free(text);
     if (st != ATTN_OK) return cli_fail("figures", &f->err);
-    bars_ctx b;
-    for (int a = 0; a < CLI_N_ARCH; a++)
-        for (int t = 0; t < ATTN_N_TEST_SETS; t++) {
-            double lo = 1.0;
-            for (int s = 0; s < 3; s++) lo = fmin(lo, runs[a * 3 + s].acc[t]);
-            b.values[a * ATTN_N_TEST_SETS + t] = 100.0 * lo;
-        }
+    f->gru = want[ATTN_ARCH_GRU];
+    table_ctx *t = calloc(1, sizeof *t);
+    if (!t) return cli_runtime_error("figures", "out of memory");
+    table_points(t, runs, n, want);
     fprintf(f->index, "## The table\n\n[table.md](table.md): accuracy range over seeds 1-3 of "
                       "the committed weights on the four 1,000-sentence test sets (exact mode), as "
                       "`attn eval --table` prints it.\n\n");
-    return chart(f, "table", "Accuracy per test set",
-                 "The RNN stays at chance; the LSTM and the Transformer learn the task.",
-                 bars_chart, &b);
+    rc = chart(f, "table", "Accuracy per test set",
+               "Every run, one point per seed: the RNN stays at guessing (the dashed 50 % line); "
+               "the LSTM and the Transformer learn the task.",
+               table_chart, t);
+    free(t);
+    return rc;
 }
 
 /* ---- s1
@@ -285,24 +327,25 @@ static attn_status cls_chart(const void *ctx, const char *path, attn_error *err)
 }
 
 typedef struct prefix_ctx {
-    const attn_explanation *e[2];
-    const char *names[2];
+    const attn_explanation *e[3];
+    const char *names[3];
+    int n; /* RNN and LSTM, and the GRU with f->gru */
     const int *ids;
     char title[256];
 } prefix_ctx;
 
 static attn_status prefix_chart(const void *ctx, const char *path, attn_error *err) {
     const prefix_ctx *c = ctx;
-    return attn_explain_plot_prefixes(c->e, c->names, 2, c->ids, c->title, path, err);
+    return attn_explain_plot_prefixes(c->e, c->names, c->n, c->ids, c->title, path, err);
 }
 
 static int example_figures(figs *f, attn_model *const *m, const example *x) {
     int ids[ATTN_MAX_WORDS], n;
-    attn_explanation *e[3] = {0};
+    attn_explanation *e[4] = {0}; /* rnn, lstm, transformer, gru (with f->gru) */
     if (attn_tokenize(x->sentence, ids, ATTN_MAX_WORDS, &n, &f->err) != ATTN_OK)
         return cli_fail("figures", &f->err);
     int rc = CLI_OK;
-    for (int i = 0; rc == CLI_OK && i < 3; i++)
+    for (int i = 0; rc == CLI_OK && i < (f->gru ? 4 : 3); i++)
         if (attn_explain(m[i], ids, n, NULL, &e[i], &f->err) != ATTN_OK)
             rc = cli_fail("figures", &f->err);
     char stem[64], heading[128];
@@ -319,27 +362,28 @@ static int example_figures(figs *f, attn_model *const *m, const example *x) {
              "weights/transformer-seed1.json`).",
              x->sentence);
     if (rc == CLI_OK) rc = chart(f, stem, heading, line, cls_chart, &cc);
-    prefix_ctx pc = {.e = {e[0], e[1]}, .names = {"RNN", "LSTM"}, .ids = ids};
+    prefix_ctx pc = {.e = {e[0], e[1], e[3]}, .names = {"RNN", "LSTM", "GRU"}, .ids = ids};
+    pc.n = f->gru ? 3 : 2;
     snprintf(pc.title, sizeof pc.title, "Probability after each word, %s (seed 1)", x->what);
     snprintf(stem, sizeof stem, "s7-prefix-%s", x->stem);
     snprintf(heading, sizeof heading, "Probability after each word: %s", x->what);
     snprintf(line, sizeof line,
-             "What the RNN and the LSTM would answer after each word of \"%s\" "
+             "What the RNN and the LSTM%s would answer after each word of \"%s\" "
              "(`attn explain` of the recurrent models).",
-             x->sentence);
+             f->gru ? " (and the GRU)" : "", x->sentence);
     if (rc == CLI_OK) rc = chart(f, stem, heading, line, prefix_chart, &pc);
-    for (int i = 0; i < 3; i++) attn_explanation_free(e[i]);
+    for (int i = 0; i < 4; i++) attn_explanation_free(e[i]);
     return rc;
 }
 
 static int examples_all(figs *f) {
-    static const char *const models[] = {"rnn", "lstm", "transformer"};
-    attn_model *m[3] = {0};
+    static const char *const models[] = {"rnn", "lstm", "transformer", "gru"};
+    attn_model *m[4] = {0};
     int rc = CLI_OK;
-    for (int i = 0; rc == CLI_OK && i < 3; i++) rc = load(f, models[i], 1, &m[i]);
+    for (int i = 0; rc == CLI_OK && i < (f->gru ? 4 : 3); i++) rc = load(f, models[i], 1, &m[i]);
     if (rc == CLI_OK) fprintf(f->index, "## " SECT "7 What the models look at\n\n");
     for (int i = 0; rc == CLI_OK && i < N_EXAMPLES; i++) rc = example_figures(f, m, &examples[i]);
-    for (int i = 0; i < 3; i++) attn_model_free(m[i]);
+    for (int i = 0; i < 4; i++) attn_model_free(m[i]);
     return rc;
 }
 
@@ -487,8 +531,8 @@ static int figures_all(figs *f) {
     if (rc == CLI_OK)
         rc = chart(f, "s8-cost", "Where the multiply-adds go",
                    "The n x n attention products' share of a ViT-Base layer grows as n / (6d + n): "
-                   "4.1 % at 224 px, 47.1 % at 1024 px (analytic counts, the same `build/bench/"
-                   "flops` measures).",
+                   "4.1 % at 224 px, 47.1 % at 1024 px (`attn flops --vit` counts them through "
+                   "attn_sgemm; `build/bench/flops` times them).",
                    cost_chart, NULL);
     return rc;
 }
@@ -522,19 +566,26 @@ int cmd_figures(int argc, char **argv) {
         {"--weights", "DIR", CLI_OPT_STR, &f.wdir,
          .help = "DIR/<model>-seed<S>.json for rnn, lstm, transformer, seeds 1-3"},
         {"--out", "DIR", CLI_OPT_STR, &f.out, .help = "where the figures go (created)"},
+        {"--models", "LIST", CLI_OPT_STR, &f.models, .def = "rnn,lstm,transformer (+gru if there)",
+         .help = "the table's models: comma-separated rnn, gru, lstm, transformer;\n"
+                 "by default the GRU too when DIR/gru-seed1.json exists"},
         {"--quick", NULL, CLI_OPT_FLAG, &quick,
          .help = "30 sentences per observation set, 10 per s1 curve (a smoke run)"},
     };
-    cli_spec spec = {"figures", "[--weights DIR] [--out DIR] [--quick]", about, NULL, notes, opts,
-                     3};
+    cli_spec spec = {"figures",
+                     "[--weights DIR] [--out DIR] [--models LIST] [--quick]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     f.n_obs = quick ? 30 : OBS_N;
     f.n_sal = quick ? 10 : 100;
     if (!attn_plot_available())
         return cli_runtime_error("figures", "gnuplot is not on PATH (Debian: gnuplot-nox)");
-    if (mkdir(f.out, 0777) != 0 && errno != EEXIST)
-        return cli_runtime_error("figures", "--out %s: %s", f.out, strerror(errno));
+    if (cli_make_dir("figures", "--out", f.out) != CLI_OK) return CLI_ERROR;
     char index[4096], tmp[4200];
     path_of(index, sizeof index, &f, "index", "md");
     if (cli_check_dest("figures", "--out", index) != CLI_OK) return CLI_ERROR;

@@ -102,12 +102,12 @@ int cmd_grad(int argc, char **argv) {
     attn_dataset *d = NULL;
     rc = CLI_OK;
     attn_set_num_threads(1);
-    if (attn_weights_load_json_vocab(weights, &m, &vocab, &err) != ATTN_OK ||
-        attn_dataset_read_tsv_vocab(data, vocab ? vocab : attn_vocab_builtin(), &d, &err) !=
-            ATTN_OK) {
+    if (attn_weights_load_json_vocab(weights, &m, &vocab, &err) != ATTN_OK) {
         rc = cli_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_read_tsv(cmd, data, vocab, &d)) >= 0) goto done;
+    rc = CLI_OK;
     if (d->n < 1) {
         attn_errorf(&err, ATTN_ERR_VALUE, "%s: no sentences", data);
         rc = cli_fail(cmd, &err);

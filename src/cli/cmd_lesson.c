@@ -247,6 +247,7 @@ int cmd_lesson(int argc, char **argv) {
     if (rc < 0 && strcmp(lessons[0], "positions") == 0) which = LESSON_POSITIONS;
     if (rc < 0 && which < 0)
         rc = cli_usage_error("lesson", "unknown lesson '%s' (scaling or positions)", lessons[0]);
+    if (rc < 0 && a.out && cli_make_dir("lesson", "--out", a.out) != CLI_OK) rc = CLI_ERROR;
     if (rc < 0 && a.out) {
         char probe[4096];
         snprintf(probe, sizeof probe, "%s/lesson.png", a.out);

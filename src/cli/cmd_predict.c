@@ -28,7 +28,9 @@ static const char notes[] =
     "many words is reported on stderr with its line (or argument) number; the others are\n"
     "still classified, and the exit code is then 1.\n\n"
     "Vocabulary: the weights file's own \"vocab\" when it has one, else the built-in\n"
-    "course-review vocabulary ('attn vocab --weights FILE.json' lists it). With --ids each\n"
+    "course-review vocabulary ('attn vocab --weights FILE.json' lists it). Where it has\n"
+    "the token [UNK] (attn train --vocab-from-data), an unknown word reads as [UNK] and one\n"
+    "warning at the end counts them. With --ids each\n"
     "SENTENCE (or stdin line) is whitespace-separated token ids of that vocabulary instead\n"
     "of words, e.g. '3 11 15 22' (the Transformer prepends [CLS] = 1 itself); ids outside\n"
     "0..vocab_size-1, non-numbers and empty lines are reported with their line. The output\n"
@@ -103,6 +105,8 @@ typedef struct predict_ctx {
     const attn_vocab *vocab;
     bool ids; /* --ids: the input is token ids */
     int fmt;
+    int unk_id;                 /* [UNK]'s id in the vocabulary, -1: unknown words fail */
+    long n_unk_words, n_unk_in; /* words read as [UNK], sentences holding them */
 } predict_ctx;
 
 /* One sentence's result, made on any thread and printed in input order. */
@@ -111,6 +115,7 @@ typedef struct predict_slot {
     attn_error err;
     float logit;
     int *ids, n;
+    int n_unk; /* words read as [UNK] */
 } predict_slot;
 
 /* Tokenizes (or reads the ids of) and classifies one sentence on thread `worker`'s model. The
@@ -124,7 +129,8 @@ static void predict_compute(void *ctx, int worker, const char *sentence, void *s
     r->st = !r->ids ? attn_errorf(&r->err, ATTN_ERR_NOMEM, "out of memory")
             : c->ids
                 ? parse_ids(sentence, attn_vocab_count(c->vocab), r->ids, max_ids, &r->n, &r->err)
-                : attn_tokenize_vocab(c->vocab, sentence, r->ids, max_ids, &r->n, &r->err);
+                : attn_tokenize_vocab_unk(c->vocab, sentence, c->unk_id, r->ids, max_ids, &r->n,
+                                          &r->n_unk, &r->err);
     attn_batch b = {.B = 1, .T = r->n, .ids = r->ids, .lengths = &r->n};
     if (r->st == ATTN_OK) r->st = attn_model_forward(c->models[worker], &b, &r->logit, &r->err);
 }
@@ -133,8 +139,10 @@ static void predict_compute(void *ctx, int worker, const char *sentence, void *s
  * 1-based index); false if the sentence could not be classified. */
 static bool predict_emit(void *ctx, const char *sentence, const char *where, int index,
                          void *slot) {
-    const predict_ctx *c = ctx;
+    predict_ctx *c = ctx;
     predict_slot *r = slot;
+    c->n_unk_words += r->n_unk;
+    c->n_unk_in += r->n_unk > 0;
     if (r->st == ATTN_OK)
         print_result(sentence, c->ids ? r->ids : NULL, r->n, r->logit, c->fmt);
     else
@@ -190,10 +198,12 @@ int cmd_predict(int argc, char **argv) {
             if (attn_model_replica(m, &models[w], &err) != ATTN_OK) rc = cli_fail("predict", &err);
     }
     if (rc < 0) {
-        predict_ctx ctx = {models, vocab, by_ids, fmt};
+        predict_ctx ctx = {models, vocab, by_ids, fmt, attn_vocab_lookup(vocab, ATTN_UNK_TOKEN),
+                           0,      0};
         cli_par_spec ps = {"predict",       "classified", by_ids, sizeof(predict_slot),
                            predict_compute, predict_emit, &ctx};
         rc = cli_run_sentences_pool(&ps, sentences, n_sentences, pool);
+        cli_warn_unknown("predict", "input", ctx.n_unk_words, ctx.n_unk_in);
     }
     for (int w = 1; models && w < threads; w++) attn_model_free(models[w]);
     free(models);

@@ -41,28 +41,6 @@ typedef struct repro_opts {
     int threads;        /* per run; 0 until resolved */
 } repro_opts;
 
-/* --models LIST into want[arch]; a usage error names an unknown or repeated model. */
-static int parse_models(const char *list, bool want[CLI_MAX_ARCH]) {
-    char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf)
-        return cli_usage_error("reproduce", "--models: list too long");
-    for (int a = 0; a < CLI_MAX_ARCH; a++) want[a] = false;
-    int n = 0;
-    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
-         name = strtok_r(NULL, ",", &save), n++) {
-        attn_arch a;
-        if (attn_arch_from_name(name, &a, NULL) != ATTN_OK || (int)a >= CLI_MAX_ARCH)
-            return cli_usage_error("reproduce",
-                                   "--models: unknown model \"%s\" (expected rnn, gru, lstm "
-                                   "or transformer, comma-separated)",
-                                   name);
-        if (want[a]) return cli_usage_error("reproduce", "--models: \"%s\" given twice", name);
-        want[a] = true;
-    }
-    if (n == 0) return cli_usage_error("reproduce", "--models: no model given");
-    return -1;
-}
-
 /* The kernels the runs ran on: this process's, on the one BLAS thread each worker runs
  * (src/cli/runs.c). */
 static void run_kernels(attn_kernels_info *k) {
@@ -220,14 +198,12 @@ int cmd_reproduce(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     bool want[CLI_MAX_ARCH];
-    rc = parse_models(o.models, want);
+    rc = cli_parse_models("reproduce", o.models, NULL, want);
     if (rc >= 0) return rc;
     int n_models = 0;
     for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
     rc = CLI_OK;
-    if (cli_mpi_root() && mkdir(o.out_dir, 0777) != 0 && errno != EEXIST)
-        rc = cli_runtime_error("reproduce", "%s: cannot create directory: %s", o.out_dir,
-                               strerror(errno));
+    if (cli_mpi_root()) rc = cli_make_dir("reproduce", "--out", o.out_dir);
     if (cli_mpi_root() && rc == CLI_OK) rc = cli_lock_output("reproduce", "--out", o.out_dir);
     if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc; /* rank 0 made DIR, or said why not */
     int n = n_models * o.seeds;

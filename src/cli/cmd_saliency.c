@@ -2,6 +2,7 @@
  * (attn_saliency_curve_compute), for untrained models (--model, --seed) or given weights, one
  * curve per model, as a table, JSON or CSV, and optionally a log-scale chart. */
 #include "attn_insight.h"
+#include "attn_plot.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -115,8 +116,14 @@ static void print_table(const curve_set *s) {
     printf("gradient ratio |d logit/d x(T-1-k)| / |d logit/d x(T-1)|: median [p10, p90] over %d "
            "sentences of %d words\n",
            s->c[0]->n, s->c[0]->T);
+    /* each column as wide as its name: a header is never cut */
+    int width[MAX_CURVES];
     printf("%4s", "k");
-    for (int i = 0; i < s->n; i++) printf("  %-30.30s", s->names[i]);
+    for (int i = 0; i < s->n; i++) {
+        int len = (int)strlen(s->names[i]);
+        width[i] = len > 30 ? len : 30;
+        printf("  %-*s", width[i], s->names[i]);
+    }
     putchar('\n');
     for (int k = 0; k < s->c[0]->T; k++) {
         printf("%4d", k);
@@ -124,7 +131,7 @@ static void print_table(const curve_set *s) {
             char cell[64];
             snprintf(cell, sizeof cell, "%.2e [%.1e, %.1e]", s->c[i]->median[k], s->c[i]->p10[k],
                      s->c[i]->p90[k]);
-            printf("  %-30s", cell);
+            printf("  %-*s", width[i], cell);
         }
         putchar('\n');
     }
@@ -215,8 +222,14 @@ int cmd_saliency(int argc, char **argv) {
     }
     if (rc == CLI_OK && plot) {
         attn_error err;
-        if (attn_saliency_plot((const attn_saliency_curve *const *)s.c,
-                               (const char *const *)s.names, s.n, NULL, plot, &err) != ATTN_OK)
+        char literal[MAX_CURVES][256]; /* file names are the user's: not enhanced-text markup */
+        const char *names[MAX_CURVES];
+        for (int i = 0; i < s.n; i++) {
+            attn_plot_literal(s.names[i], literal[i], sizeof literal[i]);
+            names[i] = literal[i];
+        }
+        if (attn_saliency_plot((const attn_saliency_curve *const *)s.c, names, s.n, NULL, plot,
+                               &err) != ATTN_OK)
             rc = cli_fail("saliency", &err);
     }
     set_free(&s);

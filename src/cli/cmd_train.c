@@ -35,8 +35,22 @@ static const char notes[] =
     "so is --data with other data.\n"
     "--epochs N extends the run and must exceed the epochs already done; the result equals\n"
     "an uninterrupted run. A resumed --log keeps one line per epoch the checkpoint holds.\n\n"
+    "Vocabulary: the built-in course-review words, unless --vocab-from-data builds one from\n"
+    "--data: [PAD], [CLS], [UNK] (ids 0, 1, 2), then every word of the file seen at least\n"
+    "--min-count times, the most frequent first, words of equal count in byte order. Rarer\n"
+    "words read as [UNK]. The vocabulary goes into the weights file (\"vocab\"), so predict,\n"
+    "eval, explain and serve read words with it. --init W.json trains with W's vocabulary\n"
+    "(its own, when it has one: then --data is required). Every bad line of --data is\n"
+    "reported with its number (the first 20, then the count); nothing is trained.\n\n"
     "Progress (epoch, loss, accuracies, speed, ETA) goes to stderr, one line per epoch. On\n"
     "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.";
+
+/* The ranges a checkpoint may hold (attn_train_config_validate, attn_model_config_validate and
+ * the checkpoint reader's largest lr), so that train takes exactly what --resume takes. */
+#define MAX_EPOCHS 1000000
+#define MAX_BATCH  (1 << 20) /* --batch and --bucket */
+#define MAX_LR     1e3
+#define MAX_WIDTH  (1 << 14) /* --embed-dim, --hidden, --heads (at most embed-dim) */
 
 /* The model options; 0 (or the first choice) until given. The choices' indexes are the enums'
  * values (attn_norm, attn_activation, attn_pos). */
@@ -50,6 +64,9 @@ typedef struct train_args {
     uint64_t seed;
     int train_size;
     int threads; /* --threads (0 until resolved) */
+    bool vocab_from_data;
+    int min_count;
+    attn_vocab *vocab; /* the model's own words (--vocab-from-data, --init's), NULL: built-in */
     attn_train_config cfg;
     model_args m;
 } train_args;
@@ -115,13 +132,28 @@ static bool train_on_epoch(const attn_epoch_stats *st, void *user) {
     return true;
 }
 
+/* The model of the seed, or of --init: a file with its own vocabulary is loaded as it is (its
+ * tensors cannot go into a model on the built-in words). */
+static attn_status load_or_create(const attn_model_config *mc, const train_args *a,
+                                  attn_model **model, attn_error *err) {
+    if (a->init && a->vocab) return attn_weights_load_json(a->init, model, err);
+    attn_status st = attn_model_create(mc, a->seed, model, err);
+    if (st == ATTN_OK && a->init) st = attn_weights_load_into(*model, a->init, err);
+    return st;
+}
+
+/* The weights, with the model's own vocabulary when it has one. */
+static attn_status save_weights(const attn_model *m, const train_args *a, attn_error *err) {
+    if (!a->vocab) return attn_weights_save_json(m, false, a->out, err);
+    return attn_weights_save_json_vocab(m, a->vocab, false, ATTN_WEIGHTS_TEXT, a->out, err);
+}
+
 /* --epochs 0: the fresh model of the seed (or the --init weights), written untrained. */
 static int write_initial_weights(const attn_model_config *mc, const train_args *a) {
     attn_error err = {0};
     attn_model *model = NULL;
-    attn_status st = attn_model_create(mc, a->seed, &model, &err);
-    if (st == ATTN_OK && a->init) st = attn_weights_load_into(model, a->init, &err);
-    if (st == ATTN_OK) st = attn_weights_save_json(model, false, a->out, &err);
+    attn_status st = load_or_create(mc, a, &model, &err);
+    if (st == ATTN_OK) st = save_weights(model, a, &err);
     attn_model_free(model);
     if (st != ATTN_OK) return cli_fail("train", &err);
     cli_message("train", "wrote %s (initial weights of seed %llu, not trained)", a->out,
@@ -251,9 +283,15 @@ static int check_model_options(cli_spec *spec, train_args *a, attn_model_config 
 static int init_settings(cli_spec *spec, train_args *a, attn_model_config *mc) {
     attn_model *m = NULL;
     attn_error err = {0};
-    if (attn_weights_load_json(a->init, &m, &err) != ATTN_OK) return cli_fail("train", &err);
+    if (attn_weights_load_json_vocab(a->init, &m, &a->vocab, &err) != ATTN_OK)
+        return cli_fail("train", &err);
     *mc = *attn_model_config_of(m);
     attn_model_free(m);
+    if (a->vocab && !a->data)
+        return cli_usage_error("train",
+                               "--init %s has its own vocabulary (%d tokens); generated data "
+                               "is in the built-in one: give your sentences with --data FILE.tsv",
+                               a->init, attn_vocab_count(a->vocab));
     if (a->model && strcmp(a->model, attn_arch_name(mc->arch)) != 0)
         return cli_usage_error("train", "--model %s contradicts --init %s (a %s model)", a->model,
                                a->init, attn_arch_name(mc->arch));
@@ -286,6 +324,16 @@ static int resume_settings(cli_spec *spec, train_args *a, attn_model_config *mc)
     if (a->init) return cli_usage_error("train", "--init and --resume exclude each other");
     int rc = check_model_options(spec, a, mc);
     if (rc >= 0) return rc;
+    if (a->vocab && attn_vocab_count(a->vocab) != mc->vocab_size)
+        return cli_usage_error("train",
+                               "--vocab-from-data makes %d tokens from %s, the checkpoint %s "
+                               "has %d (other data or another --min-count)",
+                               attn_vocab_count(a->vocab), a->data, a->resume, mc->vocab_size);
+    if (!a->vocab && mc->vocab_size != attn_vocab_size())
+        return cli_usage_error("train",
+                               "the checkpoint %s has a vocabulary of its own (%d tokens): give "
+                               "--data and --vocab-from-data as when it was started",
+                               a->resume, mc->vocab_size);
     CHECK_INT("--seed", a->seed, saved.seed);
     CHECK_INT("--warmup", a->cfg.warmup, saved.warmup);
     CHECK_INT("--batch", a->cfg.batch_size, saved.batch_size);
@@ -333,7 +381,9 @@ static int setup(cli_spec *spec, const train_args *a, const attn_model_config *m
     attn_error err = {0};
     attn_status st;
     if (a->data) {
-        st = attn_dataset_read_tsv(a->data, data, &err);
+        int rc = cli_read_tsv("train", a->data, a->vocab, data);
+        if (rc >= 0) return rc;
+        st = ATTN_OK;
     } else {
         st = attn_data_generate(ATTN_SET_TRAIN, a->train_size, a->seed, data, &err);
         if (st == ATTN_OK && a->cfg.holdout > 0)
@@ -349,8 +399,7 @@ static int setup(cli_spec *spec, const train_args *a, const attn_model_config *m
                                    "data has one of %d (give --max-len %d or more)",
                                    mc->max_len, mc->max_len - 1, longest, longest + 1);
     }
-    if (st == ATTN_OK) st = attn_model_create(mc, a->seed, model, &err);
-    if (st == ATTN_OK && a->init) st = attn_weights_load_into(*model, a->init, &err);
+    if (st == ATTN_OK) st = load_or_create(mc, a, model, &err);
     if (st == ATTN_OK)
         st = attn_trainer_create_heldout(*model, *data, *heldout, &a->cfg, trainer, &err);
     if (st != ATTN_OK) return cli_fail("train", &err);
@@ -458,7 +507,7 @@ static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
             st = attn_errorf(&err, ATTN_ERR_IO, "%s: closing the log failed: %s", a->log,
                              strerror(errno));
     }
-    if (st == ATTN_OK) st = attn_weights_save_json(model, false, a->out, &err);
+    if (st == ATTN_OK) st = save_weights(model, a, &err);
     if (st != ATTN_OK) {
         rc = cli_fail("train", &err);
         goto done;
@@ -480,29 +529,97 @@ done:
     return rc;
 }
 
+/* --vocab-from-data and --min-count: checked, and the vocabulary made from --data. */
+static int data_vocab(cli_spec *spec, train_args *a) {
+    if (cli_given(spec, "--min-count") && !a->vocab_from_data)
+        return cli_usage_error("train", "--min-count goes with --vocab-from-data");
+    if (!a->vocab_from_data) return -1;
+    if (!a->data) return cli_usage_error("train", "--vocab-from-data needs --data FILE.tsv");
+    if (a->init)
+        return cli_usage_error("train",
+                               "--vocab-from-data and --init exclude each other (--init trains "
+                               "with its file's vocabulary)");
+    return cli_vocab_from_tsv("train", a->data, a->min_count, &a->vocab);
+}
+
+static int run(cli_spec *spec, train_args *a) {
+    int rc = data_vocab(spec, a);
+    if (rc >= 0) return rc;
+    if (a->cfg.adam.lr > MAX_LR)
+        return cli_usage_error("train", "--lr expects a positive number up to %g, got %g", MAX_LR,
+                               a->cfg.adam.lr);
+    attn_model_config mc;
+    if (a->resume) {
+        if ((rc = resume_settings(spec, a, &mc)) >= 0) return rc;
+    } else if (a->init) {
+        if ((rc = init_settings(spec, a, &mc)) >= 0) return rc;
+        a->cfg.seed = a->seed;
+    } else {
+        if (!a->model)
+            return cli_usage_error("train", "--model (or --resume or --init) is required");
+        attn_arch arch;
+        attn_error err;
+        if (attn_arch_from_name(a->model, &arch, &err) != ATTN_OK)
+            return cli_usage_error("train", "--model: %s", err.msg);
+        mc = attn_model_config_default(arch);
+        if (a->vocab) mc.vocab_size = attn_vocab_count(a->vocab);
+        if ((rc = apply_model_options(spec, a, &mc)) >= 0) return rc;
+        a->cfg.seed = a->seed;
+    }
+    char default_out[64];
+    if (!a->out) {
+        snprintf(default_out, sizeof default_out, "%s-seed%llu.json", attn_arch_name(mc.arch),
+                 (unsigned long long)a->seed);
+        a->out = default_out;
+    }
+    /* a missing directory is reported now, not after hours of training */
+    if ((rc = cli_check_dest("train", "--out", a->out)) != CLI_OK) return rc;
+    if (a->checkpoint && (rc = cli_check_dest("train", "--checkpoint", a->checkpoint)) != CLI_OK)
+        return rc;
+    if (a->log && (rc = cli_check_dest("train", "--log", a->log)) != CLI_OK) return rc;
+    /* a second run writing the same files is refused before either is touched */
+    if ((rc = cli_lock_output("train", "--out", a->out)) != CLI_OK) return rc;
+    if (a->checkpoint && strcmp(a->checkpoint, a->out) != 0 &&
+        (rc = cli_lock_output("train", "--checkpoint", a->checkpoint)) != CLI_OK)
+        return rc;
+    if (a->log && strcmp(a->log, a->out) != 0 &&
+        (!a->checkpoint || strcmp(a->log, a->checkpoint)) &&
+        (rc = cli_lock_output("train", "--log", a->log)) != CLI_OK)
+        return rc;
+    if (a->cfg.epochs == 0) return write_initial_weights(&mc, a);
+    return train(spec, a, &mc);
+}
+
 int cmd_train(int argc, char **argv) {
-    train_args a = {
-        .seed = 1, .train_size = ATTN_TRAIN_DEFAULT_N, .cfg = attn_train_config_default()};
+    train_args a = {.seed = 1,
+                    .train_size = ATTN_TRAIN_DEFAULT_N,
+                    .min_count = 1,
+                    .cfg = attn_train_config_default()};
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
          .help = "rnn, lstm, gru or transformer; required unless --resume or --init"},
         {"--seed", "S", CLI_OPT_U64, &a.seed,
          .help = "seed of the data, the initialisation and the shuffling"},
-        {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, 100000,
+        {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, MAX_EPOCHS,
          .help = "epochs; 0 writes the initial weights"},
-        {"--batch", "B", CLI_OPT_INT, &a.cfg.batch_size, 1, 1 << 16,
+        {"--batch", "B", CLI_OPT_INT, &a.cfg.batch_size, 1, MAX_BATCH,
          .help = "sentences per Adam step"},
-        {"--lr", "X", CLI_OPT_REAL, &a.cfg.adam.lr, .help = "Adam learning rate"},
+        {"--lr", "X", CLI_OPT_REAL, &a.cfg.adam.lr, .help = "Adam learning rate (at most 1000)"},
         {"--train-size", "N", CLI_OPT_INT, &a.train_size, 2, ATTN_DATA_MAX_N,
          .help = "generated training sentences"},
         {"--holdout", "N", CLI_OPT_INT, &a.cfg.holdout, 0, ATTN_DATA_MAX_N,
          .help = "held-out sentences for the held-out accuracy; 0 = none"},
         {"--keep-best", "0|1", CLI_OPT_INT, &a.cfg.keep_best, 0, 1,
          .help = "1: write the best held-out epoch's weights; 0: the last's"},
-        {"--bucket", "K", CLI_OPT_INT, &a.cfg.bucket, 1, 1 << 16,
+        {"--bucket", "K", CLI_OPT_INT, &a.cfg.bucket, 1, MAX_BATCH,
          .help = "sort chunks of K batches by length; 1 = off"},
         {"--data", "FILE.tsv", CLI_OPT_STR, &a.data,
          .help = "train on a TSV file (label<TAB>sentence)"},
+        {"--vocab-from-data", NULL, CLI_OPT_FLAG, &a.vocab_from_data,
+         .help = "the model's words are those of --data (see Vocabulary below),\n"
+                 "stored in the weights file"},
+        {"--min-count", "N", CLI_OPT_INT, &a.min_count, 1, 1000000,
+         .help = "with --vocab-from-data: words seen fewer times read as [UNK]"},
         {"--init", "W.json", CLI_OPT_STR, &a.init,
          .help = "start from these weights, e.g. exported from PyTorch; the model and\n"
                  "its configuration come from the file (--model may be omitted)"},
@@ -518,16 +635,16 @@ int cmd_train(int argc, char **argv) {
          .help = "linear learning-rate warm-up over the first N Adam steps: step k\n"
                  "(0-based) uses lr * min(1, (k+1)/N), PyTorch's LambdaLR with that\n"
                  "lambda, stepped after each optimizer step; 0 = off"},
-        {"--embed-dim", "N", CLI_OPT_INT, &a.m.embed_dim, 1, 4096,
+        {"--embed-dim", "N", CLI_OPT_INT, &a.m.embed_dim, 1, MAX_WIDTH,
          .def = "32 transformer, 16 rnn/lstm/gru",
          .help = "model width D (transformer) or word embedding width E"},
         {"--layers", "N", CLI_OPT_INT, &a.m.layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
          .def = "2 transformer, 1 rnn/lstm/gru",
          .help = "encoder layers (transformer 1..12) or stacked recurrent layers\n"
                  "(PyTorch num_layers; rnn/lstm/gru 1..8)"},
-        {"--hidden", "N", CLI_OPT_INT, &a.m.hidden, 1, 4096, .def = "32",
+        {"--hidden", "N", CLI_OPT_INT, &a.m.hidden, 1, MAX_WIDTH, .def = "32",
          .help = "rnn/lstm/gru hidden size H"},
-        {"--heads", "N", CLI_OPT_INT, &a.m.heads, 1, 4096, .def = "2",
+        {"--heads", "N", CLI_OPT_INT, &a.m.heads, 1, MAX_WIDTH, .def = "2",
          .help = "transformer attention heads; must divide --embed-dim"},
         {"--ffn-dim", "N", CLI_OPT_INT, &a.m.ffn_dim, 1, 65536, .def = "64",
          .help = "transformer feed-forward width F"},
@@ -543,51 +660,17 @@ int cmd_train(int argc, char **argv) {
                  "(rope) or a linear score bias (alibi)"},
     };
     cli_spec spec = {"train",
-                     "--model rnn|lstm|gru|transformer [OPTIONS]\n--init W.json "
-                     "[OPTIONS]\n--resume C.json [--epochs N] [OPTIONS]",
+                     "--model rnn|lstm|gru|transformer [OPTIONS]\n"
+                     "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
+                     "--init W.json [--data FILE.tsv] [OPTIONS]\n"
+                     "--resume C.json [--epochs N] [OPTIONS]",
                      about,
                      NULL,
                      notes,
                      opts,
                      (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
-    if (rc >= 0) return rc;
-    attn_model_config mc;
-    if (a.resume) {
-        if ((rc = resume_settings(&spec, &a, &mc)) >= 0) return rc;
-    } else if (a.init) {
-        if ((rc = init_settings(&spec, &a, &mc)) >= 0) return rc;
-        a.cfg.seed = a.seed;
-    } else {
-        if (!a.model)
-            return cli_usage_error("train", "--model (or --resume or --init) is required");
-        attn_arch arch;
-        attn_error err;
-        if (attn_arch_from_name(a.model, &arch, &err) != ATTN_OK)
-            return cli_usage_error("train", "--model: %s", err.msg);
-        mc = attn_model_config_default(arch);
-        if ((rc = apply_model_options(&spec, &a, &mc)) >= 0) return rc;
-        a.cfg.seed = a.seed;
-    }
-    char default_out[64];
-    if (!a.out) {
-        snprintf(default_out, sizeof default_out, "%s-seed%llu.json", attn_arch_name(mc.arch),
-                 (unsigned long long)a.seed);
-        a.out = default_out;
-    }
-    /* a missing directory is reported now, not after hours of training */
-    if ((rc = cli_check_dest("train", "--out", a.out)) != CLI_OK) return rc;
-    if (a.checkpoint && (rc = cli_check_dest("train", "--checkpoint", a.checkpoint)) != CLI_OK)
-        return rc;
-    if (a.log && (rc = cli_check_dest("train", "--log", a.log)) != CLI_OK) return rc;
-    /* a second run writing the same files is refused before either is touched */
-    if ((rc = cli_lock_output("train", "--out", a.out)) != CLI_OK) return rc;
-    if (a.checkpoint && strcmp(a.checkpoint, a.out) != 0 &&
-        (rc = cli_lock_output("train", "--checkpoint", a.checkpoint)) != CLI_OK)
-        return rc;
-    if (a.log && strcmp(a.log, a.out) != 0 && (!a.checkpoint || strcmp(a.log, a.checkpoint)) &&
-        (rc = cli_lock_output("train", "--log", a.log)) != CLI_OK)
-        return rc;
-    if (a.cfg.epochs == 0) return write_initial_weights(&mc, &a);
-    return train(&spec, &a, &mc);
+    if (rc < 0) rc = run(&spec, &a);
+    attn_vocab_free(a.vocab);
+    return rc;
 }

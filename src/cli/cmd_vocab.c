@@ -15,7 +15,7 @@ static void print_vocab(const attn_vocab *v, bool json) {
     if (json) {
         printf("{\"vocab_size\": %d, ", V);
         if (!attn_vocab_is_builtin(v)) printf("\"source\": \"file\", ");
-        printf("\"tokens\": [\n");
+        printf("\"words\": [\n");
         for (int id = 0; id < V; id++) {
             printf("  {\"id\": %d, \"word\": ", id);
             attn_json_write_string(stdout, attn_vocab_token(v, id));
@@ -39,7 +39,7 @@ int cmd_vocab(int argc, char **argv) {
     const char *weights = NULL;
     cli_opt opts[] = {
         {"--json", NULL, CLI_OPT_FLAG, &json,
-         .help = "machine-readable: {\"vocab_size\": 91, \"tokens\": [{\"id\", \"word\",\n"
+         .help = "machine-readable: {\"vocab_size\": 91, \"words\": [{\"id\", \"word\",\n"
                  "\"category\"}, ...]}"},
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
          .help = "the vocabulary of this weights file: its own \"vocab\" (categories are then\n"

@@ -40,7 +40,8 @@ static void usage(FILE *f) {
                "from Scratch\"\n(and a GRU, and models of other sizes).\n\nCommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nRun 'attn COMMAND --help' for a command's options.\n"
+    fprintf(f, "\nRun 'attn COMMAND --help' (or 'attn help COMMAND') for a command's options;\n"
+               "'attn --version' prints the version.\n"
                "Exit codes: 0 success, 1 runtime error, 2 usage error.\n");
 }
 
@@ -64,27 +65,60 @@ static int finish_stdout(const char *cmd, int rc) {
     return rc == CLI_OK ? CLI_ERROR : rc;
 }
 
+static const command *find_command(const char *name) {
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0) return &commands[i];
+    return NULL;
+}
+
+/* "unknown command 'X'", with the closest command when X looks like a typo of one. */
+static int unknown_command(const char *name) {
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+    const char *close = cli_did_you_mean(name, names, (int)N_COMMANDS);
+    if (close)
+        cli_message(NULL, "unknown command '%s'; did you mean '%s'?", name, close);
+    else
+        cli_message(NULL, "unknown command '%s'", name);
+    fputc('\n', stderr);
+    usage(stderr);
+    return CLI_USAGE;
+}
+
+/* attn help [CMD]: the command list, or what `attn CMD --help` prints. */
+static int help(int argc, char **argv) {
+    if (argc < 3) {
+        usage(stdout);
+        return finish_stdout("help", CLI_OK);
+    }
+    if (argc > 3) {
+        cli_message("help", "expects one command, got %d arguments", argc - 2);
+        return CLI_USAGE;
+    }
+    const command *c = find_command(argv[2]);
+    if (!c) return unknown_command(argv[2]);
+    char *args[] = {argv[2], "--help", NULL};
+    return finish_stdout(c->name, c->run(2, args));
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        usage(stdout);
-        return finish_stdout("help", CLI_OK);
+        strcmp(argv[1], "help") == 0)
+        return help(argc, argv);
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("attn %s\n", ATTN_VERSION);
+        return finish_stdout("--version", CLI_OK);
     }
     attn_set_log(cli_log, NULL);
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) {
-            cli_mpi_start(&argc, &argv); /* under mpirun: one rank of N (ranks.c) */
-            int rc = CLI_OK;             /* a command that does not spread: rank 0 alone */
-            if (cli_mpi_root() || spreads_runs(argv[1]))
-                rc = finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
-            return cli_mpi_finish(rc);
-        }
-    cli_message(NULL, "unknown command '%s'", argv[1]);
-    fputc('\n', stderr);
-    usage(stderr);
-    return CLI_USAGE;
+    const command *c = find_command(argv[1]);
+    if (!c) return unknown_command(argv[1]);
+    cli_mpi_start(&argc, &argv); /* under mpirun: one rank of N (ranks.c) */
+    int rc = CLI_OK;             /* a command that does not spread: rank 0 alone */
+    if (cli_mpi_root() || spreads_runs(argv[1]))
+        rc = finish_stdout(c->name, c->run(argc - 1, argv + 1));
+    return cli_mpi_finish(rc);
 }

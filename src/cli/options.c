@@ -76,6 +76,47 @@ bool cli_given(cli_spec *spec, const char *name) {
     return o && o->given;
 }
 
+/* ---- did you mean ------------------------------------------------------------------------- */
+
+/* Levenshtein distance of a[0..na) and b[0..nb) (each cut at 63 bytes). */
+static int distance(const char *a, const char *b) {
+    int row[64];
+    size_t na = strnlen(a, 63), nb = strnlen(b, 63);
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+const char *cli_did_you_mean(const char *word, const char *const *names, int n) {
+    char w[64];
+    size_t len = strcspn(word, "="); /* "--epoch=3": the name only */
+    if (len >= sizeof w) return NULL;
+    memcpy(w, word, len);
+    w[len] = 0;
+    const char *best = NULL;
+    int best_d = 0;
+    for (int i = 0; i < n; i++) {
+        int d = distance(w, names[i]);
+        /* a prefix of one name ("--epo") counts as close */
+        bool prefix = len >= 3 && strncmp(names[i], w, len) == 0;
+        if (prefix) d = 1;
+        if (!best || d < best_d) best = names[i], best_d = d;
+    }
+    /* close: a typo or two, not another word */
+    int limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    return best && best_d <= limit ? best : NULL;
+}
+
 /* ---- help ---------------------------------------------------------------------------------- */
 
 /* The i-th '|'-separated word of choices into buf. */
@@ -131,6 +172,40 @@ static void print_opt(FILE *f, const cli_opt *o, int width) {
     fprintf(f, "%s\n", suffix);
 }
 
+/* The usage forms name the option (as a whole word: "--log" is not in "--login"). */
+static bool usage_names(const char *usage, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = usage; (p = strstr(p, name)) != NULL; p++) {
+        char next = p[n];
+        bool word_end =
+            !(next == '-' || (next >= 'a' && next <= 'z') || (next >= '0' && next <= '9'));
+        if ((p == usage || strchr(" [|(\n", p[-1])) && word_end) return true;
+    }
+    return false;
+}
+
+/* The options no usage form names, "[--seed S] [--batch B] ...", wrapped under the forms, so the
+ * usage lists every option. */
+static void print_other_options(const cli_spec *spec, FILE *f) {
+    const char *lead = "  OPTIONS: ";
+    int col = 0;
+    for (int i = 0; i < spec->n_opts; i++) {
+        const cli_opt *o = &spec->opts[i];
+        if (usage_names(spec->usage, o->name)) continue;
+        char item[96];
+        int len = snprintf(item, sizeof item, "[%s%s%s]", o->name, o->metavar ? " " : "",
+                           o->metavar ? o->metavar : "");
+        if (col == 0)
+            col = fprintf(f, "%s", lead);
+        else if (col + 1 + len > 96)
+            col = fprintf(f, "\n%*s", (int)strlen(lead), "") - 1;
+        else
+            col += fprintf(f, " ");
+        col += fprintf(f, "%s", item);
+    }
+    if (col) fputc('\n', f);
+}
+
 void cli_print_help(const cli_spec *spec, FILE *f) {
     const char *u = spec->usage;
     for (int first = 1;; first = 0) {
@@ -139,6 +214,7 @@ void cli_print_help(const cli_spec *spec, FILE *f) {
         if (!u[len]) break;
         u += len + 1;
     }
+    print_other_options(spec, f);
     fprintf(f, "\n%s\n", spec->about);
     int width = 14; /* "--kernels MODE" */
     for (int i = 0; i < spec->n_opts; i++) {
@@ -325,8 +401,17 @@ int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos) {
             while (++i < argc) pos[(*n_pos)++] = argv[i];
             break;
         }
-        if (argv[i][0] == '-' && argv[i][1] != 0)
+        if (argv[i][0] == '-' && argv[i][1] != 0) {
+            const char *names[64];
+            int n = 0;
+            for (int k = 0; k < spec->n_opts && n < 63; k++) names[n++] = spec->opts[k].name;
+            names[n++] = "--help";
+            const char *close = cli_did_you_mean(argv[i], names, n);
+            if (close)
+                return cli_usage_error(cmd, "unknown option '%s'; did you mean '%s'?", argv[i],
+                                       close);
             return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        }
         if (!spec->positional) return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
         pos[(*n_pos)++] = argv[i];
     }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,4 +184,34 @@ int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result 
                     runs[i].msg);
     }
     return failures;
+}
+
+int cli_parse_models(const char *cmd, const char *list, const char *dir, bool want[CLI_MAX_ARCH]) {
+    for (int a = 0; a < CLI_MAX_ARCH; a++) want[a] = a < CLI_N_ARCH;
+    if (!list) { /* the write-up's three, and the GRU where its weights are */
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s-seed1.json", dir ? dir : ".",
+                 attn_arch_name(ATTN_ARCH_GRU));
+        want[ATTN_ARCH_GRU] = dir && stat(path, &st) == 0;
+        return -1;
+    }
+    char buf[256];
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf)
+        return cli_usage_error(cmd, "--models: list too long");
+    for (int a = 0; a < CLI_MAX_ARCH; a++) want[a] = false;
+    int n = 0;
+    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
+         name = strtok_r(NULL, ",", &save), n++) {
+        attn_arch a;
+        if (attn_arch_from_name(name, &a, NULL) != ATTN_OK || (int)a >= CLI_MAX_ARCH)
+            return cli_usage_error(cmd,
+                                   "--models: unknown model \"%s\" (expected rnn, gru, lstm "
+                                   "or transformer, comma-separated)",
+                                   name);
+        if (want[a]) return cli_usage_error(cmd, "--models: \"%s\" given twice", name);
+        want[a] = true;
+    }
+    if (n == 0) return cli_usage_error(cmd, "--models: no model given");
+    return -1;
 }

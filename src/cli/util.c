@@ -34,6 +34,29 @@ attn_status cli_write_atomic(const char *path, const char *text, size_t len, att
     return attn_write_file_atomic(path, text, len, err);
 }
 
+int cli_make_dir(const char *cmd, const char *opt, const char *path) {
+    char dir[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof dir)
+        return cli_runtime_error(cmd, "%s '%s': bad path", opt, path);
+    memcpy(dir, path, len + 1);
+    /* each parent, then the directory itself, as mkdir -p */
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p) continue;
+        char c = *p;
+        *p = 0;
+        struct stat st;
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return cli_runtime_error(cmd, "%s %s: cannot create %s: %s", opt, path, dir,
+                                     strerror(errno));
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return cli_runtime_error(cmd, "%s %s: %s is not a directory", opt, path, dir);
+        if (!c) break;
+        *p = c;
+    }
+    return CLI_OK;
+}
+
 int cli_check_dest(const char *cmd, const char *opt, const char *path) {
     struct stat st;
     if (stat(path, &st) == 0) {

@@ -5,6 +5,7 @@
 #define ATTN_DATA_INTERNAL_H
 
 #include "attn.h"
+#include "attn_own_data.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,6 +54,15 @@ uint32_t attn_vocab_slot_count(int n);
 void attn_vocab_index(attn_vocab *v);
 /* The bytes of the punctuation at p that the tokenizer removes (0: none). */
 size_t attn_tokenizer_stripped_len(const char *p);
+/* One token as the tokenizer builds it: longer words are unknown anyway; messages show the
+ * first ATTN_VOCAB_TOKEN_MAX bytes. */
+#define ATTN_TOKENIZER_WORD_MAX (ATTN_VOCAB_TOKEN_MAX + 1)
+/* The tokenizer's next word at *p (lower-cased, punctuation, quotes and brackets removed) into
+ * word[ATTN_TOKENIZER_WORD_MAX] (*len bytes; *truncated when it was longer); advances *p.
+ * false at the end of the text. */
+bool attn_tokenizer_next(const char **p, char *word, size_t *len, bool *truncated);
+/* A token's own rules (attn_vocab_create's; id names it in the message). */
+attn_status attn_vocab_check_token(const char *t, int id, attn_error *err);
 
 /* Filler phrases ("in the winter semester"): space-separated vocabulary words, no sentiment
  * adjective, no negation. */

@@ -1,5 +1,5 @@
-/* dataset.c -- attn_dataset storage: a growing builder, freeing, and the TSV reader
- * ("label<TAB>sentence" per line, label 0 = negative, 1 = positive).
+/* dataset.c -- attn_dataset storage: a growing builder and freeing (the TSV reader is
+ * tsv.c's).
  */
 #include "data_internal.h"
 
@@ -100,89 +100,4 @@ attn_dataset *attn_dataset_builder_finish(attn_dataset_builder *b) {
 void attn_dataset_builder_discard(attn_dataset_builder *b) {
     attn_dataset_free(b->d);
     memset(b, 0, sizeof *b);
-}
-
-/* ---- TSV reader ---------------------------------------------------------------------------- */
-
-attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_error *err) {
-    return attn_dataset_read_tsv_vocab(path, attn_vocab_builtin(), out, err);
-}
-
-attn_status attn_dataset_read_tsv_vocab(const char *path, const attn_vocab *v, attn_dataset **out,
-                                        attn_error *err) {
-    if (!path || !out || !v)
-        return attn_errorf(err, ATTN_ERR_ARG, "attn_dataset_read_tsv: NULL path or vocab");
-    *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    attn_dataset_builder b;
-    attn_status st = attn_dataset_builder_init(&b, err);
-    if (st != ATTN_OK) {
-        fclose(f);
-        return st;
-    }
-    b.vocab = v;
-    char *line = NULL;
-    size_t line_cap = 0;
-    long lineno = 0;
-    ssize_t got;
-    int ids[ATTN_MAX_WORDS];
-    attn_error tok_err;
-    while ((got = getline(&line, &line_cap, f)) != -1) {
-        lineno++;
-        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = '\0';
-        if (got == 0) continue; /* blank lines (e.g. a final newline) are skipped */
-        if ((size_t)got != strlen(line)) {
-            st = attn_errorf(err, ATTN_ERR_PARSE, "%s:%ld: NUL byte in line", path, lineno);
-            goto done;
-        }
-        char *tab = strchr(line, '\t');
-        if (!tab) {
-            st = attn_errorf(err, ATTN_ERR_PARSE,
-                             "%s:%ld: missing tab; expected 'label<TAB>sentence'", path, lineno);
-            goto done;
-        }
-        if (strchr(tab + 1, '\t')) {
-            st = attn_errorf(err, ATTN_ERR_PARSE,
-                             "%s:%ld: more than 2 tab-separated columns; expected "
-                             "'label<TAB>sentence'",
-                             path, lineno);
-            goto done;
-        }
-        *tab = '\0';
-        if (strcmp(line, "0") != 0 && strcmp(line, "1") != 0) {
-            st = attn_errorf(err, ATTN_ERR_PARSE,
-                             "%s:%ld: bad label '%.40s'; expected 0 (negative) or 1 (positive)",
-                             path, lineno, line);
-            goto done;
-        }
-        int label = line[0] - '0';
-        int n = 0;
-        if (attn_tokenize_vocab(v, tab + 1, ids, ATTN_MAX_WORDS, &n, &tok_err) != ATTN_OK) {
-            st = attn_errorf(err, tok_err.status, "%s:%ld: %s", path, lineno, tok_err.msg);
-            goto done;
-        }
-        st = attn_dataset_builder_push(&b, label, ids, n, err);
-        if (st != ATTN_OK) goto done;
-    }
-    if (ferror(f)) {
-        st = attn_errorf(err, ATTN_ERR_IO, "%s: read error after line %ld", path, lineno);
-        goto done;
-    }
-    if (b.d->n == 0) {
-        st = attn_errorf(err, ATTN_ERR_PARSE,
-                         "%s: no sentences (expected 'label<TAB>sentence' "
-                         "lines)",
-                         path);
-        goto done;
-    }
-    st = ATTN_OK;
-done:
-    free(line);
-    fclose(f);
-    if (st == ATTN_OK)
-        *out = attn_dataset_builder_finish(&b);
-    else
-        attn_dataset_builder_discard(&b);
-    return st;
 }

@@ -211,10 +211,6 @@ const char *attn_filler_phrase(int i) {
 
 /* ---- tokenizer ----------------------------------------------------------------------------- */
 
-/* One token as the tokenizer builds it: longer words are unknown anyway; the message shows the
- * first ATTN_VOCAB_TOKEN_MAX bytes. */
-#define WORD_MAX (ATTN_VOCAB_TOKEN_MAX + 1)
-
 /* The bytes of the punctuation at p that the tokenizer removes (0: none): .,!?;: ASCII quotes
  * " ' ` and brackets ()[]{}, and the UTF-8 quotes “ ” ‘ ’ „ « ». */
 size_t attn_tokenizer_stripped_len(const char *p) {
@@ -263,35 +259,57 @@ attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_id
 
 attn_status attn_tokenize_vocab(const attn_vocab *v, const char *sentence, int *ids, int max_ids,
                                 int *n_ids, attn_error *err) {
-    if (!v || !sentence || !n_ids || (max_ids > 0 && !ids) || max_ids < 0)
-        return attn_errorf(err, ATTN_ERR_ARG,
-                           "attn_tokenize: NULL vocab/sentence/ids/n_ids or "
-                           "negative max_ids");
-    *n_ids = 0;
-    int n = 0;
-    const char *p = sentence;
-    while (*p) {
+    return attn_tokenize_vocab_unk(v, sentence, -1, ids, max_ids, n_ids, NULL, err);
+}
+
+bool attn_tokenizer_next(const char **pp, char *word, size_t *len, bool *truncated) {
+    const char *p = *pp;
+    for (;;) {
         while (*p && isspace((unsigned char)*p)) p++;
-        if (!*p) break;
+        if (!*p) {
+            *pp = p;
+            return false;
+        }
         /* one white-space separated token: lower-cased, punctuation, quotes, brackets removed */
-        char word[WORD_MAX];
-        size_t len = 0;
-        bool truncated = false;
+        *len = 0;
+        *truncated = false;
         for (size_t skip; *p && !isspace((unsigned char)*p); p++) {
             if ((skip = attn_tokenizer_stripped_len(p)) > 0) {
                 p += skip - 1;
                 continue;
             }
-            if (len + 1 < WORD_MAX)
-                word[len++] = (char)tolower((unsigned char)*p);
+            if (*len + 1 < ATTN_TOKENIZER_WORD_MAX)
+                word[(*len)++] = (char)tolower((unsigned char)*p);
             else
-                truncated = true;
+                *truncated = true;
         }
-        word[len] = '\0';
-        if (len == 0) continue; /* a token made only of those (e.g. "!" or "(...)") is dropped */
+        word[*len] = '\0';
+        if (*len > 0) break; /* a token made only of those (e.g. "!" or "(...)") is dropped */
+    }
+    *pp = p;
+    return true;
+}
+
+attn_status attn_tokenize_vocab_unk(const attn_vocab *v, const char *sentence, int unk_id, int *ids,
+                                    int max_ids, int *n_ids, int *n_unk, attn_error *err) {
+    if (!v || !sentence || !n_ids || (max_ids > 0 && !ids) || max_ids < 0 || unk_id >= v->n)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "attn_tokenize: NULL vocab/sentence/ids/n_ids, "
+                           "negative max_ids or unk_id out of range");
+    *n_ids = 0;
+    if (n_unk) *n_unk = 0;
+    int n = 0, unknown = 0;
+    const char *p = sentence;
+    char word[ATTN_TOKENIZER_WORD_MAX];
+    size_t len;
+    bool truncated;
+    while (attn_tokenizer_next(&p, word, &len, &truncated)) {
         int id = truncated ? -1 : attn_vocab_lookup(v, word);
-        if (id < 0 || v->kinds[id] != ATTN_TOKEN_WORD) /* unknown, or a special token */
-            return unknown_word(v, word, truncated, n + 1, err);
+        if (id < 0 || v->kinds[id] != ATTN_TOKEN_WORD) { /* unknown, or a special token */
+            if (unk_id < 0) return unknown_word(v, word, truncated, n + 1, err);
+            id = unk_id;
+            unknown++;
+        }
         if (n < max_ids) ids[n] = id;
         n++;
     }
@@ -303,5 +321,6 @@ attn_status attn_tokenize_vocab(const attn_vocab *v, const char *sentence, int *
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "sentence has %d words, more than the maximum of %d", n, max_ids);
     *n_ids = n;
+    if (n_unk) *n_unk = unknown;
     return ATTN_OK;
 }

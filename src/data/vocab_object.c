@@ -180,7 +180,7 @@ static bool is_white_space(uint32_t c) {
 }
 
 /* One token's own rules (see attn.h); id names it in the message. */
-static attn_status check_token(const char *t, int id, attn_error *err) {
+attn_status attn_vocab_check_token(const char *t, int id, attn_error *err) {
     if (!t) return attn_errorf(err, ATTN_ERR_ARG, "vocab[%d] is NULL", id);
     size_t len = strlen(t);
     if (len == 0) return attn_errorf(err, ATTN_ERR_VALUE, "vocab[%d] is empty", id);
@@ -231,7 +231,7 @@ attn_status attn_vocab_create(const char *const *words, int n, attn_vocab **out,
                            ATTN_VOCAB_MAX_TOKENS);
     size_t bytes = 0;
     for (int id = 0; id < n; id++) {
-        attn_status st = check_token(words[id], id, err);
+        attn_status st = attn_vocab_check_token(words[id], id, err);
         if (st != ATTN_OK) return st;
         bytes += strlen(words[id]) + 1;
     }

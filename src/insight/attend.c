@@ -11,6 +11,7 @@
  * W_Q, W_K, W_V (D x d_k = 4 x 3) below are chosen so that a noun's query meets the keys of
  * the negation and of a positive adjective (q.k = 2 and 1.5), and the values carry sentiment,
  * negation and noun-ness into separate output columns. */
+#include "attn_attend.h"
 #include "attn_insight.h"
 #include "attn_kernels.h"
 
@@ -39,22 +40,36 @@ const float *attn_attend_weights(char which) {
     return which == 'q' ? w_q : which == 'k' ? w_k : which == 'v' ? w_v : NULL;
 }
 
-attn_status attn_attend_embedding(int id, float e[D], attn_error *err) {
+attn_attend_role attn_attend_role_of(int id) {
     const char *cat = attn_vocab_category(id);
-    if (!cat || id < 2)
-        return attn_errorf(err, ATTN_ERR_ARG, "attend: id %d is not a word of the vocabulary", id);
+    if (!cat || id < 2) return ATTN_ROLE_NONE;
+    if (strcmp(cat, "positive") == 0) return ATTN_ROLE_POSITIVE;
+    if (strcmp(cat, "negative") == 0) return ATTN_ROLE_NEGATIVE;
+    if (strcmp(cat, "negation") == 0) return ATTN_ROLE_NEGATION;
+    if (strcmp(cat, "subject") == 0 || strcmp(cat, "distractor") == 0) return ATTN_ROLE_NOUN;
+    return ATTN_ROLE_OTHER;
+}
+
+void attn_attend_role_embedding(attn_attend_role role, unsigned salt, float e[D]) {
     memset(e, 0, D * sizeof *e);
-    if (strcmp(cat, "positive") == 0)
+    if (role == ATTN_ROLE_POSITIVE)
         e[0] = 1.0f;
-    else if (strcmp(cat, "negative") == 0)
+    else if (role == ATTN_ROLE_NEGATIVE)
         e[0] = -1.0f;
-    else if (strcmp(cat, "negation") == 0)
+    else if (role == ATTN_ROLE_NEGATION)
         e[1] = 1.0f;
-    else if (strcmp(cat, "subject") == 0 || strcmp(cat, "distractor") == 0)
+    else if (role == ATTN_ROLE_NOUN)
         e[2] = 1.0f;
     else
         e[3] = 1.0f;
-    e[3] += 0.1f * (float)(id % 5 - 2);
+    e[3] += 0.1f * (float)((int)(salt % 5) - 2);
+}
+
+attn_status attn_attend_embedding(int id, float e[D], attn_error *err) {
+    const attn_attend_role role = attn_attend_role_of(id);
+    if (role == ATTN_ROLE_NONE)
+        return attn_errorf(err, ATTN_ERR_ARG, "attend: id %d is not a word of the vocabulary", id);
+    attn_attend_role_embedding(role, (unsigned)id, e);
     return ATTN_OK;
 }
 
@@ -98,16 +113,26 @@ attn_status attn_attend_compute(const int *ids, int n, attn_attend_result **out,
     *out = NULL;
     if (!ids || n < 1 || n > ATTN_MAX_WORDS)
         return attn_errorf(err, ATTN_ERR_ARG, "attend: %d words (1..%d)", n, ATTN_MAX_WORDS);
+    float *x = malloc((size_t)n * D * sizeof *x);
+    if (!x) return attn_errorf(err, ATTN_ERR_NOMEM, "attend: out of memory");
+    attn_status st = ATTN_OK;
+    for (int i = 0; i < n && st == ATTN_OK; i++)
+        st = attn_attend_embedding(ids[i], x + (size_t)i * D, err);
+    if (st == ATTN_OK) st = attn_attend_compute_x(x, n, out, err);
+    free(x);
+    for (int i = 0; st == ATTN_OK && i < n; i++) (*out)->ids[i] = ids[i];
+    return st;
+}
+
+attn_status attn_attend_compute_x(const float *x, int n, attn_attend_result **out,
+                                  attn_error *err) {
+    *out = NULL;
+    if (!x || n < 1 || n > ATTN_MAX_WORDS)
+        return attn_errorf(err, ATTN_ERR_ARG, "attend: %d words (1..%d)", n, ATTN_MAX_WORDS);
     attn_attend_result *r = result_new(n);
     if (!r) return attn_errorf(err, ATTN_ERR_NOMEM, "attend: out of memory");
-    for (int i = 0; i < n; i++) {
-        r->ids[i] = ids[i];
-        attn_status st = attn_attend_embedding(ids[i], r->x + (size_t)i * D, err);
-        if (st != ATTN_OK) {
-            attn_attend_result_free(r);
-            return st;
-        }
-    }
+    for (int i = 0; i < n; i++) r->ids[i] = -1;
+    memcpy(r->x, x, (size_t)n * D * sizeof *x);
     /* Q = X W_Q, K = X W_K, V = X W_V: [n, D] . [D, DK] */
     attn_sgemm(ATTN_OP_QKV, false, false, false, n, DK, D, 1.0f, r->x, w_q, 0.0f, r->q);
     attn_sgemm(ATTN_OP_QKV, false, false, false, n, DK, D, 1.0f, r->x, w_k, 0.0f, r->k);
@@ -134,27 +159,41 @@ attn_status attn_attend_equivariance(const int *ids, int n, const int *perm, dou
                                      double *max_prob_dev, attn_error *err) {
     if (!ids || !perm || n < 1 || n > ATTN_MAX_WORDS)
         return attn_errorf(err, ATTN_ERR_ARG, "attend: no words or permutation");
-    int *pids = malloc((size_t)n * sizeof *pids);
+    float *x = malloc((size_t)n * D * sizeof *x);
+    if (!x) return attn_errorf(err, ATTN_ERR_NOMEM, "attend: out of memory");
+    attn_status st = ATTN_OK;
+    for (int i = 0; i < n && st == ATTN_OK; i++)
+        st = attn_attend_embedding(ids[i], x + (size_t)i * D, err);
+    if (st == ATTN_OK) st = attn_attend_equivariance_x(x, n, perm, max_out_dev, max_prob_dev, err);
+    free(x);
+    return st;
+}
+
+attn_status attn_attend_equivariance_x(const float *x, int n, const int *perm, double *max_out_dev,
+                                       double *max_prob_dev, attn_error *err) {
+    if (!x || !perm || n < 1 || n > ATTN_MAX_WORDS)
+        return attn_errorf(err, ATTN_ERR_ARG, "attend: no words or permutation");
+    float *px = malloc((size_t)n * D * sizeof *px);
     char *seen = calloc((size_t)n, 1);
-    if (!pids || !seen) {
-        free(pids);
+    if (!px || !seen) {
+        free(px);
         free(seen);
         return attn_errorf(err, ATTN_ERR_NOMEM, "attend: out of memory");
     }
     for (int i = 0; i < n; i++) {
         if (perm[i] < 0 || perm[i] >= n || seen[perm[i]]) {
-            free(pids);
+            free(px);
             free(seen);
             return attn_errorf(err, ATTN_ERR_ARG, "attend: perm is not a permutation of 0..%d",
                                n - 1);
         }
         seen[perm[i]] = 1;
-        pids[i] = ids[perm[i]];
+        memcpy(px + (size_t)i * D, x + (size_t)perm[i] * D, D * sizeof *px);
     }
     free(seen);
     attn_attend_result *a = NULL, *b = NULL;
-    attn_status st = attn_attend_compute(ids, n, &a, err);
-    if (st == ATTN_OK) st = attn_attend_compute(pids, n, &b, err);
+    attn_status st = attn_attend_compute_x(x, n, &a, err);
+    if (st == ATTN_OK) st = attn_attend_compute_x(px, n, &b, err);
     double dev_out = 0.0, dev_p = 0.0;
     for (int i = 0; st == ATTN_OK && i < n; i++) {
         for (int c = 0; c < DK; c++)
@@ -168,6 +207,6 @@ attn_status attn_attend_equivariance(const int *ids, int n, const int *perm, dou
     *max_prob_dev = dev_p;
     attn_attend_result_free(a);
     attn_attend_result_free(b);
-    free(pids);
+    free(px);
     return st;
 }

@@ -132,7 +132,7 @@ attn_status attn_explain_plot_cls(const attn_explanation *e, const int *ids, con
                             .col_labels = col_labels,
                             .z_min = 0,
                             .z_max = 1,
-                            .values = S <= 16,
+                            .values = S <= 40, /* 56 px a cell: "0.12" fits */
                             .width = 360 + 56 * (S < 8 ? 8 : S),
                             .height = 300 + 40 * rows};
     attn_status st = attn_plot_heatmap(&h, path, err);

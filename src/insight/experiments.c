@@ -26,6 +26,16 @@ static const attn_experiment table[] = {
      "error >= half the difference of the convolution's outputs there, which is > 1e-2 x "
      "max|y|; mixed if one part holds; does not hold otherwise",
      exp_convolution_run, exp_convolution_plot},
+    {"convolution-2d",
+     "In two dimensions too: a multi-head self-attention layer with 9 heads and a relative "
+     "position bias computes a 3x3 convolution of an image, each head attending to one kernel "
+     "offset.",
+     "§9", "Cordonnier, Loukas, Jaggi 2020",
+     "holds if the constructed layer's largest difference from the directly computed 3x3 "
+     "convolution of a random 6x6 image falls to float rounding (<= 1e-5 x max|y|) as the bias "
+     "sharpens, AND at the sharpest bias every head puts >= 0.999 of its attention on its own "
+     "kernel offset; mixed if one part holds; does not hold otherwise",
+     exp_convolution2d_run, exp_convolution2d_plot},
     {"embedding",
      "An embedding layer is a lookup table, not a normaliser: its rows have whatever length "
      "training gave them, and multiplying a one-hot vector by the matrix is the lookup.",

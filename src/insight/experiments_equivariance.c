@@ -326,7 +326,7 @@ attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *p
     if (!st) {
         const attn_plot p = {.title = "|logit change| when a test sentence's words are shuffled",
                              .xlabel = "test sentences, sorted by change (percent)",
-                             .ylabel = "|logit(shuffled) - logit(original)| (0 drawn at 1e-9)",
+                             .ylabel = "|logit(shuffled) - logit(original)| (0 drawn at 10^{-9})",
                              .log_y = true,
                              .key = "top left",
                              .n_series = n,

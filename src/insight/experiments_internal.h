@@ -63,6 +63,10 @@ attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_r
                                 attn_error *err);
 attn_status exp_convolution_plot(const attn_experiment_result *r, const char *path,
                                  attn_error *err);
+attn_status exp_convolution2d_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                  attn_error *err);
+attn_status exp_convolution2d_plot(const attn_experiment_result *r, const char *path,
+                                   attn_error *err);
 attn_status exp_embedding_run(const attn_experiment_opts *o, attn_experiment_result *r,
                               attn_error *err);
 attn_status exp_embedding_plot(const attn_experiment_result *r, const char *path, attn_error *err);

@@ -4,7 +4,8 @@
  * gnuplot on the script with its output captured into a third (its messages become the error
  * message), and lets gnuplot write the chart to a fourth, checked (complete PNG or SVG),
  * synced and renamed over the destination on success. The library never prints; nothing is
- * left behind on failure. */
+ * left behind on failure. Titles, axis labels and
+ * legend entries are gnuplot enhanced text (d_k, 10^{-9}); tic labels are literal. */
 #include "attn_plot.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +100,26 @@ static void put_str(FILE *s, const char *text) {
     fputc('\'', s);
 }
 
+/* Text that is not markup (words of a sentence, file names): put_str with gnuplot's enhanced-text
+ * characters ^ _ @ & ~ { } and the backslash escaped, so they print as themselves. */
+static void put_literal(FILE *s, const char *text) {
+    char buf[512];
+    attn_plot_literal(text, buf, sizeof buf);
+    put_str(s, buf);
+}
+
+void attn_plot_literal(const char *text, char *buf, size_t size) {
+    size_t n = 0;
+    if (!size) return;
+    for (const char *c = text ? text : ""; *c; c++) {
+        const bool special = strchr("^_@&~{}\\", *c) != NULL;
+        if (n + special + 2 > size) break; /* the character, its escape and the NUL */
+        if (special) buf[n++] = '\\';
+        buf[n++] = *c;
+    }
+    buf[n] = '\0';
+}
+
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcmp(s + n - k, suffix) == 0;
@@ -107,11 +129,11 @@ static attn_status put_header(plot_files *f, const char *path, int width, int he
                               const char *title, attn_error *err) {
     FILE *s = f->script_f;
     if (ends_with(path, ".png"))
-        fprintf(s, "set terminal pngcairo size %d,%d noenhanced font '%s' background '#ffffff'\n",
+        fprintf(s, "set terminal pngcairo size %d,%d enhanced font '%s' background '#ffffff'\n",
                 width, height, PLOT_FONT);
     else if (ends_with(path, ".svg"))
         fprintf(s,
-                "set terminal svg size %d,%d noenhanced font '%s' background '#ffffff' "
+                "set terminal svg size %d,%d enhanced font '%s' background '#ffffff' "
                 "dynamic\n",
                 width, height, PLOT_FONT);
     else
@@ -131,10 +153,47 @@ static void put_axis_label(FILE *s, const char *axis, const char *label) {
     fputc('\n', s);
 }
 
-/* A distinguishable palette (colour-blind safe, Okabe & Ito 2008). */
-static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-                                      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+/* Colour-blind safe colours (Okabe & Ito 2008). Each model has its own on every chart
+ * (model_colour); other series take the rest in turn. */
+static const char *const colours[] = {"#E69F00", "#56B4E9", "#000000",
+                                      "#999999", "#882255", "#332288"};
 #define N_COLOURS (int)(sizeof colours / sizeof colours[0])
+
+/* The model a series is about, from its title's first word ("lstm-seed1", "RNN, batch 1",
+ * "Transformer (untrained)"), and that model's colour on every chart; NULL for other series. */
+static const char *model_colour(const char *title) {
+    static const struct {
+        const char *name, *colour;
+    } models[] = {
+        {"rnn", "#D55E00"}, {"lstm", "#0072B2"}, {"gru", "#CC79A7"}, {"transformer", "#009E73"}};
+    if (!title) return NULL;
+    size_t len = strcspn(title, " ,-(");
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
+        if (len == strlen(models[i].name) && strncasecmp(title, models[i].name, len) == 0)
+            return models[i].colour;
+    return NULL;
+}
+
+/* Series i's colour: its model's, else the next of the palette (models do not use it up). */
+static const char *series_colour(const char *title, int *next) {
+    const char *c = model_colour(title);
+    return c ? c : colours[(*next)++ % N_COLOURS];
+}
+
+/* The legend outside the data: where the caller asked when that is outside; else at the right
+ * (left-aligned, sample first) when its entries are short, below the chart when they are long
+ * enough to squeeze the data (longest: the longest entry's length). */
+static void put_key(FILE *s, const char *key, size_t longest, int n_entries) {
+    if (key && (strstr(key, "outside") || strstr(key, "below")))
+        fprintf(s, "set key %s box opaque samplen 2\n", key);
+    else if (longest > 30) /* at the bottom of the canvas, under the x label: room made for it */
+        fprintf(s,
+                "set bmargin %d\nset key at screen 0.5, screen 0.01 center bottom horizontal "
+                "Left reverse box opaque samplen 2 maxcols 2\n",
+                4 + 2 * ((n_entries + 1) / 2));
+    else /* gnuplot overestimates enhanced text's width: a narrower box */
+        fputs("set key outside right top vertical Left reverse box opaque samplen 2 width -1\n", s);
+}
 
 /* ---- running gnuplot ------------------------------------------------------------------- */
 
@@ -297,18 +356,25 @@ attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *er
     put_axis_label(s, "x", p->xlabel);
     put_axis_label(s, "y", p->ylabel);
     if (p->log_x) fputs("set logscale x\nset format x '%g'\n", s);
-    if (p->log_y) fputs("set logscale y\nset format y '1e%T'\n", s);
+    if (p->log_y) fputs("set logscale y\nset format y '10^{%T}'\n", s);
     if (p->y_min != 0 || p->y_max != 0) fprintf(s, "set yrange [%.9g:%.9g]\n", p->y_min, p->y_max);
     if (p->x_labels && p->n_x_labels > 0) {
         fprintf(s, "set xrange [-0.5:%d.5]\n", p->n_x_labels - 1);
         put_tics(s, "x", p->x_labels, p->n_x_labels, true);
     }
-    fprintf(s, "set key %s box opaque samplen 2\n", p->key ? p->key : "top right");
+    size_t longest = 0;
+    for (int i = 0; i < p->n_series; i++)
+        if (p->series[i].title && strlen(p->series[i].title) > longest)
+            longest = strlen(p->series[i].title);
+    /* a long title needs the chart's whole width: the legend goes below (not with rotated tics
+     * below, which it would cover) */
+    if (p->title && strlen(p->title) > 64) longest = 31;
+    put_key(s, p->key, p->x_labels ? 0 : longest, p->n_series);
     fputs("set style fill transparent solid 0.18 noborder\nplot ", s);
-    for (int i = 0; i < p->n_series; i++) {
+    for (int i = 0, next = 0; i < p->n_series; i++) {
         const attn_plot_series *ser = &p->series[i];
         put_series_data(f.data_f, p, ser);
-        const char *c = colours[i % N_COLOURS];
+        const char *c = series_colour(ser->title, &next);
         if (ser->y_lo) {
             put_str(s, f.data);
             fprintf(s, " index %d using 1:3:4 with filledcurves lc rgb '%s' notitle, ", i, c);
@@ -329,7 +395,7 @@ static void put_tics(FILE *s, const char *axis, const char *const *labels, int n
     if (!labels) return;
     fprintf(s, "set %stics %s(", axis, rotate ? "rotate by 45 right " : "");
     for (int i = 0; i < n; i++) {
-        put_str(s, labels[i]);
+        put_literal(s, labels[i]);
         fprintf(s, " %d%s", i, i + 1 < n ? ", " : "");
     }
     fputs(")\n", s);
@@ -372,7 +438,8 @@ attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_erro
         fputs(", ", s);
         put_str(s, f.data);
         fprintf(s,
-                " matrix using 1:2:(sprintf('%%.2f', $3)):($3 > %.9g ? 0xffffff : 0) "
+                " matrix using 1:2:($3 == $3 ? sprintf('%%.2f', $3) : ''):($3 > %.9g ? 0xffffff "
+                ": 0) " /* NaN cells (gaps) stay blank */
                 "with labels tc rgb variable font ',9' notitle",
                 0.6 * top);
     }
@@ -407,9 +474,10 @@ attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err
     fprintf(s, "set xrange [-0.5:%d.5]\n", b->n_categories - 1);
     put_tics(s, "x", b->categories, b->n_categories, false);
     fputs("plot ", s);
-    for (int i = 0; i < b->n_series; i++) {
+    for (int i = 0, next = 0; i < b->n_series; i++) {
         put_str(s, f.data);
-        fprintf(s, " using %d lc rgb '%s' title ", i + 2, colours[i % N_COLOURS]);
+        fprintf(s, " using %d lc rgb '%s' title ", i + 2,
+                series_colour(b->series_titles ? b->series_titles[i] : NULL, &next));
         put_str(s, b->series_titles ? b->series_titles[i] : "");
         fputs(i + 1 < b->n_series ? ", " : "\n", s);
     }

@@ -153,7 +153,7 @@ attn_status attn_saliency_plot(const attn_saliency_curve *const *curves, const c
                                             : "Gradient reaching the word k positions before the "
                                               "last (median, 10-90 % band)",
                              .xlabel = "distance k from the last word (words)",
-                             .ylabel = "gradient ratio |g(T-1-k)| / |g(T-1)|",
+                             .ylabel = "gradient ratio |g_{T-1-k}| / |g_{T-1}|",
                              .log_y = true,
                              .key = "bottom left",
                              .n_series = n_curves,

@@ -81,7 +81,7 @@ START_TEST(test_usage_errors_name_the_option) {
         {{"train", "--model"}, "--model"},
         {{"train", "--model", "rnn", "--lr", "abc"}, "'abc'"},
         {{"train", "--model", "rnn", "--epochs", "two"}, "'two'"},
-        {{"train", "--model", "rnn", "--batch", "0"}, "1..65536"},
+        {{"train", "--model", "rnn", "--batch", "0"}, "1..1048576"},
         {{"train", "--model", "rnn", "--batch-size", "8"}, "'--batch-size'"},
         {{"grad", "--batch-size", "8"}, "'--batch-size'"},
         {{"reproduce", "--epochs", "0"}, "1..100000"},

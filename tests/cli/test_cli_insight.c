@@ -100,8 +100,13 @@ START_TEST(test_attend) {
     r = run(NULL, "attend", "--query", "coffee", NULL);
     expect(&r, "query not in sentence", 2, "coffee", NULL);
     run_free(&r);
+    /* any word is taken (a word outside the vocabulary is named, with its role) */
     r = run(NULL, "attend", "--sentence", "the lecture was grate", NULL);
-    expect(&r, "unknown word", 2, "grate", NULL);
+    expect(&r, "word outside the vocabulary", 0, NULL);
+    ck_assert_msg(strstr(r.out, "grate (other)"), "%s", r.out);
+    run_free(&r);
+    r = run(NULL, "attend", "--sentence", "!!! ...", NULL);
+    expect(&r, "no words", 2, "empty sentence", NULL);
     run_free(&r);
 }
 END_TEST

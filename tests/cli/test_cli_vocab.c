@@ -190,7 +190,7 @@ START_TEST(test_vocab_lists_the_files_vocabulary) {
     ck_assert_ptr_nonnull(j);
     ck_assert_int_eq(cJSON_GetObjectItem(j, "vocab_size")->valueint, 91);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "source")->valuestring, "file");
-    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "tokens"), 3);
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "words"), 3);
     ck_assert_str_eq(cJSON_GetObjectItem(t, "word")->valuestring, "vorlesung");
     cJSON_Delete(j);
     run_free(&r);

@@ -1,0 +1,36 @@
+/* attn_attend.h -- the s2 calculator (attn_insight.h's attn_attend_*) on any sentence: its
+ * embeddings are made up from a word's role, so a word outside the vocabulary just needs a role
+ * (src/insight/attend.c). Include it beside attn_insight.h.
+ *
+ *   float x[2 * ATTN_ATTEND_D];
+ *   attn_attend_role_embedding(ATTN_ROLE_NOUN, 7, x);          // "food", a noun
+ *   attn_attend_role_embedding(ATTN_ROLE_NEGATIVE, 3, x + ATTN_ATTEND_D);   // "messy"
+ *   attn_attend_compute_x(x, 2, &r, &err);                     // r->ids are all -1
+ */
+#ifndef ATTN_ATTEND_H
+#define ATTN_ATTEND_H
+
+#include "attn_insight.h"
+
+/* A word's role: which dimension of the made-up embedding it sets (attn_insight.h). */
+typedef enum attn_attend_role {
+    ATTN_ROLE_NONE = -1, /* not a word (special tokens, out-of-range ids) */
+    ATTN_ROLE_POSITIVE,  /* dim 0 = +1 */
+    ATTN_ROLE_NEGATIVE,  /* dim 0 = -1 */
+    ATTN_ROLE_NEGATION,  /* dim 1 = 1 */
+    ATTN_ROLE_NOUN,      /* dim 2 = 1 */
+    ATTN_ROLE_OTHER,     /* dim 3 = 1 */
+} attn_attend_role;
+
+/* The role of built-in vocabulary id (its category), ATTN_ROLE_NONE for specials. */
+attn_attend_role attn_attend_role_of(int id);
+/* e[D]: the role's dimension, plus 0.1 * ((salt mod 5) - 2) on dim 3 (a vocabulary word's salt
+ * is its id: attn_attend_embedding(id) equals attn_attend_role_embedding(role_of(id), id)). */
+void attn_attend_role_embedding(attn_attend_role role, unsigned salt, float e[ATTN_ATTEND_D]);
+/* attn_attend_compute on embeddings x [n, D] (n in 1..ATTN_MAX_WORDS); the result's ids are -1. */
+attn_status attn_attend_compute_x(const float *x, int n, attn_attend_result **out, attn_error *err);
+/* attn_attend_equivariance on embeddings x [n, D]. */
+attn_status attn_attend_equivariance_x(const float *x, int n, const int *perm, double *max_out_dev,
+                                       double *max_prob_dev, attn_error *err);
+
+#endif
