@@ -28,8 +28,8 @@ import os
 import struct
 import sys
 
+import blas_core  # noqa: E402,F401 -- before numpy and torch, which load OpenBLAS
 import numpy as np
-import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -184,25 +184,31 @@ static bool usage_names(const char *usage, const char *name) {
     return false;
 }
 
-/* The options no usage form names, "[--seed S] [--batch B] ...", wrapped under the forms, so the
- * usage lists every option. */
-static void print_other_options(const cli_spec *spec, FILE *f) {
+/* One "[--opt METAVAR]" item of the OPTIONS line, wrapped at 96 columns; the new column. */
+static int put_option_item(FILE *f, int col, const char *name, const char *metavar) {
     const char *lead = "  OPTIONS: ";
+    char item[96];
+    int len = snprintf(item, sizeof item, "[%s%s%s]", name, metavar ? " " : "",
+                       metavar ? metavar : "");
+    if (col == 0)
+        col = fprintf(f, "%s", lead);
+    else if (col + 1 + len > 96)
+        col = fprintf(f, "\n%*s", (int)strlen(lead), "") - 1;
+    else
+        col += fprintf(f, " ");
+    return col + fprintf(f, "%s", item);
+}
+
+/* The options no usage form names, "[--seed S] [--batch B] ... [--kernels MODE]", wrapped
+ * under the forms, so the usage lists every option (--kernels belongs to every command). */
+static void print_other_options(const cli_spec *spec, FILE *f) {
     int col = 0;
     for (int i = 0; i < spec->n_opts; i++) {
         const cli_opt *o = &spec->opts[i];
-        if (usage_names(spec->usage, o->name)) continue;
-        char item[96];
-        int len = snprintf(item, sizeof item, "[%s%s%s]", o->name, o->metavar ? " " : "",
-                           o->metavar ? o->metavar : "");
-        if (col == 0)
-            col = fprintf(f, "%s", lead);
-        else if (col + 1 + len > 96)
-            col = fprintf(f, "\n%*s", (int)strlen(lead), "") - 1;
-        else
-            col += fprintf(f, " ");
-        col += fprintf(f, "%s", item);
+        if (!usage_names(spec->usage, o->name))
+            col = put_option_item(f, col, o->name, o->metavar);
     }
+    if (!usage_names(spec->usage, "--kernels")) col = put_option_item(f, col, "--kernels", "MODE");
     if (col) fputc('\n', f);
 }
 

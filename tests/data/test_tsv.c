@@ -93,14 +93,14 @@ END_TEST
 
 START_TEST(test_tokenize_words_and_unk) {
     const char *s = "The \xe2\x80\x9c"
-                    "food\xe2\x80\x9d was NOT good!";
+                    "soup\xe2\x80\x9d was NOT good!";
     char buf[64];
     const char *w[8];
     int n = 0;
     attn_error err;
     ck_assert(attn_tokenize_words(s, buf, sizeof buf, w, 8, &n, &err) == ATTN_OK);
     ck_assert_int_eq(n, 5);
-    ck_assert_str_eq(w[1], "food");
+    ck_assert_str_eq(w[1], "soup");
     ck_assert_str_eq(w[3], "not");
     ck_assert(attn_tokenize_words(s, buf, sizeof buf, w, 4, &n, &err) == ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "5 words"), "%s", err.msg);
@@ -110,7 +110,7 @@ START_TEST(test_tokenize_words_and_unk) {
     int ids[8], n_unk = -1;
     ck_assert(attn_tokenize_vocab_unk(attn_vocab_builtin(), s, -1, ids, 8, &n, &n_unk, &err) ==
               ATTN_ERR_VALUE);
-    ck_assert_msg(strstr(err.msg, "unknown word 'food'"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "unknown word 'soup'"), "%s", err.msg);
     ck_assert(attn_tokenize_vocab_unk(attn_vocab_builtin(), s, 4, ids, 8, &n, &n_unk, &err) ==
               ATTN_OK);
     ck_assert_int_eq(n_unk, 1);
