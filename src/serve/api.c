@@ -4,6 +4,7 @@
  * GET /api/sets/NAME (accuracy and the misclassified sentences of a generated test set, in
  * exact mode, computed once per set, model and seed and then cached). */
 #include "serve_internal.h"
+#include "attn_own_data.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -147,8 +148,11 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
         int n_words = 0, i = 0;
         for (; i < n; i++) {
             const serve_entry *en = &app->entries[entries[i]];
-            if (attn_tokenize_vocab(en->vocab, r.sentence, ids + (size_t)i * ATTN_MAX_WORDS,
-                                    serve_max_words(app, entries, n), &n_words, &err) != ATTN_OK) {
+            int n_unk = 0; /* a word the vocabulary lacks reads as its [UNK], as in attn predict */
+            if (attn_tokenize_vocab_unk(
+                    en->vocab, r.sentence, attn_vocab_lookup(en->vocab, ATTN_UNK_TOKEN),
+                    ids + (size_t)i * ATTN_MAX_WORDS, serve_max_words(app, entries, n), &n_words,
+                    &n_unk, &err) != ATTN_OK) {
                 serve_tokenize_error(rs, &err, attn_arch_name(en->arch), 0);
                 break;
             }

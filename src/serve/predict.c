@@ -9,6 +9,7 @@
  *   -> {"sentences": N, "predictions": [{"model", "seed", "logits": [N], "probabilities": [N]}]}
  * Without models=, the models /api/explain explains by default. */
 #include "serve_internal.h"
+#include "attn_own_data.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -79,7 +80,10 @@ static bool predict_lines(serve_app *app, int ctx, int entry, char **lines, int 
     for (int i = 0; i < n; i++) {
         attn_error err;
         int n_words = 0;
-        if (attn_tokenize_vocab(en->vocab, lines[i], ids, max_words, &n_words, &err) != ATTN_OK) {
+        int n_unk = 0; /* a word the vocabulary lacks reads as its [UNK], as in attn predict */
+        if (attn_tokenize_vocab_unk(en->vocab, lines[i],
+                                    attn_vocab_lookup(en->vocab, ATTN_UNK_TOKEN), ids, max_words,
+                                    &n_words, &n_unk, &err) != ATTN_OK) {
             serve_tokenize_error(rs, &err, attn_arch_name(en->arch), i + 1);
             return false;
         }

@@ -519,6 +519,56 @@ START_TEST(test_own_vocab_explain) {
 }
 END_TEST
 
+/* A file whose vocabulary has [UNK]: a word it lacks reads as [UNK], as in attn predict (the
+ * server refused it with 400 unknown_word while predict answered). */
+static const char *const unk_words[8] = {"[PAD]", "[UNK]", "the", "film",
+                                         "was",   "good",  "bad", "not"};
+static char unk_dir[64];
+
+static void unk_setup(void) {
+    strcpy(unk_dir, "/tmp/attn-serve-unk-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(unk_dir));
+    attn_model_config c = attn_model_config_default(ATTN_ARCH_GRU);
+    c.vocab_size = 8;
+    attn_model *m = tu_model_new(&c, 7);
+    attn_vocab *v = NULL;
+    attn_error err;
+    ck_assert_msg(attn_vocab_create(unk_words, 8, &v, &err) == ATTN_OK, "%s", err.msg);
+    char path[256];
+    snprintf(path, sizeof path, "%s/gru-seed1.json", unk_dir);
+    ck_assert_msg(attn_weights_save_json_vocab(m, v, false, ATTN_WEIGHTS_TEXT, path, &err) ==
+                      ATTN_OK,
+                  "%s", err.msg);
+    attn_vocab_free(v);
+    attn_model_free(m);
+    ck_assert_msg(serve_app_create(unk_dir, 1, &app, &err) == ATTN_OK, "%s", err.msg);
+}
+
+static void unk_teardown(void) {
+    serve_app_free(app);
+    app = NULL;
+    char path[256];
+    snprintf(path, sizeof path, "%s/gru-seed1.json", unk_dir);
+    unlink(path);
+    rmdir(unk_dir);
+}
+
+START_TEST(test_unk_words) {
+    /* two unknown words are both [UNK]: the same logit; a known word another one */
+    char *t = get_text("POST", "/api/predict?models=gru",
+                       "the lecture was good\nthe exam was good\nthe film was good", 200);
+    const char *l = strstr(t, "\"logits\": [");
+    ck_assert_msg(l, "%s", t);
+    double a = 0, b = 0, c = 0;
+    ck_assert_msg(sscanf(l, "\"logits\": [%lf, %lf, %lf]", &a, &b, &c) == 3, "%s", t);
+    ck_assert_msg(a == b && a != c, "%s", t);
+    free(t);
+    t = get_text("POST", "/api/explain", "{\"sentence\": \"the lecture was not good\"}", 200);
+    ck_assert_msg(strstr(t, "\"model\": \"gru\""), "%s", t);
+    free(t);
+}
+END_TEST
+
 START_TEST(test_own_vocab_endpoints) {
     char *t = get_text("GET", "/api/models", NULL, 200);
     ck_assert_msg(strstr(t, "\"name\": \"lstm\"") &&
@@ -575,6 +625,10 @@ int main(void) {
     tcase_add_checked_fixture(own, own_setup, own_teardown);
     tcase_add_test(own, test_own_vocab_explain);
     tcase_add_test(own, test_own_vocab_endpoints);
+    TCase *unk = tcase_create("unk_vocab");
+    tcase_add_checked_fixture(unk, unk_setup, unk_teardown);
+    tcase_add_test(unk, test_unk_words);
+    suite_add_tcase(s, unk);
     tcase_set_timeout(own, 60);
     suite_add_tcase(s, own);
     return tu_run_suite(s);
