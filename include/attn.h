@@ -328,7 +328,7 @@ attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error 
 size_t attn_io_max_file_bytes(void);
 size_t attn_io_max_params(void);
 
-/* ---- looking inside a model: batch-1 accessors (src/models/) and attn_explain (src/insight/) -- *
+/* ---- looking inside a model: batch-1 accessors (src/models/) and attn_explain (src/explain/) -- *
  * "The first layer's input" x of a sentence of n words: RNN/LSTM, the n embedding rows fed to the
  * cell, [n, E]; Transformer, x0 = embedding + pos_embedding of [CLS] and the n words, [n+1, D]
  * ([CLS] row first). The accessors read the buffers of the model's last forward/backward (valid

@@ -1,4 +1,4 @@
-/* attn_insight.h -- looking inside the models beyond attn_explain (src/insight/).
+/* attn_insight.h -- looking inside the models beyond attn_explain (src/lab/).
  *
  *   s1  attn_saliency_*       the gradient-versus-distance curve: how much the logit still
  *                             feels a word k positions before the last one
@@ -64,7 +64,7 @@ attn_status attn_saliency_plot(const attn_saliency_curve *const *curves, const c
 /* ---- s2: the attention calculator ---------------------------------------------------------- *
  * One head of self-attention on made-up numbers small enough to print: each word of the
  * vocabulary has a 4-dimensional embedding built from its category (documented in
- * src/insight/attend.c and `attn attend --help`):
+ * src/lab/attend.c and `attn attend --help`):
  *     dim 0 sentiment (+1 positive, -1 negative adjective), dim 1 negation (not, never),
  *     dim 2 noun (subjects and distractor nouns), dim 3 everything else (function words),
  * plus 0.1 * ((id mod 5) - 2) on dim 3 so that no two words of a category are equal.
@@ -179,7 +179,7 @@ typedef struct attn_prefix_obs {
 attn_status attn_observe_prefixes(attn_model *m, const attn_dataset *d, attn_prefix_obs *out,
                                   attn_error *err);
 
-/* ---- charts of the above (src/insight/charts.c, through attn_plot.h; path .png or .svg) ---- */
+/* ---- charts of the above (src/lab/charts.c, through attn_plot.h; path .png or .svg) ---- */
 
 /* s3: score spread, largest probability and mean p(1-p) against d_k, with (solid) and without
  * (dashed) the 1/sqrt(d_k); log scales. */

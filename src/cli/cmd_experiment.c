@@ -132,8 +132,7 @@ static int save_json(const char *path, const attn_experiment *e, const attn_expe
 
 static int run_one(const attn_experiment *e, const exp_args *a) {
     const bool tty = isatty(STDERR_FILENO);
-    attn_experiment_opts o = {
-        a->seeds, a->quick, a->weights_dir, attn_weights_load_json, tty ? progress : NULL, NULL};
+    attn_experiment_opts o = {a->seeds, a->quick, a->weights_dir, tty ? progress : NULL, NULL};
     attn_experiment_result r;
     attn_error err = {0};
     attn_status st = attn_experiment_run(e, &o, &r, &err);

@@ -19,7 +19,7 @@ void exp_verdict(attn_experiment_result *r, attn_verdict v, const char *fmt, ...
 /* opts->progress, when set. */
 void exp_progress(const attn_experiment_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Loads opts->weights_dir/<arch>-seed<seed>.json through opts->load. */
+/* Loads opts->weights_dir/<arch>-seed<seed>.json (attn_weights_load_json). */
 attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, int seed,
                              attn_model **out, attn_error *err);
 /* Least-squares slope of log(y) against log(x) over the n points (x, y > 0). */

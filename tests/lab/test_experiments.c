@@ -1,7 +1,7 @@
 /* test_experiments.c -- the experiments library (attn_experiments.h): the table is complete and
  * searchable; convolution's construction matches the directly computed convolution and its
  * position-free bound is real; embedding's row norms are those of the weights file (computed
- * here independently) and its one-hot products equal the lookup; a missing weights loader or
+ * here independently) and its one-hot products equal the lookup; a missing weights
  * file is an error naming it. */
 #include "attn_experiments.h"
 #include "test_util.h"
@@ -67,7 +67,7 @@ END_TEST
 START_TEST(test_embedding) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", tu_source_path("weights"));
-    attn_experiment_opts o = {.seeds = 1, .weights_dir = dir, .load = attn_weights_load_json};
+    attn_experiment_opts o = {.seeds = 1, .weights_dir = dir};
     attn_experiment_result r;
     attn_error err = {0};
     ck_assert_msg(attn_experiment_run(attn_experiment_find("embedding"), &o, &r, &err) == ATTN_OK,
@@ -109,13 +109,7 @@ END_TEST
 START_TEST(test_errors) {
     attn_experiment_result r;
     attn_error err = {0};
-    attn_experiment_opts o = {.seeds = 1}; /* no loader */
-    ck_assert_int_eq(attn_experiment_run(attn_experiment_find("embedding"), &o, &r, &err),
-                     ATTN_ERR_ARG);
-    ck_assert_msg(strstr(err.msg, "loader") && strstr(err.msg, "embedding"), "%s", err.msg);
-    attn_experiment_result_free(&r);
-    o.load = attn_weights_load_json;
-    o.weights_dir = "/nonexistent-attn-dir";
+    attn_experiment_opts o = {.seeds = 1, .weights_dir = "/nonexistent-attn-dir"};
     ck_assert_int_ne(attn_experiment_run(attn_experiment_find("equivariance"), &o, &r, &err),
                      ATTN_OK);
     ck_assert_msg(strstr(err.msg, "/nonexistent-attn-dir/transformer-seed1.json"), "%s", err.msg);

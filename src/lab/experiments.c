@@ -218,13 +218,11 @@ void exp_progress(const attn_experiment_opts *o, const char *fmt, ...) {
 
 attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, int seed,
                              attn_model **out, attn_error *err) {
-    if (!o->load)
-        return attn_errorf(err, ATTN_ERR_ARG, "experiment needs trained weights: no loader given");
     char path[1024];
     const char *dir = o->weights_dir ? o->weights_dir : "weights";
     if (snprintf(path, sizeof path, "%s/%s-seed%d.json", dir, arch, seed) >= (int)sizeof path)
         return attn_errorf(err, ATTN_ERR_ARG, "weights directory name too long: %s", dir);
-    return o->load(path, out, err);
+    return attn_weights_load_json(path, out, err);
 }
 
 double exp_loglog_slope(const double *x, const double *y, int n) {
