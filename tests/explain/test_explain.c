@@ -368,7 +368,7 @@ START_TEST(test_ig_completeness) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/explain");
+    Suite *s = suite_create("explain/explain");
     TCase *tc = tcase_create("explain");
     tcase_add_test(tc, test_logit_and_embedded_forward);
     tcase_add_test(tc, test_prefix_probabilities);

@@ -119,7 +119,7 @@ START_TEST(test_errors) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/explain_cli");
+    Suite *s = suite_create("explain/explain_cli");
     TCase *tc = tcase_create("explain_cli");
     tcase_add_test(tc, test_json_transformer);
     tcase_add_test(tc, test_json_recurrent);

@@ -123,7 +123,7 @@ START_TEST(test_errors) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/experiments");
+    Suite *s = suite_create("lab/experiments");
     TCase *tc = tcase_create("experiments");
     tcase_add_test(tc, test_table);
     tcase_add_test(tc, test_convolution);

@@ -94,7 +94,7 @@ START_TEST(test_errors) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/experiments_cli");
+    Suite *s = suite_create("lab/experiments_cli");
     /* `all --quick` trains about 20 small models: 48 s in the release build on a 2-core
      * machine, 310 s under AddressSanitizer + UBSan (measured on a virtualised Xeon), past
      * Check's default 300 s; CTest's TIMEOUT (600 s) is the real bound. */

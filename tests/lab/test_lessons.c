@@ -173,7 +173,7 @@ START_TEST(test_equivariance_without_positions) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/lessons");
+    Suite *s = suite_create("lab/lessons");
     TCase *tc = tcase_create("lessons");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_attend_matches_double_recomputation);

@@ -121,7 +121,7 @@ START_TEST(test_roles_on_one_sentence) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/observe");
+    Suite *s = suite_create("lab/observe");
     TCase *tc = tcase_create("observe");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_transformer_attention, 0, 3);

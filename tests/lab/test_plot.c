@@ -174,7 +174,7 @@ START_TEST(test_failure_keeps_existing_file) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/plot");
+    Suite *s = suite_create("lab/plot");
     TCase *tc = tcase_create("plot");
     tcase_add_test(tc, test_lines_png_and_svg);
     tcase_add_test(tc, test_heatmap_and_bars);

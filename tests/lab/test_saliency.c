@@ -140,7 +140,7 @@ START_TEST(test_bad_arguments) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/saliency");
+    Suite *s = suite_create("lab/saliency");
     TCase *tc = tcase_create("saliency");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_ratios_are_gradient_norms, 0, 4);

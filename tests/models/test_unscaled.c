@@ -104,7 +104,7 @@ START_TEST(test_config_and_json) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("insight/unscaled");
+    Suite *s = suite_create("models/unscaled");
     TCase *tc = tcase_create("unscaled");
     tcase_add_loop_test(tc, test_same_function, 0, 2);
     tcase_add_test(tc, test_config_and_json);
