@@ -15,7 +15,7 @@
 #ifndef ATTN_EXPERIMENTS_H
 #define ATTN_EXPERIMENTS_H
 
-#include "attn.h"
+#include "attn_io.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 /* attn_kernels.h -- the op layer: every op a _forward/_backward pair over plain float* and int
  * dims. bench/ and the write-up's snippets call these directly.
  *
- * Conventions (see include/attn.h for the dimension letters):
+ * Conventions (see include/attn_model.h for the dimension letters):
  *   - Forward:  attn_<op>_forward(out..., saved..., in..., weights..., dims...)
  *   - Backward: attn_<op>_backward(d_in..., d_weights..., d_out, saved/in..., weights..., dims...)
  *     with the d-arguments in the order of the forward arguments they belong to.
@@ -252,20 +252,22 @@ void attn_attention_blocked_forward_mt(float *out, const float *q, const float *
 /* ---- CPU dispatch: which kernel implementations run (src/kernels/cpu.c) ----------------- */
 
 /* The vectorised kernels (tanh, sigmoid and gelu forward, softmax and layernorm forward and
- * backward) exist twice: "scalar", plain C that states the math and runs on any CPU, and
- * "avx2", AVX2+FMA intrinsics (x86-64 only) bit-identical to PyTorch 1.13 on an AVX2 machine.
- * Every other kernel is plain C for both. The path is process-wide and chosen on first use:
- * ATTN_CPU=scalar|avx2|auto in the environment, else auto (avx2 iff the CPU has AVX2 and FMA).
- * ATTN_CPU=avx2 without AVX2+FMA, or an unknown value, logs a warning through the log hook
- * (attn_set_log) and runs the automatic choice: kernels cannot fail. */
+ * backward) exist as: "scalar", plain C that states the math and runs on any CPU (PyTorch 1.13
+ * with ATEN_CPU_CAPABILITY=default); "avx2", AVX2+FMA intrinsics (x86-64 only) bit-identical to
+ * PyTorch 1.13 on an AVX2 machine; and "avx512", the avx2 kernels except softmax and sigmoid,
+ * which follow ATen's 16-lane avx512 arithmetic (runs on any AVX2+FMA CPU; never chosen by auto).
+ * Every other kernel is plain C for all. The path is process-wide and chosen on first use:
+ * ATTN_CPU=scalar|avx2|avx512|auto in the environment, else auto (avx2 iff the CPU has AVX2 and
+ * FMA). ATTN_CPU=avx2/avx512 without AVX2+FMA, or an unknown value, logs a warning through the
+ * log hook (attn_set_log) and runs the automatic choice: kernels cannot fail. */
 
-/* The active path: "scalar" or "avx2" (static string). */
+/* The active path: "scalar", "avx2" or "avx512" (static string). */
 const char *attn_cpu_path(void);
-/* True iff this build and CPU can run the path `name` ("scalar", "avx2", "auto"). */
+/* True iff this build and CPU can run the path `name` ("scalar", "avx2", "avx512", "auto"). */
 bool attn_cpu_path_supported(const char *name);
-/* Makes `name` ("scalar", "avx2", or "auto"/NULL) the active path. Returns false, leaving the
- * path unchanged and logging why, for an unknown name or a path this CPU/build cannot run.
- * Kernel calls running concurrently may still use the old path. */
+/* Makes `name` ("scalar", "avx2", "avx512", or "auto"/NULL) the active path. Returns false,
+ * leaving the path unchanged and logging why, for an unknown name or a path this CPU/build
+ * cannot run. Kernel calls running concurrently may still use the old path. */
 bool attn_cpu_select(const char *name);
 
 #ifdef __cplusplus

@@ -10,7 +10,9 @@
 #ifndef ATTN_PLOT_H
 #define ATTN_PLOT_H
 
-#include "attn.h"
+#include "attn_util.h"
+
+#include <stdbool.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,7 +2,7 @@
  * small made-up numbers (attn_attend_compute), printed step by step with shapes: X, W_Q, W_K,
  * W_V, Q, K, V, the chosen query's scores, scaled scores, softmax row and output row; with
  * --shuffle, the equivariance under a permutation of the words, measured. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "cli.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
  * one go: the table, s1 gradient versus distance, s2 calculator output, s3 and s4 lessons, s7
  * [CLS] attention maps and probability-after-each-word curves for the example sentences and
  * the observations measured on the test sets, s8 cost chart; PNG and SVG, plus index.md. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_plot.h"
 #include "cli.h"
 

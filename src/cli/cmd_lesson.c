@@ -2,7 +2,7 @@
  * table (or JSON) and charts. scaling: random N(0,1) queries and keys, with and without the
  * 1/sqrt(d_k) (attn_lesson_scaling). positions: the sinusoid table, PE(p).PE(q) against
  * q - p, and what permuting the words does to a Transformer with and without positions. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "cli.h"
 
 #include <math.h>

@@ -11,7 +11,7 @@
  * W_Q, W_K, W_V (D x d_k = 4 x 3) below are chosen so that a noun's query meets the keys of
  * the negation and of a positive adjective (q.k = 2 and 1.5), and the values carry sentiment,
  * negation and noun-ness into separate output columns. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_kernels.h"
 
 #include <math.h>

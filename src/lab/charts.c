@@ -1,7 +1,7 @@
 /* charts.c -- the charts of the lessons and of the explain call, described as data for the one
  * gnuplot driver (attn_plot.h): s3 scaling, s4 sinusoid table and dot products, s7 [CLS]
  * attention per layer and head, s7 probability after each word. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_plot.h"
 
 #include <math.h>

@@ -17,7 +17,7 @@
  *   2. Transformers trained without positions (created with pos = none), against the same
  *      training with positions: the same invariance, and what order is worth on the
  *      four test sets. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_kernels.h"
 #include "attn_plot.h"
 #include "experiments_internal.h"

@@ -8,7 +8,7 @@
  * training: the gradient-versus-distance curve (attn_saliency_curve_compute: ratio[k] =
  * |d logit / d x_{T-1-k}| / |d logit / d x_{T-1}| over random sentences of T words, median and
  * 10th/90th percentiles). The number compared is the median ratio at the farthest distance. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_plot.h"
 #include "experiments_internal.h"
 

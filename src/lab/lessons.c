@@ -2,7 +2,7 @@
  * sqrt(d_k) (random N(0,1) queries and keys, softmax through the engine's kernel), the
  * sinusoid position table and its dot products, and what a permutation of the words does to
  * a Transformer with and without position information. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_kernels.h"
 
 #include <math.h>

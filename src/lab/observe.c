@@ -3,7 +3,7 @@
  * distractor's adjective? how sharp?) and how the recurrent models' probability after each
  * word moves (at the deciding words, across fillers, near 50 %). Word roles come from the
  * vocabulary's categories (attn_insight.h). Exact mode, batch 1. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * against autograd by tools/explain_torch.py); ratio[k] = |g_{T-1-k}| / |g_{T-1}|. A plain RNN
  * multiplies the gradient by W_hh^T diag(1 - h^2) once per step, so its ratio falls
  * geometrically with k; attention reaches every word in one step, so its curve stays flat. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_plot.h"
 
 #include <math.h>

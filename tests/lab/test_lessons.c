@@ -4,7 +4,7 @@
  * positions (and its absence with positions); the scaling statistics against their expected
  * values; the sinusoid table against the formula and attn's own pos_embedding initialisation;
  * the dot products' dependence on the offset only. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "test_util.h"
 
 #include <math.h>

@@ -8,7 +8,7 @@
  *   - the LSTM's probability moves at the deciding words and stays put across fillers;
  *   - the plain RNN hovers near 50 %.
  * The roles are also checked on hand-made sentences. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "test_util.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
  * of finite differences; the curve's percentiles are ordered and reproducible; the write-up's
  * s1 shape holds for untrained models (the plain RNN's ratio vanishes with distance, the
  * Transformer's does not); bad arguments give messages. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_plot.h"
 #include "test_util.h"
 

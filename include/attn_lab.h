@@ -1,4 +1,4 @@
-/* attn_insight.h -- looking inside the models beyond attn_explain (src/lab/).
+/* attn_lab.h -- the lab (src/lab/): looking inside the models beyond attn_explain.
  *
  *   s1  attn_saliency_*       the gradient-versus-distance curve: how much the logit still
  *                             feels a word k positions before the last one
@@ -15,17 +15,17 @@
  * returns an object has a *_free that accepts NULL. These calls overwrite the model's
  * activation and gradient buffers (the gradient buffer is left zeroed).
  */
-#ifndef ATTN_INSIGHT_H
-#define ATTN_INSIGHT_H
+#ifndef ATTN_LAB_H
+#define ATTN_LAB_H
 
-#include "attn.h"
+#include "attn_io.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---- s1: gradient versus distance -------------------------------------------------------- *
- * For a sentence of T words with first-layer inputs x_0..x_{T-1} (attn.h: the embedding rows
+ * For a sentence of T words with first-layer inputs x_0..x_{T-1} (attn_model.h: the embedding rows
  * of RNN/LSTM, embedding + position for the Transformer) and g_i = d logit / d x_i:
  *     ratio[k] = |g_{T-1-k}|_2 / |g_{T-1}|_2,   k = 0..T-1 (distance from the last word),
  * so ratio[0] = 1. The curve is the median and the 10th and 90th percentiles of ratio[k] over
