@@ -119,23 +119,6 @@ attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *senten
 /* ---- the explain request ----------------------------------------------------------------------
  */
 
-/* Whether a string of the (already grammar-checked) JSON text holds the escape \u0000, which
- * cJSON would turn into a C string cut short at that point. */
-static bool has_nul_escape(const char *s, size_t n) {
-    bool in_string = false;
-    for (size_t i = 0; i < n; i++) {
-        if (!in_string) {
-            in_string = s[i] == '"';
-        } else if (s[i] == '"') {
-            in_string = false;
-        } else if (s[i] == '\\') {
-            if (i + 5 < n && memcmp(s + i + 1, "u0000", 5) == 0) return true;
-            i++; /* the escaped character */
-        }
-    }
-    return false;
-}
-
 void attn_explain_request_clear(attn_explain_request *r) {
     if (!r) return;
     free(r->sentence);
@@ -207,10 +190,7 @@ attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain
         return attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line,
                            col, why);
     }
-    if (has_nul_escape(buf, len))
-        st = attn_errorf(err, ATTN_ERR_PARSE, "a string holds \\u0000 (not allowed)");
-    else
-        st = request_fields(root, out, err);
+    st = request_fields(root, out, err); /* \u0000 was refused by the grammar check */
     cJSON_Delete(root);
     if (st != ATTN_OK) attn_explain_request_clear(out);
     return st;

@@ -1,0 +1,56 @@
+/* test_explain_json.c -- the explain request (attn_explain_request_parse) is read by the strict
+ * reader, so what that reader refuses is refused here too, as ATTN_ERR_PARSE with the byte, line
+ * and column: a key given twice (the server answers 400 malformed_json for it), invalid UTF-8
+ * in a string, \u0000. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void expect_refused(const char *text, const char *why, const char *where) {
+    attn_explain_request r;
+    attn_error err = {0};
+    ck_assert_msg(attn_explain_request_parse(text, strlen(text), &r, &err) == ATTN_ERR_PARSE,
+                  "accepted %s", text);
+    ck_assert(r.sentence == NULL && r.n_models == 0);
+    ck_assert_msg(strstr(err.msg, why) && strstr(err.msg, where), "%s: \"%s\" lacks %s / %s", text,
+                  err.msg, why, where);
+}
+
+START_TEST(test_request_duplicate_keys) {
+    expect_refused("{\"sentence\": \"a\", \"sentence\": \"b\"}", "duplicate key",
+                   "byte 18 (line 1, column 19)");
+    expect_refused("{\"sentence\": \"a\",\n \"models\": [], \"models\": [\"rnn\"]}",
+                   "duplicate key", "line 2, column 16");
+    expect_refused("{\"sentence\": \"a\", \"sent\\u0065nce\": \"b\"}", "duplicate key", "byte 18");
+    /* one name in two objects is not a duplicate */
+    attn_explain_request r;
+    attn_error err = {0};
+    const char *ok = "{\"sentence\": \"good\", \"models\": [\"rnn\"]}";
+    ck_assert_msg(attn_explain_request_parse(ok, strlen(ok), &r, &err) == ATTN_OK, "%s", err.msg);
+    attn_explain_request_clear(&r);
+}
+END_TEST
+
+START_TEST(test_request_invalid_utf8) {
+    expect_refused("{\"sentence\": \"caf\xe9\"}", "invalid UTF-8", "byte 17 (line 1, column 18)");
+    expect_refused("{\"sentence\": \"\xed\xa0\x80\"}", "invalid UTF-8", "byte 14");
+    expect_refused("{\"sentence\": \"a\\u0000\"}", "NUL", "byte 21");
+    attn_explain_request r;
+    attn_error err = {0};
+    const char *ok = "{\"sentence\": \"caf\xc3\xa9\"}";
+    ck_assert_msg(attn_explain_request_parse(ok, strlen(ok), &r, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_str_eq(r.sentence, "caf\xc3\xa9");
+    attn_explain_request_clear(&r);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("io/explain_json");
+    TCase *tc = tcase_create("explain_json");
+    tcase_add_test(tc, test_request_duplicate_keys);
+    tcase_add_test(tc, test_request_invalid_utf8);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
