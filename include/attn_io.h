@@ -126,9 +126,13 @@ attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error
 
 /* ---- explanations as JSON (src/io/explain_json.c) ------------------------------------- */
 
-/* s as a JSON string literal to f: quotes and backslashes escaped, control bytes as \u00XX,
- * the rest as is (words and messages are UTF-8 already). The explain JSON and the CLI's JSON
- * output write their strings with it. */
+/* The one JSON string escaper of attn (the explain JSON, the CLI's JSON output and attn serve's
+ * answers): s as a string literal, written through put in pieces: quotes and backslashes
+ * escaped, bytes below 0x20 and 0x7f as \u00XX, each byte that does not start a valid UTF-8
+ * sequence as \ufffd, the rest as is -- the literal is always valid UTF-8 JSON. */
+void attn_json_escape(const char *s, void (*put)(const char *text, size_t n, void *user),
+                      void *user);
+/* attn_json_escape to f. */
 void attn_json_write_string(FILE *f, const char *s);
 
 /* The object `attn explain --format json` prints for one sentence (and `attn serve` returns per

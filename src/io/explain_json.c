@@ -11,17 +11,40 @@
 /* ---- writing ----------------------------------------------------------------------------------
  */
 
-void attn_json_write_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
+void attn_json_escape(const char *s, void (*put)(const char *text, size_t n, void *user),
+                      void *user) {
+    static const char hex[] = "0123456789abcdef";
+    put("\"", 1, user);
+    const unsigned char *p = (const unsigned char *)s, *run = p; /* run: bytes copied as they are */
+    while (*p) {
+        const size_t n = attn_io_utf8_len(p, strnlen((const char *)p, 4));
+        char esc[7];
+        size_t esc_n = 0;
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\', esc[1] = (char)*p, esc_n = 2;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[*p >> 4], esc[5] = hex[*p & 15], esc_n = 6;
+        } else if (n == 0) {
+            memcpy(esc, "\\ufffd", 6), esc_n = 6;
+        } else {
+            p += n;
+            continue;
+        }
+        if (p > run) put((const char *)run, (size_t)(p - run), user);
+        put(esc, esc_n, user);
+        run = ++p;
     }
-    fputc('"', f);
+    if (p > run) put((const char *)run, (size_t)(p - run), user);
+    put("\"", 1, user);
+}
+
+static void put_file(const char *text, size_t n, void *f) {
+    fwrite(text, 1, n, f);
+}
+
+void attn_json_write_string(FILE *f, const char *s) {
+    attn_json_escape(s, put_file, f);
 }
 
 static void json_floats(FILE *f, const float *a, int n) {

@@ -1,7 +1,7 @@
 /* test_explain_json.c -- the explain request (attn_explain_request_parse) is read by the strict
  * reader, so what that reader refuses is refused here too, as ATTN_ERR_PARSE with the byte, line
  * and column: a key given twice (the server answers 400 malformed_json for it), invalid UTF-8
- * in a string, \u0000. */
+ * in a string, \u0000; and the one string escaper every JSON writer uses. */
 #include "test_util.h"
 
 #include <stdio.h>
@@ -46,11 +46,28 @@ START_TEST(test_request_invalid_utf8) {
 }
 END_TEST
 
+START_TEST(test_escaper) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    /* quote, backslash, control bytes, DEL, UTF-8 kept, a surrogate, an overlong form, a byte
+     * beyond U+10FFFF and a cut sequence each replaced byte by byte */
+    attn_json_write_string(
+        f, "a\"b\\c\n\x01\x7f \xc3\xa9\xe2\x80\x9c \xed\xa0\x80 \xc0\xaf \xf4\x90 \xe2\x82");
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_str_eq(text, "\"a\\\"b\\\\c\\u000a\\u0001\\u007f \xc3\xa9\xe2\x80\x9c "
+                           "\\ufffd\\ufffd\\ufffd \\ufffd\\ufffd \\ufffd\\ufffd \\ufffd\\ufffd\"");
+    free(text);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("io/explain_json");
     TCase *tc = tcase_create("explain_json");
     tcase_add_test(tc, test_request_duplicate_keys);
     tcase_add_test(tc, test_request_invalid_utf8);
+    tcase_add_test(tc, test_escaper);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
