@@ -31,99 +31,100 @@ static const char notes[] =
     "\"query\", \"query_index\", \"X\", \"W_Q\", \"W_K\", \"W_V\", \"Q\", \"K\", \"V\",\n"
     "\"scores\", \"scaled\", \"softmax\", \"output\", \"outputs\", \"shuffle\"}.";
 
-static void print_matrix(const char *name, const char *what, const float *a, int rows, int cols,
-                         const int *ids, const char *const *col_names) {
-    printf("\n%s  [%d x %d]  %s\n", name, rows, cols, what);
+static void print_matrix(FILE *out, const char *name, const char *what, const float *a, int rows,
+                         int cols, const int *ids, const char *const *col_names) {
+    fprintf(out, "\n%s  [%d x %d]  %s\n", name, rows, cols, what);
     if (col_names) {
-        printf("  %-12s", "");
-        for (int c = 0; c < cols; c++) printf(" %9s", col_names[c]);
-        putchar('\n');
+        fprintf(out, "  %-12s", "");
+        for (int c = 0; c < cols; c++) fprintf(out, " %9s", col_names[c]);
+        fputc('\n', out);
     }
     for (int r = 0; r < rows; r++) {
-        printf("  %-12s", ids ? attn_vocab_word(ids[r]) : "");
-        for (int c = 0; c < cols; c++) printf(" %9.4f", (double)a[(size_t)r * cols + c]);
-        putchar('\n');
+        fprintf(out, "  %-12s", ids ? attn_vocab_word(ids[r]) : "");
+        for (int c = 0; c < cols; c++) fprintf(out, " %9.4f", (double)a[(size_t)r * cols + c]);
+        fputc('\n', out);
     }
 }
 
-static void print_row(const char *label, const float *v, int n) {
-    printf("  %-30s", label);
-    for (int j = 0; j < n; j++) printf(" %9.4f", (double)v[j]);
-    putchar('\n');
+static void print_row(FILE *out, const char *label, const float *v, int n) {
+    fprintf(out, "  %-30s", label);
+    for (int j = 0; j < n; j++) fprintf(out, " %9.4f", (double)v[j]);
+    fputc('\n', out);
 }
 
 static const char *const dims[] = {"sentiment", "negation", "noun", "other"};
 
-static void print_text(const char *sentence, const attn_attend_result *r, int qi) {
+static void print_text(FILE *out, const char *sentence, const attn_attend_result *r, int qi) {
     const int n = r->n;
-    printf("sentence: %s  (n = %d words, d_model = %d, d_k = d_v = %d, no positions)\n", sentence,
-           n, D, DK);
-    print_matrix("X", "made-up embeddings, one row per word", r->x, n, D, r->ids, dims);
-    print_matrix("W_Q", "rows: sentiment, negation, noun, other", attn_attend_weights('q'), D, DK,
-                 NULL, NULL);
-    print_matrix("W_K", "", attn_attend_weights('k'), D, DK, NULL, NULL);
-    print_matrix("W_V", "", attn_attend_weights('v'), D, DK, NULL, NULL);
-    print_matrix("Q = X W_Q", "", r->q, n, DK, r->ids, NULL);
-    print_matrix("K = X W_K", "", r->k, n, DK, r->ids, NULL);
-    print_matrix("V = X W_V", "", r->v, n, DK, r->ids, NULL);
-    printf("\nquery \"%s\" (row %d): q = Q[%d]  [1 x %d]\n  %-30s", attn_vocab_word(r->ids[qi]), qi,
-           qi, DK, "key:");
-    for (int j = 0; j < n; j++) printf(" %9.9s", attn_vocab_word(r->ids[j]));
-    putchar('\n');
+    fprintf(out, "sentence: %s  (n = %d words, d_model = %d, d_k = d_v = %d, no positions)\n",
+            sentence, n, D, DK);
+    print_matrix(out, "X", "made-up embeddings, one row per word", r->x, n, D, r->ids, dims);
+    print_matrix(out, "W_Q", "rows: sentiment, negation, noun, other", attn_attend_weights('q'), D,
+                 DK, NULL, NULL);
+    print_matrix(out, "W_K", "", attn_attend_weights('k'), D, DK, NULL, NULL);
+    print_matrix(out, "W_V", "", attn_attend_weights('v'), D, DK, NULL, NULL);
+    print_matrix(out, "Q = X W_Q", "", r->q, n, DK, r->ids, NULL);
+    print_matrix(out, "K = X W_K", "", r->k, n, DK, r->ids, NULL);
+    print_matrix(out, "V = X W_V", "", r->v, n, DK, r->ids, NULL);
+    fprintf(out, "\nquery \"%s\" (row %d): q = Q[%d]  [1 x %d]\n  %-30s",
+            attn_vocab_word(r->ids[qi]), qi, qi, DK, "key:");
+    for (int j = 0; j < n; j++) fprintf(out, " %9.9s", attn_vocab_word(r->ids[j]));
+    fputc('\n', out);
     char label[64];
     snprintf(label, sizeof label, "scores q.k_j [1 x %d]", n);
-    print_row(label, r->scores + (size_t)qi * n, n);
+    print_row(out, label, r->scores + (size_t)qi * n, n);
     snprintf(label, sizeof label, "scaled / sqrt(%d) [1 x %d]", DK, n);
-    print_row(label, r->scaled + (size_t)qi * n, n);
+    print_row(out, label, r->scaled + (size_t)qi * n, n);
     snprintf(label, sizeof label, "softmax [1 x %d]", n);
-    print_row(label, r->probs + (size_t)qi * n, n);
-    printf("  output = softmax . V  [1 x %d]  ", DK);
-    for (int c = 0; c < DK; c++) printf(" %9.4f", (double)r->out[(size_t)qi * DK + c]);
-    putchar('\n');
-    print_matrix("outputs", "every query's output row (softmax . V)", r->out, n, DK, r->ids, NULL);
+    print_row(out, label, r->probs + (size_t)qi * n, n);
+    fprintf(out, "  output = softmax . V  [1 x %d]  ", DK);
+    for (int c = 0; c < DK; c++) fprintf(out, " %9.4f", (double)r->out[(size_t)qi * DK + c]);
+    fputc('\n', out);
+    print_matrix(out, "outputs", "every query's output row (softmax . V)", r->out, n, DK, r->ids,
+                 NULL);
 }
 
-static void json_matrix(const char *key, const float *a, int rows, int cols) {
-    printf(", \"%s\": [", key);
+static void json_matrix(FILE *out, const char *key, const float *a, int rows, int cols) {
+    fprintf(out, ", \"%s\": [", key);
     for (int r = 0; r < rows; r++) {
-        printf("%s[", r ? ", " : "");
+        fprintf(out, "%s[", r ? ", " : "");
         for (int c = 0; c < cols; c++)
-            printf("%s%.9g", c ? ", " : "", (double)a[(size_t)r * cols + c]);
-        putchar(']');
+            fprintf(out, "%s%.9g", c ? ", " : "", (double)a[(size_t)r * cols + c]);
+        fputc(']', out);
     }
-    putchar(']');
+    fputc(']', out);
 }
 
-static void json_tokens(const int *ids, int n) {
-    putchar('[');
+static void json_tokens(FILE *out, const int *ids, int n) {
+    fputc('[', out);
     for (int i = 0; i < n; i++) {
-        if (i) printf(", ");
-        attn_json_write_string(stdout, attn_vocab_word(ids[i]));
+        if (i) fprintf(out, ", ");
+        attn_json_write_string(out, attn_vocab_word(ids[i]));
     }
-    putchar(']');
+    fputc(']', out);
 }
 
-static void print_json_head(const char *sentence, const attn_attend_result *r, int qi) {
+static void print_json_head(FILE *out, const char *sentence, const attn_attend_result *r, int qi) {
     const int n = r->n;
-    printf("{\"sentence\": ");
-    attn_json_write_string(stdout, sentence);
-    printf(", \"tokens\": ");
-    json_tokens(r->ids, n);
-    printf(", \"query\": ");
-    attn_json_write_string(stdout, attn_vocab_word(r->ids[qi]));
-    printf(", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
-    json_matrix("X", r->x, n, D);
-    json_matrix("W_Q", attn_attend_weights('q'), D, DK);
-    json_matrix("W_K", attn_attend_weights('k'), D, DK);
-    json_matrix("W_V", attn_attend_weights('v'), D, DK);
-    json_matrix("Q", r->q, n, DK);
-    json_matrix("K", r->k, n, DK);
-    json_matrix("V", r->v, n, DK);
-    json_matrix("scores", r->scores + (size_t)qi * n, 1, n);
-    json_matrix("scaled", r->scaled + (size_t)qi * n, 1, n);
-    json_matrix("softmax", r->probs + (size_t)qi * n, 1, n);
-    json_matrix("output", r->out + (size_t)qi * DK, 1, DK);
-    json_matrix("outputs", r->out, n, DK);
+    fprintf(out, "{\"sentence\": ");
+    attn_json_write_string(out, sentence);
+    fprintf(out, ", \"tokens\": ");
+    json_tokens(out, r->ids, n);
+    fprintf(out, ", \"query\": ");
+    attn_json_write_string(out, attn_vocab_word(r->ids[qi]));
+    fprintf(out, ", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
+    json_matrix(out, "X", r->x, n, D);
+    json_matrix(out, "W_Q", attn_attend_weights('q'), D, DK);
+    json_matrix(out, "W_K", attn_attend_weights('k'), D, DK);
+    json_matrix(out, "W_V", attn_attend_weights('v'), D, DK);
+    json_matrix(out, "Q", r->q, n, DK);
+    json_matrix(out, "K", r->k, n, DK);
+    json_matrix(out, "V", r->v, n, DK);
+    json_matrix(out, "scores", r->scores + (size_t)qi * n, 1, n);
+    json_matrix(out, "scaled", r->scaled + (size_t)qi * n, 1, n);
+    json_matrix(out, "softmax", r->probs + (size_t)qi * n, 1, n);
+    json_matrix(out, "output", r->out + (size_t)qi * DK, 1, DK);
+    json_matrix(out, "outputs", r->out, n, DK);
 }
 
 /* A fixed shuffle that moves at least one word (seed 1; rotated by one if it did not). */
@@ -137,7 +138,7 @@ static void make_perm(int *perm, int n) {
         for (int i = 0; i < n; i++) perm[i] = (i + 1) % n;
 }
 
-static int shuffle(const int *ids, int n, int fmt) {
+static int shuffle(FILE *out, const int *ids, int n, int fmt) {
     int *perm = malloc((size_t)n * sizeof *perm), *pids = malloc((size_t)n * sizeof *pids);
     attn_attend_result *s = NULL;
     attn_error err;
@@ -150,22 +151,23 @@ static int shuffle(const int *ids, int n, int fmt) {
     }
     if (st == ATTN_OK) st = attn_attend_equivariance(ids, n, perm, &dev_out, &dev_p, &err);
     if (st == ATTN_OK && fmt == FORMAT_JSON) {
-        printf(", \"shuffle\": {\"order\": [");
-        for (int i = 0; i < n; i++) printf("%s%d", i ? ", " : "", perm[i]);
-        printf("], \"tokens\": ");
-        json_tokens(pids, n);
-        json_matrix("outputs", s->out, n, DK);
-        printf(", \"max_output_deviation\": %.9g, \"max_probability_deviation\": %.9g}", dev_out,
-               dev_p);
+        fprintf(out, ", \"shuffle\": {\"order\": [");
+        for (int i = 0; i < n; i++) fprintf(out, "%s%d", i ? ", " : "", perm[i]);
+        fprintf(out, "], \"tokens\": ");
+        json_tokens(out, pids, n);
+        json_matrix(out, "outputs", s->out, n, DK);
+        fprintf(out, ", \"max_output_deviation\": %.9g, \"max_probability_deviation\": %.9g}",
+                dev_out, dev_p);
     } else if (st == ATTN_OK) {
-        printf("\nshuffled (word i is word order[i] of the sentence): order =");
-        for (int i = 0; i < n; i++) printf(" %d", perm[i]);
-        print_matrix("outputs, shuffled", "softmax . V of the shuffled words", s->out, n, DK, pids,
-                     NULL);
-        printf("\nequivariance: largest |out_shuffled[i] - out[order[i]]| = %.3g, largest\n"
-               "|p_shuffled[i][j] - p[order[i]][order[j]]| = %.3g: the same rows, permuted;\n"
-               "without position information attention cannot tell the orders apart.\n",
-               dev_out, dev_p);
+        fprintf(out, "\nshuffled (word i is word order[i] of the sentence): order =");
+        for (int i = 0; i < n; i++) fprintf(out, " %d", perm[i]);
+        print_matrix(out, "outputs, shuffled", "softmax . V of the shuffled words", s->out, n, DK,
+                     pids, NULL);
+        fprintf(out,
+                "\nequivariance: largest |out_shuffled[i] - out[order[i]]| = %.3g, largest\n"
+                "|p_shuffled[i][j] - p[order[i]][order[j]]| = %.3g: the same rows, permuted;\n"
+                "without position information attention cannot tell the orders apart.\n",
+                dev_out, dev_p);
     }
     attn_attend_result_free(s);
     free(perm);
@@ -188,6 +190,28 @@ static int query_index(const int *ids, int n, const char *query) {
     return n - 1;
 }
 
+int cli_attend_report(FILE *out, const char *sentence, const char *query, bool shuffled,
+                      bool json) {
+    const int fmt = json ? FORMAT_JSON : FORMAT_TEXT;
+    int ids[ATTN_MAX_WORDS], n = 0;
+    attn_error err;
+    if (attn_tokenize(sentence, ids, ATTN_MAX_WORDS, &n, &err) != ATTN_OK)
+        return cli_usage_error("attend", "--sentence: %s", err.msg);
+    const int qi = query_index(ids, n, query);
+    if (qi < 0)
+        return cli_usage_error("attend", "--query '%s' is not a word of the sentence", query);
+    attn_attend_result *r = NULL;
+    if (attn_attend_compute(ids, n, &r, &err) != ATTN_OK) return cli_fail("attend", &err);
+    if (fmt == FORMAT_JSON)
+        print_json_head(out, sentence, r, qi);
+    else
+        print_text(out, sentence, r, qi);
+    const int rc = shuffled ? shuffle(out, ids, n, fmt) : CLI_OK;
+    if (fmt == FORMAT_JSON) fputs("}\n", out);
+    attn_attend_result_free(r);
+    return rc;
+}
+
 int cmd_attend(int argc, char **argv) {
     const char *sentence = "the lecture was not good", *query = NULL;
     bool shuffled = false;
@@ -206,21 +230,5 @@ int cmd_attend(int argc, char **argv) {
                      4};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
-    int ids[ATTN_MAX_WORDS], n = 0;
-    attn_error err;
-    if (attn_tokenize(sentence, ids, ATTN_MAX_WORDS, &n, &err) != ATTN_OK)
-        return cli_usage_error("attend", "--sentence: %s", err.msg);
-    const int qi = query_index(ids, n, query);
-    if (qi < 0)
-        return cli_usage_error("attend", "--query '%s' is not a word of the sentence", query);
-    attn_attend_result *r = NULL;
-    if (attn_attend_compute(ids, n, &r, &err) != ATTN_OK) return cli_fail("attend", &err);
-    if (fmt == FORMAT_JSON)
-        print_json_head(sentence, r, qi);
-    else
-        print_text(sentence, r, qi);
-    rc = shuffled ? shuffle(ids, n, fmt) : CLI_OK;
-    if (fmt == FORMAT_JSON) printf("}\n");
-    attn_attend_result_free(r);
-    return rc;
+    return cli_attend_report(stdout, sentence, query, shuffled, fmt == FORMAT_JSON);
 }
