@@ -59,14 +59,16 @@ attn_flop_counts *attn_flops_get_counter(void);
 /* *sum += *c, tag by tag (a kernel's worker threads count apart, then add). */
 void attn_flops_add(attn_flop_counts *sum, const attn_flop_counts *c);
 
-/* C[m,n] = alpha * op(A)[m,k] . op(B)[k,n] + beta * C[m,n]; row-major, contiguous:
- * A is [m,k] (or [k,m] if trans_a), B is [k,n] (or [n,k] if trans_b). Leading dimensions are
- * derived here and nowhere else. `backward` says which counter the multiply-adds go to. */
-void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
-                float alpha, const float *a, const float *b, float beta, float *c);
-
 /* Which counter of the accountant a product's multiply-adds go to. */
 typedef enum attn_pass { ATTN_PASS_FORWARD = 0, ATTN_PASS_BACKWARD = 1 } attn_pass;
+
+/* Every product has one argument order, as every op: the output first, then the inputs, the
+ * dims (rows before columns), the options, and last the accountant's tag and pass.
+ * c[m,n] = alpha * op(a)[m,k] . op(b)[k,n] + beta * c[m,n]; row-major, contiguous: a is [m,k]
+ * (or [k,m] if trans_a), b is [k,n] (or [n,k] if trans_b). Leading dimensions are derived here
+ * and nowhere else. A bias enters as PyTorch's addmm adds it: prefilled into c, beta = 1. */
+void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, bool trans_a,
+                bool trans_b, float alpha, float beta, attn_op tag, attn_pass pass);
 
 /* Named products on attn_sgemm (alpha 1), the way callers should spell them; all row-major and
  * contiguous, c [m,n] = op(a) . op(b) + beta * c (beta 0 overwrites, 1 accumulates):

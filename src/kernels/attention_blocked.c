@@ -155,8 +155,8 @@ static void query_tile(float *o, const float *q_t, const float *k, const float *
         const int tk = n_valid - j0 < tile ? n_valid - j0 : tile;
         /* s[tq,tk] = q_t . k_t^T: the tile's queries against keys j0.. (beta 0 on the first
          * key tile below also overwrites o, so o needs no clearing) */
-        attn_sgemm(ATTN_OP_QK, false, false, true, tq, tk, hs, 1.0f, q_t, k + (size_t)j0 * hs, 0.0f,
-                   s);
+        attn_sgemm(s, q_t, k + (size_t)j0 * hs, tq, tk, hs, false, true, 1.0f, 0.0f, ATTN_OP_QK,
+                   ATTN_PASS_FORWARD);
         for (int r = 0; r < tq; r++) {
             float *row = s + (size_t)r * tk;
             /* new max m' = max(m, max_j s_rj); the old partial sums and output were taken
@@ -175,8 +175,8 @@ static void query_tile(float *o, const float *q_t, const float *k, const float *
             }
         }
         /* o (+)= exp(s - m') . v_t  [tq,tk].[tk,hs] */
-        attn_sgemm(ATTN_OP_AV, false, false, false, tq, hs, tk, 1.0f, s, v + (size_t)j0 * hs,
-                   j0 == 0 ? 0.0f : 1.0f, o);
+        attn_sgemm(o, s, v + (size_t)j0 * hs, tq, hs, tk, false, false, 1.0f, j0 == 0 ? 0.0f : 1.0f,
+                   ATTN_OP_AV, ATTN_PASS_FORWARD);
     }
     /* out = o / l: the softmax's normaliser, applied once at the end */
     for (int r = 0; r < tq; r++) row_scale(o + (size_t)r * hs, hs, 1.0f / l[r]);

@@ -109,12 +109,13 @@ attn_status attn_attend_compute(const int *ids, int n, attn_attend_result **out,
         }
     }
     /* Q = X W_Q, K = X W_K, V = X W_V: [n, D] . [D, DK] */
-    attn_sgemm(ATTN_OP_QKV, false, false, false, n, DK, D, 1.0f, r->x, w_q, 0.0f, r->q);
-    attn_sgemm(ATTN_OP_QKV, false, false, false, n, DK, D, 1.0f, r->x, w_k, 0.0f, r->k);
-    attn_sgemm(ATTN_OP_QKV, false, false, false, n, DK, D, 1.0f, r->x, w_v, 0.0f, r->v);
+    attn_sgemm(r->q, r->x, w_q, n, DK, D, false, false, 1.0f, 0.0f, ATTN_OP_QKV, ATTN_PASS_FORWARD);
+    attn_sgemm(r->k, r->x, w_k, n, DK, D, false, false, 1.0f, 0.0f, ATTN_OP_QKV, ATTN_PASS_FORWARD);
+    attn_sgemm(r->v, r->x, w_v, n, DK, D, false, false, 1.0f, 0.0f, ATTN_OP_QKV, ATTN_PASS_FORWARD);
     /* for display: scores = Q K^T and scores / sqrt(d_k) */
     const float scale = 1.0f / sqrtf((float)DK);
-    attn_sgemm(ATTN_OP_QK, false, false, true, n, n, DK, 1.0f, r->q, r->k, 0.0f, r->scores);
+    attn_sgemm(r->scores, r->q, r->k, n, n, DK, false, true, 1.0f, 0.0f, ATTN_OP_QK,
+               ATTN_PASS_FORWARD);
     for (size_t i = 0; i < (size_t)n * n; i++) r->scaled[i] = r->scores[i] * scale;
     /* the kernel takes q already scaled by 1/sqrt(HS), as the Transformer's forward does */
     float *q_scaled = malloc((size_t)n * DK * sizeof *q_scaled);

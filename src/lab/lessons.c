@@ -25,7 +25,7 @@ static void scaling_one(int d_k, int n_keys, int n_trials, attn_rng *rng, float 
         for (int i = 0; i < d_k; i++) q[i] = (float)attn_rng_normal(rng);
         for (size_t i = 0; i < (size_t)n_keys * d_k; i++) k[i] = (float)attn_rng_normal(rng);
         /* s[j] = q . k_j : [1, d_k] . [n_keys, d_k]^T */
-        attn_sgemm(ATTN_OP_QK, false, false, true, 1, n_keys, d_k, 1.0f, q, k, 0.0f, s);
+        attn_sgemm(s, q, k, 1, n_keys, d_k, false, true, 1.0f, 0.0f, ATTN_OP_QK, ATTN_PASS_FORWARD);
         for (int v = 0; v < 2; v++) {
             if (v == 1)
                 for (int j = 0; j < n_keys; j++) s[j] *= scale;
