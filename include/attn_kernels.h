@@ -224,9 +224,6 @@ size_t attn_attention_forward_work_size(int n_q, int n_k);
 size_t attn_attention_backward_work_size(int n_q, int n_k);
 /* Key sequences longer than this take the blocked path (forward without probs). */
 #define ATTN_ATTENTION_BLOCKED_ABOVE 1024
-/* The blocked path uses up to this many threads (attn_set_num_threads); its work is sized for it.
- */
-#define ATTN_ATTENTION_MAX_THREADS 8
 
 /* ---- attention of one head, memory-frugal (src/kernels/attention_blocked.c) ------------- */
 
@@ -242,13 +239,14 @@ void attn_attention_blocked_forward(float *out, const float *q, const float *k, 
                                     int n_q, int n_k, int hs, int n_valid, float *work, int tile);
 /* Floats the blocked forward needs in `work`: tile*tile (score tile) + 2*tile (m, l). */
 size_t attn_attention_blocked_work_size(int tile);
-/* The same on `threads` threads: query tiles are dealt round-robin, the calling thread takes
- * one share. work: threads * attn_attention_blocked_work_size(tile) floats. With threads > 1
- * the BLAS runs on 1 thread meanwhile and is set to `threads` threads on return; products on
- * the extra threads are not seen by the calling thread's FLOP counter (count with 1 thread). */
-void attn_attention_blocked_forward_mt(float *out, const float *q, const float *k, const float *v,
-                                       int n_q, int n_k, int hs, int n_valid, float *work, int tile,
-                                       int threads);
+/* One share of it, for a caller with threads of its own (the thread count is its parameter):
+ * part p (0 <= p < parts) computes query tiles p, p + parts, p + 2 parts, ... of `tile` rows;
+ * once every part has run, out is bit for bit attn_attention_blocked_forward's. Re-entrant: it
+ * starts no thread and changes no process-wide setting (its products run on the BLAS threads
+ * in force). work: attn_attention_blocked_work_size(tile) floats of the part's own. */
+void attn_attention_blocked_forward_part(float *out, const float *q, const float *k, const float *v,
+                                         int n_q, int n_k, int hs, int n_valid, float *work,
+                                         int tile, int part, int parts);
 #define ATTN_ATTENTION_TILE 256 /* default tile: a 256 KiB score tile (measured best, n = 4097) */
 
 /* ---- CPU dispatch: which kernel implementations run (src/kernels/cpu.c) ----------------- */
