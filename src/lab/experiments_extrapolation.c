@@ -96,6 +96,19 @@ attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment
         if (!st) st = exp_put(r, k, drop[p], err);
     }
     if (st) return st;
+    exp_extrapolation_verdict(r);
+    return ATTN_OK;
+}
+
+/* holds if the sinusoidal table loses at least DEGRADE_PP points from the training lengths to
+ * the longest sentences while rope and alibi both lose less; mixed if one of the two. */
+void exp_extrapolation_verdict(attn_experiment_result *r) {
+    double drop[N_SCHEMES];
+    for (int p = 0; p < N_SCHEMES; p++) {
+        char k[64];
+        snprintf(k, sizeof k, "%s.drop_points", attn_pos_name(schemes[p]));
+        drop[p] = exp_get(r, k);
+    }
     const double d_sin = drop[1], d_rope = drop[2], d_alibi = drop[3];
     const bool sin_degrades = d_sin >= DEGRADE_PP;
     const bool rel_hold = d_rope < DEGRADE_PP && d_alibi < DEGRADE_PP;
@@ -108,7 +121,6 @@ attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment
                 "learned %.1f, none %.1f",
                 TRAIN_MIN, TRAIN_MAX, d_sin, sin_degrades ? ">=" : "<", DEGRADE_PP, d_rope, d_alibi,
                 rel_hold ? "both <" : "not both <", DEGRADE_PP, drop[0], drop[4]);
-    return ATTN_OK;
 }
 
 attn_status exp_extrapolation_plot(const attn_experiment_result *r, const char *path,

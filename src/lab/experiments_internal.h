@@ -54,7 +54,11 @@ void exp_test_sets_free(attn_dataset *sets[ATTN_N_TEST_SETS]);
 attn_status exp_accuracy(attn_model *m, attn_dataset *const sets[ATTN_N_TEST_SETS], double *mean,
                          double acc[ATTN_N_TEST_SETS], attn_error *err);
 
-/* ---- the experiments (one file each) ---- */
+/* ---- the experiments (one file each) ----
+ * exp_<name>_verdict sets r's verdict and why from the measurements already in r by the
+ * experiment's rule (the run calls it last; tests/lab/test_verdicts.c feeds it fixed numbers). */
+void exp_convolution_verdict(attn_experiment_result *r);
+void exp_extrapolation_verdict(attn_experiment_result *r);
 attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_result *r,
                                 attn_error *err);
 attn_status exp_convolution_plot(const attn_experiment_result *r, const char *path,
