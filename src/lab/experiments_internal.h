@@ -59,6 +59,8 @@ attn_status exp_accuracy(attn_model *m, attn_dataset *const sets[ATTN_N_TEST_SET
  * experiment's rule (the run calls it last; tests/lab/test_verdicts.c feeds it fixed numbers). */
 void exp_convolution_verdict(attn_experiment_result *r);
 void exp_extrapolation_verdict(attn_experiment_result *r);
+void exp_scaling_verdict(attn_experiment_result *r);
+void exp_norm_verdict(attn_experiment_result *r);
 attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_result *r,
                                 attn_error *err);
 attn_status exp_convolution_plot(const attn_experiment_result *r, const char *path,

@@ -108,24 +108,39 @@ attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *
                                err);
     }
     if (st) return st;
-    const int deep = n_depths - 1;
-    double pre_max = -INFINITY;
-    for (int d = 0; d < n_depths; d++) pre_max = fmax(pre_max, gain[1][d]);
     double best = 0.0; /* some run must have learnt the task for the gains to mean anything */
     for (int nm = 0; nm < 2; nm++)
         for (int wu = 0; wu < 2; wu++)
             for (int d = 0; d < n_depths; d++) best = fmax(best, acc[nm][wu][d]);
     if (!st) st = exp_put(r, "best_mean_accuracy", best, err);
     if (st) return st;
-    if (best < 0.75) {
+    exp_norm_verdict(r);
+    return ATTN_OK;
+}
+
+/* mixed if no run learnt the task (best mean accuracy < 0.75); else holds if warm-up raises
+ * post-norm's accuracy by >= NEEDS_GAIN at the deepest depth, by more than at the shallowest,
+ * and pre-norm's by less than NEEDS_GAIN at every depth; does not hold if post-norm does not
+ * need it and pre-norm does not either; mixed otherwise. */
+void exp_norm_verdict(attn_experiment_result *r) {
+    const attn_measure *layers = attn_experiment_measure(r, "layers");
+    const attn_measure *post = attn_experiment_measure(r, "post.warmup_gain");
+    const attn_measure *pre = attn_experiment_measure(r, "pre.warmup_gain");
+    const double best = exp_get(r, "best_mean_accuracy");
+    if (!(best >= 0.75) || !layers || !post || !pre || layers->n < 1 || post->n != layers->n ||
+        pre->n != layers->n) {
         exp_verdict(r, ATTN_VERDICT_MIXED,
                     "no run got past %.3f mean test accuracy (< 0.75): the runs are too short to "
                     "learn the task, so warm-up's effect is not measured (run without --quick)",
                     best);
-        return ATTN_OK;
+        return;
     }
-    const bool post_needs = gain[0][deep] >= NEEDS_GAIN;
-    const bool grows = gain[0][deep] > gain[0][0];
+    const int deep = layers->n - 1;
+    double pre_max = -INFINITY;
+    for (int d = 0; d < pre->n; d++) pre_max = fmax(pre_max, pre->values[d]);
+    const double *gain0 = post->values;
+    const bool post_needs = gain0[deep] >= NEEDS_GAIN;
+    const bool grows = gain0[deep] > gain0[0];
     const bool pre_free = pre_max < NEEDS_GAIN;
     exp_verdict(r,
                 post_needs && grows && pre_free ? ATTN_VERDICT_HOLDS
@@ -134,9 +149,8 @@ attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *
                 "warm-up changes post-norm's mean test accuracy by %+.3f at %d layers and "
                 "%+.3f at %d layers (needed: >= +%.2f at the deepest, and more than at the "
                 "shallowest); pre-norm's largest change is %+.3f (not needed: < +%.2f)",
-                gain[0][0], depths[0], gain[0][deep], depths[deep], NEEDS_GAIN, pre_max,
-                NEEDS_GAIN);
-    return ATTN_OK;
+                gain0[0], (int)layers->values[0], gain0[deep], (int)layers->values[deep],
+                NEEDS_GAIN, pre_max, NEEDS_GAIN);
 }
 
 attn_status exp_norm_plot(const attn_experiment_result *r, const char *path, attn_error *err) {

@@ -114,6 +114,20 @@ attn_status exp_scaling_run(const attn_experiment_opts *o, attn_experiment_resul
     if (!st) st = exp_put(r, "scaled.mean_accuracy", acc[0], err);
     if (!st) st = exp_put(r, "unscaled.mean_accuracy", acc[1], err);
     if (st) return st;
+    exp_scaling_verdict(r);
+    return ATTN_OK;
+}
+
+/* holds if without the scaling training stalls (final loss not below the scaled one + 0.05, a
+ * NaN loss counting as stalled, and mean accuracy lower by >= 0.02) and [CLS]'s attention
+ * saturates (its largest probability higher by > 0.05); mixed if one of the two. */
+void exp_scaling_verdict(attn_experiment_result *r) {
+    const double final_loss[2] = {exp_get(r, "scaled.final_loss"),
+                                  exp_get(r, "unscaled.final_loss")};
+    const double final_sat[2] = {exp_get(r, "scaled.final_saturation"),
+                                 exp_get(r, "unscaled.final_saturation")};
+    const double acc[2] = {exp_get(r, "scaled.mean_accuracy"),
+                           exp_get(r, "unscaled.mean_accuracy")};
     /* a NaN loss (diverged) counts as stalled */
     const bool stalls = !(final_loss[1] < final_loss[0] + 0.05) && acc[1] <= acc[0] - 0.02;
     const bool saturates = final_sat[1] > final_sat[0] + 0.05;
@@ -127,7 +141,6 @@ attn_status exp_scaling_run(const attn_experiment_opts *o, attn_experiment_resul
                 "%.3f against %.3f (saturates: higher by > 0.05: %s)",
                 final_loss[1], final_loss[0], acc[1], acc[0], stalls ? "yes" : "no", final_sat[1],
                 final_sat[0], saturates ? "yes" : "no");
-    return ATTN_OK;
 }
 
 attn_status exp_scaling_plot(const attn_experiment_result *r, const char *path, attn_error *err) {

@@ -84,11 +84,78 @@ START_TEST(test_extrapolation_rule) {
 }
 END_TEST
 
+/* ---- scaling: unscaled stalls (loss not below scaled + 0.05, NaN = stalled, accuracy lower
+ * by >= 0.02) and saturates (largest probability higher by > 0.05) ---- */
+static attn_verdict scaling(double loss_unscaled, double acc_unscaled, double sat_unscaled,
+                            char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "scaled.final_loss", 0.30);
+    put(&r, "unscaled.final_loss", loss_unscaled);
+    put(&r, "scaled.final_saturation", 0.60);
+    put(&r, "unscaled.final_saturation", sat_unscaled);
+    put(&r, "scaled.mean_accuracy", 0.90);
+    put(&r, "unscaled.mean_accuracy", acc_unscaled);
+    exp_scaling_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_scaling_rule) {
+    char why[1024];
+    ck_assert_int_eq(scaling(0.69, 0.50, 0.99, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "0.6900 against 0.3000") && strstr(why, "0.500 against 0.900") &&
+                      strstr(why, "0.990 against 0.600"),
+                  "%s", why);
+    ck_assert_int_eq(scaling(NAN, 0.50, 0.99, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(scaling(0.34, 0.50, 0.99, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(scaling(0.69, 0.89, 0.99, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(scaling(0.69, 0.50, 0.65, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(scaling(0.31, 0.90, 0.61, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    ck_assert_msg(strstr(why, "stalls") && strstr(why, ": no)"), "%s", why);
+}
+END_TEST
+
+/* ---- norm: some run learnt (>= 0.75); post-norm needs warm-up at depth (gain >= 0.05, more
+ * than when shallow), pre-norm does not (< 0.05 everywhere) ---- */
+static attn_verdict norm(double best, double post_shallow, double post_deep, double pre_deep,
+                         char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    attn_error err;
+    const double layers[] = {2, 6}, post[] = {post_shallow, post_deep}, pre[] = {0.01, pre_deep};
+    ck_assert(exp_put_array(&r, "layers", 2, layers, &err) == ATTN_OK);
+    ck_assert(exp_put_array(&r, "post.warmup_gain", 2, post, &err) == ATTN_OK);
+    ck_assert(exp_put_array(&r, "pre.warmup_gain", 2, pre, &err) == ATTN_OK);
+    put(&r, "best_mean_accuracy", best);
+    exp_norm_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_norm_rule) {
+    char why[1024];
+    ck_assert_int_eq(norm(0.95, 0.01, 0.20, 0.02, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "+0.010 at 2 layers and +0.200 at 6 layers") &&
+                      strstr(why, "largest change is +0.020"),
+                  "%s", why);
+    ck_assert_int_eq(norm(0.74, 0.01, 0.20, 0.02, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "0.740 mean test accuracy (< 0.75)"), "%s", why);
+    ck_assert_int_eq(norm(0.95, 0.30, 0.20, 0.02, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(norm(0.95, 0.01, 0.20, 0.06, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(norm(0.95, 0.01, 0.04, 0.02, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
     tcase_add_test(tc, test_convolution_rule);
     tcase_add_test(tc, test_extrapolation_rule);
+    tcase_add_test(tc, test_scaling_rule);
+    tcase_add_test(tc, test_norm_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
