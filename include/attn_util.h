@@ -61,6 +61,13 @@ void attn_log(attn_log_level level, const char *fmt, ...) __attribute__((format(
 /* Sets OpenBLAS's thread count (exact mode and training use 1). */
 void attn_set_num_threads(int n);
 
+/* ---- hashing: 64-bit FNV-1a (src/util/hash.c) ------------------------------------------- *
+ * h = ATTN_HASH_BASIS, then h = attn_hash_step(h, unit) for each unit (a byte, an id, a length:
+ * each taken whole as one unit). Not for anything adversarial: a fingerprint and hash tables. */
+#define ATTN_HASH_BASIS 0xcbf29ce484222325ull /* the 64-bit FNV offset basis */
+uint64_t attn_hash_step(uint64_t h, uint64_t unit);
+uint64_t attn_hash_string(const char *s); /* over the bytes of s */
+
 /* ---- PRNG: splitmix64 (Steele, Lea, Flood 2014), a value the caller owns ---------------- */
 
 typedef struct attn_rng {

@@ -120,9 +120,6 @@ int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cl
 int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab);
 /* "its own, 202 tokens" or "built-in course-review, 91 tokens" into buf. */
 void cli_vocab_source(const attn_vocab *v, char *buf, size_t size);
-/* attn_write_file_atomic: a unique temporary file, fsync, rename; symlinks followed, devices
- * written in place; messages name the file. */
-attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
 /* Before any work: the file `path` given with option `opt` can be written (it is not a
  * directory, and its directory exists and is writable). CLI_OK, or CLI_ERROR after
  * "attn CMD: OPT PATH: reason" on stderr. */

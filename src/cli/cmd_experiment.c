@@ -124,7 +124,7 @@ static int save_json(const char *path, const attn_experiment *e, const attn_expe
     int rc = CLI_OK;
     if (!ok)
         rc = cli_runtime_error("experiment", "out of memory");
-    else if (cli_write_atomic(path, text, len, &err) != ATTN_OK)
+    else if (attn_write_file_atomic(path, text, len, &err) != ATTN_OK)
         rc = cli_fail("experiment", &err);
     free(text);
     return rc;

@@ -90,7 +90,7 @@ static int text_file(figs *f, const char *name, report_fn report, const void *ct
     int rc = report(out, ctx);
     fputs("```\n", out);
     if (fclose(out) != 0 && rc == CLI_OK) rc = cli_runtime_error("figures", "out of memory");
-    if (rc == CLI_OK && cli_write_atomic(path, text, len, &f->err) != ATTN_OK)
+    if (rc == CLI_OK && attn_write_file_atomic(path, text, len, &f->err) != ATTN_OK)
         rc = cli_fail("figures", &f->err);
     free(text);
     return rc;
@@ -154,7 +154,7 @@ static int table(figs *f) {
     if (!mem) return cli_runtime_error("figures", "out of memory");
     cli_print_results_table(mem, runs, CLI_N_ARCH * 3);
     fclose(mem);
-    const attn_status st = cli_write_atomic(path, text, len, &f->err);
+    const attn_status st = attn_write_file_atomic(path, text, len, &f->err);
     free(text);
     if (st != ATTN_OK) return cli_fail("figures", &f->err);
     bars_ctx b;
@@ -409,7 +409,7 @@ static int observations(figs *f) {
     fclose(o);
     char path[4096];
     path_of(path, sizeof path, f, "s7-observations", "md");
-    if (rc == CLI_OK && cli_write_atomic(path, text, len, &f->err) != ATTN_OK)
+    if (rc == CLI_OK && attn_write_file_atomic(path, text, len, &f->err) != ATTN_OK)
         rc = cli_fail("figures", &f->err);
     free(text);
     if (rc == CLI_OK)

@@ -31,13 +31,6 @@ size_t attn_io_utf8_len(const unsigned char *p, size_t avail);
 /* 1-based line and column of byte `at` of buf. */
 void attn_io_text_position(const char *buf, size_t at, int *line, int *col);
 
-/* Writes text[0..len) to path atomically: a temporary file with a unique name beside it
- * (path.tmp.<pid>.<n>.<x>, created O_EXCL), fsync, rename, fsync of the directory. A symlink is
- * followed (its target is replaced; the link stays); an existing device or FIFO (/dev/null,
- * /dev/full) is written in place with every write checked; a directory or socket is refused.
- * On any failure the temporary file is removed, path is untouched and ATTN_ERR_IO names it. */
-attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
-
 /* x as printf("%.9g", (double)x) writes it, byte for byte (float_text.c; about 5x faster):
  * the text of the weights files' and the explain JSON's floats. Returns the length. */
 #define ATTN_IO_FLOAT_TEXT_MAX 24
