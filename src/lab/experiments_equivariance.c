@@ -276,6 +276,17 @@ attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_
     if (!st) st = exp_put(r, "without_positions.max_attention_difference", none_attn, err);
     if (!st) st = exp_put(r, "with_positions.min_of_max_logit_change", pos_min, err);
     if (st) return st;
+    exp_equivariance_verdict(r);
+    return ATTN_OK;
+}
+
+/* holds if without positions every model is invariant (logit change <= 1e-4, attention maps
+ * <= 1e-5 apart under permutation) and with positions every model's order matters (its
+ * largest logit change > 1e-2); mixed if one of the two. */
+void exp_equivariance_verdict(attn_experiment_result *r) {
+    const double none_max = exp_get(r, "without_positions.max_logit_change");
+    const double none_attn = exp_get(r, "without_positions.max_attention_difference");
+    const double pos_min = exp_get(r, "with_positions.min_of_max_logit_change");
     const bool invariant = none_max <= 1e-4 && none_attn <= 1e-5;
     const bool order_matters = pos_min > 1e-2;
     exp_verdict(r,
@@ -287,7 +298,6 @@ attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_
                 "every model (%s 1e-2)",
                 none_max, none_max <= 1e-4 ? "<=" : ">", none_attn, none_attn <= 1e-5 ? "<=" : ">",
                 pos_min, pos_min > 1e-2 ? ">" : "<=");
-    return ATTN_OK;
 }
 
 attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *path,

@@ -45,7 +45,6 @@ attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_r
                                    .seed = 1};
     attn_dataset *train = NULL;
     attn_status st = attn_data_generate(ATTN_SET_TRAIN, n_train, 1, &train, err);
-    double far[N_ARCHS][2] = {{0}};
     for (int a = 0; !st && a < N_ARCHS; a++) {
         const char *name = attn_arch_name(archs[a]);
         exp_progress(o, "path-length: %s", name);
@@ -68,7 +67,6 @@ attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_r
         if (!st) st = attn_saliency_curve_compute(m, &so, &after, err);
         if (!st) st = put_curve(r, name, "before", before, err);
         if (!st) st = put_curve(r, name, "after", after, err);
-        if (!st) far[a][0] = before->median[so.T - 1], far[a][1] = after->median[so.T - 1];
         attn_saliency_curve_free(before);
         attn_saliency_curve_free(after);
         attn_model_free(m);
@@ -78,7 +76,23 @@ attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_r
     if (!st) st = exp_put(r, "epochs", epochs, err);
     if (!st) st = exp_put(r, "train_size", n_train, err);
     if (st) return st;
-    /* rnn 0, lstm 1, gru 2, transformer 3 */
+    exp_path_length_verdict(r);
+    return ATTN_OK;
+}
+
+/* holds if the Transformer's farthest word keeps >= FLAT of the last word's gradient before
+ * and after training, and training opens the LSTM's path (its farthest ratio rises, above the
+ * RNN's after training); mixed if one of the two. */
+void exp_path_length_verdict(attn_experiment_result *r) {
+    double far[N_ARCHS][2]; /* rnn 0, lstm 1, gru 2, transformer 3; before, after */
+    for (int a = 0; a < N_ARCHS; a++)
+        for (int w = 0; w < 2; w++) {
+            char k[64];
+            snprintf(k, sizeof k, "%s.%s.farthest", attn_arch_name(archs[a]),
+                     w ? "after" : "before");
+            far[a][w] = exp_get(r, k);
+        }
+    const int T = (int)exp_get(r, "T");
     const bool attn_flat = far[3][0] >= FLAT && far[3][1] >= FLAT;
     const bool lstm_opens = far[1][1] > far[1][0] && far[1][1] > far[0][1];
     exp_verdict(r,
@@ -89,9 +103,8 @@ attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_r
                 "rnn %.2g -> %.2g, lstm %.2g -> %.2g, gru %.2g -> %.2g, transformer %.2g -> "
                 "%.2g. Attention flat (>= %.1f before and after): %s; the LSTM's path opens "
                 "(after > before and > the RNN's after): %s",
-                so.T - 1, far[0][0], far[0][1], far[1][0], far[1][1], far[2][0], far[2][1],
-                far[3][0], far[3][1], FLAT, attn_flat ? "yes" : "no", lstm_opens ? "yes" : "no");
-    return ATTN_OK;
+                T - 1, far[0][0], far[0][1], far[1][0], far[1][1], far[2][0], far[2][1], far[3][0],
+                far[3][1], FLAT, attn_flat ? "yes" : "no", lstm_opens ? "yes" : "no");
 }
 
 attn_status exp_path_length_plot(const attn_experiment_result *r, const char *path,

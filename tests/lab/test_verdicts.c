@@ -149,6 +149,69 @@ START_TEST(test_norm_rule) {
 }
 END_TEST
 
+/* ---- path-length: the Transformer flat (>= 0.1 before and after), the LSTM's path opens
+ * (after > before and > the RNN's after) ---- */
+static attn_verdict path_length(double tf_before, double tf_after, double lstm_after, char *why,
+                                size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "T", 60);
+    put(&r, "rnn.before.farthest", 1e-3);
+    put(&r, "rnn.after.farthest", 2e-3);
+    put(&r, "lstm.before.farthest", 1e-2);
+    put(&r, "lstm.after.farthest", lstm_after);
+    put(&r, "gru.before.farthest", 5e-3);
+    put(&r, "gru.after.farthest", 6e-3);
+    put(&r, "transformer.before.farthest", tf_before);
+    put(&r, "transformer.after.farthest", tf_after);
+    exp_path_length_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_path_length_rule) {
+    char why[1024];
+    ck_assert_int_eq(path_length(0.5, 0.3, 0.05, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "word 59 steps back") && strstr(why, "lstm 0.01 -> 0.05") &&
+                      strstr(why, "transformer 0.5 -> 0.3") && strstr(why, "flat (>= 0.1"),
+                  "%s", why);
+    ck_assert_int_eq(path_length(0.1, 0.1, 0.05, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(path_length(0.5, 0.09, 0.05, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(path_length(0.5, 0.3, 0.01, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(path_length(0.5, 0.3, 1.5e-3, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(path_length(0.05, 0.3, 0.005, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
+/* ---- equivariance: without positions logit <= 1e-4 and attention <= 1e-5 apart; with
+ * positions every model's order matters (> 1e-2) ---- */
+static attn_verdict equivariance(double none_logit, double none_attention, double pos_min,
+                                 char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "without_positions.max_logit_change", none_logit);
+    put(&r, "without_positions.max_attention_difference", none_attention);
+    put(&r, "with_positions.min_of_max_logit_change", pos_min);
+    exp_equivariance_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_equivariance_rule) {
+    char why[1024];
+    ck_assert_int_eq(equivariance(1e-4, 1e-5, 0.02, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "at most 0.0001 (<= 1e-4)") && strstr(why, "at least 0.02"), "%s",
+                  why);
+    ck_assert_int_eq(equivariance(2e-4, 0.0, 0.02, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(equivariance(0.0, 2e-5, 0.02, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(equivariance(0.0, 0.0, 0.01, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(<= 1e-2)"), "%s", why);
+    ck_assert_int_eq(equivariance(1.0, 0.0, 0.0, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -156,6 +219,8 @@ int main(void) {
     tcase_add_test(tc, test_extrapolation_rule);
     tcase_add_test(tc, test_scaling_rule);
     tcase_add_test(tc, test_norm_rule);
+    tcase_add_test(tc, test_path_length_rule);
+    tcase_add_test(tc, test_equivariance_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
