@@ -198,6 +198,24 @@ attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result 
     if (!st) st = exp_put(r, "pruned_model.greedy.drop_at_half", half_drop, err);
     if (!st) st = exp_put(r, "pruned_model.one_head_per_layer.smallest_drop", layer_drop, err);
     if (st) return st;
+    exp_heads_verdict(r);
+    return ATTN_OK;
+}
+
+/* mixed if the pruned model has not learnt the task (< LEARNT); else holds if removing one head
+ * costs < REDUNDANT_DROP for at least half of the heads and greedily removing half of them
+ * costs < REDUNDANT_DROP (many heads redundant) and one head per layer suffices in some layer
+ * (< REDUNDANT_DROP); mixed if one of the two. */
+void exp_heads_verdict(attn_experiment_result *r) {
+    const attn_measure *full_m = attn_experiment_measure(r, "pruned_model.full_accuracy");
+    const attn_measure *acc_m = attn_experiment_measure(r, "mean_accuracy");
+    const double full = full_m && full_m->n == 1 ? full_m->values[0] : 0.0; /* 0: not pruned */
+    const double redundant = exp_get(r, "pruned_model.fraction_redundant");
+    const double half_drop = exp_get(r, "pruned_model.greedy.drop_at_half");
+    const double layer_drop = exp_get(r, "pruned_model.one_head_per_layer.smallest_drop");
+    double mean_acc[N_HEAD_COUNTS];
+    for (int i = 0; i < N_HEAD_COUNTS; i++)
+        mean_acc[i] = acc_m && acc_m->n == N_HEAD_COUNTS ? acc_m->values[i] : NAN;
     /* a model that has not learnt the task has nothing to lose: no verdict either way */
     const bool learnt = full >= LEARNT;
     const bool many = learnt && redundant >= 0.5 && half_drop < REDUNDANT_DROP;
@@ -208,7 +226,7 @@ attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result 
                     "has not learnt the task, so removing heads cannot show redundancy (run "
                     "longer: without --quick)",
                     PRUNE_HEADS, full, LEARNT);
-        return ATTN_OK;
+        return;
     }
     exp_verdict(r,
                 many && one   ? ATTN_VERDICT_HOLDS
@@ -220,7 +238,6 @@ attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result 
                 "the best layer (needed: < %.2f). Same width, 1/2/4/8 heads: %.3f %.3f %.3f %.3f",
                 PRUNE_HEADS, full, REDUNDANT_DROP, 100 * redundant, half_drop, REDUNDANT_DROP,
                 layer_drop, REDUNDANT_DROP, mean_acc[0], mean_acc[1], mean_acc[2], mean_acc[3]);
-    return ATTN_OK;
 }
 
 attn_status exp_heads_plot(const attn_experiment_result *r, const char *path, attn_error *err) {

@@ -127,6 +127,21 @@ attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_resu
         attn_model_free(m);
     }
     if (st) return st;
+    exp_parallel_verdict(r);
+    return ATTN_OK;
+}
+
+/* holds if both recurrent models' time per sentence grows about linearly with the length
+ * (log-log slope >= 0.8 at batch 1 and 256) and the Transformer's at batch 1 is flatter by at
+ * least 0.2 than the smaller recurrent slope; mixed if one of the two. */
+void exp_parallel_verdict(attn_experiment_result *r) {
+    double slope[N_ARCH][N_BATCH];
+    for (int a = 0; a < N_ARCH; a++)
+        for (int bi = 0; bi < N_BATCH; bi++) {
+            char key[64];
+            snprintf(key, sizeof key, "%s.batch%d.slope", attn_arch_name(archs[a]), batches[bi]);
+            slope[a][bi] = exp_get(r, key);
+        }
     /* archs[0] rnn, [1] lstm, [2] transformer; batches[0] = 1, [1] = 256 */
     const bool recurrent_linear =
         slope[0][0] >= 0.8 && slope[1][0] >= 0.8 && slope[0][1] >= 0.8 && slope[1][1] >= 0.8;
@@ -141,7 +156,6 @@ attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_resu
                 slope[0][0], slope[0][1], slope[1][0], slope[1][1],
                 recurrent_linear ? "all >=" : "not all >=", slope[2][0], tf_flatter ? "<=" : ">",
                 fmin(slope[0][0], slope[1][0]), slope[2][1], exp_get(r, "transformer.work_slope"));
-    return ATTN_OK;
 }
 
 attn_status exp_parallel_plot(const attn_experiment_result *r, const char *path, attn_error *err) {

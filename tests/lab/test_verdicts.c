@@ -1,8 +1,10 @@
 /* test_verdicts.c -- the experiments' verdict rules on fixed numbers, without running an
  * experiment: each rule (exp_<name>_verdict, experiments_internal.h) gets measurements made up
  * here on either side of its thresholds and must give holds, mixed or does not hold as its
- * rule says, with the numbers in its why. Fast, so it runs in every stage (the quick runs
- * themselves are lab/test_experiments_cli, label slow). */
+ * rule says, with the numbers in its why: convolution, extrapolation, scaling, norm,
+ * path-length, equivariance, parallel and heads (embedding's rule sums measurements of every
+ * model and seed; tests/lab/test_experiments.c checks its run). Fast, so it runs in every stage
+ * (the quick runs themselves are lab/test_experiments_cli, label slow). */
 #include "experiments_internal.h"
 #include "test_util.h"
 
@@ -212,6 +214,78 @@ START_TEST(test_equivariance_rule) {
 }
 END_TEST
 
+/* ---- parallel (a timing experiment: its numbers vary, its rule must not): recurrent slopes
+ * >= 0.8 at batch 1 and 256; the Transformer's at batch 1 <= the smaller recurrent one - 0.2 ----
+ */
+static attn_verdict parallel(double rnn1, double lstm256, double tf1, char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "rnn.batch1.slope", rnn1);
+    put(&r, "rnn.batch256.slope", 1.1);
+    put(&r, "lstm.batch1.slope", 0.95);
+    put(&r, "lstm.batch256.slope", lstm256);
+    put(&r, "transformer.batch1.slope", tf1);
+    put(&r, "transformer.batch256.slope", 1.3);
+    put(&r, "transformer.work_slope", 1.5);
+    exp_parallel_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_parallel_rule) {
+    char why[1024];
+    ck_assert_int_eq(parallel(0.9, 1.0, 0.5, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "RNN 0.90 / 1.10, LSTM 0.95 / 1.00") &&
+                      strstr(why, "Transformer 0.50 at batch 1 (<= the recurrent minimum 0.90") &&
+                      strstr(why, "1.30 at batch 256, its work growing with slope 1.50"),
+                  "%s", why);
+    ck_assert_int_eq(parallel(0.9, 1.0, 0.7, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(parallel(0.79, 1.0, 0.5, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not all >= 0.8)"), "%s", why);
+    ck_assert_int_eq(parallel(0.9, 1.0, 0.75, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(parallel(0.9, 0.5, 0.9, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
+/* ---- heads: learnt (>= 0.75); many redundant (>= 50 % cost < 0.02 each, half removed costs
+ * < 0.02); one head per layer suffices (< 0.02) ---- */
+static attn_verdict heads(double full, double redundant, double half_drop, double layer_drop,
+                          char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    attn_error err;
+    const double acc[] = {0.80, 0.85, 0.90, 0.91};
+    ck_assert(exp_put_array(&r, "mean_accuracy", 4, acc, &err) == ATTN_OK);
+    if (!isnan(full)) put(&r, "pruned_model.full_accuracy", full);
+    put(&r, "pruned_model.fraction_redundant", redundant);
+    put(&r, "pruned_model.greedy.drop_at_half", half_drop);
+    put(&r, "pruned_model.one_head_per_layer.smallest_drop", layer_drop);
+    exp_heads_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_heads_rule) {
+    char why[1024];
+    ck_assert_int_eq(heads(0.95, 0.75, 0.01, 0.015, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "test accuracy 0.950") && strstr(why, "75% of the heads") &&
+                      strstr(why, "0.800 0.850 0.900 0.910"),
+                  "%s", why);
+    ck_assert_int_eq(heads(0.95, 0.5, 0.01, 0.015, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(heads(0.95, 0.4, 0.01, 0.015, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(heads(0.95, 0.75, 0.02, 0.015, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(heads(0.95, 0.75, 0.01, 0.02, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(heads(0.95, 0.1, 0.2, 0.3, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    ck_assert_int_eq(heads(0.70, 0.75, 0.01, 0.015, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "reaches only 0.700 mean test accuracy (< 0.75)"), "%s", why);
+    /* no pruned model (it diverged): not learnt, its accuracy 0 */
+    ck_assert_int_eq(heads(NAN, 0.0, 0.0, 0.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "reaches only 0.000"), "%s", why);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -221,6 +295,8 @@ int main(void) {
     tcase_add_test(tc, test_norm_rule);
     tcase_add_test(tc, test_path_length_rule);
     tcase_add_test(tc, test_equivariance_rule);
+    tcase_add_test(tc, test_parallel_rule);
+    tcase_add_test(tc, test_heads_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
