@@ -2,7 +2,7 @@
  * where the Transformer's [CLS] attends in each layer (on the deciding word? on the
  * distractor's adjective? how sharp?) and how the recurrent models' probability after each
  * word moves (at the deciding words, across fillers, near 50 %). Word roles come from the
- * vocabulary's categories (attn_insight.h). Exact mode, batch 1. */
+ * vocabulary's categories (attn_lab.h). Exact mode, batch 1. */
 #include "attn_lab.h"
 
 #include <math.h>
