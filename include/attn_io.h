@@ -135,6 +135,12 @@ void attn_json_escape(const char *s, void (*put)(const char *text, size_t n, voi
 /* attn_json_escape to f. */
 void attn_json_write_string(FILE *f, const char *s);
 
+/* The object `attn predict --format json` prints for one sentence, without a newline:
+ * {"sentence": s (or, for a sentence given as ids, "ids": [ids[0..n_ids)]), "label": 1 if
+ * logit > 0 else 0, "probability", "logit"}, the numbers with %.9g. */
+void attn_prediction_write_json(FILE *f, const char *sentence, const int *ids, int n_ids,
+                                float logit, double probability);
+
 /* The object `attn explain --format json` prints for one sentence (and `attn serve` returns per
  * model), without a newline: {"sentence", "tokens", "logit", "probability", "attention"
  * [layer][head][query][key] (Transformer), "prefix_probability" (recurrent), "saliency":

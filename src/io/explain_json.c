@@ -47,6 +47,20 @@ void attn_json_write_string(FILE *f, const char *s) {
     attn_json_escape(s, put_file, f);
 }
 
+void attn_prediction_write_json(FILE *f, const char *sentence, const int *ids, int n_ids,
+                                float logit, double probability) {
+    if (ids) {
+        fputs("{\"ids\": [", f);
+        for (int i = 0; i < n_ids; i++) fprintf(f, i ? ", %d" : "%d", ids[i]);
+        fputc(']', f);
+    } else {
+        fputs("{\"sentence\": ", f);
+        attn_json_write_string(f, sentence);
+    }
+    fprintf(f, ", \"label\": %d, \"probability\": %.9g, \"logit\": %.9g}", logit > 0.0f,
+            probability, (double)logit);
+}
+
 static void json_floats(FILE *f, const float *a, int n) {
     fputc('[', f);
     attn_io_write_floats(f, a, (size_t)n, ", ");

@@ -1,7 +1,7 @@
 /* test_explain_json.c -- the explain request (attn_explain_request_parse) is read by the strict
  * reader, so what that reader refuses is refused here too, as ATTN_ERR_PARSE with the byte, line
  * and column: a key given twice (the server answers 400 malformed_json for it), invalid UTF-8
- * in a string, \u0000; and the one string escaper every JSON writer uses. */
+ * in a string, \u0000; the one string escaper every JSON writer uses; the predict object. */
 #include "test_util.h"
 
 #include <stdio.h>
@@ -62,12 +62,30 @@ START_TEST(test_escaper) {
 }
 END_TEST
 
+START_TEST(test_prediction_json) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    attn_prediction_write_json(f, "a \"b\"", NULL, 0, -0.5f, 0.3775406687981454);
+    fputc('\n', f);
+    const int ids[] = {3, 11, 15};
+    attn_prediction_write_json(f, NULL, ids, 3, 2.25f, 0.9046505351008906);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_str_eq(text, "{\"sentence\": \"a \\\"b\\\"\", \"label\": 0, \"probability\": "
+                           "0.377540669, \"logit\": -0.5}\n{\"ids\": [3, 11, 15], \"label\": 1, "
+                           "\"probability\": 0.904650535, \"logit\": 2.25}");
+    free(text);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("io/explain_json");
     TCase *tc = tcase_create("explain_json");
     tcase_add_test(tc, test_request_duplicate_keys);
     tcase_add_test(tc, test_request_invalid_utf8);
     tcase_add_test(tc, test_escaper);
+    tcase_add_test(tc, test_prediction_json);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
