@@ -95,10 +95,11 @@ static double sgemm_gflops(int s, int reps) {
         b[i] = attn_rng_uniform_range(&r, -1, 1);
     }
     double t[16];
-    attn_sgemm(ATTN_OP_OTHER, false, false, false, s, s, s, 1, a, b, 0, c); /* warm-up */
+    attn_sgemm(c, a, b, s, s, s, false, false, 1, 0, ATTN_OP_OTHER,
+               ATTN_PASS_FORWARD); /* warm-up */
     for (int i = 0; i < reps; i++) {
         double t0 = vit_now();
-        attn_sgemm(ATTN_OP_OTHER, false, false, false, s, s, s, 1, a, b, 0, c);
+        attn_sgemm(c, a, b, s, s, s, false, false, 1, 0, ATTN_OP_OTHER, ATTN_PASS_FORWARD);
         t[i] = vit_now() - t0;
     }
     free(a), free(b), free(c);

@@ -59,7 +59,7 @@ static double sgemm_ceiling(int reps) {
     double best = 0;
     for (int rep = 0; rep < reps; rep++) {
         double t0 = now_s();
-        attn_sgemm(ATTN_OP_OTHER, false, false, false, N, N, N, 1.0f, a, b, 0.0f, c);
+        attn_sgemm(c, a, b, N, N, N, false, false, 1.0f, 0.0f, ATTN_OP_OTHER, ATTN_PASS_FORWARD);
         double t = now_s() - t0;
         if (2.0 * N * N * (double)N / t / 1e9 > best) best = 2.0 * N * N * (double)N / t / 1e9;
     }

@@ -1,6 +1,6 @@
-/* attn_attend.h -- the s2 calculator (attn_insight.h's attn_attend_*) on any sentence: its
+/* attn_attend.h -- the s2 calculator (attn_lab.h's attn_attend_*) on any sentence: its
  * embeddings are made up from a word's role, so a word outside the vocabulary just needs a role
- * (src/insight/attend.c). Include it beside attn_insight.h.
+ * (src/lab/attend.c). Include it beside attn_lab.h.
  *
  *   float x[2 * ATTN_ATTEND_D];
  *   attn_attend_role_embedding(ATTN_ROLE_NOUN, 7, x);          // "food", a noun
@@ -10,9 +10,9 @@
 #ifndef ATTN_ATTEND_H
 #define ATTN_ATTEND_H
 
-#include "attn_insight.h"
+#include "attn_lab.h"
 
-/* A word's role: which dimension of the made-up embedding it sets (attn_insight.h). */
+/* A word's role: which dimension of the made-up embedding it sets (attn_lab.h). */
 typedef enum attn_attend_role {
     ATTN_ROLE_NONE = -1, /* not a word (special tokens, out-of-range ids) */
     ATTN_ROLE_POSITIVE,  /* dim 0 = +1 */

@@ -1,4 +1,4 @@
-/* attn_experiments.h -- the write-up's claims as experiments (src/insight/experiments*.c).
+/* attn_experiments.h -- the write-up's claims as experiments (src/lab/experiments*.c).
  *
  * Each experiment states a claim of the write-up, measures it on the course-review task with
  * attn's own kernels and models, and reaches a verdict ("holds", "does not hold", "mixed") from
@@ -10,13 +10,12 @@
  * implemented; adding one is a run and a plot function plus one table row in experiments.c.
  *
  * Weights: experiments that look at trained models (embedding, equivariance) read
- * opts->weights_dir/<model>-seed<S>.json through opts->load, which the caller provides
- * (attn_weights_load_json: the insight layer sits below the JSON reader).
+ * opts->weights_dir/<model>-seed<S>.json themselves (attn_weights_load_json: lab sits above io).
  */
 #ifndef ATTN_EXPERIMENTS_H
 #define ATTN_EXPERIMENTS_H
 
-#include "attn.h"
+#include "attn_io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,13 +47,10 @@ typedef struct attn_experiment_result {
     double seconds; /* wall time of the run */
 } attn_experiment_result;
 
-typedef attn_status (*attn_weights_loader)(const char *path, attn_model **out, attn_error *err);
-
 typedef struct attn_experiment_opts {
-    int seeds;                /* 0: the experiment's default (quick: 1) */
-    bool quick;               /* the CI size: seconds, not minutes */
-    const char *weights_dir;  /* trained weights (<model>-seed<S>.json); NULL: "weights" */
-    attn_weights_loader load; /* reads a weights file; needed by experiments with weights */
+    int seeds;               /* 0: the experiment's default (quick: 1) */
+    bool quick;              /* the CI size: seconds, not minutes */
+    const char *weights_dir; /* trained weights (<model>-seed<S>.json); NULL: "weights" */
     /* Progress (may be NULL): called between steps with a short description. */
     void (*progress)(const char *what, void *user);
     void *user;

@@ -1,7 +1,7 @@
 /* attn_kernels.h -- the op layer: every op a _forward/_backward pair over plain float* and int
  * dims. bench/ and the write-up's snippets call these directly.
  *
- * Conventions (see include/attn.h for the dimension letters):
+ * Conventions (see include/attn_model.h for the dimension letters):
  *   - Forward:  attn_<op>_forward(out..., saved..., in..., weights..., dims...)
  *   - Backward: attn_<op>_backward(d_in..., d_weights..., d_out, saved/in..., weights..., dims...)
  *     with the d-arguments in the order of the forward arguments they belong to.
@@ -59,14 +59,16 @@ attn_flop_counts *attn_flops_get_counter(void);
 /* *sum += *c, tag by tag (a kernel's worker threads count apart, then add). */
 void attn_flops_add(attn_flop_counts *sum, const attn_flop_counts *c);
 
-/* C[m,n] = alpha * op(A)[m,k] . op(B)[k,n] + beta * C[m,n]; row-major, contiguous:
- * A is [m,k] (or [k,m] if trans_a), B is [k,n] (or [n,k] if trans_b). Leading dimensions are
- * derived here and nowhere else. `backward` says which counter the multiply-adds go to. */
-void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
-                float alpha, const float *a, const float *b, float beta, float *c);
-
 /* Which counter of the accountant a product's multiply-adds go to. */
 typedef enum attn_pass { ATTN_PASS_FORWARD = 0, ATTN_PASS_BACKWARD = 1 } attn_pass;
+
+/* Every product has one argument order, as every op: the output first, then the inputs, the
+ * dims (rows before columns), the options, and last the accountant's tag and pass.
+ * c[m,n] = alpha * op(a)[m,k] . op(b)[k,n] + beta * c[m,n]; row-major, contiguous: a is [m,k]
+ * (or [k,m] if trans_a), b is [k,n] (or [n,k] if trans_b). Leading dimensions are derived here
+ * and nowhere else. A bias enters as PyTorch's addmm adds it: prefilled into c, beta = 1. */
+void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, bool trans_a,
+                bool trans_b, float alpha, float beta, attn_op tag, attn_pass pass);
 
 /* Named products on attn_sgemm (alpha 1), the way callers should spell them; all row-major and
  * contiguous, c [m,n] = op(a) . op(b) + beta * c (beta 0 overwrites, 1 accumulates):
@@ -225,9 +227,6 @@ size_t attn_attention_forward_work_size(int n_q, int n_k);
 size_t attn_attention_backward_work_size(int n_q, int n_k);
 /* Key sequences longer than this take the blocked path (forward without probs). */
 #define ATTN_ATTENTION_BLOCKED_ABOVE 1024
-/* The blocked path uses up to this many threads (attn_set_num_threads); its work is sized for it.
- */
-#define ATTN_ATTENTION_MAX_THREADS 8
 
 /* ---- attention of one head, memory-frugal (src/kernels/attention_blocked.c) ------------- */
 
@@ -243,32 +242,35 @@ void attn_attention_blocked_forward(float *out, const float *q, const float *k, 
                                     int n_q, int n_k, int hs, int n_valid, float *work, int tile);
 /* Floats the blocked forward needs in `work`: tile*tile (score tile) + 2*tile (m, l). */
 size_t attn_attention_blocked_work_size(int tile);
-/* The same on `threads` threads: query tiles are dealt round-robin, the calling thread takes
- * one share. work: threads * attn_attention_blocked_work_size(tile) floats. With threads > 1
- * the BLAS runs on 1 thread meanwhile and is set to `threads` threads on return; products on
- * the extra threads are not seen by the calling thread's FLOP counter (count with 1 thread). */
-void attn_attention_blocked_forward_mt(float *out, const float *q, const float *k, const float *v,
-                                       int n_q, int n_k, int hs, int n_valid, float *work, int tile,
-                                       int threads);
+/* One share of it, for a caller with threads of its own (the thread count is its parameter):
+ * part p (0 <= p < parts) computes query tiles p, p + parts, p + 2 parts, ... of `tile` rows;
+ * once every part has run, out is bit for bit attn_attention_blocked_forward's. Re-entrant: it
+ * starts no thread and changes no process-wide setting (its products run on the BLAS threads
+ * in force). work: attn_attention_blocked_work_size(tile) floats of the part's own. */
+void attn_attention_blocked_forward_part(float *out, const float *q, const float *k, const float *v,
+                                         int n_q, int n_k, int hs, int n_valid, float *work,
+                                         int tile, int part, int parts);
 #define ATTN_ATTENTION_TILE 256 /* default tile: a 256 KiB score tile (measured best, n = 4097) */
 
 /* ---- CPU dispatch: which kernel implementations run (src/kernels/cpu.c) ----------------- */
 
 /* The vectorised kernels (tanh, sigmoid and gelu forward, softmax and layernorm forward and
- * backward) exist twice: "scalar", plain C that states the math and runs on any CPU, and
- * "avx2", AVX2+FMA intrinsics (x86-64 only) bit-identical to PyTorch 1.13 on an AVX2 machine.
- * Every other kernel is plain C for both. The path is process-wide and chosen on first use:
- * ATTN_CPU=scalar|avx2|auto in the environment, else auto (avx2 iff the CPU has AVX2 and FMA).
- * ATTN_CPU=avx2 without AVX2+FMA, or an unknown value, logs a warning through the log hook
- * (attn_set_log) and runs the automatic choice: kernels cannot fail. */
+ * backward) exist as: "scalar", plain C that states the math and runs on any CPU (PyTorch 1.13
+ * with ATEN_CPU_CAPABILITY=default); "avx2", AVX2+FMA intrinsics (x86-64 only) bit-identical to
+ * PyTorch 1.13 on an AVX2 machine; and "avx512", the avx2 kernels except softmax and sigmoid,
+ * which follow ATen's 16-lane avx512 arithmetic (runs on any AVX2+FMA CPU; never chosen by auto).
+ * Every other kernel is plain C for all. The path is process-wide and chosen on first use:
+ * ATTN_CPU=scalar|avx2|avx512|auto in the environment, else auto (avx2 iff the CPU has AVX2 and
+ * FMA). ATTN_CPU=avx2/avx512 without AVX2+FMA, or an unknown value, logs a warning through the
+ * log hook (attn_set_log) and runs the automatic choice: kernels cannot fail. */
 
-/* The active path: "scalar" or "avx2" (static string). */
+/* The active path: "scalar", "avx2" or "avx512" (static string). */
 const char *attn_cpu_path(void);
-/* True iff this build and CPU can run the path `name` ("scalar", "avx2", "auto"). */
+/* True iff this build and CPU can run the path `name` ("scalar", "avx2", "avx512", "auto"). */
 bool attn_cpu_path_supported(const char *name);
-/* Makes `name` ("scalar", "avx2", or "auto"/NULL) the active path. Returns false, leaving the
- * path unchanged and logging why, for an unknown name or a path this CPU/build cannot run.
- * Kernel calls running concurrently may still use the old path. */
+/* Makes `name` ("scalar", "avx2", "avx512", or "auto"/NULL) the active path. Returns false,
+ * leaving the path unchanged and logging why, for an unknown name or a path this CPU/build
+ * cannot run. Kernel calls running concurrently may still use the old path. */
 bool attn_cpu_select(const char *name);
 
 #ifdef __cplusplus

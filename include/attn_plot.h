@@ -1,4 +1,4 @@
-/* attn_plot.h -- charts through gnuplot (src/insight/plot.c): the one place that draws.
+/* attn_plot.h -- charts through gnuplot (src/lab/plot.c): the one place that draws.
  *
  * A chart is described as data (titles, axis labels with units, series or a matrix) and
  * written to a .png (pngcairo) or .svg file chosen by the path's extension. The data and the
@@ -12,7 +12,9 @@
 #ifndef ATTN_PLOT_H
 #define ATTN_PLOT_H
 
-#include "attn.h"
+#include "attn_util.h"
+
+#include <stdbool.h>
 
 #ifdef __cplusplus
 extern "C" {

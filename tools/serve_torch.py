@@ -3,7 +3,7 @@
 (the explain of one sentence by each model, as `attn explain` does it) done in PyTorch 1.13,
 request after request, for a given time; prints requests/s and the latency percentiles.
 
-Per request and model, as src/insight/explain.c computes it (batch 1, eval mode, one thread):
+Per request and model, as src/explain/explain.c computes it (batch 1, eval mode, one thread):
 the forward with the attention maps (Transformer: each layer's self_attn with
 need_weights=True); for RNN/LSTM a forward per prefix; d logit / d x at the first-layer input
 (gradient norm, gradient x input); with --ig-steps N (as the request's "ig_steps"; default 0,

@@ -33,6 +33,12 @@ int cmd_experiment(int argc, char **argv);
 int cmd_saliency(int argc, char **argv);
 int cmd_attend(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
+/* What `attn attend` and `attn lesson` print, to out (attn figures writes them into files),
+ * from the options as the commands take them (json: --format json; query, out_dir and weights
+ * may be NULL). */
+int cli_attend_report(FILE *out, const char *sentence, const char *query, bool shuffled, bool json);
+int cli_lesson_report(FILE *out, const char *lesson, bool json, const char *out_dir,
+                      const char *weights, uint64_t seed);
 int cmd_figures(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 
@@ -123,9 +129,6 @@ int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cl
 int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab);
 /* "its own, 202 tokens" or "built-in course-review, 91 tokens" into buf. */
 void cli_vocab_source(const attn_vocab *v, char *buf, size_t size);
-/* attn_write_file_atomic: a unique temporary file, fsync, rename; symlinks followed, devices
- * written in place; messages name the file. */
-attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
 /* Before any work: the file `path` given with option `opt` can be written (it is not a
  * directory, and its directory exists and is writable). CLI_OK, or CLI_ERROR after
  * "attn CMD: OPT PATH: reason" on stderr. */

@@ -3,7 +3,7 @@
  * W_V, Q, K, V, the chosen query's scores, scaled scores, softmax row and output row; with
  * --shuffle, the equivariance under a permutation of the words, measured. */
 #include "attn_attend.h"
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "cli.h"
 
 #include <math.h>
@@ -36,100 +36,101 @@ static const char notes[] =
     "\"query\", \"query_index\", \"X\", \"W_Q\", \"W_K\", \"W_V\", \"Q\", \"K\", \"V\",\n"
     "\"scores\", \"scaled\", \"softmax\", \"output\", \"outputs\", \"shuffle\"}.";
 
-static void print_matrix(const char *name, const char *what, const float *a, int rows, int cols,
-                         const char *const *words, const char *const *col_names) {
-    printf("\n%s  [%d x %d]  %s\n", name, rows, cols, what);
+static void print_matrix(FILE *out, const char *name, const char *what, const float *a, int rows,
+                         int cols, const char *const *words, const char *const *col_names) {
+    fprintf(out, "\n%s  [%d x %d]  %s\n", name, rows, cols, what);
     if (col_names) {
-        printf("  %-12s", "");
-        for (int c = 0; c < cols; c++) printf(" %9s", col_names[c]);
-        putchar('\n');
+        fprintf(out, "  %-12s", "");
+        for (int c = 0; c < cols; c++) fprintf(out, " %9s", col_names[c]);
+        fputc('\n', out);
     }
     for (int r = 0; r < rows; r++) {
-        printf("  %-12s", words ? words[r] : "");
-        for (int c = 0; c < cols; c++) printf(" %9.4f", (double)a[(size_t)r * cols + c]);
-        putchar('\n');
+        fprintf(out, "  %-12s", words ? words[r] : "");
+        for (int c = 0; c < cols; c++) fprintf(out, " %9.4f", (double)a[(size_t)r * cols + c]);
+        fputc('\n', out);
     }
 }
 
-static void print_row(const char *label, const float *v, int n) {
-    printf("  %-30s", label);
-    for (int j = 0; j < n; j++) printf(" %9.4f", (double)v[j]);
-    putchar('\n');
+static void print_row(FILE *out, const char *label, const float *v, int n) {
+    fprintf(out, "  %-30s", label);
+    for (int j = 0; j < n; j++) fprintf(out, " %9.4f", (double)v[j]);
+    fputc('\n', out);
 }
 
 static const char *const dims[] = {"sentiment", "negation", "noun", "other"};
 
-static void print_text(const char *sentence, const char *const *w, const attn_attend_result *r,
-                       int qi) {
+static void print_text(FILE *out, const char *sentence, const char *const *w,
+                       const attn_attend_result *r, int qi) {
     const int n = r->n;
-    printf("sentence: %s  (n = %d words, d_model = %d, d_k = d_v = %d, no positions)\n", sentence,
-           n, D, DK);
-    print_matrix("X", "made-up embeddings, one row per word", r->x, n, D, w, dims);
-    print_matrix("W_Q", "rows: sentiment, negation, noun, other", attn_attend_weights('q'), D, DK,
-                 NULL, NULL);
-    print_matrix("W_K", "", attn_attend_weights('k'), D, DK, NULL, NULL);
-    print_matrix("W_V", "", attn_attend_weights('v'), D, DK, NULL, NULL);
-    print_matrix("Q = X W_Q", "", r->q, n, DK, w, NULL);
-    print_matrix("K = X W_K", "", r->k, n, DK, w, NULL);
-    print_matrix("V = X W_V", "", r->v, n, DK, w, NULL);
-    printf("\nquery \"%s\" (row %d): q = Q[%d]  [1 x %d]\n  %-30s", w[qi], qi, qi, DK, "key:");
-    for (int j = 0; j < n; j++) printf(" %9.9s", w[j]);
-    putchar('\n');
+    fprintf(out, "sentence: %s  (n = %d words, d_model = %d, d_k = d_v = %d, no positions)\n",
+            sentence, n, D, DK);
+    print_matrix(out, "X", "made-up embeddings, one row per word", r->x, n, D, w, dims);
+    print_matrix(out, "W_Q", "rows: sentiment, negation, noun, other", attn_attend_weights('q'), D,
+                 DK, NULL, NULL);
+    print_matrix(out, "W_K", "", attn_attend_weights('k'), D, DK, NULL, NULL);
+    print_matrix(out, "W_V", "", attn_attend_weights('v'), D, DK, NULL, NULL);
+    print_matrix(out, "Q = X W_Q", "", r->q, n, DK, w, NULL);
+    print_matrix(out, "K = X W_K", "", r->k, n, DK, w, NULL);
+    print_matrix(out, "V = X W_V", "", r->v, n, DK, w, NULL);
+    fprintf(out, "\nquery \"%s\" (row %d): q = Q[%d]  [1 x %d]\n  %-30s", w[qi], qi, qi, DK,
+            "key:");
+    for (int j = 0; j < n; j++) fprintf(out, " %9.9s", w[j]);
+    fputc('\n', out);
     char label[64];
     snprintf(label, sizeof label, "scores q.k_j [1 x %d]", n);
-    print_row(label, r->scores + (size_t)qi * n, n);
+    print_row(out, label, r->scores + (size_t)qi * n, n);
     snprintf(label, sizeof label, "scaled / sqrt(%d) [1 x %d]", DK, n);
-    print_row(label, r->scaled + (size_t)qi * n, n);
+    print_row(out, label, r->scaled + (size_t)qi * n, n);
     snprintf(label, sizeof label, "softmax [1 x %d]", n);
-    print_row(label, r->probs + (size_t)qi * n, n);
-    printf("  output = softmax . V  [1 x %d]  ", DK);
-    for (int c = 0; c < DK; c++) printf(" %9.4f", (double)r->out[(size_t)qi * DK + c]);
-    putchar('\n');
-    print_matrix("outputs", "every query's output row (softmax . V)", r->out, n, DK, w, NULL);
+    print_row(out, label, r->probs + (size_t)qi * n, n);
+    fprintf(out, "  output = softmax . V  [1 x %d]  ", DK);
+    for (int c = 0; c < DK; c++) fprintf(out, " %9.4f", (double)r->out[(size_t)qi * DK + c]);
+    fputc('\n', out);
+    print_matrix(out, "outputs", "every query's output row (softmax . V)", r->out, n, DK, w, NULL);
 }
 
-static void json_matrix(const char *key, const float *a, int rows, int cols) {
-    printf(", \"%s\": [", key);
+static void json_matrix(FILE *out, const char *key, const float *a, int rows, int cols) {
+    fprintf(out, ", \"%s\": [", key);
     for (int r = 0; r < rows; r++) {
-        printf("%s[", r ? ", " : "");
+        fprintf(out, "%s[", r ? ", " : "");
         for (int c = 0; c < cols; c++)
-            printf("%s%.9g", c ? ", " : "", (double)a[(size_t)r * cols + c]);
-        putchar(']');
+            fprintf(out, "%s%.9g", c ? ", " : "", (double)a[(size_t)r * cols + c]);
+        fputc(']', out);
     }
-    putchar(']');
+    fputc(']', out);
 }
 
-static void json_tokens(const char *const *w, int n) {
-    putchar('[');
+static void json_tokens(FILE *out, const char *const *w, int n) {
+    fputc('[', out);
     for (int i = 0; i < n; i++) {
-        if (i) printf(", ");
-        attn_json_write_string(stdout, w[i]);
+        if (i) fprintf(out, ", ");
+        attn_json_write_string(out, w[i]);
     }
-    putchar(']');
+    fputc(']', out);
 }
 
-static void print_json_head(const char *sentence, const char *const *w, const attn_attend_result *r,
-                            int qi) {
+static void print_json_head(FILE *out, const char *sentence, const char *const *w,
+                            const attn_attend_result *r, int qi) {
     const int n = r->n;
-    printf("{\"sentence\": ");
-    attn_json_write_string(stdout, sentence);
-    printf(", \"tokens\": ");
-    json_tokens(w, n);
-    printf(", \"query\": ");
-    attn_json_write_string(stdout, w[qi]);
-    printf(", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
-    json_matrix("X", r->x, n, D);
-    json_matrix("W_Q", attn_attend_weights('q'), D, DK);
-    json_matrix("W_K", attn_attend_weights('k'), D, DK);
-    json_matrix("W_V", attn_attend_weights('v'), D, DK);
-    json_matrix("Q", r->q, n, DK);
-    json_matrix("K", r->k, n, DK);
-    json_matrix("V", r->v, n, DK);
-    json_matrix("scores", r->scores + (size_t)qi * n, 1, n);
-    json_matrix("scaled", r->scaled + (size_t)qi * n, 1, n);
-    json_matrix("softmax", r->probs + (size_t)qi * n, 1, n);
-    json_matrix("output", r->out + (size_t)qi * DK, 1, DK);
-    json_matrix("outputs", r->out, n, DK);
+    fprintf(out, "{\"sentence\": ");
+    attn_json_write_string(out, sentence);
+    fprintf(out, ", \"tokens\": ");
+    json_tokens(out, w, n);
+    fprintf(out, ", \"query\": ");
+    attn_json_write_string(out, w[qi]);
+    fprintf(out, ", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
+    json_matrix(out, "X", r->x, n, D);
+    json_matrix(out, "W_Q", attn_attend_weights('q'), D, DK);
+    json_matrix(out, "W_K", attn_attend_weights('k'), D, DK);
+    json_matrix(out, "W_V", attn_attend_weights('v'), D, DK);
+    json_matrix(out, "Q", r->q, n, DK);
+    json_matrix(out, "K", r->k, n, DK);
+    json_matrix(out, "V", r->v, n, DK);
+    json_matrix(out, "scores", r->scores + (size_t)qi * n, 1, n);
+    json_matrix(out, "scaled", r->scaled + (size_t)qi * n, 1, n);
+    json_matrix(out, "softmax", r->probs + (size_t)qi * n, 1, n);
+    json_matrix(out, "output", r->out + (size_t)qi * DK, 1, DK);
+    json_matrix(out, "outputs", r->out, n, DK);
 }
 
 /* A fixed shuffle that moves at least one word (seed 1; rotated by one if it did not). */
@@ -143,7 +144,7 @@ static void make_perm(int *perm, int n) {
         for (int i = 0; i < n; i++) perm[i] = (i + 1) % n;
 }
 
-static int shuffle(const float *x, const char *const *w, int n, int fmt) {
+static int shuffle(FILE *out, const float *x, const char *const *w, int n, int fmt) {
     int *perm = malloc((size_t)n * sizeof *perm);
     const char **pw = malloc((size_t)n * sizeof *pw);
     float *px = malloc((size_t)n * D * sizeof *px);
@@ -162,22 +163,23 @@ static int shuffle(const float *x, const char *const *w, int n, int fmt) {
     }
     if (st == ATTN_OK) st = attn_attend_equivariance_x(x, n, perm, &dev_out, &dev_p, &err);
     if (st == ATTN_OK && fmt == FORMAT_JSON) {
-        printf(", \"shuffle\": {\"order\": [");
-        for (int i = 0; i < n; i++) printf("%s%d", i ? ", " : "", perm[i]);
-        printf("], \"tokens\": ");
-        json_tokens(pw, n);
-        json_matrix("outputs", s->out, n, DK);
-        printf(", \"max_output_deviation\": %.9g, \"max_probability_deviation\": %.9g}", dev_out,
-               dev_p);
+        fprintf(out, ", \"shuffle\": {\"order\": [");
+        for (int i = 0; i < n; i++) fprintf(out, "%s%d", i ? ", " : "", perm[i]);
+        fprintf(out, "], \"tokens\": ");
+        json_tokens(out, pw, n);
+        json_matrix(out, "outputs", s->out, n, DK);
+        fprintf(out, ", \"max_output_deviation\": %.9g, \"max_probability_deviation\": %.9g}",
+                dev_out, dev_p);
     } else if (st == ATTN_OK) {
-        printf("\nshuffled (word i is word order[i] of the sentence): order =");
-        for (int i = 0; i < n; i++) printf(" %d", perm[i]);
-        print_matrix("outputs, shuffled", "softmax . V of the shuffled words", s->out, n, DK, pw,
-                     NULL);
-        printf("\nequivariance: largest |out_shuffled[i] - out[order[i]]| = %.3g, largest\n"
-               "|p_shuffled[i][j] - p[order[i]][order[j]]| = %.3g: the same rows, permuted;\n"
-               "without position information attention cannot tell the orders apart.\n",
-               dev_out, dev_p);
+        fprintf(out, "\nshuffled (word i is word order[i] of the sentence): order =");
+        for (int i = 0; i < n; i++) fprintf(out, " %d", perm[i]);
+        print_matrix(out, "outputs, shuffled", "softmax . V of the shuffled words", s->out, n, DK,
+                     pw, NULL);
+        fprintf(out,
+                "\nequivariance: largest |out_shuffled[i] - out[order[i]]| = %.3g, largest\n"
+                "|p_shuffled[i][j] - p[order[i]][order[j]]| = %.3g: the same rows, permuted;\n"
+                "without position information attention cannot tell the orders apart.\n",
+                dev_out, dev_p);
     }
     attn_attend_result_free(s);
     free(perm);
@@ -240,7 +242,7 @@ static unsigned word_salt(const char *w) {
 /* The made-up embedding of each word: a vocabulary word's from its category (and id), another
  * word's from its --roles entry, else "other". Says which words are outside the vocabulary.
  * -1, or the exit code. */
-static int embed_words(const char *const *w, int n, const char *roles, float *x,
+static int embed_words(FILE *out, const char *const *w, int n, const char *roles, float *x,
                        attn_attend_role *role, int fmt) {
     char outside[512] = "";
     for (int i = 0; i < n; i++) {
@@ -261,9 +263,47 @@ static int embed_words(const char *const *w, int n, const char *roles, float *x,
         }
     }
     if (outside[0] && fmt == FORMAT_TEXT)
-        printf("outside the vocabulary, with the role given by --roles or else 'other': %s\n",
-               outside);
+        fprintf(out, "outside the vocabulary, with the role given by --roles or else 'other': %s\n",
+                outside);
     return -1;
+}
+
+/* The calculator on `sentence` into out: text, or JSON when json; roles as --roles (may be
+ * NULL). CLI_OK or an exit code, after the message. */
+static int attend_report(FILE *out, const char *sentence, const char *query, const char *roles,
+                         bool shuffled, int fmt) {
+    const size_t size = strlen(sentence) + 1;
+    char *buf = malloc(size);
+    const char *w[ATTN_MAX_WORDS];
+    attn_attend_role role[ATTN_MAX_WORDS];
+    float x[ATTN_MAX_WORDS * D];
+    int n = 0, rc = -1;
+    attn_error err;
+    if (!buf) return cli_runtime_error("attend", "out of memory");
+    if (attn_tokenize_words(sentence, buf, size, w, ATTN_MAX_WORDS, &n, &err) != ATTN_OK)
+        rc = cli_usage_error("attend", "--sentence: %s", err.msg);
+    if (rc < 0) rc = embed_words(out, w, n, roles, x, role, fmt);
+    const int qi = rc < 0 ? query_index(w, role, n, query) : 0;
+    if (rc < 0 && qi < 0)
+        rc = cli_usage_error("attend", "--query '%s' is not a word of the sentence", query);
+    attn_attend_result *r = NULL;
+    if (rc < 0 && attn_attend_compute_x(x, n, &r, &err) != ATTN_OK) rc = cli_fail("attend", &err);
+    if (rc < 0) {
+        if (fmt == FORMAT_JSON)
+            print_json_head(out, sentence, w, r, qi);
+        else
+            print_text(out, sentence, w, r, qi);
+        rc = shuffled ? shuffle(out, x, w, n, fmt) : CLI_OK;
+        if (fmt == FORMAT_JSON) fprintf(out, "}\n");
+    }
+    attn_attend_result_free(r);
+    free(buf);
+    return rc;
+}
+
+int cli_attend_report(FILE *out, const char *sentence, const char *query, bool shuffled,
+                      bool json) {
+    return attend_report(out, sentence, query, NULL, shuffled, json ? FORMAT_JSON : FORMAT_TEXT);
 }
 
 int cmd_attend(int argc, char **argv) {
@@ -291,31 +331,5 @@ int cmd_attend(int argc, char **argv) {
                      (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
-    const size_t size = strlen(sentence) + 1;
-    char *buf = malloc(size);
-    const char *w[ATTN_MAX_WORDS];
-    attn_attend_role role[ATTN_MAX_WORDS];
-    float x[ATTN_MAX_WORDS * D];
-    int n = 0;
-    attn_error err;
-    if (!buf) return cli_runtime_error("attend", "out of memory");
-    if (attn_tokenize_words(sentence, buf, size, w, ATTN_MAX_WORDS, &n, &err) != ATTN_OK)
-        rc = cli_usage_error("attend", "--sentence: %s", err.msg);
-    if (rc < 0) rc = embed_words(w, n, roles, x, role, fmt);
-    const int qi = rc < 0 ? query_index(w, role, n, query) : 0;
-    if (rc < 0 && qi < 0)
-        rc = cli_usage_error("attend", "--query '%s' is not a word of the sentence", query);
-    attn_attend_result *r = NULL;
-    if (rc < 0 && attn_attend_compute_x(x, n, &r, &err) != ATTN_OK) rc = cli_fail("attend", &err);
-    if (rc < 0) {
-        if (fmt == FORMAT_JSON)
-            print_json_head(sentence, w, r, qi);
-        else
-            print_text(sentence, w, r, qi);
-        rc = shuffled ? shuffle(x, w, n, fmt) : CLI_OK;
-        if (fmt == FORMAT_JSON) printf("}\n");
-    }
-    attn_attend_result_free(r);
-    free(buf);
-    return rc;
+    return attend_report(stdout, sentence, query, roles, shuffled, fmt);
 }

@@ -131,7 +131,7 @@ static int save_json(const char *path, const attn_experiment *e, const attn_expe
     int rc = CLI_OK;
     if (!ok)
         rc = cli_runtime_error("experiment", "out of memory");
-    else if (cli_write_atomic(path, text, len, &err) != ATTN_OK)
+    else if (attn_write_file_atomic(path, text, len, &err) != ATTN_OK)
         rc = cli_fail("experiment", &err);
     free(text);
     return rc;
@@ -145,7 +145,6 @@ static int run_one(const attn_experiment *e, const exp_args *a) {
     attn_experiment_opts o = {.seeds = a->seeds,
                               .quick = a->quick,
                               .weights_dir = a->weights_dir,
-                              .load = attn_weights_load_json,
                               .progress = tty ? progress : NULL,
                               .map = spread ? cli_mpi_experiment_map : NULL};
     attn_experiment_result r;

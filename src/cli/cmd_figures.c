@@ -2,7 +2,7 @@
  * one go: the table, s1 gradient versus distance, s2 calculator output, s3 and s4 lessons, s7
  * [CLS] attention maps and probability-after-each-word curves for the example sentences and
  * the observations measured on the test sets, s8 cost chart; PNG and SVG, plus index.md. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_plot.h"
 #include "cli.h"
 
@@ -81,36 +81,37 @@ static int chart(figs *f, const char *stem, const char *heading, const char *lin
     return CLI_OK;
 }
 
-/* Runs a command in this process with its stdout into OUT/name (written atomically). */
-static int capture(figs *f, const char *name, int (*cmd)(int, char **), char **argv) {
-    char path[4096], tmp[4200];
+/* What a command would print, between Markdown code fences, into OUT/name.md (written
+ * atomically): report(out, ctx) writes it. */
+typedef int (*report_fn)(FILE *out, const void *ctx);
+static int text_file(figs *f, const char *name, report_fn report, const void *ctx) {
+    char path[4096];
     path_of(path, sizeof path, f, name, "md");
-    snprintf(tmp, sizeof tmp, "%s.capture", path);
-    fflush(stdout);
-    const int saved = dup(STDOUT_FILENO);
-    const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (saved < 0 || fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-        if (fd >= 0) close(fd);
-        if (saved >= 0) close(saved);
-        return cli_runtime_error("figures", "%s: %s", tmp, strerror(errno));
-    }
-    close(fd);
-    int argc = 0;
-    while (argv[argc]) argc++;
-    fputs("```\n", stdout);
-    int rc = cmd(argc, argv);
-    fputs("```\n", stdout);
-    /* a short write (full disk) shows only here: the text is checked before it is renamed */
-    const bool written = fflush(stdout) == 0 && !ferror(stdout) && fsync(STDOUT_FILENO) == 0;
-    clearerr(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    if (rc == CLI_OK && !written)
-        rc = cli_runtime_error("figures", "%s: cannot write it (disk full?)", tmp);
-    if (rc == CLI_OK && rename(tmp, path) != 0)
-        rc = cli_runtime_error("figures", "%s: %s", path, strerror(errno));
-    if (rc != CLI_OK) remove(tmp);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return cli_runtime_error("figures", "out of memory");
+    fputs("```\n", out);
+    int rc = report(out, ctx);
+    fputs("```\n", out);
+    if (fclose(out) != 0 && rc == CLI_OK) rc = cli_runtime_error("figures", "out of memory");
+    if (rc == CLI_OK && attn_write_file_atomic(path, text, len, &f->err) != ATTN_OK)
+        rc = cli_fail("figures", &f->err);
+    free(text);
     return rc;
+}
+
+static int attend_report(FILE *out, const void *ctx) {
+    (void)ctx;
+    return cli_attend_report(out, "the lecture was not good", NULL, true, false);
+}
+
+typedef struct lesson_ctx {
+    const char *lesson, *out_dir, *weights;
+} lesson_ctx;
+static int lesson_report(FILE *out, const void *ctx) {
+    const lesson_ctx *l = ctx;
+    return cli_lesson_report(out, l->lesson, false, l->out_dir, l->weights, 1);
 }
 
 static int load(figs *f, const char *model, int seed, attn_model **m) {
@@ -198,7 +199,7 @@ static int table(figs *f) {
     if (!mem) return cli_runtime_error("figures", "out of memory");
     cli_print_results_table(mem, runs, n);
     fclose(mem);
-    const attn_status st = cli_write_atomic(path, text, len, &f->err);
+    const attn_status st = attn_write_file_atomic(path, text, len, &f->err);
     free(text);
     if (st != ATTN_OK) return cli_fail("figures", &f->err);
     f->gru = want[ATTN_ARCH_GRU];
@@ -280,26 +281,23 @@ static int saliency(figs *f, bool trained) {
  * ------------------------------------------------------------------------------------ */
 
 static int lessons(figs *f) {
-    char *attend[] = {"attend", "--shuffle", NULL};
-    int rc = capture(f, "s2-attend", cmd_attend, attend);
+    int rc = text_file(f, "s2-attend", attend_report, NULL);
     if (rc != CLI_OK) return rc;
     fprintf(f->index,
             "## " SECT "2 The attention calculator\n\n[s2-attend.md](s2-attend.md): `attn "
             "attend --shuffle`, every step of one head of self-attention on made-up "
             "4-number embeddings, with shapes, and the permutation equivariance "
             "measured.\n\n");
-    char out[4200];
-    snprintf(out, sizeof out, "%s", f->out);
-    char *scaling[] = {"lesson", "scaling", "--out", out, NULL};
-    if ((rc = capture(f, "s3-scaling", cmd_lesson, scaling)) != CLI_OK) return rc;
+    const lesson_ctx scaling = {"scaling", f->out, NULL};
+    if ((rc = text_file(f, "s3-scaling", lesson_report, &scaling)) != CLI_OK) return rc;
     fprintf(f->index, "## " SECT "3 Why divide by sqrt(d_k)\n\n![scaling](lesson-scaling.png)\n\n"
                       "Spread of q.k, largest softmax probability and mean p(1-p) against d_k, "
                       "with (solid) and without (dashed) the scaling; table in "
                       "[s3-scaling.md](s3-scaling.md) ([SVG](lesson-scaling.svg)).\n\n");
     char weights[4200];
     snprintf(weights, sizeof weights, "%s/transformer-seed1.json", f->wdir);
-    char *positions[] = {"lesson", "positions", "--out", out, "--weights", weights, NULL};
-    if ((rc = capture(f, "s4-positions", cmd_lesson, positions)) != CLI_OK) return rc;
+    const lesson_ctx positions = {"positions", f->out, weights};
+    if ((rc = text_file(f, "s4-positions", lesson_report, &positions)) != CLI_OK) return rc;
     fprintf(f->index,
             "## " SECT
             "4 Positions\n\n![sinusoid table](lesson-positions-table.png)\n\nThe sinusoid "
@@ -458,7 +456,7 @@ static int observations(figs *f) {
     fclose(o);
     char path[4096];
     path_of(path, sizeof path, f, "s7-observations", "md");
-    if (rc == CLI_OK && cli_write_atomic(path, text, len, &f->err) != ATTN_OK)
+    if (rc == CLI_OK && attn_write_file_atomic(path, text, len, &f->err) != ATTN_OK)
         rc = cli_fail("figures", &f->err);
     free(text);
     if (rc == CLI_OK)

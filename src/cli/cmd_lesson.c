@@ -2,7 +2,7 @@
  * table (or JSON) and charts. scaling: random N(0,1) queries and keys, with and without the
  * 1/sqrt(d_k) (attn_lesson_scaling). positions: the sinusoid table, PE(p).PE(q) against
  * q - p, and what permuting the words does to a Transformer with and without positions. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "cli.h"
 
 #include <math.h>
@@ -40,6 +40,7 @@ typedef struct lesson_args {
     int fmt;
     const char *out, *weights;
     uint64_t seed;
+    FILE *text; /* where the lesson's text (or JSON) goes */
 } lesson_args;
 
 /* DIR/stem.png and DIR/stem.svg by fn(path). */
@@ -68,27 +69,31 @@ static int lesson_scaling(const lesson_args *a) {
     if (attn_lesson_scaling(SCALING_KEYS, SCALING_TRIALS, a->seed, rows, &err) != ATTN_OK)
         return cli_fail("lesson", &err);
     if (a->fmt == FORMAT_JSON) {
-        printf("{\"lesson\": \"scaling\", \"keys\": %d, \"trials\": %d, \"rows\": [", SCALING_KEYS,
-               SCALING_TRIALS);
+        fprintf(a->text, "{\"lesson\": \"scaling\", \"keys\": %d, \"trials\": %d, \"rows\": [",
+                SCALING_KEYS, SCALING_TRIALS);
         for (int i = 0; i < ATTN_SCALING_N_DK; i++)
-            printf("%s{\"d_k\": %d, \"std\": %.6g, \"std_scaled\": %.6g, \"max_prob\": %.6g, "
-                   "\"max_prob_scaled\": %.6g, \"mean_pq\": %.6g, \"mean_pq_scaled\": %.6g}",
-                   i ? ", " : "", rows[i].d_k, rows[i].score_std[0], rows[i].score_std[1],
-                   rows[i].max_prob[0], rows[i].max_prob[1], rows[i].mean_pq[0],
-                   rows[i].mean_pq[1]);
-        printf("]}\n");
+            fprintf(a->text,
+                    "%s{\"d_k\": %d, \"std\": %.6g, \"std_scaled\": %.6g, \"max_prob\": %.6g, "
+                    "\"max_prob_scaled\": %.6g, \"mean_pq\": %.6g, \"mean_pq_scaled\": %.6g}",
+                    i ? ", " : "", rows[i].d_k, rows[i].score_std[0], rows[i].score_std[1],
+                    rows[i].max_prob[0], rows[i].max_prob[1], rows[i].mean_pq[0],
+                    rows[i].mean_pq[1]);
+        fprintf(a->text, "]}\n");
     } else {
-        printf("Why divide by sqrt(d_k): %d draws of a query and %d keys, N(0,1) entries\n\n",
-               SCALING_TRIALS, SCALING_KEYS);
-        printf("|   d_k | std q.k | std q.k/sqrt(d_k) | largest p | largest p, scaled | mean "
-               "p(1-p) | mean p(1-p), scaled |\n"
-               "|------:|--------:|------------------:|----------:|------------------:|-------"
-               "-----:|--------------------:|\n");
+        fprintf(a->text,
+                "Why divide by sqrt(d_k): %d draws of a query and %d keys, N(0,1) entries\n\n",
+                SCALING_TRIALS, SCALING_KEYS);
+        fprintf(a->text,
+                "|   d_k | std q.k | std q.k/sqrt(d_k) | largest p | largest p, scaled | mean "
+                "p(1-p) | mean p(1-p), scaled |\n"
+                "|------:|--------:|------------------:|----------:|------------------:|-------"
+                "-----:|--------------------:|\n");
         for (int i = 0; i < ATTN_SCALING_N_DK; i++)
-            printf("| %5d | %7.2f | %17.3f | %9.3f | %17.3f | %12.4f | %19.4f |\n", rows[i].d_k,
-                   rows[i].score_std[0], rows[i].score_std[1], rows[i].max_prob[0],
-                   rows[i].max_prob[1], rows[i].mean_pq[0], rows[i].mean_pq[1]);
-        printf(
+            fprintf(a->text, "| %5d | %7.2f | %17.3f | %9.3f | %17.3f | %12.4f | %19.4f |\n",
+                    rows[i].d_k, rows[i].score_std[0], rows[i].score_std[1], rows[i].max_prob[0],
+                    rows[i].max_prob[1], rows[i].mean_pq[0], rows[i].mean_pq[1]);
+        fprintf(
+            a->text,
             "\nUnscaled, the scores spread like sqrt(d_k), the softmax puts nearly all weight on\n"
             "one key and p(1-p), the factor every gradient through it carries, goes to 0.\n"
             "Scaled, the spread stays 1 and the softmax stays trainable at every d_k.\n");
@@ -142,17 +147,18 @@ static attn_status permutations(attn_model *m, uint64_t seed, perm_stats *ps, at
     return st;
 }
 
-static void print_perm_text(const char *label, const perm_stats *p) {
-    printf("| %-18s | %9.3g | %9.3g | %9.3g | %+.6f vs %+.6f |\n", label, p->worst.attention_dev,
-           p->worst.grad_dev, p->worst.logit_dev, (double)p->example.logit,
-           (double)p->example.logit_permuted);
+static void print_perm_text(FILE *out, const char *label, const perm_stats *p) {
+    fprintf(out, "| %-18s | %9.3g | %9.3g | %9.3g | %+.6f vs %+.6f |\n", label,
+            p->worst.attention_dev, p->worst.grad_dev, p->worst.logit_dev, (double)p->example.logit,
+            (double)p->example.logit_permuted);
 }
 
-static void print_perm_json(const char *key, const perm_stats *p) {
-    printf(", \"%s\": {\"max_attention_dev\": %.9g, \"max_grad_dev\": %.9g, \"max_logit_dev\": "
-           "%.9g, \"example_logit\": %.9g, \"example_logit_permuted\": %.9g}",
-           key, p->worst.attention_dev, p->worst.grad_dev, p->worst.logit_dev,
-           (double)p->example.logit, (double)p->example.logit_permuted);
+static void print_perm_json(FILE *out, const char *key, const perm_stats *p) {
+    fprintf(out,
+            ", \"%s\": {\"max_attention_dev\": %.9g, \"max_grad_dev\": %.9g, \"max_logit_dev\": "
+            "%.9g, \"example_logit\": %.9g, \"example_logit_permuted\": %.9g}",
+            key, p->worst.attention_dev, p->worst.grad_dev, p->worst.logit_dev,
+            (double)p->example.logit, (double)p->example.logit_permuted);
 }
 
 static int load_transformer(const lesson_args *a, attn_model **m) {
@@ -187,35 +193,41 @@ static int lesson_positions(const lesson_args *a) {
     attn_model_free(m);
     if (rc != CLI_OK) return rc;
     if (a->fmt == FORMAT_JSON) {
-        printf("{\"lesson\": \"positions\", \"positions\": %d, \"dims\": %d, \"dot_by_offset\": [",
-               POS_P, POS_D);
-        for (int d = 0; d < POS_P; d++) printf("%s%.9g", d ? ", " : "", dots[d]);
-        printf("], \"dot_max_deviation\": %.9g", dev);
-        print_perm_json("with_positions", &with);
-        print_perm_json("without_positions", &without);
-        printf("}\n");
+        fprintf(a->text,
+                "{\"lesson\": \"positions\", \"positions\": %d, \"dims\": %d, \"dot_by_offset\": [",
+                POS_P, POS_D);
+        for (int d = 0; d < POS_P; d++) fprintf(a->text, "%s%.9g", d ? ", " : "", dots[d]);
+        fprintf(a->text, "], \"dot_max_deviation\": %.9g", dev);
+        print_perm_json(a->text, "with_positions", &with);
+        print_perm_json(a->text, "without_positions", &without);
+        fprintf(a->text, "}\n");
     } else {
-        printf("Sinusoid table: %d positions x %d dimensions. PE(p).PE(p+d) for offsets d:\n",
-               POS_P, POS_D);
+        fprintf(a->text,
+                "Sinusoid table: %d positions x %d dimensions. PE(p).PE(p+d) for offsets d:\n",
+                POS_P, POS_D);
         static const int show[] = {0, 1, 2, 4, 8, 16, 32, 64, 80};
         for (size_t i = 0; i < sizeof show / sizeof show[0]; i++)
-            printf("  d = %2d: %8.4f\n", show[i], dots[show[i]]);
-        printf("largest |PE(p).PE(p+d) - PE(0).PE(d)| over every p and d: %.2e (it depends "
-               "only on d)\n\n",
-               dev);
-        printf("Permuting the words of a Transformer's input (%s): the largest change beyond\n"
-               "the permutation over %d plain test sentences, each shuffled; and the logits of\n"
-               "'the food was not good' vs 'not the food was good':\n\n",
-               a->weights ? a->weights : "untrained", PERM_SENTENCES);
-        printf("| model              | attention | input grad | logit    | example logits |\n"
-               "|--------------------|----------:|-----------:|---------:|----------------|\n");
-        print_perm_text("with positions", &with);
-        print_perm_text("without positions", &without);
-        printf("\nWithout positions the model is permutation-equivariant (attention maps and\n"
-               "gradients are the same numbers, permuted) and its [CLS] output invariant: it\n"
-               "cannot tell 'not the food was good' from 'the food was not good'.\n"
-               "The small deviations left without positions are float rounding (a permuted sum "
-               "adds in another order).\n");
+            fprintf(a->text, "  d = %2d: %8.4f\n", show[i], dots[show[i]]);
+        fprintf(a->text,
+                "largest |PE(p).PE(p+d) - PE(0).PE(d)| over every p and d: %.2e (it depends "
+                "only on d)\n\n",
+                dev);
+        fprintf(a->text,
+                "Permuting the words of a Transformer's input (%s): the largest change beyond\n"
+                "the permutation over %d plain test sentences, each shuffled; and the logits of\n"
+                "'the food was not good' vs 'not the food was good':\n\n",
+                a->weights ? a->weights : "untrained", PERM_SENTENCES);
+        fprintf(a->text,
+                "| model              | attention | input grad | logit    | example logits |\n"
+                "|--------------------|----------:|-----------:|---------:|----------------|\n");
+        print_perm_text(a->text, "with positions", &with);
+        print_perm_text(a->text, "without positions", &without);
+        fprintf(a->text,
+                "\nWithout positions the model is permutation-equivariant (attention maps and\n"
+                "gradients are the same numbers, permuted) and its [CLS] output invariant: it\n"
+                "cannot tell 'not the food was good' from 'the food was not good'.\n"
+                "The small deviations left without positions are float rounding (a permuted sum "
+                "adds in another order).\n");
     }
     if (a->out) rc = both_formats(a->out, "lesson-positions-table", table_chart, NULL);
     if (rc == CLI_OK && a->out)
@@ -223,8 +235,16 @@ static int lesson_positions(const lesson_args *a) {
     return rc;
 }
 
+int cli_lesson_report(FILE *out, const char *lesson, bool json, const char *out_dir,
+                      const char *weights, uint64_t seed) {
+    const lesson_args a = {json ? FORMAT_JSON : FORMAT_TEXT, out_dir, weights, seed, out};
+    if (strcmp(lesson, "scaling") == 0) return lesson_scaling(&a);
+    if (strcmp(lesson, "positions") == 0) return lesson_positions(&a);
+    return cli_usage_error("lesson", "unknown lesson '%s' (scaling or positions)", lesson);
+}
+
 int cmd_lesson(int argc, char **argv) {
-    lesson_args a = {FORMAT_TEXT, NULL, NULL, 1};
+    lesson_args a = {FORMAT_TEXT, NULL, NULL, 1, stdout};
     cli_opt opts[] = {
         {"--format", "F", CLI_OPT_CHOICE, &a.fmt, .choices = "text|json", .help = "text or json"},
         {"--out", "DIR", CLI_OPT_STR, &a.out, .def = "", .help = "write the charts into DIR"},

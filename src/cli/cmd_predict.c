@@ -37,32 +37,28 @@ static const char notes[] =
     "then shows the ids where it shows the sentence (json: \"ids\": [..] instead of\n"
     "\"sentence\").";
 
-/* The ids of --ids as the output shows them: "3 11 15" (json: [3, 11, 15]). */
-static void print_ids(const int *ids, int n, bool json) {
-    if (json) putchar('[');
-    for (int i = 0; i < n; i++) printf(i ? (json ? ", %d" : " %d") : "%d", ids[i]);
-    if (json) putchar(']');
+/* The ids of --ids as the text and TSV output show them: "3 11 15". */
+static void print_ids(const int *ids, int n) {
+    for (int i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);
 }
 
 /* ids (NULL: the sentence was words) replace the sentence in the output. */
 static void print_result(const char *sentence, const int *ids, int n, float logit, int fmt) {
     double prob = 1.0 / (1.0 + exp(-(double)logit));
     int label = logit > 0.0f;
-    if (fmt == FORMAT_TEXT) {
-        printf("%-8s  p=%.6f  logit=%.9g  ", label ? "positive" : "negative", prob, (double)logit);
-    } else if (fmt == FORMAT_TSV) {
-        printf("%d\t%.9g\t%.9g\t", label, prob, (double)logit);
-    } else {
-        printf(ids ? "{\"ids\": " : "{\"sentence\": ");
-        if (!ids) attn_json_write_string(stdout, sentence);
+    if (fmt == FORMAT_JSON) {
+        attn_prediction_write_json(stdout, sentence, ids, n, logit, prob);
+        putchar('\n');
+        return;
     }
+    if (fmt == FORMAT_TEXT)
+        printf("%-8s  p=%.6f  logit=%.9g  ", label ? "positive" : "negative", prob, (double)logit);
+    else
+        printf("%d\t%.9g\t%.9g\t", label, prob, (double)logit);
     if (ids)
-        print_ids(ids, n, fmt == FORMAT_JSON);
-    else if (fmt != FORMAT_JSON)
+        print_ids(ids, n);
+    else
         fputs(sentence, stdout);
-    if (fmt == FORMAT_JSON)
-        printf(", \"label\": %d, \"probability\": %.9g, \"logit\": %.9g}", label, prob,
-               (double)logit);
     putchar('\n');
 }
 

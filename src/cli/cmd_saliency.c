@@ -1,7 +1,7 @@
 /* cmd_saliency.c -- `attn saliency`: the write-up's s1 chart, gradient versus distance
  * (attn_saliency_curve_compute), for untrained models (--model, --seed) or given weights, one
  * curve per model, as a table, JSON or CSV, and optionally a log-scale chart. */
-#include "attn_insight.h"
+#include "attn_lab.h"
 #include "attn_plot.h"
 #include "cli.h"
 

@@ -230,7 +230,7 @@ static bool save(const char *path, void (*fn)(FILE *, const void *, const void *
     if (!f) return cli_runtime_error("sweep", "out of memory"), false;
     fn(f, a, b);
     attn_error err = {0};
-    bool ok = fclose(f) == 0 && cli_write_atomic(path, text, len, &err) == ATTN_OK;
+    bool ok = fclose(f) == 0 && attn_write_file_atomic(path, text, len, &err) == ATTN_OK;
     if (!ok) cli_fail("sweep", &err);
     free(text);
     return ok;

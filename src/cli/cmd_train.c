@@ -460,7 +460,7 @@ static attn_status trim_log(const char *path, int done, attn_error *err) {
     for (int e = 1; mem && e <= done; e++)
         if (keep[e]) fputs(keep[e], mem);
     if (mem && fclose(mem) != 0) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    if (s == ATTN_OK) s = cli_write_atomic(path, text, len, err);
+    if (s == ATTN_OK) s = attn_write_file_atomic(path, text, len, err);
     for (int e = 0; keep && e <= done; e++) free(keep[e]);
     free(keep);
     free(line);

@@ -188,8 +188,8 @@ static bool usage_names(const char *usage, const char *name) {
 static int put_option_item(FILE *f, int col, const char *name, const char *metavar) {
     const char *lead = "  OPTIONS: ";
     char item[96];
-    int len = snprintf(item, sizeof item, "[%s%s%s]", name, metavar ? " " : "",
-                       metavar ? metavar : "");
+    int len =
+        snprintf(item, sizeof item, "[%s%s%s]", name, metavar ? " " : "", metavar ? metavar : "");
     if (col == 0)
         col = fprintf(f, "%s", lead);
     else if (col + 1 + len > 96)
@@ -205,8 +205,7 @@ static void print_other_options(const cli_spec *spec, FILE *f) {
     int col = 0;
     for (int i = 0; i < spec->n_opts; i++) {
         const cli_opt *o = &spec->opts[i];
-        if (!usage_names(spec->usage, o->name))
-            col = put_option_item(f, col, o->name, o->metavar);
+        if (!usage_names(spec->usage, o->name)) col = put_option_item(f, col, o->name, o->metavar);
     }
     if (!usage_names(spec->usage, "--kernels")) col = put_option_item(f, col, "--kernels", "MODE");
     if (col) fputc('\n', f);

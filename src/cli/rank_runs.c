@@ -68,8 +68,8 @@ static void unpack_runs(const cli_run_settings *s, cli_run_result *runs, cli_blo
         attn_error err = {0};
         snprintf(path, sizeof path, "%s/%s-seed%d.json", s->dir, attn_arch_name(runs[j].arch),
                  runs[j].seed);
-        if (cli_write_atomic(path, blobs[j].data + sizeof runs[j], blobs[j].len - sizeof runs[j],
-                             &err) != ATTN_OK) {
+        if (attn_write_file_atomic(path, blobs[j].data + sizeof runs[j],
+                                   blobs[j].len - sizeof runs[j], &err) != ATTN_OK) {
             runs[j].ok = false;
             snprintf(runs[j].msg, sizeof runs[j].msg, "%.250s", err.msg);
         }

@@ -30,10 +30,6 @@ const char *cli_plural(int n, const char *one, const char *many) {
     return n == 1 ? one : many;
 }
 
-attn_status cli_write_atomic(const char *path, const char *text, size_t len, attn_error *err) {
-    return attn_write_file_atomic(path, text, len, err);
-}
-
 int cli_make_dir(const char *cmd, const char *opt, const char *path) {
     char dir[4096];
     size_t len = strlen(path);

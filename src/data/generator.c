@@ -282,11 +282,8 @@ typedef struct seq_set {
 } seq_set;
 
 static uint64_t seq_hash(const int *ids, int len) {
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the ids */
-    for (int i = 0; i < len; i++) {
-        h ^= (uint64_t)(uint32_t)ids[i];
-        h *= 0x100000001b3ull;
-    }
+    uint64_t h = ATTN_HASH_BASIS; /* FNV-1a over the ids */
+    for (int i = 0; i < len; i++) h = attn_hash_step(h, (uint32_t)ids[i]);
     return h ^ (uint64_t)len;
 }
 

@@ -13,9 +13,7 @@
 /* ---- hashing and kinds --------------------------------------------------------------------- */
 
 static uint32_t fnv1a(const char *s) {
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    return (uint32_t)attn_hash_string(s); /* the slot mask keeps the low bits */
 }
 
 uint32_t attn_vocab_slot_count(int n) {

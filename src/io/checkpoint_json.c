@@ -106,7 +106,7 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
     }
     cJSON_free(text);
     if (!file) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
-    attn_status s = attn_io_write_atomic(path, file, len + CRC_TAIL_LEN, err);
+    attn_status s = attn_write_file_atomic(path, file, len + CRC_TAIL_LEN, err);
     free(file);
     return s;
 }

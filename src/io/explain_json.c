@@ -11,17 +11,54 @@
 /* ---- writing ----------------------------------------------------------------------------------
  */
 
-void attn_json_write_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
+void attn_json_escape(const char *s, void (*put)(const char *text, size_t n, void *user),
+                      void *user) {
+    static const char hex[] = "0123456789abcdef";
+    put("\"", 1, user);
+    const unsigned char *p = (const unsigned char *)s, *run = p; /* run: bytes copied as they are */
+    while (*p) {
+        const size_t n = attn_io_utf8_len(p, strnlen((const char *)p, 4));
+        char esc[7];
+        size_t esc_n = 0;
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\', esc[1] = (char)*p, esc_n = 2;
+        } else if (*p < 0x20 || *p == 0x7f) {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[*p >> 4], esc[5] = hex[*p & 15], esc_n = 6;
+        } else if (n == 0) {
+            memcpy(esc, "\\ufffd", 6), esc_n = 6;
+        } else {
+            p += n;
+            continue;
+        }
+        if (p > run) put((const char *)run, (size_t)(p - run), user);
+        put(esc, esc_n, user);
+        run = ++p;
     }
-    fputc('"', f);
+    if (p > run) put((const char *)run, (size_t)(p - run), user);
+    put("\"", 1, user);
+}
+
+static void put_file(const char *text, size_t n, void *f) {
+    fwrite(text, 1, n, f);
+}
+
+void attn_json_write_string(FILE *f, const char *s) {
+    attn_json_escape(s, put_file, f);
+}
+
+void attn_prediction_write_json(FILE *f, const char *sentence, const int *ids, int n_ids,
+                                float logit, double probability) {
+    if (ids) {
+        fputs("{\"ids\": [", f);
+        for (int i = 0; i < n_ids; i++) fprintf(f, i ? ", %d" : "%d", ids[i]);
+        fputc(']', f);
+    } else {
+        fputs("{\"sentence\": ", f);
+        attn_json_write_string(f, sentence);
+    }
+    fprintf(f, ", \"label\": %d, \"probability\": %.9g, \"logit\": %.9g}", logit > 0.0f,
+            probability, (double)logit);
 }
 
 static void json_floats(FILE *f, const float *a, int n) {
@@ -119,23 +156,6 @@ attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *senten
 /* ---- the explain request ----------------------------------------------------------------------
  */
 
-/* Whether a string of the (already grammar-checked) JSON text holds the escape \u0000, which
- * cJSON would turn into a C string cut short at that point. */
-static bool has_nul_escape(const char *s, size_t n) {
-    bool in_string = false;
-    for (size_t i = 0; i < n; i++) {
-        if (!in_string) {
-            in_string = s[i] == '"';
-        } else if (s[i] == '"') {
-            in_string = false;
-        } else if (s[i] == '\\') {
-            if (i + 5 < n && memcmp(s + i + 1, "u0000", 5) == 0) return true;
-            i++; /* the escaped character */
-        }
-    }
-    return false;
-}
-
 void attn_explain_request_clear(attn_explain_request *r) {
     if (!r) return;
     free(r->sentence);
@@ -207,10 +227,7 @@ attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain
         return attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line,
                            col, why);
     }
-    if (has_nul_escape(buf, len))
-        st = attn_errorf(err, ATTN_ERR_PARSE, "a string holds \\u0000 (not allowed)");
-    else
-        st = request_fields(root, out, err);
+    st = request_fields(root, out, err); /* \u0000 was refused by the grammar check */
     cJSON_Delete(root);
     if (st != ATTN_OK) attn_explain_request_clear(out);
     return st;

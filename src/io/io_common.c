@@ -227,7 +227,10 @@ static attn_status replace_file(const char *path, const char *text, size_t len,
     return ATTN_OK;
 }
 
-attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err) {
+attn_status attn_write_file_atomic(const char *path, const char *text, size_t len,
+                                   attn_error *err) {
+    if (!path || (!text && len))
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_write_file_atomic: NULL path or text");
     bool loop = false;
     char *real = resolve_links(path, &loop);
     if (!real) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
@@ -249,13 +252,6 @@ attn_status attn_io_write_atomic(const char *path, const char *text, size_t len,
                         path);
     free(real);
     return s;
-}
-
-attn_status attn_write_file_atomic(const char *path, const char *text, size_t len,
-                                   attn_error *err) {
-    if (!path || (!text && len))
-        return attn_errorf(err, ATTN_ERR_ARG, "attn_write_file_atomic: NULL path or text");
-    return attn_io_write_atomic(path, text, len, err);
 }
 
 /* ---- problems ------------------------------------------------------------------------------ */

@@ -19,20 +19,17 @@
 attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_error *err);
 
 /* Parses buf[0..len) as exactly one JSON value (RFC 8259: no leading zeros, no trailing data,
- * nesting at most CJSON_NESTING_LIMIT). ATTN_ERR_PARSE with *at (byte offset) and *why, or
+ * nesting at most CJSON_NESTING_LIMIT, strings valid UTF-8 without \u0000, no object with two
+ * members of one name). ATTN_ERR_PARSE with *at (byte offset) and *why, or
  * ATTN_ERR_NOMEM (*why says so) when the text is valid but the tree did not fit in memory.
  * Sets no attn_error: the caller names the file. */
 attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
                                const char **why);
+/* Length of the valid UTF-8 sequence at p[0..avail) (1..4), 0 if none starts there (a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or cut off by avail). */
+size_t attn_io_utf8_len(const unsigned char *p, size_t avail);
 /* 1-based line and column of byte `at` of buf. */
 void attn_io_text_position(const char *buf, size_t at, int *line, int *col);
-
-/* Writes text[0..len) to path atomically: a temporary file with a unique name beside it
- * (path.tmp.<pid>.<n>.<x>, created O_EXCL), fsync, rename, fsync of the directory. A symlink is
- * followed (its target is replaced; the link stays); an existing device or FIFO (/dev/null,
- * /dev/full) is written in place with every write checked; a directory or socket is refused.
- * On any failure the temporary file is removed, path is untouched and ATTN_ERR_IO names it. */
-attn_status attn_io_write_atomic(const char *path, const char *text, size_t len, attn_error *err);
 
 /* x as printf("%.9g", (double)x) writes it, byte for byte (float_text.c; about 5x faster):
  * the text of the weights files' and the explain JSON's floats. Returns the length. */

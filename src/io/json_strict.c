@@ -1,6 +1,7 @@
-/* json_strict.c -- JSON parsing for the loaders: the text is checked against the JSON grammar
- * (RFC 8259) by a scan that allocates nothing, then handed to cJSON (see io_internal.h,
- * attn_io_json_parse), and byte offsets are turned into line and column for messages. */
+/* json_strict.c -- JSON parsing for every reader of attn: the text is checked against the JSON
+ * grammar (RFC 8259, strings valid UTF-8) by a scan that allocates nothing, handed to cJSON, and
+ * the tree checked for duplicate keys (RFC 8259 §8.1's I-JSON rule); byte offsets are turned
+ * into line and column for messages (see io_internal.h, attn_io_json_parse). */
 #include "io_internal.h"
 
 #include <stdbool.h>
@@ -18,7 +19,27 @@ typedef struct json_scan {
     const char *s;
     size_t n, i;
     const char *why;
+    /* The second scan, after the tree showed a duplicate key: it stops at member dup_member of
+     * the dup_object-th object (both 0-based, objects counted by their '{' in text order). */
+    long dup_object;
+    int dup_member;
+    long n_objects; /* objects opened so far */
 } json_scan;
+
+size_t attn_io_utf8_len(const unsigned char *p, size_t avail) {
+    if (avail == 0) return 0;
+    if (p[0] < 0x80) return 1;
+    size_t n = p[0] >= 0xC2 && p[0] <= 0xDF   ? 2
+               : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
+               : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
+                                              : 0;
+    if (n > avail) return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((p[k] & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0))) return 0;
+    if (n == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))) return 0;
+    return n;
+}
 
 static bool scan_fail(json_scan *j, const char *why) {
     j->why = why;
@@ -60,6 +81,12 @@ static bool scan_string(json_scan *j) { /* at the opening quote */
             return true;
         }
         if (c < 0x20) return scan_fail(j, "control character in a string");
+        if (c >= 0x80) { /* overlong forms, surrogates and stray bytes are not UTF-8 */
+            const size_t len = attn_io_utf8_len((const unsigned char *)j->s + j->i, j->n - j->i);
+            if (len == 0) return scan_fail(j, "invalid UTF-8 in a string");
+            j->i += len;
+            continue;
+        }
         if (c != '\\') {
             j->i++;
             continue;
@@ -143,6 +170,8 @@ static bool scan_literal(json_scan *j) {
  * cJSON allows. */
 static bool scan_json(json_scan *j) {
     char stack[CJSON_NESTING_LIMIT];
+    long object[CJSON_NESTING_LIMIT]; /* '{': the object's number (json_scan.n_objects) */
+    int members[CJSON_NESTING_LIMIT]; /* '{': keys read so far */
     int depth = 0;
     bool want_key = false;
     for (;;) {
@@ -150,6 +179,9 @@ static bool scan_json(json_scan *j) {
         if (want_key) {
             if (j->i >= j->n || j->s[j->i] != '"')
                 return scan_fail(j, "expected a string key in an object");
+            if (object[depth - 1] == j->dup_object && members[depth - 1] == j->dup_member)
+                return scan_fail(j, "duplicate key in an object");
+            members[depth - 1]++;
             if (!scan_string(j)) return false;
             scan_ws(j);
             if (j->i >= j->n || j->s[j->i] != ':') return scan_fail(j, "expected ':' after a key");
@@ -163,6 +195,10 @@ static bool scan_json(json_scan *j) {
         if (c == '{' || c == '[') {
             if (depth >= CJSON_NESTING_LIMIT)
                 return scan_fail(j, "arrays/objects nest deeper than the limit");
+            if (c == '{') {
+                object[depth] = j->n_objects++;
+                members[depth] = 0;
+            }
             stack[depth++] = c;
             j->i++;
             scan_ws(j);
@@ -204,51 +240,54 @@ static bool scan_json(json_scan *j) {
     }
 }
 
-/* ---- duplicate keys ---------------------------------------------------------------------------
- * cJSON keeps both members of {"a": 1, "a": 2} and its lookups return the first, so a reader
- * and a proxy in front of it could disagree about what was sent: refuse them. Keys are compared
- * after unescaping ("a" and "\u0061" are the same key), sorted so that an object with k keys
- * costs O(k log k). */
+typedef struct json_key {
+    const char *name;
+    int index; /* among the object's members */
+} json_key;
 
-static int key_cmp(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+static int compare_keys(const void *a, const void *b) {
+    const json_key *x = a, *y = b;
+    const int c = strcmp(x->name, y->name);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-/* 1 if some object under node holds a key twice (*dup: that key), -1 if out of memory, 0 if
- * none. */
-static int find_duplicate_key(const cJSON *node, const char **dup) {
+/* The smallest member index of the object `node` that repeats an earlier member's name: -1
+ * none, -2 no memory. */
+static int first_repeat(const cJSON *node) {
+    int n = 0;
+    for (const cJSON *c = node->child; c; c = c->next) n++;
+    if (n < 2) return -1;
+    json_key *keys = malloc((size_t)n * sizeof *keys);
+    if (!keys) return -2;
+    int k = 0;
+    for (const cJSON *c = node->child; c; c = c->next, k++) keys[k] = (json_key){c->string, k};
+    qsort(keys, (size_t)n, sizeof *keys, compare_keys);
+    int first = -1;
+    for (k = 1; k < n; k++)
+        if (strcmp(keys[k - 1].name, keys[k].name) == 0 && (first < 0 || keys[k].index < first))
+            first = keys[k].index;
+    free(keys);
+    return first;
+}
+
+/* Finds the first object (in text order) with two members of one name: *object its number
+ * (json_scan.n_objects), *member the index of the later of them. 1 found, 0 none, -1 no memory.
+ * Keys compare as cJSON decoded them, so "a" and "\u0061" are the same name. */
+static int find_duplicate(const cJSON *node, long *count, long *object, int *member) {
     for (; node; node = node->next) {
-        if (cJSON_IsObject(node) && node->child && node->child->next) {
-            size_t k = 0;
-            for (const cJSON *it = node->child; it; it = it->next) k++;
-            const char **keys = malloc(k * sizeof *keys);
-            if (!keys) return -1;
-            k = 0;
-            for (const cJSON *it = node->child; it; it = it->next) keys[k++] = it->string;
-            qsort(keys, k, sizeof *keys, key_cmp);
-            for (size_t i = 1; i < k && !*dup; i++)
-                if (strcmp(keys[i - 1], keys[i]) == 0) *dup = keys[i];
-            free(keys);
-            if (*dup) return 1;
+        if (cJSON_IsObject(node)) {
+            const long mine = (*count)++;
+            const int repeat = first_repeat(node);
+            if (repeat == -2) return -1;
+            if (repeat >= 0) {
+                *object = mine;
+                *member = repeat;
+                return 1;
+            }
         }
-        if (node->child) {
-            const int r = find_duplicate_key(node->child, dup);
+        if (cJSON_IsObject(node) || cJSON_IsArray(node)) {
+            const int r = find_duplicate(node->child, count, object, member);
             if (r) return r;
-        }
-    }
-    return 0;
-}
-
-/* The offset of the second "key": in buf (the duplicate), or 0 if escapes hide it. */
-static size_t duplicate_key_offset(const char *buf, size_t len, const char *key) {
-    const size_t n = strlen(key);
-    int seen = 0;
-    for (size_t i = 0; i + n + 2 <= len; i++) {
-        if (buf[i] == '"' && memcmp(buf + i + 1, key, n) == 0 && buf[i + n + 1] == '"') {
-            size_t j = i + n + 2;
-            while (j < len && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == '\n' || buf[j] == '\r'))
-                j++;
-            if (j < len && buf[j] == ':' && ++seen == 2) return i;
         }
     }
     return 0;
@@ -257,7 +296,7 @@ static size_t duplicate_key_offset(const char *buf, size_t len, const char *key)
 attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
                                const char **why) {
     *out = NULL;
-    json_scan j = {buf, len, 0, NULL};
+    json_scan j = {buf, len, 0, NULL, -1, -1, 0};
     if (!scan_json(&j)) {
         *at = j.i;
         *why = j.why;
@@ -270,16 +309,22 @@ attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t 
         *why = "out of memory while parsing";
         return ATTN_ERR_NOMEM;
     }
-    const char *dup = NULL;
-    const int found = find_duplicate_key(*out, &dup);
-    if (found) {
-        *at = found > 0 ? duplicate_key_offset(buf, len, dup) : 0;
-        *why = found > 0 ? "a key appears twice in one object" : "out of memory while parsing";
-        cJSON_Delete(*out);
-        *out = NULL;
-        return found > 0 ? ATTN_ERR_PARSE : ATTN_ERR_NOMEM;
+    long count = 0, object = -1;
+    int member = -1;
+    const int dup = find_duplicate(*out, &count, &object, &member);
+    if (dup == 0) return ATTN_OK;
+    cJSON_Delete(*out);
+    *out = NULL;
+    if (dup < 0) {
+        *at = 0;
+        *why = "out of memory while checking for duplicate keys";
+        return ATTN_ERR_NOMEM;
     }
-    return ATTN_OK;
+    json_scan again = {buf, len, 0, NULL, object, member, 0}; /* to name the key's position */
+    scan_json(&again);
+    *at = again.i;
+    *why = again.why ? again.why : "duplicate key in an object";
+    return ATTN_ERR_PARSE;
 }
 
 void attn_io_text_position(const char *buf, size_t at, int *line, int *col) {

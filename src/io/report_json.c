@@ -52,7 +52,7 @@ attn_status attn_report_save_json(const attn_report *r, const char *path, attn_e
     for (int i = 0; i < r->n_runs && ok; i++) ok = put_run(f, r, &r->runs[i], i + 1 == r->n_runs);
     if (ok) fputs("  ]\n}\n", f);
     if (fclose(f) != 0) ok = false;
-    attn_status s = ok ? attn_io_write_atomic(path, text, len, err)
+    attn_status s = ok ? attn_write_file_atomic(path, text, len, err)
                        : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
     free(text);
     return s;

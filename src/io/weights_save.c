@@ -1,6 +1,6 @@
 /* weights_save.c -- the attn-weights-v1 exporter (format documented in include/attn.h): floats
  * with %.9g (enough for float -> text -> double -> float to be exact) or as "data_b64", written
- * through attn_io_write_atomic, so an existing file is never half-overwritten. */
+ * through attn_write_file_atomic, so an existing file is never half-overwritten. */
 #include "io_internal.h"
 
 #include <cjson/cJSON.h>
@@ -108,7 +108,7 @@ static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads
         return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
                            path);
     }
-    attn_status st = attn_io_write_atomic(path, text, len, err);
+    attn_status st = attn_write_file_atomic(path, text, len, err);
     free(text);
     return st;
 }

@@ -28,8 +28,8 @@ static bool attention_blocked(const float *probs, int n_k) {
 }
 
 size_t attn_attention_forward_work_size(int n_q, int n_k) {
-    if (attention_blocked(NULL, n_k)) /* a score tile per thread, for as many as it may use */
-        return ATTN_ATTENTION_MAX_THREADS * attn_attention_blocked_work_size(ATTN_ATTENTION_TILE);
+    if (attention_blocked(NULL, n_k)) /* one score tile */
+        return attn_attention_blocked_work_size(ATTN_ATTENTION_TILE);
     return (size_t)n_q * (size_t)n_k; /* one head's probabilities when the caller keeps none */
 }
 
@@ -76,14 +76,11 @@ void attn_attention_forward_bias(float *out, float *probs, const float *q, const
     ATTN_ASSERT(!bias || !attention_blocked(probs, n_k)); /* the blocked path takes no bias */
     const bool blocked = attention_blocked(probs, n_k);
     const size_t pn = (size_t)n_q * (size_t)n_k; /* one head's probabilities */
-    /* the blocked path spreads query tiles over the threads the BLAS was given */
-    int threads = attn_num_threads();
-    threads = threads < ATTN_ATTENTION_MAX_THREADS ? threads : ATTN_ATTENTION_MAX_THREADS;
     for (int h = 0; h < NH; h++) {
         const size_t o = (size_t)h * head_stride;
         if (blocked)
-            attn_attention_blocked_forward_mt(out + o, q + o, k + o, v + o, n_q, n_k, HS, n_valid,
-                                              work, ATTN_ATTENTION_TILE, threads);
+            attn_attention_blocked_forward(out + o, q + o, k + o, v + o, n_q, n_k, HS, n_valid,
+                                           work, ATTN_ATTENTION_TILE);
         else
             head_naive_forward(out + o, probs ? probs + h * pn : work, q + o, k + o, v + o,
                                bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid);

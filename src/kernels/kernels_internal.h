@@ -75,7 +75,15 @@ void attn_layernorm_forward_avx2(float *y, float *mean, float *rstd, const float
 void attn_layernorm_backward_avx2(float *d_x, float *d_gamma, float *d_beta, const float *d_y,
                                   const float *x, const float *mean, const float *rstd,
                                   const float *gamma, int n, int D);
+/* The blocked attention's row helpers (attention_blocked_avx2.c; their scalar twins, with the
+ * same bits, are in attention_blocked.c): the row's largest element; row[j] = exp(row[j] - m)
+ * for scores <= m, returning their sum; row *= a. */
+float attn_blocked_row_max_avx2(const float *row, int n);
+float attn_blocked_row_exp_sum_avx2(float *row, int n, float m);
+void attn_blocked_row_scale_avx2(float *row, int n, float a);
 #endif
+/* Below this the blocked attention's exp pins its argument (exp(-86) = 4.5e-38, still normal). */
+#define ATTN_BLOCKED_EXP_LOWEST -86.0f
 
 /* ---- 8-lane helpers, only in files compiled with -mavx2 ------------------------------------ */
 #ifdef __AVX2__

@@ -1,7 +1,7 @@
 /* sgemm.c -- the one wrapper every matrix product goes through (the ONLY file that includes
  * <cblas.h>), the FLOP accountant, and the linear layer built on it.
  *
- *   attn_sgemm:  C[m,n] = alpha * op(A)[m,k] . op(B)[k,n] + beta * C, row-major, contiguous.
+ *   attn_sgemm:  c[m,n] = alpha * op(a)[m,k] . op(b)[k,n] + beta * c, row-major, contiguous.
  *   Leading dimensions are derived here and nowhere else. With -DATTN_NAIVE_GEMM=ON a plain
  *   triple loop replaces OpenBLAS, so tests can tell a BLAS call from a logic bug (not
  *   bit-identical to PyTorch; exactness needs OpenBLAS, see docs/numerics.md).
@@ -183,9 +183,9 @@ static void count_madds(attn_op tag, bool backward, int m, int n, int k) {
 
 /* C[m,n] = alpha * op(A) . op(B) + beta * C. A: [m,k] or [k,m] (trans_a); B: [k,n] or [n,k]
  * (trans_b); C: [m,n]. Counts m*n*k multiply-adds under `tag`. */
-void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, int n, int k,
-                float alpha, const float *a, const float *b, float beta, float *c) {
-    count_madds(tag, backward, m, n, k);
+void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, bool trans_a,
+                bool trans_b, float alpha, float beta, attn_op tag, attn_pass pass) {
+    count_madds(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
     if (m == 0 || n == 0) return;
     /* Row-major leading dimensions: the stored row length of each operand. */
     int lda = trans_a ? m : k; /* A stored [k,m] if transposed, else [m,k] */
@@ -219,17 +219,17 @@ void attn_sgemm(attn_op tag, bool backward, bool trans_a, bool trans_b, int m, i
 
 void attn_matmul_nn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
                     attn_op tag, attn_pass pass) {
-    attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, false, false, m, n, k, 1.0f, a, b, beta, c);
+    attn_sgemm(c, a, b, m, n, k, false, false, 1.0f, beta, tag, pass);
 }
 
 void attn_matmul_nt(float *c, const float *a, const float *b, int m, int n, int k, float beta,
                     attn_op tag, attn_pass pass) {
-    attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, false, true, m, n, k, 1.0f, a, b, beta, c);
+    attn_sgemm(c, a, b, m, n, k, false, true, 1.0f, beta, tag, pass);
 }
 
 void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
                     attn_op tag, attn_pass pass) {
-    attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, true, false, m, n, k, 1.0f, a, b, beta, c);
+    attn_sgemm(c, a, b, m, n, k, true, false, 1.0f, beta, tag, pass);
 }
 
 /* ---- batched products under ATen's size rule ----------------------------------------------- */
@@ -264,13 +264,13 @@ static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const floa
  * sgemm('T', 'T', m, 1, k) on the row-major a and b read as a 1 x k row (ldb 1), not the
  * row-major call's transposed geometry. OpenBLAS runs other kernels for it, which round
  * differently (measured: head width 1, up to 13 ULP in the logit). */
-static void sgemm_column(attn_op tag, bool backward, int m, int k, const float *a, const float *b,
+static void sgemm_column(attn_op tag, attn_pass pass, int m, int k, const float *a, const float *b,
                          float beta, float *c) {
 #ifndef ATTN_NAIVE_GEMM
-    count_madds(tag, backward, m, 1, k);
+    count_madds(tag, pass == ATTN_PASS_BACKWARD, m, 1, k);
     cblas_sgemm(CblasColMajor, CblasTrans, CblasTrans, m, 1, k, 1.0f, a, k, b, 1, beta, c, m);
 #else
-    attn_sgemm(tag, backward, false, false, m, 1, k, 1.0f, a, b, beta, c);
+    attn_sgemm(c, a, b, m, 1, k, false, false, 1.0f, beta, tag, pass);
 #endif
 }
 
@@ -278,11 +278,11 @@ static void sgemm_column(attn_op tag, bool backward, int m, int k, const float *
 static void bmm(attn_op tag, attn_pass pass, bool trans_a, bool trans_b, int m, int n, int k,
                 bool loop, const float *a, const float *b, float beta, float *c) {
     if (!loop && n == 1 && m > 1 && k > 0 && !trans_a && !trans_b) {
-        sgemm_column(tag, pass == ATTN_PASS_BACKWARD, m, k, a, b, beta, c);
+        sgemm_column(tag, pass, m, k, a, b, beta, c);
         return;
     }
     if (!loop) {
-        attn_sgemm(tag, pass == ATTN_PASS_BACKWARD, trans_a, trans_b, m, n, k, 1.0f, a, b, beta, c);
+        attn_sgemm(c, a, b, m, n, k, trans_a, trans_b, 1.0f, beta, tag, pass);
         return;
     }
     count_madds(tag, pass == ATTN_PASS_BACKWARD, m, n, k);

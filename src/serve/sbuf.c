@@ -1,6 +1,8 @@
 /* sbuf.c -- the growable string of the server's JSON answers (sbuf.h). */
 #include "sbuf.h"
 
+#include "attn_io.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,39 +46,12 @@ void sb_printf(sbuf *sb, const char *fmt, ...) {
     sb->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p) {
-    if (p[0] < 0x80) return 1;
-    size_t n = p[0] >= 0xC2 && p[0] <= 0xDF   ? 2
-               : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
-               : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
-                                              : 0;
-    for (size_t k = 1; k < n; k++)
-        if ((p[k] & 0xC0) != 0x80) return 0;
-    if (n == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0))) return 0;
-    if (n == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))) return 0;
-    return n;
+static void put_sbuf(const char *text, size_t n, void *sb) {
+    sb_addn(sb, text, n);
 }
 
 void sb_json_string(sbuf *sb, const char *s) {
-    sb_add(sb, "\"");
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        size_t n = utf8_len(p);
-        if (*p == '"' || *p == '\\') {
-            char esc[3] = {'\\', (char)*p, 0};
-            sb_add(sb, esc);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            sb_printf(sb, "\\u%04x", *p);
-        } else if (n == 0) {
-            sb_add(sb, "\\ufffd");
-            n = 1;
-        } else {
-            sb_addn(sb, (const char *)p, n);
-        }
-        p += n ? n : 1;
-    }
-    sb_add(sb, "\"");
+    attn_json_escape(s, put_sbuf, sb);
 }
 
 char *sb_take(sbuf *sb, size_t *len) {

@@ -15,8 +15,7 @@ typedef struct sbuf {
 void sb_add(sbuf *sb, const char *text);
 void sb_addn(sbuf *sb, const char *text, size_t n);
 void sb_printf(sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* s as a JSON string: quotes, \" \\ escaped, control bytes as \u00XX, and bytes that are not
- * valid UTF-8 as \ufffd (the answer is always valid UTF-8). */
+/* s as a JSON string, by attn_json_escape (attn_io.h): the answer is always valid UTF-8. */
 void sb_json_string(sbuf *sb, const char *s);
 /* Hands the string over (NULL if an allocation failed; then it frees it). */
 char *sb_take(sbuf *sb, size_t *len);

@@ -10,12 +10,14 @@
 
 /* FNV-1a over the labels and ids of the data, so a resume on different data is refused. */
 static uint64_t data_fingerprint(const attn_dataset *d) {
+    /* not ATTN_HASH_BASIS: the basis with its last digit missing, kept because checkpoints
+     * store the fingerprint (another start value would refuse every existing checkpoint) */
     uint64_t h = 1469598103934665603ull;
     for (int i = 0; i < d->n; i++) {
-        h = (h ^ (uint64_t)(d->labels[i] + 1)) * 1099511628211ull;
-        h = (h ^ (uint64_t)d->lengths[i]) * 1099511628211ull;
+        h = attn_hash_step(h, (uint64_t)(d->labels[i] + 1));
+        h = attn_hash_step(h, (uint64_t)d->lengths[i]);
         for (size_t j = d->offsets[i]; j < d->offsets[i + 1]; j++)
-            h = (h ^ (uint64_t)(unsigned)d->ids[j]) * 1099511628211ull;
+            h = attn_hash_step(h, (unsigned)d->ids[j]);
     }
     return h;
 }

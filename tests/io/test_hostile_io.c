@@ -184,6 +184,21 @@ START_TEST(test_json_strict_grammar) {
         {"[NaN]", "unexpected character", 1},
         {"[0.1234567890123456789012345678901234567890123456789012345678901234]", "longer than 63",
          1},
+        /* strings are valid UTF-8 (RFC 8259 §8.1): stray, overlong, surrogate, too large, cut */
+        {"[\"a\x80\"]", "invalid UTF-8", 3},
+        {"[\"\xc0\xaf\"]", "invalid UTF-8", 2},
+        {"[\"\xed\xa0\x80\"]", "invalid UTF-8", 2},
+        {"[\"\xf4\x90\x80\x80\"]", "invalid UTF-8", 2},
+        {"[\"\xe2\x82\"]", "invalid UTF-8", 2},
+        {"{\"caf\xe9\": 1}", "invalid UTF-8", 5},
+        /* no two members of one object share a name (I-JSON), compared after unescaping; the
+         * position is the later key's; the first such object in text order is named */
+        {"{\"a\": 1, \"b\": 2, \"a\": 3}", "duplicate key", 17},
+        {"{\"a\": 1, \"\\u0061\": 2}", "duplicate key", 9},
+        {"[{\"x\": {\"c\": 1, \"c\": 2}}, {\"x\": 1, \"x\": 2}]", "duplicate key", 16},
+        {"{\"a\": {\"a\": 1}, \"b\": [{\"a\": 1}, {\"a\": 2}], \"c\": {\"d\": 1, \"e\": 2}}", NULL,
+         0},
+        {"[\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"]", NULL, 0},
         {" [true, false, null, -0.5e+10, 0, 1E-3, \"\\u00e9\\ud83d\\ude00\"] \n", NULL, 0},
         {"{\"a\": {\"b\": []}, \"c\": {}}", NULL, 0},
         /* a key twice in one object (after unescaping) is refused; in two objects it is not */

@@ -26,7 +26,7 @@ START_TEST(test_write_read_round_trip) {
     const char text[] = "a\0b\n{\"x\": 1}\xff"; /* embedded NUL and a high byte */
     size_t n = sizeof text - 1;
     attn_error err;
-    ck_assert_msg(attn_io_write_atomic(path, text, n, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(attn_write_file_atomic(path, text, n, &err) == ATTN_OK, "%s", err.msg);
     ck_assert_msg(access(in_tmp("rt.bin.tmp"), F_OK) != 0, ".tmp left behind");
     char *buf = NULL;
     size_t len = 0;
@@ -40,7 +40,7 @@ START_TEST(test_write_read_round_trip) {
     char *data = malloc(big);
     ck_assert_ptr_nonnull(data);
     for (size_t i = 0; i < big; i++) data[i] = (char)('a' + i % 23);
-    ck_assert(attn_io_write_atomic(path, data, big, &err) == ATTN_OK);
+    ck_assert(attn_write_file_atomic(path, data, big, &err) == ATTN_OK);
     ck_assert(attn_io_read_file(path, &buf, &len, &err) == ATTN_OK);
     ck_assert_uint_eq(len, big);
     ck_assert(memcmp(buf, data, big) == 0);
@@ -56,20 +56,20 @@ START_TEST(test_write_failures) {
     const char *path = in_tmp("keep.txt");
     tu_write_file(path, "old\n", 4);
     ck_assert_int_eq(mkdir(in_tmp("keep.txt.tmp"), 0700), 0);
-    ck_assert_int_eq(attn_io_write_atomic(path, "new\n", 4, &err), ATTN_OK);
+    ck_assert_int_eq(attn_write_file_atomic(path, "new\n", 4, &err), ATTN_OK);
     char *text = tu_read_text(path);
     ck_assert_str_eq(text, "new\n");
     free(text);
     rmdir(in_tmp("keep.txt.tmp"));
     remove(path);
     /* the temporary file cannot be created (no such directory): the message names it */
-    ck_assert_int_eq(attn_io_write_atomic(in_tmp("nodir/x.txt"), "x", 1, &err), ATTN_ERR_IO);
+    ck_assert_int_eq(attn_write_file_atomic(in_tmp("nodir/x.txt"), "x", 1, &err), ATTN_ERR_IO);
     ck_assert_msg(strstr(err.msg, "nodir/x.txt") && strstr(err.msg, "cannot create"), "%s",
                   err.msg);
     /* a directory is refused, not renamed over; nothing is left beside it */
     const char *dir = in_tmp("adir");
     ck_assert_int_eq(mkdir(dir, 0700), 0);
-    ck_assert_int_eq(attn_io_write_atomic(dir, "x", 1, &err), ATTN_ERR_IO);
+    ck_assert_int_eq(attn_write_file_atomic(dir, "x", 1, &err), ATTN_ERR_IO);
     ck_assert_msg(strstr(err.msg, "adir") && strstr(err.msg, "is a directory"), "%s", err.msg);
     ck_assert(access(in_tmp("adir.tmp"), F_OK) != 0);
     rmdir(dir);

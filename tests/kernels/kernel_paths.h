@@ -1,6 +1,9 @@
 /* kernel_paths.h -- the kernel tests run once per CPU path of the vectorised kernels
- * (attn_cpu_select): path 0 is "scalar" (plain C, every machine), path 1 "avx2". A path this
- * CPU or build cannot run is skipped with a printed line. */
+ * (attn_cpu_select): path 0 is "scalar" (plain C, every machine), path 1 "avx2", and the
+ * goldens' "avx512". CTest runs each test program once per path (tests/kernels/extra.cmake),
+ * naming it in ATTN_TEST_PATH: only that path's cases run, and a path this CPU or build cannot
+ * run makes the program exit 77, which CTest reports as skipped (tu_run_suite). Without
+ * ATTN_TEST_PATH every path runs, and one the machine lacks is skipped with a printed line. */
 #ifndef ATTN_KERNEL_PATHS_H
 #define ATTN_KERNEL_PATHS_H
 
@@ -8,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__GLIBC__)
 #include <gnu/libc-version.h>
@@ -16,10 +20,18 @@
 #define KP_COUNT 2
 static const char *const kp_names[KP_COUNT] = {"scalar", "avx2"};
 
-/* Makes path p active; false when this machine cannot run it (the caller returns: skipped). */
+/* Whether this run tests path `name` (ATTN_TEST_PATH unset: every path). */
+static inline bool kp_wanted(const char *name) {
+    const char *only = getenv("ATTN_TEST_PATH");
+    return !only || !*only || strcmp(only, name) == 0;
+}
+
+/* Makes path p active; false when this run does not test it or this machine cannot run it
+ * (the caller returns). */
 static inline bool kp_select(int p) {
     ck_assert_int_ge(p, 0);
     ck_assert_int_lt(p, KP_COUNT);
+    if (!kp_wanted(kp_names[p])) return false;
     if (!attn_cpu_path_supported(kp_names[p])) {
         printf("  %s kernels: not supported by this CPU or build, skipped\n", kp_names[p]);
         return false;
@@ -27,6 +39,11 @@ static inline bool kp_select(int p) {
     ck_assert(attn_cpu_select(kp_names[p]));
     ck_assert_str_eq(attn_cpu_path(), kp_names[p]);
     return true;
+}
+
+/* Makes path p active for a comparison of the paths (it must be supported). */
+static inline void kp_force(int p) {
+    ck_assert(attn_cpu_select(kp_names[p]));
 }
 
 /* True while the scalar kernels are active. */
@@ -53,6 +70,7 @@ static const kp_golden kp_goldens[] = {
 static inline bool kp_golden_select(int g) {
     ck_assert_int_ge(g, 0);
     ck_assert_int_lt(g, KP_GOLDEN_COUNT);
+    if (!kp_wanted(kp_goldens[g].path)) return false;
     if (!attn_cpu_path_supported(kp_goldens[g].path)) {
         printf("  %s kernels: not supported by this CPU or build, skipped\n", kp_goldens[g].path);
         return false;

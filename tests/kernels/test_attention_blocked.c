@@ -2,12 +2,14 @@
  * (1) an independent double-precision softmax(q.k^T).v written here and (2) the naive kernel
  * path (scores -> attn_softmax_forward -> probs.v), on shapes with n not a multiple of the tile,
  * n = 1, masked keys (n_valid < n_k), several tiles and a fully masked row set. Also checks the
- * FLOP accountant sees n_q*n_valid*HS multiply-adds per tag, the workspace contract, and that
- * the threaded variant (query tiles over 2 and 3 threads) gives the 1-thread result bit for
- * bit: every query tile is computed the same way whichever thread takes it. */
+ * FLOP accountant sees n_q*n_valid*HS multiply-adds per tag, the workspace contract, that the
+ * parts (query tiles dealt to 2 and 3 threads of the caller's, the BLAS on 2 threads) give the
+ * one-call result bit for bit -- every query tile is computed the same way whichever thread
+ * takes it -- and that the scalar and AVX2 row helpers give the same bits. */
 #include "test_util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,22 @@ static void reference(float *out, const float *q, const float *k, const float *v
     free(s);
 }
 
+/* One part of the blocked forward on a thread of the test's own. */
+typedef struct part_job {
+    float *out;
+    const float *q, *k, *v;
+    float *work;
+    shape sh;
+    int part, parts;
+} part_job;
+
+static void *run_part(void *arg) {
+    const part_job *j = arg;
+    attn_attention_blocked_forward_part(j->out, j->q, j->k, j->v, j->sh.n_q, j->sh.n_k, j->sh.hs,
+                                        j->sh.n_valid, j->work, j->sh.tile, j->part, j->parts);
+    return NULL;
+}
+
 START_TEST(test_blocked_matches_reference_and_naive) {
     const shape sh = shapes[_i];
     printf("shape n_q=%d n_k=%d hs=%d n_valid=%d tile=%d\n", sh.n_q, sh.n_k, sh.hs, sh.n_valid,
@@ -93,20 +111,45 @@ START_TEST(test_blocked_matches_reference_and_naive) {
     if (sh.n_valid == 0)
         for (size_t i = 0; i < nq; i++) ck_assert_float_eq(got[i], 0.0f);
 
-    for (int threads = 2; threads <= 3; threads++) {
-        float *got_mt = malloc(nq * sizeof *got_mt);
-        float *work_mt = malloc((threads * work_n + 1) * sizeof *work_mt);
-        ck_assert(got_mt && work_mt);
-        for (size_t i = 0; i < nq; i++) got_mt[i] = NAN;
-        work_mt[threads * work_n] = 12345.0f;
-        attn_attention_blocked_forward_mt(got_mt, q, k, v, sh.n_q, sh.n_k, sh.hs, sh.n_valid,
-                                          work_mt, sh.tile, threads);
-        ck_assert_float_eq(work_mt[threads * work_n], 12345.0f);
+    /* parts on threads of the caller's (2 and 3, each with its own work slice, the BLAS on 2
+     * threads meanwhile), and the other CPU path: the same bits every time */
+    attn_set_num_threads(2);
+    for (int parts = 2; parts <= 3; parts++) {
+        float *got_p = malloc(nq * sizeof *got_p);
+        float *work_p = malloc((parts * work_n + 1) * sizeof *work_p);
+        ck_assert(got_p && work_p);
+        for (size_t i = 0; i < nq; i++) got_p[i] = NAN;
+        work_p[parts * work_n] = 12345.0f;
+        part_job jobs[3];
+        pthread_t tid[3];
+        for (int t = 0; t < parts; t++) {
+            jobs[t] = (part_job){got_p, q, k, v, work_p + (size_t)t * work_n, sh, t, parts};
+            ck_assert_int_eq(pthread_create(&tid[t], NULL, run_part, &jobs[t]), 0);
+        }
+        for (int t = 0; t < parts; t++) pthread_join(tid[t], NULL);
+        ck_assert_float_eq(work_p[parts * work_n], 12345.0f);
         for (size_t i = 0; i < nq; i++)
-            ck_assert_msg(memcmp(&got_mt[i], &got[i], sizeof got[i]) == 0,
-                          "%d threads: out[%zu] = %.9g, 1 thread gave %.9g", threads, i, got_mt[i],
+            ck_assert_msg(memcmp(&got_p[i], &got[i], sizeof got[i]) == 0,
+                          "%d parts: out[%zu] = %.9g, one call gave %.9g", parts, i, got_p[i],
                           got[i]);
-        free(got_mt), free(work_mt);
+        free(got_p), free(work_p);
+    }
+    attn_set_num_threads(1);
+    const char *was = attn_cpu_path(), *other = strcmp(was, "scalar") == 0 ? "avx2" : "scalar";
+    if (attn_cpu_path_supported(other)) {
+        float *got_o = malloc(nq * sizeof *got_o);
+        ck_assert(got_o && attn_cpu_select(other));
+        attn_attention_blocked_forward(got_o, q, k, v, sh.n_q, sh.n_k, sh.hs, sh.n_valid, work,
+                                       sh.tile);
+        ck_assert(attn_cpu_select(was));
+        for (size_t i = 0; i < nq; i++)
+            ck_assert_msg(memcmp(&got_o[i], &got[i], sizeof got[i]) == 0,
+                          "%s path: out[%zu] = %.9g, %s gave %.9g", other, i, got_o[i], was,
+                          got[i]);
+        free(got_o);
+    } else {
+        printf("  %s kernels: not supported by this CPU or build, path comparison skipped\n",
+               other);
     }
     attn_set_num_threads(1);
 

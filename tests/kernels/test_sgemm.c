@@ -80,7 +80,7 @@ START_TEST(test_sgemm_transposes) {
                     want[(size_t)i * n + j] = (float)(0.5 * s + 2.0 * c0[(size_t)i * n + j]);
                 }
             memcpy(c, c0, (size_t)m * n * sizeof *c);
-            attn_sgemm(ATTN_OP_OTHER, false, ta, tb, m, n, k, 0.5f, a, b, 2.0f, c);
+            attn_sgemm(c, a, b, m, n, k, ta, tb, 0.5f, 2.0f, ATTN_OP_OTHER, ATTN_PASS_FORWARD);
             char what[80];
             snprintf(what, sizeof what, "sgemm %dx%dx%d ta=%d tb=%d", m, n, k, ta, tb);
             tu_assert_close(what, c, want, (size_t)m * n, 1e-5, 1.0);
@@ -174,7 +174,7 @@ START_TEST(test_bmm_loop_sequential) {
         if (form == 0) attn_bmm_nn(c, a, b, m, n, k, 1.0f, false, ATTN_OP_AV, ATTN_PASS_FORWARD);
         if (form == 1) attn_bmm_nt(c, a, b, m, n, k, 1.0f, false, ATTN_OP_AV, ATTN_PASS_FORWARD);
         if (form == 2) attn_bmm_tn(c, a, b, m, n, k, 1.0f, false, ATTN_OP_AV, ATTN_PASS_FORWARD);
-        attn_sgemm(ATTN_OP_AV, false, ta, tb, m, n, k, 1.0f, a, b, 1.0f, want);
+        attn_sgemm(want, a, b, m, n, k, ta, tb, 1.0f, 1.0f, ATTN_OP_AV, ATTN_PASS_FORWARD);
         snprintf(what, sizeof what, "bmm sgemm path %dx%dx%d form %d", m, n, k, form);
         tu_assert_identical(what, c, want, nc);
     }

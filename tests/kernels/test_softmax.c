@@ -160,6 +160,7 @@ END_TEST
 #define PATHS_REL_TOL   2e-6
 #define PATHS_D_REL_TOL 1e-6
 START_TEST(test_softmax_paths_agree) {
+    if (!kp_wanted("avx2")) return; /* the avx2 run compares the two paths */
     if (!attn_cpu_path_supported("avx2")) {
         printf("  softmax paths: no AVX2 on this CPU or build, skipped\n");
         return;
@@ -173,12 +174,12 @@ START_TEST(test_softmax_paths_agree) {
     for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
         const int nv = widths[w];
         for (int k = 0; k < KP_COUNT; k++) {
-            ck_assert(kp_select(k));
+            kp_force(k);
             memcpy(p[k], x, sizeof x);
             attn_softmax_forward(p[k], p[k], ROWS, COLS, nv);
         }
         for (int k = 0; k < KP_COUNT; k++) {
-            ck_assert(kp_select(k));
+            kp_force(k);
             memset(dx[k], 0, sizeof dx[k]);
             attn_softmax_backward(dx[k], dp, p[1], ROWS, COLS, nv);
         }

@@ -5,9 +5,25 @@
 # (a kernel calling into models, train calling into io, ...), when a library other than
 # attn_io uses cJSON, when a file other than src/kernels/sgemm.c calls the BLAS (cblas_*,
 # openblas_*), or when library code prints to stdout/stderr or exits (only src/cli does).
+# Also fails when a folder library declares (CMakeLists.txt, attn_layer) a room STYLE.md §1 does
+# not let it use -- the table below -- or when a room of the table has no library.
 # include/ dirs keep internal headers apart at compile time; <cjson/cJSON.h> and <cblas.h> sit on
 # the compiler's default search path, so this check is what holds those two rules.
 cmake_minimum_required(VERSION 3.25)
+
+# The rooms of STYLE.md §1 (docs/architecture.md), bottom up, and what each may use.
+set(room_attn_util "")
+set(room_attn_kernels "attn_util")
+set(room_attn_data "attn_util")
+set(room_attn_models "attn_kernels;attn_data;attn_util")
+set(room_attn_train "attn_models;attn_kernels;attn_data;attn_util")
+set(room_attn_explain "attn_models;attn_kernels;attn_data;attn_util")
+set(room_attn_io "attn_explain;attn_train;attn_models;attn_kernels;attn_data;attn_util")
+set(room_attn_lab "attn_io;attn_explain;attn_train;attn_models;attn_kernels;attn_data;attn_util")
+set(room_attn_serve
+    "attn_lab;attn_io;attn_explain;attn_train;attn_models;attn_kernels;attn_data;attn_util")
+set(rooms attn_util attn_kernels attn_data attn_models attn_train attn_explain attn_io attn_lab
+          attn_serve)
 
 string(REPLACE "|" ";" LAYERS "${LAYERS}")
 set(names "")
@@ -36,6 +52,25 @@ foreach(entry ${LAYERS})
 endforeach()
 
 set(problems 0)
+foreach(room ${rooms})
+  if(NOT room IN_LIST names)
+    message(SEND_ERROR "room ${room} (STYLE.md §1) has no folder library")
+    math(EXPR problems "${problems} + 1")
+  endif()
+endforeach()
+foreach(name ${names})
+  if(NOT DEFINED room_${name})
+    message(SEND_ERROR "${name} is not a room of STYLE.md §1 (add it to the table here)")
+    math(EXPR problems "${problems} + 1")
+  endif()
+  foreach(dep ${allowed_${name}})
+    if(DEFINED room_${name} AND NOT dep IN_LIST room_${name})
+      message(SEND_ERROR "${name} links ${dep}, which STYLE.md §1 does not let it use "
+                         "(allowed: ${room_${name}})")
+      math(EXPR problems "${problems} + 1")
+    endif()
+  endforeach()
+endforeach()
 foreach(name ${names})
   execute_process(COMMAND ${NM} -A -u ${archive_${name}} OUTPUT_VARIABLE out)
   string(REGEX MATCHALL "[^\n]+" lines "${out}")

@@ -17,6 +17,9 @@ add_test(NAME style/clang_format
 set(ATTN_LAYER_ARGS "")
 foreach(layer ${ATTN_LAYERS})
   get_target_property(deps ${layer} ATTN_LAYER_DEPS)
+  if(NOT deps)
+    set(deps "") # attn_util uses no other room
+  endif()
   list(JOIN deps "," deps)
   string(APPEND ATTN_LAYER_ARGS "|${layer}=$<TARGET_FILE:${layer}>=${deps}")
 endforeach()

@@ -1,0 +1,137 @@
+/* attn_data.h -- the course-review task (src/data/): the built-in vocabulary, vocabularies of
+ * weights files, the tokenizer, the deterministic generator of the training, held-out and four
+ * test sets, and TSV files of labelled sentences.
+ *
+ *     attn_dataset *plain = NULL;
+ *     attn_data_generate(ATTN_SET_PLAIN, 1000, 1, &plain, &err);   // the same on every machine
+ *     // plain->n sentences: labels[i], lengths[i], ids[offsets[i] .. offsets[i+1]), texts[i]
+ *     int ids[ATTN_MAX_WORDS], n;
+ *     attn_tokenize("the lecture was not good", ids, ATTN_MAX_WORDS, &n, &err);
+ *     attn_dataset_free(plain);
+ */
+#ifndef ATTN_DATA_H
+#define ATTN_DATA_H
+
+#include "attn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- vocabulary, tokenizer, the course-review task (src/data/) -------------------------- */
+
+#define ATTN_PAD_ID     0
+#define ATTN_CLS_ID     1
+#define ATTN_N_WORDS    89
+#define ATTN_VOCAB_SIZE 91 /* [PAD], [CLS], 89 words */
+#define ATTN_MAX_WORDS  80 /* the Transformer has 81 positions including [CLS] */
+
+int attn_vocab_size(void);               /* 91 */
+const char *attn_vocab_word(int id);     /* "[PAD]", "[CLS]", words; NULL if out of range */
+const char *attn_vocab_category(int id); /* "special", "subject", "positive", ... */
+int attn_vocab_id(const char *word);     /* -1 if unknown */
+
+/* Lower-cases, strips .,!?;: quotes (" ' ` and typographic ones) and brackets ()[]{}, and splits
+ * on white space. Fails (ATTN_ERR_VALUE) on an unknown word (naming it, its 1-based position
+ * and the closest vocabulary word), on an empty sentence, and on more than max_ids words.
+ * ids: [max_ids]. */
+attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids, attn_error *err);
+
+/* ---- vocabulary objects: the built-in one and a weights file's own (src/data/) ---------- *
+ * An attn_vocab maps token ids 0..n-1 to tokens and back. attn_vocab_builtin() is the
+ * course-review vocabulary above (static: attn_vocab_free ignores it); attn_vocab_create makes
+ * one from a word list, e.g. the "vocab" array of a weights file (attn_weights_load_json_vocab).
+ * attn_vocab_create checks (ATTN_ERR_VALUE, naming the index and the token):
+ *   - 2 <= n <= ATTN_VOCAB_MAX_TOKENS (the largest vocab_size a model config takes);
+ *   - words[0] is "[PAD]": every model pads batches with id 0;
+ *   - every token is 1..ATTN_VOCAB_TOKEN_MAX bytes of valid UTF-8 without white space (ASCII
+ *     or Unicode: a token is one word) and without control characters (U+0000..U+001F,
+ *     U+007F..U+009F);
+ *   - no token occurs twice.
+ * The rules that depend on the model -- n equals the config's vocab_size; the Transformer needs
+ * "[CLS]" at id 1 (it prepends id 1 itself); RNN, LSTM and GRU take any token at id 1 -- are
+ * attn_vocab_check_config's.
+ * Kinds: "special" tokens ("[...]" or "<...>": [PAD], [CLS], [UNK], <unk>) are never produced
+ * by the tokenizer; "ids-only" tokens, holding an upper-case ASCII letter or a character the
+ * tokenizer removes (.,!?;: quotes, brackets), cannot come out of it either and are reached by
+ * id only (attn predict --ids); every other token is a "word". */
+#define ATTN_VOCAB_MAX_TOKENS (1 << 20) /* 1,048,576 */
+#define ATTN_VOCAB_TOKEN_MAX  64        /* bytes per token */
+
+typedef struct attn_vocab attn_vocab; /* opaque; src/data/data_internal.h */
+
+const attn_vocab *attn_vocab_builtin(void);
+/* Copies words[0..n) (the caller keeps its strings). */
+attn_status attn_vocab_create(const char *const *words, int n, attn_vocab **out, attn_error *err);
+void attn_vocab_free(const attn_vocab *v); /* NULL and the built-in one are ignored */
+bool attn_vocab_is_builtin(const attn_vocab *v);
+int attn_vocab_count(const attn_vocab *v);                 /* tokens, ids 0..count-1 */
+const char *attn_vocab_token(const attn_vocab *v, int id); /* NULL if out of range */
+/* "special", "word" or "ids-only" (see Kinds); NULL if out of range. */
+const char *attn_vocab_kind(const attn_vocab *v, int id);
+/* The id of exactly this token (a hash lookup), -1 if absent. */
+int attn_vocab_lookup(const attn_vocab *v, const char *token);
+/* The word (kind "word") closest to `word` by edit distance, ties to the lower id; NULL when
+ * the vocabulary has no word, or when the search would take more than a few ms (a vocabulary
+ * of ~100,000 words or more and nothing within one edit). */
+const char *attn_vocab_closest(const attn_vocab *v, const char *word);
+/* v fits a model of cfg: count == vocab_size and, for the Transformer, "[CLS]" at id 1. */
+struct attn_model_config; /* attn_model.h */
+attn_status attn_vocab_check_config(const attn_vocab *v, const struct attn_model_config *cfg,
+                                    attn_error *err);
+/* attn_tokenize with vocabulary v: words are looked up in v (only tokens of kind "word"
+ * match); an unknown word is named with the closest word of v. attn_tokenize(s, ...) is
+ * attn_tokenize_vocab(attn_vocab_builtin(), s, ...). */
+attn_status attn_tokenize_vocab(const attn_vocab *v, const char *sentence, int *ids, int max_ids,
+                                int *n_ids, attn_error *err);
+
+typedef enum attn_set {
+    ATTN_SET_TRAIN,
+    ATTN_SET_PLAIN,
+    ATTN_SET_DISTRACTOR,
+    ATTN_SET_FILL4,
+    ATTN_SET_FILL8,
+    ATTN_SET_HOLDOUT, /* the training distribution, its own PRNG stream: the held-out slice */
+} attn_set;
+#define ATTN_N_TEST_SETS     4        /* plain, distractor, fill4, fill8 */
+#define ATTN_TRAIN_DEFAULT_N 8000     /* sentences in the training set */
+#define ATTN_TEST_DEFAULT_N  1000     /* sentences in each test set */
+#define ATTN_DATA_MAX_N      10000000 /* largest n attn_data_generate accepts */
+/* sentences in the held-out set (ATTN_SET_HOLDOUT), the trainer's default holdout */
+#define ATTN_HOLDOUT_DEFAULT_N 500
+
+const char *attn_set_name(attn_set s);
+attn_status attn_set_from_name(const char *name, attn_set *out, attn_error *err);
+
+/* A labelled set of sentences. Owned by the library; free with attn_dataset_free. */
+typedef struct attn_dataset {
+    int n;           /* sentences */
+    int *labels;     /* [n] 1 = positive, 0 = negative */
+    int *lengths;    /* [n] words */
+    size_t *offsets; /* [n+1] start of sentence i in ids */
+    int *ids;        /* [offsets[n]] word ids, sentences concatenated, no [CLS] */
+    char **texts;    /* [n] the sentences, lower case, single spaces */
+} attn_dataset;
+
+/* Deterministic generator: the same (set, n, seed) gives the same sentences on every machine.
+ * Test sets and the held-out set never contain a sentence of the default-size training set
+ * of the same seed. */
+attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset **out,
+                               attn_error *err);
+/* n sentences of min_words..max_words words (8 <= min <= max <= ATTN_GEN_LENGTHS_MAX_WORDS):
+ * the task's core clause (and distractor) with as many filler phrases (with replacement) as the
+ * length needs; its own PRNG stream (the default sets are unchanged); src/data/generator.c. */
+#define ATTN_GEN_LENGTHS_MAX_WORDS 240
+attn_status attn_data_generate_lengths(int n, uint64_t seed, int min_words, int max_words,
+                                       attn_dataset **out, attn_error *err);
+/* Reads "label<TAB>sentence" lines. Errors name the file and line. */
+attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_error *err);
+/* attn_dataset_read_tsv with vocabulary v (texts are rebuilt from v's tokens). */
+attn_status attn_dataset_read_tsv_vocab(const char *path, const attn_vocab *v, attn_dataset **out,
+                                        attn_error *err);
+void attn_dataset_free(attn_dataset *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_DATA_H */

@@ -1,0 +1,192 @@
+/* attn_io.h -- every file format and all JSON text (src/io/): weights files (attn-weights-v1),
+ * checkpoints (attn-checkpoint-v1), the reproduce report, explanations and explain requests.
+ * Reading is strict (RFC 8259, size limits checked before allocating); writing goes through a
+ * temporary file that is checked and renamed (attn_write_file_atomic).
+ *
+ *     attn_model *m = NULL;
+ *     attn_vocab *vocab = NULL;                     // NULL afterwards: the built-in vocabulary
+ *     if (attn_weights_load_json_vocab("weights/lstm-seed1.json", &m, &vocab, &err) != ATTN_OK)
+ *         return 1;
+ *     ...
+ *     attn_weights_save_json(m, false, "out.json", &err);   // floats read back bit for bit
+ *     attn_vocab_free(vocab);
+ *     attn_model_free(m);
+ */
+#ifndef ATTN_IO_H
+#define ATTN_IO_H
+
+#include "attn_data.h"
+#include "attn_explain.h"
+#include "attn_kernelset.h"
+#include "attn_model.h"
+#include "attn_train.h"
+#include "attn_util.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- limits on reading files (src/io/) -------------------------------------------------- *
+ * The loaders read only regular files (not FIFOs, devices or directories) of at most
+ * attn_io_max_file_bytes() bytes, and create models of at most attn_io_max_params()
+ * parameters, checked from the config BEFORE anything is allocated. Each limit has a
+ * default and can be raised (or lowered) by an environment variable holding a positive
+ * decimal integer. Parsing a JSON number array costs about 40x its size in memory (one
+ * cJSON node per number); "data_b64" tensors cost about 1x. */
+#define ATTN_MAX_FILE_BYTES_DEFAULT ((size_t)1 << 29) /* 512 MiB; env ATTN_MAX_FILE_BYTES */
+#define ATTN_MAX_PARAMS_DEFAULT     ((size_t)1 << 26) /* 67,108,864; env ATTN_MAX_PARAMS */
+size_t attn_io_max_file_bytes(void);
+size_t attn_io_max_params(void);
+
+/* ---- weights JSON (src/io/) ------------------------------------------------------------ *
+ * Format "attn-weights-v1":
+ *   {"format": "attn-weights-v1",
+ *    "config": {"arch": "rnn"|"lstm"|"gru"|"transformer", "vocab_size": 91, "embed_dim": 16,
+ *               "hidden_size": 32, "n_heads": 2, "ffn_dim": 64, "n_layers": 2, "max_len": 81,
+ *               "norm": "pre"|"post", "activation": "relu"|"gelu",
+ *               "pos": "learned"|"sinusoidal"|"none"|"rope"|"alibi" (absent = learned),
+ *               "attn_unscaled": 1 (only when set)},
+ *    "tensors": {"<state_dict key>": {"shape": [..], "data": [.. flat, row-major ..]}, ...}}
+ * Instead of "data", a tensor may hold "data_b64": the base64 (RFC 4648, "=" padded) of its
+ * values as little-endian float32, flat and row-major -- about 5.3 bytes per value instead of
+ * about 13, and about 1x the file size in memory to parse instead of about 40x.
+ * Config keys that do not apply to an arch may be omitted. A "module." or "_orig_mod." prefix
+ * on tensor names is stripped. Floats are written so that they round-trip bit for bit.
+ * The JSON is parsed strictly (RFC 8259: no trailing data, no leading zeros, ...); the limits
+ * above apply (the parameter count is checked from the config before allocating).
+ * Optional "vocab": ["[PAD]", "[CLS]", "word", ...], the model's own vocabulary, token i = row i
+ * of embedding.weight. Absent: the built-in course-review vocabulary. Every loader checks it
+ * (attn_vocab_create's rules, then attn_vocab_check_config against "config") and fails naming
+ * the file and the index at fault. */
+attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err);
+/* How a caller gets the vocabulary of a weights file: as attn_weights_load_json, and *vocab
+ * receives the file's "vocab" (the caller's: attn_vocab_free), or NULL when the file has none
+ * (then attn_vocab_builtin() applies). Text goes to ids with attn_tokenize_vocab(vocab, ...). */
+attn_status attn_weights_load_json_vocab(const char *path, attn_model **out, attn_vocab **vocab,
+                                         attn_error *err);
+/* As attn_weights_load_json, from buf[0..len) (need not be NUL-terminated); name (may be
+ * NULL) is what messages call it. */
+attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, const char *name,
+                                               attn_model **out, attn_error *err);
+/* Loads tensors from `path` into an existing model (same config); all problems at once. The
+ * model stays on the built-in vocabulary: a file with another "vocab" is refused. */
+attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err);
+/* Writes params (or grads, with grads=true) atomically (attn_write_file_atomic). Refuses
+ * NaN/Inf (naming the tensor) before writing anything. */
+attn_status attn_weights_save_json(const attn_model *m, bool grads, const char *path,
+                                   attn_error *err);
+typedef enum attn_weights_encoding {
+    ATTN_WEIGHTS_TEXT, /* "data": [numbers] (what attn_weights_save_json writes) */
+    ATTN_WEIGHTS_B64,  /* "data_b64": "base64 of little-endian float32" */
+} attn_weights_encoding;
+attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weights_encoding enc,
+                                      const char *path, attn_error *err);
+/* As attn_weights_save_json_as, with vocab (may be NULL, or the built-in one: no "vocab" is
+ * written) as the file's "vocab"; refused (nothing written) unless it fits the model
+ * (attn_vocab_check_config). Loading the file back gives the same tokens. */
+attn_status attn_weights_save_json_vocab(const attn_model *m, const attn_vocab *vocab, bool grads,
+                                         attn_weights_encoding enc, const char *path,
+                                         attn_error *err);
+
+/* Writes text[0..len) to path atomically: a temporary file with a unique name beside the
+ * destination (created O_EXCL), fsync, rename, fsync of the directory; on failure the old file
+ * is untouched. A symlink is followed (its target is replaced, the link stays a link); an
+ * existing device or FIFO (/dev/null, /dev/full) is written in place, every write checked; a
+ * directory or socket is refused. Errors name the file. (src/io/io_common.c) */
+attn_status attn_write_file_atomic(const char *path, const char *text, size_t len, attn_error *err);
+
+/* The summary `attn reproduce` writes (DIR/reproduce.json), src/io/report_json.c. */
+typedef struct attn_report_run {
+    attn_arch arch;
+    int seed;
+    size_t n_params;
+    double acc[ATTN_N_TEST_SETS]; /* per set of `sets` below */
+    const char *weights;          /* file name of the run's weights */
+} attn_report_run;
+typedef struct attn_report {
+    int epochs, train_size, seeds, eval_batch;
+    const char *blas_core;
+    const char *set_names[ATTN_N_TEST_SETS]; /* the sets of acc, in its order */
+    const attn_report_run *runs;
+    int n_runs;
+    const attn_kernels_info *kernels; /* the kernels the runs ran on (NULL: not recorded) */
+} attn_report;
+/* As JSON {"epochs", "train_size", "seeds", "eval_batch", "blas_core", "kernels", "runs":
+ * [{"model", "seed", "params", "accuracy": {set: acc}, "weights"}]} (strings escaped by cJSON; one
+ * line per run), written with attn_write_file_atomic. */
+attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err);
+/* What a saved report says about how its runs were made: epochs and train_size (-1 where
+ * absent) and the OpenBLAS core ("unknown" where absent). */
+typedef struct attn_report_header {
+    int epochs, train_size;
+    char blas_core[64];
+    bool has_kernels;          /* false in reports written before the kernels were recorded */
+    attn_kernels_info kernels; /* "kernels" (include/attn_kernelset.h) */
+} attn_report_header;
+attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error *err);
+
+/* ---- explanations as JSON (src/io/explain_json.c) ------------------------------------- */
+
+/* The one JSON string escaper of attn (the explain JSON, the CLI's JSON output and attn serve's
+ * answers): s as a string literal, written through put in pieces: quotes and backslashes
+ * escaped, bytes below 0x20 and 0x7f as \u00XX, each byte that does not start a valid UTF-8
+ * sequence as \ufffd, the rest as is -- the literal is always valid UTF-8 JSON. */
+void attn_json_escape(const char *s, void (*put)(const char *text, size_t n, void *user),
+                      void *user);
+/* attn_json_escape to f. */
+void attn_json_write_string(FILE *f, const char *s);
+
+/* The object `attn predict --format json` prints for one sentence, without a newline:
+ * {"sentence": s (or, for a sentence given as ids, "ids": [ids[0..n_ids)]), "label": 1 if
+ * logit > 0 else 0, "probability", "logit"}, the numbers with %.9g. */
+void attn_prediction_write_json(FILE *f, const char *sentence, const int *ids, int n_ids,
+                                float logit, double probability);
+
+/* The object `attn explain --format json` prints for one sentence (and `attn serve` returns per
+ * model), without a newline: {"sentence", "tokens", "logit", "probability", "attention"
+ * [layer][head][query][key] (Transformer), "prefix_probability" (recurrent), "saliency":
+ * {"grad_norm", "grad_x_input", "integrated_gradients"}, "ig_steps", "ig_baseline_logit"};
+ * floats with %.9g. ids: the sentence's n_words word ids, tokens named by vocab (NULL: the
+ * built-in vocabulary). *out (NUL-terminated, *len bytes; len may be NULL) is the caller's to
+ * free. */
+attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *sentence, const int *ids,
+                                     const attn_explanation *e, char **out, size_t *len,
+                                     attn_error *err);
+
+/* A request {"sentence": "...", "models": ["rnn", ...]} ("models" optional), parsed strictly
+ * (RFC 8259 grammar, no other keys, no \u0000 in strings); names are not checked here. */
+#define ATTN_EXPLAIN_REQUEST_MAX_MODELS 8
+typedef struct attn_explain_request {
+    char *sentence;
+    int n_models; /* 0: "models" absent or empty */
+    char *models[ATTN_EXPLAIN_REQUEST_MAX_MODELS];
+    int ig_steps; /* "ig_steps": integrated-gradient steps 0..ATTN_EXPLAIN_MAX_STEPS (absent: 0,
+                   * none) */
+} attn_explain_request;
+/* ATTN_ERR_PARSE (malformed JSON with byte offset, line and column; wrong types; unknown key),
+ * ATTN_ERR_VALUE (too many models) or ATTN_ERR_NOMEM; on error *out is empty. */
+attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain_request *out,
+                                       attn_error *err);
+void attn_explain_request_clear(attn_explain_request *r); /* frees the strings; NULL ok */
+
+/* ---- checkpoints as JSON (src/io/checkpoint_json.c) ----------------------------------- */
+
+/* Format "attn-checkpoint-v1" (JSON): the fields of attn_train_state, floats widened to double
+ * (printed with enough digits to read back bit for bit). Written atomically (path.tmp, fflush,
+ * fsync, rename): an existing file survives a failure.
+ * Resuming: read the configs with attn_checkpoint_peek, create the model and the trainer
+ * with them, then attn_trainer_load_checkpoint. A resumed run ends bit-identical to an
+ * uninterrupted one. */
+attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path, attn_error *err);
+/* n_sentences (may be NULL) receives the size of the data the run was trained on. */
+attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
+                                 attn_train_config *train_cfg, int *n_sentences, attn_error *err);
+attn_status attn_trainer_load_checkpoint(attn_trainer *t, const char *path, attn_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_IO_H */

@@ -1,0 +1,88 @@
+/* attn_util.h -- what every room of libattn uses (src/util/): statuses and errors, the log hook,
+ * the BLAS thread count and the PRNG.
+ *
+ * Errors: every function of the library that can fail returns attn_status and takes a last
+ * `attn_error *err` (may be NULL) that receives a message naming the file, tensor or argument
+ * at fault. Callers decide by the status, never by the message text. The library never exits
+ * and never prints; it logs only through attn_set_log (silent by default).
+ *
+ *     attn_error err;
+ *     if (attn_weights_load_json(path, &m, &err) != ATTN_OK) {
+ *         fprintf(stderr, "%s\n", err.msg);                  // names the file and the problem
+ *         return err.status == ATTN_ERR_ARG ? 2 : 1;          // decide by the status
+ *     }
+ *     attn_rng r = attn_rng_seed(1);                          // a value: no global state
+ *     double u = attn_rng_uniform(&r);
+ */
+#ifndef ATTN_UTIL_H
+#define ATTN_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status, errors, logging ---------------------------------------------------------- */
+
+typedef enum attn_status {
+    ATTN_OK = 0,
+    ATTN_ERR_NOMEM, /* an allocation failed */
+    ATTN_ERR_IO,    /* a file could not be opened, read, written or renamed */
+    ATTN_ERR_PARSE, /* malformed JSON or TSV */
+    ATTN_ERR_SHAPE, /* a tensor or batch has the wrong shape */
+    ATTN_ERR_VALUE, /* NaN/Inf, unknown word, out-of-range id, bad config value */
+    ATTN_ERR_ARG,   /* caller misuse detected at the API boundary */
+} attn_status;
+
+#define ATTN_ERROR_MSG_MAX 4096
+typedef struct attn_error {
+    attn_status status;
+    char msg[ATTN_ERROR_MSG_MAX];
+} attn_error;
+
+const char *attn_status_str(attn_status s);
+/* Fills err (if non-NULL) and returns s, so call sites read: return attn_errorf(err, ...); */
+attn_status attn_errorf(attn_error *err, attn_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends "; <more>" to an existing message (used by loaders that report all problems). */
+void attn_error_append(attn_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef enum attn_log_level { ATTN_LOG_DEBUG, ATTN_LOG_INFO, ATTN_LOG_WARN } attn_log_level;
+typedef void (*attn_log_fn)(attn_log_level level, const char *msg, void *user);
+/* The only process-wide setting of the library besides the BLAS thread count. */
+void attn_set_log(attn_log_fn fn, void *user);
+/* What library code calls to tell something that is not an error (e.g. a loader reading an
+ * older or wrapped file); dropped unless a hook is installed. */
+void attn_log(attn_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets OpenBLAS's thread count (exact mode and training use 1). */
+void attn_set_num_threads(int n);
+
+/* ---- hashing: 64-bit FNV-1a (src/util/hash.c) ------------------------------------------- *
+ * h = ATTN_HASH_BASIS, then h = attn_hash_step(h, unit) for each unit (a byte, an id, a length:
+ * each taken whole as one unit). Not for anything adversarial: a fingerprint and hash tables. */
+#define ATTN_HASH_BASIS 0xcbf29ce484222325ull /* the 64-bit FNV offset basis */
+uint64_t attn_hash_step(uint64_t h, uint64_t unit);
+uint64_t attn_hash_string(const char *s); /* over the bytes of s */
+
+/* ---- PRNG: splitmix64 (Steele, Lea, Flood 2014), a value the caller owns ---------------- */
+
+typedef struct attn_rng {
+    uint64_t state;
+} attn_rng;
+
+attn_rng attn_rng_seed(uint64_t seed);
+uint64_t attn_rng_next(attn_rng *r);              /* next 64 random bits */
+uint32_t attn_rng_below(attn_rng *r, uint32_t n); /* uniform in [0, n), unbiased; n > 0 */
+double attn_rng_uniform(attn_rng *r);             /* uniform in [0, 1), 53 bits */
+float attn_rng_uniform_range(attn_rng *r, float lo, float hi);
+double attn_rng_normal(attn_rng *r);               /* N(0,1), Box-Muller (no cached state) */
+void attn_rng_shuffle(attn_rng *r, int *a, int n); /* Fisher-Yates */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_UTIL_H */

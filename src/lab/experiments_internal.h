@@ -1,0 +1,108 @@
+/* experiments_internal.h -- what the experiment files (experiments_*.c) share: recording
+ * measurements into a result, the table's run/plot functions, small statistics. */
+#ifndef ATTN_EXPERIMENTS_INTERNAL_H
+#define ATTN_EXPERIMENTS_INTERNAL_H
+
+#include "attn_experiments.h"
+
+#include <stdarg.h>
+
+/* Records a number / an array (copied) under name; ATTN_ERR_NOMEM on failure. */
+attn_status exp_put(attn_experiment_result *r, const char *name, double value, attn_error *err);
+attn_status exp_put_array(attn_experiment_result *r, const char *name, int n, const double *values,
+                          attn_error *err);
+/* The value of a scalar measurement, NaN when absent. */
+double exp_get(const attn_experiment_result *r, const char *name);
+/* Sets res->verdict and res->why (printf format). */
+void exp_verdict(attn_experiment_result *r, attn_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* opts->progress, when set. */
+void exp_progress(const attn_experiment_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Loads opts->weights_dir/<arch>-seed<seed>.json (attn_weights_load_json). */
+attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, int seed,
+                             attn_model **out, attn_error *err);
+/* Least-squares slope of log(y) against log(x) over the n points (x, y > 0). */
+double exp_loglog_slope(const double *x, const double *y, int n);
+double exp_seconds(void); /* monotonic clock */
+/* The experiment's independent runs: job(j, out + j * width) for j in 0..n-1 through
+ * opts->map (spread over processes by the caller), else one after another here. */
+attn_status exp_map(const attn_experiment_opts *o, int n, int width, attn_experiment_job job,
+                    void *ctx, double *out, attn_error *err);
+
+/* ---- training (experiments_train.c) ---- */
+typedef struct exp_train_spec {
+    attn_model_config cfg;
+    uint64_t seed;             /* initialisation and shuffling */
+    const attn_dataset *train; /* all of it is trained on (no held-out slice, last epoch kept) */
+    int epochs, warmup;        /* warm-up in Adam steps, 0 = off */
+    double lr;                 /* 0: Adam's default 1e-3 */
+    /* after every epoch (may be NULL), e.g. to measure the model during training */
+    attn_status (*after_epoch)(attn_model *m, int epoch, void *user, attn_error *err);
+    void *user;
+} exp_train_spec;
+/* Trains a new model: *out the trained model, loss[epochs] each epoch's mean training loss
+ * (NaN after a divergence). A divergence (NaN/Inf in the loss or a gradient) is a result, not
+ * an error: *out is then NULL and *diverged_step the 1-based Adam step; otherwise -1. */
+attn_status exp_train(const exp_train_spec *spec, attn_model **out, double *loss,
+                      long *diverged_step, attn_error *err);
+/* Trains a model the caller built (any configuration): Adam with PyTorch's defaults, batches of
+ * `batch` sentences of d, reshuffled each epoch from seed; every sentence, every epoch. */
+attn_status exp_train_loop(attn_model *m, const attn_dataset *d, int epochs, int batch,
+                           uint64_t seed, attn_error *err);
+/* The four test sets (plain, distractor, fill4, fill8) of n sentences and seed. */
+attn_status exp_test_sets(int n, uint64_t seed, attn_dataset *sets[ATTN_N_TEST_SETS],
+                          attn_error *err);
+void exp_test_sets_free(attn_dataset *sets[ATTN_N_TEST_SETS]);
+/* Accuracy on each set (acc may be NULL) and their mean; m NULL (diverged): 0.5 each. */
+attn_status exp_accuracy(attn_model *m, attn_dataset *const sets[ATTN_N_TEST_SETS], double *mean,
+                         double acc[ATTN_N_TEST_SETS], attn_error *err);
+
+/* ---- the experiments (one file each) ----
+ * exp_<name>_verdict sets r's verdict and why from the measurements already in r by the
+ * experiment's rule (the run calls it last; tests/lab/test_verdicts.c feeds it fixed numbers). */
+void exp_convolution_verdict(attn_experiment_result *r);
+void exp_extrapolation_verdict(attn_experiment_result *r);
+void exp_scaling_verdict(attn_experiment_result *r);
+void exp_norm_verdict(attn_experiment_result *r);
+void exp_path_length_verdict(attn_experiment_result *r);
+void exp_equivariance_verdict(attn_experiment_result *r);
+void exp_parallel_verdict(attn_experiment_result *r);
+void exp_heads_verdict(attn_experiment_result *r);
+attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                attn_error *err);
+attn_status exp_convolution_plot(const attn_experiment_result *r, const char *path,
+                                 attn_error *err);
+attn_status exp_convolution2d_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                  attn_error *err);
+attn_status exp_convolution2d_plot(const attn_experiment_result *r, const char *path,
+                                   attn_error *err);
+attn_status exp_embedding_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                              attn_error *err);
+attn_status exp_embedding_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                             attn_error *err);
+attn_status exp_parallel_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                 attn_error *err);
+attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *path,
+                                  attn_error *err);
+
+attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                attn_error *err);
+attn_status exp_path_length_plot(const attn_experiment_result *r, const char *path,
+                                 attn_error *err);
+attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                          attn_error *err);
+attn_status exp_heads_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+attn_status exp_scaling_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                            attn_error *err);
+attn_status exp_scaling_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *r, attn_error *err);
+attn_status exp_norm_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+
+attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment_result *r,
+                                  attn_error *err);
+attn_status exp_extrapolation_plot(const attn_experiment_result *r, const char *path,
+                                   attn_error *err);
+#endif

@@ -1,0 +1,121 @@
+/* test_experiments_cli.c -- `attn experiment`: `all --quick --out DIR` runs every experiment
+ * of the table (the CI run), writes NAME.json (the documented keys, a verdict that is one of
+ * the three words, measurements) and a PNG per experiment; --format json prints the same
+ * objects; usage errors exit 2 and name the problem. */
+#include "attn_experiments.h"
+#include "cli/cli_harness.h"
+
+static void check_object(const cJSON *o, const char *name) {
+    static const char *const keys[] = {"experiment", "claim", "section", "rule", "verdict", "why"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        ck_assert_msg(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, keys[k])),
+                      "%s: no string \"%s\"", name, keys[k]);
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "experiment")->valuestring, name);
+    const char *v = cJSON_GetObjectItem(o, "verdict")->valuestring;
+    ck_assert_msg(!strcmp(v, "holds") || !strcmp(v, "does not hold") || !strcmp(v, "mixed"),
+                  "%s: verdict '%s'", name, v);
+    /* the kernels record: the kernels the numbers were computed with (attn_kernelset.h) */
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kernels");
+    static const char *const kkeys[] = {"mode", "openblas", "blas_core", "cpu_path"};
+    for (size_t i = 0; i < sizeof kkeys / sizeof kkeys[0]; i++)
+        ck_assert_msg(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(k, kkeys[i])),
+                      "%s: no \"kernels\".\"%s\"", name, kkeys[i]);
+    ck_assert_str_eq(cJSON_GetObjectItem(k, "mode")->valuestring, "pinned");
+    ck_assert_int_eq(cJSON_GetObjectItem(k, "blas_threads")->valueint, 1);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "measurements");
+    ck_assert_msg(cJSON_IsObject(m) && cJSON_GetArraySize(m) >= 3, "%s: measurements", name);
+}
+
+START_TEST(test_all_quick) {
+    char weights[1024];
+    snprintf(weights, sizeof weights, "%s", tu_source_path("weights"));
+    const char *out = tmp_path("claims");
+    run_result r = run(NULL, "experiment", "all", "--quick", "--format", "json", "--out", out,
+                       "--weights-dir", weights, NULL);
+    expect(&r, "experiment all --quick", 0, NULL);
+    /* stdout: one object per line, in table order */
+    char *line = r.out;
+    for (int i = 0; i < attn_experiment_count(); i++) {
+        const char *name = attn_experiment_at(i)->name;
+        ck_assert_msg(line && *line, "stdout ends before %s", name);
+        char *nl = strchr(line, '\n');
+        ck_assert_ptr_nonnull(nl);
+        *nl = '\0';
+        cJSON *o = cJSON_Parse(line);
+        ck_assert_msg(o != NULL, "not JSON: %s", line);
+        /* --quick leaves some models untrained: they are left out, never NaN (null) */
+        ck_assert_msg(!strstr(line, "null") && !strstr(line, " nan") && !strstr(line, "[nan"),
+                      "%s: a value not measured: %s", name, line);
+        check_object(o, name);
+        cJSON_Delete(o);
+        line = nl + 1;
+        /* the files */
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s.json", out, name);
+        cJSON *f = tu_load_json(path);
+        check_object(f, name);
+        cJSON_Delete(f);
+        snprintf(path, sizeof path, "%s/%s.png", out, name);
+        FILE *png = fopen(path, "rb");
+        ck_assert_msg(png != NULL, "no chart %s", path);
+        unsigned char head[8] = {0};
+        ck_assert_int_eq(fread(head, 1, 8, png), 8);
+        fclose(png);
+        ck_assert_msg(memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is not a PNG", path);
+    }
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_text) {
+    run_result r = run(NULL, "experiment", "convolution", "--seeds", "2", NULL);
+    expect(&r, "experiment convolution", 0, NULL);
+    ck_assert_msg(strstr(r.out, "claim: ") && strstr(r.out, "rule: ") &&
+                      strstr(r.out, "verdict: holds -- "),
+                  "%s", r.out);
+    run_free(&r);
+    r = run(NULL, "experiment", "list", NULL);
+    expect(&r, "experiment list", 0, NULL);
+    for (int i = 0; i < attn_experiment_count(); i++)
+        ck_assert(strstr(r.out, attn_experiment_at(i)->name) != NULL);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_errors) {
+    run_result r = run(NULL, "experiment", NULL);
+    expect(&r, "no name", 2, "NAME", NULL);
+    run_free(&r);
+    r = run(NULL, "experiment", "heads-and-tails", NULL);
+    expect(&r, "unknown", 2, "unknown experiment 'heads-and-tails'", "convolution", NULL);
+    run_free(&r);
+    r = run(NULL, "experiment", "all", "--plot", tmp_path("x.png"), NULL);
+    expect(&r, "all --plot", 2, "--plot", NULL);
+    run_free(&r);
+    r = run(NULL, "experiment", "convolution", "--seeds", "0", NULL);
+    expect(&r, "--seeds 0", 2, "--seeds", NULL);
+    run_free(&r);
+    r = run(NULL, "experiment", "embedding", "--weights-dir", tmp_path("none"), NULL);
+    expect(&r, "missing weights", 1, "rnn-seed1.json", NULL);
+    run_free(&r);
+    r = run(NULL, "experiment", "convolution", "--plot", tmp_path("chart.txt"), NULL);
+    expect(&r, "bad chart extension", 2, "chart.txt", ".png or .svg", NULL); /* before the run */
+    run_free(&r);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("lab/experiments_cli");
+    /* `all --quick` trains about 20 small models: 48 s in the release build on a 2-core
+     * machine, 310 s under AddressSanitizer + UBSan (measured on a virtualised Xeon), past
+     * Check's default 300 s; CTest's TIMEOUT (600 s) is the real bound. */
+    TCase *all = tcase_create("all_quick");
+    tcase_set_timeout(all, 580);
+    tcase_add_test(all, test_all_quick);
+    suite_add_tcase(s, all);
+    TCase *tc = tcase_create("experiments_cli");
+    tcase_add_test(tc, test_text);
+    tcase_add_test(tc, test_errors);
+    suite_add_tcase(s, tc);
+    return cli_run_suite_in_tmp(s);
+}
