@@ -89,8 +89,7 @@ START_TEST(test_cli_argument_checks_before_work) {
     expect(&r, "experiment --plot p.txt", 2, "--plot", ".png or .svg", NULL);
     run_free(&r);
     r = run(NULL, "experiment", "path-length", "--out", "/dev/null", NULL);
-    expect(&r, "experiment --out /dev/null", 1, "--out /dev/null", "is not a directory",
-           NULL);
+    expect(&r, "experiment --out /dev/null", 1, "--out /dev/null", "is not a directory", NULL);
     run_free(&r);
     ck_assert_msg(now_s() - t0 < 5.0, "refused only after %.1f s of work", now_s() - t0);
     r = run(NULL, "saliency", "--model", "rnn", "--plot", tmp_path("x.txt"), NULL);

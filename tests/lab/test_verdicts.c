@@ -255,7 +255,9 @@ static attn_verdict heads(double full, double redundant, double half_drop, doubl
     attn_experiment_result r = result();
     attn_error err;
     const double acc[] = {0.80, 0.85, 0.90, 0.91};
+    const double counts[] = {1, 2, 4, 8};
     ck_assert(exp_put_array(&r, "mean_accuracy", 4, acc, &err) == ATTN_OK);
+    ck_assert(exp_put_array(&r, "head_counts", 4, counts, &err) == ATTN_OK);
     if (!isnan(full)) put(&r, "pruned_model.full_accuracy", full);
     put(&r, "pruned_model.fraction_redundant", redundant);
     put(&r, "pruned_model.greedy.drop_at_half", half_drop);
@@ -271,7 +273,7 @@ START_TEST(test_heads_rule) {
     char why[1024];
     ck_assert_int_eq(heads(0.95, 0.75, 0.01, 0.015, why, sizeof why), ATTN_VERDICT_HOLDS);
     ck_assert_msg(strstr(why, "test accuracy 0.950") && strstr(why, "75% of the heads") &&
-                      strstr(why, "0.800 0.850 0.900 0.910"),
+                      strstr(why, "1 heads 0.800, 2 heads 0.850, 4 heads 0.900, 8 heads 0.910"),
                   "%s", why);
     ck_assert_int_eq(heads(0.95, 0.5, 0.01, 0.015, why, sizeof why), ATTN_VERDICT_HOLDS);
     ck_assert_int_eq(heads(0.95, 0.4, 0.01, 0.015, why, sizeof why), ATTN_VERDICT_MIXED);
