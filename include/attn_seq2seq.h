@@ -84,6 +84,30 @@ attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t se
                                 attn_pairs **out, attn_error *err);
 void attn_pairs_free(attn_pairs *p); /* NULL ok */
 
+/* ---- the decoder's attentions (src/kernels/attention_masked.c), ops as in attn_kernels.h ----
+ * out_h[n_q,HS] = softmax(q_h.k_h^T + mask) . v_h for h < NH, as PyTorch 1.13's
+ * F.multi_head_attention_forward (baddbmm with the mask, softmax over the full row, bmm).
+ * q is already divided by sqrt(HS). Head h of q/out (and d_q/d_out) starts at h * q_stride, of
+ * k/v (and d_k/d_v) at h * kv_stride. probs [NH, n_q, n_k]: kept for backward (required).
+ * Causal: query i is at position q_pos + i and sees keys 0..q_pos+i (q_pos + n_q <= n_k); the
+ * rest get -inf and probability 0 (teacher forcing: q_pos 0, n_k = n_q; a cached step: n_q 1,
+ * q_pos n_k - 1). Cross: every key. Backward ACCUMULATES (any d_ may be NULL); work:
+ * attn_attention_backward_work_size(n_q, n_k) floats. */
+void attn_causal_attention_forward(float *out, float *probs, const float *q, const float *k,
+                                   const float *v, int NH, int n_q, int n_k, int HS, int q_pos,
+                                   size_t q_stride, size_t kv_stride);
+void attn_causal_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                    const float *probs, const float *q, const float *k,
+                                    const float *v, int NH, int n_q, int n_k, int HS,
+                                    size_t q_stride, size_t kv_stride, float *work);
+void attn_cross_attention_forward(float *out, float *probs, const float *q, const float *k,
+                                  const float *v, int NH, int n_q, int n_k, int HS, size_t q_stride,
+                                  size_t kv_stride);
+void attn_cross_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                   const float *probs, const float *q, const float *k,
+                                   const float *v, int NH, int n_q, int n_k, int HS,
+                                   size_t q_stride, size_t kv_stride, float *work);
+
 #ifdef __cplusplus
 }
 #endif
