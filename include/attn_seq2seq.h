@@ -84,6 +84,95 @@ attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t se
                                 attn_pairs **out, attn_error *err);
 void attn_pairs_free(attn_pairs *p); /* NULL ok */
 
+/* ---- models (src/models/seq2seq*.c) --------------------------------------------------------- */
+
+typedef enum attn_s2s_arch {
+    ATTN_S2S_TRANSFORMER, /* "seq2seq-transformer": nn.Transformer with embeddings and a head */
+} attn_s2s_arch;
+
+/* The blueprint of a seq2seq model. seq2seq-transformer (docs/decoder.md): source embedding +
+ * positions -> enc_layers x TransformerEncoderLayer -> encoder.norm = memory; [BOS] + target
+ * embedding + positions -> dec_layers x TransformerDecoderLayer (causal self-attention,
+ * cross-attention to the memory) -> decoder.norm -> head Linear(D, tgt_vocab). */
+typedef struct attn_seq2seq_config {
+    attn_s2s_arch arch;
+    int src_vocab, tgt_vocab;   /* Vs (91), Vt (95) */
+    int d_model, n_heads;       /* D (32), NH (2) */
+    int ffn_dim;                /* F (64) */
+    int enc_layers, dec_layers; /* Le (2), Ld (2): 1..ATTN_TRANSFORMER_MAX_LAYERS */
+    int max_src_len;            /* source positions (80) */
+    int max_tgt_len;            /* decoder positions, [BOS] included (16) */
+    attn_norm norm;             /* pre (norm_first=True) or post; both have the final norms */
+    attn_activation activation; /* relu or gelu */
+    attn_pos pos;               /* learned (default), sinusoidal or none, on both sides */
+} attn_seq2seq_config;
+
+attn_seq2seq_config attn_seq2seq_config_default(attn_s2s_arch arch);
+const char *attn_s2s_arch_name(attn_s2s_arch a); /* "seq2seq-transformer" */
+/* Fails (ATTN_ERR_VALUE) naming the expected names. */
+attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_error *err);
+/* Checks sizes; the message names the field. */
+attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_error *err);
+
+typedef struct attn_seq2seq attn_seq2seq; /* opaque; src/models/seq2seq_internal.h */
+
+/* Parameters drawn from seed (PyTorch's initialisers: nn.Transformer's xavier_uniform_ on every
+ * matrix, zero attention biases, unit norms, N(0, 1) embeddings, the sinusoid table times 2 for
+ * learned positions, nn.Linear's uniform for the rest). */
+attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,
+                                attn_error *err);
+void attn_seq2seq_free(attn_seq2seq *m); /* NULL ok */
+const attn_seq2seq_config *attn_seq2seq_config_of(const attn_seq2seq *m);
+size_t attn_seq2seq_n_params(const attn_seq2seq *m);
+float *attn_seq2seq_params(attn_seq2seq *m);
+float *attn_seq2seq_grads(attn_seq2seq *m); /* NULL before the first backward */
+/* Tensors in state_dict order ("src_embedding.weight", "transformer.encoder.layers.0...", ...) */
+size_t attn_seq2seq_tensor_count(const attn_seq2seq *m);
+const char *attn_seq2seq_tensor_name(const attn_seq2seq *m, size_t i);
+int attn_seq2seq_tensor_shape(const attn_seq2seq *m, size_t i, int shape[4]); /* ndim */
+size_t attn_seq2seq_tensor_offset(const attn_seq2seq *m, size_t i);
+size_t attn_seq2seq_tensor_numel(const attn_seq2seq *m, size_t i);
+long attn_seq2seq_tensor_find(const attn_seq2seq *m, const char *name); /* -1 if absent */
+
+/* B pairs, teacher forced: source i is src_ids[i*S .. + src_lengths[i]) (source ids, 1..S
+ * words), decoder input i is tgt_ids[i*T .. + tgt_lengths[i]) (target ids, [BOS] first). */
+typedef struct attn_s2s_batch {
+    int B, S, T;
+    const int *src_ids, *src_lengths; /* [B, S], [B] */
+    const int *tgt_ids, *tgt_lengths; /* [B, T], [B] */
+} attn_s2s_batch;
+
+/* logits [sum_i tgt_lengths[i], Vt]: pair i's rows one after the other, row t the prediction of
+ * the word after decoder input t. B = 1 is bit-identical to PyTorch's eval forward (no_grad). */
+attn_status attn_seq2seq_forward(attn_seq2seq *m, const attn_s2s_batch *b, float *logits,
+                                 attn_error *err);
+/* Gradients of the last forward's batch from d_logits (same layout), ACCUMULATED into the
+ * model's gradient array (allocated, zeroed, on first use). */
+attn_status attn_seq2seq_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits,
+                                  attn_error *err);
+void attn_seq2seq_zero_grad(attn_seq2seq *m);
+
+/* Greedy decoding of source src[n_src]: from [BOS], the argmax word (ties: the lower id) until
+ * [EOS] or max_out words. cache true: one new decoder row per step with a KV cache; false: the
+ * decoder recomputed over the whole prefix each step (PyTorch's nn.Transformer loop, bit for
+ * bit). out[max_out] receives the words ([EOS] not included), *n_out their count;
+ * step_logits (NULL or [max_out + 1, Vt]) each step's logits; *n_steps (may be NULL) the steps
+ * taken (n_out + 1 when [EOS] ended it). max_out + 1 <= max_tgt_len. */
+attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
+                                int *out, int *n_out, float *step_logits, int *n_steps,
+                                attn_error *err);
+
+/* ---- weights files (src/io/seq2seq_json.c) ------------------------------------------------ *
+ * {"format": "attn-seq2seq-weights-v1", "config": {"arch", "src_vocab", "tgt_vocab", "d_model",
+ * "n_heads", "ffn_dim", "enc_layers", "dec_layers", "max_src_len", "max_tgt_len", "norm",
+ * "activation", "pos"}, "tensors": {state_dict key: {"shape", "data" | "data_b64"}}}; floats
+ * %.9g or base64 of little-endian float32. Written atomically; read strictly (every key and
+ * tensor exactly once, exact shapes, finite values; all problems reported, naming the file).
+ * A classifier's file (attn-weights-v1) is refused as such. */
+attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
+                                   attn_error *err);
+attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err);
+
 /* ---- the decoder's attentions (src/kernels/attention_masked.c), ops as in attn_kernels.h ----
  * out_h[n_q,HS] = softmax(q_h.k_h^T + mask) . v_h for h < NH, as PyTorch 1.13's
  * F.multi_head_attention_forward (baddbmm with the mask, softmax over the full row, bmm).

@@ -19,6 +19,7 @@ int cmd_data(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);

@@ -17,3 +17,16 @@ foreach(model rnn lstm transformer)
     ENVIRONMENT "CK_DEFAULT_TIMEOUT=300;ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=1;ATTN_CPU=scalar"
     TIMEOUT 600)
 endforeach()
+
+# The seq2seq-transformer against nn.Transformer (tools/seq2seq_crosscheck.py): random
+# configurations, teacher-forced logits of pairs of every source length (stride 3) and every
+# decoder length bit-identical to PyTorch's batch-1 eval forward, the float -inf and bool causal
+# masks identical in PyTorch, greedy --no-cache decoding identical to a PyTorch loop (tokens and
+# per-step logits). About 25 s. Label "torch".
+add_test(NAME models/seq2seq_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --random 12 --seed 1 --stride 3)
+set_tests_properties(models/seq2seq_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 600)

@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""seq2seq_models.py -- the PyTorch reference of attn's seq2seq models, and their weights files.
+
+seq2seq-transformer: src_embedding(src) + src positions -> nn.Transformer (encoder layers,
+encoder.norm, decoder layers with the causal tgt_mask, decoder.norm; dropout 0, batch_first,
+norm_first for "pre") <- tgt_embedding([BOS] + target) + tgt positions -> head Linear(D, Vt).
+Positions ("pos"): "learned" = parameters src_pos_embedding [max_src_len, D] and
+tgt_pos_embedding [max_tgt_len, D] (initialised with the sinusoid table times 2, as attn does);
+"sinusoidal" = the fixed unscaled table, a non-persistent buffer; "none" = nothing added.
+Run it in eval mode under torch.no_grad() (the encoder layers then take PyTorch's fast path,
+which attn follows; the decoder layers have none).
+
+Weights: {"format": "attn-seq2seq-weights-v1", "config": {...}, "tensors": {key: {"shape",
+"data"}}} -- export() writes one, load() reads one into a fresh module with
+load_state_dict(strict=True).
+
+    seq2seq_models.py export PATH [--seed S] [--perturb]   fresh reference weights -> PATH
+    seq2seq_models.py check PATH                           strict load, print a summary
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+import attn_models  # noqa: E402
+import weights_json  # noqa: E402
+
+FORMAT = "attn-seq2seq-weights-v1"
+N_WORDS_VOCAB = 91                # attn's built-in vocabulary (ATTN_VOCAB_SIZE)
+BOS, EOS = N_WORDS_VOCAB, N_WORDS_VOCAB + 1
+DEFAULT = {"arch": "seq2seq-transformer", "src_vocab": N_WORDS_VOCAB,
+           "tgt_vocab": N_WORDS_VOCAB + 4, "d_model": 32, "n_heads": 2, "ffn_dim": 64,
+           "enc_layers": 2, "dec_layers": 2, "max_src_len": 80, "max_tgt_len": 16,
+           "norm": "pre", "activation": "relu", "pos": "learned"}
+
+
+def full_config(config):
+    c = dict(DEFAULT)
+    for k, v in config.items():
+        if k not in c:
+            raise ValueError("unknown config key %r" % (k,))
+        c[k] = v
+    return c
+
+
+class Seq2SeqTransformer(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = c = full_config(config)
+        D = c["d_model"]
+        if c["pos"] == "learned":
+            self.src_pos_embedding = nn.Parameter(
+                attn_models.sinusoid_table(c["max_src_len"], D, 2.0))
+            self.tgt_pos_embedding = nn.Parameter(
+                attn_models.sinusoid_table(c["max_tgt_len"], D, 2.0))
+        elif c["pos"] == "sinusoidal":
+            self.register_buffer("src_table", attn_models.sinusoid_table(c["max_src_len"], D, 1.0),
+                                 persistent=False)
+            self.register_buffer("tgt_table", attn_models.sinusoid_table(c["max_tgt_len"], D, 1.0),
+                                 persistent=False)
+        elif c["pos"] != "none":
+            raise ValueError("pos %r is not available for seq2seq models" % c["pos"])
+        self.src_embedding = nn.Embedding(c["src_vocab"], D)
+        self.tgt_embedding = nn.Embedding(c["tgt_vocab"], D)
+        self.transformer = nn.Transformer(
+            d_model=D, nhead=c["n_heads"], num_encoder_layers=c["enc_layers"],
+            num_decoder_layers=c["dec_layers"], dim_feedforward=c["ffn_dim"], dropout=0.0,
+            activation=c["activation"], batch_first=True, norm_first=c["norm"] == "pre")
+        self.head = nn.Linear(D, c["tgt_vocab"])
+
+    def _positions(self, side, n):
+        if self.config["pos"] == "learned":
+            return getattr(self, side + "_pos_embedding")[:n]
+        if self.config["pos"] == "sinusoidal":
+            return getattr(self, side + "_table")[:n]
+        return None
+
+    def embed(self, side, ids):
+        """ids [B, n] -> embedding + positions (one float add, as attn)."""
+        x = getattr(self, side + "_embedding")(ids)
+        p = self._positions(side, ids.shape[1])
+        return x if p is None else x + p
+
+    def encode(self, src):
+        return self.transformer.encoder(self.embed("src", src))
+
+    def decode(self, memory, tgt, mask="float"):
+        """Logits [B, T, Vt] of decoder input tgt [B, T] with the causal mask as a float -inf
+        mask (nn.Transformer.generate_square_subsequent_mask) or a bool mask (True = hidden)."""
+        T = tgt.shape[1]
+        if mask == "float":
+            m = nn.Transformer.generate_square_subsequent_mask(T)
+        else:
+            m = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        y = self.transformer.decoder(self.embed("tgt", tgt), memory, tgt_mask=m)
+        return self.head(y)
+
+    def forward(self, src, tgt, mask="float"):
+        """nn.Transformer.forward itself (encoder, decoder, both norms) between the embeddings
+        and the head."""
+        T = tgt.shape[1]
+        m = (nn.Transformer.generate_square_subsequent_mask(T) if mask == "float"
+             else torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1))
+        y = self.transformer(self.embed("src", src), self.embed("tgt", tgt), tgt_mask=m)
+        return self.head(y)
+
+
+def build(config):
+    return Seq2SeqTransformer(config)
+
+
+def perturb(model, gen, scale=0.1):
+    """Adds N(0, scale^2) noise to every parameter: zero-initialised biases and unit norms
+    would leave paths of the arithmetic unexercised."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=gen) * scale)
+
+
+def export(model, path):
+    parts = ['{"format": "%s",\n"config": %s,\n"tensors": {\n' % (FORMAT, json.dumps(model.config))]
+    items = list(model.state_dict().items())
+    parts.append(",\n".join(weights_json.tensor_text(k, v) for k, v in items))
+    parts.append("}}\n")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("".join(parts))
+    os.replace(tmp, path)
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("format") != FORMAT:
+        raise ValueError("%s: format %r, expected %r" % (path, doc.get("format"), FORMAT))
+    model = build(doc["config"])
+    state = {}
+    for k, t in doc["tensors"].items():
+        if "data_b64" in t:
+            import base64
+            import numpy as np
+            a = np.frombuffer(base64.b64decode(t["data_b64"]), dtype="<f4").copy()
+            state[k] = torch.from_numpy(a).view(t["shape"])
+        else:
+            state[k] = torch.tensor(t["data"], dtype=torch.float32).view(t["shape"])
+    model.load_state_dict(state, strict=True)
+    return model.eval()
+
+
+def greedy(model, src, max_out, mask="float"):
+    """PyTorch's greedy loop: the decoder recomputed over [BOS] + the words so far at every step
+    (the encoder once). Returns (tokens, per-step logits [float32 tensors])."""
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))
+        prefix, steps = [BOS], []
+        while len(prefix) - 1 < max_out:
+            logits = model.decode(memory, torch.tensor([prefix]), mask)[0, -1]
+            steps.append(logits.clone())
+            nxt = int(torch.argmax(logits))
+            if nxt == EOS:
+                break
+            prefix.append(nxt)
+        return prefix[1:], steps
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("path")
+    e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--perturb", action="store_true")
+    c = sub.add_parser("check")
+    c.add_argument("path")
+    a = ap.parse_args()
+    if a.cmd == "export":
+        torch.manual_seed(a.seed)
+        m = build({})
+        if a.perturb:
+            perturb(m, torch.Generator().manual_seed(a.seed + 1))
+        export(m, a.path)
+    else:
+        m = load(a.path)
+        n = sum(p.numel() for p in m.parameters())
+        print("%s: %s, %d parameters, strict load ok" % (a.path, m.config["arch"], n))
+
+
+if __name__ == "__main__":
+    main()
