@@ -162,6 +162,48 @@ attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int 
                                 int *out, int *n_out, float *step_logits, int *n_steps,
                                 attn_error *err);
 
+/* ---- training and evaluation (src/train/seq2seq_train.c) ------------------------------------ */
+
+typedef struct attn_s2s_train_config {
+    int epochs;     /* 10 */
+    int batch_size; /* 32 pairs per Adam step */
+    int holdout;    /* 500: held-out pairs decoded after every epoch (0 = none) */
+    int keep_best;  /* 1: end with the parameters of the best held-out exact match */
+    uint64_t seed;  /* shuffling */
+    attn_adam_config adam;
+} attn_s2s_train_config;
+
+typedef struct attn_s2s_epoch_stats {
+    int epoch, epochs;    /* 1-based */
+    long steps;           /* Adam steps so far */
+    double loss;          /* mean cross-entropy per target token over the epoch's batches */
+    double holdout_exact; /* exact match of greedy decoding on the held-out pairs (NaN: none) */
+    double tokens_per_s;  /* target tokens ([EOS] included) trained per second */
+    double elapsed_s;
+} attn_s2s_epoch_stats;
+
+typedef struct attn_s2s_callbacks {
+    bool (*on_epoch)(const attn_s2s_epoch_stats *st, void *user); /* false stops */
+    void *user;
+} attn_s2s_callbacks;
+
+attn_s2s_train_config attn_s2s_train_config_default(void);
+/* Teacher-forced training of m on `train` (docs/decoder.md): per epoch a shuffle (seed), batches,
+ * cross-entropy over target words and [EOS], Adam; the first cfg->holdout pairs of heldout scored
+ * by exact match after each epoch. ATTN_ERR_VALUE on a non-finite loss or gradient. */
+attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,
+                               const attn_s2s_train_config *cfg, const attn_s2s_callbacks *cb,
+                               attn_error *err);
+
+typedef struct attn_s2s_eval {
+    int n;            /* pairs */
+    double exact;     /* fraction whose greedy output (KV cache) equals the target exactly */
+    double token_acc; /* fraction of target positions ([EOS] included) predicted right */
+} attn_s2s_eval;
+/* Greedy decoding of pairs [first, first + n) of p, scored against their targets. */
+attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                  attn_s2s_eval *out, attn_error *err);
+
 /* ---- weights files (src/io/seq2seq_json.c) ------------------------------------------------ *
  * {"format": "attn-seq2seq-weights-v1", "config": {"arch", "src_vocab", "tgt_vocab", "d_model",
  * "n_heads", "ffn_dim", "enc_layers", "dec_layers", "max_src_len", "max_tgt_len", "norm",
@@ -196,6 +238,15 @@ void attn_cross_attention_backward(float *d_q, float *d_k, float *d_v, const flo
                                    const float *probs, const float *q, const float *k,
                                    const float *v, int NH, int n_q, int n_k, int HS,
                                    size_t q_stride, size_t kv_stride, float *work);
+
+/* ---- the seq2seq loss (src/kernels/cross_entropy.c) ---------------------------------------- *
+ * nn.CrossEntropyLoss(ignore_index=ignore), reduction mean: logits [rows, V], labels [rows];
+ * rows labelled `ignore` count for nothing (NaN when every row is ignored, as PyTorch). In
+ * double. Backward: d_logits += d_loss * (softmax - onehot) / (rows not ignored). */
+double attn_cross_entropy_forward(const float *logits, const int *labels, int rows, int V,
+                                  int ignore);
+void attn_cross_entropy_backward(float *d_logits, float d_loss, const float *logits,
+                                 const int *labels, int rows, int V, int ignore);
 
 #ifdef __cplusplus
 }

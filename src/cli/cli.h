@@ -24,6 +24,7 @@ int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_train_seq2seq(int argc, char **argv); /* cmd_train hands seq2seq models over */
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
