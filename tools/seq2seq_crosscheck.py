@@ -123,6 +123,9 @@ def teacher_check(attn, model, path, words, rng, stride):
     return same, count, worst, mask_same, mask_count, len(pairs)
 
 
+CACHE_ABS = [0.0]  # largest |cached - recomputed| logit difference seen
+
+
 def greedy_check(attn, model, path, words, rng, n):
     c = model.config
     sources = [[rng.choice(WORDS) for _ in range(rng.randint(1, c["max_src_len"]))]
@@ -132,7 +135,17 @@ def greedy_check(attn, model, path, words, rng, n):
     cached = run_attn(attn, ["--weights", path, "--format", "json"], lines)
     same = count = worst = tok_same = 0
     c_same = c_count = c_worst = c_tok = 0
+    k_same = k_count = k_worst = k_tok = 0
     for s, r, k in zip(sources, rec, cached):
+        ktoks, ksteps = sm.greedy_cached(model, s, c["max_tgt_len"] - 1)
+        k_tok += k["output"] == " ".join(tgt_token(words, i) for i in ktoks)
+        kwant = [x for st in ksteps for x in st.tolist()]
+        kgot = [x for st in k["steps"] for x in st["logits"]]
+        if len(kgot) == len(kwant):
+            a, m, u = compare(kgot, kwant)
+        else:
+            a, m, u = 0, len(kwant), float("inf")
+        k_same, k_count, k_worst = k_same + a, k_count + m, max(k_worst, u)
         toks, steps = sm.greedy(model, s, c["max_tgt_len"] - 1)
         want_out = " ".join(tgt_token(words, i) for i in toks)
         tok_same += r["output"] == want_out
@@ -145,9 +158,12 @@ def greedy_check(attn, model, path, words, rng, n):
             a, m, u = 0, len(want), float("inf")
         same, count, worst = same + a, count + m, max(worst, u)
         if len(k["steps"]) == len(r["steps"]):
-            a, m, u = compare([x for st in k["steps"] for x in st["logits"]], got)
+            kl = [x for st in k["steps"] for x in st["logits"]]
+            a, m, u = compare(kl, got)
             c_same, c_count, c_worst = c_same + a, c_count + m, max(c_worst, u)
-    return (same, count, worst, tok_same, len(sources)), (c_same, c_count, c_worst, c_tok)
+            CACHE_ABS[0] = max([CACHE_ABS[0]] + [abs(x - y) for x, y in zip(kl, got)])
+    return ((same, count, worst, tok_same, len(sources)), (c_same, c_count, c_worst, c_tok),
+            (k_same, k_count, k_worst, k_tok))
 
 
 def main():
@@ -165,6 +181,8 @@ def main():
     ok = True
     tot = [0, 0, 0]
     gtot = [0, 0, 0]
+    ktot = [0, 0, 0]
+    ctot = [0, 0, 0, 0, 0]
     with tempfile.TemporaryDirectory() as tmp:
         for i, cfg in enumerate(configs):
             torch.manual_seed(a.seed * 1000 + i)
@@ -180,24 +198,35 @@ def main():
             try:
                 same, n, worst, ms, mn, n_pairs = teacher_check(a.attn, model, path, words, rng,
                                                                 a.stride)
-                (gs, gn, gw, gt, gsrc), (cs, cn, cw, ct) = greedy_check(
+                (gs, gn, gw, gt, gsrc), (cs, cn, cw, ct), (ks, kn, kw, kt) = greedy_check(
                     a.attn, model, path, words, rng, a.greedy)
             except RuntimeError as e:
                 print("%s: %s" % (name, e))
                 ok = False
                 continue
             print("%s: teacher-forced %d pairs identical: %d/%d, max ULP: %s; float vs bool "
-                  "mask identical: %d/%d; greedy --no-cache tokens %d/%d, logits identical: "
-                  "%d/%d, max ULP: %s; cached vs recompute tokens %d/%d, logits identical "
-                  "%d/%d, max ULP %s" % (name, n_pairs, same, n, worst, ms, mn, gt, gsrc, gs, gn,
-                                         gw, ct, gsrc, cs, cn, cw))
-            ok = ok and same == n and ms == mn and gs == gn and gt == gsrc
+                  "mask identical: %d/%d; greedy --no-cache vs nn.Transformer loop: tokens %d/%d, "
+                  "logits identical: %d/%d, max ULP: %s; KV cache vs incremental reference: "
+                  "tokens %d/%d, logits identical: %d/%d, max ULP: %s; KV cache vs --no-cache: "
+                  "tokens %d/%d, logits identical %d/%d, max ULP %s"
+                  % (name, n_pairs, same, n, worst, ms, mn, gt, gsrc, gs, gn, gw, kt, gsrc, ks, kn,
+                     kw, ct, gsrc, cs, cn, cw))
+            ok = (ok and same == n and ms == mn and gs == gn and gt == gsrc and ks == kn
+                  and kt == gsrc)
+            for k, v in enumerate((ks, kn, kw)):
+                ktot[k] = ktot[k] + v if k < 2 else max(ktot[k], v)
+            for k, v in enumerate((cs, cn, cw, ct, gsrc)):
+                ctot[k] = ctot[k] + v if k != 2 else max(ctot[k], v)
             for k, v in enumerate((same, n, worst)):
                 tot[k] = tot[k] + v if k < 2 else max(tot[k], v)
             for k, v in enumerate((gs, gn, gw)):
                 gtot[k] = gtot[k] + v if k < 2 else max(gtot[k], v)
     print("total teacher-forced identical: %d/%d, max ULP: %s; greedy --no-cache logits "
-          "identical: %d/%d, max ULP: %s" % (tot[0], tot[1], tot[2], gtot[0], gtot[1], gtot[2]))
+          "identical: %d/%d, max ULP: %s; KV cache vs incremental reference identical: %d/%d, "
+          "max ULP: %s; KV cache vs --no-cache: tokens %d/%d, logits identical %d/%d, max ULP %s, "
+          "max |difference| %.3g"
+          % (tot[0], tot[1], tot[2], gtot[0], gtot[1], gtot[2], ktot[0], ktot[1], ktot[2],
+             ctot[3], ctot[4], ctot[0], ctot[1], ctot[2], CACHE_ABS[0]))
     sys.exit(0 if ok else 1)
 
 

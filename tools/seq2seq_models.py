@@ -169,6 +169,92 @@ def greedy(model, src, max_out, mask="float"):
         return prefix[1:], steps
 
 
+def _split(x, NH):
+    """[n, D] -> [NH, n, HS] (contiguous), as attn's head-major layout."""
+    n, D = x.shape
+    return x.view(n, NH, D // NH).transpose(0, 1).contiguous()
+
+
+def _attend(q, k, v):
+    """q [NH, nq, HS] (already divided), k, v [NH, nk, HS] -> [nq, D]: bmm, softmax, bmm."""
+    p = torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
+    o = torch.bmm(p, v)
+    return o.transpose(0, 1).reshape(q.shape[1], -1)
+
+
+def _ff(layer, x):
+    return layer.linear2(layer.activation(layer.linear1(x)))
+
+
+class CachedDecoder:
+    """A hand-written incremental decoder with attn's KV-cache shapes (not nn.Transformer's
+    code, which has no cache): per layer and step one new row x [1, D]; the self-attention q, k, v
+    from one [1, 3D] Linear, k and v appended to the layer's cache [NH, t+1, HS]; the memory's
+    k, v from one [S, 2D] Linear computed once; q / sqrt(HS) as a true division; bmm, softmax,
+    bmm; LayerNorms and residuals in nn.TransformerDecoderLayer's order (pre or post)."""
+
+    def __init__(self, model, memory):
+        self.m, self.c = model, model.config
+        D, NH = self.c["d_model"], self.c["n_heads"]
+        self.root = math.sqrt(D // NH)
+        self.cross, self.k, self.v = [], [], []
+        for layer in model.transformer.decoder.layers:
+            w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+            kv = torch.nn.functional.linear(memory, w[D:], b[D:])
+            self.cross.append((_split(kv[:, :D], NH), _split(kv[:, D:], NH)))
+            self.k.append(None)
+            self.v.append(None)
+
+    def _sa(self, i, layer, x):
+        D, NH = self.c["d_model"], self.c["n_heads"]
+        a = layer.self_attn
+        qkv = torch.nn.functional.linear(x, a.in_proj_weight, a.in_proj_bias)
+        q = _split(qkv[:, :D], NH) / self.root
+        k, v = _split(qkv[:, D:2 * D], NH), _split(qkv[:, 2 * D:], NH)
+        self.k[i] = k if self.k[i] is None else torch.cat([self.k[i], k], dim=1)
+        self.v[i] = v if self.v[i] is None else torch.cat([self.v[i], v], dim=1)
+        return a.out_proj(_attend(q, self.k[i], self.v[i]))
+
+    def _ca(self, i, layer, x):
+        D, NH = self.c["d_model"], self.c["n_heads"]
+        a = layer.multihead_attn
+        q = _split(torch.nn.functional.linear(x, a.in_proj_weight[:D], a.in_proj_bias[:D]),
+                   NH) / self.root
+        return a.out_proj(_attend(q, *self.cross[i]))
+
+    def step(self, token, pos):
+        """Logits [Vt] of the next word after `token` at decoder position pos."""
+        x = self.m.tgt_embedding(torch.tensor([token]))  # [1, D], then the row of position pos
+        p = self.m._positions("tgt", pos + 1)
+        if p is not None:
+            x = x + p[pos:pos + 1]
+        pre = self.c["norm"] == "pre"
+        for i, layer in enumerate(self.m.transformer.decoder.layers):
+            blocks = ((layer.norm1, lambda h: self._sa(i, layer, h)),
+                      (layer.norm2, lambda h: self._ca(i, layer, h)),
+                      (layer.norm3, lambda h: _ff(layer, h)))
+            for norm, f in blocks:
+                x = x + f(norm(x)) if pre else norm(x + f(x))
+        x = self.m.transformer.decoder.norm(x)
+        return self.m.head(x)[0]
+
+
+def greedy_cached(model, src, max_out):
+    """Greedy decoding with CachedDecoder: (tokens, per-step logits)."""
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))[0]
+        dec = CachedDecoder(model, memory)
+        out, steps, token = [], [], BOS
+        while len(out) < max_out:
+            logits = dec.step(token, len(out))
+            steps.append(logits.clone())
+            token = int(torch.argmax(logits))
+            if token == EOS:
+                break
+            out.append(token)
+        return out, steps
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
