@@ -30,3 +30,14 @@ set_tests_properties(models/seq2seq_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 600)
+
+# seq2seq gradients (attn grad on seq2seq weights) against PyTorch's autograd: every tensor
+# within 1e-4 of its largest gradient (tools/seq2seq_grad_check.py prints the ULP table of
+# docs/decoder.md). Label "torch".
+add_test(NAME models/seq2seq_grad_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_grad_check.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(models/seq2seq_grad_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)
