@@ -25,9 +25,10 @@ int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_train_seq2seq(int argc, char **argv); /* cmd_train hands seq2seq models over */
-/* cmd_grad_seq2seq.c: whether path starts like seq2seq weights, and attn grad for them (FILE
- * holds 'source<TAB>target' pairs). */
+/* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
+int cli_info_seq2seq(const char *path);
+/* cmd_grad_seq2seq.c: attn grad for seq2seq weights (FILE holds 'source<TAB>target' pairs). */
 int cli_grad_seq2seq(const char *weights, const char *data, const char *out, int batch);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);

@@ -9,16 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool cli_is_seq2seq_weights(const char *path) {
-    char head[256] = {0};
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f) return false;
-    const size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    return strstr(head, "\"attn-seq2seq-weights-v1\"") != NULL;
-}
-
 typedef struct pair_file {
     int n, cap;
     int *src, *src_len, *tgt, *tgt_len; /* [n, ATTN_MAX_WORDS], [n], [n, T_CAP], [n] */
