@@ -16,19 +16,25 @@ reported). A strict round trip of attn's own export (load_state_dict(strict=True
 Prints per configuration and in total `identical: N/N, max ULP: K`; exits 1 unless every
 teacher-forced and --no-cache logit is identical and every mask pair agrees.
 
+--scalar runs both sides on their plain kernels: attn with ATTN_CPU=scalar, PyTorch with
+ATEN_CPU_CAPABILITY=default.
+
 Usage: /usr/bin/python3 tools/seq2seq_crosscheck.py --attn build/attn [--random N] [--seed S]
-       [--stride K]
+       [--stride K] [--scalar]
 """
 import os
+import sys
 
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before torch loads OpenBLAS
+if "--scalar" in sys.argv:  # both sides on their plain kernels, before torch loads
+    os.environ["ATEN_CPU_CAPABILITY"] = "default"
+    os.environ["ATTN_CPU"] = "scalar"
 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import random  # noqa: E402
 import struct  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import tempfile  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -173,6 +179,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--stride", type=int, default=3)
     ap.add_argument("--greedy", type=int, default=6, help="sources per configuration")
+    ap.add_argument("--scalar", action="store_true",
+                    help="attn's scalar kernels (ATTN_CPU=scalar) against PyTorch's default ones "
+                         "(ATEN_CPU_CAPABILITY=default)")
     a = ap.parse_args()
     torch.set_grad_enabled(False)
     words = vocab_words(a.attn)

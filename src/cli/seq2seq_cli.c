@@ -45,3 +45,60 @@ int cli_info_seq2seq(const char *path) {
     attn_seq2seq_free(m);
     return CLI_OK;
 }
+
+/* Exact match and token accuracy of greedy decoding per set and by source length (10-word
+ * buckets over every set given): `attn eval` on seq2seq weights. */
+#define EVAL_BUCKETS 8 /* 1-10, ..., 61-70, 71+ words */
+int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed) {
+    attn_error err;
+    attn_seq2seq *m = NULL;
+    if (attn_seq2seq_load_json(path, &m, &err) != ATTN_OK) return cli_fail("eval", &err);
+    attn_set_num_threads(1);
+    long b_pairs[EVAL_BUCKETS] = {0}, b_exact[EVAL_BUCKETS] = {0};
+    double b_tok[EVAL_BUCKETS] = {0}, b_toks[EVAL_BUCKETS] = {0};
+    int rc = CLI_OK;
+    printf("%-10s %6s  %-11s  %s\n", "set", "pairs", "exact match", "token accuracy");
+    for (int s = 0; s < n_sets && rc == CLI_OK; s++) {
+        attn_pairs *p = NULL;
+        const int size = n > 0 ? n : cli_set_default_n(sets[s]);
+        if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], size, seed, &p, &err) != ATTN_OK) {
+            rc = cli_fail("eval", &err);
+            break;
+        }
+        long exact = 0;
+        double right = 0, tokens = 0;
+        for (int i = 0; i < p->src->n && rc == CLI_OK; i++) {
+            attn_s2s_eval ev;
+            if (attn_seq2seq_evaluate(m, p, i, 1, &ev, &err) != ATTN_OK) {
+                rc = cli_fail("eval", &err);
+                break;
+            }
+            const int len = p->src->lengths[i], b = len > 70 ? 7 : (len - 1) / 10;
+            const double toks = p->tgt_lengths[i] + 1;
+            exact += ev.exact == 1.0;
+            right += ev.token_acc * toks;
+            tokens += toks;
+            b_pairs[b]++, b_exact[b] += ev.exact == 1.0, b_tok[b] += ev.token_acc * toks;
+            b_toks[b] += toks;
+        }
+        if (rc == CLI_OK)
+            printf("%-10s %6d  %-11.4f  %.4f\n", attn_set_name(sets[s]), p->src->n,
+                   (double)exact / p->src->n, right / tokens);
+        attn_pairs_free(p);
+    }
+    if (rc == CLI_OK) {
+        printf("\n%-10s %6s  %-11s  %s\n", "words", "pairs", "exact match", "token accuracy");
+        for (int b = 0; b < EVAL_BUCKETS; b++) {
+            if (!b_pairs[b]) continue;
+            char label[16];
+            if (b == 7)
+                snprintf(label, sizeof label, "71+");
+            else
+                snprintf(label, sizeof label, "%d-%d", 10 * b + 1, 10 * b + 10);
+            printf("%-10s %6ld  %-11.4f  %.4f\n", label, b_pairs[b],
+                   (double)b_exact[b] / b_pairs[b], b_tok[b] / b_toks[b]);
+        }
+    }
+    attn_seq2seq_free(m);
+    return rc;
+}

@@ -60,6 +60,17 @@ START_TEST(test_train_generate_and_errors) {
     ck_assert_ptr_nonnull(j);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "logits")), 4); /* BOS + 3 */
     cJSON_Delete(j);
+    run_result ev = run(NULL, "eval", "--weights", w, "--set", "plain", "--n", "100", NULL);
+    expect(&ev, "eval seq2seq", 0, NULL);
+    ck_assert_msg(strstr(ev.out, "plain         100  ") && strstr(ev.out, "1-10 "), "%s", ev.out);
+    run_result in = run(NULL, "info", "--weights", w, NULL);
+    expect(&in, "info seq2seq", 0, NULL);
+    ck_assert_msg(
+        strstr(in.out, "seq2seq-transformer") &&
+            strstr(in.out, "transformer.decoder.layers.1.multihead_attn.in_proj_weight") &&
+            strstr(in.out, "total parameters: 55039"),
+        "%s", in.out);
+    run_free(&ev), run_free(&in);
     /* errors name the file, the word, the line */
     run_result e1 = run(NULL, "generate", "--weights", golden("lstm"), "the exam", NULL);
     expect(&e1, "classifier weights to generate", 1, "holds a classifier", "attn predict", NULL);

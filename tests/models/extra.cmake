@@ -41,3 +41,13 @@ set_tests_properties(models/seq2seq_grad_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 300)
+
+# The same on the plain kernels of both sides: attn's scalar path (ATTN_CPU=scalar) against
+# PyTorch with ATEN_CPU_CAPABILITY=default (tools/seq2seq_crosscheck.py --scalar). Label "torch".
+add_test(NAME models/seq2seq_scalar_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --random 6 --seed 2 --stride 4 --scalar)
+set_tests_properties(models/seq2seq_scalar_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 600)
