@@ -204,6 +204,15 @@ typedef struct attn_s2s_eval {
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err);
 
+/* Beam search of width k (1..ATTN_S2S_MAX_BEAM) on the recomputing decoder (src/models/
+ * seq2seq_beam.c, docs/decoder.md): hypotheses scored by the sum of log-probabilities (double),
+ * the best k candidates kept per step (ties: hypothesis, then token id), finished ones ranked by
+ * the length-normalised score sum / (words + 1). out[max_out] receives the best one's words,
+ * *score (may be NULL) its normalised score. */
+#define ATTN_S2S_MAX_BEAM 64
+attn_status attn_seq2seq_beam(attn_seq2seq *m, const int *src, int n_src, int max_out, int k,
+                              int *out, int *n_out, double *score, attn_error *err);
+
 /* ---- weights files (src/io/seq2seq_json.c) ------------------------------------------------ *
  * {"format": "attn-seq2seq-weights-v1", "config": {"arch", "src_vocab", "tgt_vocab", "d_model",
  * "n_heads", "ffn_dim", "enc_layers", "dec_layers", "max_src_len", "max_tgt_len", "norm",

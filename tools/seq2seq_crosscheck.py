@@ -172,6 +172,21 @@ def greedy_check(attn, model, path, words, rng, n):
             (k_same, k_count, k_worst, k_tok))
 
 
+def beam_check(attn, model, path, words, rng, n, k):
+    """attn generate --beam k against seq2seq_models.beam: (same output and score, sources)."""
+    c = model.config
+    sources = [[rng.choice(WORDS) for _ in range(rng.randint(1, c["max_src_len"]))]
+               for _ in range(n)]
+    lines = [" ".join(words[i] for i in s) for s in sources]
+    rows = run_attn(attn, ["--weights", path, "--beam", str(k), "--format", "json"], lines)
+    same = 0
+    for s, row in zip(sources, rows):
+        toks, score = sm.beam(model, s, c["max_tgt_len"] - 1, k)
+        same += (row["output"] == " ".join(tgt_token(words, i) for i in toks)
+                 and row["score"] == score)
+    return same, len(sources)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--attn", required=True)
@@ -191,6 +206,7 @@ def main():
     tot = [0, 0, 0]
     gtot = [0, 0, 0]
     ktot = [0, 0, 0]
+    btot = [0, 0]
     ctot = [0, 0, 0, 0, 0]
     with tempfile.TemporaryDirectory() as tmp:
         for i, cfg in enumerate(configs):
@@ -209,6 +225,7 @@ def main():
                                                                 a.stride)
                 (gs, gn, gw, gt, gsrc), (cs, cn, cw, ct), (ks, kn, kw, kt) = greedy_check(
                     a.attn, model, path, words, rng, a.greedy)
+                beam = [beam_check(a.attn, model, path, words, rng, 3, k) for k in (1, 3)]
             except RuntimeError as e:
                 print("%s: %s" % (name, e))
                 ok = False
@@ -220,8 +237,12 @@ def main():
                   "tokens %d/%d, logits identical %d/%d, max ULP %s"
                   % (name, n_pairs, same, n, worst, ms, mn, gt, gsrc, gs, gn, gw, kt, gsrc, ks, kn,
                      kw, ct, gsrc, cs, cn, cw))
+            print("%s: beam search (width 1, 3) output and score identical to the PyTorch "
+                  "beam: %d/%d, %d/%d" % (name, beam[0][0], beam[0][1], beam[1][0], beam[1][1]))
             ok = (ok and same == n and ms == mn and gs == gn and gt == gsrc and ks == kn
-                  and kt == gsrc)
+                  and kt == gsrc and all(b[0] == b[1] for b in beam))
+            for k, b in enumerate(beam):
+                btot[0], btot[1] = btot[0] + b[0], btot[1] + b[1]
             for k, v in enumerate((ks, kn, kw)):
                 ktot[k] = ktot[k] + v if k < 2 else max(ktot[k], v)
             for k, v in enumerate((cs, cn, cw, ct, gsrc)):
@@ -233,9 +254,9 @@ def main():
     print("total teacher-forced identical: %d/%d, max ULP: %s; greedy --no-cache logits "
           "identical: %d/%d, max ULP: %s; KV cache vs incremental reference identical: %d/%d, "
           "max ULP: %s; KV cache vs --no-cache: tokens %d/%d, logits identical %d/%d, max ULP %s, "
-          "max |difference| %.3g"
+          "max |difference| %.3g; beam search identical: %d/%d"
           % (tot[0], tot[1], tot[2], gtot[0], gtot[1], gtot[2], ktot[0], ktot[1], ktot[2],
-             ctot[3], ctot[4], ctot[0], ctot[1], ctot[2], CACHE_ABS[0]))
+             ctot[3], ctot[4], ctot[0], ctot[1], ctot[2], CACHE_ABS[0], btot[0], btot[1]))
     sys.exit(0 if ok else 1)
 
 

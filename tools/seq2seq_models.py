@@ -255,6 +255,42 @@ def greedy_cached(model, src, max_out):
         return out, steps
 
 
+def beam(model, src, max_out, k):
+    """attn's beam search (src/models/seq2seq_beam.c), step for step: returns (words, normalised
+    score). Every hypothesis's distribution is the last row of nn.Transformer's forward of its
+    prefix; log_softmax in Python floats (double) in attn's order."""
+    V = model.config["tgt_vocab"]
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))
+        live, best, best_words = [([BOS], 0.0)], -math.inf, None
+        while live:
+            cands = []
+            for h, (prefix, score) in enumerate(live):
+                x = model.decode(memory, torch.tensor([prefix]))[0, -1].tolist()
+                m = x[0]
+                for v in x[1:]:
+                    m = v if v > m else m
+                z = 0.0
+                for v in x:
+                    z += math.exp(v - m)
+                lz = math.log(z)
+                for v in range(V):
+                    if len(prefix) - 1 < max_out or v == EOS:
+                        cands.append((score + ((x[v] - m) - lz), h, v))
+            cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+            nxt = []
+            for s, h, v in cands[:k]:
+                prefix = live[h][0]
+                if v == EOS:
+                    norm = s / (len(prefix) - 1 + 1)
+                    if norm > best:
+                        best, best_words = norm, prefix[1:]
+                    continue
+                nxt.append((prefix + [v], s))
+            live = nxt
+        return best_words, best
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -28,13 +28,17 @@ static const char notes[] =
     "with --teacher each SOURCE (or line) is 'source<TAB>target', as attn data --task rewrite\n"
     "prints, and the output is {\"source\", \"target\", \"logits\": [[..] per row of [BOS] +\n"
     "target]} (%.9g floats). Sources use the built-in vocabulary; targets the target\n"
-    "vocabulary (docs/decoder.md).";
+    "vocabulary (docs/decoder.md).\n\n"
+    "--beam K keeps the K best hypotheses by summed log-probability at every step and answers\n"
+    "the finished one with the best score per token ([EOS] counted); json adds \"score\"\n"
+    "(that normalised score, %.17g). It runs on the recomputing decoder.";
 
 typedef struct gen_ctx {
     attn_seq2seq *m;
     bool cache;
     int fmt, max_out;
     bool teacher; /* --teacher: teacher-forced logits of source<TAB>target instead of decoding */
+    int beam;     /* --beam K: beam search of width K (0: greedy) */
 } gen_ctx;
 
 static void print_floats(const float *x, int n) {
@@ -150,7 +154,23 @@ static bool generate_one(void *ctx, const char *line, const char *where, int ind
         return false;
     }
     bool ok;
-    if (g->teacher) {
+    if (g->beam > 0) {
+        int out[ATTN_S2S_MAX_TGT], n_out = 0;
+        double score = 0.0;
+        ok = attn_seq2seq_beam(g->m, src, n_src, g->max_out, g->beam, out, &n_out, &score, &err) ==
+             ATTN_OK;
+        if (!ok)
+            cli_message("generate", "%s %d: %s", where, index, err.msg);
+        else if (g->fmt == FORMAT_TEXT)
+            print_output(g, source, out, n_out, NULL, 0);
+        else {
+            printf("{\"source\": ");
+            attn_json_write_string(stdout, source);
+            printf(", \"output\": \"");
+            for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
+            printf("\", \"beam\": %d, \"score\": %.17g}\n", g->beam, score);
+        }
+    } else if (g->teacher) {
         ok = score_target(g, source, target, src, n_src);
     } else {
         int out[ATTN_S2S_MAX_TGT], n_out = 0, n_steps = 0;
@@ -172,6 +192,7 @@ int cmd_generate(int argc, char **argv) {
     const char *weights = NULL;
     int fmt = FORMAT_TEXT, max_out = 0;
     bool no_cache = false, teacher = false;
+    int beam = 0;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
          .help = "attn-seq2seq-weights-v1 JSON (attn train --task rewrite); required"},
@@ -180,12 +201,14 @@ int cmd_generate(int argc, char **argv) {
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
         {"--max-len", "N", CLI_OPT_INT, &max_out, 1, ATTN_S2S_MAX_TGT, .def = "max_tgt_len - 1",
          .help = "at most N output words"},
+        {"--beam", "K", CLI_OPT_INT, &beam, 1, ATTN_S2S_MAX_BEAM, .def = "",
+         .help = "beam search of width K (recomputing decoder) instead of\ngreedy decoding"},
         {"--teacher", NULL, CLI_OPT_FLAG, &teacher,
          .help = "inputs are 'source<TAB>target': print the teacher-forced\nlogits (json)"},
     };
     cli_spec spec = {"generate",
                      "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
-                     "[--teacher] [--] [SOURCE...]",
+                     "[--beam K | --teacher] [--] [SOURCE...]",
                      about,
                      "SOURCE",
                      notes,
@@ -196,6 +219,8 @@ int cmd_generate(int argc, char **argv) {
     int n_sources = 0;
     int rc = cli_parse(&spec, argc, argv, sources, &n_sources);
     if (rc < 0 && !weights) rc = cli_usage_error("generate", "--weights FILE.json is required");
+    if (rc < 0 && beam && (teacher || no_cache))
+        rc = cli_usage_error("generate", "--beam goes with neither --teacher nor --no-cache");
     attn_seq2seq *m = NULL;
     attn_error err;
     if (rc < 0 && attn_seq2seq_load_json(weights, &m, &err) != ATTN_OK)
@@ -205,7 +230,7 @@ int cmd_generate(int argc, char **argv) {
         if (max_out == 0 || max_out > cap)
             max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
         attn_set_num_threads(1);
-        gen_ctx ctx = {m, !no_cache, fmt, max_out, teacher};
+        gen_ctx ctx = {m, !no_cache, fmt, max_out, teacher, beam};
         rc = cli_run_sentences("generate", "rewritten", sources, n_sources, generate_one, &ctx);
     }
     attn_seq2seq_free(m);

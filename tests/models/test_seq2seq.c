@@ -158,6 +158,36 @@ START_TEST(test_cached_greedy_matches_recompute) {
 }
 END_TEST
 
+/* Beam search of width 1 is greedy decoding (the same argmax, ties to the lower id); its score is
+ * the mean log-probability of the chosen tokens; widths outside 1..64 are refused. */
+START_TEST(test_beam_width_one_is_greedy) {
+    attn_seq2seq_config c = small_config(ATTN_NORM_PRE, ATTN_ACT_RELU, ATTN_POS_LEARNED);
+    c.max_tgt_len = 8;
+    attn_seq2seq *m = make(&c, 17);
+    attn_rng r = attn_rng_seed(3);
+    attn_error err;
+    for (int k = 0; k < 10; k++) {
+        int src[9], g[8], b[8], ng, nb;
+        double score = 0.0;
+        const int n = 1 + (int)attn_rng_below(&r, 9);
+        for (int j = 0; j < n; j++) src[j] = 2 + (int)attn_rng_below(&r, ATTN_N_WORDS);
+        ck_assert(attn_seq2seq_greedy(m, src, n, 7, false, g, &ng, NULL, NULL, &err) == ATTN_OK);
+        ck_assert(attn_seq2seq_beam(m, src, n, 7, 1, b, &nb, &score, &err) == ATTN_OK);
+        ck_assert_int_eq(ng, nb);
+        for (int j = 0; j < ng; j++) ck_assert_int_eq(g[j], b[j]);
+        ck_assert(score <= 0.0 && isfinite(score));
+        int wide[8], nw;
+        ck_assert(attn_seq2seq_beam(m, src, n, 7, 5, wide, &nw, NULL, &err) == ATTN_OK);
+        ck_assert(nw >= 0 && nw <= 7);
+    }
+    int out[8], n_out;
+    const int src[2] = {3, 11};
+    ck_assert_int_eq(attn_seq2seq_beam(m, src, 2, 7, 0, out, &n_out, NULL, &err), ATTN_ERR_ARG);
+    ck_assert_int_eq(attn_seq2seq_beam(m, src, 2, 7, 65, out, &n_out, NULL, &err), ATTN_ERR_ARG);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
 START_TEST(test_json_round_trip_and_refusals) {
     const attn_seq2seq_config c = small_config(ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_LEARNED);
     attn_seq2seq *m = make(&c, 13), *back = NULL;
@@ -211,6 +241,7 @@ int main(void) {
                         (int)(sizeof FD_CASES / sizeof FD_CASES[0]));
     tcase_add_test(tc, test_batch_equals_pairs_alone);
     tcase_add_loop_test(tc, test_cached_greedy_matches_recompute, 0, 2);
+    tcase_add_test(tc, test_beam_width_one_is_greedy);
     tcase_add_test(tc, test_json_round_trip_and_refusals);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
