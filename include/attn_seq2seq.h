@@ -204,6 +204,21 @@ typedef struct attn_s2s_eval {
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err);
 
+/* Sampling (src/models/seq2seq_sample.c, docs/decoder.md): each step draws the next token from
+ * softmax(logits / temperature) restricted to the top_k most probable (0: all) and then to the
+ * smallest set whose probability reaches top_p (0 or 1: no limit), with the project's splitmix64
+ * generator seeded with `seed` (attn_rng); tools/seq2seq_models.sample draws the same tokens. As
+ * attn_seq2seq_greedy otherwise (cache: the KV-cached decoder, else the recomputing one). */
+typedef struct attn_s2s_sampling {
+    double temperature; /* > 0 */
+    int top_k;          /* >= 0 */
+    double top_p;       /* 0..1 */
+    uint64_t seed;
+} attn_s2s_sampling;
+attn_status attn_seq2seq_sample(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
+                                const attn_s2s_sampling *cfg, int *out, int *n_out,
+                                float *step_logits, int *n_steps, attn_error *err);
+
 /* Beam search of width k (1..ATTN_S2S_MAX_BEAM) on the recomputing decoder (src/models/
  * seq2seq_beam.c, docs/decoder.md): hypotheses scored by the sum of log-probabilities (double),
  * the best k candidates kept per step (ties: hypothesis, then token id), finished ones ranked by

@@ -187,6 +187,31 @@ def beam_check(attn, model, path, words, rng, n, k):
     return same, len(sources)
 
 
+SAMPLING = [("1.0", "0", "1.0"), ("2.5", "5", "1.0"), ("0.7", "0", "0.9"), ("1.5", "20", "0.8")]
+
+
+def sample_check(attn, model, path, words, rng, n):
+    """attn generate --temperature/--top-k/--top-p/--seed (cached and --no-cache) against
+    seq2seq_models.sample: (identical samples, samples)."""
+    c = model.config
+    sources = [[rng.choice(WORDS) for _ in range(rng.randint(1, c["max_src_len"]))]
+               for _ in range(n)]
+    lines = [" ".join(words[i] for i in s) for s in sources]
+    same = total = 0
+    for k, (t, top_k, top_p) in enumerate(SAMPLING):
+        seed = 1000 + k
+        for cache in (True, False):
+            args = ["--weights", path, "--format", "json", "--temperature", t, "--seed", str(seed),
+                    "--top-p", top_p] + (["--top-k", top_k] if top_k != "0" else [])
+            rows = run_attn(attn, args + ([] if cache else ["--no-cache"]), lines)
+            for s, row in zip(sources, rows):
+                want = sm.sample(model, s, c["max_tgt_len"] - 1, float(t), int(top_k),
+                                 float(top_p), seed, cache)
+                same += row["output"] == " ".join(tgt_token(words, i) for i in want)
+                total += 1
+    return same, total
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--attn", required=True)
@@ -207,6 +232,7 @@ def main():
     gtot = [0, 0, 0]
     ktot = [0, 0, 0]
     btot = [0, 0]
+    stot = [0, 0]
     ctot = [0, 0, 0, 0, 0]
     with tempfile.TemporaryDirectory() as tmp:
         for i, cfg in enumerate(configs):
@@ -226,6 +252,7 @@ def main():
                 (gs, gn, gw, gt, gsrc), (cs, cn, cw, ct), (ks, kn, kw, kt) = greedy_check(
                     a.attn, model, path, words, rng, a.greedy)
                 beam = [beam_check(a.attn, model, path, words, rng, 3, k) for k in (1, 3)]
+                samp = sample_check(a.attn, model, path, words, rng, 3)
             except RuntimeError as e:
                 print("%s: %s" % (name, e))
                 ok = False
@@ -239,8 +266,11 @@ def main():
                      kw, ct, gsrc, cs, cn, cw))
             print("%s: beam search (width 1, 3) output and score identical to the PyTorch "
                   "beam: %d/%d, %d/%d" % (name, beam[0][0], beam[0][1], beam[1][0], beam[1][1]))
+            print("%s: sampling (4 settings of temperature, top-k, top-p; cached and --no-cache) "
+                  "identical to the Python sampler: %d/%d" % (name, samp[0], samp[1]))
             ok = (ok and same == n and ms == mn and gs == gn and gt == gsrc and ks == kn
-                  and kt == gsrc and all(b[0] == b[1] for b in beam))
+                  and kt == gsrc and all(b[0] == b[1] for b in beam) and samp[0] == samp[1])
+            stot[0], stot[1] = stot[0] + samp[0], stot[1] + samp[1]
             for k, b in enumerate(beam):
                 btot[0], btot[1] = btot[0] + b[0], btot[1] + b[1]
             for k, v in enumerate((ks, kn, kw)):
@@ -254,9 +284,9 @@ def main():
     print("total teacher-forced identical: %d/%d, max ULP: %s; greedy --no-cache logits "
           "identical: %d/%d, max ULP: %s; KV cache vs incremental reference identical: %d/%d, "
           "max ULP: %s; KV cache vs --no-cache: tokens %d/%d, logits identical %d/%d, max ULP %s, "
-          "max |difference| %.3g; beam search identical: %d/%d"
+          "max |difference| %.3g; beam search identical: %d/%d; samples identical: %d/%d"
           % (tot[0], tot[1], tot[2], gtot[0], gtot[1], gtot[2], ktot[0], ktot[1], ktot[2],
-             ctot[3], ctot[4], ctot[0], ctot[1], ctot[2], CACHE_ABS[0], btot[0], btot[1]))
+             ctot[3], ctot[4], ctot[0], ctot[1], ctot[2], CACHE_ABS[0], btot[0], btot[1], stot[0], stot[1]))
     sys.exit(0 if ok else 1)
 
 

@@ -291,6 +291,76 @@ def beam(model, src, max_out, k):
         return best_words, best
 
 
+MASK64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    """attn's PRNG (src/util/rng.c) in Python integers: the same seed, the same stream."""
+
+    def __init__(self, seed):
+        self.state = seed & MASK64
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def uniform(self):
+        return (self.next() >> 11) * 2.0 ** -53
+
+
+def sample_step(x, temperature, top_k, top_p, rng):
+    """attn's sampling step (src/models/seq2seq_sample.c) on logits x (a list of floats)."""
+    V = len(x)
+    z = [v / temperature for v in x]
+    order = sorted(range(V), key=lambda j: (-z[j], j))
+    n = top_k if 0 < top_k < V else V
+    top = z[order[0]]
+    p = [math.exp(z[order[r]] - top) for r in range(n)]
+    total = 0.0
+    for v in p:
+        total += v
+    p = [v / total for v in p]
+    if 0.0 < top_p < 1.0:
+        run, keep = 0.0, 0
+        while keep < n and run < top_p:
+            run += p[keep]
+            keep += 1
+        n = keep
+    kept = 0.0
+    for r in range(n):
+        kept += p[r]
+    u = rng.uniform() * kept
+    run = 0.0
+    for r in range(n):
+        run += p[r]
+        if u < run:
+            return order[r]
+    return order[n - 1]
+
+
+def sample(model, src, max_out, temperature=1.0, top_k=0, top_p=1.0, seed=1, cache=True):
+    """Sampled decoding as `attn generate --temperature T --top-k K --top-p P --seed S`: on the
+    incremental decoder (cache) or nn.Transformer's recomputing loop. Returns the words."""
+    rng = SplitMix64(seed)
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))
+        dec = CachedDecoder(model, memory[0]) if cache else None
+        out, token = [], BOS
+        while len(out) < max_out:
+            if cache:
+                logits = dec.step(token, len(out))
+            else:
+                logits = model.decode(memory, torch.tensor([[BOS] + out]))[0, -1]
+            token = sample_step(logits.tolist(), temperature, top_k, top_p, rng)
+            if token == EOS:
+                break
+            out.append(token)
+        return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)

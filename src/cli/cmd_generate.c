@@ -31,7 +31,11 @@ static const char notes[] =
     "vocabulary (docs/decoder.md).\n\n"
     "--beam K keeps the K best hypotheses by summed log-probability at every step and answers\n"
     "the finished one with the best score per token ([EOS] counted); json adds \"score\"\n"
-    "(that normalised score, %.17g). It runs on the recomputing decoder.";
+    "(that normalised score, %.17g). It runs on the recomputing decoder.\n\n"
+    "Sampling (any of --temperature, --top-k, --top-p, --seed): each step draws the next\n"
+    "token from softmax(logits / T) cut to the top K and then to the top P of probability,\n"
+    "with a splitmix64 generator seeded with S for each source; tools/seq2seq_models.py\n"
+    "draws the same tokens (docs/decoder.md).";
 
 typedef struct gen_ctx {
     attn_seq2seq *m;
@@ -39,6 +43,8 @@ typedef struct gen_ctx {
     int fmt, max_out;
     bool teacher; /* --teacher: teacher-forced logits of source<TAB>target instead of decoding */
     int beam;     /* --beam K: beam search of width K (0: greedy) */
+    bool sample;  /* --temperature/--top-k/--top-p/--seed: sampling with `sampling` */
+    attn_s2s_sampling sampling;
 } gen_ctx;
 
 static void print_floats(const float *x, int n) {
@@ -175,8 +181,11 @@ static bool generate_one(void *ctx, const char *line, const char *where, int ind
     } else {
         int out[ATTN_S2S_MAX_TGT], n_out = 0, n_steps = 0;
         float *steps = malloc((size_t)(g->max_out + 1) * c->tgt_vocab * sizeof *steps);
-        ok = steps && attn_seq2seq_greedy(g->m, src, n_src, g->max_out, g->cache, out, &n_out,
-                                          steps, &n_steps, &err) == ATTN_OK;
+        ok = steps &&
+             (g->sample ? attn_seq2seq_sample(g->m, src, n_src, g->max_out, g->cache, &g->sampling,
+                                              out, &n_out, steps, &n_steps, &err)
+                        : attn_seq2seq_greedy(g->m, src, n_src, g->max_out, g->cache, out, &n_out,
+                                              steps, &n_steps, &err)) == ATTN_OK;
         if (ok)
             print_output(g, source, out, n_out, steps, n_steps);
         else
@@ -192,7 +201,9 @@ int cmd_generate(int argc, char **argv) {
     const char *weights = NULL;
     int fmt = FORMAT_TEXT, max_out = 0;
     bool no_cache = false, teacher = false;
-    int beam = 0;
+    int beam = 0, top_k = 0;
+    double temperature = 1.0, top_p = 1.0;
+    uint64_t seed = 1;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
          .help = "attn-seq2seq-weights-v1 JSON (attn train --task rewrite); required"},
@@ -203,12 +214,22 @@ int cmd_generate(int argc, char **argv) {
          .help = "at most N output words"},
         {"--beam", "K", CLI_OPT_INT, &beam, 1, ATTN_S2S_MAX_BEAM, .def = "",
          .help = "beam search of width K (recomputing decoder) instead of\ngreedy decoding"},
+        {"--temperature", "T", CLI_OPT_REAL, &temperature,
+         .help = "sample from softmax(logits / T) instead of the argmax"},
+        {"--top-k", "K", CLI_OPT_INT, &top_k, 1, 1 << 20, .def = "all",
+         .help = "sample among the K most probable tokens"},
+        {"--top-p", "P", CLI_OPT_REAL, &top_p,
+         .help =
+             "sample among the fewest most probable tokens whose\nprobability reaches P (<= 1)"},
+        {"--seed", "S", CLI_OPT_U64, &seed,
+         .help = "seed of the sampling generator (splitmix64), per source"},
         {"--teacher", NULL, CLI_OPT_FLAG, &teacher,
          .help = "inputs are 'source<TAB>target': print the teacher-forced\nlogits (json)"},
     };
     cli_spec spec = {"generate",
                      "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
-                     "[--beam K | --teacher] [--] [SOURCE...]",
+                     "[--beam K | --temperature T --top-k K --top-p P --seed S | --teacher]\n"
+                     "[--] [SOURCE...]",
                      about,
                      "SOURCE",
                      notes,
@@ -219,6 +240,11 @@ int cmd_generate(int argc, char **argv) {
     int n_sources = 0;
     int rc = cli_parse(&spec, argc, argv, sources, &n_sources);
     if (rc < 0 && !weights) rc = cli_usage_error("generate", "--weights FILE.json is required");
+    const bool sample = cli_given(&spec, "--temperature") || cli_given(&spec, "--top-k") ||
+                        cli_given(&spec, "--top-p") || cli_given(&spec, "--seed");
+    if (rc < 0 && top_p > 1.0) rc = cli_usage_error("generate", "--top-p expects 0 < P <= 1");
+    if (rc < 0 && sample && (beam || teacher))
+        rc = cli_usage_error("generate", "sampling goes with neither --beam nor --teacher");
     if (rc < 0 && beam && (teacher || no_cache))
         rc = cli_usage_error("generate", "--beam goes with neither --teacher nor --no-cache");
     attn_seq2seq *m = NULL;
@@ -230,7 +256,8 @@ int cmd_generate(int argc, char **argv) {
         if (max_out == 0 || max_out > cap)
             max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
         attn_set_num_threads(1);
-        gen_ctx ctx = {m, !no_cache, fmt, max_out, teacher, beam};
+        gen_ctx ctx = {m,       !no_cache, fmt,    max_out,
+                       teacher, beam,      sample, {temperature, top_k, top_p, seed}};
         rc = cli_run_sentences("generate", "rewritten", sources, n_sources, generate_one, &ctx);
     }
     attn_seq2seq_free(m);

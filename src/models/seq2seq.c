@@ -256,21 +256,41 @@ void attn_seq2seq_zero_grad(attn_seq2seq *m) {
     if (m->grads) memset(m->grads, 0, m->n_params * sizeof(float));
 }
 
-attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
-                                int *out, int *n_out, float *step_logits, int *n_steps,
-                                attn_error *err) {
+attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int n_src, int max_out,
+                                      const int *out, const int *n_out, attn_error *err) {
     const attn_seq2seq_config *c = &m->cfg;
     if (!src || !out || !n_out)
-        return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_greedy: NULL src, out or n_out");
+        return attn_errorf(err, ATTN_ERR_ARG, "generate: NULL src, out or n_out");
     if (n_src < 1 || n_src > c->max_src_len)
         return attn_errorf(err, ATTN_ERR_SHAPE,
-                           "generate: a source of %d words, the model takes "
-                           "1..%d",
-                           n_src, c->max_src_len);
+                           "generate: a source of %d words, the model takes 1..%d", n_src,
+                           c->max_src_len);
     if (max_out < 0 || max_out + 1 > c->max_tgt_len)
         return attn_errorf(err, ATTN_ERR_ARG, "generate: at most %d output words (max_tgt_len %d)",
                            c->max_tgt_len - 1, c->max_tgt_len);
-    attn_status st = check_ids(src, n_src, c->src_vocab, "source", 0, err);
+    if (c->tgt_vocab <= ATTN_TGT_EOS)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "generate: the model's target vocabulary has %d tokens, no [BOS] (id "
+                           "%d) and [EOS] (id %d)",
+                           c->tgt_vocab, ATTN_TGT_BOS, ATTN_TGT_EOS);
+    return check_ids(src, n_src, c->src_vocab, "source", 0, err);
+}
+
+/* The argmax of x[n] (the first of equal maxima; NaN wins, as torch.argmax). */
+static int choose_argmax(void *ctx, const float *x, int n) {
+    (void)ctx;
+    int best = 0;
+    for (int j = 1; j < n; j++)
+        if (!isnan(x[best]) && (x[j] > x[best] || isnan(x[j]))) best = j;
+    return best;
+}
+
+attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
+                                int *out, int *n_out, float *step_logits, int *n_steps,
+                                attn_error *err) {
+    attn_status st = attn_seq2seq_check_decode(m, src, n_src, max_out, out, n_out, err);
     if (st != ATTN_OK) return st;
-    return m->vt->greedy(m, src, n_src, max_out, cache, out, n_out, step_logits, n_steps, err);
+    const attn_s2s_chooser argmax = {choose_argmax, NULL};
+    return m->vt->decode(m, src, n_src, max_out, cache, &argmax, out, n_out, step_logits, n_steps,
+                         err);
 }

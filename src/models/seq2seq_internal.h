@@ -13,6 +13,12 @@
 #define ATTN_S2S_MAX_SPECS                                                                         \
     (8 + 12 * ATTN_TRANSFORMER_MAX_LAYERS + 18 * ATTN_TRANSFORMER_MAX_LAYERS + 2)
 
+/* How a decoding step picks the next token from its logits [V]: greedy (argmax) or a sampler. */
+typedef struct attn_s2s_chooser {
+    int (*choose)(void *ctx, const float *logits, int V);
+    void *ctx;
+} attn_s2s_chooser;
+
 typedef struct attn_s2s_vt {
     const char *kind; /* "seq2seq-transformer" */
     size_t (*specs)(const attn_seq2seq_config *cfg, attn_param_spec *specs);
@@ -21,8 +27,10 @@ typedef struct attn_s2s_vt {
     attn_status (*forward)(attn_seq2seq *m, const attn_s2s_batch *b, float *logits,
                            attn_error *err);
     void (*backward)(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits);
-    attn_status (*greedy)(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
-                          int *out, int *n_out, float *step_logits, int *n_steps, attn_error *err);
+    /* token by token from [BOS] until [EOS] or max_out words, each chosen by ch */
+    attn_status (*decode)(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
+                          const attn_s2s_chooser *ch, int *out, int *n_out, float *step_logits,
+                          int *n_steps, attn_error *err);
     void (*destroy)(attn_seq2seq *m); /* frees m->impl only */
 } attn_s2s_vt;
 
@@ -38,6 +46,10 @@ struct attn_seq2seq {
 };
 
 extern const attn_s2s_vt attn_s2s_transformer_vt;
+
+/* The checks of attn_seq2seq_greedy's arguments, shared by the samplers (seq2seq.c). */
+attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int n_src, int max_out,
+                                      const int *out, const int *n_out, attn_error *err);
 
 /* Pointer to tensor `name` in base (params or grads); NULL if absent or base is NULL. */
 float *attn_seq2seq_view(attn_seq2seq *m, float *base, const char *name);

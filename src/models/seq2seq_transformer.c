@@ -435,19 +435,11 @@ static void s2s_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *
 
 /* ---- greedy decoding -------------------------------------------------------------------- */
 
-/* The argmax of x[n] (the first of equal maxima; NaN wins, as torch.argmax). */
-static int argmax(const float *x, int n) {
-    int best = 0;
-    for (int j = 1; j < n; j++)
-        if (!isnan(x[best]) && (x[j] > x[best] || isnan(x[j]))) best = j;
-    return best;
-}
-
 /* Recompute: the teacher-forced forward over [BOS] + the words so far at every step (its last
  * row), which is what a PyTorch loop over nn.Transformer computes. */
 static attn_status greedy_recompute(attn_seq2seq *m, const int *src, int n_src, int max_out,
-                                    int *out, int *n_out, float *step_logits, int *n_steps,
-                                    attn_error *err) {
+                                    const attn_s2s_chooser *ch, int *out, int *n_out,
+                                    float *step_logits, int *n_steps, attn_error *err) {
     const int Vt = m->cfg.tgt_vocab;
     int *prefix = malloc((size_t)(max_out + 1) * sizeof *prefix);
     float *logits = malloc((size_t)(max_out + 1) * Vt * sizeof *logits);
@@ -463,7 +455,7 @@ static attn_status greedy_recompute(attn_seq2seq *m, const int *src, int n_src, 
         const float *last = logits + (size_t)n * Vt;
         if (step_logits) memcpy(step_logits + (size_t)steps * Vt, last, (size_t)Vt * sizeof(float));
         steps++;
-        const int next = argmax(last, Vt);
+        const int next = ch->choose(ch->ctx, last, Vt);
         if (next == ATTN_TGT_EOS) break;
         out[n++] = next;
         prefix[n] = next;
@@ -477,8 +469,9 @@ static attn_status greedy_recompute(attn_seq2seq *m, const int *src, int n_src, 
 
 /* The KV-cached run state of one generation: per layer a 1-row activation set, the cache (two
  * arrays and the memory's keys and values), and the last row's buffers. */
-static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int max_out, int *out,
-                                 int *n_out, float *step_logits, int *n_steps, attn_error *err) {
+static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int max_out,
+                                 const attn_s2s_chooser *ch, int *out, int *n_out,
+                                 float *step_logits, int *n_steps, attn_error *err) {
     s2s_impl *v = m->impl;
     const attn_seq2seq_config *c = &m->cfg;
     const int D = c->d_model, Vt = c->tgt_vocab, L = c->dec_layers, cap = max_out + 1;
@@ -518,7 +511,7 @@ static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int
         if (step_logits)
             memcpy(step_logits + (size_t)steps * Vt, logits, (size_t)Vt * sizeof(float));
         steps++;
-        token = argmax(logits, Vt);
+        token = ch->choose(ch->ctx, logits, Vt);
         if (token == ATTN_TGT_EOS) break;
         out[n++] = token;
     }
@@ -528,18 +521,14 @@ static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int
     return ATTN_OK;
 }
 
-static attn_status s2s_greedy(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
-                              int *out, int *n_out, float *step_logits, int *n_steps,
-                              attn_error *err) {
-    if (m->cfg.tgt_vocab <= ATTN_TGT_EOS)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "generate: the model's target vocabulary has %d tokens, no [BOS] (id "
-                           "%d) and [EOS] (id %d)",
-                           m->cfg.tgt_vocab, ATTN_TGT_BOS, ATTN_TGT_EOS);
-    return cache ? greedy_cached(m, src, n_src, max_out, out, n_out, step_logits, n_steps, err)
-                 : greedy_recompute(m, src, n_src, max_out, out, n_out, step_logits, n_steps, err);
+static attn_status s2s_decode(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
+                              const attn_s2s_chooser *ch, int *out, int *n_out, float *step_logits,
+                              int *n_steps, attn_error *err) {
+    return cache ? greedy_cached(m, src, n_src, max_out, ch, out, n_out, step_logits, n_steps, err)
+                 : greedy_recompute(m, src, n_src, max_out, ch, out, n_out, step_logits, n_steps,
+                                    err);
 }
 
 const attn_s2s_vt attn_s2s_transformer_vt = {
     "seq2seq-transformer", s2s_specs,    s2s_setup,  s2s_set_grads,
-    s2s_forward,           s2s_backward, s2s_greedy, s2s_destroy};
+    s2s_forward,           s2s_backward, s2s_decode, s2s_destroy};

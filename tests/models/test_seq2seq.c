@@ -188,6 +188,41 @@ START_TEST(test_beam_width_one_is_greedy) {
 }
 END_TEST
 
+/* Sampling with top-k 1 is greedy decoding; the same seed draws the same tokens, another seed
+ * (at a high temperature) other ones; bad settings are refused. */
+START_TEST(test_sampling) {
+    attn_seq2seq_config c = small_config(ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_LEARNED);
+    c.max_tgt_len = 10;
+    attn_seq2seq *m = make(&c, 19);
+    attn_error err;
+    const int src[5] = {3, 11, 15, 22, 42};
+    int g[9], a[9], b[9], ng, na, nb, differ = 0;
+    ck_assert(attn_seq2seq_greedy(m, src, 5, 9, true, g, &ng, NULL, NULL, &err) == ATTN_OK);
+    attn_s2s_sampling top1 = {1.0, 1, 1.0, 5};
+    ck_assert(attn_seq2seq_sample(m, src, 5, 9, true, &top1, a, &na, NULL, NULL, &err) == ATTN_OK);
+    ck_assert_int_eq(na, ng);
+    for (int j = 0; j < ng; j++) ck_assert_int_eq(a[j], g[j]);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        attn_s2s_sampling hot = {5.0, 0, 1.0, seed};
+        ck_assert(attn_seq2seq_sample(m, src, 5, 9, true, &hot, a, &na, NULL, NULL, &err) ==
+                  ATTN_OK);
+        ck_assert(attn_seq2seq_sample(m, src, 5, 9, true, &hot, b, &nb, NULL, NULL, &err) ==
+                  ATTN_OK);
+        ck_assert_int_eq(na, nb); /* the same seed, the same draw */
+        for (int j = 0; j < na; j++) ck_assert_int_eq(a[j], b[j]);
+        differ += na != ng || memcmp(a, g, (size_t)na * sizeof *a) != 0;
+    }
+    ck_assert_int_gt(differ, 0);
+    attn_s2s_sampling bad = {0.0, 0, 1.0, 1};
+    ck_assert_int_eq(attn_seq2seq_sample(m, src, 5, 9, true, &bad, a, &na, NULL, NULL, &err),
+                     ATTN_ERR_ARG);
+    bad = (attn_s2s_sampling){1.0, 0, 1.5, 1};
+    ck_assert_int_eq(attn_seq2seq_sample(m, src, 5, 9, true, &bad, a, &na, NULL, NULL, &err),
+                     ATTN_ERR_ARG);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
 START_TEST(test_json_round_trip_and_refusals) {
     const attn_seq2seq_config c = small_config(ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_LEARNED);
     attn_seq2seq *m = make(&c, 13), *back = NULL;
@@ -242,6 +277,7 @@ int main(void) {
     tcase_add_test(tc, test_batch_equals_pairs_alone);
     tcase_add_loop_test(tc, test_cached_greedy_matches_recompute, 0, 2);
     tcase_add_test(tc, test_beam_width_one_is_greedy);
+    tcase_add_test(tc, test_sampling);
     tcase_add_test(tc, test_json_round_trip_and_refusals);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
