@@ -24,7 +24,8 @@ int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
-int cmd_train_seq2seq(int argc, char **argv); /* cmd_train hands seq2seq models over */
+int cmd_train_seq2seq(int argc, char **argv);     /* cmd_train hands seq2seq models over */
+int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
 int cli_info_seq2seq(const char *path);

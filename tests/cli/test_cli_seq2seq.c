@@ -89,12 +89,27 @@ START_TEST(test_train_generate_and_errors) {
 }
 END_TEST
 
+START_TEST(test_reproduce_rewrite) {
+    run_result r = run(NULL, "reproduce", "--task", "rewrite", "--seeds", "1", "--epochs", "1",
+                       "--train-size", "300", "--out", tmp_path("rep"), NULL);
+    expect(&r, "reproduce --task rewrite", 0, "seed 1", NULL);
+    ck_assert_msg(strstr(r.out, "fill8 ") && strstr(r.out, "41-50 words") &&
+                      strstr(r.out, "parameters                         55039"),
+                  "%s", r.out);
+    ck_assert(exists(tmp_path("rep/seq2seq-transformer-seed1.json")));
+    run_result bad = run(NULL, "reproduce", "--task", "compose", NULL);
+    expect(&bad, "unknown task", 2, "--task", NULL);
+    run_free(&r), run_free(&bad);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/seq2seq");
     TCase *tc = tcase_create("seq2seq");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_data_rewrite_sources_are_data);
     tcase_add_test(tc, test_train_generate_and_errors);
+    tcase_add_test(tc, test_reproduce_rewrite);
     suite_add_tcase(s, tc);
     return s;
 }
