@@ -3,16 +3,23 @@
 #include "attn_seq2seq.h"
 #include "cli.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+/* Only a regular file is peeked at: opened without blocking (a FIFO with no writer would block
+ * an open or a read forever), then fstat. Anything else is left to the loaders' messages. */
 bool cli_is_seq2seq_weights(const char *path) {
     char head[256] = {0};
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f) return false;
-    const size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
+    const int fd = path ? open(path, O_RDONLY | O_NONBLOCK) : -1;
+    if (fd < 0) return false;
+    struct stat st;
+    ssize_t n = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = read(fd, head, sizeof head - 1);
+    close(fd);
+    head[n > 0 ? n : 0] = '\0';
     return strstr(head, "\"attn-seq2seq-weights-v1\"") != NULL;
 }
 

@@ -103,6 +103,21 @@ START_TEST(test_reproduce_rewrite) {
 }
 END_TEST
 
+/* The commands that look for seq2seq weights before loading (info, eval, grad) must not open a
+ * FIFO blockingly: regression test (they hung until the test timed out). */
+START_TEST(test_fifo_weights_do_not_hang) {
+    const char *fifo = tmp_path("s2s-fifo.json");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    run_result a = run(NULL, "info", "--weights", fifo, NULL);
+    expect(&a, "info FIFO", 1, fifo, "FIFO", NULL);
+    run_result b = run(NULL, "eval", "--weights", fifo, "--set", "plain", NULL);
+    expect(&b, "eval FIFO", 1, fifo, NULL);
+    run_result c = run(NULL, "generate", "--weights", fifo, "the exam", NULL);
+    expect(&c, "generate FIFO", 1, fifo, NULL);
+    run_free(&a), run_free(&b), run_free(&c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/seq2seq");
     TCase *tc = tcase_create("seq2seq");
@@ -110,6 +125,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_data_rewrite_sources_are_data);
     tcase_add_test(tc, test_train_generate_and_errors);
     tcase_add_test(tc, test_reproduce_rewrite);
+    tcase_add_test(tc, test_fifo_weights_do_not_hang);
     suite_add_tcase(s, tc);
     return s;
 }
