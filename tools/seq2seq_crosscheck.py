@@ -47,12 +47,15 @@ WORDS = list(range(2, sm.N_WORDS_VOCAB))  # the source words (ids of the built-i
 
 
 def vocab_words(attn):
+    """attn's built-in vocabulary {id: word}; sets the reference's vocabulary size from it."""
     r = subprocess.run([attn, "vocab"], capture_output=True, text=True, check=True)
     words = {}
     for line in r.stdout.splitlines():
         parts = line.split()
         if len(parts) >= 2 and parts[0].isdigit():
             words[int(parts[0])] = parts[1]
+    sm.set_vocab_size(len(words))
+    WORDS[:] = range(2, len(words))
     return words
 
 

@@ -40,6 +40,14 @@ DEFAULT = {"arch": "seq2seq-transformer", "src_vocab": N_WORDS_VOCAB,
            "norm": "pre", "activation": "relu", "pos": "learned"}
 
 
+def set_vocab_size(n):
+    """attn's built-in vocabulary size (`attn vocab`), when it is not 91: the target tokens
+    [BOS], [EOS], positive, negative follow it."""
+    global N_WORDS_VOCAB, BOS, EOS
+    N_WORDS_VOCAB, BOS, EOS = n, n, n + 1
+    DEFAULT["src_vocab"], DEFAULT["tgt_vocab"] = n, n + 4
+
+
 def full_config(config):
     c = dict(DEFAULT)
     for k, v in config.items():
