@@ -73,7 +73,7 @@ attn_status attn_trainer_set_pool(attn_trainer *t, attn_pool *pool, attn_error *
 attn_status attn_evaluate_pool(attn_model *m, const attn_dataset *d, int first, int n,
                                int batch_size, attn_pool *pool, double *accuracy, attn_error *err);
 
-/* ---- explaining (src/insight/explain.c) ------------------------------------------------------ */
+/* ---- explaining (src/explain/explain.c) ------------------------------------------------------ */
 
 /* Integrated-gradient points per batched forward/backward: the N points are cut into chunks of
  * ATTN_EXPLAIN_IG_CHUNK consecutive points whatever the thread count. */

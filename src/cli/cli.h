@@ -22,10 +22,20 @@ int cmd_data(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_train_seq2seq(int argc, char **argv);     /* cmd_train hands seq2seq models over */
+int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
+/* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
+bool cli_is_seq2seq_weights(const char *path);
+int cli_info_seq2seq(const char *path);
+/* attn eval on seq2seq weights: exact match per set of the rewrite task and by source length. */
+int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed);
+/* cmd_grad_seq2seq.c: attn grad for seq2seq weights (FILE holds 'source<TAB>target' pairs). */
+int cli_grad_seq2seq(const char *weights, const char *data, const char *out, int batch);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

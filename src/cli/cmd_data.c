@@ -1,4 +1,5 @@
 /* cmd_data.c -- `attn data`: a generated set of the course-review task as TSV on stdout. */
+#include "attn_seq2seq.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -64,12 +65,26 @@ static void print_stats(const char *set, uint64_t seed, const attn_dataset *d) {
             (double)tail_sum / d->n, near_end, 100.0 * near_end / d->n);
 }
 
+/* The pairs of a seq2seq task as 'source<TAB>target' lines. */
+static int print_pairs(attn_task task, attn_set set, int n, uint64_t seed) {
+    attn_error err;
+    attn_pairs *p = NULL;
+    if (attn_pairs_generate(task, set, n, seed, &p, &err) != ATTN_OK) return cli_fail("data", &err);
+    for (int i = 0; i < p->src->n; i++) printf("%s\t%s\n", p->src->texts[i], p->tgt_texts[i]);
+    attn_pairs_free(p);
+    return CLI_OK;
+}
+
 int cmd_data(int argc, char **argv) {
     const char *set_name = "train";
     int n = 0;
     uint64_t seed = 1;
     bool stats = false;
+    const char *task_name = NULL;
     cli_opt opts[] = {
+        {"--task", "NAME", CLI_OPT_STR, &task_name, .def = "",
+         .help = "rewrite: 'source<TAB>target' pairs of a seq2seq task\n(docs/decoder.md) "
+                 "instead of 'label<TAB>sentence'"},
         {"--set", "NAME", CLI_OPT_STR, &set_name, .help = CLI_SET_NAMES},
         {"--n", "N", CLI_OPT_INT, &n, 1, ATTN_DATA_MAX_N, .def = "",
          .help =
@@ -78,8 +93,13 @@ int cmd_data(int argc, char **argv) {
         {"--stats", NULL, CLI_OPT_FLAG, &stats,
          .help = "print length and core-position statistics to stderr"},
     };
-    cli_spec spec = {"data", "[--set NAME] [--n N] [--seed S] [--stats]", about, NULL, notes,
-                     opts,   (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = {"data",
+                     "[--task rewrite] [--set NAME] [--n N] [--seed S] [--stats]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     attn_set sets[ATTN_N_TEST_SETS];
@@ -87,9 +107,18 @@ int cmd_data(int argc, char **argv) {
     if (!cli_sets_from_name(set_name, sets, &n_sets))
         return cli_usage_error("data", "--set expects %s, got '%s'", CLI_SET_NAMES, set_name);
     attn_error err;
+    attn_task task = ATTN_TASK_REWRITE;
+    if (task_name && attn_task_from_name(task_name, &task, &err) != ATTN_OK)
+        return cli_usage_error("data", "--task: %s", err.msg);
+    if (task_name && stats) return cli_usage_error("data", "--stats is for the sentiment task");
     for (int s = 0; s < n_sets; s++) {
         attn_dataset *d = NULL;
         int size = cli_given(&spec, "--n") ? n : cli_set_default_n(sets[s]);
+        if (task_name) { /* a seq2seq task: source<TAB>target lines */
+            rc = print_pairs(task, sets[s], size, seed);
+            if (rc != CLI_OK) return rc;
+            continue;
+        }
         if (attn_data_generate(sets[s], size, seed, &d, &err) != ATTN_OK)
             return cli_fail("data", &err);
         for (int i = 0; i < d->n; i++) printf("%d\t%s\n", d->labels[i], d->texts[i]);

@@ -157,5 +157,9 @@ int cmd_eval(int argc, char **argv) {
     int n_sets = 0;
     if (set && !cli_sets_from_name(set, sets, &n_sets))
         return cli_usage_error("eval", "--set expects %s, got '%s'", CLI_SET_NAMES, set);
+    if (cli_is_seq2seq_weights(weights)) {
+        if (data) return cli_usage_error("eval", "seq2seq weights take --set, not --data");
+        return cli_eval_seq2seq(weights, sets, n_sets, have_n ? n : 0, seed);
+    }
     return eval_weights(weights, data, sets, n_sets, n, have_n, seed, batch, threads);
 }

@@ -95,6 +95,7 @@ int cmd_grad(int argc, char **argv) {
     if (!weights) return cli_usage_error(cmd, "--weights W.json is required");
     if (!data) return cli_usage_error(cmd, "--data FILE.tsv is required");
     if (!out) return cli_usage_error(cmd, "--out G.json is required");
+    if (cli_is_seq2seq_weights(weights)) return cli_grad_seq2seq(weights, data, out, batch);
 
     attn_error err = {0};
     attn_model *m = NULL;

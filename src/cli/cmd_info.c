@@ -48,6 +48,7 @@ int cmd_info(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (!weights) return cli_usage_error("info", "--weights FILE.json is required");
+    if (cli_is_seq2seq_weights(weights)) return cli_info_seq2seq(weights);
     attn_model *m = NULL;
     const attn_vocab *vocab = NULL;
     rc = cli_load_weights("info", weights, &m, &vocab);

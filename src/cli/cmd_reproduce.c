@@ -164,6 +164,9 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
 }
 
 int cmd_reproduce(int argc, char **argv) {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) /* seq2seq: its own file */
+        if (strcmp(argv[i], "--task") == 0 || strncmp(argv[i], "--task=", 7) == 0)
+            return cmd_reproduce_seq2seq(argc, argv);
     repro_opts o = {3,      cli_n_cores(),          20, ATTN_TRAIN_DEFAULT_N, 1,
                     "runs", "rnn,lstm,transformer", 0};
     if (cli_mpi_on()) o.workers = 1; /* under mpirun the rank is the unit, unless -j says */

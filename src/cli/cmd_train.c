@@ -590,7 +590,20 @@ static int run(cli_spec *spec, train_args *a) {
     return train(spec, a, &mc);
 }
 
+/* True when argv asks for a seq2seq model (--task, or --model seq2seq-...): cmd_train_seq2seq.c. */
+static bool wants_seq2seq(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], "--task") == 0 || strncmp(argv[i], "--task=", 7) == 0) return true;
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc &&
+            strncmp(argv[i + 1], "seq2seq-", 8) == 0)
+            return true;
+    }
+    return false;
+}
+
 int cmd_train(int argc, char **argv) {
+    if (wants_seq2seq(argc, argv)) return cmd_train_seq2seq(argc, argv);
     train_args a = {.seed = 1,
                     .train_size = ATTN_TRAIN_DEFAULT_N,
                     .min_count = 1,

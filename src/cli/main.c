@@ -17,6 +17,7 @@ static const command commands[] = {
     {"vocab", cmd_vocab, "print the vocabulary (built-in, or a weights file's) with ids"},
     {"info", cmd_info, "show a weights file: arch, sizes, tensor table, parameter count"},
     {"predict", cmd_predict, "classify sentences with trained weights"},
+    {"generate", cmd_generate, "rewrite sentences with seq2seq weights (greedy decoding)"},
     {"explain", cmd_explain, "what a model did with a sentence: attention, saliency"},
     {"saliency", cmd_saliency, "gradient versus distance from the last word (write-up section 1)"},
     {"attend", cmd_attend, "the attention calculator on small made-up numbers (section 2)"},

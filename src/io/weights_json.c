@@ -105,6 +105,13 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
                            name);
     }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
+    if (cJSON_IsString(fmt) && strcmp(fmt->valuestring, "attn-seq2seq-weights-v1") == 0) {
+        cJSON_Delete(doc);
+        return attn_errorf(err, ATTN_ERR_PARSE,
+                           "%s holds a seq2seq model's weights (\"attn-seq2seq-weights-v1\"), "
+                           "not a classifier's (\"%s\"): use attn generate with it",
+                           name, WEIGHTS_FORMAT);
+    }
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, WEIGHTS_FORMAT) != 0) {
         attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"", name,
                     cJSON_IsString(fmt) ? "\"" : "",

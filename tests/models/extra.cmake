@@ -20,3 +20,37 @@ foreach(model rnn lstm transformer)
     ENVIRONMENT "CK_DEFAULT_TIMEOUT=300;ATTN_SOURCE_DIR=${CMAKE_SOURCE_DIR};OPENBLAS_NUM_THREADS=1;ATTN_CPU=scalar"
     TIMEOUT 600)
 endforeach()
+
+# The seq2seq-transformer against nn.Transformer (tools/seq2seq_crosscheck.py): random
+# configurations, teacher-forced logits of pairs of every source length (stride 3) and every
+# decoder length bit-identical to PyTorch's batch-1 eval forward, the float -inf and bool causal
+# masks identical in PyTorch, greedy --no-cache decoding identical to a PyTorch loop (tokens and
+# per-step logits). About 25 s. Label "torch".
+add_test(NAME models/seq2seq_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --random 12 --seed 1 --stride 3)
+set_tests_properties(models/seq2seq_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 600)
+
+# seq2seq gradients (attn grad on seq2seq weights) against PyTorch's autograd: every tensor
+# within 1e-4 of its largest gradient (tools/seq2seq_grad_check.py prints the ULP table of
+# docs/decoder.md). Label "torch".
+add_test(NAME models/seq2seq_grad_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_grad_check.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(models/seq2seq_grad_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)
+
+# The same on the plain kernels of both sides: attn's scalar path (ATTN_CPU=scalar) against
+# PyTorch with ATEN_CPU_CAPABILITY=default (tools/seq2seq_crosscheck.py --scalar). Label "torch".
+add_test(NAME models/seq2seq_scalar_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --random 6 --seed 2 --stride 4 --scalar)
+set_tests_properties(models/seq2seq_scalar_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 600)

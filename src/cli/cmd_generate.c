@@ -1,0 +1,266 @@
+/* cmd_generate.c -- `attn generate`: greedy decoding with seq2seq weights (write-up §6), one
+ * source per forward on one BLAS thread; or, with --teacher, the teacher-forced logits of given
+ * 'source<TAB>target' pairs (what PyTorch's nn.Transformer computes for [BOS] + target, bit for
+ * bit). */
+#include "attn_seq2seq.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FORMAT_TEXT, FORMAT_JSON };
+
+static const char about[] =
+    "Rewrites each SOURCE (or, without arguments, each non-blank line of stdin) with a\n"
+    "seq2seq model: greedy decoding from [BOS], the most probable word at each step, until\n"
+    "[EOS]. Text prints the output words; json one object per source with each step's token,\n"
+    "probability and logits.";
+
+static const char notes[] =
+    "Decoding: by default each step computes only the new row, with the self-attention keys\n"
+    "and values of the earlier rows kept (a KV cache); --no-cache recomputes the decoder over\n"
+    "the whole prefix at every step, which is exactly what a PyTorch loop over nn.Transformer\n"
+    "computes (same tokens, same per-step logits bit for bit). The two agree up to rounding:\n"
+    "docs/decoder.md measures by how much.\n\n"
+    "json: {\"source\", \"output\", \"steps\": [{\"token\", \"probability\", \"logits\": [..]}]};\n"
+    "with --teacher each SOURCE (or line) is 'source<TAB>target', as attn data --task rewrite\n"
+    "prints, and the output is {\"source\", \"target\", \"logits\": [[..] per row of [BOS] +\n"
+    "target]} (%.9g floats). Sources use the built-in vocabulary; targets the target\n"
+    "vocabulary (docs/decoder.md).\n\n"
+    "--beam K keeps the K best hypotheses by summed log-probability at every step and answers\n"
+    "the finished one with the best score per token ([EOS] counted); json adds \"score\"\n"
+    "(that normalised score, %.17g). It runs on the recomputing decoder.\n\n"
+    "Sampling (any of --temperature, --top-k, --top-p, --seed): each step draws the next\n"
+    "token from softmax(logits / T) cut to the top K and then to the top P of probability,\n"
+    "with a splitmix64 generator seeded with S for each source; tools/seq2seq_models.py\n"
+    "draws the same tokens (docs/decoder.md).";
+
+typedef struct gen_ctx {
+    attn_seq2seq *m;
+    bool cache;
+    int fmt, max_out;
+    bool teacher; /* --teacher: teacher-forced logits of source<TAB>target instead of decoding */
+    int beam;     /* --beam K: beam search of width K (0: greedy) */
+    bool sample;  /* --temperature/--top-k/--top-p/--seed: sampling with `sampling` */
+    attn_s2s_sampling sampling;
+} gen_ctx;
+
+static void print_floats(const float *x, int n) {
+    putchar('[');
+    for (int j = 0; j < n; j++) printf(j ? ", %.9g" : "%.9g", (double)x[j]);
+    putchar(']');
+}
+
+/* p(token) = softmax(logits)[token], in double. */
+static double probability(const float *logits, int V, int token) {
+    double m = logits[0], s = 0.0;
+    for (int j = 1; j < V; j++) m = logits[j] > m ? logits[j] : m;
+    for (int j = 0; j < V; j++) s += exp((double)logits[j] - m);
+    return exp((double)logits[token] - m) / s;
+}
+
+/* The target's words as target-vocabulary ids after [BOS] into ids (room for max); -1 count
+ * (after the message) on an unknown token. */
+static int target_ids(const char *target, int *ids, int max) {
+    char *copy = strdup(target);
+    int n = 0;
+    if (!copy) return -1;
+    ids[n++] = ATTN_TGT_BOS;
+    for (char *w = strtok(copy, " \t"); w; w = strtok(NULL, " \t")) {
+        const int id = attn_tgt_vocab_id(w);
+        if (id < 0 || n >= max) {
+            if (id < 0)
+                cli_message("generate", "target word '%s' is not in the target vocabulary", w);
+            else
+                cli_message("generate", "a target of more than %d words", max - 1);
+            free(copy);
+            return -1;
+        }
+        ids[n++] = id;
+    }
+    free(copy);
+    return n;
+}
+
+static bool score_target(const gen_ctx *g, const char *source, const char *target, const int *src,
+                         int n_src) {
+    const attn_seq2seq_config *c = attn_seq2seq_config_of(g->m);
+    int tgt[ATTN_S2S_MAX_TGT + 1];
+    const int T = target_ids(target, tgt, ATTN_S2S_MAX_TGT + 1);
+    if (T < 0) return false;
+    float *logits = malloc((size_t)T * c->tgt_vocab * sizeof *logits);
+    attn_error err;
+    const attn_s2s_batch b = {1, n_src, T, src, &n_src, tgt, &T};
+    if (!logits || attn_seq2seq_forward(g->m, &b, logits, &err) != ATTN_OK) {
+        cli_message("generate", "%s", logits ? err.msg : "out of memory");
+        free(logits);
+        return false;
+    }
+    printf("{\"source\": ");
+    attn_json_write_string(stdout, source);
+    printf(", \"target\": ");
+    attn_json_write_string(stdout, target);
+    printf(", \"logits\": [");
+    for (int t = 0; t < T; t++) {
+        if (t) printf(", ");
+        print_floats(logits + (size_t)t * c->tgt_vocab, c->tgt_vocab);
+    }
+    printf("]}\n");
+    free(logits);
+    return true;
+}
+
+static void print_output(const gen_ctx *g, const char *source, const int *out, int n_out,
+                         const float *step_logits, int n_steps) {
+    const int V = attn_seq2seq_config_of(g->m)->tgt_vocab;
+    if (g->fmt == FORMAT_TEXT) {
+        for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
+        putchar('\n');
+        return;
+    }
+    printf("{\"source\": ");
+    attn_json_write_string(stdout, source);
+    printf(", \"output\": \"");
+    for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
+    printf("\", \"steps\": [");
+    for (int s = 0; s < n_steps; s++) {
+        const int token = s < n_out ? out[s] : ATTN_TGT_EOS;
+        const float *l = step_logits + (size_t)s * V;
+        printf("%s{\"token\": \"%s\", \"probability\": %.9g, \"logits\": ", s ? ", " : "",
+               attn_tgt_vocab_token(token), probability(l, V, token));
+        print_floats(l, V);
+        putchar('}');
+    }
+    printf("]}\n");
+}
+
+static bool generate_one(void *ctx, const char *line, const char *where, int index) {
+    const gen_ctx *g = ctx;
+    const attn_seq2seq_config *c = attn_seq2seq_config_of(g->m);
+    char *source = strdup(line), *target = NULL;
+    if (!source) return false;
+    if (g->teacher) {
+        target = strchr(source, '\t');
+        if (!target) {
+            cli_message("generate", "%s %d: --teacher expects 'source<TAB>target'", where, index);
+            free(source);
+            return false;
+        }
+        *target++ = '\0';
+    }
+    int max_ids = (int)(strlen(source) / 2 + 1), n_src = 0;
+    int *src = malloc((size_t)max_ids * sizeof *src);
+    attn_error err;
+    if (!src || attn_tokenize(source, src, max_ids, &n_src, &err) != ATTN_OK) {
+        cli_message("generate", "%s %d: %s", where, index, src ? err.msg : "out of memory");
+        free(src);
+        free(source);
+        return false;
+    }
+    bool ok;
+    if (g->beam > 0) {
+        int out[ATTN_S2S_MAX_TGT], n_out = 0;
+        double score = 0.0;
+        ok = attn_seq2seq_beam(g->m, src, n_src, g->max_out, g->beam, out, &n_out, &score, &err) ==
+             ATTN_OK;
+        if (!ok)
+            cli_message("generate", "%s %d: %s", where, index, err.msg);
+        else if (g->fmt == FORMAT_TEXT)
+            print_output(g, source, out, n_out, NULL, 0);
+        else {
+            printf("{\"source\": ");
+            attn_json_write_string(stdout, source);
+            printf(", \"output\": \"");
+            for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
+            printf("\", \"beam\": %d, \"score\": %.17g}\n", g->beam, score);
+        }
+    } else if (g->teacher) {
+        ok = score_target(g, source, target, src, n_src);
+    } else {
+        int out[ATTN_S2S_MAX_TGT], n_out = 0, n_steps = 0;
+        float *steps = malloc((size_t)(g->max_out + 1) * c->tgt_vocab * sizeof *steps);
+        ok = steps &&
+             (g->sample ? attn_seq2seq_sample(g->m, src, n_src, g->max_out, g->cache, &g->sampling,
+                                              out, &n_out, steps, &n_steps, &err)
+                        : attn_seq2seq_greedy(g->m, src, n_src, g->max_out, g->cache, out, &n_out,
+                                              steps, &n_steps, &err)) == ATTN_OK;
+        if (ok)
+            print_output(g, source, out, n_out, steps, n_steps);
+        else
+            cli_message("generate", "%s %d: %s", where, index, steps ? err.msg : "out of memory");
+        free(steps);
+    }
+    free(src);
+    free(source);
+    return ok;
+}
+
+int cmd_generate(int argc, char **argv) {
+    const char *weights = NULL;
+    int fmt = FORMAT_TEXT, max_out = 0;
+    bool no_cache = false, teacher = false;
+    int beam = 0, top_k = 0;
+    double temperature = 1.0, top_p = 1.0;
+    uint64_t seed = 1;
+    cli_opt opts[] = {
+        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
+         .help = "attn-seq2seq-weights-v1 JSON (attn train --task rewrite); required"},
+        {"--no-cache", NULL, CLI_OPT_FLAG, &no_cache,
+         .help = "recompute the decoder over the prefix at every step"},
+        {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
+        {"--max-len", "N", CLI_OPT_INT, &max_out, 1, ATTN_S2S_MAX_TGT, .def = "max_tgt_len - 1",
+         .help = "at most N output words"},
+        {"--beam", "K", CLI_OPT_INT, &beam, 1, ATTN_S2S_MAX_BEAM, .def = "",
+         .help = "beam search of width K (recomputing decoder) instead of\ngreedy decoding"},
+        {"--temperature", "T", CLI_OPT_REAL, &temperature,
+         .help = "sample from softmax(logits / T) instead of the argmax"},
+        {"--top-k", "K", CLI_OPT_INT, &top_k, 1, 1 << 20, .def = "all",
+         .help = "sample among the K most probable tokens"},
+        {"--top-p", "P", CLI_OPT_REAL, &top_p,
+         .help =
+             "sample among the fewest most probable tokens whose\nprobability reaches P (<= 1)"},
+        {"--seed", "S", CLI_OPT_U64, &seed,
+         .help = "seed of the sampling generator (splitmix64), per source"},
+        {"--teacher", NULL, CLI_OPT_FLAG, &teacher,
+         .help = "inputs are 'source<TAB>target': print the teacher-forced\nlogits (json)"},
+    };
+    cli_spec spec = {"generate",
+                     "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
+                     "[--beam K | --temperature T --top-k K --top-p P --seed S | --teacher]\n"
+                     "[--] [SOURCE...]",
+                     about,
+                     "SOURCE",
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
+    char **sources = calloc((size_t)argc + 1, sizeof *sources);
+    if (!sources) return CLI_ERROR;
+    int n_sources = 0;
+    int rc = cli_parse(&spec, argc, argv, sources, &n_sources);
+    if (rc < 0 && !weights) rc = cli_usage_error("generate", "--weights FILE.json is required");
+    const bool sample = cli_given(&spec, "--temperature") || cli_given(&spec, "--top-k") ||
+                        cli_given(&spec, "--top-p") || cli_given(&spec, "--seed");
+    if (rc < 0 && top_p > 1.0) rc = cli_usage_error("generate", "--top-p expects 0 < P <= 1");
+    if (rc < 0 && sample && (beam || teacher))
+        rc = cli_usage_error("generate", "sampling goes with neither --beam nor --teacher");
+    if (rc < 0 && beam && (teacher || no_cache))
+        rc = cli_usage_error("generate", "--beam goes with neither --teacher nor --no-cache");
+    attn_seq2seq *m = NULL;
+    attn_error err;
+    if (rc < 0 && attn_seq2seq_load_json(weights, &m, &err) != ATTN_OK)
+        rc = cli_fail("generate", &err);
+    if (rc < 0) {
+        const int cap = attn_seq2seq_config_of(m)->max_tgt_len - 1;
+        if (max_out == 0 || max_out > cap)
+            max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
+        attn_set_num_threads(1);
+        gen_ctx ctx = {m,       !no_cache, fmt,    max_out,
+                       teacher, beam,      sample, {temperature, top_k, top_p, seed}};
+        rc = cli_run_sentences("generate", "rewritten", sources, n_sources, generate_one, &ctx);
+    }
+    attn_seq2seq_free(m);
+    free(sources);
+    return rc;
+}

@@ -1,0 +1,169 @@
+/* cmd_train_seq2seq.c -- `attn train --model seq2seq-transformer --task rewrite`: trains a
+ * seq2seq model (cmd_train.c hands over when --model names one or --task is given), then scores
+ * it on the four test sets by exact match of greedy decoding. */
+#include "attn_seq2seq.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char about[] =
+    "Trains a seq2seq model on a generated task with Adam (teacher forcing, cross-entropy over\n"
+    "the target words and [EOS]), scores the held-out pairs by exact match of greedy decoding\n"
+    "after every epoch, then prints the exact match on each test set and writes the weights.";
+
+static const char notes[] =
+    "Task rewrite: a review sentence -> '<polarity> <subject> [<negation>] <adjective>'\n"
+    "(attn data --task rewrite; docs/decoder.md). The training pairs are the train set of\n"
+    "--seed, the held-out pairs the holdout set. The model is PyTorch's nn.Transformer between\n"
+    "embeddings and a head; its weights load into tools/seq2seq_models.py with strict=True.";
+
+static const char *const norm_names[] = {"pre", "post"};
+static const char *const act_names[] = {"relu", "gelu"};
+
+typedef struct s2s_args {
+    const char *model, *task, *out, *norm, *act, *pos;
+    uint64_t seed;
+    int train_size, quiet;
+    attn_seq2seq_config mc;
+    attn_s2s_train_config tc;
+} s2s_args;
+
+static bool on_epoch(const attn_s2s_epoch_stats *st, void *user) {
+    if (*(const int *)user) return true;
+    fprintf(stderr,
+            "epoch %d/%d  loss %.4f  held-out exact match %.4f  %.0f target tokens/s  (%.1f s)\n",
+            st->epoch, st->epochs, st->loss, st->holdout_exact, st->tokens_per_s, st->elapsed_s);
+    return true;
+}
+
+static int parse_choices(s2s_args *a) {
+    int i;
+    for (i = 0; i < 2 && strcmp(a->norm, norm_names[i]); i++) continue;
+    if (i == 2) return cli_usage_error("train", "--norm expects pre or post, got '%s'", a->norm);
+    a->mc.norm = i ? ATTN_NORM_POST : ATTN_NORM_PRE;
+    for (i = 0; i < 2 && strcmp(a->act, act_names[i]); i++) continue;
+    if (i == 2)
+        return cli_usage_error("train", "--activation expects relu or gelu, got '%s'", a->act);
+    a->mc.activation = i ? ATTN_ACT_GELU : ATTN_ACT_RELU;
+    const int p = attn_pos_from_name(a->pos);
+    if (p != ATTN_POS_LEARNED && p != ATTN_POS_SINUSOIDAL && p != ATTN_POS_NONE)
+        return cli_usage_error("train", "--pos expects learned, sinusoidal or none, got '%s'",
+                               a->pos);
+    a->mc.pos = (attn_pos)p;
+    attn_error err;
+    attn_task task;
+    if (attn_task_from_name(a->task, &task, &err) != ATTN_OK)
+        return cli_usage_error("train", "--task: %s", err.msg);
+    attn_s2s_arch arch;
+    if (attn_s2s_arch_from_name(a->model, &arch, &err) != ATTN_OK)
+        return cli_usage_error("train", "--model: %s", err.msg);
+    if (attn_seq2seq_config_validate(&a->mc, &err) != ATTN_OK)
+        return cli_usage_error("train", "%s", err.msg);
+    return -1;
+}
+
+/* Trains, evaluates and saves; the exit code. */
+static int run(s2s_args *a) {
+    attn_error err;
+    attn_pairs *train = NULL, *held = NULL;
+    attn_seq2seq *m = NULL;
+    int rc = CLI_OK;
+    if (attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, a->train_size, a->seed, &train,
+                            &err) != ATTN_OK ||
+        (a->tc.holdout > 0 &&
+         attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_HOLDOUT, a->tc.holdout, a->seed, &held,
+                             &err) != ATTN_OK) ||
+        attn_seq2seq_create(&a->mc, a->seed, &m, &err) != ATTN_OK) {
+        rc = cli_fail("train", &err);
+        goto done;
+    }
+    attn_set_num_threads(1);
+    a->tc.seed = a->seed;
+    const attn_s2s_callbacks cb = {on_epoch, &a->quiet};
+    if (attn_seq2seq_train(m, train, held, &a->tc, &cb, &err) != ATTN_OK) {
+        rc = cli_fail("train", &err);
+        goto done;
+    }
+    printf("%s on %s: %zu parameters, %d epochs\n", attn_s2s_arch_name(a->mc.arch), a->task,
+           attn_seq2seq_n_params(m), a->tc.epochs);
+    const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
+                                             ATTN_SET_FILL8};
+    for (int s = 0; s < ATTN_N_TEST_SETS; s++) {
+        attn_pairs *t = NULL;
+        attn_s2s_eval ev;
+        if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], ATTN_TEST_DEFAULT_N, a->seed, &t,
+                                &err) != ATTN_OK ||
+            attn_seq2seq_evaluate(m, t, 0, t->src->n, &ev, &err) != ATTN_OK) {
+            attn_pairs_free(t);
+            rc = cli_fail("train", &err);
+            goto done;
+        }
+        printf("  %-10s exact match %.4f  token accuracy %.4f  (%d pairs)\n",
+               attn_set_name(sets[s]), ev.exact, ev.token_acc, ev.n);
+        attn_pairs_free(t);
+    }
+    if (a->out) {
+        if (attn_seq2seq_save_json(m, false, false, a->out, &err) != ATTN_OK)
+            rc = cli_fail("train", &err);
+        else
+            printf("wrote %s\n", a->out);
+    }
+done:
+    attn_seq2seq_free(m);
+    attn_pairs_free(train);
+    attn_pairs_free(held);
+    return rc;
+}
+
+int cmd_train_seq2seq(int argc, char **argv) {
+    s2s_args a = {.model = "seq2seq-transformer",
+                  .task = "rewrite",
+                  .norm = "pre",
+                  .act = "relu",
+                  .pos = "learned",
+                  .seed = 1,
+                  .train_size = ATTN_TRAIN_DEFAULT_N,
+                  .mc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER),
+                  .tc = attn_s2s_train_config_default()};
+    bool quiet = false;
+    cli_opt opts[] = {
+        {"--model", "NAME", CLI_OPT_STR, &a.model, .help = "seq2seq-transformer"},
+        {"--task", "NAME", CLI_OPT_STR, &a.task, .help = "rewrite"},
+        {"--seed", "S", CLI_OPT_U64, &a.seed, .help = "seed of the data, init and shuffling"},
+        {"--epochs", "N", CLI_OPT_INT, &a.tc.epochs, 0, 100000, .help = "epochs"},
+        {"--batch", "B", CLI_OPT_INT, &a.tc.batch_size, 1, 1 << 16, .help = "pairs per step"},
+        {"--lr", "X", CLI_OPT_REAL, &a.tc.adam.lr, .help = "Adam learning rate"},
+        {"--train-size", "N", CLI_OPT_INT, &a.train_size, 1, ATTN_DATA_MAX_N,
+         .help = "training pairs"},
+        {"--holdout", "N", CLI_OPT_INT, &a.tc.holdout, 0, ATTN_DATA_MAX_N,
+         .help = "held-out pairs scored after every epoch (0: none)"},
+        {"--embed-dim", "D", CLI_OPT_INT, &a.mc.d_model, 1, 1 << 14, .help = "model width"},
+        {"--heads", "H", CLI_OPT_INT, &a.mc.n_heads, 1, 1 << 14, .help = "attention heads"},
+        {"--ffn", "F", CLI_OPT_INT, &a.mc.ffn_dim, 1, 1 << 16, .help = "feed-forward width"},
+        {"--layers", "L", CLI_OPT_INT, &a.mc.enc_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
+         .help = "encoder layers"},
+        {"--dec-layers", "L", CLI_OPT_INT, &a.mc.dec_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
+         .help = "decoder layers"},
+        {"--norm", "pre|post", CLI_OPT_STR, &a.norm, .help = "LayerNorm placement"},
+        {"--activation", "relu|gelu", CLI_OPT_STR, &a.act, .help = "feed-forward activation"},
+        {"--pos", "NAME", CLI_OPT_STR, &a.pos, .help = "learned, sinusoidal or none"},
+        {"--out", "FILE.json", CLI_OPT_STR, &a.out, .help = "write the weights here"},
+        {"--quiet", NULL, CLI_OPT_FLAG, &quiet, .help = "no per-epoch lines on stderr"},
+    };
+    cli_spec spec = {"train",
+                     "--model seq2seq-transformer --task rewrite [OPTIONS]",
+                     about,
+                     NULL,
+                     notes,
+                     opts,
+                     (int)(sizeof opts / sizeof opts[0])};
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    if (rc >= 0) return rc;
+    a.quiet = quiet;
+    if (a.out && cli_check_dest("train", "--out", a.out) != CLI_OK) return CLI_ERROR;
+    rc = parse_choices(&a);
+    return rc >= 0 ? rc : run(&a);
+}

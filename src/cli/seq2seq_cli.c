@@ -1,0 +1,111 @@
+/* seq2seq_cli.c -- what several commands share for seq2seq weights: recognising the file, and
+ * `attn info` on it (cmd_info.c hands over). */
+#include "attn_seq2seq.h"
+#include "cli.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Only a regular file is peeked at: opened without blocking (a FIFO with no writer would block
+ * an open or a read forever), then fstat. Anything else is left to the loaders' messages. */
+bool cli_is_seq2seq_weights(const char *path) {
+    char head[256] = {0};
+    const int fd = path ? open(path, O_RDONLY | O_NONBLOCK) : -1;
+    if (fd < 0) return false;
+    struct stat st;
+    ssize_t n = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = read(fd, head, sizeof head - 1);
+    close(fd);
+    head[n > 0 ? n : 0] = '\0';
+    return strstr(head, "\"attn-seq2seq-weights-v1\"") != NULL;
+}
+
+int cli_info_seq2seq(const char *path) {
+    attn_error err;
+    attn_seq2seq *m = NULL;
+    if (attn_seq2seq_load_json(path, &m, &err) != ATTN_OK) return cli_fail("info", &err);
+    const attn_seq2seq_config *c = attn_seq2seq_config_of(m);
+    printf("file         %s\narch         %s\n", path, attn_s2s_arch_name(c->arch));
+    printf("src_vocab    %d\ntgt_vocab    %d\nd_model      %d\nn_heads      %d\n", c->src_vocab,
+           c->tgt_vocab, c->d_model, c->n_heads);
+    printf("ffn_dim      %d\nenc_layers   %d\ndec_layers   %d\nmax_src_len  %d\n", c->ffn_dim,
+           c->enc_layers, c->dec_layers, c->max_src_len);
+    printf("max_tgt_len  %d\nnorm         %s\nactivation   %s\npos          %s\n", c->max_tgt_len,
+           c->norm == ATTN_NORM_PRE ? "pre" : "post",
+           c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
+    printf("\n%-56s %-10s %8s\n", "tensor", "shape", "numel");
+    for (size_t i = 0; i < attn_seq2seq_tensor_count(m); i++) {
+        int shape[4];
+        char s[64];
+        const int nd = attn_seq2seq_tensor_shape(m, i, shape);
+        if (nd == 1)
+            snprintf(s, sizeof s, "[%d]", shape[0]);
+        else
+            snprintf(s, sizeof s, "[%d,%d]", shape[0], shape[1]);
+        printf("%-56s %-10s %8zu\n", attn_seq2seq_tensor_name(m, i), s,
+               attn_seq2seq_tensor_numel(m, i));
+    }
+    printf("\ntotal parameters: %zu\n", attn_seq2seq_n_params(m));
+    attn_seq2seq_free(m);
+    return CLI_OK;
+}
+
+/* Exact match and token accuracy of greedy decoding per set and by source length (10-word
+ * buckets over every set given): `attn eval` on seq2seq weights. */
+#define EVAL_BUCKETS 8 /* 1-10, ..., 61-70, 71+ words */
+int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed) {
+    attn_error err;
+    attn_seq2seq *m = NULL;
+    if (attn_seq2seq_load_json(path, &m, &err) != ATTN_OK) return cli_fail("eval", &err);
+    attn_set_num_threads(1);
+    long b_pairs[EVAL_BUCKETS] = {0}, b_exact[EVAL_BUCKETS] = {0};
+    double b_tok[EVAL_BUCKETS] = {0}, b_toks[EVAL_BUCKETS] = {0};
+    int rc = CLI_OK;
+    printf("%-10s %6s  %-11s  %s\n", "set", "pairs", "exact match", "token accuracy");
+    for (int s = 0; s < n_sets && rc == CLI_OK; s++) {
+        attn_pairs *p = NULL;
+        const int size = n > 0 ? n : cli_set_default_n(sets[s]);
+        if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], size, seed, &p, &err) != ATTN_OK) {
+            rc = cli_fail("eval", &err);
+            break;
+        }
+        long exact = 0;
+        double right = 0, tokens = 0;
+        for (int i = 0; i < p->src->n && rc == CLI_OK; i++) {
+            attn_s2s_eval ev;
+            if (attn_seq2seq_evaluate(m, p, i, 1, &ev, &err) != ATTN_OK) {
+                rc = cli_fail("eval", &err);
+                break;
+            }
+            const int len = p->src->lengths[i], b = len > 70 ? 7 : (len - 1) / 10;
+            const double toks = p->tgt_lengths[i] + 1;
+            exact += ev.exact == 1.0;
+            right += ev.token_acc * toks;
+            tokens += toks;
+            b_pairs[b]++, b_exact[b] += ev.exact == 1.0, b_tok[b] += ev.token_acc * toks;
+            b_toks[b] += toks;
+        }
+        if (rc == CLI_OK)
+            printf("%-10s %6d  %-11.4f  %.4f\n", attn_set_name(sets[s]), p->src->n,
+                   (double)exact / p->src->n, right / tokens);
+        attn_pairs_free(p);
+    }
+    if (rc == CLI_OK) {
+        printf("\n%-10s %6s  %-11s  %s\n", "words", "pairs", "exact match", "token accuracy");
+        for (int b = 0; b < EVAL_BUCKETS; b++) {
+            if (!b_pairs[b]) continue;
+            char label[16];
+            if (b == 7)
+                snprintf(label, sizeof label, "71+");
+            else
+                snprintf(label, sizeof label, "%d-%d", 10 * b + 1, 10 * b + 10);
+            printf("%-10s %6ld  %-11.4f  %.4f\n", label, b_pairs[b],
+                   (double)b_exact[b] / b_pairs[b], b_tok[b] / b_toks[b]);
+        }
+    }
+    attn_seq2seq_free(m);
+    return rc;
+}

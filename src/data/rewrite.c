@@ -1,0 +1,156 @@
+/* rewrite.c -- the rewrite task: a review sentence -> its verdict (attn_seq2seq.h).
+ *
+ *   honestly the lecture was not very helpful ... although the coffee was great
+ *   -> negative lecture not helpful
+ *
+ * The sources are the generator's sentences, untouched (generator.c); the target is read off
+ * the sentence by the grammar: fillers hold only filler words and "the", so the first subject
+ * noun, negation and adjective of a sentence are the core clause's (the distractor clause
+ * follows the core and has no negation). The first target word depends on words later in the
+ * source (the adjective, and the negation before it); the others copy earlier positions.
+ */
+#include "attn_seq2seq.h"
+#include "data_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const tgt_extra[] = {"[BOS]", "[EOS]", "positive", "negative"};
+
+const char *attn_tgt_vocab_token(int id) {
+    if (id >= 0 && id < ATTN_VOCAB_SIZE) return attn_vocab_word(id);
+    if (id >= ATTN_VOCAB_SIZE && id < ATTN_TGT_VOCAB_SIZE) return tgt_extra[id - ATTN_VOCAB_SIZE];
+    return NULL;
+}
+
+int attn_tgt_vocab_id(const char *token) {
+    if (!token) return -1;
+    for (int i = 0; i < ATTN_TGT_VOCAB_SIZE - ATTN_VOCAB_SIZE; i++)
+        if (strcmp(token, tgt_extra[i]) == 0) return ATTN_VOCAB_SIZE + i;
+    return attn_vocab_id(token);
+}
+
+const char *attn_task_name(attn_task t) {
+    return t == ATTN_TASK_REWRITE ? "rewrite" : "unknown";
+}
+
+attn_status attn_task_from_name(const char *name, attn_task *out, attn_error *err) {
+    if (name && strcmp(name, "rewrite") == 0) {
+        *out = ATTN_TASK_REWRITE;
+        return ATTN_OK;
+    }
+    return attn_errorf(err, ATTN_ERR_ARG, "unknown task '%s'; expected rewrite",
+                       name ? name : "(null)");
+}
+
+/* The position of the first word of category c in ids[from..n), or -1. */
+static int first_of(const int *ids, int from, int n, attn_word_cat c) {
+    for (int i = from; i < n; i++)
+        if (attn_vocab_cat(ids[i]) == c) return i;
+    return -1;
+}
+
+attn_status attn_rewrite_target(const int *ids, int n, int label, int *tgt, int *align, int *n_tgt,
+                                attn_error *err) {
+    *n_tgt = 0;
+    const int subj = first_of(ids, 0, n, ATTN_CAT_SUBJECT);
+    int adj = -1;
+    for (int i = subj < 0 ? n : subj + 1; i < n && adj < 0; i++) {
+        const attn_word_cat c = attn_vocab_cat(ids[i]);
+        if (c == ATTN_CAT_POSITIVE || c == ATTN_CAT_NEGATIVE) adj = i;
+    }
+    if (subj < 0 || adj < 0)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "rewrite: the sentence has no %s (not a sentence of the grammar)",
+                           subj < 0 ? "subject noun" : "adjective after its subject");
+    const int neg = first_of(ids, subj + 1, adj, ATTN_CAT_NEGATION);
+    /* the label is the adjective's polarity flipped by the negation: check it agrees */
+    const int polarity = attn_vocab_cat(ids[adj]) == ATTN_CAT_POSITIVE;
+    if ((polarity ^ (neg >= 0)) != (label != 0))
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "rewrite: label %d disagrees with the core clause (adjective '%s'%s)",
+                           label, attn_vocab_word(ids[adj]), neg >= 0 ? ", negated" : "");
+    int k = 0;
+    tgt[k] = label ? ATTN_TGT_POSITIVE : ATTN_TGT_NEGATIVE;
+    align[k++] = adj;
+    tgt[k] = ids[subj];
+    align[k++] = subj;
+    if (neg >= 0) {
+        tgt[k] = ids[neg];
+        align[k++] = neg;
+    }
+    tgt[k] = ids[adj];
+    align[k++] = adj;
+    *n_tgt = k;
+    return ATTN_OK;
+}
+
+void attn_pairs_free(attn_pairs *p) {
+    if (!p) return;
+    if (p->tgt_texts && p->src)
+        for (int i = 0; i < p->src->n; i++) free(p->tgt_texts[i]);
+    free(p->tgt_texts);
+    attn_dataset_free(p->src);
+    free(p->tgt_lengths);
+    free(p->tgt_offsets);
+    free(p->tgt_ids);
+    free(p->align);
+    free(p);
+}
+
+/* "w1 w2 ..." of target ids[n] (malloc'd; NULL when out of memory). */
+static char *tgt_text(const int *ids, int n) {
+    size_t len = 1;
+    for (int i = 0; i < n; i++) len += strlen(attn_tgt_vocab_token(ids[i])) + 1;
+    char *s = malloc(len), *t = s;
+    if (!s) return NULL;
+    for (int i = 0; i < n; i++) {
+        const char *w = attn_tgt_vocab_token(ids[i]);
+        if (i > 0) *t++ = ' ';
+        memcpy(t, w, strlen(w));
+        t += strlen(w);
+    }
+    *t = '\0';
+    return s;
+}
+
+attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t seed,
+                                attn_pairs **out, attn_error *err) {
+    if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_pairs_generate: NULL out");
+    *out = NULL;
+    if (task != ATTN_TASK_REWRITE)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_pairs_generate: unknown task %d", (int)task);
+    attn_pairs *p = calloc(1, sizeof *p);
+    if (!p) return attn_errorf(err, ATTN_ERR_NOMEM, "rewrite: out of memory");
+    p->task = task;
+    attn_status st = attn_data_generate(set, n, seed, &p->src, err);
+    if (st != ATTN_OK) {
+        attn_pairs_free(p);
+        return st;
+    }
+    const size_t cap = (size_t)n * ATTN_REWRITE_MAX_TGT;
+    p->tgt_lengths = calloc((size_t)n, sizeof *p->tgt_lengths);
+    p->tgt_offsets = calloc((size_t)n + 1, sizeof *p->tgt_offsets);
+    p->tgt_ids = malloc(cap * sizeof *p->tgt_ids);
+    p->align = malloc(cap * sizeof *p->align);
+    p->tgt_texts = calloc((size_t)n, sizeof *p->tgt_texts);
+    if (!p->tgt_lengths || !p->tgt_offsets || !p->tgt_ids || !p->align || !p->tgt_texts) {
+        attn_pairs_free(p);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "rewrite: out of memory for %d pairs", n);
+    }
+    const attn_dataset *d = p->src;
+    for (int i = 0; i < d->n && st == ATTN_OK; i++) {
+        const size_t o = p->tgt_offsets[i];
+        st = attn_rewrite_target(d->ids + d->offsets[i], d->lengths[i], d->labels[i],
+                                 p->tgt_ids + o, p->align + o, &p->tgt_lengths[i], err);
+        p->tgt_offsets[i + 1] = o + (size_t)p->tgt_lengths[i];
+        if (st == ATTN_OK && !(p->tgt_texts[i] = tgt_text(p->tgt_ids + o, p->tgt_lengths[i])))
+            st = attn_errorf(err, ATTN_ERR_NOMEM, "rewrite: out of memory");
+    }
+    if (st != ATTN_OK) {
+        attn_pairs_free(p);
+        return st;
+    }
+    *out = p;
+    return ATTN_OK;
+}

@@ -1,0 +1,324 @@
+/* seq2seq_json.c -- seq2seq weights as JSON state_dicts, both ways (attn_seq2seq.h).
+ *
+ *   {"format": "attn-seq2seq-weights-v1",
+ *    "config": {"arch": "seq2seq-transformer", "src_vocab": 91, ..., "norm": "pre", ...},
+ *    "tensors": {"<state_dict key>": {"shape": [..], "data": [..] | "data_b64": ".."}}}
+ *
+ * Floats as %.9g (exact through double) or base64 little-endian float32. Loading is strict:
+ * every config key present and no other, every tensor of the config present with its exact
+ * shape, no other tensor, no duplicate, every value a finite float32; all problems are reported
+ * at once. A classifier's file (attn-weights-v1) is named as such. */
+#include "attn_seq2seq.h"
+#include "io_internal.h"
+
+#include <cjson/cJSON.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S2S_FORMAT "attn-seq2seq-weights-v1"
+
+typedef struct cfg_int {
+    const char *key;
+    size_t offset;
+} cfg_int;
+
+#define CFG_INT(f)                                                                                 \
+    { #f, offsetof(attn_seq2seq_config, f) }
+static const cfg_int cfg_ints[] = {CFG_INT(src_vocab),  CFG_INT(tgt_vocab),   CFG_INT(d_model),
+                                   CFG_INT(n_heads),    CFG_INT(ffn_dim),     CFG_INT(enc_layers),
+                                   CFG_INT(dec_layers), CFG_INT(max_src_len), CFG_INT(max_tgt_len)};
+#define N_CFG_INTS ((int)(sizeof cfg_ints / sizeof cfg_ints[0]))
+
+static int *cfg_field(attn_seq2seq_config *c, int i) {
+    return (int *)((char *)c + cfg_ints[i].offset);
+}
+
+/* ---- saving --------------------------------------------------------------------------------- */
+
+static void write_config(FILE *f, const attn_seq2seq_config *c) {
+    attn_seq2seq_config copy = *c;
+    fprintf(f, "\"config\": {\"arch\": \"%s\"", attn_s2s_arch_name(c->arch));
+    for (int i = 0; i < N_CFG_INTS; i++)
+        fprintf(f, ", \"%s\": %d", cfg_ints[i].key, *cfg_field(&copy, i));
+    fprintf(f, ", \"norm\": \"%s\", \"activation\": \"%s\", \"pos\": \"%s\"}",
+            c->norm == ATTN_NORM_PRE ? "pre" : "post",
+            c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
+}
+
+attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
+                                   attn_error *err) {
+    if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq weights: NULL model or path");
+    const float *base = grads ? attn_seq2seq_grads(m) : attn_seq2seq_params(m);
+    if (!base) return attn_errorf(err, ATTN_ERR_ARG, "%s: the model has no gradients yet", path);
+    const size_t count = attn_seq2seq_tensor_count(m);
+    for (size_t i = 0; i < count; i++) {
+        const float *x = base + attn_seq2seq_tensor_offset(m, i);
+        for (size_t j = 0; j < attn_seq2seq_tensor_numel(m, i); j++)
+            if (!isfinite(x[j]))
+                return attn_errorf(err, ATTN_ERR_VALUE,
+                                   "%s: not written: \"%s\" holds %s at index %zu", path,
+                                   attn_seq2seq_tensor_name(m, i), isnan(x[j]) ? "NaN" : "Inf", j);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    fprintf(f, "{\"format\": \"%s\",\n", S2S_FORMAT);
+    write_config(f, attn_seq2seq_config_of(m));
+    fprintf(f, ",\n\"tensors\": {\n");
+    for (size_t i = 0; i < count; i++) {
+        int shape[4];
+        const int nd = attn_seq2seq_tensor_shape(m, i, shape);
+        fprintf(f, "\"%s\": {\"shape\": [", attn_seq2seq_tensor_name(m, i));
+        for (int d = 0; d < nd; d++) fprintf(f, d ? ", %d" : "%d", shape[d]);
+        const float *x = base + attn_seq2seq_tensor_offset(m, i);
+        const size_t n = attn_seq2seq_tensor_numel(m, i);
+        if (b64) {
+            fprintf(f, "], \"data_b64\": \"");
+            attn_io_b64_write_floats(f, x, n);
+            fprintf(f, "\"}%s\n", i + 1 < count ? "," : "");
+        } else {
+            fprintf(f, "], \"data\": [");
+            attn_io_write_floats(f, x, n, ",");
+            fprintf(f, "]}%s\n", i + 1 < count ? "," : "");
+        }
+    }
+    fprintf(f, "}}\n");
+    bool ok = !ferror(f);
+    if (fclose(f) != 0) ok = false;
+    if (!ok) {
+        free(text);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
+                           path);
+    }
+    attn_status st = attn_write_file_atomic(path, text, len, err);
+    free(text);
+    return st;
+}
+
+/* ---- loading ------------------------------------------------------------------------------- */
+
+static int name_index(const char *s, const char *const *names, int n) {
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static void parse_config(const cJSON *obj, attn_seq2seq_config *c, attn_io_problems *p) {
+    if (!cJSON_IsObject(obj)) {
+        attn_io_problem(p, ATTN_ERR_PARSE, "%s \"config\"", obj ? "malformed" : "missing");
+        return;
+    }
+    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(obj, "arch");
+    attn_s2s_arch a = ATTN_S2S_TRANSFORMER;
+    attn_error e;
+    if (!cJSON_IsString(arch) || attn_s2s_arch_from_name(arch->valuestring, &a, &e) != ATTN_OK) {
+        attn_io_problem(p, ATTN_ERR_VALUE, "config: \"arch\" must be \"seq2seq-transformer\"");
+        return;
+    }
+    *c = attn_seq2seq_config_default(a);
+    for (int i = 0; i < N_CFG_INTS; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, cfg_ints[i].key);
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+            fabs(v->valuedouble) > 1e9)
+            attn_io_problem(p, ATTN_ERR_PARSE, "config: \"%s\" %s, expected an integer",
+                            cfg_ints[i].key, v ? "is not an integer" : "is missing");
+        else
+            *cfg_field(c, i) = (int)v->valuedouble;
+    }
+    static const char *const norms[] = {"pre", "post"}, *const acts[] = {"relu", "gelu"};
+    const char *const keys[3] = {"norm", "activation", "pos"};
+    for (int k = 0; k < 3; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, keys[k]);
+        const char *s = cJSON_IsString(v) ? v->valuestring : NULL;
+        const int i = k == 0   ? name_index(s, norms, 2)
+                      : k == 1 ? name_index(s, acts, 2)
+                               : attn_pos_from_name(s);
+        if (i < 0)
+            attn_io_problem(p, ATTN_ERR_VALUE, "config: \"%s\" %s%s%s", keys[k],
+                            s   ? "is \""
+                            : v ? "is not a string"
+                                : "is missing",
+                            s ? s : "", s ? "\"" : "");
+        else if (k == 0)
+            c->norm = i == 0 ? ATTN_NORM_PRE : ATTN_NORM_POST;
+        else if (k == 1)
+            c->activation = i == 0 ? ATTN_ACT_RELU : ATTN_ACT_GELU;
+        else
+            c->pos = (attn_pos)i;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj) {
+        const char *k = item->string ? item->string : "";
+        bool known = !strcmp(k, "arch") || !strcmp(k, "norm") || !strcmp(k, "activation") ||
+                     !strcmp(k, "pos");
+        for (int i = 0; i < N_CFG_INTS && !known; i++) known = !strcmp(k, cfg_ints[i].key);
+        if (!known) attn_io_problem(p, ATTN_ERR_PARSE, "config: unknown key \"%s\"", k);
+    }
+    if (p->n == 0 && attn_seq2seq_config_validate(c, &e) != ATTN_OK)
+        attn_io_problem(p, e.status, "%s", e.msg);
+}
+
+/* Tensor i's "data" or "data_b64" into dst, after checking its shape. */
+static void load_tensor(const attn_seq2seq *m, size_t i, const cJSON *entry, float *dst,
+                        attn_io_problems *p) {
+    const char *key = attn_seq2seq_tensor_name(m, i);
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
+    const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
+    if (!cJSON_IsObject(entry) || !cJSON_IsArray(shape) ||
+        !((cJSON_IsArray(data) && !b64) || (cJSON_IsString(b64) && !data)) ||
+        cJSON_GetArraySize(entry) != 2) {
+        attn_io_problem(
+            p, ATTN_ERR_PARSE,
+            "\"%s\": expected {\"shape\": [..], \"data\": [..] or \"data_b64\": \"..\"}", key);
+        return;
+    }
+    int want[4];
+    const int nd = attn_seq2seq_tensor_shape(m, i, want);
+    bool ok = cJSON_GetArraySize(shape) == nd;
+    for (int d = 0; ok && d < nd; d++) {
+        const cJSON *v = cJSON_GetArrayItem(shape, d);
+        ok = cJSON_IsNumber(v) && v->valuedouble == (double)want[d];
+    }
+    if (!ok) {
+        attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": the shape is not [%d%s%d] as the config needs",
+                        key, want[0], nd > 1 ? ", " : "", nd > 1 ? want[1] : 0);
+        return;
+    }
+    const size_t numel = attn_seq2seq_tensor_numel(m, i);
+    if (b64) {
+        size_t bad = 0;
+        if (strlen(b64->valuestring) != attn_io_b64_len(4 * numel) ||
+            !attn_io_b64_decode_floats(b64->valuestring, numel, dst, &bad)) {
+            attn_io_problem(p, ATTN_ERR_PARSE,
+                            "\"%s\": \"data_b64\" is not the base64 of %zu "
+                            "float32",
+                            key, numel);
+            return;
+        }
+    } else {
+        if ((size_t)cJSON_GetArraySize(data) != numel) {
+            attn_io_problem(p, ATTN_ERR_SHAPE,
+                            "\"%s\": \"data\" has %d values, the shape needs %zu", key,
+                            cJSON_GetArraySize(data), numel);
+            return;
+        }
+        size_t j = 0;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, data) {
+            if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+                fabs(v->valuedouble) >= 0x1.ffffffp127) {
+                attn_io_problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is not a finite float32",
+                                key, j);
+                return;
+            }
+            dst[j++] = (float)v->valuedouble;
+        }
+    }
+    for (size_t j = 0; j < numel; j++)
+        if (!isfinite(dst[j])) {
+            attn_io_problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is not finite", key, j);
+            return;
+        }
+}
+
+static void load_tensors(attn_seq2seq *m, const cJSON *root, attn_io_problems *p) {
+    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
+    if (!cJSON_IsObject(tensors)) {
+        attn_io_problem(p, ATTN_ERR_PARSE, "%s \"tensors\"", tensors ? "malformed" : "missing");
+        return;
+    }
+    const size_t count = attn_seq2seq_tensor_count(m);
+    float *stage = malloc(attn_seq2seq_n_params(m) * sizeof(float));
+    bool *seen = calloc(count, sizeof *seen);
+    if (!stage || !seen) {
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory");
+    } else {
+        const cJSON *entry;
+        cJSON_ArrayForEach(entry, tensors) {
+            const long i = attn_seq2seq_tensor_find(m, entry->string ? entry->string : "");
+            if (i < 0)
+                attn_io_problem(p, ATTN_ERR_SHAPE,
+                                "unexpected tensor \"%s\" (not a parameter of "
+                                "this configuration)",
+                                entry->string ? entry->string : "");
+            else if (seen[i])
+                attn_io_problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", entry->string);
+            else {
+                seen[i] = true;
+                load_tensor(m, (size_t)i, entry, stage + attn_seq2seq_tensor_offset(m, (size_t)i),
+                            p);
+            }
+        }
+        for (size_t i = 0; i < count; i++)
+            if (!seen[i])
+                attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
+                                attn_seq2seq_tensor_name(m, i));
+        if (p->n == 0)
+            memcpy(attn_seq2seq_params(m), stage, attn_seq2seq_n_params(m) * sizeof(float));
+    }
+    free(stage);
+    free(seen);
+}
+
+attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err) {
+    if (!path || !out) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq weights: NULL path or out");
+    *out = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    attn_status st = attn_io_read_file(path, &buf, &len, err);
+    if (st != ATTN_OK) return st;
+    cJSON *root = NULL;
+    size_t at = 0;
+    const char *why = NULL;
+    st = attn_io_json_parse(buf, len, &root, &at, &why);
+    if (st != ATTN_OK) {
+        int line = 1, col = 1;
+        attn_io_text_position(buf, at, &line, &col);
+        free(buf);
+        return attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path,
+                           at, line, col, why);
+    }
+    free(buf);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const char *f = cJSON_IsString(fmt) ? fmt->valuestring : NULL;
+    if (!f || strcmp(f, S2S_FORMAT) != 0) {
+        st = f && strcmp(f, ATTN_IO_WEIGHTS_FORMAT) == 0
+                 ? attn_errorf(err, ATTN_ERR_VALUE,
+                               "%s holds a classifier's weights (\"%s\"), not a seq2seq model's "
+                               "(\"%s\"): use attn predict with it",
+                               path, f, S2S_FORMAT)
+                 : attn_errorf(err, ATTN_ERR_PARSE, "%s: \"format\" is %s%s%s, expected \"%s\"",
+                               path, f ? "\"" : "", f ? f : "missing or not a string",
+                               f ? "\"" : "", S2S_FORMAT);
+        cJSON_Delete(root);
+        return st;
+    }
+    attn_io_problems p = {err, path, 0, ATTN_OK};
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        const char *k = item->string ? item->string : "";
+        if (strcmp(k, "format") && strcmp(k, "config") && strcmp(k, "tensors"))
+            attn_io_problem(&p, ATTN_ERR_PARSE, "unknown top-level key \"%s\"", k);
+    }
+    attn_seq2seq_config cfg;
+    parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
+    attn_seq2seq *m = NULL;
+    attn_error cerr;
+    if (p.n == 0 && attn_seq2seq_create(&cfg, 0, &m, &cerr) != ATTN_OK) {
+        cJSON_Delete(root);
+        return attn_errorf(err, cerr.status, "%s: %s", path, cerr.msg);
+    }
+    if (m) load_tensors(m, root, &p);
+    cJSON_Delete(root);
+    st = attn_io_problems_finish(&p);
+    if (st != ATTN_OK) {
+        attn_seq2seq_free(m);
+        return st;
+    }
+    *out = m;
+    return ATTN_OK;
+}

@@ -1,0 +1,296 @@
+/* seq2seq.c -- the seq2seq factory: config defaults and validation, the parameter layout from
+ * the architecture's spec table, PyTorch-style initialisation, tensor accessors, dispatch with
+ * input validation (attn_seq2seq.h). */
+#include "seq2seq_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+attn_seq2seq_config attn_seq2seq_config_default(attn_s2s_arch arch) {
+    attn_seq2seq_config c = {0};
+    c.arch = arch;
+    c.src_vocab = ATTN_VOCAB_SIZE;
+    c.tgt_vocab = ATTN_TGT_VOCAB_SIZE;
+    c.d_model = 32;
+    c.n_heads = 2;
+    c.ffn_dim = 64;
+    c.enc_layers = 2;
+    c.dec_layers = 2;
+    c.max_src_len = ATTN_MAX_WORDS;
+    c.max_tgt_len = 16;
+    c.norm = ATTN_NORM_PRE;
+    c.activation = ATTN_ACT_RELU;
+    c.pos = ATTN_POS_LEARNED;
+    return c;
+}
+
+const char *attn_s2s_arch_name(attn_s2s_arch a) {
+    return a == ATTN_S2S_TRANSFORMER ? "seq2seq-transformer" : "unknown";
+}
+
+attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_error *err) {
+    if (name && strcmp(name, "seq2seq-transformer") == 0) {
+        *out = ATTN_S2S_TRANSFORMER;
+        return ATTN_OK;
+    }
+    return attn_errorf(err, ATTN_ERR_VALUE, "unknown seq2seq model \"%s\" (expected %s)",
+                       name ? name : "(null)", "seq2seq-transformer");
+}
+
+#define REQUIRE_RANGE(field, lo, hi)                                                               \
+    do {                                                                                           \
+        if (cfg->field < (lo) || cfg->field > (hi))                                                \
+            return attn_errorf(err, ATTN_ERR_VALUE, "config: %s = %d, expected %d..%d", #field,    \
+                               cfg->field, (lo), (hi));                                            \
+    } while (0)
+
+attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_error *err) {
+    if (cfg->arch != ATTN_S2S_TRANSFORMER)
+        return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown seq2seq arch %d", (int)cfg->arch);
+    REQUIRE_RANGE(src_vocab, 2, 1 << 20);
+    REQUIRE_RANGE(tgt_vocab, 3, 1 << 20);
+    REQUIRE_RANGE(d_model, 1, 1 << 14);
+    REQUIRE_RANGE(n_heads, 1, cfg->d_model);
+    if (cfg->d_model % cfg->n_heads != 0)
+        return attn_errorf(err, ATTN_ERR_VALUE, "config: d_model %d is not divisible by n_heads %d",
+                           cfg->d_model, cfg->n_heads);
+    REQUIRE_RANGE(ffn_dim, 1, 1 << 16);
+    REQUIRE_RANGE(enc_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
+    REQUIRE_RANGE(dec_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
+    REQUIRE_RANGE(max_src_len, 1, 1 << 16);
+    REQUIRE_RANGE(max_tgt_len, 2, 1 << 16);
+    if ((unsigned)cfg->norm > ATTN_NORM_POST)
+        return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown norm %d", (int)cfg->norm);
+    if ((unsigned)cfg->activation > ATTN_ACT_GELU)
+        return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown activation %d",
+                           (int)cfg->activation);
+    if (cfg->pos != ATTN_POS_LEARNED && cfg->pos != ATTN_POS_SINUSOIDAL &&
+        cfg->pos != ATTN_POS_NONE)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "config: pos %s is not available for seq2seq models (learned, "
+                           "sinusoidal or none)",
+                           attn_pos_name(cfg->pos));
+    return ATTN_OK;
+}
+
+/* ---- layout and init ---------------------------------------------------------------------- */
+
+static size_t spec_numel(const attn_param_spec *s) {
+    size_t n = 1;
+    for (int i = 0; i < s->ndim; i++) n *= (size_t)s->shape[i];
+    return n;
+}
+
+/* Every tensor in state_dict order, element by element, from one stream. */
+static void init_params(attn_seq2seq *m, uint64_t seed) {
+    attn_rng rng = attn_rng_seed(seed);
+    for (size_t i = 0; i < m->n_specs; i++) {
+        const attn_param_spec *s = &m->specs[i];
+        float *p = m->params + m->offsets[i];
+        const size_t n = spec_numel(s);
+        for (size_t j = 0; j < n; j++) {
+            switch (s->init) {
+            case ATTN_INIT_ZEROS:
+                p[j] = 0.0f;
+                break;
+            case ATTN_INIT_ONES:
+                p[j] = 1.0f;
+                break;
+            case ATTN_INIT_NORMAL:
+                p[j] = (float)(s->init_a * attn_rng_normal(&rng));
+                break;
+            case ATTN_INIT_UNIFORM:
+                p[j] = attn_rng_uniform_range(&rng, -s->init_a, s->init_a);
+                break;
+            case ATTN_INIT_SINUSOID:
+                p[j] = attn_sinusoid_value((int)(j / (size_t)s->shape[1]),
+                                           (int)(j % (size_t)s->shape[1]), s->shape[1], s->init_a);
+                break;
+            }
+        }
+    }
+}
+
+static const attn_s2s_vt *vt_for(attn_s2s_arch arch) {
+    return arch == ATTN_S2S_TRANSFORMER ? &attn_s2s_transformer_vt : NULL;
+}
+
+attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,
+                                attn_error *err) {
+    if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_create: NULL out");
+    *out = NULL;
+    attn_status st = attn_seq2seq_config_validate(cfg, err);
+    if (st != ATTN_OK) return st;
+    attn_seq2seq *m = calloc(1, sizeof *m);
+    if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a seq2seq model");
+    m->vt = vt_for(cfg->arch);
+    m->cfg = *cfg;
+    m->n_specs = m->vt->specs(cfg, m->specs);
+    for (size_t i = 0; i < m->n_specs; i++)
+        m->offsets[i + 1] = m->offsets[i] + spec_numel(&m->specs[i]);
+    m->n_params = m->offsets[m->n_specs];
+    m->params = malloc(m->n_params * sizeof(float));
+    if (!m->params) {
+        attn_seq2seq_free(m);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters", m->n_params);
+    }
+    init_params(m, seed);
+    st = m->vt->setup(m, err);
+    if (st != ATTN_OK) {
+        attn_seq2seq_free(m);
+        return st;
+    }
+    *out = m;
+    return ATTN_OK;
+}
+
+void attn_seq2seq_free(attn_seq2seq *m) {
+    if (!m) return;
+    if (m->vt && m->impl) m->vt->destroy(m);
+    free(m->params);
+    free(m->grads);
+    free(m);
+}
+
+/* ---- accessors ---------------------------------------------------------------------------- */
+
+const attn_seq2seq_config *attn_seq2seq_config_of(const attn_seq2seq *m) {
+    return &m->cfg;
+}
+size_t attn_seq2seq_n_params(const attn_seq2seq *m) {
+    return m->n_params;
+}
+float *attn_seq2seq_params(attn_seq2seq *m) {
+    return m->params;
+}
+float *attn_seq2seq_grads(attn_seq2seq *m) {
+    return m->grads;
+}
+size_t attn_seq2seq_tensor_count(const attn_seq2seq *m) {
+    return m->n_specs;
+}
+const char *attn_seq2seq_tensor_name(const attn_seq2seq *m, size_t i) {
+    return i < m->n_specs ? m->specs[i].name : NULL;
+}
+int attn_seq2seq_tensor_shape(const attn_seq2seq *m, size_t i, int shape[4]) {
+    if (i >= m->n_specs) return 0;
+    for (int d = 0; d < 4; d++) shape[d] = d < m->specs[i].ndim ? m->specs[i].shape[d] : 0;
+    return m->specs[i].ndim;
+}
+size_t attn_seq2seq_tensor_offset(const attn_seq2seq *m, size_t i) {
+    return m->offsets[i];
+}
+size_t attn_seq2seq_tensor_numel(const attn_seq2seq *m, size_t i) {
+    return m->offsets[i + 1] - m->offsets[i];
+}
+long attn_seq2seq_tensor_find(const attn_seq2seq *m, const char *name) {
+    for (size_t i = 0; i < m->n_specs; i++)
+        if (strcmp(m->specs[i].name, name) == 0) return (long)i;
+    return -1;
+}
+float *attn_seq2seq_view(attn_seq2seq *m, float *base, const char *name) {
+    const long i = attn_seq2seq_tensor_find(m, name);
+    return i < 0 || !base ? NULL : base + m->offsets[i];
+}
+
+/* ---- forward, backward, generation -------------------------------------------------------- */
+
+static attn_status check_ids(const int *ids, int n, int V, const char *what, int pair,
+                             attn_error *err) {
+    for (int t = 0; t < n; t++)
+        if (ids[t] < 0 || ids[t] >= V)
+            return attn_errorf(err, ATTN_ERR_VALUE,
+                               "batch: pair %d %s token %d has id %d, expected "
+                               "0..%d",
+                               pair, what, t + 1, ids[t], V - 1);
+    return ATTN_OK;
+}
+
+static attn_status batch_validate(const attn_seq2seq *m, const attn_s2s_batch *b, attn_error *err) {
+    const attn_seq2seq_config *c = &m->cfg;
+    if (!b || b->B < 1 || b->S < 1 || b->T < 1 || !b->src_ids || !b->src_lengths || !b->tgt_ids ||
+        !b->tgt_lengths)
+        return attn_errorf(err, ATTN_ERR_ARG, "batch: need B, S, T >= 1 and the four arrays");
+    for (int i = 0; i < b->B; i++) {
+        const int S = b->src_lengths[i], T = b->tgt_lengths[i];
+        if (S < 1 || S > b->S || S > c->max_src_len)
+            return attn_errorf(err, ATTN_ERR_SHAPE,
+                               "batch: pair %d has a source of %d words, expected 1..%d", i, S,
+                               b->S < c->max_src_len ? b->S : c->max_src_len);
+        if (T < 1 || T > b->T || T > c->max_tgt_len)
+            return attn_errorf(err, ATTN_ERR_SHAPE,
+                               "batch: pair %d has a decoder input of %d tokens, expected 1..%d", i,
+                               T, b->T < c->max_tgt_len ? b->T : c->max_tgt_len);
+        attn_status st =
+            check_ids(b->src_ids + (size_t)i * b->S, S, c->src_vocab, "source", i, err);
+        if (st == ATTN_OK)
+            st = check_ids(b->tgt_ids + (size_t)i * b->T, T, c->tgt_vocab, "target", i, err);
+        if (st != ATTN_OK) return st;
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_seq2seq_forward(attn_seq2seq *m, const attn_s2s_batch *b, float *logits,
+                                 attn_error *err) {
+    attn_status st = batch_validate(m, b, err);
+    if (st != ATTN_OK) return st;
+    if (!logits) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_forward: NULL logits");
+    return m->vt->forward(m, b, logits, err);
+}
+
+attn_status attn_seq2seq_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits,
+                                  attn_error *err) {
+    if (!d_logits) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_backward: NULL d_logits");
+    if (!m->grads) {
+        m->grads = calloc(m->n_params, sizeof(float));
+        if (!m->grads)
+            return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", m->n_params);
+        m->vt->set_grads(m);
+    }
+    m->vt->backward(m, b, d_logits);
+    return ATTN_OK;
+}
+
+void attn_seq2seq_zero_grad(attn_seq2seq *m) {
+    if (m->grads) memset(m->grads, 0, m->n_params * sizeof(float));
+}
+
+attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int n_src, int max_out,
+                                      const int *out, const int *n_out, attn_error *err) {
+    const attn_seq2seq_config *c = &m->cfg;
+    if (!src || !out || !n_out)
+        return attn_errorf(err, ATTN_ERR_ARG, "generate: NULL src, out or n_out");
+    if (n_src < 1 || n_src > c->max_src_len)
+        return attn_errorf(err, ATTN_ERR_SHAPE,
+                           "generate: a source of %d words, the model takes 1..%d", n_src,
+                           c->max_src_len);
+    if (max_out < 0 || max_out + 1 > c->max_tgt_len)
+        return attn_errorf(err, ATTN_ERR_ARG, "generate: at most %d output words (max_tgt_len %d)",
+                           c->max_tgt_len - 1, c->max_tgt_len);
+    if (c->tgt_vocab <= ATTN_TGT_EOS)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "generate: the model's target vocabulary has %d tokens, no [BOS] (id "
+                           "%d) and [EOS] (id %d)",
+                           c->tgt_vocab, ATTN_TGT_BOS, ATTN_TGT_EOS);
+    return check_ids(src, n_src, c->src_vocab, "source", 0, err);
+}
+
+/* The argmax of x[n] (the first of equal maxima; NaN wins, as torch.argmax). */
+static int choose_argmax(void *ctx, const float *x, int n) {
+    (void)ctx;
+    int best = 0;
+    for (int j = 1; j < n; j++)
+        if (!isnan(x[best]) && (x[j] > x[best] || isnan(x[j]))) best = j;
+    return best;
+}
+
+attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
+                                int *out, int *n_out, float *step_logits, int *n_steps,
+                                attn_error *err) {
+    attn_status st = attn_seq2seq_check_decode(m, src, n_src, max_out, out, n_out, err);
+    if (st != ATTN_OK) return st;
+    const attn_s2s_chooser argmax = {choose_argmax, NULL};
+    return m->vt->decode(m, src, n_src, max_out, cache, &argmax, out, n_out, step_logits, n_steps,
+                         err);
+}

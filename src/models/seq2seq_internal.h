@@ -1,0 +1,57 @@
+/* seq2seq_internal.h -- struct attn_seq2seq and the vtable of its architectures (seq2seq.c is
+ * the factory: config, spec table, flat parameters, init, accessors; seq2seq_transformer.c the
+ * encoder-decoder Transformer). The layout is the classifiers' (model_internal.h): one spec per
+ * state_dict tensor, one flat params array and one flat grads array with the same offsets. */
+#ifndef ATTN_SEQ2SEQ_INTERNAL_H
+#define ATTN_SEQ2SEQ_INTERNAL_H
+
+#include "attn_seq2seq.h"
+#include "model_internal.h"
+
+/* positions 2, embeddings 2, per encoder layer 12, encoder.norm 2, per decoder layer 18,
+ * decoder.norm 2, head 2 */
+#define ATTN_S2S_MAX_SPECS                                                                         \
+    (8 + 12 * ATTN_TRANSFORMER_MAX_LAYERS + 18 * ATTN_TRANSFORMER_MAX_LAYERS + 2)
+
+/* How a decoding step picks the next token from its logits [V]: greedy (argmax) or a sampler. */
+typedef struct attn_s2s_chooser {
+    int (*choose)(void *ctx, const float *logits, int V);
+    void *ctx;
+} attn_s2s_chooser;
+
+typedef struct attn_s2s_vt {
+    const char *kind; /* "seq2seq-transformer" */
+    size_t (*specs)(const attn_seq2seq_config *cfg, attn_param_spec *specs);
+    attn_status (*setup)(attn_seq2seq *m, attn_error *err); /* views into params, m->impl */
+    void (*set_grads)(attn_seq2seq *m);                     /* views into grads */
+    attn_status (*forward)(attn_seq2seq *m, const attn_s2s_batch *b, float *logits,
+                           attn_error *err);
+    void (*backward)(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits);
+    /* token by token from [BOS] until [EOS] or max_out words, each chosen by ch */
+    attn_status (*decode)(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
+                          const attn_s2s_chooser *ch, int *out, int *n_out, float *step_logits,
+                          int *n_steps, attn_error *err);
+    void (*destroy)(attn_seq2seq *m); /* frees m->impl only */
+} attn_s2s_vt;
+
+struct attn_seq2seq {
+    const attn_s2s_vt *vt;
+    attn_seq2seq_config cfg;
+    attn_param_spec specs[ATTN_S2S_MAX_SPECS];
+    size_t n_specs;
+    size_t offsets[ATTN_S2S_MAX_SPECS + 1]; /* into params AND grads */
+    float *params, *grads;                  /* [n_params]; grads NULL until the first backward */
+    size_t n_params;
+    void *impl;
+};
+
+extern const attn_s2s_vt attn_s2s_transformer_vt;
+
+/* The checks of attn_seq2seq_greedy's arguments, shared by the samplers (seq2seq.c). */
+attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int n_src, int max_out,
+                                      const int *out, const int *n_out, attn_error *err);
+
+/* Pointer to tensor `name` in base (params or grads); NULL if absent or base is NULL. */
+float *attn_seq2seq_view(attn_seq2seq *m, float *base, const char *name);
+
+#endif /* ATTN_SEQ2SEQ_INTERNAL_H */

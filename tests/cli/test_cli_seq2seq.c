@@ -1,0 +1,135 @@
+/* test_cli_seq2seq.c -- the seq2seq commands end to end: attn data --task rewrite (sources are
+ * attn data's sentences, byte for byte), attn train --model seq2seq-transformer learns the task
+ * (a short run), attn generate (text, json, --no-cache, --teacher) and the errors: a classifier's
+ * weights given to generate and seq2seq weights given to predict, unknown words, bad options. */
+#include "cli_harness.h"
+
+START_TEST(test_data_rewrite_sources_are_data) {
+    run_result a =
+        run(NULL, "data", "--task", "rewrite", "--set", "fill4", "--n", "50", "--seed", "4", NULL);
+    run_result b = run(NULL, "data", "--set", "fill4", "--n", "50", "--seed", "4", NULL);
+    expect(&a, "data --task rewrite", 0, NULL);
+    expect(&b, "data", 0, NULL);
+    char *pa = a.out, *pb = b.out;
+    int lines = 0;
+    while (*pa && *pb) {
+        char *ea = strchr(pa, '\n'), *eb = strchr(pb, '\n');
+        ck_assert(ea && eb);
+        char *tab_a = strchr(pa, '\t'), *tab_b = strchr(pb, '\t');
+        ck_assert(tab_a && tab_a < ea && tab_b && tab_b < eb);
+        /* rewrite: source<TAB>target; data: label<TAB>sentence */
+        ck_assert_int_eq((int)(tab_a - pa), (int)(eb - tab_b - 1));
+        ck_assert(strncmp(pa, tab_b + 1, (size_t)(tab_a - pa)) == 0);
+        const bool positive = tab_b[-1] == '1';
+        ck_assert(strncmp(tab_a + 1, positive ? "positive " : "negative ", 9) == 0);
+        pa = ea + 1, pb = eb + 1, lines++;
+    }
+    ck_assert_int_eq(lines, 50);
+    run_result c = run(NULL, "data", "--task", "compose", NULL);
+    expect(&c, "unknown task", 2, "--task", "rewrite", NULL);
+    run_free(&a), run_free(&b), run_free(&c);
+}
+END_TEST
+
+START_TEST(test_train_generate_and_errors) {
+    const char *w = tmp_path("s2s.json");
+    run_result t = run(NULL, "train", "--model", "seq2seq-transformer", "--task", "rewrite",
+                       "--epochs", "4", "--train-size", "4000", "--holdout", "100", "--lr", "0.003",
+                       "--quiet", "--out", w, NULL);
+    expect(&t, "train seq2seq", 0, NULL);
+    ck_assert_ptr_nonnull(strstr(t.out, "plain      exact match"));
+    /* a short run already gets most plain sentences right */
+    const char *p = strstr(t.out, "plain      exact match ");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(atof(p + strlen("plain      exact match ")) > 0.9, "%s", t.out);
+    run_result g = run(NULL, "generate", "--weights", w, "the exam was not very clear", NULL);
+    expect(&g, "generate", 0, NULL);
+    ck_assert_str_eq(g.out, "negative exam not clear\n");
+    run_result n = run("the exam was not very clear\n", "generate", "--weights", w, "--no-cache",
+                       "--format", "json", NULL);
+    expect(&n, "generate --no-cache json", 0, NULL);
+    cJSON *j = cJSON_Parse(n.out);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "output")->valuestring, "negative exam not clear");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "steps")), 5); /* 4 words + EOS */
+    cJSON_Delete(j);
+    run_result f =
+        run("the exam was fun\tpositive exam fun\n", "generate", "--weights", w, "--teacher", NULL);
+    expect(&f, "generate --teacher", 0, NULL);
+    j = cJSON_Parse(f.out);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "logits")), 4); /* BOS + 3 */
+    cJSON_Delete(j);
+    run_result ev = run(NULL, "eval", "--weights", w, "--set", "plain", "--n", "100", NULL);
+    expect(&ev, "eval seq2seq", 0, NULL);
+    ck_assert_msg(strstr(ev.out, "plain         100  ") && strstr(ev.out, "1-10 "), "%s", ev.out);
+    run_result in = run(NULL, "info", "--weights", w, NULL);
+    expect(&in, "info seq2seq", 0, NULL);
+    ck_assert_msg(
+        strstr(in.out, "seq2seq-transformer") &&
+            strstr(in.out, "transformer.decoder.layers.1.multihead_attn.in_proj_weight") &&
+            strstr(in.out, "total parameters: "),
+        "%s", in.out);
+    run_free(&ev), run_free(&in);
+    /* errors name the file, the word, the line */
+    run_result e1 = run(NULL, "generate", "--weights", golden("lstm"), "the exam", NULL);
+    expect(&e1, "classifier weights to generate", 1, "holds a classifier", "attn predict", NULL);
+    run_result e2 = run(NULL, "predict", "--weights", w, "the exam", NULL);
+    expect(&e2, "seq2seq weights to predict", 1, "s2s.json", "seq2seq", "attn generate", NULL);
+    run_result e3 = run(NULL, "generate", "--weights", w, "the pizza was good", NULL);
+    expect(&e3, "unknown word", 1, "pizza", "sentence 1", NULL);
+    run_result e4 = run(NULL, "generate", "the exam", NULL);
+    expect(&e4, "no weights", 2, "--weights", NULL);
+    run_result e5 = run("the exam was good\n", "generate", "--weights", w, "--teacher", NULL);
+    expect(&e5, "teacher without a target", 1, "line 1", "source<TAB>target", NULL);
+    run_result e6 = run(NULL, "train", "--model", "seq2seq-transformer", "--pos", "rope", NULL);
+    expect(&e6, "rope for seq2seq", 2, "--pos", NULL);
+    run_free(&t), run_free(&g), run_free(&n), run_free(&f), run_free(&e1), run_free(&e2);
+    run_free(&e3), run_free(&e4), run_free(&e5), run_free(&e6);
+}
+END_TEST
+
+START_TEST(test_reproduce_rewrite) {
+    run_result r = run(NULL, "reproduce", "--task", "rewrite", "--seeds", "1", "--epochs", "1",
+                       "--train-size", "300", "--out", tmp_path("rep"), NULL);
+    expect(&r, "reproduce --task rewrite", 0, "seed 1", NULL);
+    ck_assert_msg(strstr(r.out, "fill8 ") && strstr(r.out, "41-50 words") &&
+                      strstr(r.out, "parameters                         "),
+                  "%s", r.out);
+    ck_assert(exists(tmp_path("rep/seq2seq-transformer-seed1.json")));
+    run_result bad = run(NULL, "reproduce", "--task", "compose", NULL);
+    expect(&bad, "unknown task", 2, "--task", NULL);
+    run_free(&r), run_free(&bad);
+}
+END_TEST
+
+/* The commands that look for seq2seq weights before loading (info, eval, grad) must not open a
+ * FIFO blockingly: regression test (they hung until the test timed out). */
+START_TEST(test_fifo_weights_do_not_hang) {
+    const char *fifo = tmp_path("s2s-fifo.json");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    run_result a = run(NULL, "info", "--weights", fifo, NULL);
+    expect(&a, "info FIFO", 1, fifo, "FIFO", NULL);
+    run_result b = run(NULL, "eval", "--weights", fifo, "--set", "plain", NULL);
+    expect(&b, "eval FIFO", 1, fifo, NULL);
+    run_result c = run(NULL, "generate", "--weights", fifo, "the exam", NULL);
+    expect(&c, "generate FIFO", 1, fifo, NULL);
+    run_free(&a), run_free(&b), run_free(&c);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("cli/seq2seq");
+    TCase *tc = tcase_create("seq2seq");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_data_rewrite_sources_are_data);
+    tcase_add_test(tc, test_train_generate_and_errors);
+    tcase_add_test(tc, test_reproduce_rewrite);
+    tcase_add_test(tc, test_fifo_weights_do_not_hang);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return cli_run_suite_in_tmp(suite());
+}

@@ -1,0 +1,288 @@
+/* test_seq2seq.c -- the seq2seq-transformer in C: backward against finite differences (pre and
+ * post norm, relu and gelu, every tensor), a packed batch against its pairs alone, the KV-cached
+ * greedy decoding against the recomputing one, the weights JSON round trip and its strict
+ * loader's refusals. The bit-identity with PyTorch is tools/seq2seq_crosscheck.py
+ * (models/seq2seq_torch). */
+#include "attn_seq2seq.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static attn_seq2seq_config small_config(attn_norm norm, attn_activation act, attn_pos pos) {
+    attn_seq2seq_config c = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
+    c.d_model = 8;
+    c.n_heads = 2;
+    c.ffn_dim = 12;
+    c.enc_layers = 1;
+    c.dec_layers = 2;
+    c.max_src_len = 9;
+    c.max_tgt_len = 6;
+    c.norm = norm;
+    c.activation = act;
+    c.pos = pos;
+    return c;
+}
+
+/* Every parameter moved by N(0, 0.2^2) (zero biases leave paths untested). */
+static attn_seq2seq *make(const attn_seq2seq_config *c, uint64_t seed) {
+    attn_error err;
+    attn_seq2seq *m = NULL;
+    ck_assert_msg(attn_seq2seq_create(c, seed, &m, &err) == ATTN_OK, "%s", err.msg);
+    attn_rng r = attn_rng_seed(seed + 7);
+    float *p = attn_seq2seq_params(m);
+    for (size_t i = 0; i < attn_seq2seq_n_params(m); i++) p[i] += 0.2f * (float)attn_rng_normal(&r);
+    return m;
+}
+
+/* Two pairs of different lengths, padded to S = 7, T = 5. */
+static const int SRC[2 * 7] = {3, 11, 15, 17, 22, 42, 2, 5, 12, 33, 0, 0, 0, 0};
+static const int SRC_LEN[2] = {7, 3};
+static const int TGT[2 * 5] = {ATTN_TGT_BOS, ATTN_TGT_NEGATIVE, 3, 15, 22,
+                               ATTN_TGT_BOS, ATTN_TGT_POSITIVE, 0, 0,  0};
+static const int TGT_LEN[2] = {5, 2};
+static const attn_s2s_batch BATCH = {2, 7, 5, SRC, SRC_LEN, TGT, TGT_LEN};
+#define N_ROWS 7 /* 5 + 2 target rows */
+
+typedef struct fd_ctx {
+    attn_seq2seq *m;
+    float *logits, *r; /* [N_ROWS, Vt] */
+} fd_ctx;
+
+static double loss_of(void *ctx) {
+    fd_ctx *f = ctx;
+    attn_error err;
+    ck_assert(attn_seq2seq_forward(f->m, &BATCH, f->logits, &err) == ATTN_OK);
+    const size_t n = (size_t)N_ROWS * attn_seq2seq_config_of(f->m)->tgt_vocab;
+    double l = 0.0;
+    for (size_t i = 0; i < n; i++) l += (double)f->logits[i] * f->r[i];
+    return l;
+}
+
+static const struct {
+    attn_norm norm;
+    attn_activation act;
+    attn_pos pos;
+} FD_CASES[] = {{ATTN_NORM_PRE, ATTN_ACT_GELU, ATTN_POS_LEARNED},
+                {ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_SINUSOIDAL},
+                {ATTN_NORM_PRE, ATTN_ACT_RELU, ATTN_POS_NONE}};
+
+START_TEST(test_backward_finite_differences) {
+    const attn_seq2seq_config c =
+        small_config(FD_CASES[_i].norm, FD_CASES[_i].act, FD_CASES[_i].pos);
+    attn_seq2seq *m = make(&c, 3 + (uint64_t)_i);
+    const bool relu = c.activation == ATTN_ACT_RELU; /* a smaller step, to miss its kink */
+    const size_t n = (size_t)N_ROWS * c.tgt_vocab;
+    fd_ctx f = {m, malloc(n * sizeof(float)), malloc(n * sizeof(float))};
+    ck_assert(f.logits && f.r);
+    attn_rng r = attn_rng_seed(11);
+    tu_fill_uniform(f.r, n, -1.0f, 1.0f, &r);
+    attn_error err;
+    loss_of(&f);
+    ck_assert(attn_seq2seq_backward(m, &BATCH, f.r, &err) == ATTN_OK);
+    const float *g = attn_seq2seq_grads(m);
+    float *grads = malloc(attn_seq2seq_n_params(m) * sizeof(float));
+    ck_assert_ptr_nonnull(grads);
+    memcpy(grads, g, attn_seq2seq_n_params(m) * sizeof(float));
+    float *p = attn_seq2seq_params(m);
+    for (size_t t = 0; t < attn_seq2seq_tensor_count(m); t++) {
+        const size_t o = attn_seq2seq_tensor_offset(m, t);
+        tu_check_grad(attn_seq2seq_tensor_name(m, t), loss_of, &f, p + o, grads + o,
+                      attn_seq2seq_tensor_numel(m, t), relu ? 2e-3f : 1e-2f, 3e-3, 3e-2);
+    }
+    /* backward accumulates: a second one doubles every gradient (up to the order of the sums) */
+    loss_of(&f);
+    ck_assert(attn_seq2seq_backward(m, &BATCH, f.r, &err) == ATTN_OK);
+    for (size_t i = 0; i < attn_seq2seq_n_params(m); i++) grads[i] += grads[i];
+    tu_assert_close("two backwards vs twice one", attn_seq2seq_grads(m), grads,
+                    attn_seq2seq_n_params(m), 1e-5, 1.0);
+    free(grads), free(f.logits), free(f.r);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
+/* A packed batch computes each pair as if alone (up to the GEMMs' rounding by row count). */
+START_TEST(test_batch_equals_pairs_alone) {
+    const attn_seq2seq_config c = small_config(ATTN_NORM_POST, ATTN_ACT_RELU, ATTN_POS_LEARNED);
+    attn_seq2seq *m = make(&c, 5);
+    const int V = c.tgt_vocab;
+    float *all = malloc((size_t)N_ROWS * V * sizeof(float)), *one = malloc(5 * (size_t)V * 4);
+    ck_assert(all && one);
+    attn_error err;
+    ck_assert(attn_seq2seq_forward(m, &BATCH, all, &err) == ATTN_OK);
+    int row = 0;
+    for (int i = 0; i < 2; i++) {
+        const attn_s2s_batch b = {1,           SRC_LEN[i],  TGT_LEN[i], SRC + 7 * i,
+                                  SRC_LEN + i, TGT + 5 * i, TGT_LEN + i};
+        ck_assert(attn_seq2seq_forward(m, &b, one, &err) == ATTN_OK);
+        tu_assert_close("pair in a batch vs alone", all + (size_t)row * V, one,
+                        (size_t)TGT_LEN[i] * V, 1e-5, 1.0);
+        row += TGT_LEN[i];
+    }
+    free(all), free(one);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
+/* The KV cache computes the same decoding as recomputing the prefix: the same tokens, the same
+ * logits up to rounding (other GEMM shapes; docs/decoder.md measures it). */
+START_TEST(test_cached_greedy_matches_recompute) {
+    attn_seq2seq_config c =
+        small_config(_i ? ATTN_NORM_POST : ATTN_NORM_PRE, ATTN_ACT_GELU, ATTN_POS_LEARNED);
+    c.max_tgt_len = 12;
+    attn_seq2seq *m = make(&c, 9 + (uint64_t)_i);
+    const int V = c.tgt_vocab, max_out = 11;
+    float *a = malloc((size_t)(max_out + 1) * V * 4), *b = malloc((size_t)(max_out + 1) * V * 4);
+    ck_assert(a && b);
+    attn_rng r = attn_rng_seed(21);
+    attn_error err;
+    for (int k = 0; k < 20; k++) {
+        int src[9], out_a[16], out_b[16], na, nb, sa, sb;
+        const int n = 1 + (int)attn_rng_below(&r, 9);
+        for (int j = 0; j < n; j++) src[j] = 2 + (int)attn_rng_below(&r, ATTN_N_WORDS);
+        ck_assert(attn_seq2seq_greedy(m, src, n, max_out, false, out_a, &na, a, &sa, &err) ==
+                  ATTN_OK);
+        ck_assert(attn_seq2seq_greedy(m, src, n, max_out, true, out_b, &nb, b, &sb, &err) ==
+                  ATTN_OK);
+        ck_assert_int_eq(na, nb);
+        ck_assert_int_eq(sa, sb);
+        ck_assert_int_ge(sa, 1);
+        for (int j = 0; j < na; j++) ck_assert_int_eq(out_a[j], out_b[j]);
+        tu_assert_close("cached vs recomputed step logits", b, a, (size_t)sa * V, 1e-4, 1.0);
+    }
+    free(a), free(b);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
+/* Beam search of width 1 is greedy decoding (the same argmax, ties to the lower id); its score is
+ * the mean log-probability of the chosen tokens; widths outside 1..64 are refused. */
+START_TEST(test_beam_width_one_is_greedy) {
+    attn_seq2seq_config c = small_config(ATTN_NORM_PRE, ATTN_ACT_RELU, ATTN_POS_LEARNED);
+    c.max_tgt_len = 8;
+    attn_seq2seq *m = make(&c, 17);
+    attn_rng r = attn_rng_seed(3);
+    attn_error err;
+    for (int k = 0; k < 10; k++) {
+        int src[9], g[8], b[8], ng, nb;
+        double score = 0.0;
+        const int n = 1 + (int)attn_rng_below(&r, 9);
+        for (int j = 0; j < n; j++) src[j] = 2 + (int)attn_rng_below(&r, ATTN_N_WORDS);
+        ck_assert(attn_seq2seq_greedy(m, src, n, 7, false, g, &ng, NULL, NULL, &err) == ATTN_OK);
+        ck_assert(attn_seq2seq_beam(m, src, n, 7, 1, b, &nb, &score, &err) == ATTN_OK);
+        ck_assert_int_eq(ng, nb);
+        for (int j = 0; j < ng; j++) ck_assert_int_eq(g[j], b[j]);
+        ck_assert(score <= 0.0 && isfinite(score));
+        int wide[8], nw;
+        ck_assert(attn_seq2seq_beam(m, src, n, 7, 5, wide, &nw, NULL, &err) == ATTN_OK);
+        ck_assert(nw >= 0 && nw <= 7);
+    }
+    int out[8], n_out;
+    const int src[2] = {3, 11};
+    ck_assert_int_eq(attn_seq2seq_beam(m, src, 2, 7, 0, out, &n_out, NULL, &err), ATTN_ERR_ARG);
+    ck_assert_int_eq(attn_seq2seq_beam(m, src, 2, 7, 65, out, &n_out, NULL, &err), ATTN_ERR_ARG);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
+/* Sampling with top-k 1 is greedy decoding; the same seed draws the same tokens, another seed
+ * (at a high temperature) other ones; bad settings are refused. */
+START_TEST(test_sampling) {
+    attn_seq2seq_config c = small_config(ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_LEARNED);
+    c.max_tgt_len = 10;
+    attn_seq2seq *m = make(&c, 19);
+    attn_error err;
+    const int src[5] = {3, 11, 15, 22, 42};
+    int g[9], a[9], b[9], ng, na, nb, differ = 0;
+    ck_assert(attn_seq2seq_greedy(m, src, 5, 9, true, g, &ng, NULL, NULL, &err) == ATTN_OK);
+    attn_s2s_sampling top1 = {1.0, 1, 1.0, 5};
+    ck_assert(attn_seq2seq_sample(m, src, 5, 9, true, &top1, a, &na, NULL, NULL, &err) == ATTN_OK);
+    ck_assert_int_eq(na, ng);
+    for (int j = 0; j < ng; j++) ck_assert_int_eq(a[j], g[j]);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        attn_s2s_sampling hot = {5.0, 0, 1.0, seed};
+        ck_assert(attn_seq2seq_sample(m, src, 5, 9, true, &hot, a, &na, NULL, NULL, &err) ==
+                  ATTN_OK);
+        ck_assert(attn_seq2seq_sample(m, src, 5, 9, true, &hot, b, &nb, NULL, NULL, &err) ==
+                  ATTN_OK);
+        ck_assert_int_eq(na, nb); /* the same seed, the same draw */
+        for (int j = 0; j < na; j++) ck_assert_int_eq(a[j], b[j]);
+        differ += na != ng || memcmp(a, g, (size_t)na * sizeof *a) != 0;
+    }
+    ck_assert_int_gt(differ, 0);
+    attn_s2s_sampling bad = {0.0, 0, 1.0, 1};
+    ck_assert_int_eq(attn_seq2seq_sample(m, src, 5, 9, true, &bad, a, &na, NULL, NULL, &err),
+                     ATTN_ERR_ARG);
+    bad = (attn_s2s_sampling){1.0, 0, 1.5, 1};
+    ck_assert_int_eq(attn_seq2seq_sample(m, src, 5, 9, true, &bad, a, &na, NULL, NULL, &err),
+                     ATTN_ERR_ARG);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
+START_TEST(test_json_round_trip_and_refusals) {
+    const attn_seq2seq_config c = small_config(ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_LEARNED);
+    attn_seq2seq *m = make(&c, 13), *back = NULL;
+    char path[] = "/tmp/attn-s2s-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    attn_error err;
+    for (int b64 = 0; b64 < 2; b64++) {
+        ck_assert_msg(attn_seq2seq_save_json(m, false, b64, path, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_msg(attn_seq2seq_load_json(path, &back, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(attn_seq2seq_n_params(back), attn_seq2seq_n_params(m));
+        tu_assert_identical("params after the round trip", attn_seq2seq_params(back),
+                            attn_seq2seq_params(m), attn_seq2seq_n_params(m));
+        ck_assert_int_eq(attn_seq2seq_config_of(back)->norm, ATTN_NORM_POST);
+        attn_seq2seq_free(back);
+    }
+    /* a missing tensor and an unknown one are both named */
+    char *text = tu_read_text(path);
+    ck_assert_ptr_nonnull(text);
+    char *bad = tu_replace_once(text, path, "\"head.bias\"", "\"head.biass\"");
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(bad, f);
+    fclose(f);
+    ck_assert_int_ne(attn_seq2seq_load_json(path, &back, &err), ATTN_OK);
+    ck_assert_ptr_null(back);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "missing tensor \"head.bias\"") &&
+                      strstr(err.msg, "head.biass"),
+                  "%s", err.msg);
+    free(bad);
+    free(text);
+    /* a classifier's weights file is named as such */
+    attn_model *cls = NULL;
+    ck_assert(attn_model_create(&(attn_model_config){0}, 1, &cls, &err) != ATTN_OK || cls == NULL);
+    attn_model_config cc = attn_model_config_default(ATTN_ARCH_LSTM);
+    ck_assert(attn_model_create(&cc, 1, &cls, &err) == ATTN_OK);
+    ck_assert(attn_weights_save_json(cls, false, path, &err) == ATTN_OK);
+    ck_assert_int_eq(attn_seq2seq_load_json(path, &back, &err), ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "classifier"), "%s", err.msg);
+    attn_model_free(cls);
+    unlink(path);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("seq2seq");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, test_backward_finite_differences, 0,
+                        (int)(sizeof FD_CASES / sizeof FD_CASES[0]));
+    tcase_add_test(tc, test_batch_equals_pairs_alone);
+    tcase_add_loop_test(tc, test_cached_greedy_matches_recompute, 0, 2);
+    tcase_add_test(tc, test_beam_width_one_is_greedy);
+    tcase_add_test(tc, test_sampling);
+    tcase_add_test(tc, test_json_round_trip_and_refusals);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""seq2seq_models.py -- the PyTorch reference of attn's seq2seq models, and their weights files.
+
+seq2seq-transformer: src_embedding(src) + src positions -> nn.Transformer (encoder layers,
+encoder.norm, decoder layers with the causal tgt_mask, decoder.norm; dropout 0, batch_first,
+norm_first for "pre") <- tgt_embedding([BOS] + target) + tgt positions -> head Linear(D, Vt).
+Positions ("pos"): "learned" = parameters src_pos_embedding [max_src_len, D] and
+tgt_pos_embedding [max_tgt_len, D] (initialised with the sinusoid table times 2, as attn does);
+"sinusoidal" = the fixed unscaled table, a non-persistent buffer; "none" = nothing added.
+Run it in eval mode under torch.no_grad() (the encoder layers then take PyTorch's fast path,
+which attn follows; the decoder layers have none).
+
+Weights: {"format": "attn-seq2seq-weights-v1", "config": {...}, "tensors": {key: {"shape",
+"data"}}} -- export() writes one, load() reads one into a fresh module with
+load_state_dict(strict=True).
+
+    seq2seq_models.py export PATH [--seed S] [--perturb]   fresh reference weights -> PATH
+    seq2seq_models.py check PATH                           strict load, print a summary
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas_core  # noqa: E402,F401 -- before torch: attn's OpenBLAS kernels
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+import attn_models  # noqa: E402
+import weights_json  # noqa: E402
+
+FORMAT = "attn-seq2seq-weights-v1"
+N_WORDS_VOCAB = 91                # attn's built-in vocabulary (ATTN_VOCAB_SIZE)
+BOS, EOS = N_WORDS_VOCAB, N_WORDS_VOCAB + 1
+DEFAULT = {"arch": "seq2seq-transformer", "src_vocab": N_WORDS_VOCAB,
+           "tgt_vocab": N_WORDS_VOCAB + 4, "d_model": 32, "n_heads": 2, "ffn_dim": 64,
+           "enc_layers": 2, "dec_layers": 2, "max_src_len": 80, "max_tgt_len": 16,
+           "norm": "pre", "activation": "relu", "pos": "learned"}
+
+
+def set_vocab_size(n):
+    """attn's built-in vocabulary size (`attn vocab`), when it is not 91: the target tokens
+    [BOS], [EOS], positive, negative follow it."""
+    global N_WORDS_VOCAB, BOS, EOS
+    N_WORDS_VOCAB, BOS, EOS = n, n, n + 1
+    DEFAULT["src_vocab"], DEFAULT["tgt_vocab"] = n, n + 4
+
+
+def full_config(config):
+    c = dict(DEFAULT)
+    for k, v in config.items():
+        if k not in c:
+            raise ValueError("unknown config key %r" % (k,))
+        c[k] = v
+    return c
+
+
+class Seq2SeqTransformer(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = c = full_config(config)
+        D = c["d_model"]
+        if c["pos"] == "learned":
+            self.src_pos_embedding = nn.Parameter(
+                attn_models.sinusoid_table(c["max_src_len"], D, 2.0))
+            self.tgt_pos_embedding = nn.Parameter(
+                attn_models.sinusoid_table(c["max_tgt_len"], D, 2.0))
+        elif c["pos"] == "sinusoidal":
+            self.register_buffer("src_table", attn_models.sinusoid_table(c["max_src_len"], D, 1.0),
+                                 persistent=False)
+            self.register_buffer("tgt_table", attn_models.sinusoid_table(c["max_tgt_len"], D, 1.0),
+                                 persistent=False)
+        elif c["pos"] != "none":
+            raise ValueError("pos %r is not available for seq2seq models" % c["pos"])
+        self.src_embedding = nn.Embedding(c["src_vocab"], D)
+        self.tgt_embedding = nn.Embedding(c["tgt_vocab"], D)
+        self.transformer = nn.Transformer(
+            d_model=D, nhead=c["n_heads"], num_encoder_layers=c["enc_layers"],
+            num_decoder_layers=c["dec_layers"], dim_feedforward=c["ffn_dim"], dropout=0.0,
+            activation=c["activation"], batch_first=True, norm_first=c["norm"] == "pre")
+        self.head = nn.Linear(D, c["tgt_vocab"])
+
+    def _positions(self, side, n):
+        if self.config["pos"] == "learned":
+            return getattr(self, side + "_pos_embedding")[:n]
+        if self.config["pos"] == "sinusoidal":
+            return getattr(self, side + "_table")[:n]
+        return None
+
+    def embed(self, side, ids):
+        """ids [B, n] -> embedding + positions (one float add, as attn)."""
+        x = getattr(self, side + "_embedding")(ids)
+        p = self._positions(side, ids.shape[1])
+        return x if p is None else x + p
+
+    def encode(self, src):
+        return self.transformer.encoder(self.embed("src", src))
+
+    def decode(self, memory, tgt, mask="float"):
+        """Logits [B, T, Vt] of decoder input tgt [B, T] with the causal mask as a float -inf
+        mask (nn.Transformer.generate_square_subsequent_mask) or a bool mask (True = hidden)."""
+        T = tgt.shape[1]
+        if mask == "float":
+            m = nn.Transformer.generate_square_subsequent_mask(T)
+        else:
+            m = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        y = self.transformer.decoder(self.embed("tgt", tgt), memory, tgt_mask=m)
+        return self.head(y)
+
+    def forward(self, src, tgt, mask="float"):
+        """nn.Transformer.forward itself (encoder, decoder, both norms) between the embeddings
+        and the head."""
+        T = tgt.shape[1]
+        m = (nn.Transformer.generate_square_subsequent_mask(T) if mask == "float"
+             else torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1))
+        y = self.transformer(self.embed("src", src), self.embed("tgt", tgt), tgt_mask=m)
+        return self.head(y)
+
+
+def build(config):
+    return Seq2SeqTransformer(config)
+
+
+def perturb(model, gen, scale=0.1):
+    """Adds N(0, scale^2) noise to every parameter: zero-initialised biases and unit norms
+    would leave paths of the arithmetic unexercised."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=gen) * scale)
+
+
+def export(model, path):
+    parts = ['{"format": "%s",\n"config": %s,\n"tensors": {\n' % (FORMAT, json.dumps(model.config))]
+    items = list(model.state_dict().items())
+    parts.append(",\n".join(weights_json.tensor_text(k, v) for k, v in items))
+    parts.append("}}\n")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("".join(parts))
+    os.replace(tmp, path)
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("format") != FORMAT:
+        raise ValueError("%s: format %r, expected %r" % (path, doc.get("format"), FORMAT))
+    model = build(doc["config"])
+    state = {}
+    for k, t in doc["tensors"].items():
+        if "data_b64" in t:
+            import base64
+            import numpy as np
+            a = np.frombuffer(base64.b64decode(t["data_b64"]), dtype="<f4").copy()
+            state[k] = torch.from_numpy(a).view(t["shape"])
+        else:
+            state[k] = torch.tensor(t["data"], dtype=torch.float32).view(t["shape"])
+    model.load_state_dict(state, strict=True)
+    return model.eval()
+
+
+def greedy(model, src, max_out, mask="float"):
+    """PyTorch's greedy loop: the decoder recomputed over [BOS] + the words so far at every step
+    (the encoder once). Returns (tokens, per-step logits [float32 tensors])."""
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))
+        prefix, steps = [BOS], []
+        while len(prefix) - 1 < max_out:
+            logits = model.decode(memory, torch.tensor([prefix]), mask)[0, -1]
+            steps.append(logits.clone())
+            nxt = int(torch.argmax(logits))
+            if nxt == EOS:
+                break
+            prefix.append(nxt)
+        return prefix[1:], steps
+
+
+def _split(x, NH):
+    """[n, D] -> [NH, n, HS] (contiguous), as attn's head-major layout."""
+    n, D = x.shape
+    return x.view(n, NH, D // NH).transpose(0, 1).contiguous()
+
+
+def _attend(q, k, v):
+    """q [NH, nq, HS] (already divided), k, v [NH, nk, HS] -> [nq, D]: bmm, softmax, bmm."""
+    p = torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
+    o = torch.bmm(p, v)
+    return o.transpose(0, 1).reshape(q.shape[1], -1)
+
+
+def _ff(layer, x):
+    return layer.linear2(layer.activation(layer.linear1(x)))
+
+
+class CachedDecoder:
+    """A hand-written incremental decoder with attn's KV-cache shapes (not nn.Transformer's
+    code, which has no cache): per layer and step one new row x [1, D]; the self-attention q, k, v
+    from one [1, 3D] Linear, k and v appended to the layer's cache [NH, t+1, HS]; the memory's
+    k, v from one [S, 2D] Linear computed once; q / sqrt(HS) as a true division; bmm, softmax,
+    bmm; LayerNorms and residuals in nn.TransformerDecoderLayer's order (pre or post)."""
+
+    def __init__(self, model, memory):
+        self.m, self.c = model, model.config
+        D, NH = self.c["d_model"], self.c["n_heads"]
+        self.root = math.sqrt(D // NH)
+        self.cross, self.k, self.v = [], [], []
+        for layer in model.transformer.decoder.layers:
+            w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+            kv = torch.nn.functional.linear(memory, w[D:], b[D:])
+            self.cross.append((_split(kv[:, :D], NH), _split(kv[:, D:], NH)))
+            self.k.append(None)
+            self.v.append(None)
+
+    def _sa(self, i, layer, x):
+        D, NH = self.c["d_model"], self.c["n_heads"]
+        a = layer.self_attn
+        qkv = torch.nn.functional.linear(x, a.in_proj_weight, a.in_proj_bias)
+        q = _split(qkv[:, :D], NH) / self.root
+        k, v = _split(qkv[:, D:2 * D], NH), _split(qkv[:, 2 * D:], NH)
+        self.k[i] = k if self.k[i] is None else torch.cat([self.k[i], k], dim=1)
+        self.v[i] = v if self.v[i] is None else torch.cat([self.v[i], v], dim=1)
+        return a.out_proj(_attend(q, self.k[i], self.v[i]))
+
+    def _ca(self, i, layer, x):
+        D, NH = self.c["d_model"], self.c["n_heads"]
+        a = layer.multihead_attn
+        q = _split(torch.nn.functional.linear(x, a.in_proj_weight[:D], a.in_proj_bias[:D]),
+                   NH) / self.root
+        return a.out_proj(_attend(q, *self.cross[i]))
+
+    def step(self, token, pos):
+        """Logits [Vt] of the next word after `token` at decoder position pos."""
+        x = self.m.tgt_embedding(torch.tensor([token]))  # [1, D], then the row of position pos
+        p = self.m._positions("tgt", pos + 1)
+        if p is not None:
+            x = x + p[pos:pos + 1]
+        pre = self.c["norm"] == "pre"
+        for i, layer in enumerate(self.m.transformer.decoder.layers):
+            blocks = ((layer.norm1, lambda h: self._sa(i, layer, h)),
+                      (layer.norm2, lambda h: self._ca(i, layer, h)),
+                      (layer.norm3, lambda h: _ff(layer, h)))
+            for norm, f in blocks:
+                x = x + f(norm(x)) if pre else norm(x + f(x))
+        x = self.m.transformer.decoder.norm(x)
+        return self.m.head(x)[0]
+
+
+def greedy_cached(model, src, max_out):
+    """Greedy decoding with CachedDecoder: (tokens, per-step logits)."""
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))[0]
+        dec = CachedDecoder(model, memory)
+        out, steps, token = [], [], BOS
+        while len(out) < max_out:
+            logits = dec.step(token, len(out))
+            steps.append(logits.clone())
+            token = int(torch.argmax(logits))
+            if token == EOS:
+                break
+            out.append(token)
+        return out, steps
+
+
+def beam(model, src, max_out, k):
+    """attn's beam search (src/models/seq2seq_beam.c), step for step: returns (words, normalised
+    score). Every hypothesis's distribution is the last row of nn.Transformer's forward of its
+    prefix; log_softmax in Python floats (double) in attn's order."""
+    V = model.config["tgt_vocab"]
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))
+        live, best, best_words = [([BOS], 0.0)], -math.inf, None
+        while live:
+            cands = []
+            for h, (prefix, score) in enumerate(live):
+                x = model.decode(memory, torch.tensor([prefix]))[0, -1].tolist()
+                m = x[0]
+                for v in x[1:]:
+                    m = v if v > m else m
+                z = 0.0
+                for v in x:
+                    z += math.exp(v - m)
+                lz = math.log(z)
+                for v in range(V):
+                    if len(prefix) - 1 < max_out or v == EOS:
+                        cands.append((score + ((x[v] - m) - lz), h, v))
+            cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+            nxt = []
+            for s, h, v in cands[:k]:
+                prefix = live[h][0]
+                if v == EOS:
+                    norm = s / (len(prefix) - 1 + 1)
+                    if norm > best:
+                        best, best_words = norm, prefix[1:]
+                    continue
+                nxt.append((prefix + [v], s))
+            live = nxt
+        return best_words, best
+
+
+MASK64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    """attn's PRNG (src/util/rng.c) in Python integers: the same seed, the same stream."""
+
+    def __init__(self, seed):
+        self.state = seed & MASK64
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def uniform(self):
+        return (self.next() >> 11) * 2.0 ** -53
+
+
+def sample_step(x, temperature, top_k, top_p, rng):
+    """attn's sampling step (src/models/seq2seq_sample.c) on logits x (a list of floats)."""
+    V = len(x)
+    z = [v / temperature for v in x]
+    order = sorted(range(V), key=lambda j: (-z[j], j))
+    n = top_k if 0 < top_k < V else V
+    top = z[order[0]]
+    p = [math.exp(z[order[r]] - top) for r in range(n)]
+    total = 0.0
+    for v in p:
+        total += v
+    p = [v / total for v in p]
+    if 0.0 < top_p < 1.0:
+        run, keep = 0.0, 0
+        while keep < n and run < top_p:
+            run += p[keep]
+            keep += 1
+        n = keep
+    kept = 0.0
+    for r in range(n):
+        kept += p[r]
+    u = rng.uniform() * kept
+    run = 0.0
+    for r in range(n):
+        run += p[r]
+        if u < run:
+            return order[r]
+    return order[n - 1]
+
+
+def sample(model, src, max_out, temperature=1.0, top_k=0, top_p=1.0, seed=1, cache=True):
+    """Sampled decoding as `attn generate --temperature T --top-k K --top-p P --seed S`: on the
+    incremental decoder (cache) or nn.Transformer's recomputing loop. Returns the words."""
+    rng = SplitMix64(seed)
+    with torch.no_grad():
+        memory = model.encode(torch.tensor([src]))
+        dec = CachedDecoder(model, memory[0]) if cache else None
+        out, token = [], BOS
+        while len(out) < max_out:
+            if cache:
+                logits = dec.step(token, len(out))
+            else:
+                logits = model.decode(memory, torch.tensor([[BOS] + out]))[0, -1]
+            token = sample_step(logits.tolist(), temperature, top_k, top_p, rng)
+            if token == EOS:
+                break
+            out.append(token)
+        return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("path")
+    e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--perturb", action="store_true")
+    c = sub.add_parser("check")
+    c.add_argument("path")
+    a = ap.parse_args()
+    if a.cmd == "export":
+        torch.manual_seed(a.seed)
+        m = build({})
+        if a.perturb:
+            perturb(m, torch.Generator().manual_seed(a.seed + 1))
+        export(m, a.path)
+    else:
+        m = load(a.path)
+        n = sum(p.numel() for p in m.parameters())
+        print("%s: %s, %d parameters, strict load ok" % (a.path, m.config["arch"], n))
+
+
+if __name__ == "__main__":
+    main()
