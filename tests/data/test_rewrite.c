@@ -13,7 +13,7 @@ static const char *const SUBJ[] = {"lecture", "course", "teacher",  "professor",
 static const char *const POSW[] = {"helpful",     "good",   "great",    "excellent", "clear",
                                    "interesting", "useful", "engaging", "inspiring", "fun"};
 static const char *const NEGW[] = {"boring",   "confusing", "useless", "bad",     "awful",
-                                   "terrible", "dull",      "poor",    "chaotic", "pointless"};
+                                   "terrible", "dull",      "poor",    "messy", "pointless"};
 
 static bool in(const char *w, const char *const *list, int n) {
     for (int i = 0; i < n; i++)
