@@ -38,4 +38,4 @@ add_test(NAME serve/slowhttptest
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/slowhttp.py
                  --attn $<TARGET_FILE:attn> --weights ${CMAKE_SOURCE_DIR}/weights)
 set_tests_properties(serve/slowhttptest PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
-                     TIMEOUT 90 RUN_SERIAL TRUE)
+                     TIMEOUT 90 RUN_SERIAL TRUE LABELS slow)
