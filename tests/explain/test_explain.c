@@ -233,7 +233,7 @@ START_TEST(test_no_integrated_gradients) {
     int ids[3] = {4, 5, 6};
     attn_explanation *e = NULL;
     attn_error err;
-    const attn_explain_opts bad = {ATTN_EXPLAIN_MAX_STEPS + 1};
+    const attn_explain_opts bad = {.ig_steps = ATTN_EXPLAIN_MAX_STEPS + 1};
     ck_assert_int_eq(attn_explain(m, ids, 3, &bad, &e, &err), ATTN_ERR_ARG);
     ck_assert_ptr_null(e);
     attn_model_free(m);
