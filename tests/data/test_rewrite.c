@@ -12,7 +12,7 @@ static const char *const SUBJ[] = {"lecture", "course", "teacher",  "professor",
                                    "seminar", "exam",   "tutorial", "textbook"};
 static const char *const POSW[] = {"helpful",     "good",   "great",    "excellent", "clear",
                                    "interesting", "useful", "engaging", "inspiring", "fun"};
-static const char *const NEGW[] = {"boring",   "confusing", "useless", "bad",     "awful",
+static const char *const NEGW[] = {"boring",   "confusing", "useless", "bad",   "awful",
                                    "terrible", "dull",      "poor",    "messy", "pointless"};
 
 static bool in(const char *w, const char *const *list, int n) {
