@@ -86,7 +86,7 @@ static double eval_once(attn_model *m, const attn_dataset *d, attn_pool *pool, d
  * integrated gradients one after the other into ig. */
 static double explain_once(attn_model *m, const attn_dataset *d, int n, attn_pool *pool,
                            float *ig) {
-    const attn_explain_opts o = {64};
+    const attn_explain_opts o = {.ig_steps = 64};
     attn_error err;
     double t0 = now_s();
     size_t k = 0;

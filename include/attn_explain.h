@@ -38,9 +38,17 @@ extern "C" {
 #define ATTN_EXPLAIN_IG_STEPS  64
 #define ATTN_EXPLAIN_NO_IG     (-1) /* ig_steps: skip integrated gradients */
 #define ATTN_EXPLAIN_MAX_STEPS 4096
+/* The memory an explanation may ask for unless attn_explain_opts.max_bytes says otherwise:
+ * 2 GiB. A recurrent model's integrated gradients hold ATTN_EXPLAIN_IG_CHUNK copies of the
+ * sentence's activations per thread (LSTM: under 55 kB per word per thread), the Transformer's
+ * attention maps grow with the square of the length. */
+#define ATTN_EXPLAIN_MAX_BYTES ((size_t)2 << 30)
 typedef struct attn_explain_opts {
-    int ig_steps; /* N in 1..ATTN_EXPLAIN_MAX_STEPS; 0 = ATTN_EXPLAIN_IG_STEPS;
-                   * ATTN_EXPLAIN_NO_IG = none (integrated_gradients NULL, ig_steps 0) */
+    int ig_steps;     /* N in 1..ATTN_EXPLAIN_MAX_STEPS; 0 = ATTN_EXPLAIN_IG_STEPS;
+                       * ATTN_EXPLAIN_NO_IG = none (integrated_gradients NULL, ig_steps 0) */
+    size_t max_bytes; /* 0 = ATTN_EXPLAIN_MAX_BYTES: an explanation whose upper estimate of the
+                       * memory it needs (attn_explain_bytes) is larger is refused with
+                       * ATTN_ERR_NOMEM before anything is allocated */
 } attn_explain_opts;
 
 typedef struct attn_explanation {
@@ -68,6 +76,11 @@ typedef struct attn_explanation {
 attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
                          attn_explanation **out, attn_error *err);
 void attn_explanation_free(attn_explanation *e);
+/* An upper estimate of the bytes attn_explain (threads = 1) or attn_explain_pool (threads = the
+ * pool's) holds at once for n_words words with ig_steps steps (as in attn_explain_opts): the
+ * explanation, the inputs, the integrated-gradient buffers, the models' activations and the
+ * replicas' gradients. In double, so that no length overflows it. */
+double attn_explain_bytes(const attn_model *m, int n_words, int ig_steps, int threads);
 
 #ifdef __cplusplus
 }

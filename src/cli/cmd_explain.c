@@ -42,7 +42,11 @@ static const char notes[] =
     "Length: a recurrent model's explanation costs the square of the sentence length in\n"
     "time (one prefix per word) and its integrated gradients memory in proportion to it\n"
     "(LSTM, 1,000 words: about 1.6 s and 140 MB); sentences longer than --max-words are\n"
-    "refused before any work.";
+    "refused before any work. Memory: before allocating, explain bounds from above what a\n"
+    "sentence will need (activations of the integrated-gradient batches on every thread,\n"
+    "attention maps, prefixes) and refuses it, exit 1, naming the words and the bytes, when\n"
+    "that is more than --max-memory (default 2048 MiB; LSTM with the default 64 steps: at\n"
+    "most 55 kB per word and thread, so the default allows some 19,000 words on 2 threads).";
 
 typedef struct explain_view {
     int fmt;
@@ -50,6 +54,7 @@ typedef struct explain_view {
     int layer, head;         /* -1: all */
     int ig_steps;            /* attn_explain_opts.ig_steps */
     int max_words;           /* longer sentences are refused before any work */
+    int max_mib;             /* attn_explain_opts.max_bytes in MiB */
     const attn_vocab *vocab; /* the weights file's, or the built-in one */
 } explain_view;
 
@@ -196,7 +201,7 @@ static bool explain_one(attn_model *m, attn_pool *pool, const explain_view *v, c
         snprintf(what, sizeof what, "%s %d", where, index);
         cli_warn_unknown("explain", what, n_unk, 1);
     }
-    const attn_explain_opts o = {v->ig_steps};
+    const attn_explain_opts o = {.ig_steps = v->ig_steps, .max_bytes = (size_t)v->max_mib << 20};
     if (st == ATTN_OK && n > v->max_words)
         st = attn_errorf(&err, ATTN_ERR_VALUE,
                          "%d words, more than --max-words %d (raise it for longer sentences; "
@@ -210,7 +215,8 @@ static bool explain_one(attn_model *m, attn_pool *pool, const explain_view *v, c
             print_text(v, sentence, ids, e);
     }
     if (st != ATTN_OK) {
-        cli_message("explain", "%s %d: %s", where, index, err.msg);
+        cli_message("explain", "%s %d: %s%s", where, index, err.msg,
+                    st == ATTN_ERR_NOMEM ? " (--max-memory MIB raises the limit)" : "");
     }
     attn_explanation_free(e);
     free(ids);
@@ -250,7 +256,14 @@ static bool want_color(int choice) {
 
 int cmd_explain(int argc, char **argv) {
     const char *weights = NULL;
-    explain_view v = {FORMAT_TEXT, false, -1, -1, ATTN_EXPLAIN_IG_STEPS, 1000, NULL};
+    explain_view v = {FORMAT_TEXT,
+                      false,
+                      -1,
+                      -1,
+                      ATTN_EXPLAIN_IG_STEPS,
+                      1000,
+                      (int)(ATTN_EXPLAIN_MAX_BYTES >> 20),
+                      NULL};
     int color = COLOR_AUTO, threads = 0;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
@@ -267,16 +280,19 @@ int cmd_explain(int argc, char **argv) {
          .help = "integrated-gradient steps; 0 = none"},
         {"--max-words", "N", CLI_OPT_INT, &v.max_words, 1, 1 << 20,
          .help = "longer sentences are refused (see Length below)"},
+        {"--max-memory", "MIB", CLI_OPT_INT, &v.max_mib, 1, 1 << 30,
+         .help = "refuse a sentence whose explanation may need more (see Length below)"},
         CLI_THREADS_OPT(&threads),
     };
-    cli_spec spec = {"explain",
-                     "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
-                     " [--ig-steps N] [--max-words N] [--threads N] [--] [SENTENCE...]",
-                     about,
-                     "SENTENCE",
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = {
+        "explain",
+        "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
+        " [--ig-steps N] [--max-words N] [--max-memory MIB] [--threads N] [--] [SENTENCE...]",
+        about,
+        "SENTENCE",
+        notes,
+        opts,
+        (int)(sizeof opts / sizeof opts[0])};
     char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
     if (!sentences) {
         fprintf(stderr, "attn explain: out of memory\n");

@@ -243,6 +243,43 @@ static attn_status explain_fill(attn_model **models, attn_pool *pool, const attn
     return st;
 }
 
+/* ---- the memory bound ---------------------------------------------------------------------- */
+
+/* Floats of a model's activations for a batch of B copies of a T-word sentence, bounded from
+ * above by the models' arena layouts (src/models/recurrent.c, transformer.c): recurrent, per
+ * row and word, the input and its gradient (2E) and per layer at most 20 H (LSTM: xw and its
+ * gradient 8 H, h, c, the saved gates and tanh(c) 8 H); the Transformer per row and layer
+ * 16 D + 2 F and the attention probabilities of every head, the backward scratch once, and
+ * the whole times 1.5 (the arena grows by half at least). */
+static double activation_floats(const attn_model_config *c, double B, double T) {
+    const double E = c->embed_dim, H = c->hidden_size, L = c->n_layers;
+    if (c->arch != ATTN_ARCH_TRANSFORMER) return B * (T + 1.0) * (2.0 * E + 20.0 * L * H + 4.0 * H);
+    const double D = E, F = c->ffn_dim, NH = c->n_heads, S = T + 1.0, N = B * S;
+    const double per_layer = N * (16.0 * D + 2.0 * F + 4.0) + NH * B * S * S;
+    const double scratch = N * (16.0 * D + 2.0 * F) + 2.0 * S * S + NH * S * S;
+    return 1.5 * (L * per_layer + scratch + (L + 2.0) * N * D + 8.0 * B * D);
+}
+
+double attn_explain_bytes(const attn_model *m, int n_words, int ig_steps, int threads) {
+    const attn_model_config *c = attn_model_config_of(m);
+    const bool tf = c->arch == ATTN_ARCH_TRANSFORMER;
+    const double n = n_words, f = sizeof(float), chunk = ATTN_EXPLAIN_IG_CHUNK;
+    const double nx = (n + (tf ? 1.0 : 0.0)) * c->embed_dim; /* first-layer input floats */
+    double bytes = n * (4.0 * f + sizeof(double));           /* the explanation's per-word arrays */
+    if (tf)
+        bytes += f * c->n_layers * c->n_heads * (n + 1.0) * (n + 1.0); /* attention */
+    else
+        bytes += f * 4.0 * c->hidden_size * n; /* prefixes: one input GEMM (G <= 4 gates) */
+    if (ig_steps <= 0) return bytes + f * activation_floats(c, 1.0, n);
+    const double n_chunks = ceil(ig_steps / chunk);
+    const double W = threads < n_chunks ? threads : n_chunks; /* models at work per wave */
+    bytes += f * 2.0 * nx + f * n; /* sentence and baseline inputs, [PAD] ids */
+    bytes += f * chunk * n + 2.0 * f * W * chunk * nx + sizeof(double) * nx; /* ids, x, d_x, sum */
+    bytes += W * f * activation_floats(c, chunk, n);
+    bytes += (threads - 1.0) * 2.0 * f * (double)attn_model_n_params(m); /* the replicas */
+    return bytes;
+}
+
 attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
                          attn_explanation **out, attn_error *err) {
     return attn_explain_pool(m, ids, n_words, opts, NULL, out, err);
@@ -258,6 +295,16 @@ attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
         return attn_errorf(err, ATTN_ERR_ARG, "explain: ig_steps %d, expected 1..%d", steps,
                            ATTN_EXPLAIN_MAX_STEPS);
     if (!ids || n_words < 1) return attn_errorf(err, ATTN_ERR_ARG, "explain: no words");
+    const int threads = steps ? attn_pool_threads(pool) : 1;
+    const size_t limit = opts && opts->max_bytes ? opts->max_bytes : ATTN_EXPLAIN_MAX_BYTES;
+    const double need = attn_explain_bytes(m, n_words, steps, threads);
+    if (need > (double)limit)
+        return attn_errorf(err, ATTN_ERR_NOMEM,
+                           "explain: %d words would need up to %.0f bytes (%.1f MiB; %d "
+                           "integrated-gradient steps on %d thread%s), more than the limit of %zu "
+                           "bytes (%.1f MiB); nothing was allocated",
+                           n_words, need, need / (1 << 20), steps, threads, threads == 1 ? "" : "s",
+                           limit, (double)limit / (1 << 20));
     attn_explanation *e = calloc(1, sizeof *e);
     if (!e) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
     e->arch = attn_model_config_of(m)->arch;
@@ -272,7 +319,6 @@ attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
     const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
     /* thread w's model: m for the caller's thread, replicas for the others (integrated
      * gradients only) */
-    const int threads = steps ? attn_pool_threads(pool) : 1;
     attn_model **models = calloc((size_t)threads, sizeof *models);
     if (!models && st == ATTN_OK) st = attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
     if (models) models[0] = m;

@@ -104,7 +104,7 @@ static bool explain_models(serve_app *app, int ctx, const attn_explain_request *
         attn_error err;
         attn_explanation *e = NULL;
         char *json = NULL;
-        const attn_explain_opts o = {r->ig_steps ? r->ig_steps : ATTN_EXPLAIN_NO_IG};
+        const attn_explain_opts o = {.ig_steps = r->ig_steps ? r->ig_steps : ATTN_EXPLAIN_NO_IG};
         attn_status st =
             attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, &o, &e, &err);
         if (st == ATTN_OK)

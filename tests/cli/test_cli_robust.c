@@ -117,6 +117,37 @@ START_TEST(test_cli_explain_words_bounded) {
 }
 END_TEST
 
+/* --max-words raised: a sentence whose explanation would need more memory than --max-memory
+ * (default 2048 MiB) is refused at once, naming its words and the bytes, before allocating;
+ * --max-memory moves the limit both ways */
+START_TEST(test_cli_explain_memory_bounded) {
+    const size_t n = 200000;
+    char *line = malloc(n * 5 + 2);
+    ck_assert_ptr_nonnull(line);
+    for (size_t i = 0; i < n; i++) memcpy(line + 5 * i, "good ", 5);
+    memcpy(line + 5 * n, "\n", 2);
+    char w[512];
+    snprintf(w, sizeof w, "%s", tu_source_path("weights/lstm-seed1.json"));
+    const double t0 = now_s();
+    run_result r =
+        run(line, "explain", "--weights", w, "--max-words", "1048576", "--threads", "1", NULL);
+    expect(&r, "explain 200,000 words", 1, "200000 words", "bytes", "--max-memory", NULL);
+    run_free(&r);
+    ck_assert_msg(now_s() - t0 < 5.0, "refused only after %.1f s", now_s() - t0);
+    line[5 * 500 - 1] = '\0'; /* 500 words: 1.8 MB without integrated gradients */
+    r = run(NULL, "explain", "--weights", w, "--ig-steps", "0", "--max-memory", "1", line, NULL);
+    expect(&r, "explain 500 words --max-memory 1", 1, "500 words", "1048576 bytes", NULL);
+    run_free(&r);
+    r = run(NULL, "explain", "--weights", w, "--ig-steps", "0", "--max-memory", "2", line, NULL);
+    expect(&r, "explain 500 words --max-memory 2", 0, NULL);
+    run_free(&r);
+    r = run(NULL, "explain", "--weights", w, "--max-memory", "0", "good", NULL);
+    expect(&r, "--max-memory 0", 2, "--max-memory", NULL);
+    run_free(&r);
+    free(line);
+}
+END_TEST
+
 static int count_files(const char *dir) {
     DIR *d = opendir(dir);
     ck_assert_ptr_nonnull(d);
@@ -157,6 +188,7 @@ int main(void) {
     tcase_add_test(tc, test_cli_argument_checks_before_work);
     tcase_add_test(tc, test_cli_figures_removes_litter);
     tcase_add_test(tc, test_cli_explain_words_bounded);
+    tcase_add_test(tc, test_cli_explain_memory_bounded);
     suite_add_tcase(s, tc);
     return cli_run_suite_in_tmp(s);
 }

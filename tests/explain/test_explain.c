@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static const char *const trained[] = {"weights/rnn-seed1.json", "weights/lstm-seed1.json",
                                       "weights/transformer-seed1.json"};
@@ -233,10 +235,57 @@ START_TEST(test_no_integrated_gradients) {
     int ids[3] = {4, 5, 6};
     attn_explanation *e = NULL;
     attn_error err;
-    const attn_explain_opts bad = {ATTN_EXPLAIN_MAX_STEPS + 1};
+    const attn_explain_opts bad = {.ig_steps = ATTN_EXPLAIN_MAX_STEPS + 1};
     ck_assert_int_eq(attn_explain(m, ids, 3, &bad, &e, &err), ATTN_ERR_ARG);
     ck_assert_ptr_null(e);
     attn_model_free(m);
+}
+END_TEST
+
+/* The memory bound: attn_explain_bytes grows with the words and the steps; an explanation
+ * whose estimate is above opts.max_bytes is refused with ATTN_ERR_NOMEM and nothing out; at
+ * the estimate it runs, under an address-space limit of what the process holds now plus the
+ * estimate (and 8 MB for the libraries' own pools): the estimate bounds the peak from above. */
+START_TEST(test_memory_bound) {
+    for (int k = 3; k < 6; k++) {
+        attn_model *m = model_k(k);
+        const bool tf = attn_model_config_of(m)->arch == ATTN_ARCH_TRANSFORMER;
+        const int n = tf ? 80 : 3000;
+        int *ids = malloc((size_t)n * sizeof *ids);
+        ck_assert_ptr_nonnull(ids);
+        attn_rng r = attn_rng_seed(17);
+        random_ids(ids, n, &r);
+        const double need = attn_explain_bytes(m, n, 64, 1);
+        ck_assert(need > attn_explain_bytes(m, n / 2, 64, 1));
+        ck_assert(need > attn_explain_bytes(m, n, 0, 1));
+        ck_assert(attn_explain_bytes(m, n, 64, 2) > need);
+        attn_explanation *e = NULL;
+        attn_error err;
+        attn_explain_opts o = {.ig_steps = 64, .max_bytes = (size_t)need - 1};
+        ck_assert_int_eq(attn_explain(m, ids, n, &o, &e, &err), ATTN_ERR_NOMEM);
+        ck_assert_ptr_null(e);
+        char words[32];
+        snprintf(words, sizeof words, "%d words", n);
+        ck_assert_msg(strstr(err.msg, words) && strstr(err.msg, "bytes"), "%s", err.msg);
+        attn_explanation_free(explain(m, ids, 5, 64)); /* OpenBLAS's buffers: before the limit */
+        o.max_bytes = (size_t)ceil(need);
+        FILE *f = fopen("/proc/self/statm", "r");
+        unsigned long pages = 0;
+        ck_assert(f && fscanf(f, "%lu", &pages) == 1);
+        fclose(f);
+        struct rlimit old, lim;
+        ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+        lim = old;
+        lim.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)need + (8u << 20);
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+        const attn_status st = attn_explain(m, ids, n, &o, &e, &err);
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &old), 0);
+        ck_assert_msg(st == ATTN_OK, "%s within %.0f bytes: %s", trained[k - 3], need, err.msg);
+        ck_assert_int_eq(e->n_words, n);
+        attn_explanation_free(e);
+        free(ids);
+        attn_model_free(m);
+    }
 }
 END_TEST
 
@@ -398,6 +447,7 @@ int main(void) {
     tcase_add_test(tc, test_embedded_batch);
     tcase_add_test(tc, test_no_integrated_gradients);
     tcase_add_test(tc, test_attention_maps);
+    tcase_add_test(tc, test_memory_bound);
     tcase_add_test(tc, test_saliency_finite_differences);
     tcase_add_test(tc, test_ig_completeness);
     suite_add_tcase(s, tc);

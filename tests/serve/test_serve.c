@@ -224,7 +224,7 @@ START_TEST(test_explain_matches_library) {
             int ids[ATTN_MAX_WORDS], n = 0;
             ck_assert(attn_tokenize(plain, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
             attn_explanation *e = NULL;
-            const attn_explain_opts o = {steps[v] ? steps[v] : ATTN_EXPLAIN_NO_IG};
+            const attn_explain_opts o = {.ig_steps = steps[v] ? steps[v] : ATTN_EXPLAIN_NO_IG};
             ck_assert(attn_explain(m, ids, n, &o, &e, &err) == ATTN_OK);
             char *want = NULL;
             ck_assert(attn_explanation_to_json(NULL, plain, ids, e, &want, NULL, &err) == ATTN_OK);
@@ -491,7 +491,7 @@ START_TEST(test_own_vocab_explain) {
     ck_assert(attn_tokenize_vocab(v, sentence, ids, ATTN_MAX_WORDS, &n, &err) == ATTN_OK);
     ck_assert_int_eq(ids[2], 9); /* "was" is id 9 of the file, id 11 of the task */
     attn_explanation *e = NULL;
-    const attn_explain_opts o = {ATTN_EXPLAIN_NO_IG};
+    const attn_explain_opts o = {.ig_steps = ATTN_EXPLAIN_NO_IG};
     ck_assert(attn_explain(m, ids, n, &o, &e, &err) == ATTN_OK);
     char *want = NULL;
     ck_assert(attn_explanation_to_json(v, sentence, ids, e, &want, NULL, &err) == ATTN_OK);

@@ -196,7 +196,7 @@ START_TEST(test_explain_same_for_every_thread_count) {
     for (int arch = 0; arch < 4; arch++) {
         attn_model *m = tu_model_default((attn_arch)arch, 2);
         for (int s = 0; s < 3; s++) {
-            const attn_explain_opts o = {steps[s]};
+            const attn_explain_opts o = {.ig_steps = steps[s]};
             attn_explanation *one = NULL, *e = NULL;
             attn_error err;
             ck_assert_msg(attn_explain(m, ids, n, &o, &one, &err) == ATTN_OK, "%s", err.msg);
