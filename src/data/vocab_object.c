@@ -123,18 +123,14 @@ static int one_edit_away(const attn_vocab *v, const char *word, size_t nw) {
     return best;
 }
 
-const char *attn_vocab_closest(const attn_vocab *v, const char *word) {
-    if (!v || !word) return NULL;
-    size_t nw = strnlen(word, ATTN_VOCAB_TOKEN_MAX);
-    const int self = attn_vocab_lookup(v, word);
-    if (self >= 0 && v->kinds[self] == ATTN_TOKEN_WORD) return v->tokens[self];
-    const int near = one_edit_away(v, word, nw);
-    if (near >= 0) return v->tokens[near];
-    /* two edits or more: a scan of the words, bounded */
+/* The word closest to `word` by a scan of the words (ties to the lower id), stopping early once
+ * one is `enough` edits away (nothing closer can exist); NULL if the scan would pass the cell
+ * budget. */
+static const char *scan_closest(const attn_vocab *v, const char *word, size_t nw, int enough) {
     const char *best = NULL;
     int best_d = -1;
     size_t cells = 0;
-    for (int id = 0; id < v->n && best_d != 2; id++) { /* 2: no other word is closer now */
+    for (int id = 0; id < v->n && best_d != enough; id++) {
         if (v->kinds[id] != ATTN_TOKEN_WORD) continue;
         size_t nt = strlen(v->tokens[id]);
         /* the distance is at least the length difference: a large vocabulary stays quick */
@@ -148,6 +144,19 @@ const char *attn_vocab_closest(const attn_vocab *v, const char *word) {
         }
     }
     return best;
+}
+
+const char *attn_vocab_closest(const attn_vocab *v, const char *word) {
+    if (!v || !word) return NULL;
+    size_t nw = strnlen(word, ATTN_VOCAB_TOKEN_MAX);
+    const int self = attn_vocab_lookup(v, word);
+    if (self >= 0 && v->kinds[self] == ATTN_TOKEN_WORD) return v->tokens[self];
+    /* A small vocabulary is scanned whole: cheaper than looking up the ~256 (2 nw + 1) one-edit
+     * variants (about 16 cells a word against one hashed variant), and the same answer. */
+    if ((size_t)v->n <= 16 * (2 * nw + 1)) return scan_closest(v, word, nw, 1);
+    const int near = one_edit_away(v, word, nw);
+    if (near >= 0) return v->tokens[near];
+    return scan_closest(v, word, nw, 2); /* two edits or more: 2 is the best there can be */
 }
 
 /* ---- checking a word list ------------------------------------------------------------------ */

@@ -104,6 +104,65 @@ START_TEST(test_closest_tie_lower_id) {
 }
 END_TEST
 
+/* Levenshtein distance, the plain way (the reference for the test below). */
+static int ref_distance(const char *a, const char *b) {
+    size_t na = strlen(a), nb = strlen(b);
+    int row[80], prev[80];
+    for (size_t j = 0; j <= nb; j++) prev[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, row, (nb + 1) * sizeof *row);
+    }
+    return prev[nb];
+}
+
+/* Whichever way the search goes (a small vocabulary scanned whole, a larger one through its
+ * one-edit variants first), the answer is the brute-force one: the lowest id at the smallest
+ * distance. 89 and 700 words, 2000 random near and far words each. */
+START_TEST(test_closest_equals_brute_force) {
+    static const int sizes[] = {89, 700};
+    attn_rng r = attn_rng_seed(5);
+    for (int k = 0; k < 2; k++) {
+        const int n = sizes[k] + 1;
+        char(*text)[12] = malloc((size_t)n * sizeof *text);
+        const char **words = malloc((size_t)n * sizeof *words);
+        ck_assert(text && words);
+        words[0] = "[PAD]";
+        for (int i = 1; i < n; i++) {
+            int len = 2 + (int)(attn_rng_next(&r) % 7);
+            for (int c = 0; c < len; c++) text[i][c] = (char)('a' + attn_rng_next(&r) % 6);
+            snprintf(text[i] + len, sizeof text[i] - (size_t)len, "%d", i); /* unique */
+            words[i] = text[i];
+        }
+        attn_vocab *v = create_ok(words, n);
+        for (int t = 0; t < 2000; t++) {
+            char q[24];
+            const char *base = words[1 + attn_rng_next(&r) % (uint64_t)(n - 1)];
+            snprintf(q, sizeof q, "%s", base);
+            size_t len = strlen(q);
+            q[attn_rng_next(&r) % len] = (char)('a' + attn_rng_next(&r) % 8); /* a typo */
+            if (t % 3 == 0) q[attn_rng_next(&r) % len] = 'z';                 /* or two */
+            int best = -1, best_d = 1 << 30;
+            for (int i = 1; i < n; i++) {
+                int d = ref_distance(q, words[i]);
+                if (d < best_d) best_d = d, best = i;
+            }
+            const char *got = attn_vocab_closest(v, q);
+            ck_assert_msg(got && strcmp(got, words[best]) == 0, "'%s': got %s, want %s (d %d)", q,
+                          got ? got : "NULL", words[best], best_d);
+        }
+        attn_vocab_free(v);
+        free(words);
+        free(text);
+    }
+}
+END_TEST
+
 START_TEST(test_large_vocab) {
     /* the limit's order of magnitude: 100k tokens build, look up and suggest quickly */
     enum { N = 100000 };
@@ -370,6 +429,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_kinds);
     tcase_add_test(tc, test_closest_word);
     tcase_add_test(tc, test_closest_tie_lower_id);
+    tcase_add_test(tc, test_closest_equals_brute_force);
     tcase_add_test(tc, test_large_vocab);
     tcase_add_test(tc, test_free_null_and_builtin);
     tcase_add_test(tc, test_builtin_instance);
