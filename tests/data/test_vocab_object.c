@@ -129,7 +129,7 @@ START_TEST(test_closest_equals_brute_force) {
     attn_rng r = attn_rng_seed(5);
     for (int k = 0; k < 2; k++) {
         const int n = sizes[k] + 1;
-        char(*text)[12] = malloc((size_t)n * sizeof *text);
+        char(*text)[24] = malloc((size_t)n * sizeof *text);
         const char **words = malloc((size_t)n * sizeof *words);
         ck_assert(text && words);
         words[0] = "[PAD]";
