@@ -104,6 +104,15 @@ void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, cons
                                const attn_encoder_weights *w, const attn_model_config *c,
                                const attn_encoder_rows *r, const attn_encoder_scratch *s);
 
+/* The arena layout (attn_arena_carve over base from *u; base NULL: counts only). One layer's
+ * activations for N rows, n_out of them past the attention (B in a [CLS]-only layer, else N),
+ * n_probs floats of probabilities; attn_work stays NULL (the probabilities are kept). The
+ * backward scratch for N rows and sentences of up to SM positions, shared by the layers. */
+void attn_encoder_acts_layout(attn_encoder_acts *a, const attn_model_config *c, float *base,
+                              size_t *u, size_t N, size_t n_out, bool cls_only, size_t n_probs);
+void attn_encoder_scratch_layout(attn_encoder_scratch *s, const attn_model_config *c, float *base,
+                                 size_t *u, size_t N, size_t SM);
+
 /* Floats of probabilities a layer keeps for sentences of S_i = rows[i+1]-rows[i] positions. */
 size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_rows *r,
                                bool cls_only);

@@ -234,38 +234,6 @@ static void s2s_destroy(attn_seq2seq *m) {
 
 /* ---- arena ---------------------------------------------------------------------------------- */
 
-static void enc_layout(attn_encoder_acts *a, attn_encoder_scratch *s, const attn_model_config *c,
-                       float *base, size_t *u, size_t N, size_t SM, size_t n_probs) {
-    const size_t D = c->embed_dim, F = c->ffn_dim;
-    memset(a, 0, sizeof *a);
-    a->n1 = attn_arena_carve(base, u, N * D);
-    a->mean1 = attn_arena_carve(base, u, N);
-    a->rstd1 = attn_arena_carve(base, u, N);
-    a->qkv = attn_arena_carve(base, u, 3 * N * D);
-    a->q = attn_arena_carve(base, u, N * D);
-    a->k = attn_arena_carve(base, u, N * D);
-    a->v = attn_arena_carve(base, u, N * D);
-    a->probs = attn_arena_carve(base, u, n_probs);
-    a->ctx = attn_arena_carve(base, u, N * D);
-    a->att = attn_arena_carve(base, u, N * D);
-    a->r1 = attn_arena_carve(base, u, N * D);
-    a->n2 = attn_arena_carve(base, u, N * D);
-    a->mean2 = attn_arena_carve(base, u, N);
-    a->rstd2 = attn_arena_carve(base, u, N);
-    a->ff1 = attn_arena_carve(base, u, N * F);
-    a->act = attn_arena_carve(base, u, N * F);
-    a->r2 = attn_arena_carve(base, u, N * D);
-    a->out = c->norm == ATTN_NORM_PRE ? a->r2 : a->n2;
-    if (!s) return;
-    float **nd[] = {&s->d_r1,  &s->d_r2, &s->d_n2, &s->d_n1, &s->d_att,
-                    &s->d_ctx, &s->d_q,  &s->d_k,  &s->d_v,  &s->d_x_cls};
-    for (size_t i = 0; i < sizeof nd / sizeof nd[0]; i++) *nd[i] = attn_arena_carve(base, u, N * D);
-    s->d_qkv = attn_arena_carve(base, u, 3 * N * D);
-    s->d_ff1 = attn_arena_carve(base, u, N * F);
-    s->d_act = attn_arena_carve(base, u, N * F);
-    s->attn_work = attn_arena_carve(base, u, attn_attention_backward_work_size((int)SM, (int)SM));
-}
-
 /* Lays the arena out for the planned batch (base NULL: counts). */
 static size_t layout(s2s_impl *v, const attn_seq2seq_config *c, float *base) {
     const size_t D = (size_t)c->d_model, Ns = (size_t)v->erows.N, Nt = (size_t)v->drows.N;
@@ -275,9 +243,11 @@ static size_t layout(s2s_impl *v, const attn_seq2seq_config *c, float *base) {
         SM = S > SM ? S : SM;
         n_probs += (size_t)c->n_heads * S * S;
     }
-    for (int l = 0; l < c->enc_layers; l++)
-        enc_layout(&v->eacts[l], l == 0 ? &v->escratch : NULL, &v->enc_cfg, base, &u, Ns, SM,
-                   n_probs);
+    for (int l = 0; l < c->enc_layers; l++) { /* the encoder's layers, as the Transformer's */
+        memset(&v->eacts[l], 0, sizeof v->eacts[l]);
+        attn_encoder_acts_layout(&v->eacts[l], &v->enc_cfg, base, &u, Ns, Ns, false, n_probs);
+        if (l == 0) attn_encoder_scratch_layout(&v->escratch, &v->enc_cfg, base, &u, Ns, SM);
+    }
     for (int l = 0; l < c->dec_layers; l++)
         attn_decoder_layout(&v->dacts[l], l == 0 ? &v->dscratch : NULL, c, base, &u, &v->drows);
     v->xs0 = attn_arena_carve(base, &u, Ns * D);

@@ -106,53 +106,6 @@ typedef struct tf_impl {
     float *d_head_in, *d_cls;           /* [B, D] */
 } tf_impl;
 
-/* One layer's activations for N rows, n_out of them past the attention (B in a [CLS]-only
- * layer, else N), n_probs floats of probabilities. */
-static void layout_acts(attn_encoder_acts *a, const attn_model_config *c, float *base, size_t *u,
-                        size_t N, size_t n_out, bool cls_only, size_t n_probs) {
-    const size_t D = c->embed_dim, F = c->ffn_dim;
-    a->n1 = attn_arena_carve(base, u, N * D);
-    a->mean1 = attn_arena_carve(base, u, N);
-    a->rstd1 = attn_arena_carve(base, u, N);
-    a->qkv = attn_arena_carve(base, u, 3 * N * D);
-    a->x_cls = attn_arena_carve(base, u, cls_only ? n_out * D : 0);
-    a->q = attn_arena_carve(base, u, N * D);
-    a->k = attn_arena_carve(base, u, N * D);
-    a->v = attn_arena_carve(base, u, N * D);
-    a->probs = attn_arena_carve(base, u, n_probs);
-    a->attn_work = NULL; /* probabilities are kept: the naive path needs no work */
-    a->ctx = attn_arena_carve(base, u, N * D);
-    a->att = attn_arena_carve(base, u, n_out * D);
-    a->r1 = attn_arena_carve(base, u, n_out * D);
-    a->n2 = attn_arena_carve(base, u, n_out * D);
-    a->mean2 = attn_arena_carve(base, u, n_out);
-    a->rstd2 = attn_arena_carve(base, u, n_out);
-    a->ff1 = attn_arena_carve(base, u, n_out * F);
-    a->act = attn_arena_carve(base, u, n_out * F);
-    a->r2 = attn_arena_carve(base, u, n_out * D);
-    a->out = c->norm == ATTN_NORM_PRE ? a->r2 : a->n2;
-}
-
-/* Backward scratch for N rows and sentences of up to SM positions. */
-static void layout_scratch(attn_encoder_scratch *s, const attn_model_config *c, float *base,
-                           size_t *u, size_t N, size_t SM) {
-    const size_t D = c->embed_dim, F = c->ffn_dim;
-    s->d_r1 = attn_arena_carve(base, u, N * D);
-    s->d_r2 = attn_arena_carve(base, u, N * D);
-    s->d_n2 = attn_arena_carve(base, u, N * D);
-    s->d_n1 = attn_arena_carve(base, u, N * D);
-    s->d_att = attn_arena_carve(base, u, N * D);
-    s->d_ctx = attn_arena_carve(base, u, N * D);
-    s->d_q = attn_arena_carve(base, u, N * D);
-    s->d_k = attn_arena_carve(base, u, N * D);
-    s->d_v = attn_arena_carve(base, u, N * D);
-    s->d_qkv = attn_arena_carve(base, u, 3 * N * D);
-    s->d_x_cls = attn_arena_carve(base, u, N * D);
-    s->d_ff1 = attn_arena_carve(base, u, N * F);
-    s->d_act = attn_arena_carve(base, u, N * F);
-    s->attn_work = attn_arena_carve(base, u, attn_attention_backward_work_size((int)SM, (int)SM));
-}
-
 /* Lays the arena out for B sentences in N rows, none longer than SM, n_probs floats of
  * probabilities in a full layer (and v->cls_last); with base NULL it only counts. Returns the
  * floats needed. */
@@ -162,9 +115,10 @@ static size_t tf_layout(tf_impl *v, const attn_model_config *c, float *base, siz
     size_t u = 0;
     for (int l = 0; l < c->n_layers; l++) {
         const bool cls = v->cls_last && l == c->n_layers - 1;
-        layout_acts(&v->acts[l], c, base, &u, N, cls ? B : N, cls, cls ? NH * N : n_probs);
+        attn_encoder_acts_layout(&v->acts[l], c, base, &u, N, cls ? B : N, cls,
+                                 cls ? NH * N : n_probs);
     }
-    layout_scratch(&v->scratch, c, base, &u, N, SM);
+    attn_encoder_scratch_layout(&v->scratch, c, base, &u, N, SM);
     /* positions inside the attention: the rotary table, one ALiBi bias scratch for all layers */
     float *bias = c->pos == ATTN_POS_ALIBI ? attn_arena_carve(base, &u, NH * SM * SM) : NULL;
     for (int l = 0; l < c->n_layers; l++) {
