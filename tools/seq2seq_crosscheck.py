@@ -16,11 +16,17 @@ reported). A strict round trip of attn's own export (load_state_dict(strict=True
 Prints per configuration and in total `identical: N/N, max ULP: K`; exits 1 unless every
 teacher-forced and --no-cache logit is identical and every mask pair agrees.
 
+--models rnn checks seq2seq-gru and seq2seq-attn instead (tools/seq2seq_models.Seq2SeqRNN): the
+default configuration of each, then --random N drawn from --seed (either arch, d_model 2-48,
+hidden_size 1-64, bidirectional 0/1 for seq2seq-attn, max_src_len 1-80, max_tgt_len 2-24);
+the same checks (no mask: no self-attention), where the incremental reference is the GRUCell
+stepped with its state.
+
 --scalar runs both sides on their plain kernels: attn with ATTN_CPU=scalar, PyTorch with
 ATEN_CPU_CAPABILITY=default.
 
 Usage: /usr/bin/python3 tools/seq2seq_crosscheck.py --attn build/attn [--random N] [--seed S]
-       [--stride K] [--scalar]
+       [--stride K] [--scalar] [--models transformer|rnn]
 """
 import os
 import sys
@@ -87,6 +93,22 @@ def random_config(rng):
             "max_src_len": rng.randint(4, 80), "max_tgt_len": rng.randint(2, 24)}
 
 
+def random_rnn_config(rng):
+    arch = rng.choice(sm.RNN_ARCHS)
+    return {"arch": arch, "d_model": rng.randint(2, 48), "hidden_size": rng.randint(1, 64),
+            "bidirectional": rng.randint(0, 1) if arch == "seq2seq-attn" else 0,
+            "max_src_len": rng.randint(1, 80), "max_tgt_len": rng.randint(2, 24)}
+
+
+def config_name(c):
+    if c["arch"] in sm.RNN_ARCHS:
+        return "%s E%d H%d bi%d S%d T%d" % (c["arch"], c["d_model"], c["hidden_size"],
+                                             c["bidirectional"], c["max_src_len"], c["max_tgt_len"])
+    return "D%d h%d F%d L%d/%d %s %s %s S%d T%d" % (
+        c["d_model"], c["n_heads"], c["ffn_dim"], c["enc_layers"], c["dec_layers"],
+        c["norm"], c["activation"], c["pos"], c["max_src_len"], c["max_tgt_len"])
+
+
 def tgt_token(words, i):
     extra = {sm.BOS: "[BOS]", sm.EOS: "[EOS]", sm.BOS + 2: "positive", sm.BOS + 3: "negative"}
     return extra.get(i, words.get(i))
@@ -122,9 +144,10 @@ def teacher_check(attn, model, path, words, rng, stride):
         for (s, t), row in zip(pairs, rows):
             st, tt = torch.tensor([s]), torch.tensor([[sm.BOS] + t])
             want = model(st, tt, "float")[0]
-            wbool = model(st, tt, "bool")[0]
-            mask_same += int((want.view(torch.int32) == wbool.view(torch.int32)).sum())
-            mask_count += want.numel()
+            if not isinstance(model, sm.Seq2SeqRNN):
+                wbool = model(st, tt, "bool")[0]
+                mask_same += int((want.view(torch.int32) == wbool.view(torch.int32)).sum())
+                mask_count += want.numel()
             got = [x for r in row["logits"] for x in r]
             a, n, u = compare([struct.unpack("<f", struct.pack("<f", g))[0] for g in got],
                               want.reshape(-1).tolist())
@@ -225,11 +248,17 @@ def main():
     ap.add_argument("--scalar", action="store_true",
                     help="attn's scalar kernels (ATTN_CPU=scalar) against PyTorch's default ones "
                          "(ATEN_CPU_CAPABILITY=default)")
+    ap.add_argument("--models", choices=["transformer", "rnn"], default="transformer",
+                    help="seq2seq-transformer, or seq2seq-gru and seq2seq-attn")
     a = ap.parse_args()
     torch.set_grad_enabled(False)
     words = vocab_words(a.attn)
     rng = random.Random(a.seed)
-    configs = [{}] + [random_config(rng) for _ in range(a.random)]
+    if a.models == "rnn":
+        configs = ([{"arch": x} for x in sm.RNN_ARCHS]
+                   + [random_rnn_config(rng) for _ in range(a.random)])
+    else:
+        configs = [{}] + [random_config(rng) for _ in range(a.random)]
     ok = True
     tot = [0, 0, 0]
     gtot = [0, 0, 0]
@@ -245,10 +274,7 @@ def main():
             model.eval()
             path = os.path.join(tmp, "s2s-%d.json" % i)
             sm.export(model, path)
-            c = model.config
-            name = "D%d h%d F%d L%d/%d %s %s %s S%d T%d" % (
-                c["d_model"], c["n_heads"], c["ffn_dim"], c["enc_layers"], c["dec_layers"],
-                c["norm"], c["activation"], c["pos"], c["max_src_len"], c["max_tgt_len"])
+            name = config_name(model.config)
             try:
                 same, n, worst, ms, mn, n_pairs = teacher_check(a.attn, model, path, words, rng,
                                                                 a.stride)

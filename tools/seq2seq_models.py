@@ -10,11 +10,23 @@ tgt_pos_embedding [max_tgt_len, D] (initialised with the sinusoid table times 2,
 Run it in eval mode under torch.no_grad() (the encoder layers then take PyTorch's fast path,
 which attn follows; the decoder layers have none).
 
+seq2seq-gru / seq2seq-attn (Seq2SeqRNN, hand-written from nn.GRU, nn.GRUCell and nn.Linear):
+the source embedding -> nn.GRU encoder (one layer; bidirectional for seq2seq-attn unless
+"bidirectional" is 0) over the source as one [S, 1, E] sequence; the decoder state starts as
+the forward direction's state after the last word; then per target token an nn.GRUCell step:
+  seq2seq-gru:  s_t = decoder(tgt_embedding(y_t), s_{t-1});  logits_t = head(s_t)
+  seq2seq-attn: q = attention.query(s_{t-1}); e = tanh(keys + q), keys = attention.key(enc)
+                computed once; alpha = softmax(attention.energy(e) viewed [1, S]);
+                c_t = mm(alpha, enc); s_t = decoder(cat(emb, c_t), s_{t-1});
+                logits_t = head(cat(s_t, c_t))
+The decoder is stepped one token at a time (batch 1, [1, .] rows) in teacher forcing too, so the
+teacher-forced logits, the recomputing loop and the incremental one are the same computation.
+
 Weights: {"format": "attn-seq2seq-weights-v1", "config": {...}, "tensors": {key: {"shape",
 "data"}}} -- export() writes one, load() reads one into a fresh module with
 load_state_dict(strict=True).
 
-    seq2seq_models.py export PATH [--seed S] [--perturb]   fresh reference weights -> PATH
+    seq2seq_models.py export PATH [--seed S] [--perturb] [--arch A]   fresh weights -> PATH
     seq2seq_models.py check PATH                           strict load, print a summary
 """
 import argparse
@@ -38,6 +50,10 @@ DEFAULT = {"arch": "seq2seq-transformer", "src_vocab": N_WORDS_VOCAB,
            "tgt_vocab": N_WORDS_VOCAB + 4, "d_model": 32, "n_heads": 2, "ffn_dim": 64,
            "enc_layers": 2, "dec_layers": 2, "max_src_len": 80, "max_tgt_len": 16,
            "norm": "pre", "activation": "relu", "pos": "learned"}
+RNN_DEFAULT = {"arch": "seq2seq-gru", "src_vocab": N_WORDS_VOCAB, "tgt_vocab": N_WORDS_VOCAB + 4,
+               "d_model": 32, "hidden_size": 64, "bidirectional": 0, "max_src_len": 80,
+               "max_tgt_len": 16}
+RNN_ARCHS = ("seq2seq-gru", "seq2seq-attn")
 
 
 def set_vocab_size(n):
@@ -46,10 +62,14 @@ def set_vocab_size(n):
     global N_WORDS_VOCAB, BOS, EOS
     N_WORDS_VOCAB, BOS, EOS = n, n, n + 1
     DEFAULT["src_vocab"], DEFAULT["tgt_vocab"] = n, n + 4
+    RNN_DEFAULT["src_vocab"], RNN_DEFAULT["tgt_vocab"] = n, n + 4
 
 
 def full_config(config):
-    c = dict(DEFAULT)
+    if config.get("arch") in RNN_ARCHS:
+        c = dict(RNN_DEFAULT, bidirectional=int(config["arch"] == "seq2seq-attn"))
+    else:
+        c = dict(DEFAULT)
     for k, v in config.items():
         if k not in c:
             raise ValueError("unknown config key %r" % (k,))
@@ -119,8 +139,97 @@ class Seq2SeqTransformer(nn.Module):
         return self.head(y)
 
 
+class AdditiveAttention(nn.Module):
+    """Bahdanau et al. 2015: score_j = energy . tanh(query(s) + key(h_j))."""
+
+    def __init__(self, H, He):
+        super().__init__()
+        self.query = nn.Linear(H, H, bias=False)
+        self.key = nn.Linear(He, H)
+        self.energy = nn.Linear(H, 1, bias=False)
+
+    def forward(self, s, enc, keys):
+        """s [1, H], enc [S, He], keys [S, A] -> (context [1, He], alpha [1, S])."""
+        e = torch.tanh(keys + self.query(s))
+        alpha = torch.softmax(self.energy(e).view(1, -1), dim=1)
+        return torch.mm(alpha, enc), alpha
+
+
+class Seq2SeqRNN(nn.Module):
+    """seq2seq-gru and seq2seq-attn (the module docstring)."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = c = full_config(config)
+        self.attn = c["arch"] == "seq2seq-attn"
+        if not self.attn and c["bidirectional"]:
+            raise ValueError("seq2seq-gru has a unidirectional encoder")
+        E, H, bi = c["d_model"], c["hidden_size"], bool(c["bidirectional"])
+        He = H * (2 if bi else 1)
+        self.src_embedding = nn.Embedding(c["src_vocab"], E)
+        self.encoder = nn.GRU(E, H, bidirectional=bi)
+        self.tgt_embedding = nn.Embedding(c["tgt_vocab"], E)
+        if self.attn:
+            self.attention = AdditiveAttention(H, He)
+        self.decoder = nn.GRUCell(E + (He if self.attn else 0), H)
+        self.head = nn.Linear(H + (He if self.attn else 0), c["tgt_vocab"])
+
+    def encode(self, src):
+        """src [1, S] -> (encoder states [S, He], keys [S, A] or None, s_0 [1, H])."""
+        out, h_n = self.encoder(self.src_embedding(src[0]).unsqueeze(1))
+        enc = out[:, 0]
+        return enc, self.attention.key(enc) if self.attn else None, h_n[0]
+
+    def step(self, memory, s, token):
+        """One decoder step: (logits [1, Vt], s_t [1, H], alpha [1, S] or None)."""
+        enc, keys, _ = memory
+        x = self.tgt_embedding(torch.tensor([token]))
+        alpha = None
+        if self.attn:
+            ctx, alpha = self.attention(s, enc, keys)
+            x = torch.cat([x, ctx], 1)
+        s = self.decoder(x, s)
+        o = torch.cat([s, ctx], 1) if self.attn else s
+        return self.head(o), s, alpha
+
+    def decode(self, memory, tgt, mask=None, alignment=None):
+        """Logits [1, T, Vt] of decoder input tgt [1, T] (mask: unused, no self-attention);
+        alignment, a list, receives each step's alpha."""
+        s, rows = memory[2], []
+        for token in tgt[0].tolist():
+            logits, s, alpha = self.step(memory, s, token)
+            rows.append(logits)
+            if alignment is not None and alpha is not None:
+                alignment.append(alpha)
+        return torch.cat(rows, 0).unsqueeze(0)
+
+    def forward(self, src, tgt, mask=None):
+        return self.decode(self.encode(src), tgt)
+
+
+class RNNStepper:
+    """The incremental decoder of Seq2SeqRNN: the state is the cache."""
+
+    def __init__(self, model, memory):
+        self.m, self.memory, self.s = model, memory, memory[2]
+
+    def step(self, token, pos):
+        logits, self.s, _ = self.m.step(self.memory, self.s, token)
+        return logits[0]
+
+
 def build(config):
+    if config.get("arch") in RNN_ARCHS:
+        return Seq2SeqRNN(config)
     return Seq2SeqTransformer(config)
+
+
+def incremental(model, src):
+    """The cached decoder of model for source src (a list): step(token, pos) -> logits [Vt]."""
+    memory = model.encode(torch.tensor([src]))
+    if isinstance(model, Seq2SeqRNN):
+        return RNNStepper(model, memory)
+    return CachedDecoder(model, memory[0])
 
 
 def perturb(model, gen, scale=0.1):
@@ -250,8 +359,7 @@ class CachedDecoder:
 def greedy_cached(model, src, max_out):
     """Greedy decoding with CachedDecoder: (tokens, per-step logits)."""
     with torch.no_grad():
-        memory = model.encode(torch.tensor([src]))[0]
-        dec = CachedDecoder(model, memory)
+        dec = incremental(model, src)
         out, steps, token = [], [], BOS
         while len(out) < max_out:
             logits = dec.step(token, len(out))
@@ -355,7 +463,7 @@ def sample(model, src, max_out, temperature=1.0, top_k=0, top_p=1.0, seed=1, cac
     rng = SplitMix64(seed)
     with torch.no_grad():
         memory = model.encode(torch.tensor([src]))
-        dec = CachedDecoder(model, memory[0]) if cache else None
+        dec = incremental(model, src) if cache else None
         out, token = [], BOS
         while len(out) < max_out:
             if cache:
@@ -376,12 +484,14 @@ def main():
     e.add_argument("path")
     e.add_argument("--seed", type=int, default=1)
     e.add_argument("--perturb", action="store_true")
+    e.add_argument("--arch", default="seq2seq-transformer",
+                   choices=["seq2seq-transformer"] + list(RNN_ARCHS))
     c = sub.add_parser("check")
     c.add_argument("path")
     a = ap.parse_args()
     if a.cmd == "export":
         torch.manual_seed(a.seed)
-        m = build({})
+        m = build({} if a.arch == "seq2seq-transformer" else {"arch": a.arch})
         if a.perturb:
             perturb(m, torch.Generator().manual_seed(a.seed + 1))
         export(m, a.path)

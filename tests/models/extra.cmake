@@ -54,3 +54,24 @@ set_tests_properties(models/seq2seq_scalar_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 600)
+
+# seq2seq-gru and seq2seq-attn against their hand-written PyTorch modules (nn.GRU, nn.GRUCell,
+# nn.Linear; tools/seq2seq_crosscheck.py --models rnn): the default configuration of each and
+# random ones, teacher-forced logits of every source length (stride 3) and decoder length,
+# greedy (--no-cache and cached), beam and sampling identical, max 0 ULP. Label "torch".
+add_test(NAME models/seq2seq_rnn_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --models rnn --random 10 --seed 1 --stride 3)
+set_tests_properties(models/seq2seq_rnn_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 600)
+
+# The same on the plain kernels of both sides (ATTN_CPU=scalar, ATEN_CPU_CAPABILITY=default).
+add_test(NAME models/seq2seq_rnn_scalar_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --models rnn --random 4 --seed 2 --stride 4 --scalar)
+set_tests_properties(models/seq2seq_rnn_scalar_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 600)
