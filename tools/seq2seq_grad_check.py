@@ -10,7 +10,11 @@ per configuration and tensor group, the elements compared, the share within 0, 1
 the largest |difference| relative to the tensor's largest gradient, and fails when that exceeds
 --tol (default 1e-4).
 
+--models rnn: seq2seq-gru and seq2seq-attn (uni- and bidirectional) instead, pairs of up to 40
+source words packed in one batch of attn (the slots sorted by source length).
+
 Usage: /usr/bin/python3 tools/seq2seq_grad_check.py --attn build/attn [--markdown]
+       [--models transformer|rnn]
 """
 import os
 
@@ -36,6 +40,16 @@ CONFIGS = [
      "ffn_dim": 40, "enc_layers": 1, "dec_layers": 3},
     {"pos": "none", "d_model": 16, "n_heads": 4, "ffn_dim": 20, "enc_layers": 3, "dec_layers": 1},
 ]
+RNN_CONFIGS = [
+    {"arch": "seq2seq-gru"},
+    {"arch": "seq2seq-attn"},
+    {"arch": "seq2seq-attn", "bidirectional": 0, "d_model": 12, "hidden_size": 20},
+]
+RNN_GROUPS = [("embeddings", ("embedding",)),
+              ("encoder GRU", ("encoder.",)),
+              ("attention", ("attention.",)),
+              ("decoder GRUCell", ("decoder.",)),
+              ("head", ("head.",))]
 GROUPS = [("embeddings", ("embedding", "pos_embedding")),
           ("encoder layers", ("transformer.encoder.layers",)),
           ("encoder.norm", ("transformer.encoder.norm",)),
@@ -46,7 +60,10 @@ GROUPS = [("embeddings", ("embedding", "pos_embedding")),
           ("head", ("head.",))]
 
 
-def group_of(name):
+def group_of(name, groups):
+    if groups is RNN_GROUPS:
+        return next((g for g, keys in groups if any(name.startswith(k) or k in name
+                                                    for k in keys)), "other")
     if name.startswith("transformer.encoder.layers"):
         return "encoder layers"
     for g, keys in GROUPS:
@@ -61,7 +78,10 @@ def main():
     ap.add_argument("--pairs", type=int, default=8)
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--models", choices=["transformer", "rnn"], default="transformer")
     a = ap.parse_args()
+    rnn = a.models == "rnn"
+    configs, groups = (RNN_CONFIGS, RNN_GROUPS) if rnn else (CONFIGS, GROUPS)
     words = cc.vocab_words(a.attn)
     rng = random.Random(7)
     ok = True
@@ -69,7 +89,7 @@ def main():
         print("| configuration | tensors | elements | 0 ULP | <= 1 ULP | <= 16 ULP | "
               "max rel. diff |\n|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for i, cfg in enumerate(CONFIGS):
+        for i, cfg in enumerate(configs):
             torch.manual_seed(100 + i)
             model = sm.build(cfg)
             sm.perturb(model, torch.Generator().manual_seed(200 + i))
@@ -78,7 +98,7 @@ def main():
             sm.export(model, path)
             pairs = []
             for _ in range(a.pairs):
-                S = rng.randint(1, min(30, c["max_src_len"]))
+                S = rng.randint(1, min(40 if rnn else 30, c["max_src_len"]))
                 T = rng.randint(1, c["max_tgt_len"] - 1)
                 pairs.append(([rng.choice(cc.WORDS) for _ in range(S)],
                               [rng.randint(2, c["tgt_vocab"] - 1) for _ in range(T - 1)]))
@@ -110,16 +130,18 @@ def main():
                 same_sign = (g.view(torch.int32) >= 0) == (w.view(torch.int32) >= 0)
                 ulps = torch.where(same_sign, d, torch.full_like(d, 1 << 30))
                 rel = float((g - w).abs().max() / max(float(w.abs().max()), 1e-30))
-                s = stats.setdefault(group_of(k), [0, 0, 0, 0, 0.0])
+                s = stats.setdefault(group_of(k, groups), [0, 0, 0, 0, 0.0])
                 s[0] += g.numel()
                 s[1] += int((ulps == 0).sum())
                 s[2] += int((ulps <= 1).sum())
                 s[3] += int((ulps <= 16).sum())
                 s[4] = max(s[4], rel)
-            name = "D%d h%d L%d/%d %s %s %s" % (c["d_model"], c["n_heads"], c["enc_layers"],
-                                                c["dec_layers"], c["norm"], c["activation"],
-                                                c["pos"])
-            for g, _ in GROUPS:
+            name = ("%s E%d H%d bi%d" % (c["arch"], c["d_model"], c["hidden_size"],
+                                         c["bidirectional"]) if rnn else
+                    "D%d h%d L%d/%d %s %s %s" % (c["d_model"], c["n_heads"], c["enc_layers"],
+                                                 c["dec_layers"], c["norm"], c["activation"],
+                                                 c["pos"]))
+            for g, _ in groups:
                 if g not in stats:
                     continue
                 n, z, o, s16, rel = stats[g]

@@ -75,3 +75,13 @@ set_tests_properties(models/seq2seq_rnn_scalar_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 600)
+
+# seq2seq-gru and seq2seq-attn gradients (attn grad, pairs packed in one batch) against
+# autograd: every tensor within 1e-4 of its largest gradient. Label "torch".
+add_test(NAME models/seq2seq_rnn_grad_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_grad_check.py
+                 --attn $<TARGET_FILE:attn> --models rnn)
+set_tests_properties(models/seq2seq_rnn_grad_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)
