@@ -445,15 +445,27 @@ static void attend_backward(rnn_impl *v, int t, int k, const float *d_ctx) {
     const float *enc = v->enc + (size_t)k * S * He;
     float *d_enc = v->d_enc + (size_t)k * S * He, *d_keys = v->d_keys + (size_t)k * S * A;
     float *d_q = v->d_q + (size_t)k * A, *ds = v->d_alpha + S; /* ds: d score [len] */
-    /* ctx = alpha . enc */
-    attn_matmul_nt(v->d_alpha, d_ctx, enc, 1, len, He, 0.0f, ATTN_OP_AV, ATTN_PASS_BACKWARD);
-    attn_matmul_tn(d_enc, alpha, d_ctx, len, He, 1, 1.0f, ATTN_OP_AV, ATTN_PASS_BACKWARD);
+    /* ctx = alpha . enc: d_alpha_j = d_ctx . enc_j, d_enc_j += alpha_j d_ctx (rank one: loops,
+     * not GEMMs packing one row) */
+    for (int j = 0; j < len; j++) {
+        float acc = 0.0f;
+        const float *ej = enc + (size_t)j * He;
+        float *dj = d_enc + (size_t)j * He;
+        for (int c = 0; c < He; c++) {
+            acc += d_ctx[c] * ej[c];
+            dj[c] += alpha[j] * d_ctx[c];
+        }
+        v->d_alpha[j] = acc;
+    }
     /* alpha = softmax(score) */
     memset(ds, 0, (size_t)len * sizeof(float));
     attn_softmax_backward(ds, v->d_alpha, alpha, 1, len, len);
-    /* score = energy . e^T: d_e = d_score^T . energy, d_energy += d_score . e */
-    attn_matmul_tn(v->d_pre, ds, v->w.v_w, len, A, 1, 0.0f, ATTN_OP_QK, ATTN_PASS_BACKWARD);
-    attn_matmul_nn(v->g.v_w, ds, e, 1, A, len, 1.0f, ATTN_OP_QK, ATTN_PASS_BACKWARD);
+    /* score_j = energy . e_j: d_e_j = d_score_j energy, d_energy += sum_j d_score_j e_j */
+    for (int j = 0; j < len; j++)
+        for (int a = 0; a < A; a++) {
+            v->d_pre[(size_t)j * A + a] = ds[j] * v->w.v_w[a];
+            v->g.v_w[a] += ds[j] * e[(size_t)j * A + a];
+        }
     /* e = tanh(keys + q) */
     for (int j = 0; j < len; j++)
         for (int a = 0; a < A; a++) {
