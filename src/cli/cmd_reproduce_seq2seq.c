@@ -1,52 +1,74 @@
-/* cmd_reproduce_seq2seq.c -- `attn reproduce --task rewrite`: the seq2seq model for seeds 1..N
- * (cmd_reproduce.c hands over on --task), exact match per test set and by source length. */
+/* cmd_reproduce_seq2seq.c -- `attn reproduce --task rewrite`: the three seq2seq models for seeds
+ * 1..N (cmd_reproduce.c hands over on --task), in -j worker processes; exact match per test set
+ * and by source length per model (the Bahdanau picture, docs/decoder.md). */
 #include "attn_seq2seq.h"
 #include "cli.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define MAX_SEEDS   20
+#define N_MODELS    3
 #define N_BUCKETS   6 /* source words 1-10, ..., 41-50, 51+ */
 #define BUCKET_WORD 10
 
 static const attn_set SETS[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
                                                 ATTN_SET_FILL8};
+/* Table order: one vector, attention, the Transformer; and each model's default epochs (the GRU
+ * models are measured at these, docs/decoder.md). */
+static const attn_s2s_arch MODELS[N_MODELS] = {ATTN_S2S_GRU, ATTN_S2S_ATTN, ATTN_S2S_TRANSFORMER};
+static const int DEFAULT_EPOCHS[N_MODELS] = {10, 4, 10};
 
 typedef struct seed_result {
+    bool ok;
     double set_exact[ATTN_N_TEST_SETS];
     long b_pairs[N_BUCKETS], b_exact[N_BUCKETS];
     size_t n_params;
 } seed_result;
 
-/* Trains seed s, writes its weights, scores the test sets. */
-static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, seed_result *r) {
-    attn_error err;
+typedef struct repro {
+    int seeds, epochs, train_size; /* epochs 0: each model's default */
+    bool want[N_MODELS];
+    const char *out;
+    seed_result r[N_MODELS][MAX_SEEDS];
+    int job_model[N_MODELS * MAX_SEEDS], job_seed[N_MODELS * MAX_SEEDS]; /* seed 0-based */
+    int failed;
+} repro;
+
+static int epochs_of(const repro *o, int model) {
+    return o->epochs > 0 ? o->epochs : DEFAULT_EPOCHS[model];
+}
+
+/* Trains model `model` for seed s, writes its weights, scores the test sets. */
+static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *r,
+                            attn_error *err) {
     attn_pairs *train = NULL, *held = NULL;
     attn_seq2seq *m = NULL;
     attn_s2s_train_config tc = attn_s2s_train_config_default();
-    tc.epochs = epochs;
+    tc.epochs = epochs_of(o, model);
     tc.seed = s;
-    const attn_seq2seq_config mc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
+    const attn_seq2seq_config mc = attn_seq2seq_config_default(MODELS[model]);
     char path[4096];
-    snprintf(path, sizeof path, "%s/seq2seq-transformer-seed%llu.json", dir, (unsigned long long)s);
+    snprintf(path, sizeof path, "%s/%s-seed%llu.json", o->out, attn_s2s_arch_name(MODELS[model]),
+             (unsigned long long)s);
     attn_status st =
-        attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, train_size, s, &train, &err);
+        attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, o->train_size, s, &train, err);
     if (st == ATTN_OK)
-        st = attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_HOLDOUT, tc.holdout, s, &held, &err);
-    if (st == ATTN_OK) st = attn_seq2seq_create(&mc, s, &m, &err);
-    if (st == ATTN_OK) st = attn_seq2seq_train(m, train, held, &tc, NULL, &err);
-    if (st == ATTN_OK) st = attn_seq2seq_save_json(m, false, false, path, &err);
+        st = attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_HOLDOUT, tc.holdout, s, &held, err);
+    if (st == ATTN_OK) st = attn_seq2seq_create(&mc, s, &m, err);
+    if (st == ATTN_OK) st = attn_seq2seq_train(m, train, held, &tc, NULL, err);
+    if (st == ATTN_OK) st = attn_seq2seq_save_json(m, false, false, path, err);
     for (int k = 0; st == ATTN_OK && k < ATTN_N_TEST_SETS; k++) {
         attn_pairs *t = NULL;
-        st = attn_pairs_generate(ATTN_TASK_REWRITE, SETS[k], ATTN_TEST_DEFAULT_N, s, &t, &err);
+        st = attn_pairs_generate(ATTN_TASK_REWRITE, SETS[k], ATTN_TEST_DEFAULT_N, s, &t, err);
         long exact = 0;
         for (int i = 0; st == ATTN_OK && i < t->src->n; i++) {
             attn_s2s_eval ev;
-            st = attn_seq2seq_evaluate(m, t, i, 1, &ev, &err);
+            st = attn_seq2seq_evaluate(m, t, i, 1, &ev, err);
             const int len = t->src->lengths[i];
             const int b =
                 len > BUCKET_WORD * (N_BUCKETS - 1) ? N_BUCKETS - 1 : (len - 1) / BUCKET_WORD;
@@ -60,79 +82,180 @@ static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, see
     attn_seq2seq_free(m);
     attn_pairs_free(train);
     attn_pairs_free(held);
-    if (st != ATTN_OK) return cli_fail("reproduce", &err);
-    fprintf(stderr,
-            "  seq2seq-transformer seed %llu: plain %.1f%%, distractor %.1f%%, fill4 %.1f%%, "
-            "fill8 %.1f%% -> %s\n",
-            (unsigned long long)s, 100 * r->set_exact[0], 100 * r->set_exact[1],
-            100 * r->set_exact[2], 100 * r->set_exact[3], path);
+    if (st == ATTN_OK)
+        fprintf(stderr,
+                "  %s seed %llu: plain %.1f%%, distractor %.1f%%, fill4 %.1f%%, fill8 %.1f%% -> "
+                "%s\n",
+                attn_s2s_arch_name(MODELS[model]), (unsigned long long)s, 100 * r->set_exact[0],
+                100 * r->set_exact[1], 100 * r->set_exact[2], 100 * r->set_exact[3], path);
+    return st;
+}
+
+/* ---- the worker pool: job j trains job_model[j] for seed job_seed[j] + 1 --------------------- */
+
+static int job_run(cli_pool *p, int job, void *ctx) {
+    const repro *o = ctx;
+    seed_result r;
+    memset(&r, 0, sizeof r);
+    attn_error err;
+    attn_set_num_threads(1);
+    if (run_seed(o, o->job_model[job], (uint64_t)o->job_seed[job] + 1, &r, &err) != ATTN_OK) {
+        cli_fail("reproduce", &err);
+        return CLI_ERROR;
+    }
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%zu", r.n_params);
+    for (int k = 0; k < ATTN_N_TEST_SETS; k++)
+        n += snprintf(line + n, sizeof line - (size_t)n, " %.17g", r.set_exact[k]);
+    for (int b = 0; b < N_BUCKETS; b++)
+        n += snprintf(line + n, sizeof line - (size_t)n, " %ld %ld", r.b_pairs[b], r.b_exact[b]);
+    cli_pool_send(p, "%s", line);
     return CLI_OK;
 }
 
-/* "99.2-100%" (or "100%" when every seed agrees) of xs[n]. */
+static void job_line(int job, const char *line, void *ctx) {
+    repro *o = ctx;
+    seed_result *r = &o->r[o->job_model[job]][o->job_seed[job]];
+    char *end;
+    r->n_params = (size_t)strtoull(line, &end, 10);
+    for (int k = 0; k < ATTN_N_TEST_SETS; k++) r->set_exact[k] = strtod(end, &end);
+    for (int b = 0; b < N_BUCKETS; b++) {
+        r->b_pairs[b] = strtol(end, &end, 10);
+        r->b_exact[b] = strtol(end, &end, 10);
+    }
+    r->ok = true;
+}
+
+static void job_exit(int job, int status, void *ctx) {
+    repro *o = ctx;
+    if (status != 0 || !o->r[o->job_model[job]][o->job_seed[job]].ok) o->failed++;
+}
+
+/* ---- tables --------------------------------------------------------------------------------- */
+
+/* "99.2-100%" (or "100%" when every seed agrees) of xs[n]; "-" for none. */
 static void range_text(char *buf, size_t size, const double *xs, int n) {
     double lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < n; i++) lo = fmin(lo, xs[i]), hi = fmax(hi, xs[i]);
     char a[24], b[24];
     snprintf(a, sizeof a, "%.1f", 100 * lo);
     snprintf(b, sizeof b, "%.1f", 100 * hi);
-    if (strcmp(a, b) == 0)
+    if (n == 0 || isnan(lo))
+        snprintf(buf, size, "-");
+    else if (strcmp(a, b) == 0)
         snprintf(buf, size, "%s%%", a);
     else
         snprintf(buf, size, "%s-%s%%", a, b);
 }
 
-static void print_tables(const seed_result *r, int seeds) {
-    char buf[64];
-    double xs[MAX_SEEDS];
-    printf("Test set (1,000 pairs each)       seq2seq-transformer\n");
-    for (int k = 0; k < ATTN_N_TEST_SETS; k++) {
-        for (int s = 0; s < seeds; s++) xs[s] = r[s].set_exact[k];
-        range_text(buf, sizeof buf, xs, seeds);
-        printf("%-34s %s\n", attn_set_name(SETS[k]), buf);
+/* The label and one cell per wanted model, columns of 21, no trailing blanks. */
+static void print_cells(const repro *o, const char *label, char cells[N_MODELS][64]) {
+    char line[256];
+    int n = snprintf(line, sizeof line, "%-28s", label);
+    for (int k = 0; k < N_MODELS; k++)
+        if (o->want[k] && n < (int)sizeof line)
+            n += snprintf(line + n, sizeof line - (size_t)n, " %-20s", cells[k]);
+    while (n > 0 && line[n - 1] == ' ') line[--n] = '\0';
+    puts(line);
+}
+
+static void print_row(const repro *o, const char *label, double (*value)(const seed_result *, int),
+                      int arg) {
+    char cells[N_MODELS][64];
+    for (int k = 0; k < N_MODELS; k++) {
+        double xs[MAX_SEEDS];
+        for (int s = 0; s < o->seeds; s++) xs[s] = value(&o->r[k][s], arg);
+        range_text(cells[k], sizeof cells[k], xs, o->seeds);
     }
-    printf("%-34s %zu\n\nExact match by source length (the four test sets together)\n",
-           "parameters", r[0].n_params);
+    print_cells(o, label, cells);
+}
+
+static double set_value(const seed_result *r, int k) {
+    return r->set_exact[k];
+}
+static double bucket_value(const seed_result *r, int b) {
+    return r->b_pairs[b] ? (double)r->b_exact[b] / r->b_pairs[b] : NAN;
+}
+
+static void print_tables(const repro *o) {
+    char cells[N_MODELS][64];
+    for (int k = 0; k < N_MODELS; k++)
+        snprintf(cells[k], sizeof cells[k], "%s", attn_s2s_arch_name(MODELS[k]));
+    print_cells(o, "Test set (1,000 pairs each)", cells);
+    for (int k = 0; k < ATTN_N_TEST_SETS; k++) print_row(o, attn_set_name(SETS[k]), set_value, k);
+    for (int k = 0; k < N_MODELS; k++) snprintf(cells[k], 64, "%zu", o->r[k][0].n_params);
+    print_cells(o, "parameters", cells);
+    for (int k = 0; k < N_MODELS; k++) snprintf(cells[k], 64, "%d", epochs_of(o, k));
+    print_cells(o, "epochs", cells);
+    printf("\nExact match by source length (the four test sets together, %d seed%s)\n", o->seeds,
+           o->seeds > 1 ? "s" : "");
+    int first = 0;
+    while (first < N_MODELS && !o->want[first]) first++;
     for (int b = 0; b < N_BUCKETS; b++) {
-        long pairs = 0;
-        for (int s = 0; s < seeds; s++) {
-            xs[s] = r[s].b_pairs[b] ? (double)r[s].b_exact[b] / r[s].b_pairs[b] : NAN;
-            pairs += r[s].b_pairs[b];
-        }
+        long pairs = 0; /* the same pairs for every model */
+        for (int s = 0; s < o->seeds; s++) pairs += o->r[first][s].b_pairs[b];
         if (!pairs) continue;
-        range_text(buf, sizeof buf, xs, seeds);
-        char label[32];
+        char label[48];
         if (b == N_BUCKETS - 1)
-            snprintf(label, sizeof label, "%d+ words", BUCKET_WORD * b + 1);
+            snprintf(label, sizeof label, "%d+ words (%ld)", BUCKET_WORD * b + 1, pairs);
         else
-            snprintf(label, sizeof label, "%d-%d words", BUCKET_WORD * b + 1,
-                     BUCKET_WORD * (b + 1));
-        printf("%-34s %s  (%ld pairs over %d seeds)\n", label, buf, pairs, seeds);
+            snprintf(label, sizeof label, "%d-%d words (%ld)", BUCKET_WORD * b + 1,
+                     BUCKET_WORD * (b + 1), pairs);
+        print_row(o, label, bucket_value, b);
     }
 }
 
+/* "seq2seq-gru,seq2seq-attn" -> want[]; the exit code on error, else -1. */
+static int parse_models(const char *list, bool want[N_MODELS]) {
+    memset(want, 0, N_MODELS * sizeof *want);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        attn_s2s_arch a;
+        attn_error err;
+        if (attn_s2s_arch_from_name(tok, &a, &err) != ATTN_OK)
+            return cli_usage_error("reproduce", "--models: %s", err.msg);
+        for (int k = 0; k < N_MODELS; k++) want[k] = want[k] || MODELS[k] == a;
+    }
+    for (int k = 0; k < N_MODELS; k++)
+        if (want[k]) return -1;
+    return cli_usage_error("reproduce", "--models: no model named");
+}
+
 int cmd_reproduce_seq2seq(int argc, char **argv) {
-    int seeds = 3, epochs = 10, train_size = ATTN_TRAIN_DEFAULT_N;
-    const char *task = "rewrite", *out = "runs";
+    static repro o; /* large: the results table */
+    memset(&o, 0, sizeof o);
+    o.seeds = 3, o.train_size = ATTN_TRAIN_DEFAULT_N, o.out = "runs";
+    int workers = cli_n_cores();
+    const char *task = "rewrite", *models = "seq2seq-gru,seq2seq-attn,seq2seq-transformer";
     cli_opt opts[] = {
         {"--task", "NAME", CLI_OPT_STR, &task, .help = "rewrite"},
-        {"--seeds", "N", CLI_OPT_INT, &seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"--epochs", "N", CLI_OPT_INT, &epochs, 1, 100000, .help = "epochs per run"},
-        {"--train-size", "N", CLI_OPT_INT, &train_size, 2, ATTN_DATA_MAX_N,
+        {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
+        {"--models", "LIST", CLI_OPT_STR, &models,
+         .help = "comma-separated: seq2seq-gru, seq2seq-attn, seq2seq-transformer",
+         .def = "all three"},
+        {"--epochs", "N", CLI_OPT_INT, &o.epochs, 1, 100000, .help = "epochs of every run",
+         .def = "per model: 10, 4, 10"},
+        {"--train-size", "N", CLI_OPT_INT, &o.train_size, 2, ATTN_DATA_MAX_N,
          .help = "training pairs per seed"},
-        {"--out", "DIR", CLI_OPT_STR, &out, .help = "where the weights go"},
+        {"-j", "N", CLI_OPT_INT, &workers, 1, 1024,
+         .help = "worker processes, one BLAS thread each", .def = "the cores"},
+        {"--out", "DIR", CLI_OPT_STR, &o.out, .help = "where the weights go"},
     };
     cli_spec spec = {
         "reproduce",
-        "--task rewrite [--seeds N] [--epochs N] [--train-size N] [--out DIR]",
-        "Trains the seq2seq-transformer on the rewrite task for seeds 1..N (one after\n"
-        "the other, BLAS on one thread), scores each on the four test sets of its seed\n"
-        "by exact match of greedy decoding, and prints the range across seeds per test\n"
-        "set and by source length (10-word buckets). Writes\n"
-        "DIR/seq2seq-transformer-seed<S>.json.",
+        "--task rewrite [--seeds N] [--models LIST] [--epochs N] [-j N] [--out DIR]",
+        "Trains the seq2seq models on the rewrite task for seeds 1..N -- seq2seq-gru (the\n"
+        "source squeezed into one vector), seq2seq-attn (Bahdanau attention) and the\n"
+        "seq2seq-transformer --, each run in a worker process on one BLAS thread, scores\n"
+        "each on the four test sets of its seed by exact match of greedy decoding, and\n"
+        "prints the range across seeds per test set and by source length (10-word\n"
+        "buckets) for each model. Writes DIR/<model>-seed<S>.json.",
         NULL,
-        "The GRU models of the issue (one vector; Bahdanau attention) are not\n"
-        "implemented yet: the table has the Transformer's column only.",
+        "Each run is deterministic: its weights and scores equal `attn train --model M\n"
+        "--task rewrite --seed S --epochs E` whatever -j is. docs/decoder.md has the\n"
+        "table as measured.",
         opts,
         (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
@@ -141,17 +264,25 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     attn_task t;
     if (attn_task_from_name(task, &t, &err) != ATTN_OK)
         return cli_usage_error("reproduce", "--task: %s", err.msg);
-    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-        cli_message("reproduce", "--out %s: %s", out, strerror(errno));
+    rc = parse_models(models, o.want);
+    if (rc >= 0) return rc;
+    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
+        cli_message("reproduce", "--out %s: %s", o.out, strerror(errno));
         return CLI_ERROR;
     }
-    attn_set_num_threads(1);
-    seed_result r[MAX_SEEDS];
-    memset(r, 0, sizeof r);
-    for (int s = 0; s < seeds; s++) {
-        rc = run_seed((uint64_t)s + 1, epochs, train_size, out, &r[s]);
-        if (rc != CLI_OK) return rc;
+    /* the wanted runs, the longest (the Transformer's) first */
+    int n = 0;
+    for (int k = N_MODELS - 1; k >= 0; k--)
+        for (int s = 0; s < o.seeds && o.want[k]; s++) o.job_model[n] = k, o.job_seed[n++] = s;
+    const cli_pool_hooks h = {job_run, job_line, job_exit, NULL, &o};
+    if (!cli_pool_run(n, workers, &h)) {
+        cli_message("reproduce", "cannot start workers: %s", strerror(errno));
+        return CLI_ERROR;
     }
-    print_tables(r, seeds);
+    if (o.failed) {
+        cli_message("reproduce", "%d run%s failed", o.failed, o.failed > 1 ? "s" : "");
+        return CLI_ERROR;
+    }
+    print_tables(&o);
     return CLI_OK;
 }
