@@ -94,9 +94,12 @@ START_TEST(test_reproduce_rewrite) {
                        "--train-size", "300", "--out", tmp_path("rep"), NULL);
     expect(&r, "reproduce --task rewrite", 0, "seed 1", NULL);
     ck_assert_msg(strstr(r.out, "fill8 ") && strstr(r.out, "41-50 words") &&
-                      strstr(r.out, "parameters                         "),
+                      strstr(r.out, "parameters ") && strstr(r.out, "seq2seq-gru") &&
+                      strstr(r.out, "seq2seq-attn"),
                   "%s", r.out);
     ck_assert(exists(tmp_path("rep/seq2seq-transformer-seed1.json")));
+    ck_assert(exists(tmp_path("rep/seq2seq-gru-seed1.json")));
+    ck_assert(exists(tmp_path("rep/seq2seq-attn-seed1.json")));
     run_result bad = run(NULL, "reproduce", "--task", "compose", NULL);
     expect(&bad, "unknown task", 2, "--task", NULL);
     run_free(&r), run_free(&bad);
