@@ -19,7 +19,7 @@
  * runs every slot for the longest decoder input; steps past a pair's input are computed from
  * [PAD] and never reach the logits or the gradients. B = 1 is PyTorch's batch-1 eval forward
  * of tools/seq2seq_models.py bit for bit. */
-#include "seq2seq_internal.h"
+#include "seq2seq_rnn.h"
 
 #include "attn_kernels.h"
 
@@ -27,28 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- tensors -------------------------------------------------------------------------------- */
-
-typedef struct gru_tensors {
-    float *w_ih, *w_hh, *b_ih, *b_hh; /* [3H, I], [3H, H], [3H], [3H] */
-} gru_tensors;
-
-typedef struct rnn_tensors {
-    float *src_emb, *tgt_emb; /* [Vs, E], [Vt, E] */
-    gru_tensors enc[2];       /* forward, reverse (bidirectional) */
-    gru_tensors dec;          /* GRUCell(X, H) */
-    float *q_w;               /* [A, H] attention.query (no bias) */
-    float *k_w, *k_b;         /* [A, He], [A] attention.key */
-    float *v_w;               /* [1, A] attention.energy (no bias) */
-    float *head_w, *head_b;   /* [Vt, O], [Vt] */
-} rnn_tensors;
-
-/* The sizes every function needs. */
-typedef struct rnn_dims {
-    bool attn;
-    int E, H, ND, He, A, X, O, Vt; /* ND directions, He = ND*H, X decoder input, O head input */
-} rnn_dims;
 
 static rnn_dims dims_of(const attn_seq2seq_config *c) {
     rnn_dims d;
@@ -130,44 +108,6 @@ static void bind(attn_seq2seq *m, float *base, rnn_tensors *t) {
     t->head_w = attn_seq2seq_view(m, base, "head.weight");
     t->head_b = attn_seq2seq_view(m, base, "head.bias");
 }
-
-/* ---- run state ------------------------------------------------------------------------------ */
-
-typedef struct rnn_impl {
-    rnn_dims d;
-    rnn_tensors w, g; /* parameters, gradients */
-    int B, S, T;      /* the last forward: pairs, longest source, longest decoder input */
-    int *ints, ints_cap;
-    int *order, *slen, *tlen, *rows, *toks; /* [B] pair of slot, lengths; [S] rows; [T, B] */
-    float *arena;
-    size_t cap;
-    /* encoder, time-major in slot order */
-    float *xs;                 /* [S, B, E] source embeddings */
-    float *exw[2], *esaved[2]; /* [S, B, 3H], [S, B, 4H] per direction */
-    float *eh[2]; /* [S+1, B, H]: forward [t+1] after word t ([0] = 0); reverse [t] ([S] = 0) */
-    float *hw;    /* [B, 3H] one step's hh product (scratch) */
-    float *enc;   /* [B, S, He] encoder states, pair-major (0 past the source) */
-    float *keys;  /* [B, S, A] key(enc) */
-    /* decoder, time-major in slot order */
-    float *s;      /* [T+1, B, H] decoder states, s[0] = the encoder's final forward state */
-    float *dx;     /* [T, B, X] GRUCell inputs: embedding (| context) */
-    float *dxw;    /* [T, B, 3H] */
-    float *dsaved; /* [T, B, 4H] */
-    float *q;      /* [T, B, A] query(s_{t-1}) */
-    float *e;      /* [T, B, S, A] tanh(keys + q) */
-    float *alpha;  /* [T, B, S] the alignment (0 past the source) */
-    float *o;      /* [T, B, O] head inputs: s_t (| context) */
-    float *lg;     /* [B, Vt] one step's logits (slot order) */
-    /* backward */
-    float *d_lg, *d_o, *d_dx, *d_q; /* [B, Vt], [B, O], [B, X], [B, A] */
-    float *d_s, *d_sp;              /* [B, H] d/d s[t+1], d/d s[t] */
-    float *d_dxw, *d_dhw;           /* [T, B, 3H] */
-    float *d_alpha, *d_pre;         /* [2S] d alpha then d score, [S, A] d (keys + q) */
-    float *d_enc, *d_keys;          /* [B, S, He], [B, S, A] */
-    float *d_exw[2], *d_ehw[2];     /* [S, B, 3H] */
-    float *d_h, *d_hp;              /* [B, H] encoder carries */
-    float *d_xs;                    /* [S, B, E] */
-} rnn_impl;
 
 static size_t layout(rnn_impl *v, float *base) {
     const rnn_dims *d = &v->d;
@@ -274,15 +214,15 @@ static void rnn_destroy(attn_seq2seq *m) {
 /* ---- encoder -------------------------------------------------------------------------------- */
 
 /* The GRU cell's step on n rows (gru.c). */
-static void cell_forward(const float *xw, float *hw, const float *h_prev, float *h, float *saved,
-                         int n, int H) {
+void attn_s2s_rnn_cell_forward(const float *xw, float *hw, const float *h_prev, float *h,
+                               float *saved, int n, int H) {
     const attn_recurrent_step st = {
         .n = n, .H = H, .xw = xw, .hw = hw, .h_prev = h_prev, .h = h, .saved = saved};
     attn_gru_cell.step_forward(&st);
 }
 
-static void cell_backward(const float *d_h, float *d_xw, float *d_hw, float *d_h_prev,
-                          const float *h_prev, const float *saved, int n, int H) {
+void attn_s2s_rnn_cell_backward(const float *d_h, float *d_xw, float *d_hw, float *d_h_prev,
+                                const float *h_prev, const float *saved, int n, int H) {
     float *saved_rw = (float *)saved; /* the step only reads it */
     const attn_recurrent_step st = {.n = n,
                                     .H = H,
@@ -296,10 +236,10 @@ static void cell_backward(const float *d_h, float *d_xw, float *d_hw, float *d_h
 }
 
 /* Where direction k reads h_prev and writes h at word t (eh layout above). */
-static float *eh_prev(const rnn_impl *v, int k, int t) {
+float *attn_s2s_rnn_eh_prev(const rnn_impl *v, int k, int t) {
     return v->eh[k] + (size_t)(k == 0 ? t : t + 1) * v->B * v->d.H;
 }
-static float *eh_out(const rnn_impl *v, int k, int t) {
+float *attn_s2s_rnn_eh_out(const rnn_impl *v, int k, int t) {
     return v->eh[k] + (size_t)(k == 0 ? t + 1 : t) * v->B * v->d.H;
 }
 
@@ -323,10 +263,11 @@ static void encode(rnn_impl *v, const int *src_ids, int src_stride) {
         memset(v->eh[k], 0, (size_t)(S + 1) * B * H * sizeof(float));
         for (int i = 0; i < S; i++) {
             const int t = k == 0 ? i : S - 1 - i, n = v->rows[t];
-            attn_linear_forward(v->hw, eh_prev(v, k, t), g->w_hh, g->b_hh, n, H, G,
+            attn_linear_forward(v->hw, attn_s2s_rnn_eh_prev(v, k, t), g->w_hh, g->b_hh, n, H, G,
                                 ATTN_OP_RECURRENT);
-            cell_forward(v->exw[k] + (size_t)t * B * G, v->hw, eh_prev(v, k, t), eh_out(v, k, t),
-                         v->esaved[k] + (size_t)t * B * 4 * H, n, H);
+            attn_s2s_rnn_cell_forward(v->exw[k] + (size_t)t * B * G, v->hw,
+                                      attn_s2s_rnn_eh_prev(v, k, t), attn_s2s_rnn_eh_out(v, k, t),
+                                      v->esaved[k] + (size_t)t * B * 4 * H, n, H);
         }
     }
     /* enc[k][j] = [forward after word j ; reverse at word j], 0 past the source */
@@ -335,12 +276,12 @@ static void encode(rnn_impl *v, const int *src_ids, int src_stride) {
         for (int j = 0; j < v->slen[k]; j++)
             for (int r = 0; r < d->ND; r++)
                 memcpy(v->enc + ((size_t)k * S + j) * d->He + (size_t)r * H,
-                       eh_out(v, r, j) + (size_t)k * H, (size_t)H * sizeof(float));
+                       attn_s2s_rnn_eh_out(v, r, j) + (size_t)k * H, (size_t)H * sizeof(float));
     if (d->attn) /* keys of every encoder state in one GEMM */
         attn_linear_forward(v->keys, v->enc, v->w.k_w, v->w.k_b, B * S, d->He, d->A, ATTN_OP_QKV);
     /* s_0 = the forward direction's state after each source's last word */
     for (int k = 0; k < B; k++)
-        memcpy(v->s + (size_t)k * H, eh_out(v, 0, v->slen[k] - 1) + (size_t)k * H,
+        memcpy(v->s + (size_t)k * H, attn_s2s_rnn_eh_out(v, 0, v->slen[k] - 1) + (size_t)k * H,
                (size_t)H * sizeof(float));
 }
 
@@ -381,7 +322,7 @@ static void dec_step(rnn_impl *v, int t) {
     }
     attn_linear_forward(xw, x, v->w.dec.w_ih, v->w.dec.b_ih, B, d->X, G, ATTN_OP_INPUT);
     attn_linear_forward(v->hw, sp, v->w.dec.w_hh, v->w.dec.b_hh, B, H, G, ATTN_OP_RECURRENT);
-    cell_forward(xw, v->hw, sp, sn, v->dsaved + (size_t)t * B * 4 * H, B, H);
+    attn_s2s_rnn_cell_forward(xw, v->hw, sp, sn, v->dsaved + (size_t)t * B * 4 * H, B, H);
     const float *o = sn;
     if (d->attn) {
         float *oo = v->o + (size_t)t * B * d->O;
@@ -432,166 +373,6 @@ static attn_status rnn_forward(attn_seq2seq *m, const attn_s2s_batch *b, float *
     }
     free(trow);
     return ATTN_OK;
-}
-
-/* ---- backward ------------------------------------------------------------------------------- */
-
-/* Slot k's attention at step t backward from d_ctx[He]: d_enc, d_keys, d_q, d_energy. */
-static void attend_backward(rnn_impl *v, int t, int k, const float *d_ctx) {
-    const rnn_dims *d = &v->d;
-    const int S = v->S, len = v->slen[k], A = d->A, He = d->He;
-    const size_t tk = (size_t)t * v->B + k;
-    const float *e = v->e + tk * S * A, *alpha = v->alpha + tk * S;
-    const float *enc = v->enc + (size_t)k * S * He;
-    float *d_enc = v->d_enc + (size_t)k * S * He, *d_keys = v->d_keys + (size_t)k * S * A;
-    float *d_q = v->d_q + (size_t)k * A, *ds = v->d_alpha + S; /* ds: d score [len] */
-    /* ctx = alpha . enc: d_alpha_j = d_ctx . enc_j, d_enc_j += alpha_j d_ctx (rank one: loops,
-     * not GEMMs packing one row) */
-    for (int j = 0; j < len; j++) {
-        float acc = 0.0f;
-        const float *ej = enc + (size_t)j * He;
-        float *dj = d_enc + (size_t)j * He;
-        for (int c = 0; c < He; c++) {
-            acc += d_ctx[c] * ej[c];
-            dj[c] += alpha[j] * d_ctx[c];
-        }
-        v->d_alpha[j] = acc;
-    }
-    /* alpha = softmax(score) */
-    memset(ds, 0, (size_t)len * sizeof(float));
-    attn_softmax_backward(ds, v->d_alpha, alpha, 1, len, len);
-    /* score_j = energy . e_j: d_e_j = d_score_j energy, d_energy += sum_j d_score_j e_j */
-    for (int j = 0; j < len; j++)
-        for (int a = 0; a < A; a++) {
-            v->d_pre[(size_t)j * A + a] = ds[j] * v->w.v_w[a];
-            v->g.v_w[a] += ds[j] * e[(size_t)j * A + a];
-        }
-    /* e = tanh(keys + q) */
-    for (int j = 0; j < len; j++)
-        for (int a = 0; a < A; a++) {
-            const size_t i = (size_t)j * A + a;
-            const float g = v->d_pre[i] * (1.0f - e[i] * e[i]);
-            d_keys[i] += g;
-            d_q[a] += g;
-        }
-}
-
-/* The decoder backward from d_logits; leaves d/d s_0 in v->d_s, d/d enc in v->d_enc. */
-static void decoder_backward(rnn_impl *v, const attn_s2s_batch *b, const float *d_logits) {
-    const rnn_dims *d = &v->d;
-    const int B = v->B, T = v->T, H = d->H, G = 3 * H, Vt = d->Vt;
-    memset(v->d_s, 0, (size_t)B * H * sizeof(float));
-    for (int t = T - 1; t >= 0; t--) {
-        for (int k = 0; k < B; k++) {
-            float *row = v->d_lg + (size_t)k * Vt;
-            if (t < v->tlen[k]) {
-                size_t r = 0;
-                for (int i = 0; i < v->order[k]; i++) r += (size_t)b->tgt_lengths[i];
-                memcpy(row, d_logits + (r + t) * Vt, (size_t)Vt * sizeof(float));
-            } else {
-                memset(row, 0, (size_t)Vt * sizeof(float));
-            }
-        }
-        const float *sp = v->s + (size_t)t * B * H, *sn = sp + (size_t)B * H;
-        float *d_xw = v->d_dxw + (size_t)t * B * G, *d_hw = v->d_dhw + (size_t)t * B * G;
-        if (d->attn) {
-            memset(v->d_o, 0, (size_t)B * d->O * sizeof(float));
-            attn_linear_backward(v->d_o, v->g.head_w, v->g.head_b, v->d_lg,
-                                 v->o + (size_t)t * B * d->O, v->w.head_w, B, d->O, Vt,
-                                 ATTN_OP_HEAD);
-            for (int k = 0; k < B; k++)
-                attn_add_forward(v->d_s + (size_t)k * H, v->d_s + (size_t)k * H,
-                                 v->d_o + (size_t)k * d->O, (size_t)H);
-        } else {
-            attn_linear_backward(v->d_s, v->g.head_w, v->g.head_b, v->d_lg, sn, v->w.head_w, B, H,
-                                 Vt, ATTN_OP_HEAD);
-        }
-        memset(v->d_sp, 0, (size_t)B * H * sizeof(float));
-        cell_backward(v->d_s, d_xw, d_hw, v->d_sp, sp, v->dsaved + (size_t)t * B * 4 * H, B, H);
-        attn_matmul_nn(v->d_sp, d_hw, v->w.dec.w_hh, B, H, G, 1.0f, ATTN_OP_RECURRENT,
-                       ATTN_PASS_BACKWARD);
-        attn_matmul_nn(v->d_dx, d_xw, v->w.dec.w_ih, B, d->X, G, 0.0f, ATTN_OP_INPUT,
-                       ATTN_PASS_BACKWARD);
-        for (int k = 0; k < B; k++)
-            attn_embedding_backward(v->g.tgt_emb, v->d_dx + (size_t)k * d->X,
-                                    &v->toks[(size_t)t * B + k], 1, d->E);
-        if (d->attn) {
-            memset(v->d_q, 0, (size_t)B * d->A * sizeof(float));
-            for (int k = 0; k < B; k++) {
-                float *d_ctx = v->d_dx + (size_t)k * d->X + d->E; /* GRU input's context part */
-                attn_add_forward(d_ctx, d_ctx, v->d_o + (size_t)k * d->O + H, (size_t)d->He);
-                attend_backward(v, t, k, d_ctx);
-            }
-            attn_linear_backward(v->d_sp, v->g.q_w, NULL, v->d_q, sp, v->w.q_w, B, H, d->A,
-                                 ATTN_OP_QKV);
-        }
-        float *swap = v->d_s;
-        v->d_s = v->d_sp;
-        v->d_sp = swap;
-    }
-    /* the GRUCell's weights over all steps at once */
-    attn_linear_backward(NULL, v->g.dec.w_ih, v->g.dec.b_ih, v->d_dxw, v->dx, v->w.dec.w_ih, T * B,
-                         d->X, G, ATTN_OP_INPUT);
-    attn_linear_backward(NULL, v->g.dec.w_hh, v->g.dec.b_hh, v->d_dhw, v->s, v->w.dec.w_hh, T * B,
-                         H, G, ATTN_OP_RECURRENT);
-}
-
-/* Direction k of the encoder backward (BPTT), from d_enc and (forward direction) d_s0. */
-static void encoder_dir_backward(rnn_impl *v, int k, const float *d_s0) {
-    const rnn_dims *d = &v->d;
-    const int B = v->B, S = v->S, H = d->H, G = 3 * H;
-    const gru_tensors *w = &v->w.enc[k], *g = &v->g.enc[k];
-    memset(v->d_exw[k], 0, (size_t)S * B * G * sizeof(float));
-    memset(v->d_ehw[k], 0, (size_t)S * B * G * sizeof(float));
-    memset(v->d_h, 0, (size_t)B * H * sizeof(float));
-    for (int i = 0; i < S; i++) {
-        const int t = k == 0 ? S - 1 - i : i, n = v->rows[t];
-        for (int s = 0; s < n; s++) {
-            float *dh = v->d_h + (size_t)s * H;
-            if (k == 0 && v->slen[s] - 1 == t) { /* enters: s_0 read this state */
-                memset(dh, 0, (size_t)H * sizeof(float));
-                attn_add_forward(dh, dh, d_s0 + (size_t)s * H, (size_t)H);
-            }
-            attn_add_forward(dh, dh, v->d_enc + ((size_t)s * S + t) * d->He + (size_t)k * H,
-                             (size_t)H);
-        }
-        memset(v->d_hp, 0, (size_t)n * H * sizeof(float));
-        float *d_xw = v->d_exw[k] + (size_t)t * B * G, *d_hw = v->d_ehw[k] + (size_t)t * B * G;
-        cell_backward(v->d_h, d_xw, d_hw, v->d_hp, eh_prev(v, k, t),
-                      v->esaved[k] + (size_t)t * B * 4 * H, n, H);
-        if (i < S - 1) /* the first state read is 0, not a parameter */
-            attn_matmul_nn(v->d_hp, d_hw, w->w_hh, n, H, G, 1.0f, ATTN_OP_RECURRENT,
-                           ATTN_PASS_BACKWARD);
-        float *swap = v->d_h;
-        v->d_h = v->d_hp;
-        v->d_hp = swap;
-    }
-    const float *h_prev = v->eh[k] + (size_t)(k == 0 ? 0 : B) * H; /* [S, B, H] */
-    attn_linear_backward(NULL, g->w_hh, g->b_hh, v->d_ehw[k], h_prev, w->w_hh, S * B, H, G,
-                         ATTN_OP_RECURRENT);
-    attn_linear_backward(v->d_xs, g->w_ih, g->b_ih, v->d_exw[k], v->xs, w->w_ih, S * B, d->E, G,
-                         ATTN_OP_INPUT);
-}
-
-static void rnn_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits) {
-    rnn_impl *v = m->impl;
-    const rnn_dims *d = &v->d;
-    const int B = v->B, S = v->S;
-    if (B == 0) return;
-    memset(v->d_enc, 0, (size_t)B * S * d->He * sizeof(float));
-    if (d->attn) memset(v->d_keys, 0, (size_t)B * S * d->A * sizeof(float));
-    decoder_backward(v, b, d_logits);
-    if (d->attn)
-        attn_linear_backward(v->d_enc, v->g.k_w, v->g.k_b, v->d_keys, v->enc, v->w.k_w, B * S,
-                             d->He, d->A, ATTN_OP_QKV);
-    memset(v->d_xs, 0, (size_t)S * B * d->E * sizeof(float));
-    for (int k = d->ND - 1; k >= 0; k--) encoder_dir_backward(v, k, v->d_s);
-    for (int t = 0; t < S; t++)
-        for (int k = 0; k < B; k++)
-            if (t < v->slen[k])
-                attn_embedding_backward(v->g.src_emb, v->d_xs + ((size_t)t * B + k) * d->E,
-                                        &b->src_ids[(size_t)v->order[k] * b->S + t], 1, d->E);
-    if (m->d_src_x && B == 1) memcpy(m->d_src_x, v->d_xs, (size_t)S * d->E * sizeof(float));
 }
 
 /* ---- generation, maps ----------------------------------------------------------------------- */
@@ -682,8 +463,8 @@ static attn_status attn_maps(attn_seq2seq *m, const int *src, int n_src, const i
 }
 
 const attn_s2s_vt attn_s2s_gru_vt = {"seq2seq-gru", rnn_specs,   rnn_setup,
-                                     rnn_set_grads, rnn_forward, rnn_backward,
+                                     rnn_set_grads, rnn_forward, attn_s2s_rnn_backward,
                                      rnn_decode,    NULL,        rnn_destroy};
 const attn_s2s_vt attn_s2s_attn_vt = {"seq2seq-attn", rnn_specs,   rnn_setup,
-                                      rnn_set_grads,  rnn_forward, rnn_backward,
+                                      rnn_set_grads,  rnn_forward, attn_s2s_rnn_backward,
                                       rnn_decode,     attn_maps,   rnn_destroy};
