@@ -148,7 +148,8 @@ int cmd_train_seq2seq(int argc, char **argv) {
         {"--seed", "S", CLI_OPT_U64, &a.seed, .help = "seed of the data, init and shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.tc.epochs, 0, 100000, .help = "epochs"},
         {"--batch", "B", CLI_OPT_INT, &a.tc.batch_size, 1, 1 << 16, .help = "pairs per step"},
-        {"--lr", "X", CLI_OPT_REAL, &a.tc.adam.lr, .help = "Adam learning rate"},
+        {"--lr", "X", CLI_OPT_REAL, &a.tc.adam.lr, .help = "Adam learning rate",
+         .def = "0.001; 0.003 for the GRU models"},
         {"--train-size", "N", CLI_OPT_INT, &a.train_size, 1, ATTN_DATA_MAX_N,
          .help = "training pairs"},
         {"--holdout", "N", CLI_OPT_INT, &a.tc.holdout, 0, ATTN_DATA_MAX_N,
@@ -184,5 +185,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
     a.quiet = quiet;
     if (a.out && cli_check_dest("train", "--out", a.out) != CLI_OK) return CLI_ERROR;
     rc = parse_choices(&a);
+    if (rc < 0 && a.mc.arch != ATTN_S2S_TRANSFORMER && !cli_given(&spec, "--lr"))
+        a.tc.adam.lr = ATTN_S2S_RNN_LR;
     return rc >= 0 ? rc : run(&a);
 }
