@@ -169,6 +169,13 @@ attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int 
                                 int *out, int *n_out, float *step_logits, int *n_steps,
                                 attn_error *err);
 
+/* seq2seq-attn's alignment of one teacher-forced pair (src/models/seq2seq_rnn.c): alpha
+ * [n_dec, n_src], row t the additive attention's softmax over the source at decoder step t,
+ * bit-identical to tools/seq2seq_models.AdditiveAttention's. ATTN_ERR_VALUE for other
+ * architectures. */
+attn_status attn_seq2seq_alignment(attn_seq2seq *m, const int *src, int n_src, const int *dec_in,
+                                   int n_dec, float *alpha, attn_error *err);
+
 /* ---- training and evaluation (src/train/seq2seq_train.c) ------------------------------------ */
 
 typedef struct attn_s2s_train_config {

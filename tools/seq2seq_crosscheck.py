@@ -144,6 +144,12 @@ def teacher_check(attn, model, path, words, rng, stride):
         for (s, t), row in zip(pairs, rows):
             st, tt = torch.tensor([s]), torch.tensor([[sm.BOS] + t])
             want = model(st, tt, "float")[0]
+            if isinstance(model, sm.Seq2SeqRNN) and model.attn:
+                align = []
+                model.decode(model.encode(st), tt, alignment=align)
+                a, n, u = compare(row["alignment"] and [x for r in row["alignment"] for x in r],
+                                  torch.cat(align, 0).reshape(-1).tolist())
+                ALIGN[0], ALIGN[1], ALIGN[2] = ALIGN[0] + a, ALIGN[1] + n, max(ALIGN[2], u)
             if not isinstance(model, sm.Seq2SeqRNN):
                 wbool = model(st, tt, "bool")[0]
                 mask_same += int((want.view(torch.int32) == wbool.view(torch.int32)).sum())
@@ -155,7 +161,8 @@ def teacher_check(attn, model, path, words, rng, stride):
     return same, count, worst, mask_same, mask_count, len(pairs)
 
 
-CACHE_ABS = [0.0]  # largest |cached - recomputed| logit difference seen
+CACHE_ABS = [0.0]
+ALIGN = [0, 0, 0]  # seq2seq-attn: alignment values identical, compared, max ULP  # largest |cached - recomputed| logit difference seen
 
 
 def greedy_check(attn, model, path, words, rng, n):
@@ -316,6 +323,10 @@ def main():
           "max |difference| %.3g; beam search identical: %d/%d; samples identical: %d/%d"
           % (tot[0], tot[1], tot[2], gtot[0], gtot[1], gtot[2], ktot[0], ktot[1], ktot[2],
              ctot[3], ctot[4], ctot[0], ctot[1], ctot[2], CACHE_ABS[0], btot[0], btot[1], stot[0], stot[1]))
+    if ALIGN[1]:
+        print("seq2seq-attn alignment (attn generate --teacher) vs the reference's softmax: "
+              "identical %d/%d, max ULP: %s" % (ALIGN[0], ALIGN[1], ALIGN[2]))
+        ok = ok and ALIGN[0] == ALIGN[1]
     sys.exit(0 if ok else 1)
 
 

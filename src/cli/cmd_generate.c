@@ -23,11 +23,13 @@ static const char notes[] =
     "and values of the earlier rows kept (a KV cache); --no-cache recomputes the decoder over\n"
     "the whole prefix at every step, which is exactly what a PyTorch loop over nn.Transformer\n"
     "computes (same tokens, same per-step logits bit for bit). The two agree up to rounding:\n"
-    "docs/decoder.md measures by how much.\n\n"
+    "docs/decoder.md measures by how much. The GRU models' decoder is incremental: the\n"
+    "cache and --no-cache give the same bits.\n\n"
     "json: {\"source\", \"output\", \"steps\": [{\"token\", \"probability\", \"logits\": [..]}]};\n"
     "with --teacher each SOURCE (or line) is 'source<TAB>target', as attn data --task rewrite\n"
     "prints, and the output is {\"source\", \"target\", \"logits\": [[..] per row of [BOS] +\n"
-    "target]} (%.9g floats). Sources use the built-in vocabulary; targets the target\n"
+    "target], and for seq2seq-attn \"alignment\": [[..] per row, over the source]}\n"
+    "(%.9g floats). Sources use the built-in vocabulary; targets the target\n"
     "vocabulary (docs/decoder.md).\n\n"
     "--beam K keeps the K best hypotheses by summed log-probability at every step and answers\n"
     "the finished one with the best score per token ([EOS] counted); json adds \"score\"\n"
@@ -84,6 +86,25 @@ static int target_ids(const char *target, int *ids, int max) {
     return n;
 }
 
+/* seq2seq-attn: `, "alignment": [[..], ..]`, the attention over the source at each step. */
+static bool print_alignment(const gen_ctx *g, const int *src, int n_src, const int *tgt, int T) {
+    float *alpha = malloc((size_t)T * n_src * sizeof *alpha);
+    attn_error err;
+    if (!alpha || attn_seq2seq_alignment(g->m, src, n_src, tgt, T, alpha, &err) != ATTN_OK) {
+        cli_message("generate", "%s", alpha ? err.msg : "out of memory");
+        free(alpha);
+        return false;
+    }
+    printf(", \"alignment\": [");
+    for (int t = 0; t < T; t++) {
+        if (t) printf(", ");
+        print_floats(alpha + (size_t)t * n_src, n_src);
+    }
+    printf("]");
+    free(alpha);
+    return true;
+}
+
 static bool score_target(const gen_ctx *g, const char *source, const char *target, const int *src,
                          int n_src) {
     const attn_seq2seq_config *c = attn_seq2seq_config_of(g->m);
@@ -107,7 +128,12 @@ static bool score_target(const gen_ctx *g, const char *source, const char *targe
         if (t) printf(", ");
         print_floats(logits + (size_t)t * c->tgt_vocab, c->tgt_vocab);
     }
-    printf("]}\n");
+    printf("]");
+    if (c->arch == ATTN_S2S_ATTN && !print_alignment(g, src, n_src, tgt, T)) {
+        free(logits);
+        return false;
+    }
+    printf("}\n");
     free(logits);
     return true;
 }

@@ -462,6 +462,14 @@ static attn_status attn_maps(attn_seq2seq *m, const int *src, int n_src, const i
     return st;
 }
 
+attn_status attn_seq2seq_alignment(attn_seq2seq *m, const int *src, int n_src, const int *dec_in,
+                                   int n_dec, float *alpha, attn_error *err) {
+    if (!m || m->cfg.arch != ATTN_S2S_ATTN)
+        return attn_errorf(err, ATTN_ERR_VALUE, "%s has no additive attention",
+                           m ? attn_s2s_arch_name(m->cfg.arch) : "(null)");
+    return m->vt->maps(m, src, n_src, dec_in, n_dec, alpha, NULL, err);
+}
+
 const attn_s2s_vt attn_s2s_gru_vt = {"seq2seq-gru", rnn_specs,   rnn_setup,
                                      rnn_set_grads, rnn_forward, attn_s2s_rnn_backward,
                                      rnn_decode,    NULL,        rnn_destroy};
