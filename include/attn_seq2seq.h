@@ -1,6 +1,7 @@
 /* attn_seq2seq.h -- the generative half of attn (write-up §6): sequence-to-sequence tasks and
- * the encoder-decoder Transformer (PyTorch's nn.Transformer) with teacher-forced training and
- * greedy generation. attn.h is the umbrella; this header adds the seq2seq API.
+ * three encoder-decoder models (a GRU squeezing the source into one vector, a GRU with additive
+ * attention, PyTorch's nn.Transformer) with teacher-forced training and generation. attn.h is the
+ * umbrella; this header adds the seq2seq API.
  *
  * Example: rewrite one review into its verdict with a trained model.
  *
@@ -84,7 +85,8 @@ attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t se
                                 attn_pairs **out, attn_error *err);
 void attn_pairs_free(attn_pairs *p); /* NULL ok */
 
-/* ---- models (src/models/seq2seq*.c) --------------------------------------------------------- */
+/* ---- models (src/models/seq2seq*.c; seq2seq_rnn.c: the GRU models)
+ * --------------------------------------------------------- */
 
 typedef enum attn_s2s_arch {
     ATTN_S2S_TRANSFORMER, /* "seq2seq-transformer": nn.Transformer with embeddings and a head */
@@ -249,7 +251,9 @@ attn_status attn_seq2seq_beam(attn_seq2seq *m, const int *src, int n_src, int ma
 /* ---- weights files (src/io/seq2seq_json.c) ------------------------------------------------ *
  * {"format": "attn-seq2seq-weights-v1", "config": {"arch", "src_vocab", "tgt_vocab", "d_model",
  * "n_heads", "ffn_dim", "enc_layers", "dec_layers", "max_src_len", "max_tgt_len", "norm",
- * "activation", "pos"}, "tensors": {state_dict key: {"shape", "data" | "data_b64"}}}; floats
+ * "activation", "pos"} (seq2seq-gru / seq2seq-attn: {"arch", "src_vocab", "tgt_vocab", "d_model",
+ * "hidden_size", "bidirectional", "max_src_len", "max_tgt_len"}), "tensors": {state_dict key:
+ * {"shape", "data" | "data_b64"}}}; floats
  * %.9g or base64 of little-endian float32. Written atomically; read strictly (every key and
  * tensor exactly once, exact shapes, finite values; all problems reported, naming the file).
  * A classifier's file (attn-weights-v1) is refused as such. */
