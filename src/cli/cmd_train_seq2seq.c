@@ -1,6 +1,6 @@
-/* cmd_train_seq2seq.c -- `attn train --model seq2seq-transformer --task rewrite`: trains a
- * seq2seq model (cmd_train.c hands over when --model names one or --task is given), then scores
- * it on the four test sets by exact match of greedy decoding. */
+/* cmd_train_seq2seq.c -- `attn train --model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task
+ * rewrite`: trains a seq2seq model (cmd_train.c hands over when --model names one or --task is
+ * given), then scores it on the four test sets by exact match of greedy decoding. */
 #include "attn_seq2seq.h"
 #include "cli.h"
 
