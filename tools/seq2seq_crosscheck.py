@@ -294,11 +294,13 @@ def main():
                 ok = False
                 continue
             print("%s: teacher-forced %d pairs identical: %d/%d, max ULP: %s; float vs bool "
-                  "mask identical: %d/%d; greedy --no-cache vs nn.Transformer loop: tokens %d/%d, "
+                  "mask identical: %d/%d; greedy --no-cache vs %s: tokens %d/%d, "
                   "logits identical: %d/%d, max ULP: %s; KV cache vs incremental reference: "
                   "tokens %d/%d, logits identical: %d/%d, max ULP: %s; KV cache vs --no-cache: "
                   "tokens %d/%d, logits identical %d/%d, max ULP %s"
-                  % (name, n_pairs, same, n, worst, ms, mn, gt, gsrc, gs, gn, gw, kt, gsrc, ks, kn,
+                  % (name, n_pairs, same, n, worst, ms, mn,
+                     "the PyTorch GRU loop" if isinstance(model, sm.Seq2SeqRNN)
+                     else "nn.Transformer loop", gt, gsrc, gs, gn, gw, kt, gsrc, ks, kn,
                      kw, ct, gsrc, cs, cn, cw))
             print("%s: beam search (width 1, 3) output and score identical to the PyTorch "
                   "beam: %d/%d, %d/%d" % (name, beam[0][0], beam[0][1], beam[1][0], beam[1][1]))
