@@ -112,6 +112,14 @@ attn_status attn_compose_judge(const int *src, const int *out, int n_out, attn_c
 attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t seed,
                                 attn_pairs **out, attn_error *err);
 void attn_pairs_free(attn_pairs *p); /* NULL ok */
+/* A file of 'source<TAB>target' lines (attn data --task prints them; blank lines skipped) as the
+ * pairs of `task` (src/data/pairs_tsv.c): rewrite sources are review sentences (attn_tokenize),
+ * compose sources "<polarity> <subject>" (attn_compose_source); targets are words of the target
+ * vocabulary ([PAD], [BOS], [EOS] refused), 1..max_tgt of them; sources at most max_src words.
+ * align is -1 throughout, rewrite src->labels -1. The first bad line stops the reading: the
+ * message names the file and the line. */
+attn_status attn_pairs_read_tsv(const char *path, attn_task task, int max_src, int max_tgt,
+                                attn_pairs **out, attn_error *err);
 
 /* ---- models (src/models/seq2seq*.c) --------------------------------------------------------- */
 

@@ -33,8 +33,10 @@ int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task 
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
 int cli_info_seq2seq(const char *path);
-/* attn eval on seq2seq weights: exact match per set of the rewrite task and by source length. */
-int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed);
+/* attn eval on seq2seq weights: exact match per set of the model's task (or of the pairs of
+ * the file data, when not NULL) and by source length. */
+int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,
+                     const char *data);
 /* compose_cli.c: samples of a compose model judged by the grammar parser, for attn train,
  * reproduce and eval (docs/decoder.md). For each of the 16 sources (2 polarities x 8 subjects)
  * per_source samples at temperature T (no top-k/top-p; sample k seeded with seed + k). train:

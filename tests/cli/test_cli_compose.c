@@ -80,12 +80,52 @@ START_TEST(test_train_generate_reproduce) {
 }
 END_TEST
 
+/* The rows of `attn eval` after the set name column: the numbers. */
+static const char *numbers_of_row(const char *out) {
+    const char *row = strchr(out, '\n'); /* past the header */
+    ck_assert_ptr_nonnull(row);
+    row++;
+    while (*row && *row != ' ') row++;
+    while (*row == ' ') row++;
+    return row;
+}
+
+/* attn eval --data on the pairs attn data --task prints scores them as --set does. */
+START_TEST(test_eval_data_equals_eval_set) {
+    for (int t = 0; t < 2; t++) {
+        const char *task = t ? "compose" : "rewrite", *w = tmp_path(t ? "c.json" : "r.json");
+        run_result tr =
+            run(NULL, "train", "--model", "seq2seq-transformer", "--task", task, "--epochs", "1",
+                "--train-size", "200", "--holdout", "20", "--quiet", "--out", w, NULL);
+        expect(&tr, "train", 0, NULL);
+        run_result d = run(NULL, "data", "--task", task, "--set", "fill4", "--n", "30", NULL);
+        expect(&d, "data", 0, NULL);
+        const char *file = tmp_path("pairs.tsv");
+        write_file(file, d.out);
+        run_result a = run(NULL, "eval", "--weights", w, "--data", file, NULL);
+        run_result b = run(NULL, "eval", "--weights", w, "--set", "fill4", "--n", "30", NULL);
+        expect(&a, "eval --data", 0, NULL);
+        expect(&b, "eval --set", 0, NULL);
+        ck_assert_msg(strstr(a.out, "/pairs.tsv     30  "), "%s", a.out);
+        ck_assert_str_eq(numbers_of_row(a.out), numbers_of_row(b.out));
+        ck_assert_int_eq(strstr(a.out, "loss per token") != NULL, t == 1);
+        write_file(file, t ? "positive exam\tthe exam was good\nnegative\tthe exam was bad\n"
+                           : "the exam was good\tpositive exam good\nthe exam\tpositive exam x\n");
+        run_result e = run(NULL, "eval", "--weights", w, "--data", file, NULL);
+        expect(&e, "eval --data, a bad line", 1, "pairs.tsv:2: ", NULL);
+        ck_assert_str_eq(e.out, "");
+        run_free(&tr), run_free(&d), run_free(&a), run_free(&b), run_free(&e);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/compose");
     TCase *tc = tcase_create("compose");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_data_compose_targets_are_data);
     tcase_add_test(tc, test_train_generate_reproduce);
+    tcase_add_test(tc, test_eval_data_equals_eval_set);
     suite_add_tcase(s, tc);
     return s;
 }
