@@ -227,10 +227,38 @@ typedef struct attn_s2s_epoch_stats {
                             (NaN: none, or rewrite) */
 } attn_s2s_epoch_stats;
 
+/* The training state after an epoch: everything a resumed run needs to end byte-identical to
+ * an uninterrupted one (docs/decoder.md, "Checkpoints"). Arrays borrowed from the trainer (or,
+ * from attn_s2s_checkpoint_load, owned: attn_s2s_train_state_clear frees them). */
+typedef struct attn_s2s_train_state {
+    attn_seq2seq_config model_cfg;
+    attn_s2s_train_config train_cfg; /* epochs: the run's; the rest must match on resume */
+    int n_pairs;                     /* training pairs, and a fingerprint of their ids */
+    uint64_t data_fingerprint;
+    int epoch;          /* epochs done */
+    uint64_t rng_state; /* the shuffling generator after `epoch` shuffles */
+    long adam_step;
+    size_t n_params;
+    float *params, *m, *v; /* [n_params]: the LAST epoch's parameters, Adam's moments */
+    int best_epoch;        /* keep_best: the best epoch so far (1-based), 0: none */
+    double best_score;     /* its held-out exact match, or minus its held-out loss (compose) */
+    float *best_params;    /* [n_params] when best_epoch > 0 */
+} attn_s2s_train_state;
+void attn_s2s_train_state_clear(attn_s2s_train_state *st); /* frees owned arrays; zeroes */
+
 typedef struct attn_s2s_callbacks {
     bool (*on_epoch)(const attn_s2s_epoch_stats *st, void *user); /* false stops */
     void *user;
 } attn_s2s_callbacks;
+
+/* Checkpointing and resuming (attn_seq2seq_train_resume). */
+typedef struct attn_s2s_resume {
+    const attn_s2s_train_state *from; /* NULL: a new run */
+    /* NULL, or called after every epoch (after on_epoch) with the state to checkpoint; a status
+     * other than ATTN_OK stops the training with it. */
+    attn_status (*on_state)(const attn_s2s_train_state *st, void *user, attn_error *err);
+    void *user;
+} attn_s2s_resume;
 
 attn_s2s_train_config attn_s2s_train_config_default(void);
 /* Teacher-forced training of m on `train` (docs/decoder.md): per epoch a shuffle (seed), batches,
@@ -240,6 +268,17 @@ attn_s2s_train_config attn_s2s_train_config_default(void);
 attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,
                                const attn_s2s_train_config *cfg, const attn_s2s_callbacks *cb,
                                attn_error *err);
+/* attn_seq2seq_train with checkpoints: rs->on_state (if any) gets the state after every epoch;
+ * with rs->from, the run continues from that state (a checkpoint): m gets its parameters, Adam
+ * its moments and step, the shuffling generator is replayed to its epoch (and must land on its
+ * rng_state); then epochs from->epoch + 1 .. cfg->epochs run. Refused (ATTN_ERR_VALUE, saying
+ * what differs) unless the model config, the batch size, holdout, keep_best, seed and Adam
+ * settings and the training pairs are the state's, and from->epoch <= cfg->epochs. rs NULL:
+ * attn_seq2seq_train. */
+attn_status attn_seq2seq_train_resume(attn_seq2seq *m, const attn_pairs *train,
+                                      const attn_pairs *heldout, const attn_s2s_train_config *cfg,
+                                      const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
+                                      attn_error *err);
 
 typedef struct attn_s2s_eval {
     int n;            /* pairs */
@@ -289,6 +328,18 @@ attn_status attn_seq2seq_beam(attn_seq2seq *m, const int *src, int n_src, int ma
 attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
                                    attn_error *err);
 attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err);
+
+/* ---- seq2seq checkpoints (src/io/seq2seq_checkpoint_json.c) ------------------------------- *
+ * {"format": "attn-seq2seq-checkpoint-v1", "config": {as in a weights file}, "train": {"epochs",
+ * "batch_size", "holdout", "keep_best", "seed": "0x..", "adam": {"lr", "beta1", "beta2", "eps",
+ * "weight_decay"}}, "n_pairs", "data_fingerprint": "0x..", "epoch", "rng_state": "0x..",
+ * "adam_step", "n_params", "best_epoch", "best_score", "params", "m", "v" [, "best_params"]}:
+ * float arrays as base64 of little-endian float32, doubles %.17g, so everything reads back bit
+ * for bit. Written atomically; read strictly (every key once, sizes checked, all problems
+ * named with the file). */
+attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char *path,
+                                     attn_error *err);
+attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st, attn_error *err);
 
 /* ---- the decoder's attentions (src/kernels/attention_masked.c), ops as in attn_kernels.h ----
  * out_h[n_q,HS] = softmax(q_h.k_h^T + mask) . v_h for h < NH, as PyTorch 1.13's

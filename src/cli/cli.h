@@ -32,6 +32,7 @@ int cmd_train_seq2seq(int argc, char **argv);     /* cmd_train hands seq2seq mod
 int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
+bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
 int cli_info_seq2seq(const char *path);
 /* attn eval on seq2seq weights: exact match per set of the model's task (or of the pairs of
  * the file data, when not NULL) and by source length. */
@@ -58,6 +59,21 @@ typedef struct cli_compose_result {
 int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
                        cli_compose_result *r);
 int cmd_reproduce_compose(int argc, char **argv); /* cmd_reproduce_seq2seq, --task compose */
+/* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
+struct cli_spec;
+/* Loads the checkpoint into *from and takes its model, training settings, data size and seed
+ * (--epochs may extend the run); any other option given is a usage error. -1 to go on, else the
+ * exit code after the message. */
+int cli_s2s_resume_setup(struct cli_spec *spec, const char *path, attn_s2s_train_state *from,
+                         attn_seq2seq_config *mc, attn_s2s_train_config *tc, int *train_size,
+                         uint64_t *seed);
+/* Opens the log (a resumed run: trimmed to the epochs done, then appended to). -1 or the exit
+ * code. */
+int cli_s2s_log_open(const char *path, int done, bool resumed, FILE **out);
+/* One JSON line per epoch; false when writing failed. */
+bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st);
+/* attn_s2s_resume.on_state: the checkpoint to user (the path). */
+attn_status cli_s2s_write_checkpoint(const attn_s2s_train_state *st, void *user, attn_error *err);
 /* cmd_grad_seq2seq.c: attn grad for seq2seq weights (FILE holds 'source<TAB>target' pairs). */
 int cli_grad_seq2seq(const char *weights, const char *data, const char *out, int batch);
 int cmd_reproduce(int argc, char **argv);

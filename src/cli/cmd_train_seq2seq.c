@@ -23,7 +23,14 @@ static const char notes[] =
     "(attn data --task compose). Many sentences are right, so the epoch kept is the one with\n"
     "the lowest held-out loss, and the report is each test set's loss per target token and\n"
     "25 samples (temperature 1) per source judged by the grammar parser: grammatical, with\n"
-    "the polarity and subject asked for, and not a sentence of the training set (novel).";
+    "the polarity and subject asked for, and not a sentence of the training set (novel).\n\n"
+    "--checkpoint FILE writes the whole training state (parameters, Adam's moments and\n"
+    "step, epoch, the shuffling generator, the best epoch so far) after every epoch,\n"
+    "atomically; --resume FILE continues that run with the checkpoint's model, data and\n"
+    "settings (--epochs may extend it) and ends with the same bytes as an uninterrupted run.\n"
+    "--log FILE.jsonl: {\"epoch\", \"epochs\", \"steps\", \"loss\", \"holdout_exact\",\n"
+    "\"holdout_loss\", \"tokens_per_s\", \"elapsed_s\"} per epoch (null where not measured); a\n"
+    "resumed run keeps one line per epoch the checkpoint holds.";
 
 static const char *const norm_names[] = {"pre", "post"};
 static const char *const act_names[] = {"relu", "gelu"};
@@ -35,10 +42,16 @@ typedef struct s2s_args {
     int train_size, quiet;
     attn_seq2seq_config mc;
     attn_s2s_train_config tc;
+    const char *checkpoint, *resume, *log; /* train_seq2seq_state.c */
+    attn_s2s_train_state from;             /* --resume: the checkpoint */
+    FILE *log_f;
+    bool log_failed;
 } s2s_args;
 
 static bool on_epoch(const attn_s2s_epoch_stats *st, void *user) {
-    if (*(const int *)user) return true;
+    s2s_args *a = user;
+    if (a->log_f && !cli_s2s_log_epoch(a->log_f, st)) a->log_failed = true;
+    if (a->quiet) return true;
     if (!isnan(st->holdout_loss)) { /* compose: selected by the held-out loss */
         fprintf(stderr,
                 "epoch %d/%d  loss %.4f  held-out loss %.4f  %.0f target tokens/s  (%.1f s)\n",
@@ -110,11 +123,23 @@ static int run(s2s_args *a) {
     }
     attn_set_num_threads(1);
     a->tc.seed = a->seed;
-    const attn_s2s_callbacks cb = {on_epoch, &a->quiet};
-    if (attn_seq2seq_train(m, train, held, &a->tc, &cb, &err) != ATTN_OK) {
+    if (a->log && (rc = cli_s2s_log_open(a->log, a->from.epoch, a->resume, &a->log_f)) >= 0)
+        goto done;
+    rc = CLI_OK;
+    const attn_s2s_callbacks cb = {on_epoch, a};
+    const attn_s2s_resume rs = {a->resume ? &a->from : NULL,
+                                a->checkpoint ? cli_s2s_write_checkpoint : NULL,
+                                (void *)a->checkpoint};
+    if (attn_seq2seq_train_resume(m, train, held, &a->tc, &cb, &rs, &err) != ATTN_OK) {
         rc = cli_fail("train", &err);
         goto done;
     }
+    if (a->log_f && (fclose(a->log_f) != 0 || a->log_failed)) {
+        a->log_f = NULL;
+        rc = cli_runtime_error("train", "%s: writing the log failed", a->log);
+        goto done;
+    }
+    a->log_f = NULL;
     printf("%s on %s: %zu parameters, %d epochs\n", attn_s2s_arch_name(a->mc.arch), a->task,
            attn_seq2seq_n_params(m), a->tc.epochs);
     const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
@@ -142,6 +167,8 @@ static int run(s2s_args *a) {
             printf("wrote %s\n", a->out);
     }
 done:
+    if (a->log_f) fclose(a->log_f);
+    attn_s2s_train_state_clear(&a->from);
     attn_seq2seq_free(m);
     attn_pairs_free(train);
     attn_pairs_free(held);
@@ -182,6 +209,11 @@ int cmd_train_seq2seq(int argc, char **argv) {
         {"--pos", "NAME", CLI_OPT_STR, &a.pos, .help = "learned, sinusoidal or none"},
         {"--out", "FILE.json", CLI_OPT_STR, &a.out, .help = "write the weights here"},
         {"--quiet", NULL, CLI_OPT_FLAG, &quiet, .help = "no per-epoch lines on stderr"},
+        {"--checkpoint", "FILE", CLI_OPT_STR, &a.checkpoint,
+         .help = "write the training state here after every epoch"},
+        {"--resume", "FILE", CLI_OPT_STR, &a.resume,
+         .help = "continue the run of this checkpoint (its model,\ndata and settings)"},
+        {"--log", "FILE.jsonl", CLI_OPT_STR, &a.log, .help = "one JSON line per epoch"},
     };
     cli_spec spec = {"train",
                      "--model seq2seq-transformer --task rewrite|compose [OPTIONS]",
@@ -194,6 +226,15 @@ int cmd_train_seq2seq(int argc, char **argv) {
     if (rc >= 0) return rc;
     a.quiet = quiet;
     if (a.out && cli_check_dest("train", "--out", a.out) != CLI_OK) return CLI_ERROR;
-    rc = parse_choices(&a);
+    if (a.checkpoint && cli_check_dest("train", "--checkpoint", a.checkpoint) != CLI_OK)
+        return CLI_ERROR;
+    if (a.log && cli_check_dest("train", "--log", a.log) != CLI_OK) return CLI_ERROR;
+    if (a.resume) { /* the checkpoint's model, data and settings */
+        rc = cli_s2s_resume_setup(&spec, a.resume, &a.from, &a.mc, &a.tc, &a.train_size, &a.seed);
+        a.task_id = a.mc.task;
+        a.task = attn_task_name(a.task_id);
+    } else {
+        rc = parse_choices(&a);
+    }
     return rc >= 0 ? rc : run(&a);
 }

@@ -11,7 +11,8 @@
 
 /* Only a regular file is peeked at: opened without blocking (a FIFO with no writer would block
  * an open or a read forever), then fstat. Anything else is left to the loaders' messages. */
-bool cli_is_seq2seq_weights(const char *path) {
+/* Whether the first bytes of the regular file `path` contain `format` (quoted). */
+static bool file_starts_with_format(const char *path, const char *format) {
     char head[256] = {0};
     const int fd = path ? open(path, O_RDONLY | O_NONBLOCK) : -1;
     if (fd < 0) return false;
@@ -20,7 +21,15 @@ bool cli_is_seq2seq_weights(const char *path) {
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = read(fd, head, sizeof head - 1);
     close(fd);
     head[n > 0 ? n : 0] = '\0';
-    return strstr(head, "\"attn-seq2seq-weights-v1\"") != NULL;
+    return strstr(head, format) != NULL;
+}
+
+bool cli_is_seq2seq_weights(const char *path) {
+    return file_starts_with_format(path, "\"attn-seq2seq-weights-v1\"");
+}
+
+bool cli_is_seq2seq_checkpoint(const char *path) {
+    return file_starts_with_format(path, "\"attn-seq2seq-checkpoint-v1\"");
 }
 
 int cli_info_seq2seq(const char *path) {

@@ -331,3 +331,13 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
     *out = m;
     return ATTN_OK;
 }
+
+/* ---- for the seq2seq checkpoint (seq2seq_checkpoint_json.c) -------------------------------- */
+
+void attn_io_s2s_config_write(FILE *f, const attn_seq2seq_config *c) {
+    write_config(f, c);
+}
+
+void attn_io_s2s_config_parse(const cJSON *obj, attn_seq2seq_config *c, attn_io_problems *p) {
+    parse_config(obj, c, p);
+}
