@@ -22,7 +22,7 @@ int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state 
             ok = strcmp(spec->opts[i].name, resume_opts[k]) == 0;
         if (!ok)
             return cli_usage_error("train",
-                                   "%s goes not with --resume: a resumed run keeps the "
+                                   "%s does not go with --resume: a resumed run keeps the "
                                    "checkpoint's model, data and settings (only --epochs, "
                                    "--out, --checkpoint, --log and --quiet may be given)",
                                    spec->opts[i].name);
@@ -31,9 +31,10 @@ int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state 
     if (attn_s2s_checkpoint_load(path, from, &err) != ATTN_OK) return cli_fail("train", &err);
     const int epochs = cli_given(spec, "--epochs") ? tc->epochs : from->train_cfg.epochs;
     if (epochs < from->epoch) {
+        const int done = from->epoch;
         attn_s2s_train_state_clear(from);
         return cli_usage_error("train", "--epochs %d: %s has done %d epochs already", epochs, path,
-                               from->epoch);
+                               done);
     }
     *mc = from->model_cfg;
     *tc = from->train_cfg;
