@@ -119,6 +119,61 @@ START_TEST(test_eval_data_equals_eval_set) {
 }
 END_TEST
 
+/* --checkpoint, --resume and --log: a run stopped after epoch 1 (its log holding a stale line
+ * for epoch 2, as after a kill) and resumed to 3 epochs writes the uninterrupted run's weights
+ * and checkpoint byte for byte, and its log has one line per epoch. */
+START_TEST(test_checkpoint_resume_log) {
+    for (int t = 0; t < 2; t++) {
+        const char *task = t ? "compose" : "rewrite";
+        char full[256], part[256], ck_full[256], ck[256], log[256], out_res[256];
+        snprintf(full, sizeof full, "%s", tmp_path("full.json"));
+        snprintf(part, sizeof part, "%s", tmp_path("part.json"));
+        snprintf(ck_full, sizeof ck_full, "%s", tmp_path("ck_full.json"));
+        snprintf(ck, sizeof ck, "%s", tmp_path("ck.json"));
+        snprintf(log, sizeof log, "%s", tmp_path("log.jsonl"));
+        snprintf(out_res, sizeof out_res, "%s", tmp_path("res.json"));
+        run_result a = run(NULL, "train", "--model", "seq2seq-transformer", "--task", task,
+                           "--epochs", "3", "--train-size", "150", "--holdout", "20", "--quiet",
+                           "--out", full, "--checkpoint", ck_full, NULL);
+        expect(&a, "uninterrupted", 0, NULL);
+        run_result b = run(NULL, "train", "--model", "seq2seq-transformer", "--task", task,
+                           "--epochs", "1", "--train-size", "150", "--holdout", "20", "--quiet",
+                           "--out", part, "--checkpoint", ck, "--log", log, NULL);
+        expect(&b, "first epoch", 0, NULL);
+        char *first = tu_read_text(log);
+        ck_assert_ptr_nonnull(first);
+        char stale[2048];
+        snprintf(stale, sizeof stale, "%s{\"epoch\": 2, \"stale\": true}\n", first);
+        write_file(log, stale);
+        free(first);
+        run_result c = run(NULL, "train", "--resume", ck, "--epochs", "3", "--quiet", "--out",
+                           out_res, "--checkpoint", ck, "--log", log, NULL);
+        expect(&c, "resumed", 0, NULL);
+        ck_assert(files_equal(full, out_res));
+        ck_assert(files_equal(ck_full, ck));
+        ck_assert(!files_equal(full, part));
+        char *text = tu_read_text(log);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_msg(strstr(text, "{\"epoch\": 1, ") &&
+                          strstr(text, "{\"epoch\": 2, \"epochs\": 3") &&
+                          strstr(text, "{\"epoch\": 3, ") && !strstr(text, "stale"),
+                      "%s", text);
+        int lines = 0;
+        for (char *p = text; (p = strchr(p, '\n')) != NULL; p++) lines++;
+        ck_assert_int_eq(lines, 3);
+        free(text);
+        run_result e1 = run(NULL, "train", "--resume", ck, "--seed", "2", NULL);
+        expect(&e1, "an option with --resume", 2, "--seed does not go with --resume", NULL);
+        run_result e2 = run(NULL, "train", "--resume", ck, "--epochs", "2", NULL);
+        expect(&e2, "fewer epochs", 2, "has done 3 epochs", NULL);
+        write_file(ck, "{\"format\": \"attn-seq2seq-checkpoint-v1\"}");
+        run_result e3 = run(NULL, "train", "--resume", ck, NULL);
+        expect(&e3, "a broken checkpoint", 1, "ck.json", "\"config\"", NULL);
+        run_free(&a), run_free(&b), run_free(&c), run_free(&e1), run_free(&e2), run_free(&e3);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/compose");
     TCase *tc = tcase_create("compose");
@@ -126,6 +181,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_data_compose_targets_are_data);
     tcase_add_test(tc, test_train_generate_reproduce);
     tcase_add_test(tc, test_eval_data_equals_eval_set);
+    tcase_add_test(tc, test_checkpoint_resume_log);
     suite_add_tcase(s, tc);
     return s;
 }
