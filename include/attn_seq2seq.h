@@ -91,6 +91,9 @@ attn_status attn_rewrite_target(const int *ids, int n, int label, int *tgt, int 
  * src->labels the polarities. */
 #define ATTN_COMPOSE_SRC     2  /* source tokens */
 #define ATTN_COMPOSE_MAX_TGT 60 /* longest target: the longest generated sentence (fill8) */
+/* compose's learning rate in attn train and reproduce (docs/decoder.md: at 1e-3, 10 epochs do
+ * not learn the polarity) */
+#define ATTN_COMPOSE_LR 3e-3
 /* Reads a compose source "positive exam" (white space around and between the two words is
  * free, upper case is lower-cased) into ids[ATTN_COMPOSE_SRC]. ATTN_ERR_VALUE naming what is
  * wrong (not two words, not a polarity, not a subject noun: the message lists them). */

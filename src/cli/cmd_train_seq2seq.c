@@ -21,9 +21,10 @@ static const char notes[] =
     "embeddings and a head; its weights load into tools/seq2seq_models.py with strict=True.\n\n"
     "Task compose: '<polarity> <subject>' -> a review sentence of the grammar with them\n"
     "(attn data --task compose). Many sentences are right, so the epoch kept is the one with\n"
-    "the lowest held-out loss, and the report is each test set's loss per target token and\n"
-    "25 samples (temperature 1) per source judged by the grammar parser: grammatical, with\n"
-    "the polarity and subject asked for, and not a sentence of the training set (novel).\n\n"
+    "the lowest held-out loss (lr 3e-3 by default), and the report is each test set's loss\n"
+    "per target token and 25 samples (temperature 1) per source judged by the grammar\n"
+    "parser: grammatical, with the polarity and subject asked for, and not a sentence of the\n"
+    "training set (novel).\n\n"
     "--checkpoint FILE writes the whole training state (parameters, Adam's moments and\n"
     "step, epoch, the shuffling generator, the best epoch so far) after every epoch,\n"
     "atomically; --resume FILE continues that run with the checkpoint's model, data and\n"
@@ -192,7 +193,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
         {"--seed", "S", CLI_OPT_U64, &a.seed, .help = "seed of the data, init and shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.tc.epochs, 0, 100000, .help = "epochs"},
         {"--batch", "B", CLI_OPT_INT, &a.tc.batch_size, 1, 1 << 16, .help = "pairs per step"},
-        {"--lr", "X", CLI_OPT_REAL, &a.tc.adam.lr, .help = "Adam learning rate"},
+        {"--lr", "X", CLI_OPT_REAL, &a.tc.adam.lr, .help = "Adam learning rate (compose: 3e-3)"},
         {"--train-size", "N", CLI_OPT_INT, &a.train_size, 1, ATTN_DATA_MAX_N,
          .help = "training pairs"},
         {"--holdout", "N", CLI_OPT_INT, &a.tc.holdout, 0, ATTN_DATA_MAX_N,
@@ -235,6 +236,8 @@ int cmd_train_seq2seq(int argc, char **argv) {
         a.task = attn_task_name(a.task_id);
     } else {
         rc = parse_choices(&a);
+        if (a.task_id == ATTN_TASK_COMPOSE && !cli_given(&spec, "--lr"))
+            a.tc.adam.lr = ATTN_COMPOSE_LR;
     }
     return rc >= 0 ? rc : run(&a);
 }
