@@ -72,7 +72,8 @@ START_TEST(test_bad_lines_are_named) {
         if (strcmp(bad[i].msg, "NUL") == 0) {
             FILE *f = fopen(path, "wb");
             ck_assert_ptr_nonnull(f);
-            fwrite(bad[i].text, 1, 40, f);
+            static const char nul_line[] = "the exam\0 was good\tpositive exam good\n";
+            fwrite(nul_line, 1, sizeof nul_line - 1, f);
             fclose(f);
         } else {
             write_text(bad[i].text);
