@@ -45,6 +45,7 @@ int cli_info_seq2seq(const char *path) {
     printf("max_tgt_len  %d\nnorm         %s\nactivation   %s\npos          %s\n", c->max_tgt_len,
            c->norm == ATTN_NORM_PRE ? "pre" : "post",
            c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
+    if (c->task != ATTN_TASK_REWRITE) printf("task         %s\n", attn_task_name(c->task));
     printf("\n%-56s %-10s %8s\n", "tensor", "shape", "numel");
     for (size_t i = 0; i < attn_seq2seq_tensor_count(m); i++) {
         int shape[4];

@@ -63,6 +63,11 @@ START_TEST(test_train_generate_reproduce) {
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(v, "grammatical")) ==
               cJSON_IsString(cJSON_GetObjectItem(v, "polarity")));
     cJSON_Delete(doc);
+    run_result in = run(NULL, "info", "--weights", w, NULL);
+    expect(&in, "info on compose weights", 0, NULL);
+    ck_assert_msg(strstr(in.out, "task         compose\n") && strstr(in.out, "max_tgt_len  61\n"),
+                  "%s", in.out);
+    run_free(&in);
     run_result e1 = run(NULL, "generate", "--weights", w, "the exam was good", NULL);
     expect(&e1, "a review given to a compose model", 1, "sentence 1", "4 words",
            "<positive|negative> <subject>", NULL);
