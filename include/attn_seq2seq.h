@@ -23,6 +23,7 @@
  *   target: the source vocabulary's ids unchanged (a copied word keeps its id) followed by four
  *           tokens of the target side only: [BOS] = ATTN_VOCAB_SIZE, [EOS], "positive",
  *           "negative". Id 0 is [PAD] on both sides, the padding a loss ignores.
+ *   The compose task reads its sources ("positive exam") in the target vocabulary too.
  */
 #ifndef ATTN_SEQ2SEQ_H
 #define ATTN_SEQ2SEQ_H
@@ -46,7 +47,7 @@ const char *attn_tgt_vocab_token(int id);
 /* -1 if token is not in the target vocabulary. */
 int attn_tgt_vocab_id(const char *token);
 
-/* ---- tasks: source/target pairs (src/data/rewrite.c) ---------------------------------------- */
+/* ---- tasks: source/target pairs (src/data/rewrite.c, compose.c, pairs_tsv.c) -------------- */
 
 typedef enum attn_task {
     ATTN_TASK_REWRITE, /* "rewrite": a review -> its verdict (src/data/rewrite.c) */
