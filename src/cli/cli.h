@@ -44,9 +44,13 @@ int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, 
  * NULL, or the training pairs (a sample equal to one of their sentences is not novel). */
 typedef struct cli_compose_tally {
     long samples, grammatical, polarity, subject, novel; /* polarity/subject: as asked */
+    /* with a classifier (built-in vocabulary): samples of review words only it read, those it
+     * reads with the polarity asked for, and grammatical ones it reads with the parse's label */
+    long classified, classifier_asked, classifier_parse;
 } cli_compose_tally;
 int cli_compose_samples(const char *cmd, attn_seq2seq *m, int per_source, double temperature,
-                        uint64_t seed, const attn_pairs *train, cli_compose_tally *t);
+                        uint64_t seed, const attn_pairs *train, attn_model *classifier,
+                        cli_compose_tally *t);
 /* "grammatical 97.5%, polarity as asked 96.0%, ..." of t into buf. */
 void cli_compose_tally_text(const cli_compose_tally *t, char *buf, size_t size);
 /* The teacher-forced loss per target token on the four test sets of seed (1,000 pairs each)
@@ -57,7 +61,7 @@ typedef struct cli_compose_result {
     cli_compose_tally tally;
 } cli_compose_result;
 int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
-                       cli_compose_result *r);
+                       attn_model *classifier, cli_compose_result *r);
 int cmd_reproduce_compose(int argc, char **argv); /* cmd_reproduce_seq2seq, --task compose */
 /* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
 struct cli_spec;

@@ -17,7 +17,8 @@ typedef struct seed_result {
 } seed_result;
 
 /* Trains seed s, writes its weights when dir is given, scores it. */
-static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, seed_result *out) {
+static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, attn_model *classifier,
+                    seed_result *out) {
     attn_error err;
     attn_pairs *train = NULL, *held = NULL;
     attn_seq2seq *m = NULL;
@@ -38,7 +39,7 @@ static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, see
     if (st == ATTN_OK) st = attn_seq2seq_create(&mc, s, &m, &err);
     if (st == ATTN_OK) st = attn_seq2seq_train(m, train, held, &tc, NULL, &err);
     if (st == ATTN_OK && dir) st = attn_seq2seq_save_json(m, false, false, path, &err);
-    int rc = st == ATTN_OK ? cli_compose_report("reproduce", m, s, train, &out->r)
+    int rc = st == ATTN_OK ? cli_compose_report("reproduce", m, s, train, classifier, &out->r)
                            : cli_fail("reproduce", &err);
     if (m) out->n_params = attn_seq2seq_n_params(m);
     attn_seq2seq_free(m);
@@ -54,8 +55,12 @@ static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, see
 
 /* "a-b" (or "a" when every seed agrees) of xs[n] with fmt ("%.1f%%", "%.4f"). */
 static void range_text(char *buf, size_t size, const double *xs, int n, const char *fmt) {
-    double lo = INFINITY, hi = -INFINITY;
+    double lo = INFINITY, hi = -INFINITY; /* fmin and fmax skip NaN (nothing to measure) */
     for (int i = 0; i < n; i++) lo = fmin(lo, xs[i]), hi = fmax(hi, xs[i]);
+    if (lo > hi) {
+        snprintf(buf, size, "n/a");
+        return;
+    }
     char a[32], b[32];
     snprintf(a, sizeof a, fmt, lo);
     snprintf(b, sizeof b, fmt, hi);
@@ -65,7 +70,7 @@ static void range_text(char *buf, size_t size, const double *xs, int n, const ch
         snprintf(buf, size, "%s - %s", a, b);
 }
 
-static void print_table(const seed_result *r, int seeds) {
+static void print_table(const seed_result *r, int seeds, const char *classifier) {
     static const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR,
                                                     ATTN_SET_FILL4, ATTN_SET_FILL8};
     char buf[96], label[64];
@@ -92,6 +97,22 @@ static void print_table(const seed_result *r, int seeds) {
         range_text(buf, sizeof buf, xs, seeds, "%.1f%%");
         printf("%-40s %s\n", names[q], buf);
     }
+    if (classifier) {
+        for (int q = 0; q < 2; q++) {
+            for (int s = 0; s < seeds; s++) {
+                const cli_compose_tally *t = &r[s].r.tally;
+                const long of = q ? t->grammatical : t->samples;
+                xs[s] = of ? 100.0 * (double)(q ? t->classifier_parse : t->classifier_asked) /
+                                 (double)of
+                           : NAN;
+            }
+            range_text(buf, sizeof buf, xs, seeds, "%.1f%%");
+            printf("%-40s %s\n",
+                   q ? "  classifier agrees with the parse" : "classifier reads the polarity asked",
+                   buf);
+        }
+        printf("%-40s %s\n", "classifier", classifier);
+    }
     printf("%-40s %ld per seed (%d per source, temperature 1)\n", "samples", r[0].r.tally.samples,
            CLI_COMPOSE_PER_SOURCE);
     printf("%-40s %zu\n", "parameters", r[0].n_params);
@@ -99,7 +120,7 @@ static void print_table(const seed_result *r, int seeds) {
 
 int cmd_reproduce_compose(int argc, char **argv) {
     int seeds = 1, epochs = 10, train_size = ATTN_TRAIN_DEFAULT_N;
-    const char *task = "compose", *out = NULL;
+    const char *task = "compose", *out = NULL, *classifier = NULL;
     cli_opt opts[] = {
         {"--task", "NAME", CLI_OPT_STR, &task, .help = "compose"},
         {"--seeds", "N", CLI_OPT_INT, &seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
@@ -108,6 +129,8 @@ int cmd_reproduce_compose(int argc, char **argv) {
          .help = "training pairs per seed"},
         {"--out", "DIR", CLI_OPT_STR, &out, .def = "",
          .help = "write DIR/compose-seq2seq-transformer-seed<S>.json"},
+        {"--classifier", "FILE.json", CLI_OPT_STR, &classifier, .def = "",
+         .help = "a sentiment classifier's weights (attn train) that judges\nthe samples too"},
     };
     cli_spec spec = {
         "reproduce",
@@ -119,7 +142,9 @@ int cmd_reproduce_compose(int argc, char **argv) {
         "per target token on the four test sets of each seed and what the grammar parser\n"
         "says of 25 samples per source (2 polarities x 8 subjects) at temperature 1:\n"
         "grammatical, with the polarity and the subject asked for, and novel (not one of the\n"
-        "training sentences).",
+        "training sentences); with --classifier, the share of samples a trained sentiment\n"
+        "classifier reads with the polarity asked for, and of grammatical ones with the\n"
+        "parse's label.",
         NULL,
         "docs/decoder.md describes the task, the parser and the judgement.",
         opts,
@@ -132,13 +157,26 @@ int cmd_reproduce_compose(int argc, char **argv) {
         cli_message("reproduce", "--out %s: %s", out, strerror(errno));
         return CLI_ERROR;
     }
+    attn_model *judge = NULL;
+    const attn_vocab *vocab = NULL;
+    if (classifier && (rc = cli_load_weights("reproduce", classifier, &judge, &vocab)) >= 0)
+        return rc;
+    if (judge && !attn_vocab_is_builtin(vocab)) {
+        attn_model_free(judge);
+        attn_vocab_free(vocab);
+        return cli_usage_error("reproduce",
+                               "--classifier %s has its own vocabulary; the "
+                               "samples are words of the built-in one",
+                               classifier);
+    }
     attn_set_num_threads(1);
     seed_result r[MAX_SEEDS];
     memset(r, 0, sizeof r);
-    for (int s = 0; s < seeds; s++) {
-        rc = run_seed((uint64_t)s + 1, epochs, train_size, out, &r[s]);
-        if (rc != CLI_OK) return rc;
-    }
-    print_table(r, seeds);
-    return CLI_OK;
+    rc = CLI_OK;
+    for (int s = 0; s < seeds && rc == CLI_OK; s++)
+        rc = run_seed((uint64_t)s + 1, epochs, train_size, out, judge, &r[s]);
+    if (rc == CLI_OK) print_table(r, seeds, classifier);
+    attn_model_free(judge);
+    attn_vocab_free(vocab);
+    return rc;
 }

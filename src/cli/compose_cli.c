@@ -22,8 +22,22 @@ static void words_text(const int *out, int n, char *buf, size_t size) {
     }
 }
 
+/* The classifier's reading of out[n] (review word ids): 1 positive, 0 negative, -1 when it
+ * cannot read them (a target-only token, too long) or fails. */
+static int classify(attn_model *c, const int *out, int n) {
+    const attn_model_config *mc = c ? attn_model_config_of(c) : NULL;
+    if (!c || n < 1 || (mc->arch == ATTN_ARCH_TRANSFORMER && n > mc->max_len - 1)) return -1;
+    for (int i = 0; i < n; i++)
+        if (out[i] < 2 || out[i] >= ATTN_VOCAB_SIZE) return -1;
+    attn_batch b = {.B = 1, .T = n, .ids = out, .lengths = &n};
+    float logit;
+    attn_error err;
+    return attn_model_forward(c, &b, &logit, &err) == ATTN_OK ? logit > 0.0f : -1;
+}
+
 int cli_compose_samples(const char *cmd, attn_seq2seq *m, int per_source, double temperature,
-                        uint64_t seed, const attn_pairs *train, cli_compose_tally *t) {
+                        uint64_t seed, const attn_pairs *train, attn_model *classifier,
+                        cli_compose_tally *t) {
     memset(t, 0, sizeof *t);
     const char **seen = NULL;
     int n_seen = 0;
@@ -63,6 +77,10 @@ int cli_compose_samples(const char *cmd, attn_seq2seq *m, int per_source, double
                 t->grammatical += v.grammatical;
                 t->polarity += v.polarity_ok;
                 t->subject += v.subject_ok;
+                const int said = classify(classifier, out, n_out);
+                t->classified += said >= 0;
+                t->classifier_asked += said == (src[0] == ATTN_TGT_POSITIVE);
+                t->classifier_parse += v.grammatical && said == v.label;
                 if (seen && v.grammatical) {
                     char text[1024];
                     const char *key = text;
@@ -83,7 +101,7 @@ void cli_compose_tally_text(const cli_compose_tally *t, char *buf, size_t size) 
 }
 
 int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
-                       cli_compose_result *r) {
+                       attn_model *classifier, cli_compose_result *r) {
     static const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR,
                                                     ATTN_SET_FILL4, ATTN_SET_FILL8};
     attn_error err;
@@ -97,5 +115,6 @@ int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const at
         }
         attn_pairs_free(p);
     }
-    return cli_compose_samples(cmd, m, CLI_COMPOSE_PER_SOURCE, 1.0, seed, train, &r->tally);
+    return cli_compose_samples(cmd, m, CLI_COMPOSE_PER_SOURCE, 1.0, seed, train, classifier,
+                               &r->tally);
 }

@@ -74,12 +74,17 @@ START_TEST(test_train_generate_reproduce) {
     run_result e2 = run(NULL, "generate", "--weights", w, "positive coffee", NULL);
     expect(&e2, "not a subject", 1, "'coffee' is not a subject noun", NULL);
     run_result r = run(NULL, "reproduce", "--task", "compose", "--epochs", "1", "--train-size",
-                       "100", "--out", tmp_path("rep"), NULL);
+                       "100", "--out", tmp_path("rep"), "--classifier", golden("lstm"), NULL);
     expect(&r, "reproduce --task compose", 0, "seed 1", NULL);
     ck_assert_msg(strstr(r.out, "samples grammatical ") &&
                       strstr(r.out, "with the polarity asked") &&
-                      strstr(r.out, "loss per target token, fill8"),
+                      strstr(r.out, "loss per target token, fill8") &&
+                      strstr(r.out, "classifier reads the polarity asked ") &&
+                      strstr(r.out, "  classifier agrees with the parse "),
                   "%s", r.out);
+    run_result e3 = run(NULL, "reproduce", "--task", "compose", "--classifier", w, NULL);
+    expect(&e3, "seq2seq weights as the classifier", 1, "compose.json", NULL);
+    run_free(&e3);
     ck_assert(exists(tmp_path("rep/compose-seq2seq-transformer-seed1.json")));
     run_free(&t), run_free(&g), run_free(&j), run_free(&e1), run_free(&e2), run_free(&r);
 }
