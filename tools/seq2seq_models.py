@@ -71,7 +71,7 @@ def full_config(config):
     else:
         c = dict(DEFAULT)
     for k, v in config.items():
-        if k not in c:
+        if k not in c and k != "task":  # "task": what attn trained it on (absent: rewrite)
             raise ValueError("unknown config key %r" % (k,))
         c[k] = v
     return c

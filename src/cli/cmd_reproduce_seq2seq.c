@@ -225,13 +225,19 @@ static int parse_models(const char *list, bool want[N_MODELS]) {
 }
 
 int cmd_reproduce_seq2seq(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) /* the compose task has its own command: its own report */
+        if ((strcmp(argv[i], "--task") == 0 && i + 1 < argc &&
+             strcmp(argv[i + 1], "compose") == 0) ||
+            strcmp(argv[i], "--task=compose") == 0)
+            return cmd_reproduce_compose(argc, argv);
     static repro o; /* large: the results table */
     memset(&o, 0, sizeof o);
     o.seeds = 3, o.train_size = ATTN_TRAIN_DEFAULT_N, o.out = "runs";
     int workers = cli_n_cores();
     const char *task = "rewrite", *models = "seq2seq-gru,seq2seq-attn,seq2seq-transformer";
     cli_opt opts[] = {
-        {"--task", "NAME", CLI_OPT_STR, &task, .help = "rewrite"},
+        {"--task", "NAME", CLI_OPT_STR, &task,
+         .help = "rewrite (compose: attn reproduce --task compose --help)"},
         {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
         {"--models", "LIST", CLI_OPT_STR, &models,
          .help = "comma-separated: seq2seq-gru, seq2seq-attn, seq2seq-transformer",
