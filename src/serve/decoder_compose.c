@@ -1,11 +1,13 @@
 /* decoder_compose.c -- POST /api/compose: n samples of a compose model for "<polarity>
  * <subject>" (attn_seq2seq_sample: temperature, top-p, seeds seed .. seed + n - 1, KV cache),
  * each judged by the committed classifiers (their probability that the sample is positive,
- * batch 1 as attn predict) and by whether that agrees with the polarity asked for.
+ * batch 1 as attn predict, and whether that agrees with the polarity asked for) and by the
+ * grammar (attn_grammar_parse: grammatical or not, with the parse's polarity and subject).
  *
  *   {"model"?, "polarity", "subject"?, "temperature"?, "top_p"?, "n"?, "seed"?}
  *   -> {"model", "seed", "source", "samples": [{"seed", "text", "words", "judges": [{"model",
- *       "seed", "probability", "agrees"}]}]}
+ *       "seed", "probability", "agrees"}], "grammar": {"grammatical", "label", "subject",
+ *       "polarity_ok", "subject_ok" | "why"}}]}
  * A sample holding a token outside the classifiers' vocabulary (a polarity token, [BOS]) is
  * judged null. */
 #include "decoder_internal.h"
@@ -73,6 +75,30 @@ static void judge(serve_app *app, int ctx, const int *out, int n_out, bool posit
     sb_add(sb, "]");
 }
 
+/* The grammar's verdict on a sample (attn_grammar_parse) into sb: grammatical, the parse's
+ * polarity and subject and whether they are the ones asked for; "why" when not grammatical. */
+static void grammar(const int *out, int n_out, const int *src, sbuf *sb) {
+    attn_parse p;
+    attn_error err;
+    bool words = n_out > 0;
+    for (int i = 0; i < n_out; i++) words = words && out[i] > 1 && out[i] < ATTN_VOCAB_SIZE;
+    attn_status st = words ? attn_grammar_parse(out, n_out, &p, &err)
+                           : attn_errorf(&err, ATTN_ERR_VALUE,
+                                         "holds a token that is not a word of the vocabulary");
+    if (st != ATTN_OK) {
+        sb_add(sb, ", \"grammar\": {\"grammatical\": false, \"why\": ");
+        sb_json_string(sb, err.msg);
+        sb_add(sb, "}");
+        return;
+    }
+    const int label = src[0] == ATTN_TGT_POSITIVE ? 1 : 0;
+    sb_printf(sb,
+              ", \"grammar\": {\"grammatical\": true, \"label\": \"%s\", \"subject\": \"%s\", "
+              "\"polarity_ok\": %s, \"subject_ok\": %s}",
+              p.label ? "positive" : "negative", attn_vocab_word(out[p.subject]),
+              p.label == label ? "true" : "false", out[p.subject] == src[1] ? "true" : "false");
+}
+
 static void compose(serve_app *app, int ctx, const attn_compose_request *r, int di,
                     serve_response *rs) {
     const serve_decoder *dd = &app->decoders->d[di];
@@ -103,6 +129,7 @@ static void compose(serve_app *app, int ctx, const attn_compose_request *r, int 
         sb_add(&sb, "\", \"words\": ");
         sb_printf(&sb, "%d", n_out);
         judge(app, ctx, out, n_out, src[0] == ATTN_TGT_POSITIVE, &sb);
+        grammar(out, n_out, src, &sb);
         sb_add(&sb, "}");
     }
     sb_add(&sb, "]}");

@@ -220,6 +220,11 @@ START_TEST(test_compose) {
         } else {
             ck_assert(strstr(judge, "\"probability\": null") == judge + sizeof head - 1);
         }
+        attn_parse parse;
+        const bool gram = words && attn_grammar_parse(out, n_out, &parse, &err) == ATTN_OK;
+        const char *g = strstr(at, "\"grammar\": {\"grammatical\": ");
+        ck_assert_ptr_nonnull(g);
+        ck_assert_msg(!strncmp(g + 27, gram ? "true" : "false", gram ? 4 : 5), "%.80s", g);
         at++;
     }
     free(t);
