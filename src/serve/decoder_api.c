@@ -238,6 +238,10 @@ void serve_api_generate(serve_app *app, int ctx, const serve_request *rq, serve_
     const int di = serve_decoder_find(app, r.model, false);
     if (di < 0)
         serve_unknown_decoder(rs, r.model[0] ? r.model : "(default: none loaded)");
+    else if (app->decoders->d[di].compose)
+        serve_error_response(rs, 400, "bad_request",
+                             "a compose model writes from a polarity and a subject: "
+                             "POST /api/compose");
     else
         generate(app, ctx, &r, di, rs);
     attn_generate_request_clear(&r);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Socket-level tests of the decoder endpoints of `attn serve` (CTest serve/decoder_sockets), in
 the manner of sockets.py (its helpers): a weights directory made here (the committed
-classifiers linked, a seq2seq-transformer trained for 2 epochs by `attn reproduce --task
+classifiers linked, a seq2seq-transformer trained for 1 epoch on 1,000 pairs by `attn reproduce --task
 rewrite`), a server on a free loopback port.
   answers            POST /api/generate: 200 with the API's headers (JSON type, no-store), the
                      alignment [output][source] rows are distributions, the top-5 sorted; a
@@ -142,8 +142,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("rnn-seed1.json", "lstm-seed1.json", "transformer-seed1.json"):
             os.symlink(os.path.join(os.path.abspath(a.weights), name), os.path.join(tmp, name))
-        subprocess.run([a.attn, "reproduce", "--task", "rewrite", "--seeds", "1", "--epochs", "2",
-                        "--out", tmp], check=True, capture_output=True)
+        subprocess.run([a.attn, "reproduce", "--task", "rewrite", "--seeds", "1", "--epochs", "1",
+                        "--train-size", "1000", "--out", tmp], check=True, capture_output=True)
         timeout_s = 2
         srv = sk.Server(a.attn, tmp, "--threads", "2", "--request-timeout", str(timeout_s))
         try:

@@ -162,6 +162,8 @@ START_TEST(test_generate_errors) {
            "{\"text\": \"good\", \"prefix\": [\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
            "\"a\",\"a\"]}",
            400, "bad_request");
+    expect("POST", "/api/generate", "{\"model\": \"compose-seq2seq-transformer\", \"text\": \"a\"}",
+           400, "bad_request");
     expect("GET", "/api/generate", NULL, 405, "method_not_allowed");
     expect("POST", "/api/decoders", "{}", 405, "method_not_allowed");
     expect("GET", "/api/compose", NULL, 405, "method_not_allowed");
