@@ -209,7 +209,8 @@ typedef struct attn_s2s_explain_opts {
                         * choose (not [PAD], [BOS] or [EOS]) */
     int n_prefix;
     int max_out;      /* words at most (prefix included); 0: max_tgt_len - 1 */
-    bool no_saliency; /* skip the backward passes (grad_norm, grad_x_input NULL) */
+    bool no_saliency; /* skip the backward passes (grad_norm, grad_x_input NULL; NULL too for a
+                       * model without "src_embedding.weight") */
 } attn_s2s_explain_opts;
 
 typedef struct attn_s2s_explanation {

@@ -187,7 +187,8 @@ attn_status attn_seq2seq_explain(attn_seq2seq *m, const int *src, int n_src,
         st = generate(m, src, n_src, opts ? opts->prefix : NULL, e->n_prefix, max_out, dec, logits,
                       probs, e, err);
     if (st == ATTN_OK) st = maps(m, src, n_src, dec, e, err);
-    if (st == ATTN_OK && !(opts && opts->no_saliency))
+    /* saliency needs a source embedding to differentiate by ("src_embedding.weight") */
+    if (st == ATTN_OK && !(opts && opts->no_saliency) && attn_seq2seq_source_width(m) > 0)
         st = saliency(m, src, n_src, dec, logits, e, err);
     free(dec);
     free(logits);

@@ -94,7 +94,7 @@ attn_status attn_seq2seq_source_input(const attn_seq2seq *m, const int *src, int
 
 attn_status attn_seq2seq_backward_source(attn_seq2seq *m, const attn_s2s_batch *b,
                                          const float *d_logits, float *d_src, attn_error *err) {
-    if (!b || b->B != 1 || !d_src)
+    if (!b || b->B != 1 || !b->src_lengths || !d_src)
         return attn_errorf(err, ATTN_ERR_ARG, "seq2seq source gradient: B = 1 and d_src needed");
     const int E = attn_seq2seq_source_width(m), S = b->src_lengths[0];
     for (size_t i = 0; i < (size_t)S * E; i++) d_src[i] = NAN; /* what the backward leaves out */

@@ -202,11 +202,14 @@ static void generate(serve_app *app, int ctx, const attn_generate_request *r, in
                                   : "this model has no attention maps: no \"layer\" or \"head\"");
         return;
     }
-    if (r->n_prefix > dd->cfg.max_tgt_len - 1) {
+    if (r->n_prefix > dd->cfg.max_tgt_len - 1 || r->n_prefix > ATTN_S2S_MAX_TGT) {
         serve_error_response(rs, 400, "bad_request", "\"prefix\" is longer than the model writes");
         return;
     }
-    const attn_s2s_explain_opts o = {.prefix = r->prefix, .n_prefix = r->n_prefix};
+    const int cap = dd->cfg.max_tgt_len - 1; /* the server writes at most ATTN_S2S_MAX_TGT */
+    const attn_s2s_explain_opts o = {.prefix = r->prefix,
+                                     .n_prefix = r->n_prefix,
+                                     .max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT};
     attn_s2s_explanation *e = NULL;
     char *json = NULL;
     st = attn_seq2seq_explain(m, src, n_src, &o, &e, &err);
