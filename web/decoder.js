@@ -220,11 +220,13 @@ async function start() {
   const rewrite = dec.models.filter((m) => m.task === 'rewrite');
   const sel = $('dec-model');
   for (const m of rewrite) sel.append(el('option', { value: m.name, text: `${m.name} (seed ${m.seed})` }));
+  const preferred = rewrite.find((m) => m.arch === 'seq2seq-transformer');
+  if (preferred) sel.value = preferred.name; // the write-up's model first
   if (!rewrite.length) {
     $('dec-none').textContent = 'No rewrite model is loaded (weights/seq2seq-*-seed<S>.json).';
     $('dec-go').disabled = true;
   } else {
-    fillViews(rewrite[0]);
+    fillViews(model());
   }
   const subjects = vocab ? vocab.words.filter((w) => w.category === 'subject').map((w) => w.word)
     : ['lecture', 'course', 'teacher', 'professor', 'seminar', 'exam', 'tutorial', 'textbook'];

@@ -24,7 +24,8 @@ struct serve_decoders {
     size_t json_len;
 };
 
-/* The decoder named name (""; the first rewrite model, or the first compose one), or -1. */
+/* The decoder named name, or for "" the default rewrite (compose false) or compose model: the
+ * seq2seq-transformer one where loaded, else the first by name; -1 if none. */
 int serve_decoder_find(const serve_app *app, const char *name, bool compose);
 attn_seq2seq *serve_decoder_model(serve_app *app, int ctx, int i);
 /* A request parse error as 400 malformed_json / bad_request (503 out of memory). */
