@@ -23,6 +23,7 @@
  *   target: the source vocabulary's ids unchanged (a copied word keeps its id) followed by four
  *           tokens of the target side only: [BOS] = ATTN_VOCAB_SIZE, [EOS], "positive",
  *           "negative". Id 0 is [PAD] on both sides, the padding a loss ignores.
+ *   The compose task reads its sources ("positive exam") in the target vocabulary too.
  */
 #ifndef ATTN_SEQ2SEQ_H
 #define ATTN_SEQ2SEQ_H
@@ -46,10 +47,13 @@ const char *attn_tgt_vocab_token(int id);
 /* -1 if token is not in the target vocabulary. */
 int attn_tgt_vocab_id(const char *token);
 
-/* ---- tasks: source/target pairs (src/data/rewrite.c) ---------------------------------------- */
+/* ---- tasks: source/target pairs (src/data/rewrite.c, compose.c, pairs_tsv.c) -------------- */
 
-typedef enum attn_task { ATTN_TASK_REWRITE } attn_task;
-const char *attn_task_name(attn_task t); /* "rewrite" */
+typedef enum attn_task {
+    ATTN_TASK_REWRITE, /* "rewrite": a review -> its verdict (src/data/rewrite.c) */
+    ATTN_TASK_COMPOSE, /* "compose": "<polarity> <subject>" -> a review (src/data/compose.c) */
+} attn_task;
+const char *attn_task_name(attn_task t); /* "rewrite", "compose" */
 attn_status attn_task_from_name(const char *name, attn_task *out, attn_error *err);
 
 /* Longest target (words, without [BOS]/[EOS]) of the rewrite task: polarity subject negation
@@ -79,10 +83,47 @@ typedef struct attn_pairs {
  * ATTN_REWRITE_MAX_TGT. ATTN_ERR_VALUE when ids is not a sentence of the grammar. */
 attn_status attn_rewrite_target(const int *ids, int n, int label, int *tgt, int *align, int *n_tgt,
                                 attn_error *err);
+/* compose (src/data/compose.c, docs/decoder.md): the source is "<polarity> <subject>" in the
+ * TARGET vocabulary (ATTN_TGT_POSITIVE or ATTN_TGT_NEGATIVE, then the subject noun's id), the
+ * target a review sentence of the grammar (attn_grammar_parse) with that label and subject:
+ * attn_data_generate's sentence i of (set, n, seed), word ids unchanged. Alignment: the subject
+ * noun -> 1, the core adjective and the negation (the words that realise the polarity) -> 0,
+ * every other word -> -1 (it comes from no source position). src->texts are the sources,
+ * src->labels the polarities. */
+#define ATTN_COMPOSE_SRC     2  /* source tokens */
+#define ATTN_COMPOSE_MAX_TGT 60 /* longest target: the longest generated sentence (fill8) */
+/* compose's learning rate in attn train and reproduce (docs/decoder.md: at 1e-3, 10 epochs do
+ * not learn the polarity) */
+#define ATTN_COMPOSE_LR 3e-3
+/* Reads a compose source "positive exam" (white space around and between the two words is
+ * free, upper case is lower-cased) into ids[ATTN_COMPOSE_SRC]. ATTN_ERR_VALUE naming what is
+ * wrong (not two words, not a polarity, not a subject noun: the message lists them). */
+attn_status attn_compose_source(const char *text, int ids[ATTN_COMPOSE_SRC], attn_error *err);
+/* A compose output out[n_out] (target ids, [EOS] not included) judged for the source
+ * src[ATTN_COMPOSE_SRC]. ATTN_OK when it is a sentence of the grammar, ATTN_ERR_VALUE (err says
+ * why) when not; *v filled in both cases. */
+typedef struct attn_compose_verdict {
+    bool grammatical;
+    int label;        /* the parse's polarity (1 positive, 0 negative), -1: not grammatical */
+    int subject;      /* the parse's subject noun (its id), -1: not grammatical */
+    bool polarity_ok; /* grammatical with the polarity the source asks for */
+    bool subject_ok;  /* grammatical with the subject the source asks for */
+} attn_compose_verdict;
+attn_status attn_compose_judge(const int *src, const int *out, int n_out, attn_compose_verdict *v,
+                               attn_error *err);
+
 /* The pairs of `task` for attn_data_generate's (set, n, seed). */
 attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t seed,
                                 attn_pairs **out, attn_error *err);
 void attn_pairs_free(attn_pairs *p); /* NULL ok */
+/* A file of 'source<TAB>target' lines (attn data --task prints them; blank lines skipped) as the
+ * pairs of `task` (src/data/pairs_tsv.c): rewrite sources are review sentences (attn_tokenize),
+ * compose sources "<polarity> <subject>" (attn_compose_source); targets are words of the target
+ * vocabulary ([PAD], [BOS], [EOS] refused), 1..max_tgt of them; sources at most max_src words.
+ * align is -1 throughout, rewrite src->labels -1. The first bad line stops the reading: the
+ * message names the file and the line. */
+attn_status attn_pairs_read_tsv(const char *path, attn_task task, int max_src, int max_tgt,
+                                attn_pairs **out, attn_error *err);
 
 /* ---- models (src/models/seq2seq*.c) --------------------------------------------------------- */
 
@@ -105,9 +146,14 @@ typedef struct attn_seq2seq_config {
     attn_norm norm;             /* pre (norm_first=True) or post; both have the final norms */
     attn_activation activation; /* relu or gelu */
     attn_pos pos;               /* learned (default), sinusoidal or none, on both sides */
+    attn_task task;             /* what the model was trained on: how generate reads a source */
 } attn_seq2seq_config;
 
 attn_seq2seq_config attn_seq2seq_config_default(attn_s2s_arch arch);
+/* Sets cfg->task and the sizes that follow from it: rewrite the defaults above; compose
+ * src_vocab = ATTN_TGT_VOCAB_SIZE (the polarity tokens), max_src_len = ATTN_COMPOSE_SRC,
+ * max_tgt_len = ATTN_COMPOSE_MAX_TGT + 1. */
+void attn_seq2seq_config_set_task(attn_seq2seq_config *cfg, attn_task task);
 const char *attn_s2s_arch_name(attn_s2s_arch a); /* "seq2seq-transformer" */
 /* Fails (ATTN_ERR_VALUE) naming the expected names. */
 attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_error *err);
@@ -283,7 +329,8 @@ typedef struct attn_s2s_train_config {
     int epochs;     /* 10 */
     int batch_size; /* 32 pairs per Adam step */
     int holdout;    /* 500: held-out pairs decoded after every epoch (0 = none) */
-    int keep_best;  /* 1: end with the parameters of the best held-out exact match */
+    int keep_best;  /* 1: end with the parameters of the best held-out epoch: the highest exact
+                       match (rewrite), the lowest held-out loss (compose: many right answers) */
     uint64_t seed;  /* shuffling */
     attn_adam_config adam;
 } attn_s2s_train_config;
@@ -295,26 +342,72 @@ typedef struct attn_s2s_epoch_stats {
     double holdout_exact; /* exact match of greedy decoding on the held-out pairs (NaN: none) */
     double tokens_per_s;  /* target tokens ([EOS] included) trained per second */
     double elapsed_s;
+    double holdout_loss; /* compose: teacher-forced loss per target token on the held-out pairs
+                            (NaN: none, or rewrite) */
 } attn_s2s_epoch_stats;
+
+/* The training state after an epoch: everything a resumed run needs to end byte-identical to
+ * an uninterrupted one (docs/decoder.md, "Checkpoints"). Arrays borrowed from the trainer (or,
+ * from attn_s2s_checkpoint_load, owned: attn_s2s_train_state_clear frees them). */
+typedef struct attn_s2s_train_state {
+    attn_seq2seq_config model_cfg;
+    attn_s2s_train_config train_cfg; /* epochs: the run's; the rest must match on resume */
+    int n_pairs;                     /* training pairs, and a fingerprint of their ids */
+    uint64_t data_fingerprint;
+    int epoch;          /* epochs done */
+    uint64_t rng_state; /* the shuffling generator after `epoch` shuffles */
+    long adam_step;
+    size_t n_params;
+    float *params, *m, *v; /* [n_params]: the LAST epoch's parameters, Adam's moments */
+    int best_epoch;        /* keep_best: the best epoch so far (1-based), 0: none */
+    double best_score;     /* its held-out exact match, or minus its held-out loss (compose) */
+    float *best_params;    /* [n_params] when best_epoch > 0 */
+} attn_s2s_train_state;
+void attn_s2s_train_state_clear(attn_s2s_train_state *st); /* frees owned arrays; zeroes */
 
 typedef struct attn_s2s_callbacks {
     bool (*on_epoch)(const attn_s2s_epoch_stats *st, void *user); /* false stops */
     void *user;
 } attn_s2s_callbacks;
 
+/* Checkpointing and resuming (attn_seq2seq_train_resume). */
+typedef struct attn_s2s_resume {
+    const attn_s2s_train_state *from; /* NULL: a new run */
+    /* NULL, or called after every epoch (after on_epoch) with the state to checkpoint; a status
+     * other than ATTN_OK stops the training with it. */
+    attn_status (*on_state)(const attn_s2s_train_state *st, void *user, attn_error *err);
+    void *user;
+} attn_s2s_resume;
+
 attn_s2s_train_config attn_s2s_train_config_default(void);
 /* Teacher-forced training of m on `train` (docs/decoder.md): per epoch a shuffle (seed), batches,
  * cross-entropy over target words and [EOS], Adam; the first cfg->holdout pairs of heldout scored
- * by exact match after each epoch. ATTN_ERR_VALUE on a non-finite loss or gradient. */
+ * after each epoch: by exact match (rewrite), by attn_seq2seq_loss (compose, train->task).
+ * ATTN_ERR_VALUE on a non-finite loss or gradient. */
 attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,
                                const attn_s2s_train_config *cfg, const attn_s2s_callbacks *cb,
                                attn_error *err);
+/* attn_seq2seq_train with checkpoints: rs->on_state (if any) gets the state after every epoch;
+ * with rs->from, the run continues from that state (a checkpoint): m gets its parameters, Adam
+ * its moments and step, the shuffling generator is replayed to its epoch (and must land on its
+ * rng_state); then epochs from->epoch + 1 .. cfg->epochs run. Refused (ATTN_ERR_VALUE, saying
+ * what differs) unless the model config, the batch size, holdout, keep_best, seed and Adam
+ * settings and the training pairs are the state's, and from->epoch <= cfg->epochs. rs NULL:
+ * attn_seq2seq_train. */
+attn_status attn_seq2seq_train_resume(attn_seq2seq *m, const attn_pairs *train,
+                                      const attn_pairs *heldout, const attn_s2s_train_config *cfg,
+                                      const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
+                                      attn_error *err);
 
 typedef struct attn_s2s_eval {
     int n;            /* pairs */
     double exact;     /* fraction whose greedy output (KV cache) equals the target exactly */
     double token_acc; /* fraction of target positions ([EOS] included) predicted right */
 } attn_s2s_eval;
+/* Mean cross-entropy per target token (words and [EOS]) of pairs [first, first + n) of p,
+ * teacher forced in batches of 32 pairs: compose's held-out measure. */
+attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, int n, double *loss,
+                              attn_error *err);
 /* Greedy decoding of pairs [first, first + n) of p, scored against their targets. */
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err);
@@ -346,13 +439,26 @@ attn_status attn_seq2seq_beam(attn_seq2seq *m, const int *src, int n_src, int ma
 /* ---- weights files (src/io/seq2seq_json.c) ------------------------------------------------ *
  * {"format": "attn-seq2seq-weights-v1", "config": {"arch", "src_vocab", "tgt_vocab", "d_model",
  * "n_heads", "ffn_dim", "enc_layers", "dec_layers", "max_src_len", "max_tgt_len", "norm",
- * "activation", "pos"}, "tensors": {state_dict key: {"shape", "data" | "data_b64"}}}; floats
+ * "activation", "pos" [, "task": "compose"]}, "tensors": {state_dict key: {"shape", "data" |
+ * "data_b64"}}}; "task" is written for compose models only, absent means rewrite; floats
  * %.9g or base64 of little-endian float32. Written atomically; read strictly (every key and
  * tensor exactly once, exact shapes, finite values; all problems reported, naming the file).
  * A classifier's file (attn-weights-v1) is refused as such. */
 attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
                                    attn_error *err);
 attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err);
+
+/* ---- seq2seq checkpoints (src/io/seq2seq_checkpoint_json.c) ------------------------------- *
+ * {"format": "attn-seq2seq-checkpoint-v1", "config": {as in a weights file}, "train": {"epochs",
+ * "batch_size", "holdout", "keep_best", "seed": "0x..", "adam": {"lr", "beta1", "beta2", "eps",
+ * "weight_decay"}}, "n_pairs", "data_fingerprint": "0x..", "epoch", "rng_state": "0x..",
+ * "adam_step", "n_params", "best_epoch", "best_score", "params", "m", "v" [, "best_params"]}:
+ * float arrays as base64 of little-endian float32, doubles %.17g, so everything reads back bit
+ * for bit. Written atomically; read strictly (every key once, sizes checked, all problems
+ * named with the file). */
+attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char *path,
+                                     attn_error *err);
+attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st, attn_error *err);
 
 /* ---- the decoder's attentions (src/kernels/attention_masked.c), ops as in attn_kernels.h ----
  * out_h[n_q,HS] = softmax(q_h.k_h^T + mask) . v_h for h < NH, as PyTorch 1.13's

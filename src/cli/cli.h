@@ -9,6 +9,7 @@
 #include "attn_threads.h"
 #include "attn_experiments.h"
 #include "attn_own_data.h"
+#include "attn_seq2seq.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,9 +33,52 @@ int cmd_train_seq2seq(int argc, char **argv);     /* cmd_train hands seq2seq mod
 int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
+bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
 int cli_info_seq2seq(const char *path);
-/* attn eval on seq2seq weights: exact match per set of the rewrite task and by source length. */
-int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed);
+/* attn eval on seq2seq weights: exact match per set of the model's task (or of the pairs of
+ * the file data, when not NULL) and by source length. */
+int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,
+                     const char *data);
+/* compose_cli.c: samples of a compose model judged by the grammar parser, for attn train,
+ * reproduce and eval (docs/decoder.md). For each of the 16 sources (2 polarities x 8 subjects)
+ * per_source samples at temperature T (no top-k/top-p; sample k seeded with seed + k). train:
+ * NULL, or the training pairs (a sample equal to one of their sentences is not novel). */
+typedef struct cli_compose_tally {
+    long samples, grammatical, polarity, subject, novel; /* polarity/subject: as asked */
+    /* with a classifier (built-in vocabulary): samples of review words only it read, those it
+     * reads with the polarity asked for, and grammatical ones it reads with the parse's label */
+    long classified, classifier_asked, classifier_parse;
+} cli_compose_tally;
+int cli_compose_samples(const char *cmd, attn_seq2seq *m, int per_source, double temperature,
+                        uint64_t seed, const attn_pairs *train, attn_model *classifier,
+                        cli_compose_tally *t);
+/* "grammatical 97.5%, polarity as asked 96.0%, ..." of t into buf. */
+void cli_compose_tally_text(const cli_compose_tally *t, char *buf, size_t size);
+/* The teacher-forced loss per target token on the four test sets of seed (1,000 pairs each)
+ * and the tally of CLI_COMPOSE_PER_SOURCE samples per source at temperature 1 (seeds seed..). */
+#define CLI_COMPOSE_PER_SOURCE 25
+typedef struct cli_compose_result {
+    double set_loss[ATTN_N_TEST_SETS]; /* plain, distractor, fill4, fill8 */
+    cli_compose_tally tally;
+} cli_compose_result;
+int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
+                       attn_model *classifier, cli_compose_result *r);
+int cmd_reproduce_compose(int argc, char **argv); /* cmd_reproduce_seq2seq, --task compose */
+/* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
+struct cli_spec;
+/* Loads the checkpoint into *from and takes its model, training settings, data size and seed
+ * (--epochs may extend the run); any other option given is a usage error. -1 to go on, else the
+ * exit code after the message. */
+int cli_s2s_resume_setup(struct cli_spec *spec, const char *path, attn_s2s_train_state *from,
+                         attn_seq2seq_config *mc, attn_s2s_train_config *tc, int *train_size,
+                         uint64_t *seed);
+/* Opens the log (a resumed run: trimmed to the epochs done, then appended to). -1 or the exit
+ * code. */
+int cli_s2s_log_open(const char *path, int done, bool resumed, FILE **out);
+/* One JSON line per epoch; false when writing failed. */
+bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st);
+/* attn_s2s_resume.on_state: the checkpoint to user (the path). */
+attn_status cli_s2s_write_checkpoint(const attn_s2s_train_state *st, void *user, attn_error *err);
 /* cmd_grad_seq2seq.c: attn grad for seq2seq weights (FILE holds 'source<TAB>target' pairs). */
 int cli_grad_seq2seq(const char *weights, const char *data, const char *out, int batch);
 int cmd_reproduce(int argc, char **argv);

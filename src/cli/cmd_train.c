@@ -590,13 +590,17 @@ static int run(cli_spec *spec, train_args *a) {
     return train(spec, a, &mc);
 }
 
-/* True when argv asks for a seq2seq model (--task, or --model seq2seq-...): cmd_train_seq2seq.c. */
+/* True when argv asks for a seq2seq model (--task, --model seq2seq-..., or --resume with a seq2seq
+ * checkpoint): cmd_train_seq2seq.c. */
 static bool wants_seq2seq(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) break;
         if (strcmp(argv[i], "--task") == 0 || strncmp(argv[i], "--task=", 7) == 0) return true;
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc &&
             strncmp(argv[i + 1], "seq2seq-", 8) == 0)
+            return true;
+        if (strcmp(argv[i], "--resume") == 0 && i + 1 < argc &&
+            cli_is_seq2seq_checkpoint(argv[i + 1]))
             return true;
     }
     return false;

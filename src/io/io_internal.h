@@ -113,4 +113,12 @@ struct attn_kernels_info;
 cJSON *attn_io_kernels_json(const struct attn_kernels_info *k);
 bool attn_io_kernels_from_json(const cJSON *o, struct attn_kernels_info *k);
 
+/* ---- seq2seq config (seq2seq_json.c), shared with the seq2seq checkpoint ------------------ */
+
+struct attn_seq2seq_config;
+/* "config": {...} as a weights file holds it (no leading comma). */
+void attn_io_s2s_config_write(FILE *f, const struct attn_seq2seq_config *c);
+/* The "config" object into *c, every problem reported to p. */
+void attn_io_s2s_config_parse(const cJSON *obj, struct attn_seq2seq_config *c, attn_io_problems *p);
+
 #endif

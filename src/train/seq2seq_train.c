@@ -6,8 +6,10 @@
  * be smaller). Each step: zero_grad, forward on [BOS] + target, mean cross-entropy over the
  * target words and [EOS] (padding would be ignored like CrossEntropyLoss(ignore_index=0); the
  * packed rows hold none), backward, NaN/Inf check, Adam step (attn_adam_step: torch.optim.Adam).
- * After each epoch the held-out pairs are decoded greedily (KV cache) and scored by exact match;
- * with keep_best the best epoch's parameters (ties: the later) are put back at the end. */
+ * After each epoch the held-out pairs are decoded greedily (KV cache) and scored by exact match
+ * (rewrite), or their teacher-forced loss is measured (compose, where a sentence other than the
+ * target can be just as right); with keep_best the best epoch's parameters (ties: the later) are
+ * put back at the end. */
 #include "attn_seq2seq.h"
 
 #include <math.h>
@@ -182,54 +184,251 @@ static attn_status batch_alloc(s2s_batch_buf *b, const attn_pairs *p, int B, int
     return ATTN_OK;
 }
 
-attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,
-                               const attn_s2s_train_config *cfg, const attn_s2s_callbacks *cb,
-                               attn_error *err) {
+attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, int n, double *loss,
+                              attn_error *err) {
+    *loss = NAN;
+    if (!m || !p || first < 0 || n < 1 || first + n > p->src->n)
+        return attn_errorf(err, ATTN_ERR_ARG, "loss: pairs %d..%d of %d", first, first + n,
+                           p ? p->src->n : 0);
+    enum { B = 32 };
+    const int V = attn_seq2seq_config_of(m)->tgt_vocab;
+    s2s_batch_buf b;
+    attn_status st = batch_alloc(&b, p, B, V, err);
+    int order[B];
+    double sum = 0.0;
+    long rows = 0;
+    for (int start = first; st == ATTN_OK && start < first + n; start += B) {
+        const int k = first + n - start < B ? first + n - start : B;
+        for (int i = 0; i < k; i++) order[i] = start + i;
+        fill_batch(&b, p, order, k);
+        const attn_s2s_batch batch = {k, b.S, b.T, b.src, b.src_len, b.tgt, b.tgt_len};
+        st = attn_seq2seq_forward(m, &batch, b.logits, err);
+        if (st == ATTN_OK)
+            sum += attn_cross_entropy_forward(b.logits, b.labels, b.rows, V, ATTN_PAD_ID) * b.rows;
+        rows += b.rows;
+    }
+    batch_free(&b);
+    if (st == ATTN_OK) *loss = sum / (double)rows;
+    return st;
+}
+
+/* ---- the loop, its state and resuming -------------------------------------------------- */
+
+void attn_s2s_train_state_clear(attn_s2s_train_state *st) {
+    if (!st) return;
+    free(st->params), free(st->m), free(st->v), free(st->best_params);
+    memset(st, 0, sizeof *st);
+}
+
+/* FNV-1a over the pairs' lengths and ids: a resume on other data is refused. */
+static uint64_t pairs_fingerprint(const attn_pairs *p) {
+    uint64_t h = ATTN_HASH_BASIS;
+    for (int i = 0; i < p->src->n; i++) {
+        h = attn_hash_step(h, (uint32_t)p->src->lengths[i]);
+        for (size_t j = p->src->offsets[i]; j < p->src->offsets[i + 1]; j++)
+            h = attn_hash_step(h, (uint32_t)p->src->ids[j]);
+        h = attn_hash_step(h, (uint32_t)p->tgt_lengths[i]);
+        for (size_t j = p->tgt_offsets[i]; j < p->tgt_offsets[i + 1]; j++)
+            h = attn_hash_step(h, (uint32_t)p->tgt_ids[j]);
+    }
+    return h;
+}
+
+typedef struct s2s_run {
+    attn_seq2seq *m;
+    const attn_pairs *train, *heldout;
+    const attn_s2s_train_config *cfg;
+    attn_adam *opt;
+    s2s_batch_buf b;
+    int *order;
+    float *best; /* [P] or NULL (no keep_best) */
+    int best_epoch, epoch;
+    double best_score; /* exact match, or minus the loss */
+    attn_rng rng;
+    size_t P;
+} s2s_run;
+
+/* The same model blueprint (the fields a state must agree on). */
+static bool same_config(const attn_seq2seq_config *a, const attn_seq2seq_config *b) {
+    return a->arch == b->arch && a->src_vocab == b->src_vocab && a->tgt_vocab == b->tgt_vocab &&
+           a->d_model == b->d_model && a->n_heads == b->n_heads && a->ffn_dim == b->ffn_dim &&
+           a->enc_layers == b->enc_layers && a->dec_layers == b->dec_layers &&
+           a->max_src_len == b->max_src_len && a->max_tgt_len == b->max_tgt_len &&
+           a->norm == b->norm && a->activation == b->activation && a->pos == b->pos &&
+           a->task == b->task;
+}
+
+static attn_status check_state(const s2s_run *r, const attn_s2s_train_state *st, attn_error *err) {
+    const attn_s2s_train_config *c = r->cfg, *k = &st->train_cfg;
+    if (!same_config(attn_seq2seq_config_of(r->m), &st->model_cfg) || st->n_params != r->P)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "resume: the checkpoint's model (%zu parameters) is not the model "
+                           "being trained (%zu parameters)",
+                           st->n_params, r->P);
+    if (k->batch_size != c->batch_size || k->holdout != c->holdout ||
+        k->keep_best != c->keep_best || k->seed != c->seed || k->adam.lr != c->adam.lr ||
+        k->adam.beta1 != c->adam.beta1 || k->adam.beta2 != c->adam.beta2 ||
+        k->adam.eps != c->adam.eps || k->adam.weight_decay != c->adam.weight_decay)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "resume: batch size, holdout, keep_best, seed or Adam settings differ "
+                           "from the checkpoint's");
+    if (st->n_pairs != r->train->src->n || st->data_fingerprint != pairs_fingerprint(r->train))
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "resume: the checkpoint was trained on other pairs (%d; now %d)",
+                           st->n_pairs, r->train->src->n);
+    if (st->epoch < 0 || st->epoch > c->epochs || st->adam_step < 0 || !st->params || !st->m ||
+        !st->v)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "resume: the checkpoint has done %d epochs, the run has %d", st->epoch,
+                           c->epochs);
+    if (st->best_epoch < 0 || st->best_epoch > st->epoch ||
+        (st->best_epoch > 0) != (r->best != NULL && st->epoch > 0) ||
+        (st->best_epoch > 0 && !st->best_params))
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "resume: best_epoch %d does not fit epoch %d with keep_best %d",
+                           st->best_epoch, st->epoch, c->keep_best);
+    return ATTN_OK;
+}
+
+/* Puts the state into the run: parameters, Adam, the generator replayed to its epoch. */
+static attn_status restore(s2s_run *r, const attn_s2s_train_state *st, attn_error *err) {
+    attn_status s = check_state(r, st, err);
+    if (s != ATTN_OK) return s;
+    const int n = r->train->src->n;
+    for (int e = 0; e < st->epoch; e++) attn_rng_shuffle(&r->rng, r->order, n);
+    if (r->rng.state != st->rng_state)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "resume: the checkpoint's generator state does not follow from its "
+                           "seed and epoch");
+    memcpy(attn_seq2seq_params(r->m), st->params, r->P * sizeof(float));
+    memcpy(r->opt->m, st->m, r->P * sizeof(float));
+    memcpy(r->opt->v, st->v, r->P * sizeof(float));
+    r->opt->step = st->adam_step;
+    r->epoch = st->epoch;
+    r->best_epoch = st->best_epoch;
+    r->best_score = st->best_epoch > 0 ? st->best_score : -INFINITY;
+    if (st->best_epoch > 0) memcpy(r->best, st->best_params, r->P * sizeof(float));
+    return ATTN_OK;
+}
+
+static attn_s2s_train_state state_of(const s2s_run *r) {
+    attn_s2s_train_state st;
+    memset(&st, 0, sizeof st);
+    st.model_cfg = *attn_seq2seq_config_of(r->m);
+    st.train_cfg = *r->cfg;
+    st.n_pairs = r->train->src->n;
+    st.data_fingerprint = pairs_fingerprint(r->train);
+    st.epoch = r->epoch;
+    st.rng_state = r->rng.state;
+    st.adam_step = r->opt->step;
+    st.n_params = r->P;
+    st.params = attn_seq2seq_params(r->m);
+    st.m = r->opt->m;
+    st.v = r->opt->v;
+    st.best_epoch = r->best_epoch;
+    st.best_score = r->best_epoch > 0 ? r->best_score : 0.0;
+    st.best_params = r->best_epoch > 0 ? r->best : NULL;
+    return st;
+}
+
+/* The held-out measure of the epoch into es; keeps the best parameters. */
+static attn_status score_epoch(s2s_run *r, attn_s2s_epoch_stats *es, attn_error *err) {
+    const attn_s2s_train_config *cfg = r->cfg;
+    double score;
+    if (cfg->holdout == 0) return ATTN_OK;
+    if (r->train->task == ATTN_TASK_COMPOSE) { /* many right answers: the held-out loss */
+        attn_status st =
+            attn_seq2seq_loss(r->m, r->heldout, 0, cfg->holdout, &es->holdout_loss, err);
+        if (st != ATTN_OK) return st;
+        score = -es->holdout_loss;
+    } else {
+        attn_s2s_eval ev;
+        attn_status st = attn_seq2seq_evaluate(r->m, r->heldout, 0, cfg->holdout, &ev, err);
+        if (st != ATTN_OK) return st;
+        score = es->holdout_exact = ev.exact;
+    }
+    if (r->best && score >= r->best_score) {
+        r->best_score = score;
+        r->best_epoch = r->epoch;
+        memcpy(r->best, attn_seq2seq_params(r->m), r->P * sizeof *r->best);
+    }
+    return ATTN_OK;
+}
+
+static attn_status run_epochs(s2s_run *r, const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
+                              attn_error *err) {
+    const attn_s2s_train_config *cfg = r->cfg;
+    const double t0 = now_s();
+    attn_status st = ATTN_OK;
+    while (st == ATTN_OK && r->epoch < cfg->epochs) {
+        attn_rng_shuffle(&r->rng, r->order, r->train->src->n);
+        const double t_epoch = now_s();
+        attn_s2s_epoch_stats es = {r->epoch + 1, cfg->epochs, 0, 0, NAN, 0, 0, NAN};
+        long tokens = 0;
+        st = run_epoch(r->m, r->train, r->order, cfg, r->opt, &r->b, &es.loss, &tokens, err);
+        if (st != ATTN_OK) break;
+        r->epoch++;
+        es.steps = r->opt->step;
+        es.tokens_per_s = (double)tokens / (now_s() - t_epoch);
+        st = score_epoch(r, &es, err);
+        if (st != ATTN_OK) break;
+        es.elapsed_s = now_s() - t0;
+        const bool go_on = !(cb && cb->on_epoch) || cb->on_epoch(&es, cb->user);
+        if (rs && rs->on_state) {
+            const attn_s2s_train_state state = state_of(r);
+            st = rs->on_state(&state, rs->user, err);
+        }
+        if (!go_on) return st;
+    }
+    return st;
+}
+
+attn_status attn_seq2seq_train_resume(attn_seq2seq *m, const attn_pairs *train,
+                                      const attn_pairs *heldout, const attn_s2s_train_config *cfg,
+                                      const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
+                                      attn_error *err) {
     if (!m || !train || !cfg || cfg->epochs < 0 || cfg->batch_size < 1 || cfg->holdout < 0 ||
         (cfg->holdout > 0 && (!heldout || cfg->holdout > heldout->src->n)))
         return attn_errorf(err, ATTN_ERR_ARG,
                            "training: need a model, pairs, epochs >= 0, batch_size >= 1 and at "
                            "most as many held-out pairs as the held-out set has");
+    s2s_run r = {m,
+                 train,
+                 heldout,
+                 cfg,
+                 NULL,
+                 {0},
+                 NULL,
+                 NULL,
+                 0,
+                 0,
+                 -INFINITY,
+                 attn_rng_seed(cfg->seed),
+                 attn_seq2seq_n_params(m)};
     const int n = train->src->n, V = attn_seq2seq_config_of(m)->tgt_vocab;
-    const size_t P = attn_seq2seq_n_params(m);
-    attn_adam *opt = NULL;
-    attn_status st = attn_adam_create(P, &cfg->adam, &opt, err);
+    attn_status st = attn_adam_create(r.P, &cfg->adam, &r.opt, err);
     if (st != ATTN_OK) return st;
-    s2s_batch_buf b;
-    st = batch_alloc(&b, train, cfg->batch_size, V, err);
-    int *order = malloc((size_t)n * sizeof *order);
-    float *best = cfg->keep_best && cfg->holdout > 0 ? malloc(P * sizeof *best) : NULL;
-    if (st == ATTN_OK && (!order || (cfg->keep_best && cfg->holdout > 0 && !best)))
+    st = batch_alloc(&r.b, train, cfg->batch_size, V, err);
+    r.order = malloc((size_t)n * sizeof *r.order);
+    const bool keep = cfg->keep_best && cfg->holdout > 0;
+    r.best = keep ? malloc(r.P * sizeof *r.best) : NULL;
+    if (st == ATTN_OK && (!r.order || (keep && !r.best)))
         st = attn_errorf(err, ATTN_ERR_NOMEM, "training: out of memory");
-    attn_rng rng = attn_rng_seed(cfg->seed);
-    for (int i = 0; st == ATTN_OK && i < n; i++) order[i] = i;
-    double best_exact = -1.0, t0 = now_s();
-    for (int e = 0; st == ATTN_OK && e < cfg->epochs; e++) {
-        attn_rng_shuffle(&rng, order, n);
-        const double t_epoch = now_s();
-        attn_s2s_epoch_stats es = {e + 1, cfg->epochs, 0, 0, NAN, 0, 0};
-        long tokens = 0;
-        st = run_epoch(m, train, order, cfg, opt, &b, &es.loss, &tokens, err);
-        if (st != ATTN_OK) break;
-        es.steps = opt->step;
-        es.tokens_per_s = (double)tokens / (now_s() - t_epoch);
-        if (cfg->holdout > 0) {
-            attn_s2s_eval ev;
-            st = attn_seq2seq_evaluate(m, heldout, 0, cfg->holdout, &ev, err);
-            if (st != ATTN_OK) break;
-            es.holdout_exact = ev.exact;
-            if (best && ev.exact >= best_exact) {
-                best_exact = ev.exact;
-                memcpy(best, attn_seq2seq_params(m), P * sizeof *best);
-            }
-        }
-        es.elapsed_s = now_s() - t0;
-        if (e + 1 == cfg->epochs && best) memcpy(attn_seq2seq_params(m), best, P * sizeof *best);
-        if (cb && cb->on_epoch && !cb->on_epoch(&es, cb->user)) break;
-    }
-    free(best);
-    free(order);
-    batch_free(&b);
-    attn_adam_free(opt);
+    for (int i = 0; st == ATTN_OK && i < n; i++) r.order[i] = i;
+    if (st == ATTN_OK && rs && rs->from) st = restore(&r, rs->from, err);
+    if (st == ATTN_OK) st = run_epochs(&r, cb, rs, err);
+    /* the epochs all done: the best epoch's parameters (ties: the later) */
+    if (st == ATTN_OK && r.epoch == cfg->epochs && r.best_epoch > 0)
+        memcpy(attn_seq2seq_params(m), r.best, r.P * sizeof *r.best);
+    free(r.best);
+    free(r.order);
+    batch_free(&r.b);
+    attn_adam_free(r.opt);
     return st;
+}
+
+attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,
+                               const attn_s2s_train_config *cfg, const attn_s2s_callbacks *cb,
+                               attn_error *err) {
+    return attn_seq2seq_train_resume(m, train, heldout, cfg, cb, NULL, err);
 }

@@ -1,0 +1,112 @@
+/* train_seq2seq_state.c -- checkpoints, --resume and --log for `attn train` on seq2seq models
+ * (cmd_train_seq2seq.c calls these): a checkpoint after every epoch (written atomically), a run
+ * continued from one, and one JSON line per epoch in the log. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Options a resumed run may be given: everything else is the checkpoint's. */
+static const char *const resume_opts[] = {"--resume",     "--epochs", "--out",
+                                          "--checkpoint", "--log",    "--quiet"};
+
+int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state *from,
+                         attn_seq2seq_config *mc, attn_s2s_train_config *tc, int *train_size,
+                         uint64_t *seed) {
+    for (int i = 0; i < spec->n_opts; i++) {
+        bool ok = !spec->opts[i].given;
+        for (size_t k = 0; k < sizeof resume_opts / sizeof resume_opts[0] && !ok; k++)
+            ok = strcmp(spec->opts[i].name, resume_opts[k]) == 0;
+        if (!ok)
+            return cli_usage_error("train",
+                                   "%s does not go with --resume: a resumed run keeps the "
+                                   "checkpoint's model, data and settings (only --epochs, "
+                                   "--out, --checkpoint, --log and --quiet may be given)",
+                                   spec->opts[i].name);
+    }
+    attn_error err;
+    if (attn_s2s_checkpoint_load(path, from, &err) != ATTN_OK) return cli_fail("train", &err);
+    const int epochs = cli_given(spec, "--epochs") ? tc->epochs : from->train_cfg.epochs;
+    if (epochs < from->epoch) {
+        const int done = from->epoch;
+        attn_s2s_train_state_clear(from);
+        return cli_usage_error("train", "--epochs %d: %s has done %d epochs already", epochs, path,
+                               done);
+    }
+    *mc = from->model_cfg;
+    *tc = from->train_cfg;
+    tc->epochs = epochs;
+    *train_size = from->n_pairs;
+    *seed = from->train_cfg.seed;
+    return -1;
+}
+
+/* ---- the log ------------------------------------------------------------------------------- */
+
+static int line_epoch(const char *line) {
+    int e = 0;
+    return sscanf(line, "{\"epoch\": %d,", &e) == 1 && e > 0 ? e : 0;
+}
+
+/* Keeps one line (the last) for each epoch 1..done, in order: a resumed run logs the epochs
+ * after the checkpoint's once. A missing or non-regular file is left alone. */
+static attn_status trim_log(const char *path, int done, attn_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return ATTN_OK;
+    FILE *f = fopen(path, "r");
+    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char **keep = calloc((size_t)done + 1, sizeof *keep), *line = NULL, *text = NULL;
+    size_t cap = 0, len = 0;
+    attn_status s = keep ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    while (s == ATTN_OK && getline(&line, &cap, f) >= 0) {
+        const int e = line_epoch(line);
+        if (e < 1 || e > done) continue;
+        free(keep[e]);
+        if (!(keep[e] = strdup(line))) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    }
+    fclose(f);
+    FILE *mem = s == ATTN_OK ? open_memstream(&text, &len) : NULL;
+    if (s == ATTN_OK && !mem) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    for (int e = 1; mem && e <= done; e++)
+        if (keep[e]) fputs(keep[e], mem);
+    if (mem && fclose(mem) != 0) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
+    if (s == ATTN_OK) s = attn_write_file_atomic(path, text, len, err);
+    for (int e = 0; keep && e <= done; e++) free(keep[e]);
+    free(keep);
+    free(line);
+    free(text);
+    return s;
+}
+
+int cli_s2s_log_open(const char *path, int done, bool resumed, FILE **out) {
+    attn_error err;
+    if (resumed && trim_log(path, done, &err) != ATTN_OK) return cli_fail("train", &err);
+    if (!(*out = fopen(path, resumed ? "a" : "w")))
+        return cli_runtime_error("train", "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+}
+
+static void put_number(FILE *f, const char *key, double x) {
+    if (isnan(x))
+        fprintf(f, ", \"%s\": null", key);
+    else
+        fprintf(f, ", \"%s\": %.9g", key, x);
+}
+
+bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st) {
+    fprintf(f, "{\"epoch\": %d, \"epochs\": %d, \"steps\": %ld", st->epoch, st->epochs, st->steps);
+    put_number(f, "loss", st->loss);
+    put_number(f, "holdout_exact", st->holdout_exact);
+    put_number(f, "holdout_loss", st->holdout_loss);
+    put_number(f, "tokens_per_s", st->tokens_per_s);
+    put_number(f, "elapsed_s", st->elapsed_s);
+    fprintf(f, "}\n");
+    return fflush(f) == 0 && !ferror(f);
+}
+
+attn_status cli_s2s_write_checkpoint(const attn_s2s_train_state *st, void *user, attn_error *err) {
+    return attn_s2s_checkpoint_save(st, (const char *)user, err);
+}
