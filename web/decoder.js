@@ -199,9 +199,10 @@ async function compose() {
       const judges = s.judges.map((x) => (x.probability === null ? `${x.model}: -`
         : `${x.model}: p(positive) ${x.probability.toFixed(3)}${x.agrees ? '' : ' (disagrees)'}`));
       const g = s.grammar;
+      const asked = g.polarity_ok && g.subject_ok ? ', as asked' : `, not as asked (${j.source})`;
       const gram = g.grammatical
         ? el('span', { class: g.polarity_ok && g.subject_ok ? 'ok' : 'bad',
-          text: `grammatical: ${g.label} about the ${g.subject}` })
+          text: `grammatical: ${g.label} about the ${g.subject}${asked}` })
         : el('span', { class: 'bad', text: `not grammatical (${g.why})` });
       list.append(el('li', { 'data-seed': String(s.seed) }, el('div', { class: 'text', text: s.text || '(empty)' }),
         el('div', { class: 'judges' }, gram, ' · ' + judges.join(' · '))));

@@ -89,7 +89,7 @@ static attn_status load_models(serve_decoders *d, const char *dir, int n_ctx, at
         d->models[i] = m;
         e->cfg = *attn_seq2seq_config_of(m);
         e->n_params = attn_seq2seq_n_params(m);
-        e->compose = strncmp(e->name, "compose-", 8) == 0;
+        e->compose = strncmp(e->name, "compose-", 8) == 0 || e->cfg.task == ATTN_TASK_COMPOSE;
         for (int c = 1; c < n_ctx; c++) {
             attn_seq2seq **dst = &d->models[(size_t)c * d->n + i];
             st = attn_seq2seq_create(&e->cfg, 0, dst, err);

@@ -2,7 +2,7 @@
  * <subject>" (attn_seq2seq_sample: temperature, top-p, seeds seed .. seed + n - 1, KV cache),
  * each judged by the committed classifiers (their probability that the sample is positive,
  * batch 1 as attn predict, and whether that agrees with the polarity asked for) and by the
- * grammar (attn_grammar_parse: grammatical or not, with the parse's polarity and subject).
+ * grammar (attn_compose_judge: grammatical or not, with the parse's polarity and subject).
  *
  *   {"model"?, "polarity", "subject"?, "temperature"?, "top_p"?, "n"?, "seed"?}
  *   -> {"model", "seed", "source", "samples": [{"seed", "text", "words", "judges": [{"model",
@@ -17,19 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "<polarity> <subject>" as compose's source ids (the target vocabulary: the polarity token,
+/* "<polarity> <subject>" as compose's source ids (attn_compose_source: the polarity token,
  * then the subject noun); false after an error answer. */
 static bool compose_source(const attn_compose_request *r, int *src, serve_response *rs) {
-    src[0] = strcmp(r->polarity, "positive") == 0 ? ATTN_TGT_POSITIVE : ATTN_TGT_NEGATIVE;
-    const char *subject = r->subject[0] ? r->subject : "course";
-    const int id = attn_vocab_id(subject);
-    if (id < 0 || strcmp(attn_vocab_category(id), "subject") != 0) {
-        serve_error_response(rs, 400, "bad_request",
-                             "\"subject\" must be a subject noun of the vocabulary (lecture, "
-                             "course, teacher, professor, seminar, exam, tutorial, textbook)");
+    char text[64];
+    snprintf(text, sizeof text, "%s %s", r->polarity, r->subject[0] ? r->subject : "course");
+    attn_error err;
+    if (attn_compose_source(text, src, &err) != ATTN_OK) {
+        serve_error_response(rs, 400, "bad_request", err.msg);
         return false;
     }
-    src[1] = id;
     return true;
 }
 
@@ -75,28 +72,25 @@ static void judge(serve_app *app, int ctx, const int *out, int n_out, bool posit
     sb_add(sb, "]");
 }
 
-/* The grammar's verdict on a sample (attn_grammar_parse) into sb: grammatical, the parse's
+/* The grammar's verdict on a sample (attn_compose_judge) into sb: grammatical, the parse's
  * polarity and subject and whether they are the ones asked for; "why" when not grammatical. */
 static void grammar(const int *out, int n_out, const int *src, sbuf *sb) {
-    attn_parse p;
+    attn_compose_verdict v;
     attn_error err;
-    bool words = n_out > 0;
-    for (int i = 0; i < n_out; i++) words = words && out[i] > 1 && out[i] < ATTN_VOCAB_SIZE;
-    attn_status st = words ? attn_grammar_parse(out, n_out, &p, &err)
-                           : attn_errorf(&err, ATTN_ERR_VALUE,
-                                         "holds a token that is not a word of the vocabulary");
+    attn_status st = attn_compose_judge(src, out, n_out, &v, &err);
+    if (st == ATTN_OK && !v.grammatical)
+        st = attn_errorf(&err, ATTN_ERR_VALUE, "not a sentence of the grammar");
     if (st != ATTN_OK) {
         sb_add(sb, ", \"grammar\": {\"grammatical\": false, \"why\": ");
         sb_json_string(sb, err.msg);
         sb_add(sb, "}");
         return;
     }
-    const int label = src[0] == ATTN_TGT_POSITIVE ? 1 : 0;
     sb_printf(sb,
               ", \"grammar\": {\"grammatical\": true, \"label\": \"%s\", \"subject\": \"%s\", "
               "\"polarity_ok\": %s, \"subject_ok\": %s}",
-              p.label ? "positive" : "negative", attn_vocab_word(out[p.subject]),
-              p.label == label ? "true" : "false", out[p.subject] == src[1] ? "true" : "false");
+              v.label ? "positive" : "negative", attn_vocab_word(v.subject),
+              v.polarity_ok ? "true" : "false", v.subject_ok ? "true" : "false");
 }
 
 static void compose(serve_app *app, int ctx, const attn_compose_request *r, int di,
