@@ -12,7 +12,10 @@
  *                          [--requests 100000] [--cheap 100000] [--threads 2] [--ig-steps 0]
  *                          [--torch tools/serve_torch.py]
  * --ig-steps N asks every explain for N integrated-gradient steps ("ig_steps"; default 0, the
- * page's request). */
+ * page's request).
+ * The decoder line: when DIR holds a rewrite model (seq2seq-*-seed<S>.json), the same clients
+ * send POST /api/generate with the same sentence for S seconds (the decoder page's request:
+ * greedy output, top-5 per step, the mean cross-attention and saliency per step). */
 #define _GNU_SOURCE
 #include "attn_kernels.h"
 
@@ -276,6 +279,32 @@ static void run_wrk(const bench *b, const char *body, int clients, double second
     remove(script);
 }
 
+/* The decoder line (POST /api/generate), when the server has a rewrite model. */
+static long run_decoder(bench *b, pid_t pid, int clients, double seconds) {
+    char body[256];
+    snprintf(body, sizeof body, "{\"text\": \"%s\"}", sentence);
+    set_request(b, 0, "POST", "/api/generate", body, 200);
+    b->n_req = 1;
+    const int fd = connect_to(b->port);
+    const int st = fd < 0 ? -1 : roundtrip(fd, b->req[0].text, b->req[0].len);
+    if (fd >= 0) close(fd);
+    if (st != 200) {
+        printf("decoder  not measured: POST /api/generate answers %d (no seq2seq-*-seed<S>.json "
+               "in the weights directory)\n",
+               st);
+        return 0;
+    }
+    const double cpu0 = cpu_s(pid);
+    b->deadline = now_s() + seconds;
+    long n_done = 0;
+    const long errors = run_clients(b, clients, "decoder", &n_done);
+    printf("decoder  POST /api/generate (20 words: greedy output, top-5, mean cross-attention, "
+           "saliency per step); server CPU %.2f ms per request\n",
+           n_done ? 1e3 * (cpu_s(pid) - cpu0) / (double)n_done : 0.0);
+    fflush(stdout);
+    return errors;
+}
+
 int main(int argc, char **argv) {
     const char *attn = NULL, *weights = "weights", *threads = "2", *torch = NULL, *steps = "0";
     int clients = 16;
@@ -336,6 +365,7 @@ int main(int argc, char **argv) {
            n_done ? 1e3 * (cpu_s(pid) - cpu0) / (double)n_done : 0.0);
     fflush(stdout);
     run_wrk(&b, body, clients, seconds);
+    errors += run_decoder(&b, pid, clients, seconds);
     long before = rss_kib(pid);
     b.deadline = 0;
     b.budget = requests;

@@ -2,11 +2,13 @@
  * code that sees everything a client sends. Input: "METHOD URI\n" then the body (bytes up to
  * the first space are the method, then up to the first newline the URI; either may be cut or
  * missing). The app holds small models of each kind (written once to a temporary directory),
- * so that explain and the test sets run fast. Checked: no crash, leak or undefined behaviour;
- * the status is an HTTP status with a type and a body; a JSON answer is valid UTF-8 without
- * raw control characters (what the user sent is escaped), and an error answer says
+ * so that explain and the test sets run fast, and two small seq2seq models (a rewrite one and a
+ * compose-shaped one) for /api/generate and /api/compose. Checked: no crash, leak or undefined
+ * behaviour; the status is an HTTP status with a type and a body; a JSON answer is valid UTF-8
+ * without raw control characters (what the user sent is escaped), and an error answer says
  * {"error": {"status": <the status>, ...}}. */
 #include "fuzz_common.h"
+#include "attn_seq2seq.h"
 #include "serve.h"
 
 #include <stdbool.h>
@@ -20,8 +22,9 @@ static char dir[64];
 
 static void cleanup(void) {
     serve_app_free(app);
-    const char *names[] = {"rnn", "lstm", "transformer", "gru"};
-    for (int i = 0; i < 4; i++) {
+    const char *names[] = {
+        "rnn", "lstm", "transformer", "gru", "seq2seq-transformer", "compose-seq2seq-transformer"};
+    for (int i = 0; i < 6; i++) {
         char path[128];
         snprintf(path, sizeof path, "%s/%s-seed1.json", dir, names[i]);
         unlink(path);
@@ -57,6 +60,20 @@ static void make_app(void) {
     FUZZ_CHECK(attn_weights_save_json_vocab(m, v, false, ATTN_WEIGHTS_TEXT, path, &err) == ATTN_OK);
     attn_vocab_free(v);
     attn_model_free(m);
+    for (int k = 0; k < 2; k++) { /* a rewrite and a compose-shaped seq2seq model, small */
+        attn_seq2seq_config sc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
+        sc.src_vocab = k ? ATTN_TGT_VOCAB_SIZE : ATTN_VOCAB_SIZE;
+        sc.d_model = 8;
+        sc.ffn_dim = 8;
+        sc.enc_layers = sc.dec_layers = 1;
+        sc.max_tgt_len = 8;
+        attn_seq2seq *s2s = NULL;
+        snprintf(path, sizeof path, "%s/%s-seed1.json", dir,
+                 k ? "compose-seq2seq-transformer" : "seq2seq-transformer");
+        FUZZ_CHECK(attn_seq2seq_create(&sc, 1, &s2s, &err) == ATTN_OK);
+        FUZZ_CHECK(attn_seq2seq_save_json(s2s, false, true, path, &err) == ATTN_OK);
+        attn_seq2seq_free(s2s);
+    }
     FUZZ_CHECK(serve_app_create(dir, 1, &app, &err) == ATTN_OK);
     atexit(cleanup);
 }

@@ -38,7 +38,9 @@ static const char notes[] =
     "run as batches of 16 consecutive points (rounding as a batch does), spread over\n"
     "--threads and summed in point order (the same bytes for every N); everything else\n"
     "is batch 1.\n"
-    "prefix_probability[i] is what `attn predict` prints for words 0..i.\n\n"
+    "prefix_probability[i] is what `attn predict` prints for words 0..i.\n"
+    "Seq2seq weights (attn-seq2seq-weights-v1) are explained per output word instead:\n"
+    "attn explain --weights SEQ2SEQ.json --help.\n\n"
     "Length: a recurrent model's explanation costs the square of the sentence length in\n"
     "time (one prefix per word) and its integrated gradients memory in proportion to it\n"
     "(LSTM, 1,000 words: about 1.6 s and 140 MB); sentences longer than --max-words are\n"
@@ -254,7 +256,18 @@ static bool want_color(int choice) {
     return isatty(STDOUT_FILENO) && !(no && no[0]);
 }
 
+/* The --weights value of argv, before parsing (seq2seq weights go to cmd_explain_seq2seq). */
+static const char *weights_arg(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) return argv[i + 1];
+        if (strncmp(argv[i], "--weights=", 10) == 0) return argv[i] + 10;
+    }
+    return NULL;
+}
+
 int cmd_explain(int argc, char **argv) {
+    if (cli_is_seq2seq_weights(weights_arg(argc, argv))) return cmd_explain_seq2seq(argc, argv);
     const char *weights = NULL;
     explain_view v = {FORMAT_TEXT,
                       false,

@@ -23,6 +23,8 @@
  * the file has none), as attn predict does. Without "models", /api/explain explains the models
  * on the task's vocabulary (or, when none is, those sharing the first model's vocabulary).
  *   GET  /api/figures                   the embedded figures
+ *   GET  /api/decoders, POST /api/generate, POST /api/compose: the seq2seq models of DIR
+ *                                       (decoder_api.c; docs/decoder.md)
  * Errors: {"error": {"status", "code", "message", ...}} with a 4xx/5xx status. */
 #ifndef ATTN_SERVE_H
 #define ATTN_SERVE_H

@@ -688,6 +688,126 @@ def check_own_vocab_page(attn, weights, screenshot):
         shutil.rmtree(d, ignore_errors=True)
 
 
+DEC_SHADES = """Array.from(document.querySelectorAll('#dec-src .tok')).map(
+  s => [s.firstChild.textContent, getComputedStyle(s).backgroundColor])"""
+
+
+def compare_decoder_shading(cdp, expl, step, what):
+    row = expl["alignment"][step]
+    top = max(row)
+    shades = cdp.js(DEC_SHADES)
+    ok = len(shades) == len(row)
+    worst = 0.0
+    for k, (word, css) in enumerate(shades if ok else []):
+        rgb, alpha = parse_alpha(css)
+        ok = ok and word == expl["tokens"][k] and rgb == (255, 140, 0)
+        worst = max(worst, abs(alpha - row[k] / top))
+    check(ok and worst <= 0.01, "decoder page: %s: each source word's shading = the API's "
+          "cross-attention / max (%d words, max |difference| %.4f)" % (what, len(row), worst))
+
+
+def decoder_weights(attn, weights, tmp):
+    """A directory with the committed classifiers, a seq2seq-transformer trained for 2 epochs
+    and a compose model trained for 2 epochs (`attn reproduce --task rewrite|compose`): the
+    decoder page's models."""
+    for name in ("rnn-seed1.json", "lstm-seed1.json", "transformer-seed1.json"):
+        os.symlink(os.path.join(os.path.abspath(weights), name), os.path.join(tmp, name))
+    for task in ("rewrite", "compose"):
+        subprocess.run([attn, "reproduce", "--task", task, "--seeds", "1", "--epochs", "2",
+                        "--out", tmp], check=True, capture_output=True)
+    return os.path.exists(os.path.join(tmp, "compose-seq2seq-transformer-seed1.json"))
+
+
+def check_decoder_page(attn, weights, screenshot):
+    """The decoder view: the verdict word by word as the API writes it, the source words shaded
+    by the API's cross-attention for the selected output word (the mean, then layer 2 head 1,
+    then another output word), the heat map's size, a top-5 alternative continuing the
+    generation (the API with that prefix), the compose panel's samples as the API's."""
+    tmp = tempfile.mkdtemp(prefix="attn-e2e-decoder-")
+    try:
+        have_compose = decoder_weights(attn, weights, tmp)
+        p, base = start_server(attn, tmp, "--threads", "2")
+        try:
+            with Browser() as cdp:
+                check_decoder_view(cdp, base, have_compose, screenshot)
+        finally:
+            check(stop_server(p) == 0, "decoder page: the server exits 0")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def generated(cdp, before, what):
+    return cdp.wait_for("document.body.dataset.generated !== undefined && "
+                        "document.body.dataset.generated !== %s" % json.dumps(before), what)
+
+
+def check_decoder_view(cdp, base, have_compose, screenshot):
+    text = "honestly the exam was not very clear although the coffee was great"
+    cdp.call("Page.navigate", url=base + "/decoder.html")
+    cdp.wait_for("document.body && document.body.dataset.ready === 'true'", "decoder page loads")
+    generated(cdp, "", "decoder page writes the default review's verdict")
+    api = lambda **kw: json.loads(http(base, "/api/generate", json.dumps(
+        dict(model="seq2seq-transformer", text=text, **kw)))[2])["explain"]
+    mean = api(layer=-1, head=-1)
+    words = cdp.js("Array.from(document.querySelectorAll('#dec-words .tok')).map("
+                   "b => b.firstChild.textContent)")
+    check(words == [s["token"] for s in mean["steps"]],
+          "decoder page: the output words are the API's steps %s" % words)
+    compare_decoder_shading(cdp, mean, 0, "the mean of every layer and head, word 1")
+    n_rows = cdp.js("document.querySelectorAll('#dec-heatmap tbody tr').length")
+    n_cols = cdp.js("document.querySelectorAll('#dec-heatmap thead th').length") - 1
+    check((n_rows, n_cols) == (len(mean["steps"]), len(mean["tokens"])),
+          "decoder page: heat map of %d output x %d source words" % (n_rows, n_cols))
+    before = cdp.js("document.body.dataset.generated")
+    select(cdp, "dec-layer", "1")
+    generated(cdp, before, "layer 2 chosen")
+    before = cdp.js("document.body.dataset.generated")
+    select(cdp, "dec-head", "0")
+    generated(cdp, before, "head 1 chosen")
+    one = api(layer=1, head=0)
+    compare_decoder_shading(cdp, one, 0, "layer 2, head 1, word 1")
+    last = len(one["steps"]) - 2
+    cdp.js("document.querySelector('#dec-words .tok[data-step=\"%d\"]').click()" % last)
+    compare_decoder_shading(cdp, one, last, "layer 2, head 1, word %d" % (last + 1))
+    alt = one["steps"][0]["top"][1]["token"]
+    before = cdp.js("document.body.dataset.generated")
+    cdp.js("document.querySelectorAll('#dec-top .dec-step')[0].querySelectorAll('button')[1]"
+           ".click()")
+    generated(cdp, before, "a top-5 alternative of word 1 clicked")
+    forced = api(layer=1, head=0, prefix=[alt])
+    words = cdp.js("Array.from(document.querySelectorAll('#dec-words .tok')).map("
+                   "b => b.firstChild.textContent)")
+    check(words[0] == alt and words == [s["token"] for s in forced["steps"]],
+          "decoder page: the alternative %r is written first and the rest is the API's "
+          "continuation: %s" % (alt, words))
+    compare_decoder_shading(cdp, forced, 0, "after the alternative, word 1")
+    cdp.wait_for("Array.from(document.querySelectorAll('#dec-words .tok')).every("
+                 "b => getComputedStyle(b).opacity === '1')", "decoder page: every output word "
+                 "has appeared (written word by word)")
+    check(cdp.js("document.documentElement.scrollWidth === document.documentElement.clientWidth"),
+          "decoder page: no horizontal overflow")
+    if have_compose:
+        cdp.js("(() => { document.getElementById('cmp-polarity').value = 'negative'; "
+               "document.getElementById('cmp-subject').value = 'exam'; "
+               "document.getElementById('cmp-n').value = '3'; "
+               "document.getElementById('cmp-go').click(); })()")
+        cdp.wait_for("document.body.dataset.composed === '1'", "compose: samples shown")
+        got = cdp.js("Array.from(document.querySelectorAll('#cmp-samples li .text')).map("
+                     "d => d.textContent)")
+        want = json.loads(http(base, "/api/compose", json.dumps(
+            {"polarity": "negative", "subject": "exam", "temperature": 0.8, "top_p": 0.9, "n": 3,
+             "seed": 1}))[2])["samples"]
+        check(got == [s["text"] or "(empty)" for s in want],
+              "compose: the page's 3 samples are the API's (%s)" % got)
+        judged = cdp.js("Array.from(document.querySelectorAll('#cmp-samples .judges')).map("
+                        "d => d.textContent)")
+        check(len(judged) == 3 and all("transformer" in j and "grammatical" in j for j in judged),
+              "compose: each sample judged by the classifiers and the grammar")
+    else:
+        check(False, "compose: attn reproduce --task compose wrote no compose model")
+    screenshot_to(cdp, screenshot, height=1500)
+
+
 def check_queue(attn, weights):
     """One worker, a queue of one: of 12 concurrent long explains some must get 503 at once."""
     p, base = start_server(attn, weights, "--threads", "1", "--queue", "1")
@@ -728,6 +848,7 @@ def main():
         rc = stop_server(p)
     check(rc == 0, "SIGTERM: attn serve shuts down and exits 0")
     check_own_vocab_page(a.attn, a.weights, a.screenshot.replace(".png", "-own-vocab.png"))
+    check_decoder_page(a.attn, a.weights, a.screenshot.replace(".png", "-decoder.png"))
     check_queue(a.attn, a.weights)
     print("%d failures, %.1f s" % (len(FAILS), time.time() - t0))
     sys.exit(1 if FAILS else 0)

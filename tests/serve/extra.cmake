@@ -2,15 +2,16 @@
 # port, every endpoint with good and bad requests, then headless Chromium (Debian `chromium`)
 # drives the page: the §7 observations, a sentence's shading against the API's attention, a
 # polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
-# without horizontal overflow, the figures page, and a model with its own vocabulary; the
-# screenshots stay in the build dir (serve-e2e*.png).
+# without horizontal overflow, the figures page, a model with its own vocabulary, and the
+# decoder page (/decoder.html: its shading against /api/generate, a top-5 alternative, the
+# compose panel); the screenshots stay in the build dir (serve-e2e*.png).
 add_test(NAME serve/e2e
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights --screenshot ${CMAKE_BINARY_DIR}/serve-e2e.png)
 set_tests_properties(serve/e2e PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS browser
-  TIMEOUT 120)
+  TIMEOUT 180)
 
 # A weights file with its own vocabulary over HTTP: a PyTorch LSTM with 37 words of its own
 # (tools/export_classifier.py) beside the committed Transformer; the server's answers equal
@@ -39,3 +40,12 @@ add_test(NAME serve/slowhttptest
                  --attn $<TARGET_FILE:attn> --weights ${CMAKE_SOURCE_DIR}/weights)
 set_tests_properties(serve/slowhttptest PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
                      TIMEOUT 90 RUN_SERIAL TRUE LABELS slow)
+
+# The decoder endpoints on the wire (tests/serve/decoder_sockets.py, sockets.py's helpers): a
+# seq2seq-transformer trained here for 2 epochs beside the committed classifiers; /api/generate's
+# headers, alignment and top-5, a forced prefix, 16 half-closing clients with byte-identical
+# answers, the 64 KiB limit, framing, strict JSON, a slow body cut off, SIGTERM under load.
+add_test(NAME serve/decoder_sockets
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/decoder_sockets.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/decoder_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 180)

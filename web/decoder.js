@@ -1,0 +1,249 @@
+// decoder.js -- the decoder page of attn serve: a review rewritten as its verdict word by word
+// (POST /api/generate), the cross-attention of each output word over the source words for any
+// layer and head or the mean, the top 5 of every step (click one: the decoder continues from
+// it), saliency per source word; and the compose panel (POST /api/compose). Plain JavaScript,
+// no libraries; everything typed goes into the page as text, never as HTML.
+'use strict';
+
+const ATTN_RGB = [255, 140, 0];
+const POS_RGB = [40, 160, 70];
+const NEG_RGB = [215, 50, 50];
+const REVEAL_MS = 180; // between two output words as they appear
+
+const dec = { models: [], data: null, step: 0, layer: -1, head: -1, prefix: [], seq: 0 };
+const $ = (id) => document.getElementById(id);
+
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === 'text') e.textContent = v;
+    else if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c);
+  return e;
+}
+
+function rgba(rgb, a) {
+  const alpha = Math.max(0, Math.min(1, a));
+  return `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${alpha.toFixed(3)})`;
+}
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+  };
+  const r = await fetch(path, init);
+  const j = await r.json();
+  if (!r.ok) throw new Error(j.error ? j.error.message : r.statusText);
+  return j;
+}
+
+// ---- the verdict --------------------------------------------------------------------------
+
+function model() {
+  return dec.models.find((m) => m.name === $('dec-model').value);
+}
+
+function fillViews(m) {
+  for (const [id, n, what] of [['dec-layer', m.n_layers, 'layer'], ['dec-head', m.n_heads, 'head']]) {
+    const s = $(id);
+    s.replaceChildren(el('option', { value: '-1', text: `mean of every ${what}` }));
+    for (let i = 0; i < n; i++) s.append(el('option', { value: String(i), text: String(i + 1) }));
+    s.disabled = !m.maps;
+  }
+}
+
+// Asks /api/generate for the text (with a forced prefix, or the current one when keep: a new
+// layer or head), then shows it: word by word unless keep.
+async function write(prefix, keep) {
+  const m = model();
+  if (!m) return;
+  const seq = ++dec.seq;
+  $('dec-error').textContent = '';
+  if (!keep) dec.prefix = prefix || [];
+  const body = { model: m.name, text: $('dec-text').value, layer: dec.layer, head: dec.head };
+  if (dec.prefix.length) body.prefix = dec.prefix;
+  try {
+    const j = await api('/api/generate', body);
+    if (seq !== dec.seq) return;
+    dec.data = j.explain;
+    if (!keep) dec.step = Math.max(0, dec.prefix.length - 1);
+    dec.step = Math.min(dec.step, dec.data.steps.length - 1);
+    render(!keep);
+  } catch (e) {
+    if (seq === dec.seq) $('dec-error').textContent = e.message;
+  }
+}
+
+function render(reveal) {
+  $('dec-output').hidden = false;
+  const d = dec.data;
+  const words = $('dec-words');
+  words.replaceChildren();
+  d.steps.forEach((s, t) => {
+    const b = el('button', {
+      type: 'button', class: 'tok' + (t === dec.step ? ' selected' : '') + (s.forced ? ' forced' : ''),
+      'data-step': String(t), title: `p = ${s.probability.toFixed(4)}${s.forced ? ' (chosen by you)' : ''}`,
+      onclick: () => { dec.step = t; render(false); },
+    }, el('span', { text: s.token }), el('span', { class: 'v', text: s.probability.toFixed(2) }));
+    if (reveal && t > dec.prefix.length) { // written word by word (a CSS animation's delay)
+      b.classList.add('reveal');
+      b.style.animationDelay = `${REVEAL_MS * (t - dec.prefix.length)}ms`;
+    }
+    words.append(b);
+  });
+  renderSource();
+  renderTop();
+  renderHeatmap();
+  document.body.dataset.generated = String(dec.seq); // for tests: this answer is on the page
+}
+
+function renderSource() {
+  const d = dec.data;
+  const row = d.alignment ? d.alignment[dec.step] : null;
+  const which = [d.alignment_layer < 0 ? 'the mean of every layer' : `layer ${d.alignment_layer + 1}`,
+    d.alignment_head < 0 ? 'the mean of every head' : `head ${d.alignment_head + 1}`].join(', ');
+  $('dec-src-title').textContent = row
+    ? `Source words, shaded by the cross-attention of "${d.steps[dec.step].token}" (${which})`
+    : `This model has no attention: source words for "${d.steps[dec.step].token}"`;
+  const src = $('dec-src');
+  src.replaceChildren();
+  const max = row ? Math.max(...row) : 0;
+  d.tokens.forEach((w, i) => {
+    const v = row ? row[i] : 0;
+    const t = el('span', { class: 'tok', 'data-weight': String(v), title: `attention ${v.toFixed(4)}` },
+      el('span', { text: w }), el('span', { class: 'v', text: row ? `${(100 * v).toFixed(0)}%` : '' }));
+    t.style.background = rgba(ATTN_RGB, max > 0 ? v / max : 0);
+    src.append(t);
+  });
+  const sal = $('dec-sal');
+  sal.replaceChildren();
+  if (!d.saliency) return;
+  const g = d.saliency.grad_x_input[dec.step];
+  const gmax = Math.max(...g.map(Math.abs));
+  d.tokens.forEach((w, i) => {
+    const t = el('span', { class: 'tok', 'data-saliency': String(g[i]) },
+      el('span', { text: w }), el('span', { class: 'v', text: (g[i] >= 0 ? '+' : '') + g[i].toFixed(2) }));
+    t.style.background = rgba(g[i] >= 0 ? POS_RGB : NEG_RGB, gmax > 0 ? Math.abs(g[i]) / gmax : 0);
+    sal.append(t);
+  });
+}
+
+function renderTop() {
+  const d = dec.data;
+  const box = $('dec-top');
+  box.replaceChildren();
+  d.steps.forEach((s, t) => {
+    const row = el('div', { class: 'dec-step', 'data-step': String(t) },
+      el('span', { class: 'n', text: `${t + 1}. ${s.token}` }));
+    for (const alt of s.top) {
+      const special = alt.token.startsWith('['); // [EOS], [BOS], [PAD]: not a word to write
+      const chip = el('button', {
+        type: 'button', class: 'chip' + (alt.id === s.id ? ' chosen' : ''),
+        title: alt.id === s.id ? 'what the decoder wrote' : special ? 'not a word to write'
+          : `write "${alt.token}" here and continue`,
+        text: `${alt.token} ${(100 * alt.probability).toFixed(1)}%`,
+      });
+      chip.disabled = alt.id === s.id || special;
+      chip.addEventListener('click', () => write(d.words.slice(0, t).concat([alt.token])));
+      row.append(chip);
+    }
+    box.append(row);
+  });
+}
+
+function renderHeatmap() {
+  const d = dec.data;
+  const box = $('dec-heatmap');
+  box.replaceChildren();
+  if (!d.alignment) return;
+  const table = el('table', { class: d.tokens.length > 30 ? 'dense' : '' });
+  const cols = el('colgroup', {}, el('col', { class: 'qcol' }));
+  d.tokens.forEach(() => cols.append(el('col', {})));
+  table.append(cols);
+  const head = el('tr', {}, el('th', {}));
+  d.tokens.forEach((w) => head.append(el('th', {}, el('span', { text: w }))));
+  table.append(el('thead', {}, head));
+  const body = el('tbody', {});
+  d.alignment.forEach((row, t) => {
+    const tr = el('tr', {}, el('th', { text: d.steps[t].token }));
+    const max = Math.max(...row);
+    row.forEach((v, i) => {
+      const td = el('td', { title: `${d.steps[t].token} <- ${d.tokens[i]}: ${v.toFixed(4)}` });
+      td.style.background = rgba(ATTN_RGB, max > 0 ? v / max : 0);
+      tr.append(td);
+    });
+    tr.addEventListener('click', () => { dec.step = t; render(false); });
+    body.append(tr);
+  });
+  table.append(body);
+  box.append(table);
+}
+
+// ---- compose ------------------------------------------------------------------------------
+
+async function compose() {
+  $('cmp-error').textContent = '';
+  const body = {
+    polarity: $('cmp-polarity').value, subject: $('cmp-subject').value,
+    temperature: Number($('cmp-temp').value), top_p: Number($('cmp-top-p').value),
+    n: Number($('cmp-n').value), seed: Number($('cmp-seed').value),
+  };
+  const list = $('cmp-samples');
+  try {
+    const j = await api('/api/compose', body);
+    list.replaceChildren();
+    for (const s of j.samples) {
+      const judges = s.judges.map((x) => (x.probability === null ? `${x.model}: -`
+        : `${x.model}: p(positive) ${x.probability.toFixed(3)}${x.agrees ? '' : ' (disagrees)'}`));
+      const g = s.grammar;
+      const asked = g.polarity_ok && g.subject_ok ? ', as asked' : `, not as asked (${j.source})`;
+      const gram = g.grammatical
+        ? el('span', { class: g.polarity_ok && g.subject_ok ? 'ok' : 'bad',
+          text: `grammatical: ${g.label} about the ${g.subject}${asked}` })
+        : el('span', { class: 'bad', text: `not grammatical (${g.why})` });
+      list.append(el('li', { 'data-seed': String(s.seed) }, el('div', { class: 'text', text: s.text || '(empty)' }),
+        el('div', { class: 'judges' }, gram, ' · ' + judges.join(' · '))));
+    }
+    document.body.dataset.composed = String(Number(document.body.dataset.composed || 0) + 1);
+  } catch (e) {
+    $('cmp-error').textContent = e.message;
+  }
+}
+
+// ---- start --------------------------------------------------------------------------------
+
+async function start() {
+  const [d, vocab] = await Promise.all([api('/api/decoders'), api('/api/vocab').catch(() => null)]);
+  dec.models = d.decoders;
+  const rewrite = dec.models.filter((m) => m.task === 'rewrite');
+  const sel = $('dec-model');
+  for (const m of rewrite) sel.append(el('option', { value: m.name, text: `${m.name} (seed ${m.seed})` }));
+  const preferred = rewrite.find((m) => m.arch === 'seq2seq-transformer');
+  if (preferred) sel.value = preferred.name; // the write-up's model first
+  if (!rewrite.length) {
+    $('dec-none').textContent = 'No rewrite model is loaded (weights/seq2seq-*-seed<S>.json).';
+    $('dec-go').disabled = true;
+  } else {
+    fillViews(model());
+  }
+  const subjects = vocab ? vocab.words.filter((w) => w.category === 'subject').map((w) => w.word)
+    : ['lecture', 'course', 'teacher', 'professor', 'seminar', 'exam', 'tutorial', 'textbook'];
+  for (const s of subjects) $('cmp-subject').append(el('option', { text: s }));
+  if (!dec.models.some((m) => m.task === 'compose')) {
+    $('cmp-none').textContent = 'No compose model is loaded (weights/compose-*-seed<S>.json).';
+    $('cmp-go').disabled = true;
+  }
+  sel.addEventListener('change', () => { fillViews(model()); dec.layer = dec.head = -1; write(); });
+  $('dec-layer').addEventListener('change', (e) => { dec.layer = Number(e.target.value); write(null, true); });
+  $('dec-head').addEventListener('change', (e) => { dec.head = Number(e.target.value); write(null, true); });
+  $('dec-go').addEventListener('click', () => write());
+  $('dec-text').addEventListener('keydown', (e) => { if (e.key === 'Enter') write(); });
+  $('cmp-go').addEventListener('click', compose);
+  if (rewrite.length) write();
+  document.body.dataset.ready = 'true';
+}
+
+start().catch((e) => { $('dec-error').textContent = e.message; });
