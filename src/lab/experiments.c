@@ -5,6 +5,7 @@
  * measurements (exp_put / exp_put_array) and sets the verdict from them (exp_verdict, by the
  * rule of its table row), and a plot function that draws them through attn_plot.h; then one row
  * below. Claims that wait for model options not yet in attn are not in the table until they run. */
+#include "experiments_decoder.h"
 #include "experiments_internal.h"
 
 #include <math.h>
@@ -121,6 +122,28 @@ static const attn_experiment table[] = {
      "points AND rope and alibi each by < 5; mixed if only one part holds; does not hold "
      "otherwise (learned and none are reported)",
      exp_extrapolation_run, exp_extrapolation_plot},
+    /* the decoder's claims (write-up §6): experiments_decoder*.c */
+    {"causal-mask",
+     "The causal mask keeps a prediction from peeking at the answer: with it, what the decoder "
+     "predicts at target position i depends only on the words up to i, so changing the words "
+     "after i leaves every logit at positions <= i exactly as it was; without it, they change.",
+     "§6", "Vaswani et al. 2017",
+     "holds if, with the mask, every logit at positions <= i is bit-identical after the target "
+     "words after i are replaced (the trained seq2seq-transformer on the rewrite test pairs and "
+     "an untrained one on random 15-word inputs, every i) while >= 90% of the rows after i "
+     "change, AND without the mask (the same weights) >= 90% of the rows at positions <= i "
+     "change, in both models; mixed if one part holds; does not hold otherwise",
+     exp_causal_mask_run, exp_causal_mask_plot},
+    {"kv-cache",
+     "A KV cache changes bits, not tokens: greedy decoding that keeps the keys and values of "
+     "earlier steps computes logits that differ from recomputing the whole prefix only in their "
+     "last bits, chooses the same words, and is faster.",
+     "§6", "",
+     "over the four rewrite test sets with the trained seq2seq-transformer: holds if >= 99.9% "
+     "of the greedy output sequences are the same with and without the cache AND the cached "
+     "decoding is >= 1.2x as fast; mixed if one part holds (the ULPs between the step logits "
+     "are reported)",
+     exp_kv_cache_run, exp_kv_cache_plot},
 };
 #define N_EXPERIMENTS ((int)(sizeof table / sizeof table[0]))
 
