@@ -5,6 +5,7 @@
  * path-length, equivariance, parallel and heads (embedding's rule sums measurements of every
  * model and seed; tests/lab/test_experiments.c checks its run). Fast, so it runs in every stage
  * (the quick runs themselves are lab/test_experiments_cli, label slow). */
+#include "experiments_decoder.h"
 #include "experiments_internal.h"
 #include "test_util.h"
 
@@ -288,6 +289,84 @@ START_TEST(test_heads_rule) {
 }
 END_TEST
 
+/* ---- causal-mask: with the mask every logit at rows <= i identical and >= 90 % of the rows
+ * after i changed; without it >= 90 % of the rows <= i changed (both models) ---- */
+static attn_verdict causal_mask(double trained_same, double later_changed, double unmasked_changed,
+                                char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "trained.masked.compared_logits", 9500);
+    put(&r, "trained.masked.identical_logits", trained_same);
+    put(&r, "trained.masked.later_rows", 100);
+    put(&r, "trained.masked.later_rows_changed", later_changed);
+    put(&r, "trained.unmasked.rows", 100);
+    put(&r, "trained.unmasked.rows_changed", unmasked_changed);
+    put(&r, "untrained.masked.compared_logits", 1900);
+    put(&r, "untrained.masked.identical_logits", 1900);
+    put(&r, "untrained.masked.later_rows", 20);
+    put(&r, "untrained.masked.later_rows_changed", 20);
+    put(&r, "untrained.unmasked.rows", 20);
+    put(&r, "untrained.unmasked.rows_changed", 20);
+    exp_causal_mask_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_causal_mask_rule) {
+    char why[1024];
+    ck_assert_int_eq(causal_mask(9500, 100, 100, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "trained 9500 / 9500, untrained 1900 / 1900 (all)") &&
+                      strstr(why, "100 / 100 and 20 / 20 (>= 90%)") &&
+                      strstr(why, "changed: trained 100 / 100, untrained 20 / 20 (>= 90%)"),
+                  "%s", why);
+    ck_assert_int_eq(causal_mask(9500, 90, 90, why, sizeof why), ATTN_VERDICT_HOLDS);
+    /* one logit of one row moved: the mask did not hold */
+    ck_assert_int_eq(causal_mask(9499, 100, 100, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not all)"), "%s", why);
+    /* the change did not reach the decoder: nothing shown */
+    ck_assert_int_eq(causal_mask(9500, 89, 100, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(causal_mask(9500, 100, 89, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not both >= 90%)"), "%s", why);
+    ck_assert_int_eq(causal_mask(9000, 100, 10, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    /* nothing compared is no evidence */
+    ck_assert_int_eq(causal_mask(NAN, 100, 100, why, sizeof why), ATTN_VERDICT_MIXED);
+}
+END_TEST
+
+/* ---- kv-cache: >= 99.9 % of the outputs the same and the cache >= 1.2x as fast ---- */
+static attn_verdict kv_cache(double same, double speedup, char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "sources", 4000);
+    put(&r, "same_output", same);
+    put(&r, "step_logits", 1000);
+    put(&r, "identical_logits", 770);
+    put(&r, "ulp_median", 0);
+    put(&r, "ulp_p99", 24);
+    put(&r, "max_abs_difference", 3.8e-6);
+    put(&r, "speedup", speedup);
+    exp_kv_cache_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_kv_cache_rule) {
+    char why[1024];
+    ck_assert_int_eq(kv_cache(4000, 2.2, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "4000 / 4000 sources (>= 99.9%)") &&
+                      strstr(why, "770 / 1000 (77.0%)") && strstr(why, "99th percentile 24") &&
+                      strstr(why, "2.20x as fast (>= 1.2)"),
+                  "%s", why);
+    ck_assert_int_eq(kv_cache(3996, 1.2, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(kv_cache(3995, 2.2, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(kv_cache(4000, 1.19, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(< 1.2)"), "%s", why);
+    ck_assert_int_eq(kv_cache(3000, 0.9, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -299,6 +378,8 @@ int main(void) {
     tcase_add_test(tc, test_equivariance_rule);
     tcase_add_test(tc, test_parallel_rule);
     tcase_add_test(tc, test_heads_rule);
+    tcase_add_test(tc, test_causal_mask_rule);
+    tcase_add_test(tc, test_kv_cache_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
