@@ -88,12 +88,17 @@ void attn_pairs_free(attn_pairs *p); /* NULL ok */
 
 typedef enum attn_s2s_arch {
     ATTN_S2S_TRANSFORMER, /* "seq2seq-transformer": nn.Transformer with embeddings and a head */
+    ATTN_S2S_GRU,         /* "seq2seq-gru": GRU encoder, its last state starts a GRU decoder */
+    ATTN_S2S_ATTN,        /* "seq2seq-attn": GRU encoder, GRU decoder with additive attention */
 } attn_s2s_arch;
 
 /* The blueprint of a seq2seq model. seq2seq-transformer (docs/decoder.md): source embedding +
  * positions -> enc_layers x TransformerEncoderLayer -> encoder.norm = memory; [BOS] + target
  * embedding + positions -> dec_layers x TransformerDecoderLayer (causal self-attention,
- * cross-attention to the memory) -> decoder.norm -> head Linear(D, tgt_vocab). */
+ * cross-attention to the memory) -> decoder.norm -> head Linear(D, tgt_vocab).
+ * seq2seq-gru / seq2seq-attn (src/models/seq2seq_rnn.c, docs/decoder.md): d_model is the
+ * embedding width E of both sides, hidden_size the GRUs' H; n_heads, ffn_dim, enc_layers,
+ * dec_layers, norm, activation and pos are not used (and not in their weights files). */
 typedef struct attn_seq2seq_config {
     attn_s2s_arch arch;
     int src_vocab, tgt_vocab;   /* Vs (91), Vt (95) */
@@ -105,10 +110,12 @@ typedef struct attn_seq2seq_config {
     attn_norm norm;             /* pre (norm_first=True) or post; both have the final norms */
     attn_activation activation; /* relu or gelu */
     attn_pos pos;               /* learned (default), sinusoidal or none, on both sides */
+    int hidden_size;            /* GRU models: H (64); 0 for the Transformer */
+    int bidirectional;          /* seq2seq-attn: 1 (default) = a bidirectional encoder; else 0 */
 } attn_seq2seq_config;
 
 attn_seq2seq_config attn_seq2seq_config_default(attn_s2s_arch arch);
-const char *attn_s2s_arch_name(attn_s2s_arch a); /* "seq2seq-transformer" */
+const char *attn_s2s_arch_name(attn_s2s_arch a); /* "seq2seq-transformer", "seq2seq-gru", ... */
 /* Fails (ATTN_ERR_VALUE) naming the expected names. */
 attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_error *err);
 /* Checks sizes; the message names the field. */

@@ -17,8 +17,11 @@ static const char about[] =
 static const char notes[] =
     "Task rewrite: a review sentence -> '<polarity> <subject> [<negation>] <adjective>'\n"
     "(attn data --task rewrite; docs/decoder.md). The training pairs are the train set of\n"
-    "--seed, the held-out pairs the holdout set. The model is PyTorch's nn.Transformer between\n"
-    "embeddings and a head; its weights load into tools/seq2seq_models.py with strict=True.";
+    "--seed, the held-out pairs the holdout set. seq2seq-transformer is PyTorch's nn.Transformer\n"
+    "between embeddings and a head; seq2seq-gru a GRU encoder whose last state starts a GRU\n"
+    "decoder; seq2seq-attn a (bidirectional) GRU encoder and a GRU decoder with additive\n"
+    "attention (--hidden, --bidirectional; the Transformer's options do not apply to them).\n"
+    "Weights load into tools/seq2seq_models.py with strict=True.";
 
 static const char *const norm_names[] = {"pre", "post"};
 static const char *const act_names[] = {"relu", "gelu"};
@@ -27,6 +30,7 @@ typedef struct s2s_args {
     const char *model, *task, *out, *norm, *act, *pos;
     uint64_t seed;
     int train_size, quiet;
+    int hidden, bidir; /* GRU models: 0 / -1 = the model's default */
     attn_seq2seq_config mc;
     attn_s2s_train_config tc;
 } s2s_args;
@@ -60,6 +64,13 @@ static int parse_choices(s2s_args *a) {
     attn_s2s_arch arch;
     if (attn_s2s_arch_from_name(a->model, &arch, &err) != ATTN_OK)
         return cli_usage_error("train", "--model: %s", err.msg);
+    const attn_seq2seq_config def = attn_seq2seq_config_default(arch);
+    a->mc.arch = arch;
+    a->mc.hidden_size = a->hidden > 0 ? a->hidden : def.hidden_size;
+    a->mc.bidirectional = a->bidir >= 0 ? a->bidir : def.bidirectional;
+    if (arch == ATTN_S2S_TRANSFORMER && (a->hidden > 0 || a->bidir >= 0))
+        return cli_usage_error("train", "--hidden and --bidirectional are for seq2seq-gru and "
+                                        "seq2seq-attn");
     if (attn_seq2seq_config_validate(&a->mc, &err) != ATTN_OK)
         return cli_usage_error("train", "%s", err.msg);
     return -1;
@@ -126,11 +137,13 @@ int cmd_train_seq2seq(int argc, char **argv) {
                   .pos = "learned",
                   .seed = 1,
                   .train_size = ATTN_TRAIN_DEFAULT_N,
+                  .bidir = -1,
                   .mc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER),
                   .tc = attn_s2s_train_config_default()};
     bool quiet = false;
     cli_opt opts[] = {
-        {"--model", "NAME", CLI_OPT_STR, &a.model, .help = "seq2seq-transformer"},
+        {"--model", "NAME", CLI_OPT_STR, &a.model,
+         .help = "seq2seq-transformer, seq2seq-gru or seq2seq-attn"},
         {"--task", "NAME", CLI_OPT_STR, &a.task, .help = "rewrite"},
         {"--seed", "S", CLI_OPT_U64, &a.seed, .help = "seed of the data, init and shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.tc.epochs, 0, 100000, .help = "epochs"},
@@ -140,7 +153,12 @@ int cmd_train_seq2seq(int argc, char **argv) {
          .help = "training pairs"},
         {"--holdout", "N", CLI_OPT_INT, &a.tc.holdout, 0, ATTN_DATA_MAX_N,
          .help = "held-out pairs scored after every epoch (0: none)"},
-        {"--embed-dim", "D", CLI_OPT_INT, &a.mc.d_model, 1, 1 << 14, .help = "model width"},
+        {"--embed-dim", "D", CLI_OPT_INT, &a.mc.d_model, 1, 1 << 14,
+         .help = "model width (GRU models: the embedding width)"},
+        {"--hidden", "H", CLI_OPT_INT, &a.hidden, 1, 1 << 14,
+         .help = "GRU models: hidden size (default 64)"},
+        {"--bidirectional", "0|1", CLI_OPT_INT, &a.bidir, 0, 1,
+         .help = "seq2seq-attn: bidirectional encoder (default 1)"},
         {"--heads", "H", CLI_OPT_INT, &a.mc.n_heads, 1, 1 << 14, .help = "attention heads"},
         {"--ffn", "F", CLI_OPT_INT, &a.mc.ffn_dim, 1, 1 << 16, .help = "feed-forward width"},
         {"--layers", "L", CLI_OPT_INT, &a.mc.enc_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
@@ -154,7 +172,8 @@ int cmd_train_seq2seq(int argc, char **argv) {
         {"--quiet", NULL, CLI_OPT_FLAG, &quiet, .help = "no per-epoch lines on stderr"},
     };
     cli_spec spec = {"train",
-                     "--model seq2seq-transformer --task rewrite [OPTIONS]",
+                     "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task rewrite "
+                     "[OPTIONS]",
                      about,
                      NULL,
                      notes,

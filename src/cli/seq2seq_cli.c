@@ -29,13 +29,20 @@ int cli_info_seq2seq(const char *path) {
     if (attn_seq2seq_load_json(path, &m, &err) != ATTN_OK) return cli_fail("info", &err);
     const attn_seq2seq_config *c = attn_seq2seq_config_of(m);
     printf("file         %s\narch         %s\n", path, attn_s2s_arch_name(c->arch));
-    printf("src_vocab    %d\ntgt_vocab    %d\nd_model      %d\nn_heads      %d\n", c->src_vocab,
-           c->tgt_vocab, c->d_model, c->n_heads);
-    printf("ffn_dim      %d\nenc_layers   %d\ndec_layers   %d\nmax_src_len  %d\n", c->ffn_dim,
-           c->enc_layers, c->dec_layers, c->max_src_len);
-    printf("max_tgt_len  %d\nnorm         %s\nactivation   %s\npos          %s\n", c->max_tgt_len,
-           c->norm == ATTN_NORM_PRE ? "pre" : "post",
-           c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
+    if (c->arch == ATTN_S2S_GRU || c->arch == ATTN_S2S_ATTN) {
+        printf("src_vocab    %d\ntgt_vocab    %d\nembed_dim    %d\nhidden_size  %d\n", c->src_vocab,
+               c->tgt_vocab, c->d_model, c->hidden_size);
+        printf("bidirectional %d\nmax_src_len  %d\nmax_tgt_len  %d\n", c->bidirectional,
+               c->max_src_len, c->max_tgt_len);
+    } else {
+        printf("src_vocab    %d\ntgt_vocab    %d\nd_model      %d\nn_heads      %d\n", c->src_vocab,
+               c->tgt_vocab, c->d_model, c->n_heads);
+        printf("ffn_dim      %d\nenc_layers   %d\ndec_layers   %d\nmax_src_len  %d\n", c->ffn_dim,
+               c->enc_layers, c->dec_layers, c->max_src_len);
+        printf("max_tgt_len  %d\nnorm         %s\nactivation   %s\npos          %s\n",
+               c->max_tgt_len, c->norm == ATTN_NORM_PRE ? "pre" : "post",
+               c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
+    }
     printf("\n%-56s %-10s %8s\n", "tensor", "shape", "numel");
     for (size_t i = 0; i < attn_seq2seq_tensor_count(m); i++) {
         int shape[4];

@@ -30,18 +30,39 @@ static const cfg_int cfg_ints[] = {CFG_INT(src_vocab),  CFG_INT(tgt_vocab),   CF
                                    CFG_INT(n_heads),    CFG_INT(ffn_dim),     CFG_INT(enc_layers),
                                    CFG_INT(dec_layers), CFG_INT(max_src_len), CFG_INT(max_tgt_len)};
 #define N_CFG_INTS ((int)(sizeof cfg_ints / sizeof cfg_ints[0]))
+/* The GRU models' keys (no Transformer key but the vocabularies, widths and lengths). */
+static const cfg_int rnn_ints[] = {
+    CFG_INT(src_vocab),     CFG_INT(tgt_vocab),   CFG_INT(d_model),    CFG_INT(hidden_size),
+    CFG_INT(bidirectional), CFG_INT(max_src_len), CFG_INT(max_tgt_len)};
+#define N_RNN_INTS ((int)(sizeof rnn_ints / sizeof rnn_ints[0]))
 
-static int *cfg_field(attn_seq2seq_config *c, int i) {
-    return (int *)((char *)c + cfg_ints[i].offset);
+static bool is_rnn(attn_s2s_arch a) {
+    return a == ATTN_S2S_GRU || a == ATTN_S2S_ATTN;
+}
+
+/* The integer keys of arch a's config. */
+static const cfg_int *ints_of(attn_s2s_arch a, int *n) {
+    *n = is_rnn(a) ? N_RNN_INTS : N_CFG_INTS;
+    return is_rnn(a) ? rnn_ints : cfg_ints;
+}
+
+static int *cfg_field(attn_seq2seq_config *c, const cfg_int *k) {
+    return (int *)((char *)c + k->offset);
 }
 
 /* ---- saving --------------------------------------------------------------------------------- */
 
 static void write_config(FILE *f, const attn_seq2seq_config *c) {
     attn_seq2seq_config copy = *c;
+    int n;
+    const cfg_int *keys = ints_of(c->arch, &n);
     fprintf(f, "\"config\": {\"arch\": \"%s\"", attn_s2s_arch_name(c->arch));
-    for (int i = 0; i < N_CFG_INTS; i++)
-        fprintf(f, ", \"%s\": %d", cfg_ints[i].key, *cfg_field(&copy, i));
+    for (int i = 0; i < n; i++)
+        fprintf(f, ", \"%s\": %d", keys[i].key, *cfg_field(&copy, &keys[i]));
+    if (is_rnn(c->arch)) {
+        fputc('}', f);
+        return;
+    }
     fprintf(f, ", \"norm\": \"%s\", \"activation\": \"%s\", \"pos\": \"%s\"}",
             c->norm == ATTN_NORM_PRE ? "pre" : "post",
             c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
@@ -106,6 +127,23 @@ static int name_index(const char *s, const char *const *names, int n) {
     return -1;
 }
 
+/* A GRU model's config: no other key; then the validation naming the field. */
+static void parse_rnn_rest(const cJSON *obj, attn_seq2seq_config *c, const cfg_int *ints,
+                           int n_ints, attn_io_problems *p) {
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj) {
+        const char *k = item->string ? item->string : "";
+        bool known = !strcmp(k, "arch");
+        for (int i = 0; i < n_ints && !known; i++) known = !strcmp(k, ints[i].key);
+        if (!known)
+            attn_io_problem(p, ATTN_ERR_PARSE, "config: unknown key \"%s\" for %s", k,
+                            attn_s2s_arch_name(c->arch));
+    }
+    attn_error e;
+    if (p->n == 0 && attn_seq2seq_config_validate(c, &e) != ATTN_OK)
+        attn_io_problem(p, e.status, "%s", e.msg);
+}
+
 static void parse_config(const cJSON *obj, attn_seq2seq_config *c, attn_io_problems *p) {
     if (!cJSON_IsObject(obj)) {
         attn_io_problem(p, ATTN_ERR_PARSE, "%s \"config\"", obj ? "malformed" : "missing");
@@ -115,18 +153,26 @@ static void parse_config(const cJSON *obj, attn_seq2seq_config *c, attn_io_probl
     attn_s2s_arch a = ATTN_S2S_TRANSFORMER;
     attn_error e;
     if (!cJSON_IsString(arch) || attn_s2s_arch_from_name(arch->valuestring, &a, &e) != ATTN_OK) {
-        attn_io_problem(p, ATTN_ERR_VALUE, "config: \"arch\" must be \"seq2seq-transformer\"");
+        attn_io_problem(p, ATTN_ERR_VALUE,
+                        "config: \"arch\" must be \"seq2seq-transformer\", \"seq2seq-gru\" or "
+                        "\"seq2seq-attn\"");
         return;
     }
     *c = attn_seq2seq_config_default(a);
-    for (int i = 0; i < N_CFG_INTS; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, cfg_ints[i].key);
+    int n_ints;
+    const cfg_int *ints = ints_of(a, &n_ints);
+    for (int i = 0; i < n_ints; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, ints[i].key);
         if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
             fabs(v->valuedouble) > 1e9)
             attn_io_problem(p, ATTN_ERR_PARSE, "config: \"%s\" %s, expected an integer",
-                            cfg_ints[i].key, v ? "is not an integer" : "is missing");
+                            ints[i].key, v ? "is not an integer" : "is missing");
         else
-            *cfg_field(c, i) = (int)v->valuedouble;
+            *cfg_field(c, &ints[i]) = (int)v->valuedouble;
+    }
+    if (is_rnn(a)) {
+        parse_rnn_rest(obj, c, ints, n_ints, p);
+        return;
     }
     static const char *const norms[] = {"pre", "post"}, *const acts[] = {"relu", "gelu"};
     const char *const keys[3] = {"norm", "activation", "pos"};

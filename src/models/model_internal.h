@@ -151,6 +151,9 @@ typedef struct attn_recurrent_cell {
     void (*step_backward)(const attn_recurrent_step *s);
 } attn_recurrent_cell;
 
+/* nn.GRU's cell (gru.c), shared with the seq2seq GRU models. */
+extern const attn_recurrent_cell attn_gru_cell;
+
 /* The core (recurrent.c): spec table, views and the vtable entries every cell shares. */
 size_t attn_recurrent_specs(const attn_model_config *c, const attn_recurrent_cell *cell,
                             attn_param_spec *s);

@@ -22,20 +22,28 @@ attn_seq2seq_config attn_seq2seq_config_default(attn_s2s_arch arch) {
     c.norm = ATTN_NORM_PRE;
     c.activation = ATTN_ACT_RELU;
     c.pos = ATTN_POS_LEARNED;
+    if (arch == ATTN_S2S_GRU || arch == ATTN_S2S_ATTN) { /* docs/decoder.md: E 32, H 64 */
+        c.hidden_size = 64;
+        c.bidirectional = arch == ATTN_S2S_ATTN;
+    }
     return c;
 }
 
+static const char *const ARCH_NAMES[] = {"seq2seq-transformer", "seq2seq-gru", "seq2seq-attn"};
+#define N_ARCHS ((int)(sizeof ARCH_NAMES / sizeof ARCH_NAMES[0]))
+
 const char *attn_s2s_arch_name(attn_s2s_arch a) {
-    return a == ATTN_S2S_TRANSFORMER ? "seq2seq-transformer" : "unknown";
+    return (unsigned)a < (unsigned)N_ARCHS ? ARCH_NAMES[a] : "unknown";
 }
 
 attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_error *err) {
-    if (name && strcmp(name, "seq2seq-transformer") == 0) {
-        *out = ATTN_S2S_TRANSFORMER;
-        return ATTN_OK;
-    }
+    for (int a = 0; name && a < N_ARCHS; a++)
+        if (strcmp(name, ARCH_NAMES[a]) == 0) {
+            *out = (attn_s2s_arch)a;
+            return ATTN_OK;
+        }
     return attn_errorf(err, ATTN_ERR_VALUE, "unknown seq2seq model \"%s\" (expected %s)",
-                       name ? name : "(null)", "seq2seq-transformer");
+                       name ? name : "(null)", "seq2seq-transformer, seq2seq-gru or seq2seq-attn");
 }
 
 #define REQUIRE_RANGE(field, lo, hi)                                                               \
@@ -45,7 +53,21 @@ attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_e
                                cfg->field, (lo), (hi));                                            \
     } while (0)
 
+/* The GRU models' fields (the Transformer's are not used). */
+static attn_status rnn_config_validate(const attn_seq2seq_config *cfg, attn_error *err) {
+    REQUIRE_RANGE(src_vocab, 2, 1 << 20);
+    REQUIRE_RANGE(tgt_vocab, 3, 1 << 20);
+    REQUIRE_RANGE(d_model, 1, 1 << 14);
+    REQUIRE_RANGE(hidden_size, 1, 1 << 14);
+    REQUIRE_RANGE(bidirectional, 0, cfg->arch == ATTN_S2S_ATTN ? 1 : 0);
+    REQUIRE_RANGE(max_src_len, 1, 1 << 16);
+    REQUIRE_RANGE(max_tgt_len, 2, 1 << 16);
+    return ATTN_OK;
+}
+
 attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_error *err) {
+    if (cfg->arch == ATTN_S2S_GRU || cfg->arch == ATTN_S2S_ATTN)
+        return rnn_config_validate(cfg, err);
     if (cfg->arch != ATTN_S2S_TRANSFORMER)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown seq2seq arch %d", (int)cfg->arch);
     REQUIRE_RANGE(src_vocab, 2, 1 << 20);
@@ -113,7 +135,9 @@ static void init_params(attn_seq2seq *m, uint64_t seed) {
 }
 
 static const attn_s2s_vt *vt_for(attn_s2s_arch arch) {
-    return arch == ATTN_S2S_TRANSFORMER ? &attn_s2s_transformer_vt : NULL;
+    return arch == ATTN_S2S_TRANSFORMER ? &attn_s2s_transformer_vt
+           : arch == ATTN_S2S_GRU       ? &attn_s2s_gru_vt
+                                        : &attn_s2s_attn_vt;
 }
 
 attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,

@@ -31,6 +31,13 @@ typedef struct attn_s2s_vt {
     attn_status (*decode)(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
                           const attn_s2s_chooser *ch, int *out, int *n_out, float *step_logits,
                           int *n_steps, attn_error *err);
+    /* Attention probabilities of one teacher-forced pair (B = 1): source src[n_src], decoder
+     * input dec_in[n_dec] ([BOS] first). cross: [L, NH, n_dec, n_src] (seq2seq-transformer:
+     * L = dec_layers, NH = n_heads; seq2seq-attn: L = NH = 1, the additive attention's
+     * alignment); self: [L, NH, n_dec, n_dec] or NULL (transformer only). NULL hook: the
+     * architecture has no attention (seq2seq-gru). */
+    attn_status (*maps)(attn_seq2seq *m, const int *src, int n_src, const int *dec_in, int n_dec,
+                        float *cross, float *self, attn_error *err);
     void (*destroy)(attn_seq2seq *m); /* frees m->impl only */
 } attn_s2s_vt;
 
@@ -43,9 +50,15 @@ struct attn_seq2seq {
     float *params, *grads;                  /* [n_params]; grads NULL until the first backward */
     size_t n_params;
     void *impl;
+    /* NULL, or [S, E] set by the caller before a B = 1 backward: the backward then writes
+     * d loss / d (the source embedding row looked up at each position), E = the source
+     * embedding width, for gradient x input saliency (src/explain). */
+    float *d_src_x;
 };
 
 extern const attn_s2s_vt attn_s2s_transformer_vt;
+extern const attn_s2s_vt attn_s2s_gru_vt;  /* seq2seq_rnn.c */
+extern const attn_s2s_vt attn_s2s_attn_vt; /* seq2seq_rnn.c */
 
 /* The checks of attn_seq2seq_greedy's arguments, shared by the samplers (seq2seq.c). */
 attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int n_src, int max_out,

@@ -511,8 +511,8 @@ static attn_status s2s_decode(attn_seq2seq *m, const int *src, int n_src, int ma
 }
 
 const attn_s2s_vt attn_s2s_transformer_vt = {
-    "seq2seq-transformer", s2s_specs,    s2s_setup,  s2s_set_grads,
-    s2s_forward,           s2s_backward, s2s_decode, s2s_destroy};
+    "seq2seq-transformer", s2s_specs,  s2s_setup, s2s_set_grads, s2s_forward,
+    s2s_backward,          s2s_decode, NULL,      s2s_destroy};
 
 attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err) {
     if (!m) return attn_errorf(err, ATTN_ERR_ARG, "set_causal_mask: no model");
