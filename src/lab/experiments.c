@@ -144,6 +144,19 @@ static const attn_experiment table[] = {
      "decoding is >= 1.2x as fast; mixed if one part holds (the ULPs between the step logits "
      "are reported)",
      exp_kv_cache_run, exp_kv_cache_plot},
+    {"parallel-decoder",
+     "Because of the causal mask, all positions of a target sentence are trained in parallel: "
+     "a teacher-forced step of the Transformer's decoder is one pass over every target "
+     "position, while a GRU decoder needs one sequential step per word.",
+     "§6", "",
+     "on untrained models of the default sizes, batch 1, a 10-word source and 1-64 target "
+     "words: holds if the GRU decoders (seq2seq-gru, seq2seq-attn) take exactly one sequential "
+     "(recurrent) step per target word while the Transformer's products per forward stay the "
+     "same at every length, AND the Transformer's training step (forward + backward) per "
+     "sentence is faster than both GRU decoders' at the longest target and its log-log slope "
+     "against the target length (from 8 words on) is below both of theirs; mixed if one part "
+     "holds; does not hold otherwise",
+     exp_parallel_decoder_run, exp_parallel_decoder_plot},
 };
 #define N_EXPERIMENTS ((int)(sizeof table / sizeof table[0]))
 
