@@ -418,6 +418,47 @@ START_TEST(test_parallel_decoder_rule) {
 }
 END_TEST
 
+/* ---- looking-back: seq2seq-gru drops >= 10 points from short to long sources, the attention
+ * models < 5 each; no verdict when a model is below 50 % on short sources ---- */
+static attn_verdict looking_back(double gru_long, double attn_long, double tf_short, char *why,
+                                 size_t why_n) {
+    attn_experiment_result r = result();
+    const double shrt[3] = {95.0, 99.0, tf_short}, lng[3] = {gru_long, attn_long, 98.0};
+    static const char *const m[3] = {"seq2seq-gru", "seq2seq-attn", "seq2seq-transformer"};
+    for (int a = 0; a < 3; a++) {
+        char k[64];
+        snprintf(k, sizeof k, "%s.short_exact_percent", m[a]);
+        put(&r, k, shrt[a]);
+        snprintf(k, sizeof k, "%s.long_exact_percent", m[a]);
+        put(&r, k, lng[a]);
+        snprintf(k, sizeof k, "%s.drop_points", m[a]);
+        put(&r, k, shrt[a] - lng[a]);
+    }
+    exp_looking_back_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_looking_back_rule) {
+    char why[1024];
+    ck_assert_int_eq(looking_back(60.0, 97.0, 99.0, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "seq2seq-gru 95.0% -> 60.0% (drop 35.0 points, >= 10)") &&
+                      strstr(why, "seq2seq-attn 99.0% -> 97.0% (2.0)") &&
+                      strstr(why, "seq2seq-transformer 99.0% -> 98.0% (1.0) (both < 5)"),
+                  "%s", why);
+    ck_assert_int_eq(looking_back(85.0, 97.0, 99.0, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(looking_back(85.1, 97.0, 99.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(looking_back(60.0, 94.0, 99.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not both < 5)"), "%s", why);
+    ck_assert_int_eq(looking_back(94.0, 90.0, 99.0, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    /* a model that has not learnt: no verdict either way */
+    ck_assert_int_eq(looking_back(60.0, 97.0, 40.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "no verdict: seq2seq-transformer reaches only 40.0%"), "%s", why);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -432,6 +473,7 @@ int main(void) {
     tcase_add_test(tc, test_causal_mask_rule);
     tcase_add_test(tc, test_kv_cache_rule);
     tcase_add_test(tc, test_parallel_decoder_rule);
+    tcase_add_test(tc, test_looking_back_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
