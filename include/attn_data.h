@@ -131,6 +131,37 @@ attn_status attn_dataset_read_tsv_vocab(const char *path, const attn_vocab *v, a
                                         attn_error *err);
 void attn_dataset_free(attn_dataset *d);
 
+/* ---- the grammar of the generated sentences (src/data/grammar.c) ------------------------ *
+ * Every sentence attn_data_generate and attn_data_generate_lengths make belongs to
+ *
+ *     sentence   = filler* core filler* [distractor filler*]
+ *     core       = "the" SUBJECT VERB [NEGATION] [INTENSIFIER] ADJECTIVE
+ *     distractor = CONJUNCTION "the" DISTRACTOR-NOUN VERB [INTENSIFIER] ADJECTIVE
+ *     filler     = one of the filler phrases ("honestly", "in the winter semester", ...)
+ *
+ * with the word classes of `attn vocab`. The label is the core adjective's polarity, flipped
+ * by the negation. How many filler phrases, and whether they repeat, is a set's distribution
+ * (the test sets draw distinct phrases, attn_data_generate_lengths with replacement), not the
+ * grammar: any number is accepted. The parse is unique apart from how a run of filler words
+ * splits into phrases, which it does not report. */
+typedef struct attn_parse {
+    int core;           /* position of the core clause's "the" (filler words before it) */
+    int subject, verb;  /* positions (0-based) */
+    int negation;       /* "not" / "never", -1: none */
+    int intensifier;    /* the core clause's, -1: none */
+    int adjective;      /* the core adjective: the first adjective of the sentence */
+    int label;          /* 1 positive, 0 negative */
+    int distractor;     /* the distractor clause's conjunction, -1: none */
+    int distractor_end; /* the position after the distractor clause (-1: none) */
+} attn_parse;
+
+/* Parses ids[n] (built-in vocabulary ids). ATTN_ERR_VALUE when it is not a sentence of the
+ * grammar, the message naming the first word (1-based) that cannot be read and what was
+ * expected there; out is then all -1. */
+attn_status attn_grammar_parse(const int *ids, int n, attn_parse *out, attn_error *err);
+/* Tokenizes (attn_tokenize: an unknown word is an ATTN_ERR_VALUE naming it) and parses. */
+attn_status attn_grammar_parse_text(const char *sentence, attn_parse *out, attn_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,7 @@ int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_explain_seq2seq(int argc, char **argv);   /* cmd_explain, for seq2seq weights */
 int cmd_train_seq2seq(int argc, char **argv);     /* cmd_train hands seq2seq models over */
 int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */

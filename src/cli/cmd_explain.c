@@ -254,7 +254,18 @@ static bool want_color(int choice) {
     return isatty(STDOUT_FILENO) && !(no && no[0]);
 }
 
+/* The --weights value of argv, before parsing (seq2seq weights go to cmd_explain_seq2seq). */
+static const char *weights_arg(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], "--weights") == 0 && i + 1 < argc) return argv[i + 1];
+        if (strncmp(argv[i], "--weights=", 10) == 0) return argv[i] + 10;
+    }
+    return NULL;
+}
+
 int cmd_explain(int argc, char **argv) {
+    if (cli_is_seq2seq_weights(weights_arg(argc, argv))) return cmd_explain_seq2seq(argc, argv);
     const char *weights = NULL;
     explain_view v = {FORMAT_TEXT,
                       false,

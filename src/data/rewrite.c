@@ -4,10 +4,9 @@
  *   -> negative lecture not helpful
  *
  * The sources are the generator's sentences, untouched (generator.c); the target is read off
- * the sentence by the grammar: fillers hold only filler words and "the", so the first subject
- * noun, negation and adjective of a sentence are the core clause's (the distractor clause
- * follows the core and has no negation). The first target word depends on words later in the
- * source (the adjective, and the negation before it); the others copy earlier positions.
+ * the sentence's parse (grammar.c): the core clause's subject, negation and adjective. The
+ * first target word depends on words later in the source (the adjective, and the negation
+ * before it); the others copy earlier positions.
  */
 #include "attn_seq2seq.h"
 #include "data_internal.h"
@@ -43,30 +42,16 @@ attn_status attn_task_from_name(const char *name, attn_task *out, attn_error *er
                        name ? name : "(null)");
 }
 
-/* The position of the first word of category c in ids[from..n), or -1. */
-static int first_of(const int *ids, int from, int n, attn_word_cat c) {
-    for (int i = from; i < n; i++)
-        if (attn_vocab_cat(ids[i]) == c) return i;
-    return -1;
-}
-
 attn_status attn_rewrite_target(const int *ids, int n, int label, int *tgt, int *align, int *n_tgt,
                                 attn_error *err) {
     *n_tgt = 0;
-    const int subj = first_of(ids, 0, n, ATTN_CAT_SUBJECT);
-    int adj = -1;
-    for (int i = subj < 0 ? n : subj + 1; i < n && adj < 0; i++) {
-        const attn_word_cat c = attn_vocab_cat(ids[i]);
-        if (c == ATTN_CAT_POSITIVE || c == ATTN_CAT_NEGATIVE) adj = i;
-    }
-    if (subj < 0 || adj < 0)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "rewrite: the sentence has no %s (not a sentence of the grammar)",
-                           subj < 0 ? "subject noun" : "adjective after its subject");
-    const int neg = first_of(ids, subj + 1, adj, ATTN_CAT_NEGATION);
+    attn_parse parse;
+    attn_error e;
+    if (attn_grammar_parse(ids, n, &parse, &e) != ATTN_OK)
+        return attn_errorf(err, e.status, "rewrite: %s", e.msg);
+    const int subj = parse.subject, neg = parse.negation, adj = parse.adjective;
     /* the label is the adjective's polarity flipped by the negation: check it agrees */
-    const int polarity = attn_vocab_cat(ids[adj]) == ATTN_CAT_POSITIVE;
-    if ((polarity ^ (neg >= 0)) != (label != 0))
+    if (parse.label != (label != 0))
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "rewrite: label %d disagrees with the core clause (adjective '%s'%s)",
                            label, attn_vocab_word(ids[adj]), neg >= 0 ? ", negated" : "");

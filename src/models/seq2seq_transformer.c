@@ -387,6 +387,8 @@ static void s2s_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *
         attn_encoder_backward(v->d_enc[l], &v->d.enc[l], v->d_enc[l + 1], &v->eacts[l], x,
                               &v->w.enc[l], &v->enc_cfg, &v->erows, &v->escratch);
     }
+    if (m->d_src_x && b->B == 1) /* d loss / d source embedding row = d loss / d xs0 */
+        memcpy(m->d_src_x, v->d_enc[0], (size_t)Ns * D * sizeof(float));
     /* embeddings and learned positions */
     for (int i = 0; i < b->B; i++) {
         for (int s = 0; s < b->src_lengths[i]; s++) {
@@ -510,9 +512,29 @@ static attn_status s2s_decode(attn_seq2seq *m, const int *src, int n_src, int ma
                                     err);
 }
 
+/* The probabilities the teacher-forced forward of one pair used: each decoder layer's
+ * self-attention [NH, T, T] and cross-attention [NH, T, S] (B = 1: the whole of sa_probs and
+ * ca_probs). */
+static attn_status s2s_maps(attn_seq2seq *m, const int *src, int n_src, const int *dec_in,
+                            int n_dec, float *cross, float *self, attn_error *err) {
+    s2s_impl *v = m->impl;
+    const attn_seq2seq_config *c = &m->cfg;
+    float *logits = malloc((size_t)n_dec * c->tgt_vocab * sizeof *logits);
+    if (!logits) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq maps: out of memory");
+    const attn_s2s_batch b = {1, n_src, n_dec, src, &n_src, dec_in, &n_dec};
+    attn_status st = s2s_forward(m, &b, logits, err);
+    const size_t nc = (size_t)c->n_heads * n_dec * n_src, ns = (size_t)c->n_heads * n_dec * n_dec;
+    for (int l = 0; st == ATTN_OK && l < c->dec_layers; l++) {
+        if (cross) memcpy(cross + nc * l, v->dacts[l].ca_probs, nc * sizeof(float));
+        if (self) memcpy(self + ns * l, v->dacts[l].sa_probs, ns * sizeof(float));
+    }
+    free(logits);
+    return st;
+}
+
 const attn_s2s_vt attn_s2s_transformer_vt = {
     "seq2seq-transformer", s2s_specs,  s2s_setup, s2s_set_grads, s2s_forward,
-    s2s_backward,          s2s_decode, NULL,      s2s_destroy};
+    s2s_backward,          s2s_decode, s2s_maps,  s2s_destroy};
 
 attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err) {
     if (!m) return attn_errorf(err, ATTN_ERR_ARG, "set_causal_mask: no model");

@@ -91,11 +91,11 @@ static attn_status load_dir(serve_app *app, const char *dir, attn_model **first,
             first[app->n_entries++] = m;
         }
     }
-    if (app->n_entries == 0)
+    if (app->n_entries == 0 && serve_decoders_count(app) == 0)
         return attn_errorf(err, ATTN_ERR_IO,
-                           "%s: no weights found (expected files like %s/transformer-seed1.json, "
-                           "as attn reproduce writes them)",
-                           dir, dir);
+                           "%s: no weights found (expected files like %s/transformer-seed1.json "
+                           "or %s/seq2seq-transformer-seed1.json, as attn reproduce writes them)",
+                           dir, dir, dir);
     return ATTN_OK;
 }
 
@@ -245,9 +245,10 @@ attn_status serve_app_create(const char *weights_dir, int n_contexts, serve_app 
     }
     pthread_mutex_init(&app->cache_lock, NULL);
     app->n_ctx = n_contexts;
-    attn_status st = load_dir(app, weights_dir, first, err);
+    attn_status st = serve_decoders_load(app, weights_dir, n_contexts, err);
+    if (st == ATTN_OK) st = load_dir(app, weights_dir, first, err);
     if (st == ATTN_OK) {
-        app->models = calloc((size_t)n_contexts * app->n_entries, sizeof *app->models);
+        app->models = calloc((size_t)n_contexts * app->n_entries + 1, sizeof *app->models);
         if (!app->models) st = attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
     }
     if (st == ATTN_OK) {
@@ -261,6 +262,7 @@ attn_status serve_app_create(const char *weights_dir, int n_contexts, serve_app 
     for (int i = app->n_entries - 1; i >= 0; i--) app->explain_entry[app->entries[i].arch] = i;
     group_vocabs(app);
     if (st == ATTN_OK) st = precompute(app, err);
+    if (st == ATTN_OK) serve_decoders_summary(app);
     if (st != ATTN_OK) {
         serve_app_free(app);
         return st;
@@ -282,6 +284,7 @@ void serve_app_free(serve_app *app) {
     for (int i = 0; i < SERVE_MAX_ENTRY; i++)
         for (int s = 0; s < SERVE_MAX_SETS; s++) free(app->set_cache[i][s]);
     pthread_mutex_destroy(&app->cache_lock);
+    serve_decoders_free(app->decoders);
     free(app);
 }
 
@@ -358,7 +361,7 @@ static const serve_asset *find_asset(const char *path, size_t n) {
 bool serve_request_is_heavy(const serve_request *rq) {
     if (!rq || !rq->uri) return false;
     return strncmp(rq->uri, "/api/explain", 12) == 0 || strncmp(rq->uri, "/api/predict", 12) == 0 ||
-           strncmp(rq->uri, "/api/sets/", 10) == 0;
+           strncmp(rq->uri, "/api/sets/", 10) == 0 || serve_decoder_is_heavy(rq->uri);
 }
 
 static bool method_is(const serve_request *rq, const char *m) {
@@ -430,6 +433,8 @@ void serve_handle(serve_app *app, int ctx, const serve_request *rq, serve_respon
             serve_api_predict(app, ctx, rq, query, rs);
         else
             method_not_allowed(rs, "POST");
+    } else if (serve_decoder_route(app, ctx, rq, n, rs)) {
+        /* answered: /api/decoders, /api/generate, /api/compose (decoder_api.c) */
     } else if (method_is(rq, "GET") || method_is(rq, "HEAD")) {
         handle_get(app, ctx, rq->uri, n, query, rs);
     } else {

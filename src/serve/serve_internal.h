@@ -38,7 +38,19 @@ struct serve_app {
     pthread_mutex_t cache_lock;
     char *set_cache[SERVE_MAX_ENTRY][SERVE_MAX_SETS]; /* the /api/sets answers, once computed */
     size_t set_cache_len[SERVE_MAX_ENTRY][SERVE_MAX_SETS];
+    struct serve_decoders *decoders; /* the seq2seq models (decoder_api.c) */
 };
+
+/* The decoder half (decoder_api.c): loads DIR's seq2seq weights into app->decoders; answers
+ * /api/decoders, /api/generate and /api/compose (true) or leaves rq to the caller (false). */
+typedef struct serve_decoders serve_decoders;
+attn_status serve_decoders_load(serve_app *app, const char *dir, int n_ctx, attn_error *err);
+int serve_decoders_count(const serve_app *app);
+void serve_decoders_summary(serve_app *app); /* appends the decoders to app->summary */
+void serve_decoders_free(serve_decoders *d);
+bool serve_decoder_is_heavy(const char *uri);
+bool serve_decoder_route(serve_app *app, int ctx, const serve_request *rq, size_t path_len,
+                         serve_response *rs);
 
 /* The entry of (arch, seed), or -1. */
 int serve_find_entry(const serve_app *app, attn_arch arch, int seed);

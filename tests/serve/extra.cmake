@@ -39,3 +39,12 @@ add_test(NAME serve/slowhttptest
                  --attn $<TARGET_FILE:attn> --weights ${CMAKE_SOURCE_DIR}/weights)
 set_tests_properties(serve/slowhttptest PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
                      TIMEOUT 90 RUN_SERIAL TRUE LABELS slow)
+
+# The decoder endpoints on the wire (tests/serve/decoder_sockets.py, sockets.py's helpers): a
+# seq2seq-transformer trained here for 2 epochs beside the committed classifiers; /api/generate's
+# headers, alignment and top-5, a forced prefix, 16 half-closing clients with byte-identical
+# answers, the 64 KiB limit, framing, strict JSON, a slow body cut off, SIGTERM under load.
+add_test(NAME serve/decoder_sockets
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/decoder_sockets.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/decoder_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 120)
