@@ -168,6 +168,17 @@ static const attn_experiment table[] = {
      "otherwise; mixed without a verdict when a model reaches < 50% on the 1-10-word sources "
      "(it has not learnt the task, as --quick models trained without weights)",
      exp_looking_back_run, exp_looking_back_plot},
+    {"alignment",
+     "A decoder's attention over the source is an alignment: for each word it writes, the "
+     "source word it attends to most is the one that word comes from.",
+     "§6, §7", "Bahdanau, Cho, Bengio 2015",
+     "teacher forced on the four rewrite test sets (seed 1), the argmax over the source of the "
+     "cross-attention row that writes each target word against the source position the "
+     "generator took it from (the polarity word: the first adjective): holds if seq2seq-attn's "
+     "additive attention AND the seq2seq-transformer's best head (layer and head reported) "
+     "each find it for >= 80% of the target words; mixed if one does; does not hold otherwise "
+     "(every head, each layer's mean of heads and chance are reported)",
+     exp_alignment_run, exp_alignment_plot},
 };
 #define N_EXPERIMENTS ((int)(sizeof table / sizeof table[0]))
 

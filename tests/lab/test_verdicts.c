@@ -2,7 +2,8 @@
  * experiment: each rule (exp_<name>_verdict, experiments_internal.h) gets measurements made up
  * here on either side of its thresholds and must give holds, mixed or does not hold as its
  * rule says, with the numbers in its why: convolution, extrapolation, scaling, norm,
- * path-length, equivariance, parallel and heads (embedding's rule sums measurements of every
+ * path-length, equivariance, parallel, heads and the decoder's causal-mask, kv-cache,
+ * parallel-decoder, looking-back and alignment (embedding's rule sums measurements of every
  * model and seed; tests/lab/test_experiments.c checks its run). Fast, so it runs in every stage
  * (the quick runs themselves are lab/test_experiments_cli, label slow). */
 #include "experiments_decoder.h"
@@ -459,6 +460,37 @@ START_TEST(test_looking_back_rule) {
 }
 END_TEST
 
+/* ---- alignment: seq2seq-attn and the Transformer's best head each >= 80 % ---- */
+static attn_verdict alignment(double attn, double tf, char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "seq2seq-attn.best.share", attn);
+    put(&r, "seq2seq-transformer.best.share", tf);
+    put(&r, "seq2seq-transformer.best.layer", 0);
+    put(&r, "seq2seq-transformer.best.head", 1);
+    put(&r, "seq2seq-transformer.chance_share", 0.05);
+    exp_alignment_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_alignment_rule) {
+    char why[1024];
+    ck_assert_int_eq(alignment(0.95, 0.85, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "seq2seq-attn 95.0% of the target words (>= 80%)") &&
+                      strstr(why, "best head (layer 0, head 1) 85.0% (>= 80%)") &&
+                      strstr(why, "chance about 5.0%"),
+                  "%s", why);
+    ck_assert_int_eq(alignment(0.8, 0.8, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(alignment(0.79, 0.85, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(alignment(0.95, 0.5, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "50.0% (< 80%)"), "%s", why);
+    ck_assert_int_eq(alignment(0.3, 0.5, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    ck_assert_int_eq(alignment(NAN, 0.5, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -474,6 +506,7 @@ int main(void) {
     tcase_add_test(tc, test_kv_cache_rule);
     tcase_add_test(tc, test_parallel_decoder_rule);
     tcase_add_test(tc, test_looking_back_rule);
+    tcase_add_test(tc, test_alignment_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
