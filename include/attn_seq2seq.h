@@ -48,8 +48,11 @@ int attn_tgt_vocab_id(const char *token);
 
 /* ---- tasks: source/target pairs (src/data/rewrite.c) ---------------------------------------- */
 
-typedef enum attn_task { ATTN_TASK_REWRITE } attn_task;
-const char *attn_task_name(attn_task t); /* "rewrite" */
+typedef enum attn_task {
+    ATTN_TASK_REWRITE, /* "rewrite": a review -> its verdict (src/data/rewrite.c) */
+    ATTN_TASK_COMPOSE, /* "compose": "<polarity> <subject>" -> a review (src/data/compose.c) */
+} attn_task;
+const char *attn_task_name(attn_task t); /* "rewrite", "compose" */
 attn_status attn_task_from_name(const char *name, attn_task *out, attn_error *err);
 
 /* Longest target (words, without [BOS]/[EOS]) of the rewrite task: polarity subject negation
@@ -79,10 +82,44 @@ typedef struct attn_pairs {
  * ATTN_REWRITE_MAX_TGT. ATTN_ERR_VALUE when ids is not a sentence of the grammar. */
 attn_status attn_rewrite_target(const int *ids, int n, int label, int *tgt, int *align, int *n_tgt,
                                 attn_error *err);
+/* compose (src/data/compose.c, docs/decoder.md): the source is "<polarity> <subject>" in the
+ * TARGET vocabulary (ATTN_TGT_POSITIVE or ATTN_TGT_NEGATIVE, then the subject noun's id), the
+ * target a review sentence of the grammar (attn_grammar_parse) with that label and subject:
+ * attn_data_generate's sentence i of (set, n, seed), word ids unchanged. Alignment: the subject
+ * noun -> 1, the core adjective and the negation (the words that realise the polarity) -> 0,
+ * every other word -> -1 (it comes from no source position). src->texts are the sources,
+ * src->labels the polarities. */
+#define ATTN_COMPOSE_SRC     2  /* source tokens */
+#define ATTN_COMPOSE_MAX_TGT 60 /* longest target: the longest generated sentence (fill8) */
+/* Reads a compose source "positive exam" (white space around and between the two words is
+ * free, upper case is lower-cased) into ids[ATTN_COMPOSE_SRC]. ATTN_ERR_VALUE naming what is
+ * wrong (not two words, not a polarity, not a subject noun: the message lists them). */
+attn_status attn_compose_source(const char *text, int ids[ATTN_COMPOSE_SRC], attn_error *err);
+/* A compose output out[n_out] (target ids, [EOS] not included) judged for the source
+ * src[ATTN_COMPOSE_SRC]. ATTN_OK when it is a sentence of the grammar, ATTN_ERR_VALUE (err says
+ * why) when not; *v filled in both cases. */
+typedef struct attn_compose_verdict {
+    bool grammatical;
+    int label;        /* the parse's polarity (1 positive, 0 negative), -1: not grammatical */
+    int subject;      /* the parse's subject noun (its id), -1: not grammatical */
+    bool polarity_ok; /* grammatical with the polarity the source asks for */
+    bool subject_ok;  /* grammatical with the subject the source asks for */
+} attn_compose_verdict;
+attn_status attn_compose_judge(const int *src, const int *out, int n_out, attn_compose_verdict *v,
+                               attn_error *err);
+
 /* The pairs of `task` for attn_data_generate's (set, n, seed). */
 attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t seed,
                                 attn_pairs **out, attn_error *err);
 void attn_pairs_free(attn_pairs *p); /* NULL ok */
+/* A file of 'source<TAB>target' lines (attn data --task prints them; blank lines skipped) as the
+ * pairs of `task` (src/data/pairs_tsv.c): rewrite sources are review sentences (attn_tokenize),
+ * compose sources "<polarity> <subject>" (attn_compose_source); targets are words of the target
+ * vocabulary ([PAD], [BOS], [EOS] refused), 1..max_tgt of them; sources at most max_src words.
+ * align is -1 throughout, rewrite src->labels -1. The first bad line stops the reading: the
+ * message names the file and the line. */
+attn_status attn_pairs_read_tsv(const char *path, attn_task task, int max_src, int max_tgt,
+                                attn_pairs **out, attn_error *err);
 
 /* ---- models (src/models/seq2seq*.c) --------------------------------------------------------- */
 
@@ -112,9 +149,14 @@ typedef struct attn_seq2seq_config {
     attn_pos pos;               /* learned (default), sinusoidal or none, on both sides */
     int hidden_size;            /* GRU models: H (64); 0 for the Transformer */
     int bidirectional;          /* seq2seq-attn: 1 (default) = a bidirectional encoder; else 0 */
+    attn_task task;             /* what the model was trained on: how generate reads a source */
 } attn_seq2seq_config;
 
 attn_seq2seq_config attn_seq2seq_config_default(attn_s2s_arch arch);
+/* Sets cfg->task and the sizes that follow from it: rewrite the defaults above; compose
+ * src_vocab = ATTN_TGT_VOCAB_SIZE (the polarity tokens), max_src_len = ATTN_COMPOSE_SRC,
+ * max_tgt_len = ATTN_COMPOSE_MAX_TGT + 1. */
+void attn_seq2seq_config_set_task(attn_seq2seq_config *cfg, attn_task task);
 const char *attn_s2s_arch_name(attn_s2s_arch a); /* "seq2seq-transformer", "seq2seq-gru", ... */
 /* Fails (ATTN_ERR_VALUE) naming the expected names. */
 attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_error *err);
@@ -297,7 +339,8 @@ typedef struct attn_s2s_train_config {
     int epochs;     /* 10 */
     int batch_size; /* 32 pairs per Adam step */
     int holdout;    /* 500: held-out pairs decoded after every epoch (0 = none) */
-    int keep_best;  /* 1: end with the parameters of the best held-out exact match */
+    int keep_best;  /* 1: end with the parameters of the best held-out epoch: the highest exact
+                       match (rewrite), the lowest held-out loss (compose: many right answers) */
     uint64_t seed;  /* shuffling */
     attn_adam_config adam;
 } attn_s2s_train_config;
@@ -309,6 +352,8 @@ typedef struct attn_s2s_epoch_stats {
     double holdout_exact; /* exact match of greedy decoding on the held-out pairs (NaN: none) */
     double tokens_per_s;  /* target tokens ([EOS] included) trained per second */
     double elapsed_s;
+    double holdout_loss; /* compose: teacher-forced loss per target token on the held-out pairs
+                            (NaN: none, or rewrite) */
 } attn_s2s_epoch_stats;
 
 typedef struct attn_s2s_callbacks {
@@ -319,7 +364,8 @@ typedef struct attn_s2s_callbacks {
 attn_s2s_train_config attn_s2s_train_config_default(void);
 /* Teacher-forced training of m on `train` (docs/decoder.md): per epoch a shuffle (seed), batches,
  * cross-entropy over target words and [EOS], Adam; the first cfg->holdout pairs of heldout scored
- * by exact match after each epoch. ATTN_ERR_VALUE on a non-finite loss or gradient. */
+ * after each epoch: by exact match (rewrite), by attn_seq2seq_loss (compose, train->task).
+ * ATTN_ERR_VALUE on a non-finite loss or gradient. */
 attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,
                                const attn_s2s_train_config *cfg, const attn_s2s_callbacks *cb,
                                attn_error *err);
@@ -329,6 +375,10 @@ typedef struct attn_s2s_eval {
     double exact;     /* fraction whose greedy output (KV cache) equals the target exactly */
     double token_acc; /* fraction of target positions ([EOS] included) predicted right */
 } attn_s2s_eval;
+/* Mean cross-entropy per target token (words and [EOS]) of pairs [first, first + n) of p,
+ * teacher forced in batches of 32 pairs: compose's held-out measure. */
+attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, int n, double *loss,
+                              attn_error *err);
 /* Greedy decoding of pairs [first, first + n) of p, scored against their targets. */
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err);
@@ -360,7 +410,8 @@ attn_status attn_seq2seq_beam(attn_seq2seq *m, const int *src, int n_src, int ma
 /* ---- weights files (src/io/seq2seq_json.c) ------------------------------------------------ *
  * {"format": "attn-seq2seq-weights-v1", "config": {"arch", "src_vocab", "tgt_vocab", "d_model",
  * "n_heads", "ffn_dim", "enc_layers", "dec_layers", "max_src_len", "max_tgt_len", "norm",
- * "activation", "pos"}, "tensors": {state_dict key: {"shape", "data" | "data_b64"}}}; floats
+ * "activation", "pos" [, "task": "compose"]}, "tensors": {state_dict key: {"shape", "data" |
+ * "data_b64"}}}; "task" is written for compose models only, absent means rewrite; floats
  * %.9g or base64 of little-endian float32. Written atomically; read strictly (every key and
  * tensor exactly once, exact shapes, finite values; all problems reported, naming the file).
  * A classifier's file (attn-weights-v1) is refused as such. */

@@ -9,6 +9,7 @@
 #include "attn_threads.h"
 #include "attn_experiments.h"
 #include "attn_own_data.h"
+#include "attn_seq2seq.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,8 +34,31 @@ int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task 
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
 int cli_info_seq2seq(const char *path);
-/* attn eval on seq2seq weights: exact match per set of the rewrite task and by source length. */
-int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed);
+/* attn eval on seq2seq weights: exact match per set of the model's task (or of the pairs of
+ * the file data, when not NULL) and by source length. */
+int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,
+                     const char *data);
+/* compose_cli.c: samples of a compose model judged by the grammar parser, for attn train,
+ * reproduce and eval (docs/decoder.md). For each of the 16 sources (2 polarities x 8 subjects)
+ * per_source samples at temperature T (no top-k/top-p; sample k seeded with seed + k). train:
+ * NULL, or the training pairs (a sample equal to one of their sentences is not novel). */
+typedef struct cli_compose_tally {
+    long samples, grammatical, polarity, subject, novel; /* polarity/subject: as asked */
+} cli_compose_tally;
+int cli_compose_samples(const char *cmd, attn_seq2seq *m, int per_source, double temperature,
+                        uint64_t seed, const attn_pairs *train, cli_compose_tally *t);
+/* "grammatical 97.5%, polarity as asked 96.0%, ..." of t into buf. */
+void cli_compose_tally_text(const cli_compose_tally *t, char *buf, size_t size);
+/* The teacher-forced loss per target token on the four test sets of seed (1,000 pairs each)
+ * and the tally of CLI_COMPOSE_PER_SOURCE samples per source at temperature 1 (seeds seed..). */
+#define CLI_COMPOSE_PER_SOURCE 25
+typedef struct cli_compose_result {
+    double set_loss[ATTN_N_TEST_SETS]; /* plain, distractor, fill4, fill8 */
+    cli_compose_tally tally;
+} cli_compose_result;
+int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
+                       cli_compose_result *r);
+int cmd_reproduce_compose(int argc, char **argv); /* cmd_reproduce_seq2seq, --task compose */
 /* cmd_grad_seq2seq.c: attn grad for seq2seq weights (FILE holds 'source<TAB>target' pairs). */
 int cli_grad_seq2seq(const char *weights, const char *data, const char *out, int batch);
 int cmd_reproduce(int argc, char **argv);

@@ -83,8 +83,8 @@ int cmd_data(int argc, char **argv) {
     const char *task_name = NULL;
     cli_opt opts[] = {
         {"--task", "NAME", CLI_OPT_STR, &task_name, .def = "",
-         .help = "rewrite: 'source<TAB>target' pairs of a seq2seq task\n(docs/decoder.md) "
-                 "instead of 'label<TAB>sentence'"},
+         .help = "rewrite or compose: 'source<TAB>target' pairs of a seq2seq\ntask "
+                 "(docs/decoder.md) instead of 'label<TAB>sentence'"},
         {"--set", "NAME", CLI_OPT_STR, &set_name, .help = CLI_SET_NAMES},
         {"--n", "N", CLI_OPT_INT, &n, 1, ATTN_DATA_MAX_N, .def = "",
          .help =
@@ -94,7 +94,7 @@ int cmd_data(int argc, char **argv) {
          .help = "print length and core-position statistics to stderr"},
     };
     cli_spec spec = {"data",
-                     "[--task rewrite] [--set NAME] [--n N] [--seed S] [--stats]",
+                     "[--task rewrite|compose] [--set NAME] [--n N] [--seed S] [--stats]",
                      about,
                      NULL,
                      notes,

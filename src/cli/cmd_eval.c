@@ -23,7 +23,12 @@ static const char notes[] =
     "the built-in vocabulary); a word it lacks reads as [UNK] where it has that token (one\n"
     "warning counts them), else the line is bad. Every bad line is reported with its number; --set "
     "generates sentences of the built-in vocabulary, so it\n"
-    "needs a file without a vocabulary of its own.";
+    "needs a file without a vocabulary of its own.\n\n"
+    "Seq2seq weights (attn-seq2seq-weights-v1): exact match and token accuracy of greedy\n"
+    "decoding per set of the model's task and by source length (10-word buckets); --data\n"
+    "FILE.tsv holds 'source<TAB>target' lines as attn data --task prints them (the first bad\n"
+    "line is reported with its number). Compose models add the teacher-forced loss per\n"
+    "target token.";
 
 static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch,
                        attn_pool *pool) {
@@ -117,7 +122,8 @@ int cmd_eval(int argc, char **argv) {
         {"--n", "N", CLI_OPT_INT, &n, 1, ATTN_DATA_MAX_N, .def = "",
          .help = "sentences per --set; default 8000 for train, 500 for holdout,\n"
                  "1000 for each test set, as attn data"},
-        {"--data", "FILE.tsv", CLI_OPT_STR, &data, .help = "a TSV file instead of --set"},
+        {"--data", "FILE.tsv", CLI_OPT_STR, &data,
+         .help = "a TSV file instead of --set (seq2seq: source<TAB>target)"},
         {"--batch", "B", CLI_OPT_INT, &batch, 1, 4096,
          .help = "sentences per forward pass; 1 is exact mode"},
         {"--table", "DIR", CLI_OPT_STR, &table,
@@ -158,8 +164,7 @@ int cmd_eval(int argc, char **argv) {
     if (set && !cli_sets_from_name(set, sets, &n_sets))
         return cli_usage_error("eval", "--set expects %s, got '%s'", CLI_SET_NAMES, set);
     if (cli_is_seq2seq_weights(weights)) {
-        if (data) return cli_usage_error("eval", "seq2seq weights take --set, not --data");
-        return cli_eval_seq2seq(weights, sets, n_sets, have_n ? n : 0, seed);
+        return cli_eval_seq2seq(weights, sets, n_sets, have_n ? n : 0, seed, data);
     }
     return eval_weights(weights, data, sets, n_sets, n, have_n, seed, batch, threads);
 }

@@ -35,7 +35,11 @@ static const char notes[] =
     "Sampling (any of --temperature, --top-k, --top-p, --seed): each step draws the next\n"
     "token from softmax(logits / T) cut to the top K and then to the top P of probability,\n"
     "with a splitmix64 generator seeded with S for each source; tools/seq2seq_models.py\n"
-    "draws the same tokens (docs/decoder.md).";
+    "draws the same tokens (docs/decoder.md).\n\n"
+    "Compose models (attn train --task compose): each SOURCE is '<polarity> <subject>'\n"
+    "('positive exam'), the output a review sentence; after each output a line (text:\n"
+    "'  judged: ...'; json: \"judged\") says whether the grammar parser reads it as a sentence\n"
+    "of the task's grammar, and its polarity and subject against the ones asked for.";
 
 typedef struct gen_ctx {
     attn_seq2seq *m;
@@ -45,7 +49,38 @@ typedef struct gen_ctx {
     int beam;     /* --beam K: beam search of width K (0: greedy) */
     bool sample;  /* --temperature/--top-k/--top-p/--seed: sampling with `sampling` */
     attn_s2s_sampling sampling;
+    int samples; /* --samples N: N draws per source, seeds S..S+N-1 */
 } gen_ctx;
+
+/* compose models: the output judged by the grammar parser, after the output (text: one line;
+ * json: the "judged" member, the object still open). */
+static void print_judgement(const gen_ctx *g, const int *src, const int *out, int n_out) {
+    attn_compose_verdict v;
+    attn_error err;
+    const bool ok = attn_compose_judge(src, out, n_out, &v, &err) == ATTN_OK;
+    const char *asked_pol = src[0] == ATTN_TGT_POSITIVE ? "positive" : "negative";
+    const char *asked_subj = attn_vocab_word(src[1]);
+    if (g->fmt == FORMAT_TEXT) {
+        if (ok)
+            printf("  judged: grammatical, %s (asked %s), subject %s (asked %s)\n",
+                   v.label ? "positive" : "negative", asked_pol, attn_vocab_word(v.subject),
+                   asked_subj);
+        else
+            printf("  judged: not grammatical (%s)\n", err.msg);
+        return;
+    }
+    printf(", \"judged\": {\"grammatical\": %s", ok ? "true" : "false");
+    if (ok)
+        printf(", \"polarity\": \"%s\", \"subject\": \"%s\", \"polarity_as_asked\": %s, "
+               "\"subject_as_asked\": %s}",
+               v.label ? "positive" : "negative", attn_vocab_word(v.subject),
+               v.polarity_ok ? "true" : "false", v.subject_ok ? "true" : "false");
+    else {
+        printf(", \"why\": ");
+        attn_json_write_string(stdout, err.msg);
+        putchar('}');
+    }
+}
 
 static void print_floats(const float *x, int n) {
     putchar('[');
@@ -112,12 +147,14 @@ static bool score_target(const gen_ctx *g, const char *source, const char *targe
     return true;
 }
 
-static void print_output(const gen_ctx *g, const char *source, const int *out, int n_out,
-                         const float *step_logits, int n_steps) {
+static void print_output(const gen_ctx *g, const char *source, const int *src, const int *out,
+                         int n_out, const float *step_logits, int n_steps) {
     const int V = attn_seq2seq_config_of(g->m)->tgt_vocab;
+    const bool compose = attn_seq2seq_config_of(g->m)->task == ATTN_TASK_COMPOSE;
     if (g->fmt == FORMAT_TEXT) {
         for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
         putchar('\n');
+        if (compose) print_judgement(g, src, out, n_out);
         return;
     }
     printf("{\"source\": ");
@@ -133,7 +170,9 @@ static void print_output(const gen_ctx *g, const char *source, const int *out, i
         print_floats(l, V);
         putchar('}');
     }
-    printf("]}\n");
+    putchar(']');
+    if (compose) print_judgement(g, src, out, n_out);
+    printf("}\n");
 }
 
 static bool generate_one(void *ctx, const char *line, const char *where, int index) {
@@ -150,10 +189,13 @@ static bool generate_one(void *ctx, const char *line, const char *where, int ind
         }
         *target++ = '\0';
     }
-    int max_ids = (int)(strlen(source) / 2 + 1), n_src = 0;
+    int max_ids = (int)(strlen(source) / 2 + 1 + ATTN_COMPOSE_SRC), n_src = 0;
     int *src = malloc((size_t)max_ids * sizeof *src);
     attn_error err;
-    if (!src || attn_tokenize(source, src, max_ids, &n_src, &err) != ATTN_OK) {
+    const bool compose = c->task == ATTN_TASK_COMPOSE; /* "<polarity> <subject>" */
+    if (src && compose) n_src = ATTN_COMPOSE_SRC;
+    if (!src || (compose ? attn_compose_source(source, src, &err)
+                         : attn_tokenize(source, src, max_ids, &n_src, &err)) != ATTN_OK) {
         cli_message("generate", "%s %d: %s", where, index, src ? err.msg : "out of memory");
         free(src);
         free(source);
@@ -168,27 +210,32 @@ static bool generate_one(void *ctx, const char *line, const char *where, int ind
         if (!ok)
             cli_message("generate", "%s %d: %s", where, index, err.msg);
         else if (g->fmt == FORMAT_TEXT)
-            print_output(g, source, out, n_out, NULL, 0);
+            print_output(g, source, src, out, n_out, NULL, 0);
         else {
             printf("{\"source\": ");
             attn_json_write_string(stdout, source);
             printf(", \"output\": \"");
             for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
-            printf("\", \"beam\": %d, \"score\": %.17g}\n", g->beam, score);
+            printf("\", \"beam\": %d, \"score\": %.17g", g->beam, score);
+            if (compose) print_judgement(g, src, out, n_out);
+            printf("}\n");
         }
     } else if (g->teacher) {
         ok = score_target(g, source, target, src, n_src);
     } else {
         int out[ATTN_S2S_MAX_TGT], n_out = 0, n_steps = 0;
         float *steps = malloc((size_t)(g->max_out + 1) * c->tgt_vocab * sizeof *steps);
-        ok = steps &&
-             (g->sample ? attn_seq2seq_sample(g->m, src, n_src, g->max_out, g->cache, &g->sampling,
-                                              out, &n_out, steps, &n_steps, &err)
-                        : attn_seq2seq_greedy(g->m, src, n_src, g->max_out, g->cache, out, &n_out,
-                                              steps, &n_steps, &err)) == ATTN_OK;
-        if (ok)
-            print_output(g, source, out, n_out, steps, n_steps);
-        else
+        ok = steps != NULL;
+        for (int k = 0; ok && k < (g->sample ? g->samples : 1); k++) {
+            attn_s2s_sampling sampling = g->sampling;
+            sampling.seed += (uint64_t)k;
+            ok = (g->sample ? attn_seq2seq_sample(g->m, src, n_src, g->max_out, g->cache, &sampling,
+                                                  out, &n_out, steps, &n_steps, &err)
+                            : attn_seq2seq_greedy(g->m, src, n_src, g->max_out, g->cache, out,
+                                                  &n_out, steps, &n_steps, &err)) == ATTN_OK;
+            if (ok) print_output(g, source, src, out, n_out, steps, n_steps);
+        }
+        if (!ok)
             cli_message("generate", "%s %d: %s", where, index, steps ? err.msg : "out of memory");
         free(steps);
     }
@@ -201,7 +248,7 @@ int cmd_generate(int argc, char **argv) {
     const char *weights = NULL;
     int fmt = FORMAT_TEXT, max_out = 0;
     bool no_cache = false, teacher = false;
-    int beam = 0, top_k = 0;
+    int beam = 0, top_k = 0, samples = 1;
     double temperature = 1.0, top_p = 1.0;
     uint64_t seed = 1;
     cli_opt opts[] = {
@@ -223,12 +270,15 @@ int cmd_generate(int argc, char **argv) {
              "sample among the fewest most probable tokens whose\nprobability reaches P (<= 1)"},
         {"--seed", "S", CLI_OPT_U64, &seed,
          .help = "seed of the sampling generator (splitmix64), per source"},
+        {"--samples", "N", CLI_OPT_INT, &samples, 1, 100000,
+         .help = "sampling: N draws per source, seeds S, S+1, .., S+N-1"},
         {"--teacher", NULL, CLI_OPT_FLAG, &teacher,
          .help = "inputs are 'source<TAB>target': print the teacher-forced\nlogits (json)"},
     };
     cli_spec spec = {"generate",
                      "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
-                     "[--beam K | --temperature T --top-k K --top-p P --seed S | --teacher]\n"
+                     "[--beam K | --temperature T --top-k K --top-p P --seed S --samples N |\n"
+                     "--teacher]\n"
                      "[--] [SOURCE...]",
                      about,
                      "SOURCE",
@@ -241,7 +291,8 @@ int cmd_generate(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, sources, &n_sources);
     if (rc < 0 && !weights) rc = cli_usage_error("generate", "--weights FILE.json is required");
     const bool sample = cli_given(&spec, "--temperature") || cli_given(&spec, "--top-k") ||
-                        cli_given(&spec, "--top-p") || cli_given(&spec, "--seed");
+                        cli_given(&spec, "--top-p") || cli_given(&spec, "--seed") ||
+                        cli_given(&spec, "--samples");
     if (rc < 0 && top_p > 1.0) rc = cli_usage_error("generate", "--top-p expects 0 < P <= 1");
     if (rc < 0 && sample && (beam || teacher))
         rc = cli_usage_error("generate", "sampling goes with neither --beam nor --teacher");
@@ -257,7 +308,8 @@ int cmd_generate(int argc, char **argv) {
             max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
         attn_set_num_threads(1);
         gen_ctx ctx = {m,       !no_cache, fmt,    max_out,
-                       teacher, beam,      sample, {temperature, top_k, top_p, seed}};
+                       teacher, beam,      sample, {temperature, top_k, top_p, seed},
+                       samples};
         rc = cli_run_sentences("generate", "rewritten", sources, n_sources, generate_one, &ctx);
     }
     attn_seq2seq_free(m);

@@ -112,6 +112,11 @@ static void print_tables(const seed_result *r, int seeds) {
 }
 
 int cmd_reproduce_seq2seq(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) /* the compose task has its own command: its own report */
+        if ((strcmp(argv[i], "--task") == 0 && i + 1 < argc &&
+             strcmp(argv[i + 1], "compose") == 0) ||
+            strcmp(argv[i], "--task=compose") == 0)
+            return cmd_reproduce_compose(argc, argv);
     int seeds = 3, epochs = 10, train_size = ATTN_TRAIN_DEFAULT_N;
     const char *task = "rewrite", *out = "runs";
     cli_opt opts[] = {

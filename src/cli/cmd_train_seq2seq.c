@@ -21,13 +21,19 @@ static const char notes[] =
     "between embeddings and a head; seq2seq-gru a GRU encoder whose last state starts a GRU\n"
     "decoder; seq2seq-attn a (bidirectional) GRU encoder and a GRU decoder with additive\n"
     "attention (--hidden, --bidirectional; the Transformer's options do not apply to them).\n"
-    "Weights load into tools/seq2seq_models.py with strict=True.";
+    "Weights load into tools/seq2seq_models.py with strict=True.\n\n"
+    "Task compose: '<polarity> <subject>' -> a review sentence of the grammar with them\n"
+    "(attn data --task compose). Many sentences are right, so the epoch kept is the one with\n"
+    "the lowest held-out loss, and the report is each test set's loss per target token and\n"
+    "25 samples (temperature 1) per source judged by the grammar parser: grammatical, with\n"
+    "the polarity and subject asked for, and not a sentence of the training set (novel).";
 
 static const char *const norm_names[] = {"pre", "post"};
 static const char *const act_names[] = {"relu", "gelu"};
 
 typedef struct s2s_args {
     const char *model, *task, *out, *norm, *act, *pos;
+    attn_task task_id;
     uint64_t seed;
     int train_size, quiet;
     int hidden, bidir; /* GRU models: 0 / -1 = the model's default */
@@ -37,6 +43,12 @@ typedef struct s2s_args {
 
 static bool on_epoch(const attn_s2s_epoch_stats *st, void *user) {
     if (*(const int *)user) return true;
+    if (!isnan(st->holdout_loss)) { /* compose: selected by the held-out loss */
+        fprintf(stderr,
+                "epoch %d/%d  loss %.4f  held-out loss %.4f  %.0f target tokens/s  (%.1f s)\n",
+                st->epoch, st->epochs, st->loss, st->holdout_loss, st->tokens_per_s, st->elapsed_s);
+        return true;
+    }
     fprintf(stderr,
             "epoch %d/%d  loss %.4f  held-out exact match %.4f  %.0f target tokens/s  (%.1f s)\n",
             st->epoch, st->epochs, st->loss, st->holdout_exact, st->tokens_per_s, st->elapsed_s);
@@ -58,12 +70,17 @@ static int parse_choices(s2s_args *a) {
                                a->pos);
     a->mc.pos = (attn_pos)p;
     attn_error err;
-    attn_task task;
-    if (attn_task_from_name(a->task, &task, &err) != ATTN_OK)
+    if (attn_task_from_name(a->task, &a->task_id, &err) != ATTN_OK)
         return cli_usage_error("train", "--task: %s", err.msg);
+    attn_seq2seq_config_set_task(&a->mc, a->task_id);
     attn_s2s_arch arch;
     if (attn_s2s_arch_from_name(a->model, &arch, &err) != ATTN_OK)
         return cli_usage_error("train", "--model: %s", err.msg);
+    if (arch != ATTN_S2S_TRANSFORMER && a->task_id != ATTN_TASK_REWRITE)
+        return cli_usage_error("train",
+                               "--task %s is for seq2seq-transformer (the GRU models "
+                               "are rewrite models)",
+                               a->task);
     const attn_seq2seq_config def = attn_seq2seq_config_default(arch);
     a->mc.arch = arch;
     a->mc.hidden_size = a->hidden > 0 ? a->hidden : def.hidden_size;
@@ -76,17 +93,33 @@ static int parse_choices(s2s_args *a) {
     return -1;
 }
 
+/* compose: the test sets' loss and the judged samples (exact match means little there). */
+static int compose_report(uint64_t seed, attn_seq2seq *m, const attn_pairs *train) {
+    cli_compose_result r;
+    char buf[256];
+    const int rc = cli_compose_report("train", m, seed, train, &r);
+    if (rc != CLI_OK) return rc;
+    const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
+                                             ATTN_SET_FILL8};
+    for (int s = 0; s < ATTN_N_TEST_SETS; s++)
+        printf("  %-10s loss per target token %.4f  (%d pairs)\n", attn_set_name(sets[s]),
+               r.set_loss[s], ATTN_TEST_DEFAULT_N);
+    cli_compose_tally_text(&r.tally, buf, sizeof buf);
+    printf("  samples    %s, novel %.1f%%\n", buf,
+           100.0 * (double)r.tally.novel / (double)r.tally.samples);
+    return CLI_OK;
+}
+
 /* Trains, evaluates and saves; the exit code. */
 static int run(s2s_args *a) {
     attn_error err;
     attn_pairs *train = NULL, *held = NULL;
     attn_seq2seq *m = NULL;
     int rc = CLI_OK;
-    if (attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, a->train_size, a->seed, &train,
-                            &err) != ATTN_OK ||
-        (a->tc.holdout > 0 &&
-         attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_HOLDOUT, a->tc.holdout, a->seed, &held,
-                             &err) != ATTN_OK) ||
+    if (attn_pairs_generate(a->task_id, ATTN_SET_TRAIN, a->train_size, a->seed, &train, &err) !=
+            ATTN_OK ||
+        (a->tc.holdout > 0 && attn_pairs_generate(a->task_id, ATTN_SET_HOLDOUT, a->tc.holdout,
+                                                  a->seed, &held, &err) != ATTN_OK) ||
         attn_seq2seq_create(&a->mc, a->seed, &m, &err) != ATTN_OK) {
         rc = cli_fail("train", &err);
         goto done;
@@ -102,7 +135,9 @@ static int run(s2s_args *a) {
            attn_seq2seq_n_params(m), a->tc.epochs);
     const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
                                              ATTN_SET_FILL8};
-    for (int s = 0; s < ATTN_N_TEST_SETS; s++) {
+    if (a->task_id == ATTN_TASK_COMPOSE && (rc = compose_report(a->seed, m, train)) != CLI_OK)
+        goto done;
+    for (int s = 0; s < ATTN_N_TEST_SETS && a->task_id == ATTN_TASK_REWRITE; s++) {
         attn_pairs *t = NULL;
         attn_s2s_eval ev;
         if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], ATTN_TEST_DEFAULT_N, a->seed, &t,
@@ -144,7 +179,8 @@ int cmd_train_seq2seq(int argc, char **argv) {
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
          .help = "seq2seq-transformer, seq2seq-gru or seq2seq-attn"},
-        {"--task", "NAME", CLI_OPT_STR, &a.task, .help = "rewrite"},
+        {"--task", "NAME", CLI_OPT_STR, &a.task,
+         .help = "rewrite or compose (seq2seq-transformer)"},
         {"--seed", "S", CLI_OPT_U64, &a.seed, .help = "seed of the data, init and shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.tc.epochs, 0, 100000, .help = "epochs"},
         {"--batch", "B", CLI_OPT_INT, &a.tc.batch_size, 1, 1 << 16, .help = "pairs per step"},
@@ -172,8 +208,8 @@ int cmd_train_seq2seq(int argc, char **argv) {
         {"--quiet", NULL, CLI_OPT_FLAG, &quiet, .help = "no per-epoch lines on stderr"},
     };
     cli_spec spec = {"train",
-                     "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task rewrite "
-                     "[OPTIONS]",
+                     "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task "
+                     "rewrite|compose [OPTIONS]",
                      about,
                      NULL,
                      notes,

@@ -60,57 +60,81 @@ int cli_info_seq2seq(const char *path) {
     return CLI_OK;
 }
 
-/* Exact match and token accuracy of greedy decoding per set and by source length (10-word
- * buckets over every set given): `attn eval` on seq2seq weights. */
+/* Exact match and token accuracy of greedy decoding per set (or file) and by source length
+ * (10-word buckets over every set given): `attn eval` on seq2seq weights. Compose models add
+ * the teacher-forced loss per target token (exact match means little there). */
 #define EVAL_BUCKETS 8 /* 1-10, ..., 61-70, 71+ words */
-int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed) {
+typedef struct eval_buckets {
+    long pairs[EVAL_BUCKETS], exact[EVAL_BUCKETS];
+    double tok[EVAL_BUCKETS], toks[EVAL_BUCKETS];
+    int rows; /* sets scored */
+} eval_buckets;
+
+/* Scores p (one row named `name`), adding to the buckets. */
+static int eval_pairs(attn_seq2seq *m, const attn_pairs *p, const char *name, eval_buckets *b) {
+    attn_error err;
+    if (b->rows++ == 0) /* the header once the first set is read */
+        printf("%-10s %6s  %-11s  %s%s\n", "set", "pairs", "exact match", "token accuracy",
+               p->task == ATTN_TASK_COMPOSE ? "  loss per token" : "");
+    long exact = 0;
+    double right = 0, tokens = 0;
+    for (int i = 0; i < p->src->n; i++) {
+        attn_s2s_eval ev;
+        if (attn_seq2seq_evaluate(m, p, i, 1, &ev, &err) != ATTN_OK) return cli_fail("eval", &err);
+        const int len = p->src->lengths[i], k = len > 70 ? 7 : (len - 1) / 10;
+        const double toks = p->tgt_lengths[i] + 1;
+        exact += ev.exact == 1.0;
+        right += ev.token_acc * toks;
+        tokens += toks;
+        b->pairs[k]++, b->exact[k] += ev.exact == 1.0, b->tok[k] += ev.token_acc * toks;
+        b->toks[k] += toks;
+    }
+    printf("%-10s %6d  %-11.4f  %.4f", name, p->src->n, (double)exact / p->src->n, right / tokens);
+    if (p->task == ATTN_TASK_COMPOSE) {
+        double loss = 0.0;
+        if (attn_seq2seq_loss(m, p, 0, p->src->n, &loss, &err) != ATTN_OK) {
+            putchar('\n');
+            return cli_fail("eval", &err);
+        }
+        printf("          %.4f", loss);
+    }
+    putchar('\n');
+    return CLI_OK;
+}
+
+int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,
+                     const char *data) {
     attn_error err;
     attn_seq2seq *m = NULL;
     if (attn_seq2seq_load_json(path, &m, &err) != ATTN_OK) return cli_fail("eval", &err);
     attn_set_num_threads(1);
-    long b_pairs[EVAL_BUCKETS] = {0}, b_exact[EVAL_BUCKETS] = {0};
-    double b_tok[EVAL_BUCKETS] = {0}, b_toks[EVAL_BUCKETS] = {0};
+    const attn_seq2seq_config *c = attn_seq2seq_config_of(m);
+    eval_buckets b;
+    memset(&b, 0, sizeof b);
     int rc = CLI_OK;
-    printf("%-10s %6s  %-11s  %s\n", "set", "pairs", "exact match", "token accuracy");
-    for (int s = 0; s < n_sets && rc == CLI_OK; s++) {
+    for (int s = 0; s < (data ? 1 : n_sets) && rc == CLI_OK; s++) {
         attn_pairs *p = NULL;
         const int size = n > 0 ? n : cli_set_default_n(sets[s]);
-        if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], size, seed, &p, &err) != ATTN_OK) {
+        const int max_out =
+            c->max_tgt_len - 1 < ATTN_S2S_MAX_TGT ? c->max_tgt_len - 1 : ATTN_S2S_MAX_TGT;
+        if ((data ? attn_pairs_read_tsv(data, c->task, c->max_src_len, max_out, &p, &err)
+                  : attn_pairs_generate(c->task, sets[s], size, seed, &p, &err)) != ATTN_OK)
             rc = cli_fail("eval", &err);
-            break;
-        }
-        long exact = 0;
-        double right = 0, tokens = 0;
-        for (int i = 0; i < p->src->n && rc == CLI_OK; i++) {
-            attn_s2s_eval ev;
-            if (attn_seq2seq_evaluate(m, p, i, 1, &ev, &err) != ATTN_OK) {
-                rc = cli_fail("eval", &err);
-                break;
-            }
-            const int len = p->src->lengths[i], b = len > 70 ? 7 : (len - 1) / 10;
-            const double toks = p->tgt_lengths[i] + 1;
-            exact += ev.exact == 1.0;
-            right += ev.token_acc * toks;
-            tokens += toks;
-            b_pairs[b]++, b_exact[b] += ev.exact == 1.0, b_tok[b] += ev.token_acc * toks;
-            b_toks[b] += toks;
-        }
-        if (rc == CLI_OK)
-            printf("%-10s %6d  %-11.4f  %.4f\n", attn_set_name(sets[s]), p->src->n,
-                   (double)exact / p->src->n, right / tokens);
+        else
+            rc = eval_pairs(m, p, data ? data : attn_set_name(sets[s]), &b);
         attn_pairs_free(p);
     }
     if (rc == CLI_OK) {
         printf("\n%-10s %6s  %-11s  %s\n", "words", "pairs", "exact match", "token accuracy");
-        for (int b = 0; b < EVAL_BUCKETS; b++) {
-            if (!b_pairs[b]) continue;
+        for (int k = 0; k < EVAL_BUCKETS; k++) {
+            if (!b.pairs[k]) continue;
             char label[16];
-            if (b == 7)
+            if (k == 7)
                 snprintf(label, sizeof label, "71+");
             else
-                snprintf(label, sizeof label, "%d-%d", 10 * b + 1, 10 * b + 10);
-            printf("%-10s %6ld  %-11.4f  %.4f\n", label, b_pairs[b],
-                   (double)b_exact[b] / b_pairs[b], b_tok[b] / b_toks[b]);
+                snprintf(label, sizeof label, "%d-%d", 10 * k + 1, 10 * k + 10);
+            printf("%-10s %6ld  %-11.4f  %.4f\n", label, b.pairs[k],
+                   (double)b.exact[k] / b.pairs[k], b.tok[k] / b.toks[k]);
         }
     }
     attn_seq2seq_free(m);

@@ -88,4 +88,9 @@ attn_status attn_dataset_builder_push(attn_dataset_builder *b, int label, const 
 attn_dataset *attn_dataset_builder_finish(attn_dataset_builder *b);
 void attn_dataset_builder_discard(attn_dataset_builder *b);
 
+/* The compose task's pairs (compose.c; attn_pairs_generate hands over). */
+struct attn_pairs;
+attn_status attn_compose_pairs(attn_set set, int n, uint64_t seed, struct attn_pairs **out,
+                               attn_error *err);
+
 #endif

@@ -30,15 +30,16 @@ int attn_tgt_vocab_id(const char *token) {
 }
 
 const char *attn_task_name(attn_task t) {
-    return t == ATTN_TASK_REWRITE ? "rewrite" : "unknown";
+    return t == ATTN_TASK_REWRITE ? "rewrite" : t == ATTN_TASK_COMPOSE ? "compose" : "unknown";
 }
 
 attn_status attn_task_from_name(const char *name, attn_task *out, attn_error *err) {
-    if (name && strcmp(name, "rewrite") == 0) {
-        *out = ATTN_TASK_REWRITE;
-        return ATTN_OK;
-    }
-    return attn_errorf(err, ATTN_ERR_ARG, "unknown task '%s'; expected rewrite",
+    for (int t = ATTN_TASK_REWRITE; t <= ATTN_TASK_COMPOSE; t++)
+        if (name && strcmp(name, attn_task_name((attn_task)t)) == 0) {
+            *out = (attn_task)t;
+            return ATTN_OK;
+        }
+    return attn_errorf(err, ATTN_ERR_ARG, "unknown task '%s'; expected rewrite or compose",
                        name ? name : "(null)");
 }
 
@@ -103,6 +104,7 @@ attn_status attn_pairs_generate(attn_task task, attn_set set, int n, uint64_t se
                                 attn_pairs **out, attn_error *err) {
     if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_pairs_generate: NULL out");
     *out = NULL;
+    if (task == ATTN_TASK_COMPOSE) return attn_compose_pairs(set, n, seed, out, err);
     if (task != ATTN_TASK_REWRITE)
         return attn_errorf(err, ATTN_ERR_ARG, "attn_pairs_generate: unknown task %d", (int)task);
     attn_pairs *p = calloc(1, sizeof *p);

@@ -4,10 +4,11 @@
  *    "config": {"arch": "seq2seq-transformer", "src_vocab": 91, ..., "norm": "pre", ...},
  *    "tensors": {"<state_dict key>": {"shape": [..], "data": [..] | "data_b64": ".."}}}
  *
- * Floats as %.9g (exact through double) or base64 little-endian float32. Loading is strict:
- * every config key present and no other, every tensor of the config present with its exact
- * shape, no other tensor, no duplicate, every value a finite float32; all problems are reported
- * at once. A classifier's file (attn-weights-v1) is named as such. */
+ * Floats as %.9g (exact through double) or base64 little-endian float32. "task" ("rewrite" or
+ * "compose") is written when it is not rewrite and read as rewrite when absent. Loading is
+ * strict: every other config key present and no other, every tensor of the config present with its
+ * exact shape, no other tensor, no duplicate, every value a finite float32; all problems are
+ * reported at once. A classifier's file (attn-weights-v1) is named as such. */
 #include "attn_seq2seq.h"
 #include "io_internal.h"
 
@@ -59,13 +60,17 @@ static void write_config(FILE *f, const attn_seq2seq_config *c) {
     fprintf(f, "\"config\": {\"arch\": \"%s\"", attn_s2s_arch_name(c->arch));
     for (int i = 0; i < n; i++)
         fprintf(f, ", \"%s\": %d", keys[i].key, *cfg_field(&copy, &keys[i]));
-    if (is_rnn(c->arch)) {
+    if (is_rnn(c->arch)) { /* rewrite models only: no "task" */
         fputc('}', f);
         return;
     }
-    fprintf(f, ", \"norm\": \"%s\", \"activation\": \"%s\", \"pos\": \"%s\"}",
+    fprintf(f, ", \"norm\": \"%s\", \"activation\": \"%s\", \"pos\": \"%s\"",
             c->norm == ATTN_NORM_PRE ? "pre" : "post",
             c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
+    /* "task" only where it is not rewrite: a file without it is a rewrite model (the files
+     * written before the key existed, and the same bytes now) */
+    if (c->task != ATTN_TASK_REWRITE) fprintf(f, ", \"task\": \"%s\"", attn_task_name(c->task));
+    fputc('}', f);
 }
 
 attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
@@ -195,11 +200,15 @@ static void parse_config(const cJSON *obj, attn_seq2seq_config *c, attn_io_probl
         else
             c->pos = (attn_pos)i;
     }
+    const cJSON *task = cJSON_GetObjectItemCaseSensitive(obj, "task");
+    if (task &&
+        (!cJSON_IsString(task) || attn_task_from_name(task->valuestring, &c->task, &e) != ATTN_OK))
+        attn_io_problem(p, ATTN_ERR_VALUE, "config: \"task\" must be \"rewrite\" or \"compose\"");
     const cJSON *item;
     cJSON_ArrayForEach(item, obj) {
         const char *k = item->string ? item->string : "";
         bool known = !strcmp(k, "arch") || !strcmp(k, "norm") || !strcmp(k, "activation") ||
-                     !strcmp(k, "pos");
+                     !strcmp(k, "pos") || !strcmp(k, "task");
         for (int i = 0; i < N_CFG_INTS && !known; i++) known = !strcmp(k, cfg_ints[i].key);
         if (!known) attn_io_problem(p, ATTN_ERR_PARSE, "config: unknown key \"%s\"", k);
     }

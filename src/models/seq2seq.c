@@ -32,6 +32,14 @@ attn_seq2seq_config attn_seq2seq_config_default(attn_s2s_arch arch) {
 static const char *const ARCH_NAMES[] = {"seq2seq-transformer", "seq2seq-gru", "seq2seq-attn"};
 #define N_ARCHS ((int)(sizeof ARCH_NAMES / sizeof ARCH_NAMES[0]))
 
+void attn_seq2seq_config_set_task(attn_seq2seq_config *cfg, attn_task task) {
+    const attn_seq2seq_config def = attn_seq2seq_config_default(cfg->arch);
+    cfg->task = task;
+    cfg->src_vocab = task == ATTN_TASK_COMPOSE ? ATTN_TGT_VOCAB_SIZE : def.src_vocab;
+    cfg->max_src_len = task == ATTN_TASK_COMPOSE ? ATTN_COMPOSE_SRC : def.max_src_len;
+    cfg->max_tgt_len = task == ATTN_TASK_COMPOSE ? ATTN_COMPOSE_MAX_TGT + 1 : def.max_tgt_len;
+}
+
 const char *attn_s2s_arch_name(attn_s2s_arch a) {
     return (unsigned)a < (unsigned)N_ARCHS ? ARCH_NAMES[a] : "unknown";
 }
@@ -82,6 +90,8 @@ attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_er
     REQUIRE_RANGE(dec_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
     REQUIRE_RANGE(max_src_len, 1, 1 << 16);
     REQUIRE_RANGE(max_tgt_len, 2, 1 << 16);
+    if ((unsigned)cfg->task > ATTN_TASK_COMPOSE)
+        return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown task %d", (int)cfg->task);
     if ((unsigned)cfg->norm > ATTN_NORM_POST)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown norm %d", (int)cfg->norm);
     if ((unsigned)cfg->activation > ATTN_ACT_GELU)

@@ -6,8 +6,10 @@
  * be smaller). Each step: zero_grad, forward on [BOS] + target, mean cross-entropy over the
  * target words and [EOS] (padding would be ignored like CrossEntropyLoss(ignore_index=0); the
  * packed rows hold none), backward, NaN/Inf check, Adam step (attn_adam_step: torch.optim.Adam).
- * After each epoch the held-out pairs are decoded greedily (KV cache) and scored by exact match;
- * with keep_best the best epoch's parameters (ties: the later) are put back at the end. */
+ * After each epoch the held-out pairs are decoded greedily (KV cache) and scored by exact match
+ * (rewrite), or their teacher-forced loss is measured (compose, where a sentence other than the
+ * target can be just as right); with keep_best the best epoch's parameters (ties: the later) are
+ * put back at the end. */
 #include "attn_seq2seq.h"
 
 #include <math.h>
@@ -182,6 +184,34 @@ static attn_status batch_alloc(s2s_batch_buf *b, const attn_pairs *p, int B, int
     return ATTN_OK;
 }
 
+attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, int n, double *loss,
+                              attn_error *err) {
+    *loss = NAN;
+    if (!m || !p || first < 0 || n < 1 || first + n > p->src->n)
+        return attn_errorf(err, ATTN_ERR_ARG, "loss: pairs %d..%d of %d", first, first + n,
+                           p ? p->src->n : 0);
+    enum { B = 32 };
+    const int V = attn_seq2seq_config_of(m)->tgt_vocab;
+    s2s_batch_buf b;
+    attn_status st = batch_alloc(&b, p, B, V, err);
+    int order[B];
+    double sum = 0.0;
+    long rows = 0;
+    for (int start = first; st == ATTN_OK && start < first + n; start += B) {
+        const int k = first + n - start < B ? first + n - start : B;
+        for (int i = 0; i < k; i++) order[i] = start + i;
+        fill_batch(&b, p, order, k);
+        const attn_s2s_batch batch = {k, b.S, b.T, b.src, b.src_len, b.tgt, b.tgt_len};
+        st = attn_seq2seq_forward(m, &batch, b.logits, err);
+        if (st == ATTN_OK)
+            sum += attn_cross_entropy_forward(b.logits, b.labels, b.rows, V, ATTN_PAD_ID) * b.rows;
+        rows += b.rows;
+    }
+    batch_free(&b);
+    if (st == ATTN_OK) *loss = sum / (double)rows;
+    return st;
+}
+
 attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,
                                const attn_s2s_train_config *cfg, const attn_s2s_callbacks *cb,
                                attn_error *err) {
@@ -203,23 +233,31 @@ attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const a
         st = attn_errorf(err, ATTN_ERR_NOMEM, "training: out of memory");
     attn_rng rng = attn_rng_seed(cfg->seed);
     for (int i = 0; st == ATTN_OK && i < n; i++) order[i] = i;
-    double best_exact = -1.0, t0 = now_s();
+    double best_score = -INFINITY, t0 = now_s(); /* exact match, or minus the loss */
     for (int e = 0; st == ATTN_OK && e < cfg->epochs; e++) {
         attn_rng_shuffle(&rng, order, n);
         const double t_epoch = now_s();
-        attn_s2s_epoch_stats es = {e + 1, cfg->epochs, 0, 0, NAN, 0, 0};
+        attn_s2s_epoch_stats es = {e + 1, cfg->epochs, 0, 0, NAN, 0, 0, NAN};
         long tokens = 0;
         st = run_epoch(m, train, order, cfg, opt, &b, &es.loss, &tokens, err);
         if (st != ATTN_OK) break;
         es.steps = opt->step;
         es.tokens_per_s = (double)tokens / (now_s() - t_epoch);
-        if (cfg->holdout > 0) {
+        if (cfg->holdout > 0 && train->task == ATTN_TASK_COMPOSE) {
+            /* many right answers: the held-out loss, lower is better */
+            st = attn_seq2seq_loss(m, heldout, 0, cfg->holdout, &es.holdout_loss, err);
+            if (st != ATTN_OK) break;
+            if (best && -es.holdout_loss >= best_score) {
+                best_score = -es.holdout_loss;
+                memcpy(best, attn_seq2seq_params(m), P * sizeof *best);
+            }
+        } else if (cfg->holdout > 0) {
             attn_s2s_eval ev;
             st = attn_seq2seq_evaluate(m, heldout, 0, cfg->holdout, &ev, err);
             if (st != ATTN_OK) break;
             es.holdout_exact = ev.exact;
-            if (best && ev.exact >= best_exact) {
-                best_exact = ev.exact;
+            if (best && ev.exact >= best_score) {
+                best_score = ev.exact;
                 memcpy(best, attn_seq2seq_params(m), P * sizeof *best);
             }
         }

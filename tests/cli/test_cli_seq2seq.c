@@ -25,8 +25,8 @@ START_TEST(test_data_rewrite_sources_are_data) {
         pa = ea + 1, pb = eb + 1, lines++;
     }
     ck_assert_int_eq(lines, 50);
-    run_result c = run(NULL, "data", "--task", "compose", NULL);
-    expect(&c, "unknown task", 2, "--task", "rewrite", NULL);
+    run_result c = run(NULL, "data", "--task", "summarise", NULL);
+    expect(&c, "unknown task", 2, "--task", "rewrite or compose", NULL);
     run_free(&a), run_free(&b), run_free(&c);
 }
 END_TEST
@@ -97,7 +97,7 @@ START_TEST(test_reproduce_rewrite) {
                       strstr(r.out, "parameters                         "),
                   "%s", r.out);
     ck_assert(exists(tmp_path("rep/seq2seq-transformer-seed1.json")));
-    run_result bad = run(NULL, "reproduce", "--task", "compose", NULL);
+    run_result bad = run(NULL, "reproduce", "--task", "summarise", NULL);
     expect(&bad, "unknown task", 2, "--task", NULL);
     run_free(&r), run_free(&bad);
 }

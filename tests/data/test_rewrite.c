@@ -111,7 +111,9 @@ START_TEST(test_refuses_sentences_outside_the_grammar) {
     ck_assert_int_eq(attn_rewrite_target(ids, n, 0, tgt, al, &nt, &err), ATTN_OK);
     ck_assert_int_eq(nt, 4);
     attn_task t;
-    ck_assert_int_eq(attn_task_from_name("compose", &t, &err), ATTN_ERR_ARG);
+    ck_assert_int_eq(attn_task_from_name("summarise", &t, &err), ATTN_ERR_ARG);
+    ck_assert_int_eq(attn_task_from_name("compose", &t, &err), ATTN_OK);
+    ck_assert_int_eq(t, ATTN_TASK_COMPOSE);
     ck_assert_int_eq(attn_task_from_name("rewrite", &t, &err), ATTN_OK);
 }
 END_TEST

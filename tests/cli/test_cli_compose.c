@@ -1,0 +1,135 @@
+/* test_cli_compose.c -- the compose task end to end: attn data --task compose (targets are attn
+ * data's sentences, sources their polarity and subject), attn train --task compose (a short
+ * run; the weights record the task), attn generate on a compose model (sources read as
+ * '<polarity> <subject>', a judgement line per sample), attn reproduce --task compose, and the
+ * errors. */
+#include "cli_harness.h"
+
+START_TEST(test_data_compose_targets_are_data) {
+    run_result a =
+        run(NULL, "data", "--task", "compose", "--set", "fill4", "--n", "40", "--seed", "4", NULL);
+    run_result b = run(NULL, "data", "--set", "fill4", "--n", "40", "--seed", "4", NULL);
+    expect(&a, "data --task compose", 0, NULL);
+    expect(&b, "data", 0, NULL);
+    char *pa = a.out, *pb = b.out;
+    int lines = 0;
+    while (*pa && *pb) {
+        char *ea = strchr(pa, '\n'), *eb = strchr(pb, '\n');
+        ck_assert(ea && eb);
+        char *tab_a = strchr(pa, '\t'), *tab_b = strchr(pb, '\t');
+        ck_assert(tab_a && tab_a < ea && tab_b && tab_b < eb);
+        /* compose: source<TAB>sentence; data: label<TAB>sentence */
+        ck_assert_int_eq((int)(ea - tab_a), (int)(eb - tab_b));
+        ck_assert(strncmp(tab_a, tab_b, (size_t)(ea - tab_a)) == 0);
+        ck_assert(strncmp(pa, pb[0] == '1' ? "positive " : "negative ", 9) == 0);
+        /* the subject is the sentence's first subject word "the <subject> " */
+        char subj[32];
+        snprintf(subj, sizeof subj, " the %.*s ", (int)(tab_a - pa - 9), pa + 9);
+        char line[1024];
+        snprintf(line, sizeof line, " %.*s", (int)(ea - tab_a - 1), tab_a + 1);
+        ck_assert_msg(strstr(line, subj), "'%s' in '%s'", subj, line);
+        pa = ea + 1, pb = eb + 1, lines++;
+    }
+    ck_assert_int_eq(lines, 40);
+    run_free(&a), run_free(&b);
+}
+END_TEST
+
+START_TEST(test_train_generate_reproduce) {
+    const char *w = tmp_path("compose.json");
+    run_result t = run(NULL, "train", "--model", "seq2seq-transformer", "--task", "compose",
+                       "--epochs", "1", "--train-size", "300", "--holdout", "50", "--out", w, NULL);
+    expect(&t, "train compose", 0, "held-out loss", NULL);
+    ck_assert_msg(strstr(t.out, "fill8      loss per target token ") &&
+                      strstr(t.out, "samples    grammatical ") && strstr(t.out, "(400 samples)"),
+                  "%s", t.out);
+    char *text = tu_read_text(w);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "\"task\": \"compose\""));
+    free(text);
+    run_result g = run(NULL, "generate", "--weights", w, "--samples", "3", "--seed", "2",
+                       "positive exam", NULL);
+    expect(&g, "generate compose", 0, NULL);
+    int lines = 0, judged = 0;
+    for (char *p = g.out; (p = strchr(p, '\n')) != NULL; p++) lines++;
+    for (char *p = g.out; (p = strstr(p, "\n  judged: ")) != NULL; p++) judged++;
+    ck_assert_msg(lines == 6 && judged == 3, "%s", g.out);
+    run_result j = run("negative textbook\n", "generate", "--weights", w, "--format", "json", NULL);
+    expect(&j, "generate compose json", 0, NULL);
+    cJSON *doc = cJSON_Parse(j.out);
+    ck_assert_ptr_nonnull(doc);
+    const cJSON *v = cJSON_GetObjectItem(doc, "judged");
+    ck_assert(cJSON_IsBool(cJSON_GetObjectItem(v, "grammatical")));
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(v, "grammatical")) ==
+              cJSON_IsString(cJSON_GetObjectItem(v, "polarity")));
+    cJSON_Delete(doc);
+    run_result e1 = run(NULL, "generate", "--weights", w, "the exam was good", NULL);
+    expect(&e1, "a review given to a compose model", 1, "sentence 1", "4 words",
+           "<positive|negative> <subject>", NULL);
+    run_result e2 = run(NULL, "generate", "--weights", w, "positive coffee", NULL);
+    expect(&e2, "not a subject", 1, "'coffee' is not a subject noun", NULL);
+    run_result r = run(NULL, "reproduce", "--task", "compose", "--epochs", "1", "--train-size",
+                       "100", "--out", tmp_path("rep"), NULL);
+    expect(&r, "reproduce --task compose", 0, "seed 1", NULL);
+    ck_assert_msg(strstr(r.out, "samples grammatical ") &&
+                      strstr(r.out, "with the polarity asked") &&
+                      strstr(r.out, "loss per target token, fill8"),
+                  "%s", r.out);
+    ck_assert(exists(tmp_path("rep/compose-seq2seq-transformer-seed1.json")));
+    run_free(&t), run_free(&g), run_free(&j), run_free(&e1), run_free(&e2), run_free(&r);
+}
+END_TEST
+
+/* The rows of `attn eval` after the set name column: the numbers. */
+static const char *numbers_of_row(const char *out) {
+    const char *row = strchr(out, '\n'); /* past the header */
+    ck_assert_ptr_nonnull(row);
+    row++;
+    while (*row && *row != ' ') row++;
+    while (*row == ' ') row++;
+    return row;
+}
+
+/* attn eval --data on the pairs attn data --task prints scores them as --set does. */
+START_TEST(test_eval_data_equals_eval_set) {
+    for (int t = 0; t < 2; t++) {
+        const char *task = t ? "compose" : "rewrite", *w = tmp_path(t ? "c.json" : "r.json");
+        run_result tr =
+            run(NULL, "train", "--model", "seq2seq-transformer", "--task", task, "--epochs", "1",
+                "--train-size", "200", "--holdout", "20", "--quiet", "--out", w, NULL);
+        expect(&tr, "train", 0, NULL);
+        run_result d = run(NULL, "data", "--task", task, "--set", "fill4", "--n", "30", NULL);
+        expect(&d, "data", 0, NULL);
+        const char *file = tmp_path("pairs.tsv");
+        write_file(file, d.out);
+        run_result a = run(NULL, "eval", "--weights", w, "--data", file, NULL);
+        run_result b = run(NULL, "eval", "--weights", w, "--set", "fill4", "--n", "30", NULL);
+        expect(&a, "eval --data", 0, NULL);
+        expect(&b, "eval --set", 0, NULL);
+        ck_assert_msg(strstr(a.out, "/pairs.tsv     30  "), "%s", a.out);
+        ck_assert_str_eq(numbers_of_row(a.out), numbers_of_row(b.out));
+        ck_assert_int_eq(strstr(a.out, "loss per token") != NULL, t == 1);
+        write_file(file, t ? "positive exam\tthe exam was good\nnegative\tthe exam was bad\n"
+                           : "the exam was good\tpositive exam good\nthe exam\tpositive exam x\n");
+        run_result e = run(NULL, "eval", "--weights", w, "--data", file, NULL);
+        expect(&e, "eval --data, a bad line", 1, "pairs.tsv:2: ", NULL);
+        ck_assert_str_eq(e.out, "");
+        run_free(&tr), run_free(&d), run_free(&a), run_free(&b), run_free(&e);
+    }
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("cli/compose");
+    TCase *tc = tcase_create("compose");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_data_compose_targets_are_data);
+    tcase_add_test(tc, test_train_generate_reproduce);
+    tcase_add_test(tc, test_eval_data_equals_eval_set);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return cli_run_suite_in_tmp(suite());
+}
