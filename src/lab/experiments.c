@@ -152,10 +152,10 @@ static const attn_experiment table[] = {
      "on untrained models of the default sizes, batch 1, a 10-word source and 1-64 target "
      "words: holds if the GRU decoders (seq2seq-gru, seq2seq-attn) take exactly one sequential "
      "(recurrent) step per target word while the Transformer's products per forward stay the "
-     "same at every length, AND the Transformer's training step (forward + backward) per "
-     "sentence is faster than both GRU decoders' at the longest target and its log-log slope "
-     "against the target length (from 8 words on) is below both of theirs; mixed if one part "
-     "holds; does not hold otherwise",
+     "same at every length, AND each target word adds less time to the Transformer's "
+     "training step (forward + backward, fastest of repeated runs; from 8 words to the "
+     "longest) than to both GRU decoders'; mixed if one part holds; does not hold otherwise",
+
      exp_parallel_decoder_run, exp_parallel_decoder_plot},
     {"looking-back",
      "An encoder-decoder that squeezes the source into one vector falls off with the source's "
