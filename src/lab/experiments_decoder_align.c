@@ -172,9 +172,9 @@ void exp_alignment_verdict(attn_experiment_result *r) {
                                : ATTN_VERDICT_DOES_NOT_HOLD,
                 "the most-attended source word is the one the target word comes from: "
                 "seq2seq-attn %.1f%% of the target words (%s 80%%), seq2seq-transformer's best "
-                "head (layer %g, head %g) %.1f%% (%s 80%%); chance about %.1f%%",
-                100 * attn, a_ok ? ">=" : "<", exp_get(r, "seq2seq-transformer.best.layer"),
-                exp_get(r, "seq2seq-transformer.best.head"), 100 * tf, t_ok ? ">=" : "<",
+                "head (layer %g, head %g, from 1) %.1f%% (%s 80%%); chance about %.1f%%",
+                100 * attn, a_ok ? ">=" : "<", exp_get(r, "seq2seq-transformer.best.layer") + 1,
+                exp_get(r, "seq2seq-transformer.best.head") + 1, 100 * tf, t_ok ? ">=" : "<",
                 100 * exp_get(r, "seq2seq-transformer.chance_share"));
 }
 
@@ -198,9 +198,13 @@ attn_status exp_alignment_plot(const attn_experiment_result *r, const char *path
             if (isnan(values[k][n])) values[k][n] = 0.0;
         }
         const bool tf = strncmp(stem, "seq2seq-transformer.", 20) == 0;
-        snprintf(names[n], sizeof names[n], "%s", tf ? stem + 20 : "seq2seq-attn");
-        for (char *d = names[n]; *d; d++)
-            if (tf && *d == '.') *d = ' '; /* "L0 H1" */
+        int l = 0, h = 0; /* the measurements count from 0, the chart from 1 */
+        if (!tf)
+            snprintf(names[n], sizeof names[n], "seq2seq-attn");
+        else if (sscanf(stem + 20, "L%d.H%d", &l, &h) == 2)
+            snprintf(names[n], sizeof names[n], "L%d H%d", l + 1, h + 1);
+        else if (sscanf(stem + 20, "L%d", &l) == 1)
+            snprintf(names[n], sizeof names[n], "L%d mean", l + 1);
         cats[n] = names[n];
         n++;
     }
@@ -218,8 +222,7 @@ attn_status exp_alignment_plot(const attn_experiment_result *r, const char *path
              "(seed 1; chance %.0f %%)",
              100 * exp_get(r, "seq2seq-transformer.chance_share"));
     const attn_bars b = {.title = title,
-                         .xlabel = "seq2seq-attn's alignment; seq2seq-transformer's layers "
-                                   "and heads",
+                         .xlabel = "seq2seq-attn; seq2seq-transformer: layer L, head H (from 1)",
                          .ylabel = "target words (%)",
                          .n_categories = n,
                          .categories = cats,

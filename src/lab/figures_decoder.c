@@ -183,7 +183,7 @@ static attn_status mask_figure(figs6 *f, const int *src, int n_src) {
                               .z_min = 0,
                               .z_max = 1,
                               .values = true,
-                              .width = 260 + 90 * T,
+                              .width = 260 + 90 * T > 900 ? 260 + 90 * T : 900,
                               .height = 200 + 60 * T}};
         snprintf(c.title, sizeof c.title,
                  "Decoder self-attention, layer 1, mean of %d heads: 0 above the diagonal", NH);

@@ -472,7 +472,7 @@ START_TEST(test_alignment_rule) {
     char why[1024];
     ck_assert_int_eq(alignment(0.95, 0.85, why, sizeof why), ATTN_VERDICT_HOLDS);
     ck_assert_msg(strstr(why, "seq2seq-attn 95.0% of the target words (>= 80%)") &&
-                      strstr(why, "best head (layer 0, head 1) 85.0% (>= 80%)") &&
+                      strstr(why, "best head (layer 1, head 2, from 1) 85.0% (>= 80%)") &&
                       strstr(why, "chance about 5.0%"),
                   "%s", why);
     ck_assert_int_eq(alignment(0.8, 0.8, why, sizeof why), ATTN_VERDICT_HOLDS);
