@@ -8,3 +8,6 @@ set_tests_properties(cli/own_data_torch PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS torch
   TIMEOUT 300)
+# The s6 figures train seven small seq2seq models first: seconds in the release stage, minutes
+# under the sanitizers, which leave out "slow" (the figures' code runs there in cli/insight).
+set_tests_properties(cli/test_cli_figures_decoder PROPERTIES LABELS slow)
