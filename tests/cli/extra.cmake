@@ -9,5 +9,6 @@ set_tests_properties(cli/own_data_torch PROPERTIES
   LABELS torch
   TIMEOUT 300)
 # The s6 figures train seven small seq2seq models first: seconds in the release stage, minutes
-# under the sanitizers, which leave out "slow" (the figures' code runs there in cli/insight).
+# under the sanitizers, which leave out "slow" (cli/insight runs the s6 figures there once
+# weights/ holds the seq2seq models).
 set_tests_properties(cli/test_cli_figures_decoder PROPERTIES LABELS slow)
