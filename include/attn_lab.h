@@ -198,6 +198,18 @@ attn_status attn_explain_plot_prefixes(const attn_explanation *const *e, const c
                                        int n_models, const int *ids, const char *title,
                                        const char *path, attn_error *err);
 
+/* The write-up's s6 figures (src/lab/figures_decoder.c), PNG and SVG into out_dir from the
+ * seq2seq weights in weights_dir (seq2seq-transformer|gru|attn-seed<S>.json, S = 1..3 as present,
+ * and compose-seq2seq-transformer-seed1.json if present): s6-causal-mask, s6-alignment-attn,
+ * s6-alignment-transformer (its best-aligning head), s6-looking-back, s6-compose-positive and
+ * -negative. *markdown (malloc'd, the caller frees) introduces them for index.md. quick: one
+ * seed and fewer test pairs. ATTN_ERR_IO naming the file when a rewrite model of seed 1 is missing.
+ */
+attn_status attn_figures_decoder(const char *weights_dir, const char *out_dir, bool quick,
+                                 char **markdown, attn_error *err);
+/* true when weights_dir holds the three rewrite models of seed 1 the s6 figures need. */
+bool attn_figures_decoder_available(const char *weights_dir);
+
 #ifdef __cplusplus
 }
 #endif

@@ -206,6 +206,14 @@ attn_status attn_seq2seq_forward(attn_seq2seq *m, const attn_s2s_batch *b, float
 attn_status attn_seq2seq_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits,
                                   attn_error *err);
 void attn_seq2seq_zero_grad(attn_seq2seq *m);
+/* For the causal-mask experiment only (`attn experiment causal-mask`): masked false runs the
+ * decoder's self-attention WITHOUT the causal mask in the following forwards (and backwards),
+ * so each target position also sees the words after it; true (how every model is created)
+ * restores it. A setting of this object alone: not in the config, never saved or loaded, no
+ * command option; greedy decoding and sampling refuse while the mask is off (beam search, on
+ * the teacher-forced forward, would run unmasked: do not).
+ * seq2seq-transformer only (ATTN_ERR_VALUE for other architectures). */
+attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err);
 
 /* Greedy decoding of source src[n_src]: from [BOS], the argmax word (ties: the lower id) until
  * [EOS] or max_out words. cache true: one new decoder row per step with a KV cache; false: the

@@ -55,6 +55,9 @@ typedef struct figs {
     int n_obs;          /* sentences per test set for the observations */
     int n_sal;          /* sentences per s1 curve */
     FILE *index;        /* index.md, being written (a temporary name) */
+    /* --decoder-weights (NULL: wdir), --quick, --decoder-only */
+    const char *s2s_wdir;
+    bool quick, decoder_only;
     attn_error err;
 } figs;
 
@@ -467,6 +470,24 @@ static int observations(figs *f) {
     return rc;
 }
 
+/* s6, the decoder: src/lab/figures_decoder.c draws them and writes their index section. */
+static int decoder(figs *f) {
+    if (!f->s2s_wdir && !attn_figures_decoder_available(f->wdir)) { /* not asked for: a note */
+        fprintf(stderr, "attn figures: no seq2seq weights in %s, the s6 figures left out\n",
+                f->wdir);
+        fprintf(f->index, "## " SECT "6 The decoder\n\nNot drawn: no seq2seq weights in %s.\n\n",
+                f->wdir);
+        return CLI_OK;
+    }
+    char *md = NULL;
+    if (attn_figures_decoder(f->s2s_wdir ? f->s2s_wdir : f->wdir, f->out, f->quick, &md, &f->err) !=
+        ATTN_OK)
+        return cli_fail("figures", &f->err);
+    fputs(md, f->index);
+    free(md);
+    return CLI_OK;
+}
+
 /* ---- s8
  * ------------------------------------------------------------------------------------------ */
 
@@ -519,10 +540,12 @@ static int figures_all(figs *f) {
             "# Figures of the write-up, drawn by attn\n\nMade by `attn figures --weights "
             "%s` from the committed weights; every chart also as SVG.\n\n",
             f->wdir);
+    if (f->decoder_only) return decoder(f);
     int rc = table(f);
     if (rc == CLI_OK) rc = saliency(f, false);
     if (rc == CLI_OK) rc = saliency(f, true);
     if (rc == CLI_OK) rc = lessons(f);
+    if (rc == CLI_OK) rc = decoder(f);
     if (rc == CLI_OK) rc = examples_all(f);
     if (rc == CLI_OK) rc = observations(f);
     if (rc == CLI_OK) fprintf(f->index, "## " SECT "8 Cost\n\n");
@@ -569,9 +592,14 @@ int cmd_figures(int argc, char **argv) {
                  "by default the GRU too when DIR/gru-seed1.json exists"},
         {"--quick", NULL, CLI_OPT_FLAG, &quick,
          .help = "30 sentences per observation set, 10 per s1 curve (a smoke run)"},
+        {"--decoder-weights", "DIR", CLI_OPT_STR, &f.s2s_wdir, .def = "the --weights DIR",
+         .help = "the s6 figures' seq2seq weights (seq2seq-*-seed<S>.json, compose-...);\n"
+                 "without it the s6 figures are left out when DIR has none"},
+        {"--decoder-only", NULL, CLI_OPT_FLAG, &f.decoder_only, .help = "only the s6 figures"},
     };
     cli_spec spec = {"figures",
-                     "[--weights DIR] [--out DIR] [--models LIST] [--quick]",
+                     "[--weights DIR] [--out DIR] [--models LIST] [--quick]\n"
+                     "[--decoder-weights DIR] [--decoder-only]",
                      about,
                      NULL,
                      notes,
@@ -579,6 +607,7 @@ int cmd_figures(int argc, char **argv) {
                      (int)(sizeof opts / sizeof opts[0])};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
+    f.quick = quick;
     f.n_obs = quick ? 30 : OBS_N;
     f.n_sal = quick ? 10 : 100;
     if (!attn_plot_available())

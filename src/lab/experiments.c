@@ -5,6 +5,7 @@
  * measurements (exp_put / exp_put_array) and sets the verdict from them (exp_verdict, by the
  * rule of its table row), and a plot function that draws them through attn_plot.h; then one row
  * below. Claims that wait for model options not yet in attn are not in the table until they run. */
+#include "experiments_decoder.h"
 #include "experiments_internal.h"
 
 #include <math.h>
@@ -121,6 +122,63 @@ static const attn_experiment table[] = {
      "points AND rope and alibi each by < 5; mixed if only one part holds; does not hold "
      "otherwise (learned and none are reported)",
      exp_extrapolation_run, exp_extrapolation_plot},
+    /* the decoder's claims (write-up §6): experiments_decoder*.c */
+    {"causal-mask",
+     "The causal mask keeps a prediction from peeking at the answer: with it, what the decoder "
+     "predicts at target position i depends only on the words up to i, so changing the words "
+     "after i leaves every logit at positions <= i exactly as it was; without it, they change.",
+     "§6", "Vaswani et al. 2017",
+     "holds if, with the mask, every logit at positions <= i is bit-identical after the target "
+     "words after i are replaced (the trained seq2seq-transformer on the rewrite test pairs and "
+     "an untrained one on random 15-word inputs, every i) while >= 90% of the rows after i "
+     "change, AND without the mask (the same weights) >= 90% of the rows at positions <= i "
+     "change, in both models; mixed if one part holds; does not hold otherwise",
+     exp_causal_mask_run, exp_causal_mask_plot},
+    {"kv-cache",
+     "A KV cache changes bits, not tokens: greedy decoding that keeps the keys and values of "
+     "earlier steps computes logits that differ from recomputing the whole prefix only in their "
+     "last bits, chooses the same words, and is faster.",
+     "§6", "",
+     "over the four rewrite test sets with the trained seq2seq-transformer: holds if >= 99.9% "
+     "of the greedy output sequences are the same with and without the cache AND the cached "
+     "decoding is >= 1.2x as fast; mixed if one part holds (the ULPs between the step logits "
+     "are reported)",
+     exp_kv_cache_run, exp_kv_cache_plot},
+    {"parallel-decoder",
+     "Because of the causal mask, all positions of a target sentence are trained in parallel: "
+     "a teacher-forced step of the Transformer's decoder is one pass over every target "
+     "position, while a GRU decoder needs one sequential step per word.",
+     "§6", "",
+     "on untrained models of the default sizes, batch 1, a 10-word source and 1-64 target "
+     "words: holds if the GRU decoders (seq2seq-gru, seq2seq-attn) take exactly one sequential "
+     "(recurrent) step per target word while the Transformer's products per forward stay the "
+     "same at every length, AND each target word adds less time to the Transformer's "
+     "training step (forward + backward, fastest of repeated runs; from 8 words to the "
+     "longest) than to both GRU decoders'; mixed if one part holds; does not hold otherwise",
+
+     exp_parallel_decoder_run, exp_parallel_decoder_plot},
+    {"looking-back",
+     "An encoder-decoder that squeezes the source into one vector falls off with the source's "
+     "length; a decoder that looks back at every source word through attention holds up.",
+     "§1, §6", "Bahdanau, Cho, Bengio 2015",
+     "exact match of greedy decoding on the four rewrite test sets (the trained weights of each "
+     "seed), pooled over the seeds: holds if seq2seq-gru's exact match on sources of 41 words "
+     "or more is lower than on 1-10-word sources by >= 10 points AND seq2seq-attn's and "
+     "seq2seq-transformer's each by < 5 points; mixed if one part holds; does not hold "
+     "otherwise; mixed without a verdict when a model reaches < 50% on the 1-10-word sources "
+     "(it has not learnt the task, as --quick models trained without weights)",
+     exp_looking_back_run, exp_looking_back_plot},
+    {"alignment",
+     "A decoder's attention over the source is an alignment: for each word it writes, the "
+     "source word it attends to most is the one that word comes from.",
+     "§6, §7", "Bahdanau, Cho, Bengio 2015",
+     "teacher forced on the four rewrite test sets (seed 1), the argmax over the source of the "
+     "cross-attention row that writes each target word against the source position the "
+     "generator took it from (the polarity word: the first adjective): holds if seq2seq-attn's "
+     "additive attention AND the seq2seq-transformer's best head (layer and head reported) "
+     "each find it for >= 80% of the target words; mixed if one does; does not hold otherwise "
+     "(every head, each layer's mean of heads and chance are reported)",
+     exp_alignment_run, exp_alignment_plot},
 };
 #define N_EXPERIMENTS ((int)(sizeof table / sizeof table[0]))
 

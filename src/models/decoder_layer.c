@@ -128,8 +128,12 @@ static void sa_forward(attn_decoder_acts *a, float *sum, const float *in,
     for (int i = 0; i < r->B; i++) {
         const int T = rows_of(r->trows, i);
         const size_t o = (size_t)r->trows[i] * HS;
-        attn_causal_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o, a->v + o,
-                                      NH, T, T, HS, 0, hs, hs);
+        if (r->unmasked) /* every target row sees every other: the experiment's control */
+            attn_cross_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o,
+                                         a->v + o, NH, T, T, HS, hs, hs);
+        else
+            attn_causal_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o,
+                                          a->v + o, NH, T, T, HS, 0, hs, hs);
         p += (size_t)NH * T * T;
     }
     merge_heads(a->sa_att, D, 0, a->sa_ctx, hs, 0, N, NH, HS, 0.0f);

@@ -32,6 +32,8 @@ typedef struct attn_decoder_rows {
     const int *trows; /* [B+1] first target row of each pair */
     const int *srows; /* [B+1] first memory row of each pair */
     int step_keys;    /* 0; a cached step's layout: N = 1 query over up to step_keys keys */
+    bool unmasked;    /* false; true: self-attention without the causal mask (the causal-mask
+                       * experiment, attn_seq2seq_set_causal_mask) */
 } attn_decoder_rows;
 
 /* What forward computes and backward reads. */

@@ -133,6 +133,7 @@ typedef struct s2s_impl {
     s2s_tensors w, d;             /* parameters, gradients */
     float *src_table, *tgt_table; /* [P, D] fixed sinusoid tables (pos sinusoidal) */
     attn_model_config enc_cfg;    /* what the encoder layer functions read */
+    bool unmasked; /* attn_seq2seq_set_causal_mask(m, false): no causal mask (forward only) */
     /* the last forward's batch */
     int B, *srows, *trows, rows_cap; /* [B+1] packed rows of sources and targets */
     attn_encoder_rows erows;
@@ -283,7 +284,12 @@ static attn_status prepare(s2s_impl *v, const attn_seq2seq_config *c, const attn
         v->trows[i + 1] = v->trows[i] + b->tgt_lengths[i];
     }
     v->erows = (attn_encoder_rows){b->B, v->srows[b->B], v->srows};
-    v->drows = (attn_decoder_rows){b->B, v->trows[b->B], v->srows[b->B], v->trows, v->srows, 0};
+    v->drows = (attn_decoder_rows){.B = b->B,
+                                   .N = v->trows[b->B],
+                                   .Ns = v->srows[b->B],
+                                   .trows = v->trows,
+                                   .srows = v->srows,
+                                   .unmasked = v->unmasked};
     attn_status st = attn_arena_reserve(&v->arena, &v->cap, layout(v, c, NULL), err);
     if (st != ATTN_OK) {
         v->B = 0;
@@ -454,7 +460,8 @@ static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int
     if (st != ATTN_OK) return st;
     encode(v, c, &b);
     const int rows[2] = {0, 1}, srows[2] = {0, n_src};
-    const attn_decoder_rows r1 = {1, 1, n_src, rows, srows, cap};
+    const attn_decoder_rows r1 = {
+        .B = 1, .N = 1, .Ns = n_src, .trows = rows, .srows = srows, .step_keys = cap};
     attn_decoder_acts acts[MAX_L];
     attn_decoder_cache cache[MAX_L];
     size_t u = 0;
@@ -496,6 +503,10 @@ static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int
 static attn_status s2s_decode(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
                               const attn_s2s_chooser *ch, int *out, int *n_out, float *step_logits,
                               int *n_steps, attn_error *err) {
+    if (((s2s_impl *)m->impl)->unmasked)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "generate: the causal mask is off (attn_seq2seq_set_causal_mask); a "
+                           "decoder without it is only run teacher forced");
     return cache ? greedy_cached(m, src, n_src, max_out, ch, out, n_out, step_logits, n_steps, err)
                  : greedy_recompute(m, src, n_src, max_out, ch, out, n_out, step_logits, n_steps,
                                     err);
@@ -524,3 +535,14 @@ static attn_status s2s_maps(attn_seq2seq *m, const int *src, int n_src, const in
 const attn_s2s_vt attn_s2s_transformer_vt = {
     "seq2seq-transformer", s2s_specs,  s2s_setup, s2s_set_grads, s2s_forward,
     s2s_backward,          s2s_decode, s2s_maps,  s2s_destroy};
+
+attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err) {
+    if (!m) return attn_errorf(err, ATTN_ERR_ARG, "set_causal_mask: no model");
+    if (m->vt != &attn_s2s_transformer_vt)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "set_causal_mask: %s has no causal self-attention mask "
+                           "(seq2seq-transformer only)",
+                           m->vt->kind);
+    ((s2s_impl *)m->impl)->unmasked = !masked;
+    return ATTN_OK;
+}

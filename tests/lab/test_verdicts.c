@@ -2,9 +2,11 @@
  * experiment: each rule (exp_<name>_verdict, experiments_internal.h) gets measurements made up
  * here on either side of its thresholds and must give holds, mixed or does not hold as its
  * rule says, with the numbers in its why: convolution, extrapolation, scaling, norm,
- * path-length, equivariance, parallel and heads (embedding's rule sums measurements of every
+ * path-length, equivariance, parallel, heads and the decoder's causal-mask, kv-cache,
+ * parallel-decoder, looking-back and alignment (embedding's rule sums measurements of every
  * model and seed; tests/lab/test_experiments.c checks its run). Fast, so it runs in every stage
  * (the quick runs themselves are lab/test_experiments_cli, label slow). */
+#include "experiments_decoder.h"
 #include "experiments_internal.h"
 #include "test_util.h"
 
@@ -288,6 +290,200 @@ START_TEST(test_heads_rule) {
 }
 END_TEST
 
+/* ---- causal-mask: with the mask every logit at rows <= i identical and >= 90 % of the rows
+ * after i changed; without it >= 90 % of the rows <= i changed (both models) ---- */
+static attn_verdict causal_mask(double trained_same, double later_changed, double unmasked_changed,
+                                char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "trained.masked.compared_logits", 9500);
+    put(&r, "trained.masked.identical_logits", trained_same);
+    put(&r, "trained.masked.later_rows", 100);
+    put(&r, "trained.masked.later_rows_changed", later_changed);
+    put(&r, "trained.unmasked.rows", 100);
+    put(&r, "trained.unmasked.rows_changed", unmasked_changed);
+    put(&r, "untrained.masked.compared_logits", 1900);
+    put(&r, "untrained.masked.identical_logits", 1900);
+    put(&r, "untrained.masked.later_rows", 20);
+    put(&r, "untrained.masked.later_rows_changed", 20);
+    put(&r, "untrained.unmasked.rows", 20);
+    put(&r, "untrained.unmasked.rows_changed", 20);
+    exp_causal_mask_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_causal_mask_rule) {
+    char why[1024];
+    ck_assert_int_eq(causal_mask(9500, 100, 100, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "trained 9500 / 9500, untrained 1900 / 1900 (all)") &&
+                      strstr(why, "100 / 100 and 20 / 20 (>= 90%)") &&
+                      strstr(why, "changed: trained 100 / 100, untrained 20 / 20 (>= 90%)"),
+                  "%s", why);
+    ck_assert_int_eq(causal_mask(9500, 90, 90, why, sizeof why), ATTN_VERDICT_HOLDS);
+    /* one logit of one row moved: the mask did not hold */
+    ck_assert_int_eq(causal_mask(9499, 100, 100, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not all)"), "%s", why);
+    /* the change did not reach the decoder: nothing shown */
+    ck_assert_int_eq(causal_mask(9500, 89, 100, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(causal_mask(9500, 100, 89, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not both >= 90%)"), "%s", why);
+    ck_assert_int_eq(causal_mask(9000, 100, 10, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    /* nothing compared is no evidence */
+    ck_assert_int_eq(causal_mask(NAN, 100, 100, why, sizeof why), ATTN_VERDICT_MIXED);
+}
+END_TEST
+
+/* ---- kv-cache: >= 99.9 % of the outputs the same and the cache >= 1.2x as fast ---- */
+static attn_verdict kv_cache(double same, double speedup, char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "sources", 4000);
+    put(&r, "same_output", same);
+    put(&r, "step_logits", 1000);
+    put(&r, "identical_logits", 770);
+    put(&r, "ulp_median", 0);
+    put(&r, "ulp_p99", 24);
+    put(&r, "max_abs_difference", 3.8e-6);
+    put(&r, "speedup", speedup);
+    exp_kv_cache_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_kv_cache_rule) {
+    char why[1024];
+    ck_assert_int_eq(kv_cache(4000, 2.2, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "4000 / 4000 sources (>= 99.9%)") &&
+                      strstr(why, "770 / 1000 (77.0%)") && strstr(why, "99th percentile 24") &&
+                      strstr(why, "2.20x as fast (>= 1.2)"),
+                  "%s", why);
+    ck_assert_int_eq(kv_cache(3996, 1.2, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(kv_cache(3995, 2.2, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(kv_cache(4000, 1.19, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(< 1.2)"), "%s", why);
+    ck_assert_int_eq(kv_cache(3000, 0.9, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
+/* ---- parallel-decoder: GRU decoders one step per word, the Transformer's products constant;
+ * each word adds less time to the Transformer's step than to both GRU decoders' ---- */
+static attn_verdict parallel_decoder(double gru_steps_last, double tf_products_last,
+                                     double tf_per_word, char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    attn_error err;
+    const double L[] = {8, 16, 32}, gru[] = {8, 16, gru_steps_last};
+    const double tfp[] = {47, 47, tf_products_last}, tfs[] = {2, 2, 2};
+    ck_assert(exp_put_array(&r, "target_words", 3, L, &err) == ATTN_OK);
+    ck_assert(exp_put_array(&r, "seq2seq-gru.sequential_steps", 3, gru, &err) == ATTN_OK);
+    ck_assert(exp_put_array(&r, "seq2seq-attn.sequential_steps", 3, L, &err) == ATTN_OK);
+    ck_assert(exp_put_array(&r, "seq2seq-transformer.products_per_forward", 3, tfp, &err) ==
+              ATTN_OK);
+    ck_assert(exp_put_array(&r, "seq2seq-transformer.sequential_steps", 3, tfs, &err) == ATTN_OK);
+    put(&r, "seq2seq-gru.microseconds_per_added_word", 12.5);
+    put(&r, "seq2seq-attn.microseconds_per_added_word", 30.0);
+    put(&r, "seq2seq-transformer.microseconds_per_added_word", tf_per_word);
+    exp_parallel_decoder_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_parallel_decoder_rule) {
+    char why[1024];
+    ck_assert_int_eq(parallel_decoder(32, 47, 4.0, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "at 32 target words: seq2seq-gru 32, seq2seq-attn 32 (each one") &&
+                      strstr(why, "2 layers with 47 products per forward (the same") &&
+                      strstr(why, "seq2seq-gru 12.5, seq2seq-attn 30.0, seq2seq-transformer 4.0 "
+                                  "microseconds (the Transformer's lower than both)"),
+                  "%s", why);
+    /* a GRU decoder with a step fewer than the words: not one per word */
+    ck_assert_int_eq(parallel_decoder(31, 47, 4.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not each one per word)"), "%s", why);
+    /* a product per word added to the Transformer */
+    ck_assert_int_eq(parallel_decoder(32, 48, 4.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(parallel_decoder(32, 47, 12.5, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "not lower than both"), "%s", why);
+    ck_assert_int_eq(parallel_decoder(64, 47, 20.0, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    ck_assert_int_eq(parallel_decoder(32, 47, NAN, why, sizeof why), ATTN_VERDICT_MIXED);
+}
+END_TEST
+
+/* ---- looking-back: seq2seq-gru drops >= 10 points from short to long sources, the attention
+ * models < 5 each; no verdict when a model is below 50 % on short sources ---- */
+static attn_verdict looking_back(double gru_long, double attn_long, double tf_short, char *why,
+                                 size_t why_n) {
+    attn_experiment_result r = result();
+    const double shrt[3] = {95.0, 99.0, tf_short}, lng[3] = {gru_long, attn_long, 98.0};
+    static const char *const m[3] = {"seq2seq-gru", "seq2seq-attn", "seq2seq-transformer"};
+    for (int a = 0; a < 3; a++) {
+        char k[64];
+        snprintf(k, sizeof k, "%s.short_exact_percent", m[a]);
+        put(&r, k, shrt[a]);
+        snprintf(k, sizeof k, "%s.long_exact_percent", m[a]);
+        put(&r, k, lng[a]);
+        snprintf(k, sizeof k, "%s.drop_points", m[a]);
+        put(&r, k, shrt[a] - lng[a]);
+    }
+    exp_looking_back_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_looking_back_rule) {
+    char why[1024];
+    ck_assert_int_eq(looking_back(60.0, 97.0, 99.0, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "seq2seq-gru 95.0% -> 60.0% (drop 35.0 points, >= 10)") &&
+                      strstr(why, "seq2seq-attn 99.0% -> 97.0% (2.0)") &&
+                      strstr(why, "seq2seq-transformer 99.0% -> 98.0% (1.0) (both < 5)"),
+                  "%s", why);
+    ck_assert_int_eq(looking_back(85.0, 97.0, 99.0, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(looking_back(85.1, 97.0, 99.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(looking_back(60.0, 94.0, 99.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "(not both < 5)"), "%s", why);
+    ck_assert_int_eq(looking_back(94.0, 90.0, 99.0, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    /* a model that has not learnt: no verdict either way */
+    ck_assert_int_eq(looking_back(60.0, 97.0, 40.0, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "no verdict: seq2seq-transformer reaches only 40.0%"), "%s", why);
+}
+END_TEST
+
+/* ---- alignment: seq2seq-attn and the Transformer's best head each >= 80 % ---- */
+static attn_verdict alignment(double attn, double tf, char *why, size_t why_n) {
+    attn_experiment_result r = result();
+    put(&r, "seq2seq-attn.best.share", attn);
+    put(&r, "seq2seq-transformer.best.share", tf);
+    put(&r, "seq2seq-transformer.best.layer", 0);
+    put(&r, "seq2seq-transformer.best.head", 1);
+    put(&r, "seq2seq-transformer.chance_share", 0.05);
+    exp_alignment_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_alignment_rule) {
+    char why[1024];
+    ck_assert_int_eq(alignment(0.95, 0.85, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "seq2seq-attn 95.0% of the target words (>= 80%)") &&
+                      strstr(why, "best head (layer 1, head 2, from 1) 85.0% (>= 80%)") &&
+                      strstr(why, "chance about 5.0%"),
+                  "%s", why);
+    ck_assert_int_eq(alignment(0.8, 0.8, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_int_eq(alignment(0.79, 0.85, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_int_eq(alignment(0.95, 0.5, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "50.0% (< 80%)"), "%s", why);
+    ck_assert_int_eq(alignment(0.3, 0.5, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+    ck_assert_int_eq(alignment(NAN, 0.5, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -299,6 +495,11 @@ int main(void) {
     tcase_add_test(tc, test_equivariance_rule);
     tcase_add_test(tc, test_parallel_rule);
     tcase_add_test(tc, test_heads_rule);
+    tcase_add_test(tc, test_causal_mask_rule);
+    tcase_add_test(tc, test_kv_cache_rule);
+    tcase_add_test(tc, test_parallel_decoder_rule);
+    tcase_add_test(tc, test_looking_back_rule);
+    tcase_add_test(tc, test_alignment_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
