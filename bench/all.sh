@@ -6,7 +6,7 @@
 #                         the 1-thread sgemm ceiling (2048^3) every fraction below refers to
 #   infer_speed --torch   batched eval of the four classifiers (batch 256, 1 thread) vs PyTorch
 #   flops --torch         the ViT-Base layer (n = 197, 4097) vs PyTorch at 1 and 2 threads
-#   seq2seq               seq2seq-transformer training and batch-1 generation vs PyTorch
+#   seq2seq --torch       seq2seq-transformer training and batch-1 generation vs PyTorch
 #   threads               1 vs 2 threads, bytes checked identical
 #   kernels               pinned (Haswell) vs native OpenBLAS kernels
 #   serve                 attn serve under load (its own clients and wrk)
@@ -59,12 +59,12 @@ done
 mkdir -p "$out"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)" --target attn bench_train_speed bench_infer_speed \
-    bench_flops bench_threads bench_kernels bench_serve >/dev/null
+    bench_flops bench_seq2seq bench_threads bench_kernels bench_serve >/dev/null
 raw=$(mktemp -d "${TMPDIR:-/tmp}/attn-bench-all.XXXXXX")
 trap 'rm -rf "$raw"' EXIT
 b=$build/bench
 if [ $quick = 1 ]; then
-    q_train=(--epochs 1) q_infer=(--quick) q_flops=(--quick) q_s2s=(--train-size 300 --sources 20) q_threads=(--quick)
+    q_train=(--epochs 1) q_infer=(--quick) q_flops=(--quick) q_s2s=(--quick) q_threads=(--quick)
     q_kernels=(--train-size 500 --infer 100 --reps 1)
     q_serve=(--seconds 2 --requests 2000 --cheap 2000)
 else
@@ -98,7 +98,7 @@ start=$(date +%s)
 run train_speed "$b/train_speed" --torch "${q_train[@]}"
 run infer_speed "$b/infer_speed" --torch "${q_infer[@]}"
 run flops "$b/flops" --torch --out "$out" "${q_flops[@]}"
-run seq2seq /usr/bin/python3 tools/bench_seq2seq.py --attn "$build/attn" "${q_s2s[@]}"
+run seq2seq "$b/seq2seq" --torch "${q_s2s[@]}"
 run threads "$b/threads" "${q_threads[@]}"
 run kernels "$b/kernels" "${q_kernels[@]}"
 run serve "$b/serve" --attn "$build/attn" "${q_serve[@]}"

@@ -91,18 +91,27 @@ def parse_flops(path):
 
 
 def parse_seq2seq(text):
+    """bench/seq2seq's lines -> train (attn, torch tokens/s by CPU, ratio), gen (cached,
+    recomputing, torch tokens/s by CPU, cached ratio, recomputing ratio), train_frac (%)"""
     d = {}
-    m = re.search(r"^training, target tokens/s: attn ([0-9.]+), PyTorch ([0-9.]+), ratio "
-                  r"([0-9.]+)x", text, re.M)
+    cpu = {}
+    for m in re.finditer(r"^(training attn|training torch|generation attn cached|generation attn "
+                         r"recompute|generation torch loop)\s*:\s+([0-9.]+) (?:target )?tokens/s "
+                         r"by CPU time", text, re.M):
+        cpu[m.group(1)] = num(m.group(2))
+    ratio = {}
+    for m in re.finditer(r"^(training attn|generation attn cached|generation attn recomputing) / "
+                         r"PyTorch(?: loop)?: ([0-9.]+)x by CPU time", text, re.M):
+        ratio[m.group(1)] = num(m.group(2))
+    if "training attn" in cpu:
+        d["train"] = (cpu["training attn"], cpu.get("training torch"), ratio.get("training attn"))
+    if "generation attn cached" in cpu:
+        d["gen"] = (cpu["generation attn cached"], cpu.get("generation attn recompute"),
+                    cpu.get("generation torch loop"), ratio.get("generation attn cached"),
+                    ratio.get("generation attn recomputing"))
+    m = re.search(r"GFLOP/s, ([0-9.]+)% of the sgemm ceiling", text)
     if m:
-        d["train"] = tuple(num(x) for x in m.groups())
-    m = re.search(r"tokens/s: attn cached ([0-9.]+), attn recomputing ([0-9.]+), PyTorch loop "
-                  r"([0-9.]+); cached/PyTorch ([0-9.]+)x, recomputing/PyTorch ([0-9.]+)x", text)
-    if m:
-        d["gen"] = tuple(num(x) for x in m.groups())
-    m = re.search(r"training: ([0-9.]+) GFLOP/s, ([0-9.]+)% of the sgemm ceiling", text)
-    if m:
-        d["train_frac"] = num(m.group(2))
+        d["train_frac"] = num(m.group(1))
     return d
 
 
@@ -153,8 +162,8 @@ def tables(raw, out, machine):
              "the start, %s at the end. Each ratio is attn against PyTorch 1.13 (Debian) on the "
              "same OpenBLAS kernels, same data and batch, measured in the same run; \"of "
              "ceiling\" is attn's GFLOP/s over this run's 1-thread 2048^3 sgemm (%s GFLOP/s; the "
-             "ViT rows: the one bench/flops measured in its own run). Batched eval is judged by "
-             "CPU time, the rest by wall time."
+             "ViT rows: the one bench/flops measured in its own run). Rows marked CPU time are "
+             "judged by process CPU time (less disturbed by other jobs), the rest by wall time."
              % (machine.get("cpu", "?"), machine.get("cores", "?"), machine.get("date", "?"),
                 machine.get("commit", "?"), machine.get("load_start", "?"),
                 machine.get("load_end", "?"), fmt(ceiling, ".1f")))
@@ -182,13 +191,13 @@ def tables(raw, out, machine):
                  "| %.2fx | %s |" % (n, t, "s" if t > 1 else "", mem, a_ms, t_ms, ratio,
                                      fmt(frac and 100 * frac, ".0f", " %")))
     tr = s2s.get("train")
-    L.append("| seq2seq-transformer training, target tokens/s | %s | %s | %s | %s |" % (
+    L.append("| seq2seq-transformer training, target tokens/s (CPU time) | %s | %s | %s | %s |" % (
         fmt(tr and tr[0], ",.0f"), fmt(tr and tr[1], ",.0f"), fmt(tr and tr[2], ".1f", "x"),
         fmt(s2s.get("train_frac"), ".0f", " %")))
     g = s2s.get("gen")
-    L.append("| seq2seq generation, batch 1, KV cache, tokens/s | %s | %s | %s | |" % (
+    L.append("| seq2seq generation, batch 1, KV cache, tokens/s (CPU time) | %s | %s | %s | |" % (
         fmt(g and g[0], ",.0f"), fmt(g and g[2], ",.0f"), fmt(g and g[3], ".1f", "x")))
-    L.append("| seq2seq generation, batch 1, recomputing, tokens/s | %s | %s | %s | |" % (
+    L.append("| seq2seq generation, batch 1, recomputing, tokens/s (CPU time) | %s | %s | %s | |" % (
         fmt(g and g[1], ",.0f"), fmt(g and g[2], ",.0f"), fmt(g and g[4], ".1f", "x")))
     L.append("")
     L.append("| one run, 2 threads against 1 (bytes identical) | 1 thread | 2 threads | speed-up | "
