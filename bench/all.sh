@@ -18,7 +18,7 @@
 #                output is then build/bench/all-quick, not bench/results
 #   --out DIR    where summary.md, readme-table.md and flops' files go (default bench/results)
 #   --build DIR  build tree (default build; configured and built Release if needed)
-# Takes about 8-9 minutes on the 2-core EPYC (about 1 minute with --quick). Run it on a quiet
+# Took 8 min 47 s on the shared 2-core EPYC (about 3 min with --quick). Run it on a quiet
 # machine: other processes on the cores distort the timings, and less so the ratios.
 # Exit status: 0 ok (a MISSed target does not fail the run), 1 a benchmark failed, 2 usage.
 set -euo pipefail
@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -60,8 +60,11 @@ mkdir -p "$out"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)" --target attn bench_train_speed bench_infer_speed \
     bench_flops bench_seq2seq bench_threads bench_kernels bench_serve >/dev/null
-raw=$(mktemp -d "${TMPDIR:-/tmp}/attn-bench-all.XXXXXX")
-trap 'rm -rf "$raw"' EXIT
+# every output of this run, kept for bench/summarize.py (rerun it alone: /usr/bin/python3
+# bench/summarize.py BUILD/bench/all-raw OUT)
+raw=$build/bench/all-raw
+rm -rf "$raw"
+mkdir -p "$raw"
 b=$build/bench
 if [ $quick = 1 ]; then
     q_train=(--epochs 1) q_infer=(--quick) q_flops=(--quick) q_s2s=(--quick) q_threads=(--quick)

@@ -112,6 +112,9 @@ def parse_seq2seq(text):
     m = re.search(r"GFLOP/s, ([0-9.]+)% of the sgemm ceiling", text)
     if m:
         d["train_frac"] = num(m.group(1))
+    m = re.search(r"^sgemm 2048\^3, 1 thread: ([0-9.]+) GFLOP/s by CPU time", text, re.M)
+    if m:
+        d["cpu_ceiling"] = num(m.group(1))
     return d
 
 
@@ -162,11 +165,14 @@ def tables(raw, out, machine):
              "the start, %s at the end. Each ratio is attn against PyTorch 1.13 (Debian) on the "
              "same OpenBLAS kernels, same data and batch, measured in the same run; \"of "
              "ceiling\" is attn's GFLOP/s over this run's 1-thread 2048^3 sgemm (%s GFLOP/s; the "
-             "ViT rows: the one bench/flops measured in its own run). Rows marked CPU time are "
-             "judged by process CPU time (less disturbed by other jobs), the rest by wall time."
+             "ViT rows: the one bench/flops measured in its own run; rows marked CPU time: over the "
+             "ceiling by CPU time that bench/seq2seq measured, %s GFLOP/s). Rows marked CPU time "
+             "are judged by process CPU time (less disturbed by other jobs), the rest by wall "
+             "time."
              % (machine.get("cpu", "?"), machine.get("cores", "?"), machine.get("date", "?"),
                 machine.get("commit", "?"), machine.get("load_start", "?"),
-                machine.get("load_end", "?"), fmt(ceiling, ".1f")))
+                machine.get("load_end", "?"), fmt(ceiling, ".1f"),
+                fmt(s2s.get("cpu_ceiling"), ".1f")))
     L.append("")
     L.append("| benchmark | attn | PyTorch | attn / PyTorch | of sgemm ceiling |")
     L.append("|---|---:|---:|---:|---:|")
@@ -180,7 +186,9 @@ def tables(raw, out, machine):
         n = d.get("n")
         a_sps = n / d["attn_cpu"] if n and d.get("attn_cpu") else None
         t_sps = n / d["torch_cpu"] if n and d.get("torch_cpu") else None
-        frac = 100 * d["gflops"] / ceiling if d.get("gflops") and ceiling else None
+        # GFLOP/s by CPU time over the ceiling by CPU time (bench/seq2seq measures it so)
+        cc = s2s.get("cpu_ceiling")
+        frac = 100 * d["gflops"] / cc if d.get("gflops") and cc else None
         L.append("| batched eval %s, sentences/s (CPU time) | %s | %s | %s | %s |" % (
             NAMES[a], fmt(a_sps, ",.0f"), fmt(t_sps, ",.0f"), fmt(d.get("ratio"), ".1f", "x"),
             fmt(frac, ".0f", " %")))
