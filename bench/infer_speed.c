@@ -1,8 +1,8 @@
-/* infer_speed.c -- batched inference speed of the recurrent models, attn vs PyTorch in one run.
+/* infer_speed.c -- batched inference speed of the four classifiers, attn vs PyTorch in one run.
  *
- * The question: how many sentences per second does a batch-256 eval of the RNN and the LSTM
- * take, against PyTorch 1.13's batched eval of the same weights on the same sentences (the
- * reference module of tools/attn_models.py, eval mode, no_grad, one thread)?
+ * The question: how many sentences per second does a batch-256 eval of the RNN, the GRU, the
+ * LSTM and the Transformer take, against PyTorch 1.13's batched eval of the same weights on the
+ * same sentences (the reference module of tools/attn_models.py, eval mode, no_grad, one thread)?
  *
  * Method (STYLE.md section 14): the four test sets of seed 1 (plain, distractor, fill4, fill8,
  * n sentences each, as `attn eval --set all`) are cut into consecutive batches padded to their
@@ -15,7 +15,12 @@
  * sides. Multiply-adds per pass come from attn_sgemm's counter. One BLAS thread
  * (OPENBLAS_NUM_THREADS=1, set by re-executing when unset).
  *
- * Usage: build/bench/infer_speed [--model rnn|lstm|all] [--torch] [--quick] [--batch B]
+ * Weights: DIR/weights/M-seed1.json; a model without committed weights (the GRU) is timed on its
+ * seed-1 initialisation (attn_model_create, written to a temporary file for PyTorch): the
+ * arithmetic per sentence does not depend on the values.
+ *
+ * Usage: build/bench/infer_speed [--model rnn|gru|lstm|transformer|all] [--torch] [--quick]
+ * [--batch B]
  *        [--n N] [--reps R] [--src DIR]
  * Exit codes: 0 ok (targets are reported, not enforced), 1 validation or runtime failure,
  * 2 usage. */
@@ -327,7 +332,31 @@ static bool bench_model(const options *o, const char *arch, const corpus *c) {
     snprintf(weights, sizeof weights, "%s/weights/%s-seed1.json", o->src, arch);
     attn_model *m = NULL;
     attn_error err;
-    if (attn_weights_load_json(weights, &m, &err) != ATTN_OK) {
+    char tmp_weights[] = "/tmp/infer_speed_XXXXXX";
+    bool tmp_made = false;
+    if (access(weights, R_OK) != 0) {
+        /* no committed weights: the seed-1 initialisation, in a file PyTorch can load */
+        attn_arch a;
+        int fd = mkstemp(tmp_weights);
+        if (fd < 0) {
+            fprintf(stderr, "infer_speed: cannot create %s\n", tmp_weights);
+            return false;
+        }
+        close(fd);
+        tmp_made = true;
+        attn_model_config mc;
+        if (attn_arch_from_name(arch, &a, &err) == ATTN_OK &&
+            (mc = attn_model_config_default(a), attn_model_create(&mc, 1, &m, &err) == ATTN_OK) &&
+            attn_weights_save_json(m, false, tmp_weights, &err) == ATTN_OK) {
+            printf("%-5s weights: %s missing, timing the seed-1 initialisation\n", arch, weights);
+            snprintf(weights, sizeof weights, "%s", tmp_weights);
+        } else {
+            fprintf(stderr, "infer_speed: %s: %s\n", arch, err.msg);
+            attn_model_free(m);
+            remove(tmp_weights);
+            return false;
+        }
+    } else if (attn_weights_load_json(weights, &m, &err) != ATTN_OK) {
         fprintf(stderr, "infer_speed: %s (run from the source tree or pass --src)\n", err.msg);
         return false;
     }
@@ -347,17 +376,19 @@ static bool bench_model(const options *o, const char *arch, const corpus *c) {
     free(batched);
     free(scratch);
     attn_model_free(m);
+    if (tmp_made) remove(tmp_weights);
     return ok;
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void usage(FILE *f) {
-    fprintf(f, "Usage: infer_speed [--model rnn|lstm|all] [--torch] [--quick] [--batch B] [--n N]\n"
-               "                   [--reps R] [--src DIR]\n\n"
-               "Batched eval speed (sentences/s) of the recurrent models on the four test sets,\n"
+    fprintf(f, "Usage: infer_speed [--model rnn|gru|lstm|transformer|all] [--torch] [--quick]\n"
+               "                   [--batch B] [--n N] [--reps R] [--src DIR]\n\n"
+               "Batched eval speed (sentences/s) of the four classifiers on the four test sets,\n"
                "validated against batch 1 (and PyTorch) first.\n\n"
-               "  --model M  rnn, lstm or all (default all); weights DIR/weights/M-seed1.json\n"
+               "  --model M  rnn, gru, lstm, transformer or all (default all); weights\n"
+               "             DIR/weights/M-seed1.json (missing: the seed-1 initialisation)\n"
                "  --torch    also time PyTorch (tools/bench_infer_torch.py via /usr/bin/python3)\n"
                "             and print the attn / PyTorch ratio measured in this run\n"
                "  --quick    smoke test: --n 100 --reps 3\n"
@@ -409,8 +440,10 @@ static int parse(int argc, char **argv, options *o) {
             *num = (int)x;
         }
     }
-    if (strcmp(o->model, "rnn") && strcmp(o->model, "lstm") && strcmp(o->model, "all")) {
-        fprintf(stderr, "infer_speed: --model '%s': expected rnn, lstm or all\n", o->model);
+    if (strcmp(o->model, "rnn") && strcmp(o->model, "gru") && strcmp(o->model, "lstm") &&
+        strcmp(o->model, "transformer") && strcmp(o->model, "all")) {
+        fprintf(stderr, "infer_speed: --model '%s': expected rnn, gru, lstm, transformer or all\n",
+                o->model);
         return 2;
     }
     return -1;
@@ -435,9 +468,9 @@ int main(int argc, char **argv) {
     }
     printf("infer_speed: %d sentences (4 test sets x %d), batch %d, 1 thread, BLAS %s\n", c.n, o.n,
            o.batch, attn_blas_corename());
-    static const char *const archs[] = {"rnn", "lstm"};
+    static const char *const archs[] = {"rnn", "gru", "lstm", "transformer"};
     bool ok = true;
-    for (int a = 0; a < 2; a++) {
+    for (int a = 0; a < 4; a++) {
         if (strcmp(o.model, "all") && strcmp(o.model, archs[a])) continue;
         ok = bench_model(&o, archs[a], &c) && ok;
     }

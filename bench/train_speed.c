@@ -1,11 +1,11 @@
-/* train_speed.c -- training throughput: one epoch of each model on the default training set
- * (seed 1, 7,500 training + 500 held-out sentences, batch 32, BLAS on one thread), in
+/* train_speed.c -- training throughput: one epoch of each of the four classifiers on the default
+ * training set (seed 1, 7,500 training + 500 held-out sentences, batch 32, BLAS on one thread), in
  * sentences per second, with the FLOP rate from the sgemm accountant and the fraction of this
  * machine's sgemm ceiling (a 2048^3 sgemm measured in the same run). With --torch it also runs
  * tools/train_torch.py --bench and prints attn / PyTorch. Prints ratios; asserts nothing about
  * timings.
  *
- *   build/bench/train_speed [--torch] [--epochs N] [--model rnn|lstm|transformer]
+ *   build/bench/train_speed [--torch] [--epochs N] [--model rnn|lstm|transformer|gru]
  *                           [--source DIR] [--attn PATH] [-h|--help]
  * --model times one model only, for profiling: no sgemm ceiling (printed as nan), no --torch.
  * Exit status: 0 ok, 1 runtime error, 2 usage error (see --help).
@@ -25,6 +25,8 @@ static double now_s(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+#define N_ARCHS 4 /* rnn, lstm, transformer, gru: attn_arch's order */
 
 typedef struct result {
     double sent_per_s, epoch_s, gflops;
@@ -87,7 +89,7 @@ static void usage(FILE *f) {
            "  --torch         also run tools/train_torch.py --bench (PyTorch via\n"
            "                  /usr/bin/python3) on the same data and print attn / PyTorch\n"
            "  --epochs N      epochs per model, N >= 1 (default 1)\n"
-           "  --model ARCH    time one model only (rnn, lstm or transformer), for profiling:\n"
+           "  --model ARCH    time one model only (rnn, lstm, transformer or gru), for profiling:\n"
            "                  no sgemm ceiling (printed as nan), --torch is ignored\n"
            "  --source DIR    source tree with tools/train_torch.py (default $ATTN_SOURCE_DIR,\n"
            "                  else two levels above this program)\n"
@@ -165,8 +167,8 @@ int main(int argc, char **argv) {
     printf("sgemm 2048^3, 1 thread: %.1f GFLOP/s (the ceiling)\n\n", ceiling);
     printf("%-12s %12s %10s %10s %10s\n", "model", "sentences/s", "epoch s", "GFLOP/s",
            "of ceiling");
-    result res[3] = {{0}};
-    for (int a = 0; a < 3; a++) {
+    result res[N_ARCHS] = {{0}};
+    for (int a = 0; a < N_ARCHS; a++) {
         if (only >= 0 && a != only) continue;
         attn_model_config mc = attn_model_config_default((attn_arch)a);
         attn_model *m = NULL;
@@ -204,7 +206,7 @@ int main(int argc, char **argv) {
     char cmd[12000];
     snprintf(cmd, sizeof cmd,
              "OPENBLAS_NUM_THREADS=1 /usr/bin/python3 '%s/tools/train_torch.py' --bench "
-             "--threads 1 --attn '%s'",
+             "--models rnn,gru,lstm,transformer --threads 1 --attn '%s'",
              source, attn_bin);
     printf("\nrunning: %s\n", cmd);
     fflush(stdout);
@@ -214,11 +216,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     char line[512], name[64];
-    double torch_sps[3] = {0};
+    double torch_sps[N_ARCHS] = {0};
     double v;
     while (fgets(line, sizeof line, p)) {
         if (sscanf(line, "BENCH %63s %lf", name, &v) != 2) continue;
-        for (int a = 0; a < 3; a++)
+        for (int a = 0; a < N_ARCHS; a++)
             if (strcmp(name, attn_arch_name((attn_arch)a)) == 0) torch_sps[a] = v;
     }
     if (pclose(p) != 0) {
@@ -226,7 +228,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("\n%-12s %14s %14s %10s\n", "model", "attn sent/s", "PyTorch sent/s", "ratio");
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < N_ARCHS; a++)
         printf("%-12s %14.0f %14.0f %9.1fx\n", attn_arch_name((attn_arch)a), res[a].sent_per_s,
                torch_sps[a], torch_sps[a] > 0 ? res[a].sent_per_s / torch_sps[a] : NAN);
     return 0;

@@ -193,6 +193,17 @@ void attn_bce_backward(float *d_logits, float d_loss, const float *logits, const
 void attn_bce_backward_rows(float *d_logits, float d_loss, const float *logits, const float *labels,
                             int n, int B);
 
+/* ---- Adam's elementwise update (src/kernels/adam_update.c) ------------------------------- */
+/* The float scalars of one torch.optim.Adam step (src/train/adam.c rounds them from doubles). */
+typedef struct attn_adam_scalars {
+    float b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, neg_step_size, eps, wd;
+} attn_adam_scalars;
+/* For i < n: g = grads[i] (+ wd * params[i] when wd != 0, an fma); m = fma(g, 1-b1, m*b1);
+ * v = fma((1-b2)*g, g, v*b2); params += neg_step_size * m / (sqrt(v) / bc2_sqrt + eps). Every
+ * operation correctly rounded, so the AVX2 path (8 lanes) and the plain one give the same bits. */
+void attn_adam_update(float *params, float *m, float *v, const float *grads, size_t n,
+                      const attn_adam_scalars *s);
+
 /* ---- attention, all heads, forward and backward (src/kernels/attention.c) ----------------- */
 
 /* out_h[n_q,HS] = softmax(q_h.k_h^T) . v_h for h < NH, over the first n_valid of n_k keys (the

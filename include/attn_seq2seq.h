@@ -522,6 +522,10 @@ double attn_cross_entropy_forward(const float *logits, const int *labels, int ro
                                   int ignore);
 void attn_cross_entropy_backward(float *d_logits, float d_loss, const float *logits,
                                  const int *labels, int rows, int V, int ignore);
+/* Both in one pass over the logits (each row's log-sum-exp computed once): returns the loss and
+ * adds the gradient, the same bits as forward then backward. */
+double attn_cross_entropy_forward_backward(float *d_logits, float d_loss, const float *logits,
+                                           const int *labels, int rows, int V, int ignore);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,17 @@ greedy); generated tokens ([EOS] included) per second, attn's process start incl
 Timings on a shared machine move with its load: compare the ratios of one run.
 
 Usage: /usr/bin/python3 tools/bench_seq2seq.py --attn build/attn [--train-size N] [--sources N]
+
+PyTorch's side of bench/seq2seq (which runs attn in-process and this script on the same files):
+  /usr/bin/python3 tools/bench_seq2seq.py --pairs P --sources-file S --weights W --gen-out G
+      [--reps R] [--vocab-size V]
+trains one epoch on P ("source ids<TAB>target ids" per line, target vocabulary ids, no [BOS] or
+[EOS]), batch 32, in file order, from torch.manual_seed(1), and runs the greedy loop over the
+sources of S (ids per line) with the weights W (--reps passes, median); prints
+  torch train seconds=WALL cpu=CPU
+  torch greedy tokens=N seconds=WALL cpu=CPU
+(N: steps taken, [EOS] included; CPU: this process's CPU time) and writes the generated words of
+each source, ids per line, to G.
 """
 import os
 
@@ -76,13 +87,67 @@ def timed(cmd, stdin):
     return r, time.perf_counter() - t0
 
 
+def read_id_lines(path):
+    with open(path) as f:
+        return [[[int(w) for w in part.split()] for part in line.rstrip("\n").split("\t")]
+                for line in f if line.strip()]
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+
+
+def child(a):
+    """bench/seq2seq's PyTorch side: same pairs, sources and weights as attn's run."""
+    sm.set_vocab_size(a.vocab_size)
+    pairs = [(p[0], p[1]) for p in read_id_lines(a.pairs)]
+    sources = [p[0] for p in read_id_lines(a.sources_file)]
+    torch.manual_seed(1)
+    model = sm.build({})
+    t0, c0 = time.perf_counter(), time.process_time()
+    torch_train_epoch(model, pairs, 32)
+    print("torch train seconds=%.6f cpu=%.6f" % (time.perf_counter() - t0, time.process_time() - c0),
+          flush=True)
+    model = sm.load(a.weights)
+    max_out = model.config["max_tgt_len"] - 1
+    walls, cpus = [], []
+    for _ in range(a.reps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        outs, tokens = [], 0
+        for s in sources:
+            words, steps = sm.greedy(model, s, max_out)
+            outs.append(words)
+            tokens += len(steps)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    with open(a.gen_out, "w") as f:
+        for words in outs:
+            f.write(" ".join(str(w) for w in words) + "\n")
+    print("torch greedy tokens=%d seconds=%.6f cpu=%.6f" % (tokens, median(walls), median(cpus)),
+          flush=True)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--attn", required=True)
+    ap.add_argument("--attn")
     ap.add_argument("--train-size", type=int, default=2000)
     ap.add_argument("--sources", type=int, default=200)
+    ap.add_argument("--pairs", help="bench/seq2seq's training pairs (its PyTorch side)")
+    ap.add_argument("--sources-file", help="bench/seq2seq's sources")
+    ap.add_argument("--weights", help="bench/seq2seq's trained weights")
+    ap.add_argument("--gen-out", help="where the generated ids go")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--vocab-size", type=int, default=sm.N_WORDS_VOCAB)
     a = ap.parse_args()
     torch.set_num_threads(1)
+    if a.pairs:
+        if not (a.sources_file and a.weights and a.gen_out):
+            ap.error("--pairs needs --sources-file, --weights and --gen-out")
+        return child(a)
+    if not a.attn:
+        ap.error("--attn is required (or --pairs ...)")
     words = cc.vocab_words(a.attn)
     to_id = {w: i for i, w in words.items()}
     to_id.update({"positive": sm.BOS + 2, "negative": sm.BOS + 3})
@@ -119,4 +184,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -40,6 +40,12 @@ double attn_cross_entropy_forward(const float *logits, const int *labels, int ro
     return sum / n;
 }
 
+/* d[V] += scale * (softmax(z) - onehot(label)), softmax(z)_j = exp(z_j - lse). */
+static void row_gradient(float *d, const float *z, int V, int label, double lse, double scale) {
+    for (int j = 0; j < V; j++)
+        d[j] += (float)(scale * (exp((double)z[j] - lse) - (j == label ? 1.0 : 0.0)));
+}
+
 void attn_cross_entropy_backward(float *d_logits, float d_loss, const float *logits,
                                  const int *labels, int rows, int V, int ignore) {
     const int n = counted(labels, rows, ignore);
@@ -48,9 +54,23 @@ void attn_cross_entropy_backward(float *d_logits, float d_loss, const float *log
     for (int r = 0; r < rows; r++) {
         if (labels[r] == ignore) continue;
         const float *z = logits + (size_t)r * V;
-        float *d = d_logits + (size_t)r * V;
-        const double lse = logsumexp(z, V);
-        for (int j = 0; j < V; j++)
-            d[j] += (float)(scale * (exp((double)z[j] - lse) - (j == labels[r] ? 1.0 : 0.0)));
+        row_gradient(d_logits + (size_t)r * V, z, V, labels[r], logsumexp(z, V), scale);
     }
+}
+
+double attn_cross_entropy_forward_backward(float *d_logits, float d_loss, const float *logits,
+                                           const int *labels, int rows, int V, int ignore) {
+    const int n = counted(labels, rows, ignore);
+    if (n == 0) return NAN;
+    const double scale = (double)d_loss / n;
+    double sum = 0.0;
+    for (int r = 0; r < rows; r++) {
+        if (labels[r] == ignore) continue;
+        const float *z = logits + (size_t)r * V;
+        ATTN_ASSERT(labels[r] >= 0 && labels[r] < V);
+        const double lse = logsumexp(z, V);
+        sum += lse - (double)z[labels[r]];
+        row_gradient(d_logits + (size_t)r * V, z, V, labels[r], lse, scale);
+    }
+    return sum / n;
 }

@@ -71,8 +71,11 @@ static const float inv_count[LN_CHUNK] = {1.0f / 1.0f,  1.0f / 2.0f,  1.0f / 3.0
                                           1.0f / 9.0f,  1.0f / 10.0f, 1.0f / 11.0f, 1.0f / 12.0f,
                                           1.0f / 13.0f, 1.0f / 14.0f, 1.0f / 15.0f, 1.0f / 16.0f};
 
-/* RowwiseMoments(x, N): *mean = mean of x[N], *var = biased variance; plan = ln_plan_make(N). */
-static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *mean, float *var) {
+/* The 8-lane part of RowwiseMoments(x, N): the lanes' means and squared-deviation sums into
+ * l1[8 * stride], l2[8 * stride] (lane l at [l * stride]), and the scalar Welford over the
+ * N mod 8 tail into *t1, *t2. */
+static void row_lanes(const float *x, int N, float *l1, float *l2, int stride, float *t1,
+                      float *t2) {
     const int64_t n = N / 8, m = (n + LN_CHUNK - 1) / LN_CHUNK;
     const int depth = ceil_log2(m);
     moments8 stk[LN_MAX_DEPTH];
@@ -101,7 +104,11 @@ static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *m
     float m1_arr[8], m2_arr[8];
     _mm256_storeu_ps(m1_arr, stk[0].m1);
     _mm256_storeu_ps(m2_arr, stk[0].m2);
-    /* scalar Welford over the N mod 8 tail, then merge the 8 lanes (n values each) into it */
+    for (int l = 0; l < 8; l++) {
+        l1[l * stride] = m1_arr[l];
+        l2[l * stride] = m2_arr[l];
+    }
+    /* scalar Welford over the N mod 8 tail */
     int64_t m0 = 0;
     float m1 = 0.0f, m2 = 0.0f;
     for (int64_t i = n * 8; i < N; i++) {
@@ -110,6 +117,15 @@ static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *m
         m1 += delta / (float)m0;
         m2 += delta * (x[i] - m1);
     }
+    *t1 = m1;
+    *t2 = m2;
+}
+
+/* RowwiseMoments(x, N): *mean = mean of x[N], *var = biased variance; plan = ln_plan_make(N). */
+static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *mean, float *var) {
+    float m1_arr[8], m2_arr[8], m1, m2;
+    row_lanes(x, N, m1_arr, m2_arr, 1, &m1, &m2);
+    /* merge the 8 lanes (n values each) into the tail's moments */
     for (int l = 0; l < 8; l++) {
         const float c = plan->c[l];
         float delta = m1_arr[l] - m1;
@@ -120,15 +136,42 @@ static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *m
     *var = m2 / (float)N;
 }
 
+/* rowwise_moments of 8 rows x + r * N (r < 8) at once: the lane merge, a chain of dependent
+ * scalar steps per row, runs with the 8 rows in the 8 lanes of a vector -- the same float
+ * operations in the same order for every row, so the same bits. */
+static void rowwise_moments8(const float *x, int N, const ln_plan *plan, float *mean, float *var) {
+    float l1[8][8], l2[8][8], t1[8], t2[8]; /* [lane][row], [row] */
+    for (int r = 0; r < 8; r++)
+        row_lanes(x + (size_t)r * N, N, &l1[0][r], &l2[0][r], 8, &t1[r], &t2[r]);
+    __m256 m1 = _mm256_loadu_ps(t1), m2 = _mm256_loadu_ps(t2);
+    for (int l = 0; l < 8; l++) {
+        const __m256 c = _mm256_set1_ps(plan->c[l]), m0f = _mm256_set1_ps(plan->m0f[l]);
+        const __m256 delta = _mm256_sub_ps(_mm256_loadu_ps(l1[l]), m1);
+        m1 = _mm256_add_ps(m1, _mm256_mul_ps(c, delta));
+        /* m2 += m2_l + delta * delta * c * m0f (left to right) */
+        const __m256 t = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(delta, delta), c), m0f);
+        m2 = _mm256_add_ps(m2, _mm256_add_ps(_mm256_loadu_ps(l2[l]), t));
+    }
+    _mm256_storeu_ps(mean, m1);
+    _mm256_storeu_ps(var, _mm256_div_ps(m2, _mm256_set1_ps((float)N)));
+}
+
 /* y[n,D] = (x - mean) * rstd * gamma[D] + beta[D]; saves mean[n], rstd[n]. */
 void attn_layernorm_forward_avx2(float *y, float *mean, float *rstd, const float *x,
                                  const float *gamma, const float *beta, int n, int D) {
     const ln_plan plan = ln_plan_make(D);
+    float mu8[8], var8[8];
     for (int i = 0; i < n; i++) {
         const float *xr = x + (size_t)i * D;
         float *yr = y + (size_t)i * D;
         float mu, var;
-        rowwise_moments(xr, D, &plan, &mu, &var);
+        if (i % 8 == 0 && i + 8 <= n) rowwise_moments8(xr, D, &plan, mu8, var8);
+        if (i - i % 8 + 8 <= n) {
+            mu = mu8[i % 8];
+            var = var8[i % 8];
+        } else {
+            rowwise_moments(xr, D, &plan, &mu, &var);
+        }
         float rs = 1.0f / sqrtf(fmaxf(var, 0.0f) + LN_EPS);
         float scale = rs, bias = -rs * mu;
         for (int j = 0; j < D; j++) yr[j] = fmaf(fmaf(xr[j], scale, bias), gamma[j], beta[j]);

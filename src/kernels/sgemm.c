@@ -309,9 +309,17 @@ void attn_bmm_tn(float *c, const float *a, const float *b, int m, int n, int k, 
 /* y[n,out] = x[n,in] . w[out,in]^T + bias[out] (bias may be NULL). */
 void attn_linear_forward(float *y, const float *x, const float *w, const float *bias, int n, int in,
                          int out, attn_op tag) {
-    if (bias) {
-        /* pre-fill every row with the bias, then y = x.w^T + y: PyTorch's addmm, bit for bit */
-        for (int i = 0; i < n; i++) memcpy(y + (size_t)i * out, bias, (size_t)out * sizeof *y);
+    if (bias && n > 0) {
+        /* pre-fill every row with the bias, then y = x.w^T + y: PyTorch's addmm, bit for bit.
+         * The rows filled so far are copied after themselves, doubling: log2(n) copies instead
+         * of n short ones (the small models' rows are 32-96 floats). */
+        const size_t row = (size_t)out * sizeof *y;
+        memcpy(y, bias, row);
+        for (size_t done = 1; done < (size_t)n;) {
+            const size_t k = done < (size_t)n - done ? done : (size_t)n - done;
+            memcpy(y + done * (size_t)out, y, k * row);
+            done += k;
+        }
     }
     attn_matmul_nt(y, x, w, n, out, in, bias ? 1.0f : 0.0f, tag, ATTN_PASS_FORWARD);
 }

@@ -16,9 +16,6 @@
 #include "attn.h"
 
 #include <math.h>
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 #include <stdlib.h>
 
 attn_adam_config attn_adam_config_default(void) {
@@ -73,36 +70,8 @@ void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
     const float bc2_sqrt = (float)sqrt(bias_correction2);
     const float neg_step_size = (float)(-(lr / bias_correction1));
     const float eps = (float)opt->cfg.eps, wd = (float)opt->cfg.weight_decay;
-    float *restrict m = opt->m, *restrict v = opt->v;
-    const size_t n = opt->n;
-    size_t i = 0;
-#if defined(__AVX2__) && defined(__FMA__)
-    /* 8 lanes at a time with the same IEEE operations (mul, fma, sqrt, div, add are correctly
-     * rounded lane by lane), then the scalar loop for the tail. (Only in a build for AVX2: the
-     * library is compiled for baseline x86-64, where the scalar loop does all, bit for bit.) */
-    const __m256 vb1 = _mm256_set1_ps(b1), v1mb1 = _mm256_set1_ps(one_minus_b1);
-    const __m256 vb2 = _mm256_set1_ps(b2), v1mb2 = _mm256_set1_ps(one_minus_b2);
-    const __m256 vbc2 = _mm256_set1_ps(bc2_sqrt), vstep = _mm256_set1_ps(neg_step_size);
-    const __m256 veps = _mm256_set1_ps(eps), vwd = _mm256_set1_ps(wd);
-    for (; i + 8 <= n; i += 8) {
-        __m256 g = _mm256_loadu_ps(grads + i), p = _mm256_loadu_ps(params + i);
-        if (wd != 0.0f) g = _mm256_fmadd_ps(p, vwd, g);
-        __m256 mi = _mm256_fmadd_ps(g, v1mb1, _mm256_mul_ps(_mm256_loadu_ps(m + i), vb1));
-        __m256 vi =
-            _mm256_fmadd_ps(_mm256_mul_ps(v1mb2, g), g, _mm256_mul_ps(_mm256_loadu_ps(v + i), vb2));
-        __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), vbc2), veps);
-        p = _mm256_add_ps(p, _mm256_div_ps(_mm256_mul_ps(vstep, mi), denom));
-        _mm256_storeu_ps(m + i, mi);
-        _mm256_storeu_ps(v + i, vi);
-        _mm256_storeu_ps(params + i, p);
-    }
-#endif
-    for (; i < n; i++) {
-        float g = grads[i];
-        if (wd != 0.0f) g = fmaf(params[i], wd, g);
-        m[i] = fmaf(g, one_minus_b1, m[i] * b1);
-        v[i] = fmaf(one_minus_b2 * g, g, v[i] * b2);
-        float denom = sqrtf(v[i]) / bc2_sqrt + eps;
-        params[i] = params[i] + neg_step_size * m[i] / denom;
-    }
+    const attn_adam_scalars s = {b1,       one_minus_b1,  b2,  one_minus_b2,
+                                 bc2_sqrt, neg_step_size, eps, wd};
+    /* the elementwise part is a kernel: 8 lanes on AVX2 CPUs, the same bits (attn_kernels.h) */
+    attn_adam_update(params, opt->m, opt->v, grads, opt->n, &s);
 }

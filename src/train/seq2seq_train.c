@@ -12,6 +12,7 @@
  * put back at the end. */
 #include "attn_seq2seq.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,11 @@ static attn_status check_finite(attn_seq2seq *m, double loss, long step, attn_er
     if (!isfinite(loss))
         return attn_errorf(err, ATTN_ERR_VALUE, "training: the loss is %g at step %ld", loss, step);
     const float *g = attn_seq2seq_grads(m);
+    /* one pass over the flat array first (the usual case); the tensor only for the message */
+    const size_t P = attn_seq2seq_n_params(m);
+    int bad = 0;
+    for (size_t j = 0; j < P; j++) bad |= !(fabsf(g[j]) <= FLT_MAX); /* Inf or NaN */
+    if (!bad) return ATTN_OK;
     for (size_t t = 0; t < attn_seq2seq_tensor_count(m); t++)
         for (size_t j = 0; j < attn_seq2seq_tensor_numel(m, t); j++)
             if (!isfinite(g[attn_seq2seq_tensor_offset(m, t) + j]))
@@ -139,10 +145,9 @@ static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *or
         attn_seq2seq_zero_grad(m);
         attn_status st = attn_seq2seq_forward(m, &batch, b->logits, err);
         if (st != ATTN_OK) return st;
-        const double l = attn_cross_entropy_forward(b->logits, b->labels, b->rows, V, ATTN_PAD_ID);
         memset(b->d_logits, 0, (size_t)b->rows * V * sizeof(float));
-        attn_cross_entropy_backward(b->d_logits, 1.0f, b->logits, b->labels, b->rows, V,
-                                    ATTN_PAD_ID);
+        const double l = attn_cross_entropy_forward_backward(b->d_logits, 1.0f, b->logits,
+                                                             b->labels, b->rows, V, ATTN_PAD_ID);
         st = attn_seq2seq_backward(m, &batch, b->d_logits, err);
         if (st == ATTN_OK) st = check_finite(m, l, opt->step + 1, err);
         if (st != ATTN_OK) return st;

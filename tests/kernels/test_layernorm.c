@@ -216,6 +216,39 @@ START_TEST(test_layernorm_golden_capability) {
 }
 END_TEST
 
+/* loop index: the CPU path. Many rows at once (the AVX2 path merges the lanes of 8 rows in one
+ * vector) against each row alone: y, mean and rstd bit-identical, for D around the 8-lane blocks
+ * and chunks and row counts around multiples of 8. */
+START_TEST(test_layernorm_rows_alone) {
+    if (!kp_select(_i)) return;
+    enum { NMAX = 19, DMAX = 300 };
+    static const int dims[] = {1, 7, 8, 9, 32, 129, 300};
+    static const int rows[] = {8, 9, 16, 19};
+    static float x[NMAX * DMAX], g[DMAX], b[DMAX], y[NMAX * DMAX], y1[DMAX];
+    float mean[NMAX], rstd[NMAX], m1, r1;
+    attn_rng rng = attn_rng_seed(78);
+    tu_fill_uniform(x, NMAX * DMAX, -3, 5, &rng);
+    tu_fill_uniform(g, DMAX, 0.5f, 1.5f, &rng);
+    tu_fill_uniform(b, DMAX, -0.5f, 0.5f, &rng);
+    int checked = 0;
+    for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++)
+        for (size_t q = 0; q < sizeof rows / sizeof rows[0]; q++) {
+            const int D = dims[k], n = rows[q];
+            attn_layernorm_forward(y, mean, rstd, x, g, b, n, D);
+            for (int i = 0; i < n; i++) {
+                attn_layernorm_forward(y1, &m1, &r1, x + (size_t)i * D, g, b, 1, D);
+                char what[64];
+                snprintf(what, sizeof what, "layernorm n=%d D=%d row %d", n, D, i);
+                tu_assert_identical(what, y + (size_t)i * D, y1, (size_t)D);
+                ck_assert_msg(memcmp(&mean[i], &m1, 4) == 0 && memcmp(&rstd[i], &r1, 4) == 0,
+                              "%s: mean/rstd %a/%a vs %a/%a alone", what, mean[i], rstd[i], m1, r1);
+                checked++;
+            }
+        }
+    ck_assert_int_eq(checked, 7 * (8 + 9 + 16 + 19));
+}
+END_TEST
+
 static Suite *layernorm_suite(void) {
     Suite *s = suite_create("layernorm");
     TCase *tc = tcase_create("core");
@@ -223,6 +256,7 @@ static Suite *layernorm_suite(void) {
     tcase_add_loop_test(tc, test_layernorm_golden, 0, KP_COUNT);
     tcase_add_loop_test(tc, test_layernorm_grad, 0, KP_COUNT * N_LN_SHAPES);
     tcase_add_test(tc, test_layernorm_paths_agree);
+    tcase_add_loop_test(tc, test_layernorm_rows_alone, 0, KP_COUNT);
     tcase_add_loop_test(tc, test_layernorm_golden_capability, 0, KP_GOLDEN_COUNT);
     suite_add_tcase(s, tc);
     return s;

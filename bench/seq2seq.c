@@ -1,0 +1,499 @@
+/* seq2seq.c -- seq2seq-transformer speed, attn against PyTorch, in one run.
+ *
+ * The questions: how many target tokens per second does attn train the default
+ * seq2seq-transformer (docs/decoder.md) on the rewrite task, against PyTorch 1.13 training
+ * nn.Transformer on the same pairs at the same batch; and how many tokens per second does greedy
+ * generation at batch 1 produce -- attn with the KV cache, attn recomputing the decoder over the
+ * prefix, and PyTorch's greedy loop (tools/seq2seq_models.greedy, which recomputes too)?
+ *
+ * Method (STYLE.md section 14): one BLAS thread on both sides. Training: one epoch of --train-size
+ * rewrite pairs of seed 1 (attn_pairs_generate, the pairs `attn data --task rewrite` prints), batch
+ * 32, Adam, from the seed-1 initialisation, through attn_seq2seq_train (shuffled as `attn train`
+ * does); PyTorch trains on the same pairs, in file order, batch 32 (tools/bench_seq2seq.py
+ * --pairs). Target tokens = target words + [EOS]. The multiply-adds of attn's epoch come from the
+ * attn_sgemm counter, over the 2048^3 sgemm of this run: the fraction of the ceiling.
+ * Generation: the model after one more epoch (so that outputs have their trained length), on
+ * --sources sources of the four test sets; every source decoded greedily up to max_tgt_len - 1
+ * words; tokens = steps taken ([EOS] included); attn in-process (model loaded once), PyTorch
+ * in its process (model loaded once); medians of --reps passes. Validation first: the
+ * recomputing decoder's tokens equal PyTorch's loop's for every source (it is bit-identical by
+ * design), and the cached decoder's agreement with it is printed. Ratios are judged by CPU time
+ * (process CPU time, which other processes on a shared machine disturb less); wall time is
+ * printed too.
+ *
+ * Usage: build/bench/seq2seq [--torch] [--quick] [--train-size N] [--sources N] [--reps R]
+ *                            [--src DIR]
+ * Exit codes: 0 ok (a MISSed target does not fail the run), 1 validation or runtime failure,
+ * 2 usage. */
+#include "attn.h"
+#include "attn_kernels.h"
+#include "attn_seq2seq.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TARGET_TRAIN 5.0  /* training >= 5x PyTorch (issue: the decoder) */
+#define TARGET_GEN   10.0 /* cached generation >= 10x PyTorch's greedy loop */
+#define MAX_N        100000
+
+typedef struct options {
+    const char *src;
+    int train_size, sources, reps;
+    bool torch;
+} options;
+
+typedef struct timing {
+    double wall, cpu; /* seconds: medians over passes for generation */
+} timing;
+
+static double now_s(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Best of `reps` 2048^3 sgemm runs in GFLOP/s by process CPU time (the training's fraction of
+ * it is by CPU time too), after checking one output element. */
+static double sgemm_ceiling(int reps) {
+    const int N = 2048;
+    float *a = malloc((size_t)N * N * sizeof(float)), *b = malloc((size_t)N * N * sizeof(float));
+    float *c = malloc((size_t)N * N * sizeof(float));
+    double best = NAN;
+    if (a && b && c) {
+        attn_rng r = attn_rng_seed(1);
+        for (size_t i = 0; i < (size_t)N * N; i++) {
+            a[i] = attn_rng_uniform_range(&r, -1, 1);
+            b[i] = attn_rng_uniform_range(&r, -1, 1);
+        }
+        best = 0;
+        for (int rep = 0; rep < reps; rep++) {
+            double t0 = now_s(CLOCK_PROCESS_CPUTIME_ID); /* CPU time, as the training's */
+            attn_sgemm(c, a, b, N, N, N, false, false, 1.0f, 0.0f, ATTN_OP_OTHER,
+                       ATTN_PASS_FORWARD);
+            double g = 2.0 * N * N * (double)N / (now_s(CLOCK_PROCESS_CPUTIME_ID) - t0) / 1e9;
+            if (g > best) best = g;
+        }
+        double want = 0;
+        for (int k = 0; k < N; k++) want += (double)a[5 * N + k] * b[(size_t)k * N + 7];
+        if (fabs(want - c[5 * N + 7]) > 1e-3 * (1 + fabs(want))) best = NAN;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return best;
+}
+
+/* ---- data ------------------------------------------------------------------------------- */
+
+/* The sources of the four test sets of seed 1, n_each each, as one list of pairs' sources. */
+typedef struct sources {
+    int n;
+    attn_pairs *sets[ATTN_N_TEST_SETS];
+} sources;
+
+static const int *source_of(const sources *s, int i, int *len) {
+    int per = s->sets[0]->src->n;
+    const attn_dataset *d = s->sets[i / per]->src;
+    int k = i % per;
+    *len = d->lengths[k];
+    return d->ids + d->offsets[k];
+}
+
+static long target_tokens(const attn_pairs *p) {
+    long t = 0;
+    for (int i = 0; i < p->src->n; i++) t += p->tgt_lengths[i] + 1; /* + [EOS] */
+    return t;
+}
+
+/* pairs: "src ids<TAB>target ids" per line; sources: "src ids" per line. */
+static bool write_files(const attn_pairs *train, const sources *s, const char *pairs_path,
+                        const char *src_path) {
+    FILE *f = fopen(pairs_path, "w"), *g = fopen(src_path, "w");
+    bool ok = f && g;
+    for (int i = 0; ok && i < train->src->n; i++) {
+        const attn_dataset *d = train->src;
+        for (int t = 0; t < d->lengths[i]; t++)
+            fprintf(f, "%s%d", t ? " " : "", d->ids[d->offsets[i] + (size_t)t]);
+        fputc('\t', f);
+        for (int t = 0; t < train->tgt_lengths[i]; t++)
+            fprintf(f, "%s%d", t ? " " : "", train->tgt_ids[train->tgt_offsets[i] + (size_t)t]);
+        fputc('\n', f);
+    }
+    for (int i = 0; ok && i < s->n; i++) {
+        int len;
+        const int *ids = source_of(s, i, &len);
+        for (int t = 0; t < len; t++) fprintf(g, "%s%d", t ? " " : "", ids[t]);
+        fputc('\n', g);
+    }
+    if (f && fclose(f) != 0) ok = false;
+    if (g && fclose(g) != 0) ok = false;
+    return ok;
+}
+
+/* ---- attn side -------------------------------------------------------------------------- */
+
+/* One pass of greedy decoding over all sources: tokens (steps) in *tokens, the words of source
+ * i in out[i * max_out ..], their count in n_out[i]. */
+static bool gen_pass(attn_seq2seq *m, const sources *s, bool cache, int max_out, int *out,
+                     int *n_out, long *tokens) {
+    attn_error err;
+    *tokens = 0;
+    for (int i = 0; i < s->n; i++) {
+        int len, steps = 0;
+        const int *ids = source_of(s, i, &len);
+        if (attn_seq2seq_greedy(m, ids, len, max_out, cache, out + (size_t)i * max_out, &n_out[i],
+                                NULL, &steps, &err) != ATTN_OK) {
+            fprintf(stderr, "seq2seq: generate: %s\n", err.msg);
+            return false;
+        }
+        *tokens += steps;
+    }
+    return true;
+}
+
+static bool same_tokens(const int *a, const int *na, const int *b, const int *nb, int i,
+                        int max_out) {
+    return na[i] == nb[i] && memcmp(a + (size_t)i * max_out, b + (size_t)i * max_out,
+                                    sizeof(int) * (size_t)na[i]) == 0;
+}
+
+/* ---- PyTorch side ----------------------------------------------------------------------- */
+
+typedef struct torch_result {
+    timing train, gen;
+    long gen_tokens;
+} torch_result;
+
+/* Runs tools/bench_seq2seq.py on the same pairs, sources and weights; its tokens per source go
+ * to gen_path. */
+static bool torch_run(const options *o, const char *dir, torch_result *r) {
+    char cmd[8192];
+    snprintf(
+        cmd, sizeof cmd,
+        "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 '%s/tools/bench_seq2seq.py' "
+        "--pairs '%s/pairs.txt' --sources-file '%s/sources.txt' --weights '%s/w.json' "
+        "--gen-out '%s/torch_gen.txt' --reps %d --vocab-size %d",
+        o->src, dir, dir, dir, dir, o->reps, ATTN_VOCAB_SIZE);
+    FILE *p = popen(cmd, "r");
+    if (!p) return false;
+    char line[1024];
+    int got = 0;
+    while (fgets(line, sizeof line, p)) {
+        if (sscanf(line, "torch train seconds=%lf cpu=%lf", &r->train.wall, &r->train.cpu) == 2)
+            got |= 1;
+        if (sscanf(line, "torch greedy tokens=%ld seconds=%lf cpu=%lf", &r->gen_tokens,
+                   &r->gen.wall, &r->gen.cpu) == 3)
+            got |= 2;
+    }
+    int rc = pclose(p);
+    if (rc != 0 || got != 3) {
+        fprintf(stderr, "seq2seq: %s failed (exit %d)\n", cmd, rc);
+        return false;
+    }
+    return true;
+}
+
+/* Reads n lines of token ids (torch_gen.txt) into out/n_out (max_out per source). */
+static bool read_tokens(const char *path, int n, int max_out, int *out, int *n_out) {
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[4096];
+    int i = 0;
+    while (i < n && fgets(line, sizeof line, f)) {
+        char *p = line, *end;
+        n_out[i] = 0;
+        for (long v = strtol(p, &end, 10); end != p; v = strtol(p, &end, 10)) {
+            if (n_out[i] < max_out) out[(size_t)i * max_out + n_out[i]] = (int)v;
+            n_out[i]++;
+            p = end;
+        }
+        i++;
+    }
+    fclose(f);
+    return i == n;
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+static void usage(FILE *f) {
+    fprintf(f, "Usage: seq2seq [--torch] [--quick] [--train-size N] [--sources N] [--reps R]\n"
+               "               [--src DIR]\n\n"
+               "seq2seq-transformer on the rewrite task, one BLAS thread: training target\n"
+               "tokens/s (one epoch, batch 32) and greedy generation tokens/s at batch 1 with the\n"
+               "KV cache and recomputing, with --torch against PyTorch on the same pairs, sources\n"
+               "and weights (tools/bench_seq2seq.py), ratios by CPU time.\n\n"
+               "  --torch         also run PyTorch (/usr/bin/python3) and print the ratios\n"
+               "  --quick         smoke test: --train-size 300 --sources 40 --reps 1\n"
+               "  --train-size N  training pairs (default 4000)\n"
+               "  --sources N     generation sources, from the four test sets (default 200)\n"
+               "  --reps R        generation passes, median (default 3)\n"
+               "  --src DIR       source tree with tools/ (default .)\n"
+               "  -h, --help      this text\n\n"
+               "Exit codes: 0 ok (a MISSed target does not fail the run), 1 validation or\n"
+               "runtime failure, 2 usage.\n");
+}
+
+static int parse(int argc, char **argv, options *o) {
+    *o = (options){.src = ".", .train_size = 4000, .sources = 200, .reps = 3};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int *num = NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--torch") == 0) {
+            o->torch = true;
+        } else if (strcmp(a, "--quick") == 0) {
+            o->train_size = 300;
+            o->sources = 40;
+            o->reps = 1;
+        } else if (strcmp(a, "--src") == 0 && v) {
+            o->src = argv[++i];
+        } else if (strcmp(a, "--train-size") == 0 && v) {
+            num = &o->train_size;
+        } else if (strcmp(a, "--sources") == 0 && v) {
+            num = &o->sources;
+        } else if (strcmp(a, "--reps") == 0 && v) {
+            num = &o->reps;
+        } else {
+            fprintf(stderr, "seq2seq: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (num) {
+            char *end;
+            long x = strtol(argv[++i], &end, 10);
+            if (*end || x < 1 || x > MAX_N) {
+                fprintf(stderr, "seq2seq: %s '%s': expected 1..%d\n", a, argv[i], MAX_N);
+                return 2;
+            }
+            *num = (int)x;
+        }
+    }
+    return -1;
+}
+
+static void print_ratio(const char *what, const timing *attn, const timing *torch, double target) {
+    const double r = torch->cpu / attn->cpu;
+    printf("%s: %.2fx by CPU time, %.2fx by wall time", what, r, torch->wall / attn->wall);
+    if (target > 0)
+        printf("  %s (target >= %.0fx by CPU time)", r >= target ? "PASS" : "MISS", target);
+    printf("\n");
+}
+
+typedef struct run {
+    attn_pairs *train;
+    sources src;
+    attn_seq2seq *m;
+    int *gen[3], *n_gen[3]; /* cached, recomputed, PyTorch */
+    char dir[64];
+} run;
+
+static void run_free(run *r) {
+    attn_pairs_free(r->train);
+    for (int k = 0; k < ATTN_N_TEST_SETS; k++) attn_pairs_free(r->src.sets[k]);
+    attn_seq2seq_free(r->m);
+    for (int k = 0; k < 3; k++) {
+        free(r->gen[k]);
+        free(r->n_gen[k]);
+    }
+    if (r->dir[0]) {
+        const char *files[] = {"pairs.txt", "sources.txt", "w.json", "torch_gen.txt"};
+        char path[128];
+        for (int k = 0; k < 4; k++) {
+            snprintf(path, sizeof path, "%s/%s", r->dir, files[k]);
+            remove(path);
+        }
+        rmdir(r->dir);
+    }
+}
+
+static bool train_epoch(run *r, timing *tm, uint64_t *madds) {
+    attn_s2s_train_config tc = attn_s2s_train_config_default();
+    tc.epochs = 1;
+    tc.holdout = 0;
+    tc.keep_best = 0;
+    attn_error err;
+    attn_flop_counts fc;
+    memset(&fc, 0, sizeof fc);
+    if (madds) attn_flops_set_counter(&fc);
+    double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+    attn_status st = attn_seq2seq_train(r->m, r->train, NULL, &tc, NULL, &err);
+    double c1 = now_s(CLOCK_PROCESS_CPUTIME_ID), w1 = now_s(CLOCK_MONOTONIC);
+    attn_flops_set_counter(NULL);
+    if (st != ATTN_OK) {
+        fprintf(stderr, "seq2seq: train: %s\n", err.msg);
+        return false;
+    }
+    if (tm) *tm = (timing){w1 - w0, c1 - c0};
+    if (madds) {
+        *madds = 0;
+        for (int t = 0; t < ATTN_OP_COUNT; t++) *madds += fc.fwd_madds[t] + fc.bwd_madds[t];
+    }
+    return true;
+}
+
+/* Medians of o->reps passes of each decoder, alternating; tokens in *tokens. */
+static bool time_generation(run *r, const options *o, int max_out, timing tm[2], long *tokens) {
+    double *v = malloc(sizeof(double) * 4 * (size_t)o->reps);
+    bool ok = v != NULL;
+    for (int rep = 0; ok && rep < o->reps; rep++)
+        for (int k = 0; ok && k < 2; k++) {
+            double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+            ok = gen_pass(r->m, &r->src, k == 0, max_out, r->gen[k], r->n_gen[k], &tokens[k]);
+            v[(2 * k + 1) * o->reps + rep] = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            v[2 * k * o->reps + rep] = now_s(CLOCK_MONOTONIC) - w0;
+        }
+    for (int k = 0; ok && k < 2; k++)
+        tm[k] = (timing){median(v + 2 * k * o->reps, o->reps),
+                         median(v + (2 * k + 1) * o->reps, o->reps)};
+    free(v);
+    return ok;
+}
+
+static int bench(const options *o, run *r) {
+    attn_error err;
+    attn_seq2seq_config cfg = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
+    const int per = (o->sources + ATTN_N_TEST_SETS - 1) / ATTN_N_TEST_SETS;
+    static const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR,
+                                                    ATTN_SET_FILL4, ATTN_SET_FILL8};
+    if (attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, o->train_size, 1, &r->train, &err) !=
+            ATTN_OK ||
+        attn_seq2seq_create(&cfg, 1, &r->m, &err) != ATTN_OK) {
+        fprintf(stderr, "seq2seq: %s\n", err.msg);
+        return 1;
+    }
+    for (int k = 0; k < ATTN_N_TEST_SETS; k++)
+        if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[k], per, 1, &r->src.sets[k], &err) !=
+            ATTN_OK) {
+            fprintf(stderr, "seq2seq: %s\n", err.msg);
+            return 1;
+        }
+    r->src.n = o->sources;
+    const int max_out = cfg.max_tgt_len - 1;
+    for (int k = 0; k < 3; k++) {
+        r->gen[k] = malloc(sizeof(int) * (size_t)r->src.n * (size_t)max_out);
+        r->n_gen[k] = calloc((size_t)r->src.n, sizeof(int));
+        if (!r->gen[k] || !r->n_gen[k]) {
+            fprintf(stderr, "seq2seq: out of memory\n");
+            return 1;
+        }
+    }
+    printf("seq2seq: seq2seq-transformer (D %d, %d heads, F %d, %d+%d layers, %s-norm), 1 thread, "
+           "BLAS %s\n",
+           cfg.d_model, cfg.n_heads, cfg.ffn_dim, cfg.enc_layers, cfg.dec_layers,
+           cfg.norm == ATTN_NORM_PRE ? "pre" : "post", attn_blas_corename());
+    const double ceiling = sgemm_ceiling(3);
+    printf("sgemm 2048^3, 1 thread: %.1f GFLOP/s by CPU time (the ceiling)\n", ceiling);
+
+    /* training: the timed epoch, then one more for a model with real output lengths */
+    const long tokens = target_tokens(r->train);
+    timing tt;
+    uint64_t madds = 0;
+    if (!train_epoch(r, &tt, &madds)) return 1;
+    const double gflops = 2.0 * (double)madds / tt.cpu / 1e9;
+    printf("training: %d pairs of seed 1, 1 epoch, batch 32, %ld target tokens ([EOS] included)\n",
+           r->train->src->n, tokens);
+    printf("training attn : %8.0f target tokens/s by CPU time (%.3f s), %8.0f by wall (%.3f s); "
+           "%.2f GFLOP/s, %.1f%% of the sgemm ceiling\n",
+           tokens / tt.cpu, tt.cpu, tokens / tt.wall, tt.wall, gflops, 100.0 * gflops / ceiling);
+    if (!train_epoch(r, NULL, NULL)) return 1;
+
+    /* generation */
+    timing tg[2];
+    long gen_tokens[2];
+    if (!time_generation(r, o, max_out, tg, gen_tokens)) return 1;
+    int agree = 0;
+    for (int i = 0; i < r->src.n; i++)
+        agree += same_tokens(r->gen[0], r->n_gen[0], r->gen[1], r->n_gen[1], i, max_out);
+    printf("generation: %d sources of the four test sets, batch 1, greedy, up to %d words, "
+           "medians of %d passes\n",
+           r->src.n, max_out, o->reps);
+    printf("generation validate: cached vs recomputing decoder: %d/%d sources the same tokens\n",
+           agree, r->src.n);
+    const char *names[2] = {"cached   ", "recompute"};
+    for (int k = 0; k < 2; k++)
+        printf("generation attn %s: %8.0f tokens/s by CPU time, %8.0f by wall (%ld tokens)\n",
+               names[k], gen_tokens[k] / tg[k].cpu, gen_tokens[k] / tg[k].wall, gen_tokens[k]);
+    if (!o->torch) return 0;
+
+    /* PyTorch on the same pairs, sources and weights */
+    snprintf(r->dir, sizeof r->dir, "/tmp/attn-bench-seq2seq-XXXXXX");
+    char pairs[128], srcs[128], w[128], gen[128];
+    if (!mkdtemp(r->dir)) {
+        r->dir[0] = 0;
+        fprintf(stderr, "seq2seq: cannot create a temporary directory\n");
+        return 1;
+    }
+    snprintf(pairs, sizeof pairs, "%s/pairs.txt", r->dir);
+    snprintf(srcs, sizeof srcs, "%s/sources.txt", r->dir);
+    snprintf(w, sizeof w, "%s/w.json", r->dir);
+    snprintf(gen, sizeof gen, "%s/torch_gen.txt", r->dir);
+    if (!write_files(r->train, &r->src, pairs, srcs) ||
+        attn_seq2seq_save_json(r->m, false, true, w, &err) != ATTN_OK) {
+        fprintf(stderr, "seq2seq: cannot write the files for PyTorch in %s\n", r->dir);
+        return 1;
+    }
+    torch_result tr;
+    if (!torch_run(o, r->dir, &tr)) return 1;
+    if (!read_tokens(gen, r->src.n, max_out, r->gen[2], r->n_gen[2])) {
+        fprintf(stderr, "seq2seq: cannot read %s\n", gen);
+        return 1;
+    }
+    int same = 0;
+    for (int i = 0; i < r->src.n; i++)
+        same += same_tokens(r->gen[1], r->n_gen[1], r->gen[2], r->n_gen[2], i, max_out);
+    printf("generation validate: recomputing decoder vs PyTorch's greedy loop: %d/%d sources the "
+           "same tokens\n",
+           same, r->src.n);
+    if (same != r->src.n) {
+        fprintf(stderr, "seq2seq: the recomputing decoder and PyTorch's loop disagree\n");
+        return 1;
+    }
+    printf("training torch: %8.0f target tokens/s by CPU time (%.3f s), %8.0f by wall (%.3f s)\n",
+           tokens / tr.train.cpu, tr.train.cpu, tokens / tr.train.wall, tr.train.wall);
+    printf("generation torch loop     : %8.0f tokens/s by CPU time, %8.0f by wall (%ld tokens)\n",
+           tr.gen_tokens / tr.gen.cpu, tr.gen_tokens / tr.gen.wall, tr.gen_tokens);
+    print_ratio("training attn / PyTorch", &tt, &tr.train, TARGET_TRAIN);
+    /* per token: the token counts are equal (same tokens), but divide anyway */
+    timing pt[3];
+    for (int k = 0; k < 2; k++)
+        pt[k] = (timing){tg[k].wall / gen_tokens[k], tg[k].cpu / gen_tokens[k]};
+    pt[2] = (timing){tr.gen.wall / tr.gen_tokens, tr.gen.cpu / tr.gen_tokens};
+    print_ratio("generation attn cached / PyTorch loop", &pt[0], &pt[2], TARGET_GEN);
+    print_ratio("generation attn recomputing / PyTorch loop", &pt[1], &pt[2], 0);
+    print_ratio("generation attn cached / attn recomputing", &pt[0], &pt[1], 0);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    int code = parse(argc, argv, &o);
+    if (code >= 0) return code;
+    if (!getenv("OPENBLAS_NUM_THREADS")) {
+        /* OpenBLAS reads it when it loads: idle threads of a larger pool would spin */
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        execv("/proc/self/exe", argv);
+    }
+    attn_set_num_threads(1);
+    run r;
+    memset(&r, 0, sizeof r);
+    code = bench(&o, &r);
+    run_free(&r);
+    return code;
+}
