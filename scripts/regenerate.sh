@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # regenerate.sh -- remakes, once, every committed artefact whose numbers depend on the kernels
 # or on the vocabulary, under the pinned kernels (docs/numerics.md, "Pinned kernels"):
-#   weights/         attn reproduce --out weights (the table's nine runs; prints the table)
+#   weights/         attn reproduce --out weights (the table's nine runs; prints the table),
+#                    and the seq2seq models: attn reproduce --task rewrite --out weights
+#                    (seq2seq-gru, seq2seq-attn, seq2seq-transformer x 3 seeds) and
+#                    attn reproduce --task compose --out weights (compose-seq2seq-transformer)
 #   weights/golden/  the PyTorch goldens that ran a GEMM (their bits depend on the kernel set)
 #                    or hold the task's sentences (the vocabulary): make_golden.py (model
 #                    goldens; trained_* from the new weights/ and a GRU trained here) and
@@ -24,6 +27,10 @@ cmake --build build -j "$(nproc)" --target attn
 
 echo "== weights/ (attn reproduce --out weights)"
 build/attn reproduce --out weights "$@"
+
+echo "== weights/ seq2seq (attn reproduce --task rewrite|compose --out weights)"
+build/attn reproduce --task rewrite --out weights
+build/attn reproduce --task compose --out weights
 
 echo "== weights/golden/"
 "$py" tools/make_golden.py --attn build/attn --out weights/golden

@@ -143,7 +143,7 @@ def main():
         for name in ("rnn-seed1.json", "lstm-seed1.json", "transformer-seed1.json"):
             os.symlink(os.path.join(os.path.abspath(a.weights), name), os.path.join(tmp, name))
         subprocess.run([a.attn, "reproduce", "--task", "rewrite", "--seeds", "1", "--epochs", "1",
-                        "--train-size", "1000", "--out", tmp], check=True, capture_output=True)
+                        "--models", "seq2seq-transformer", "--train-size", "1000", "--out", tmp], check=True, capture_output=True)
         timeout_s = 2
         srv = sk.Server(a.attn, tmp, "--threads", "2", "--request-timeout", str(timeout_s))
         try:
