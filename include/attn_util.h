@@ -37,16 +37,38 @@ typedef enum attn_status {
     ATTN_ERR_ARG,   /* caller misuse detected at the API boundary */
 } attn_status;
 
-#define ATTN_ERROR_MSG_MAX 4096
+/* What went wrong, finer than the status, for a caller that answers each case differently (an
+ * HTTP code per case): set by the functions that name it in their contract, ATTN_CODE_NONE
+ * otherwise. Like the status, and unlike the message, it is part of the contract. */
+typedef enum attn_error_code {
+    ATTN_CODE_NONE = 0,
+    ATTN_CODE_UNKNOWN_WORD,   /* position: the word's 1-based position; token, closest */
+    ATTN_CODE_EMPTY_SENTENCE, /* no words left after tokenizing */
+    ATTN_CODE_TOO_LONG,       /* position: the number of words found */
+    ATTN_CODE_MALFORMED_JSON, /* not JSON (syntax, UTF-8, duplicate key); position: byte offset */
+    ATTN_CODE_OTHER_DATA,     /* a checkpoint trained on data other than the trainer's */
+} attn_error_code;
+
+#define ATTN_ERROR_MSG_MAX   4096
+#define ATTN_ERROR_TOKEN_MAX 72 /* a token of up to 64 bytes, "..." when cut, the NUL */
 typedef struct attn_error {
     attn_status status;
     char msg[ATTN_ERROR_MSG_MAX];
+    attn_error_code code;
+    int position;
+    char token[ATTN_ERROR_TOKEN_MAX];   /* the token at fault as the message quotes it, or "" */
+    char closest[ATTN_ERROR_TOKEN_MAX]; /* a suggestion for it (closest vocabulary word), or "" */
 } attn_error;
 
 const char *attn_status_str(attn_status s);
-/* Fills err (if non-NULL) and returns s, so call sites read: return attn_errorf(err, ...); */
+/* Fills err (if non-NULL; code, position, token and closest cleared) and returns s, so call
+ * sites read: return attn_errorf(err, ...); */
 attn_status attn_errorf(attn_error *err, attn_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Sets the code and its details of an error attn_errorf filled (token, closest: NULL for "");
+ * returns err's status (ATTN_OK when err is NULL). */
+attn_status attn_error_detail(attn_error *err, attn_error_code code, int position,
+                              const char *token, const char *closest);
 /* Appends "; <more>" to an existing message (used by loaders that report all problems). */
 void attn_error_append(attn_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

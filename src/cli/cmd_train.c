@@ -405,7 +405,7 @@ static int setup(cli_spec *spec, const train_args *a, const attn_model_config *m
     if (st != ATTN_OK) return cli_fail("train", &err);
     if (!a->resume) return -1;
     if (attn_trainer_load_checkpoint(*trainer, a->resume, &err) != ATTN_OK) {
-        if (a->data && strstr(err.msg, "different data"))
+        if (a->data && err.code == ATTN_CODE_OTHER_DATA)
             return cli_usage_error("train", "--data %s contradicts the checkpoint: %s", a->data,
                                    err.msg);
         return cli_fail("train", &err);

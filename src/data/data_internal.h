@@ -61,6 +61,9 @@ size_t attn_tokenizer_stripped_len(const char *p);
  * word[ATTN_TOKENIZER_WORD_MAX] (*len bytes; *truncated when it was longer); advances *p.
  * false at the end of the text. */
 bool attn_tokenizer_next(const char **p, char *word, size_t *len, bool *truncated);
+/* The error for a sentence of n words when 1..max_words are allowed: "empty sentence" (code
+ * ATTN_CODE_EMPTY_SENTENCE) or "sentence has n words" (ATTN_CODE_TOO_LONG); ATTN_ERR_VALUE. */
+attn_status attn_sentence_length_error(int n, int max_words, attn_error *err);
 /* A token's own rules (attn_vocab_create's; id names it in the message). */
 attn_status attn_vocab_check_token(const char *t, int id, attn_error *err);
 

@@ -348,13 +348,7 @@ attn_status attn_tokenize_words(const char *sentence, char *buf, size_t size, co
         words[count] = buf + used;
         used += len + 1;
     }
-    if (count == 0)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "empty sentence: no words after removing white space, punctuation, "
-                           "quotes and brackets");
-    if (count > max_words)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "sentence has %d words, more than the maximum of %d", count, max_words);
+    if (count == 0 || count > max_words) return attn_sentence_length_error(count, max_words, err);
     *n = count;
     return ATTN_OK;
 }
