@@ -90,6 +90,33 @@ void attn_set_num_threads(int n);
 uint64_t attn_hash_step(uint64_t h, uint64_t unit);
 uint64_t attn_hash_string(const char *s); /* over the bytes of s */
 
+/* ---- an index by hash: open addressing, linear probing (src/util/hash.c) ----------------- *
+ * The one hash table of attn. It finds entries the caller keeps in its own array (entry i is
+ * stored as i + 1, 0 marks an empty slot); the caller gives each key's hash and decides which
+ * entry matches, so one table serves words (the vocabularies, a file's word counts) and id
+ * sequences (the generator's training sentences). Slots may be static or allocated:
+ *
+ *     int slots[ATTN_INDEX_SLOTS_MIN * 2];
+ *     attn_index ix = attn_index_init(slots, 32);          // 32: a power of two
+ *     attn_index_put(&ix, attn_hash_string("good"), 7);    // entry 7 of the caller's array
+ *     for (size_t s = attn_index_start(&ix, h); ix.slots[s]; s = attn_index_next(&ix, s))
+ *         if (same(ix.slots[s] - 1)) ...;                  // the candidates for hash h
+ */
+#define ATTN_INDEX_SLOTS_MIN 16
+typedef struct attn_index {
+    int *slots;  /* [mask + 1] entry + 1, 0 = empty; at most half full */
+    size_t mask; /* slot count - 1 (a power of two - 1) */
+} attn_index;
+/* Slots for n entries: a power of two >= 2n, at least ATTN_INDEX_SLOTS_MIN. */
+size_t attn_index_slot_count(size_t n);
+/* An empty index over slots[n_slots] (n_slots a power of two; the slots are zeroed). */
+attn_index attn_index_init(int *slots, size_t n_slots);
+/* Files entry under hash (the caller keeps the index at most half full). */
+void attn_index_put(attn_index *ix, uint64_t hash, int entry);
+/* The first slot to look at for hash, and the one after s: stop at an empty slot. */
+size_t attn_index_start(const attn_index *ix, uint64_t hash);
+size_t attn_index_next(const attn_index *ix, size_t s);
+
 /* ---- PRNG: splitmix64 (Steele, Lea, Flood 2014), a value the caller owns ---------------- */
 
 typedef struct attn_rng {

@@ -41,16 +41,12 @@ struct attn_vocab {
     int n;                /* tokens */
     const char **tokens;  /* [n] */
     unsigned char *kinds; /* [n] attn_token_kind */
-    int *slots;           /* [slot_mask + 1] id + 1, 0 = empty: open addressing (FNV-1a, linear
-                             probing), at most half full */
-    uint32_t slot_mask;
-    char *text;   /* the tokens' bytes, NUL-separated (owned; NULL for the built-in one) */
-    bool builtin; /* the static course-review vocabulary: never freed */
+    attn_index index;     /* token -> id (FNV-1a of the token; attn_util.h) */
+    char *text;           /* the tokens' bytes, NUL-separated (owned; NULL for the built-in one) */
+    bool builtin;         /* the static course-review vocabulary: never freed */
 };
 
-/* Hash slots for n tokens: a power of two >= 2n, at least 16. */
-uint32_t attn_vocab_slot_count(int n);
-/* Fills v->slots (zeroed, slot_mask set) and v->kinds from v->tokens. */
+/* Fills v->index (its slots allocated, attn_index_slot_count(n)) and v->kinds from v->tokens. */
 void attn_vocab_index(attn_vocab *v);
 /* The bytes of the punctuation at p that the tokenizer removes (0: none). */
 size_t attn_tokenizer_stripped_len(const char *p);

@@ -178,13 +178,13 @@ const char *attn_vocab_category(int id) {
  * Word -> id goes through the object's hash table (FNV-1a, linear probing; 256 slots for the 91
  * words), built once: the tokenizer looks up every word of every sentence, and a linear scan of
  * the table cost 17 % of a batched RNN evaluation. */
-#define BUILTIN_SLOTS 256 /* attn_vocab_slot_count(ATTN_VOCAB_SIZE) */
+#define BUILTIN_SLOTS 256 /* attn_index_slot_count(ATTN_VOCAB_SIZE) */
 
 static const char *builtin_tokens[ATTN_VOCAB_SIZE];
 static unsigned char builtin_kinds[ATTN_VOCAB_SIZE];
 static int builtin_slots[BUILTIN_SLOTS];
-static attn_vocab builtin = {ATTN_VOCAB_SIZE,   builtin_tokens, builtin_kinds, builtin_slots,
-                             BUILTIN_SLOTS - 1, NULL,           true};
+static attn_vocab builtin = {
+    ATTN_VOCAB_SIZE, builtin_tokens, builtin_kinds, {builtin_slots, BUILTIN_SLOTS - 1}, NULL, true};
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
 static void build_builtin(void) {
