@@ -69,12 +69,6 @@ static int attend_report(FILE *out, const attn_attend_opts *o) {
     return st == ATTN_OK ? CLI_OK : cli_fail("attend", &err);
 }
 
-int cli_attend_report(FILE *out, const char *sentence, const char *query, bool shuffled,
-                      bool json) {
-    const attn_attend_opts o = {sentence, query, NULL, 0, shuffled, json};
-    return attend_report(out, &o);
-}
-
 int cmd_attend(int argc, char **argv) {
     const char *sentence = "the food was not good", *query = NULL, *roles = NULL;
     bool shuffled = false;

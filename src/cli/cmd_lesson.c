@@ -35,16 +35,6 @@ static int lesson_report(FILE *out, const attn_lesson_opts *o) {
     return st == ATTN_OK ? CLI_OK : cli_fail("lesson", &err);
 }
 
-int cli_lesson_report(FILE *out, const char *lesson, bool json, const char *out_dir,
-                      const char *weights, uint64_t seed) {
-    attn_lesson_opts o = {ATTN_LESSON_SCALING, json, weights, seed, out_dir};
-    if (strcmp(lesson, "positions") == 0)
-        o.lesson = ATTN_LESSON_POSITIONS;
-    else if (strcmp(lesson, "scaling") != 0)
-        return cli_usage_error("lesson", "unknown lesson '%s' (scaling or positions)", lesson);
-    return lesson_report(out, &o);
-}
-
 int cmd_lesson(int argc, char **argv) {
     attn_lesson_opts o = {.seed = 1};
     int fmt = FORMAT_TEXT;
