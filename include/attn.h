@@ -17,7 +17,8 @@
  *                   as experiments; attn_plot.h: charts through gnuplot)    (src/lab/)
  * and beside them: attn_kernelset.h (the pinned OpenBLAS kernels), attn_threads.h (the thread
  * pool and the rule that makes bytes independent of the thread count), attn_own_data.h (your
- * own data and words), attn_attend.h (the §2 calculator), attn_sweep.h (grids of runs).
+ * own data and words), attn_attend.h (the §2 calculator), attn_sweep.h (grids of runs),
+ * attn_encoder.h (a Transformer's encoder layers on your vectors, with a key-padding mask).
  *
  * Conventions:
  *   - Row-major everywhere. A Linear layer stores W as [out, in] (PyTorch nn.Linear) and computes
@@ -69,5 +70,6 @@
 #include "attn_own_data.h"
 #include "attn_attend.h"
 #include "attn_sweep.h"
+#include "attn_encoder.h"
 
 #endif /* ATTN_H */

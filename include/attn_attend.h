@@ -33,4 +33,30 @@ attn_status attn_attend_compute_x(const float *x, int n, attn_attend_result **ou
 attn_status attn_attend_equivariance_x(const float *x, int n, const int *perm, double *max_out_dev,
                                        double *max_prob_dev, attn_error *err);
 
+/* The role's name: "positive", "negative", "negation", "noun", "other"; NULL for NONE. */
+const char *attn_attend_role_name(attn_attend_role role);
+
+/* ---- the calculator as a report (`attn attend`; src/lab/attend_report.c) ---------------- */
+typedef struct attn_attend_word_role {
+    const char *word;
+    attn_attend_role role;
+} attn_attend_word_role;
+typedef struct attn_attend_opts {
+    const char *sentence;               /* any words (attn_tokenize_words) */
+    const char *query;                  /* the word whose row is shown; NULL: the first noun,
+                                         * else the last word */
+    const attn_attend_word_role *roles; /* [n_roles] roles of words (the first entry of a word
+                                         * wins); a word without one: its vocabulary category,
+                                         * else other */
+    int n_roles;
+    bool shuffle; /* also permute the words (a fixed shuffle, seed 1) and measure equivariance */
+    bool json;    /* one JSON object and a newline instead of the text */
+} attn_attend_opts;
+/* The calculator on o->sentence into out: X, W_Q, W_K, W_V, Q, K, V, the query's scores,
+ * scaled scores, softmax and output row, every output row (text or JSON). Errors: the
+ * tokenizer's (ATTN_ERR_VALUE with its codes) before any output; ATTN_ERR_ARG ("query 'W' is
+ * not a word of the sentence") after the text's line naming the words outside the
+ * vocabulary; ATTN_ERR_NOMEM. */
+attn_status attn_attend_write(FILE *out, const attn_attend_opts *o, attn_error *err);
+
 #endif

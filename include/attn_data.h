@@ -33,8 +33,9 @@ int attn_vocab_id(const char *word);     /* -1 if unknown */
 
 /* Lower-cases, strips .,!?;: quotes (" ' ` and typographic ones) and brackets ()[]{}, and splits
  * on white space. Fails (ATTN_ERR_VALUE) on an unknown word (naming it, its 1-based position
- * and the closest vocabulary word), on an empty sentence, and on more than max_ids words.
- * ids: [max_ids]. */
+ * and the closest vocabulary word; err->code ATTN_CODE_UNKNOWN_WORD with position, token and
+ * closest), on an empty sentence (ATTN_CODE_EMPTY_SENTENCE), and on more than max_ids words
+ * (ATTN_CODE_TOO_LONG). ids: [max_ids]. */
 attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids, attn_error *err);
 
 /* ---- vocabulary objects: the built-in one and a weights file's own (src/data/) ---------- *

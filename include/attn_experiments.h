@@ -1,5 +1,12 @@
 /* attn_experiments.h -- the write-up's claims as experiments (src/lab/experiments*.c).
  *
+ *     const attn_experiment *e = attn_experiment_find("embedding");
+ *     attn_experiment_opts o = {.quick = true};              // weights from weights/
+ *     attn_experiment_result r;
+ *     if (attn_experiment_run(e, &o, &r, &err) == ATTN_OK)
+ *         printf("%s: %s\n", attn_verdict_name(r.verdict), r.why);
+ *     attn_experiment_result_free(&r);
+ *
  * Each experiment states a claim of the write-up, measures it on the course-review task with
  * attn's own kernels and models, and reaches a verdict ("holds", "does not hold", "mixed") from
  * the numbers by a rule that is written in the code and printed with the result (never a

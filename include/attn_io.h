@@ -166,8 +166,9 @@ typedef struct attn_explain_request {
     int ig_steps; /* "ig_steps": integrated-gradient steps 0..ATTN_EXPLAIN_MAX_STEPS (absent: 0,
                    * none) */
 } attn_explain_request;
-/* ATTN_ERR_PARSE (malformed JSON with byte offset, line and column; wrong types; unknown key),
- * ATTN_ERR_VALUE (too many models) or ATTN_ERR_NOMEM; on error *out is empty. */
+/* ATTN_ERR_PARSE (malformed JSON with byte offset, line and column: code
+ * ATTN_CODE_MALFORMED_JSON; wrong types; unknown key), ATTN_ERR_VALUE (too many models) or
+ * ATTN_ERR_NOMEM; on error *out is empty. */
 attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain_request *out,
                                        attn_error *err);
 void attn_explain_request_clear(attn_explain_request *r); /* frees the strings; NULL ok */

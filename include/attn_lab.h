@@ -11,7 +11,8 @@
  *                             attends, how the recurrent models' probability moves
  *
  * Everything runs at batch 1 in exact mode through the public model API (attn.h) and the
- * kernels (attn_kernels.h); nothing here prints. Ownership as in attn.h: every *_compute that
+ * kernels (attn_kernels.h); nothing here prints but the *_write reports, into the caller's
+ * FILE (what `attn lesson` and `attn attend` show). Ownership as in attn.h: every *_compute that
  * returns an object has a *_free that accepts NULL. These calls overwrite the model's
  * activation and gradient buffers (the gradient buffer is left zeroed).
  */
@@ -178,6 +179,21 @@ typedef struct attn_prefix_obs {
 } attn_prefix_obs;
 attn_status attn_observe_prefixes(attn_model *m, const attn_dataset *d, attn_prefix_obs *out,
                                   attn_error *err);
+
+/* ---- s3 and s4 as a report: `attn lesson` (src/lab/lesson_report.c) ---------------------- */
+typedef enum attn_lesson { ATTN_LESSON_SCALING, ATTN_LESSON_POSITIONS } attn_lesson;
+typedef struct attn_lesson_opts {
+    attn_lesson lesson;
+    bool json;             /* one JSON object and a newline instead of the text */
+    const char *weights;   /* positions: the Transformer's weights file; NULL: an untrained one */
+    uint64_t seed;         /* the random draws (and the untrained Transformer) */
+    const char *chart_dir; /* non-NULL: also write the lesson's charts there as PNG and SVG */
+} attn_lesson_opts;
+/* scaling: attn_lesson_scaling (16 keys, 500 trials) as a table; positions: the sinusoid dots
+ * and attn_equivariance_measure with and without positions on two fixed sentences and 50 plain
+ * test sentences, each randomly permuted. Writes the report to out only once it is computed;
+ * ATTN_ERR_ARG (message "WEIGHTS: positions needs a transformer") for other weights. */
+attn_status attn_lesson_write(FILE *out, const attn_lesson_opts *o, attn_error *err);
 
 /* ---- charts of the above (src/lab/charts.c, through attn_plot.h; path .png or .svg) ---- */
 

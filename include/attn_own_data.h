@@ -32,7 +32,7 @@ attn_status attn_tokenize_vocab_unk(const attn_vocab *v, const char *sentence, i
 /* The tokenizer's words of a sentence, without a vocabulary: lower-cased, .,!?;: quotes and
  * brackets removed, split on white space; a word longer than ATTN_VOCAB_TOKEN_MAX bytes is cut
  * to that. words[0..*n) point into buf[size] (size > strlen(sentence) is always enough). Fails
- * (ATTN_ERR_VALUE) on an empty sentence or more than max_words words. */
+ * (ATTN_ERR_VALUE) on an empty sentence or more than max_words words (codes as attn_tokenize). */
 attn_status attn_tokenize_words(const char *sentence, char *buf, size_t size, const char **words,
                                 int max_words, int *n, attn_error *err);
 

@@ -1,5 +1,11 @@
 /* attn_plot.h -- charts through gnuplot (src/lab/plot.c): the one place that draws.
  *
+ *     const double x[3] = {1, 2, 3}, y[3] = {0.5, 0.7, 0.9};
+ *     attn_plot_series s = {"accuracy", 3, x, y, .points = true};
+ *     attn_plot p = {.title = "Test accuracy", .xlabel = "epoch", .ylabel = "accuracy",
+ *                    .n_series = 1, .series = &s};
+ *     attn_plot_lines(&p, "acc.png", &err);                 // or .svg
+ *
  * A chart is described as data (titles, axis labels with units, series or a matrix) and
  * written to a .png (pngcairo) or .svg file chosen by the path's extension. The data and the
  * gnuplot script go to temporary files; gnuplot's own messages are captured into the error

@@ -163,7 +163,8 @@ attn_status attn_trainer_get_state(const attn_trainer *t, attn_train_state *st, 
 /* Checks that st fits t -- the same model config and parameter count, batch size, bucket,
  * holdout, seed and keep_best, the same data and way of holding out, a best_epoch that fits
  * epoch -- and copies it into t and its model. On error nothing changes and the message
- * starts with `source` (the file st came from). */
+ * starts with `source` (the file st came from); other data than the checkpoint's has the code
+ * ATTN_CODE_OTHER_DATA. */
 attn_status attn_trainer_set_state(attn_trainer *t, const attn_train_state *st, const char *source,
                                    attn_error *err);
 

@@ -37,16 +37,38 @@ typedef enum attn_status {
     ATTN_ERR_ARG,   /* caller misuse detected at the API boundary */
 } attn_status;
 
-#define ATTN_ERROR_MSG_MAX 4096
+/* What went wrong, finer than the status, for a caller that answers each case differently (an
+ * HTTP code per case): set by the functions that name it in their contract, ATTN_CODE_NONE
+ * otherwise. Like the status, and unlike the message, it is part of the contract. */
+typedef enum attn_error_code {
+    ATTN_CODE_NONE = 0,
+    ATTN_CODE_UNKNOWN_WORD,   /* position: the word's 1-based position; token, closest */
+    ATTN_CODE_EMPTY_SENTENCE, /* no words left after tokenizing */
+    ATTN_CODE_TOO_LONG,       /* position: the number of words found */
+    ATTN_CODE_MALFORMED_JSON, /* not JSON (syntax, UTF-8, duplicate key); position: byte offset */
+    ATTN_CODE_OTHER_DATA,     /* a checkpoint trained on data other than the trainer's */
+} attn_error_code;
+
+#define ATTN_ERROR_MSG_MAX   4096
+#define ATTN_ERROR_TOKEN_MAX 72 /* a token of up to 64 bytes, "..." when cut, the NUL */
 typedef struct attn_error {
     attn_status status;
     char msg[ATTN_ERROR_MSG_MAX];
+    attn_error_code code;
+    int position;
+    char token[ATTN_ERROR_TOKEN_MAX];   /* the token at fault as the message quotes it, or "" */
+    char closest[ATTN_ERROR_TOKEN_MAX]; /* a suggestion for it (closest vocabulary word), or "" */
 } attn_error;
 
 const char *attn_status_str(attn_status s);
-/* Fills err (if non-NULL) and returns s, so call sites read: return attn_errorf(err, ...); */
+/* Fills err (if non-NULL; code, position, token and closest cleared) and returns s, so call
+ * sites read: return attn_errorf(err, ...); */
 attn_status attn_errorf(attn_error *err, attn_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Sets the code and its details of an error attn_errorf filled (token, closest: NULL for "");
+ * returns err's status (ATTN_OK when err is NULL). */
+attn_status attn_error_detail(attn_error *err, attn_error_code code, int position,
+                              const char *token, const char *closest);
 /* Appends "; <more>" to an existing message (used by loaders that report all problems). */
 void attn_error_append(attn_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -67,6 +89,33 @@ void attn_set_num_threads(int n);
 #define ATTN_HASH_BASIS 0xcbf29ce484222325ull /* the 64-bit FNV offset basis */
 uint64_t attn_hash_step(uint64_t h, uint64_t unit);
 uint64_t attn_hash_string(const char *s); /* over the bytes of s */
+
+/* ---- an index by hash: open addressing, linear probing (src/util/hash.c) ----------------- *
+ * The one hash table of attn. It finds entries the caller keeps in its own array (entry i is
+ * stored as i + 1, 0 marks an empty slot); the caller gives each key's hash and decides which
+ * entry matches, so one table serves words (the vocabularies, a file's word counts) and id
+ * sequences (the generator's training sentences). Slots may be static or allocated:
+ *
+ *     int slots[ATTN_INDEX_SLOTS_MIN * 2];
+ *     attn_index ix = attn_index_init(slots, 32);          // 32: a power of two
+ *     attn_index_put(&ix, attn_hash_string("good"), 7);    // entry 7 of the caller's array
+ *     for (size_t s = attn_index_start(&ix, h); ix.slots[s]; s = attn_index_next(&ix, s))
+ *         if (same(ix.slots[s] - 1)) ...;                  // the candidates for hash h
+ */
+#define ATTN_INDEX_SLOTS_MIN 16
+typedef struct attn_index {
+    int *slots;  /* [mask + 1] entry + 1, 0 = empty; at most half full */
+    size_t mask; /* slot count - 1 (a power of two - 1) */
+} attn_index;
+/* Slots for n entries: a power of two >= 2n, at least ATTN_INDEX_SLOTS_MIN. */
+size_t attn_index_slot_count(size_t n);
+/* An empty index over slots[n_slots] (n_slots a power of two; the slots are zeroed). */
+attn_index attn_index_init(int *slots, size_t n_slots);
+/* Files entry under hash (the caller keeps the index at most half full). */
+void attn_index_put(attn_index *ix, uint64_t hash, int entry);
+/* The first slot to look at for hash, and the one after s: stop at an empty slot. */
+size_t attn_index_start(const attn_index *ix, uint64_t hash);
+size_t attn_index_next(const attn_index *ix, size_t s);
 
 /* ---- PRNG: splitmix64 (Steele, Lea, Flood 2014), a value the caller owns ---------------- */
 

@@ -88,12 +88,6 @@ int cmd_experiment(int argc, char **argv);
 int cmd_saliency(int argc, char **argv);
 int cmd_attend(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
-/* What `attn attend` and `attn lesson` print, to out (attn figures writes them into files),
- * from the options as the commands take them (json: --format json; query, out_dir and weights
- * may be NULL). */
-int cli_attend_report(FILE *out, const char *sentence, const char *query, bool shuffled, bool json);
-int cli_lesson_report(FILE *out, const char *lesson, bool json, const char *out_dir,
-                      const char *weights, uint64_t seed);
 int cmd_figures(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 

@@ -124,6 +124,55 @@ static int layer_mode(cli_spec *spec, bool vit, int D, int NH, int F, int n, con
     return rc == CLI_OK ? layer_counts(D, NH, F, LAYER_MAX_N) : rc;
 }
 
+/* One forward (and backward with train) of model arch on B random full-length sentences of T
+ * words with the FLOP counter on; prints the counts. CLI_OK or the exit code. */
+static int count_model(attn_arch arch, int B, int T, bool train) {
+    const char *cmd = "flops";
+    attn_error err = {0};
+    attn_model_config cfg = attn_model_config_default(arch);
+    attn_model *m = NULL;
+    if (attn_model_create(&cfg, 1, &m, &err) != ATTN_OK) return cli_fail(cmd, &err);
+    int *ids = malloc((size_t)B * T * sizeof *ids), *lengths = malloc((size_t)B * sizeof *lengths);
+    float *logits = malloc((size_t)B * sizeof *logits),
+          *d_logits = malloc((size_t)B * sizeof *d_logits);
+    float *labels = malloc((size_t)B * sizeof *labels);
+    int rc = CLI_OK;
+    if (!ids || !lengths || !logits || !d_logits || !labels) {
+        attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory for a batch of %d x %d", B, T);
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    attn_rng r = attn_rng_seed(1);
+    for (int b = 0; b < B; b++) {
+        lengths[b] = T; /* full-length sentences: the counts are the formulas' */
+        labels[b] = (float)attn_rng_below(&r, 2);
+        for (int t = 0; t < T; t++)
+            ids[(size_t)b * T + t] = ATTN_CLS_ID + 1 + (int)attn_rng_below(&r, ATTN_N_WORDS);
+    }
+    attn_batch batch = {.B = B, .T = T, .ids = ids, .lengths = lengths};
+
+    attn_flop_counts fc = {0};
+    attn_flops_set_counter(&fc);
+    attn_status st = attn_model_forward(m, &batch, logits, &err);
+    if (st == ATTN_OK && train) {
+        memset(d_logits, 0, (size_t)B * sizeof *d_logits);
+        attn_bce_backward(d_logits, 1.0f, logits, labels, B);
+        attn_model_zero_grad(m);
+        st = attn_model_backward(m, &batch, d_logits, &err);
+    }
+    attn_flops_set_counter(NULL);
+    if (st != ATTN_OK) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+
+    print_counts(&fc, arch, B, T, train);
+done:
+    free(ids), free(lengths), free(logits), free(d_logits), free(labels);
+    attn_model_free(m);
+    return rc;
+}
+
 int cmd_flops(int argc, char **argv) {
     const char *cmd = "flops", *model_name = NULL;
     int T = 12, B = 1, D = 32, NH = 2, F = 64;
@@ -173,46 +222,5 @@ int cmd_flops(int argc, char **argv) {
     if (attn_arch_from_name(model_name, &arch, &err) != ATTN_OK)
         return cli_usage_error(cmd, "%s", err.msg);
 
-    attn_model_config cfg = attn_model_config_default(arch);
-    attn_model *m = NULL;
-    if (attn_model_create(&cfg, 1, &m, &err) != ATTN_OK) return cli_fail(cmd, &err);
-    int *ids = malloc((size_t)B * T * sizeof *ids), *lengths = malloc((size_t)B * sizeof *lengths);
-    float *logits = malloc((size_t)B * sizeof *logits),
-          *d_logits = malloc((size_t)B * sizeof *d_logits);
-    float *labels = malloc((size_t)B * sizeof *labels);
-    int rc = CLI_OK;
-    if (!ids || !lengths || !logits || !d_logits || !labels) {
-        attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory for a batch of %d x %d", B, T);
-        rc = cli_fail(cmd, &err);
-        goto done;
-    }
-    attn_rng r = attn_rng_seed(1);
-    for (int b = 0; b < B; b++) {
-        lengths[b] = T; /* full-length sentences: the counts are the formulas' */
-        labels[b] = (float)attn_rng_below(&r, 2);
-        for (int t = 0; t < T; t++)
-            ids[(size_t)b * T + t] = ATTN_CLS_ID + 1 + (int)attn_rng_below(&r, ATTN_N_WORDS);
-    }
-    attn_batch batch = {.B = B, .T = T, .ids = ids, .lengths = lengths};
-
-    attn_flop_counts fc = {0};
-    attn_flops_set_counter(&fc);
-    attn_status st = attn_model_forward(m, &batch, logits, &err);
-    if (st == ATTN_OK && train) {
-        memset(d_logits, 0, (size_t)B * sizeof *d_logits);
-        attn_bce_backward(d_logits, 1.0f, logits, labels, B);
-        attn_model_zero_grad(m);
-        st = attn_model_backward(m, &batch, d_logits, &err);
-    }
-    attn_flops_set_counter(NULL);
-    if (st != ATTN_OK) {
-        rc = cli_fail(cmd, &err);
-        goto done;
-    }
-
-    print_counts(&fc, arch, B, T, train);
-done:
-    free(ids), free(lengths), free(logits), free(d_logits), free(labels);
-    attn_model_free(m);
-    return rc;
+    return count_model(arch, B, T, train);
 }

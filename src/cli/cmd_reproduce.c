@@ -163,6 +163,38 @@ static void print_summary(const repro_opts *o, const cli_run_result *runs, int n
            cli_plural(o->threads, "thread", "threads"));
 }
 
+/* The n runs of the wanted models and seeds, longest first so that the last worker to finish
+ * is a short one; NULL when out of memory. */
+static cli_run_result *plan_runs(const repro_opts *o, const bool *want, int n) {
+    cli_run_result *runs = calloc((size_t)n, sizeof *runs);
+    if (!runs) return NULL;
+    static const attn_arch order[CLI_MAX_ARCH] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM,
+                                                  ATTN_ARCH_GRU, ATTN_ARCH_RNN};
+    for (int a = 0, k = 0; a < CLI_MAX_ARCH; a++)
+        for (int s = 1; s <= o->seeds && want[order[a]]; s++, k++)
+            runs[k] = (cli_run_result){.arch = order[a], .seed = s};
+    return runs;
+}
+
+/* The line that says what the n runs are, on stderr. */
+static void print_plan(const repro_opts *o, const bool *want, int n) {
+    char models[64] = "", seeds[32]; /* "rnn, lstm, transformer" */
+    for (int a = 0; a < CLI_MAX_ARCH; a++) {
+        static const attn_arch listed[CLI_MAX_ARCH] = {ATTN_ARCH_RNN, ATTN_ARCH_GRU, ATTN_ARCH_LSTM,
+                                                       ATTN_ARCH_TRANSFORMER};
+        if (want[listed[a]])
+            snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s",
+                     models[0] ? ", " : "", attn_arch_name(listed[a]));
+    }
+    snprintf(seeds, sizeof seeds, o->seeds == 1 ? "seed 1" : "seeds 1..%d", o->seeds);
+    fprintf(stderr,
+            "attn reproduce: %d runs (%s x %s), %d %s, %d training "
+            "sentences, %d %s x %d %s, into %s/\n",
+            n, models, seeds, o->epochs, cli_plural(o->epochs, "epoch", "epochs"), o->train_size,
+            o->workers, cli_plural(o->workers, "worker", "workers"), o->threads,
+            cli_plural(o->threads, "thread", "threads"), o->out_dir);
+}
+
 int cmd_reproduce(int argc, char **argv) {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) /* seq2seq: its own file */
         if (strcmp(argv[i], "--task") == 0 || strncmp(argv[i], "--task=", 7) == 0)
@@ -215,33 +247,12 @@ int cmd_reproduce(int argc, char **argv) {
     rc = cli_threads_split("reproduce", n, cli_given(&spec, "-j") || cli_mpi_on(), &o.workers,
                            &o.threads);
     if (rc >= 0) return rc;
-    cli_run_result *runs = calloc((size_t)n, sizeof *runs);
+    cli_run_result *runs = plan_runs(&o, want, n);
     if (!runs) {
         fprintf(stderr, "attn reproduce: out of memory\n");
         return CLI_ERROR;
     }
-    /* Longest runs first so the last worker to finish is a short one. */
-    static const attn_arch order[CLI_MAX_ARCH] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM,
-                                                  ATTN_ARCH_GRU, ATTN_ARCH_RNN};
-    for (int a = 0, k = 0; a < CLI_MAX_ARCH; a++)
-        for (int s = 1; s <= o.seeds && want[order[a]]; s++, k++)
-            runs[k] = (cli_run_result){.arch = order[a], .seed = s};
-    char models[64] = "", seeds[32]; /* "rnn, lstm, transformer" */
-    for (int a = 0; a < CLI_MAX_ARCH; a++) {
-        static const attn_arch listed[CLI_MAX_ARCH] = {ATTN_ARCH_RNN, ATTN_ARCH_GRU, ATTN_ARCH_LSTM,
-                                                       ATTN_ARCH_TRANSFORMER};
-        if (want[listed[a]])
-            snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s",
-                     models[0] ? ", " : "", attn_arch_name(listed[a]));
-    }
-    snprintf(seeds, sizeof seeds, o.seeds == 1 ? "seed 1" : "seeds 1..%d", o.seeds);
-    if (cli_mpi_root())
-        fprintf(stderr,
-                "attn reproduce: %d runs (%s x %s), %d %s, %d training "
-                "sentences, %d %s x %d %s, into %s/\n",
-                n, models, seeds, o.epochs, cli_plural(o.epochs, "epoch", "epochs"), o.train_size,
-                o.workers, cli_plural(o.workers, "worker", "workers"), o.threads,
-                cli_plural(o.threads, "thread", "threads"), o.out_dir);
+    if (cli_mpi_root()) print_plan(&o, want, n);
     cli_run_settings rs = {o.out_dir,    true,      o.epochs, o.train_size,
                            o.eval_batch, o.workers, true,     o.threads};
     double start = cli_now_s();

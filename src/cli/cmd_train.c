@@ -2,7 +2,7 @@
  * resuming. Each batch is cut into fixed micro-batches of 16 sentences spread over --threads
  * (one BLAS thread per product), so the same command gives bit-identical weights on every run
  * on the same kind of machine, for every thread count. */
-#include "cli.h"
+#include "train_cli.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -45,93 +45,6 @@ static const char notes[] =
     "Progress (epoch, loss, accuracies, speed, ETA) goes to stderr, one line per epoch. On\n"
     "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.";
 
-/* The ranges a checkpoint may hold (attn_train_config_validate, attn_model_config_validate and
- * the checkpoint reader's largest lr), so that train takes exactly what --resume takes. */
-#define MAX_EPOCHS 1000000
-#define MAX_BATCH  (1 << 20) /* --batch and --bucket */
-#define MAX_LR     1e3
-#define MAX_WIDTH  (1 << 14) /* --embed-dim, --hidden, --heads (at most embed-dim) */
-
-/* The model options; 0 (or the first choice) until given. The choices' indexes are the enums'
- * values (attn_norm, attn_activation, attn_pos). */
-typedef struct model_args {
-    int embed_dim, heads, ffn_dim, layers, hidden, max_len;
-    int norm, activation, pos;
-} model_args;
-
-typedef struct train_args {
-    const char *model, *data, *init, *out, *checkpoint, *resume, *log;
-    uint64_t seed;
-    int train_size;
-    int threads; /* --threads (0 until resolved) */
-    bool vocab_from_data;
-    int min_count;
-    attn_vocab *vocab; /* the model's own words (--vocab-from-data, --init's), NULL: built-in */
-    attn_train_config cfg;
-    model_args m;
-} train_args;
-
-typedef struct train_progress {
-    bool tty;
-    FILE *log;
-    const char *log_path;
-    const char *checkpoint;
-    attn_trainer *trainer;
-    attn_error err; /* a failed checkpoint write */
-    bool failed;
-} train_progress;
-
-static void train_on_step(int epoch, int step, int steps, void *user) {
-    const train_progress *p = user;
-    if (!p->tty) return;
-    fprintf(stderr, "\repoch %d: step %d/%d\033[K", epoch, step, steps);
-    fflush(stderr);
-}
-
-/* One JSON line; false (errno set) when it could not be written. */
-static bool log_epoch(FILE *log, const attn_epoch_stats *st) {
-    bool ok = fprintf(log,
-                      "{\"epoch\": %d, \"epochs\": %d, \"steps\": %ld, \"loss\": %.9g, "
-                      "\"train_acc\": %.9g, \"holdout_acc\": ",
-                      st->epoch, st->epochs, st->steps, st->loss, st->train_acc) >= 0;
-    if (isnan(st->holdout_acc))
-        ok = fprintf(log, "null") >= 0 && ok;
-    else
-        ok = fprintf(log, "%.9g", st->holdout_acc) >= 0 && ok;
-    ok = fprintf(log, ", \"sentences_per_s\": %.6g, \"elapsed_s\": %.6g, \"eta_s\": %.6g}\n",
-                 st->sentences_per_s, st->elapsed_s, st->eta_s) >= 0 &&
-         ok;
-    return fflush(log) == 0 && ok && !ferror(log);
-}
-
-static bool train_on_epoch(const attn_epoch_stats *st, void *user) {
-    train_progress *p = user;
-    char el[32], eta[32], ho[32];
-    cli_fmt_duration(el, sizeof el, st->elapsed_s);
-    cli_fmt_duration(eta, sizeof eta, st->eta_s);
-    if (isnan(st->holdout_acc))
-        snprintf(ho, sizeof ho, "-");
-    else
-        snprintf(ho, sizeof ho, "%.1f%%", 100.0 * st->holdout_acc);
-    fprintf(stderr,
-            "%sepoch %*d/%d  loss %.4f  train %.1f%%  held-out %s  %.0f sent/s  elapsed %s  "
-            "ETA %s%s",
-            p->tty ? "\r" : "", st->epochs >= 10 ? 2 : 1, st->epoch, st->epochs, st->loss,
-            100.0 * st->train_acc, ho, st->sentences_per_s, el, eta, p->tty ? "\033[K\n" : "\n");
-    if (p->log && !log_epoch(p->log, st)) {
-        attn_errorf(&p->err, ATTN_ERR_IO, "%s: writing the log failed: %s", p->log_path,
-                    strerror(errno));
-        p->failed = true;
-        return false;
-    }
-    if (p->checkpoint &&
-        attn_trainer_save_checkpoint(p->trainer, p->checkpoint, &p->err) != ATTN_OK) {
-        p->failed = true;
-        return false;
-    }
-    return true;
-}
-
 /* The model of the seed, or of --init: a file with its own vocabulary is loaded as it is (its
  * tensors cannot go into a model on the built-in words). */
 static attn_status load_or_create(const attn_model_config *mc, const train_args *a,
@@ -160,204 +73,6 @@ static int write_initial_weights(const attn_model_config *mc, const train_args *
                 (unsigned long long)a->seed);
     return CLI_OK;
 }
-
-/* A setting given with --resume that differs from the checkpoint's: a usage error. */
-static int contradiction(const char *opt, const char *given, const char *path, const char *saved) {
-    return cli_usage_error("train",
-                           "%s %s contradicts the checkpoint %s (%s %s); a resumed run keeps the "
-                           "checkpoint's settings",
-                           opt, given, path, opt, saved);
-}
-
-#define CHECK_INT(opt, mine, theirs)                                                               \
-    if (cli_given(spec, opt) && (long long)(mine) != (long long)(theirs)) {                        \
-        char g[32], s[32];                                                                         \
-        snprintf(g, sizeof g, "%lld", (long long)(mine));                                          \
-        snprintf(s, sizeof s, "%lld", (long long)(theirs));                                        \
-        return contradiction(opt, g, a->resume, s);                                                \
-    }
-
-/* The model options: which field each sets, and the archs it applies to. */
-typedef struct model_opt {
-    const char *name;
-    size_t arg;   /* offset in model_args */
-    size_t field; /* offset in attn_model_config */
-    bool transformer, recurrent;
-} model_opt;
-
-#define MODEL_OPT(name, arg, field, tr, rec)                                                       \
-    { name, offsetof(model_args, arg), offsetof(attn_model_config, field), tr, rec }
-static const model_opt model_opts[] = {
-    MODEL_OPT("--embed-dim", embed_dim, embed_dim, true, true),
-    MODEL_OPT("--layers", layers, n_layers, true, true),
-    MODEL_OPT("--hidden", hidden, hidden_size, false, true),
-    MODEL_OPT("--heads", heads, n_heads, true, false),
-    MODEL_OPT("--ffn-dim", ffn_dim, ffn_dim, true, false),
-    MODEL_OPT("--max-len", max_len, max_len, true, false),
-    MODEL_OPT("--norm", norm, norm, true, false),
-    MODEL_OPT("--activation", activation, activation, true, false),
-    MODEL_OPT("--pos", pos, pos, true, false),
-};
-#undef MODEL_OPT
-#define N_MODEL_OPTS (sizeof model_opts / sizeof model_opts[0])
-
-/* The value of option o as the user writes it ("gelu", "32"). */
-static const char *model_opt_text(cli_spec *spec, const model_opt *o, int v, char *buf, size_t n) {
-    const cli_opt *c = cli_opt_find(spec, o->name);
-    if (c->type != CLI_OPT_CHOICE) {
-        snprintf(buf, n, "%d", v);
-        return buf;
-    }
-    const char *p = c->choices;
-    for (int i = 0; i < v && p; i++)
-        if ((p = strchr(p, '|'))) p++;
-    size_t len = p ? strcspn(p, "|") : 0;
-    snprintf(buf, n, "%.*s", (int)len, p ? p : "?");
-    return buf;
-}
-
-static int *model_arg(model_args *m, const model_opt *o) {
-    return (int *)((char *)m + o->arg);
-}
-static int *config_field(attn_model_config *c, const model_opt *o) {
-    return (int *)((char *)c + o->field);
-}
-
-/* The given model options into *mc (the defaults of its arch), each checked to apply to it;
- * then the sizes against each other and the limits. -1 on success, else the exit code. */
-static int apply_model_options(cli_spec *spec, train_args *a, attn_model_config *mc) {
-    const bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
-    for (size_t i = 0; i < N_MODEL_OPTS; i++) {
-        const model_opt *o = &model_opts[i];
-        if (!cli_given(spec, o->name)) continue;
-        if (tr ? !o->transformer : !o->recurrent)
-            return cli_usage_error(
-                "train", "%s does not apply to --model %s (%s)", o->name, attn_arch_name(mc->arch),
-                o->transformer ? "a transformer option" : "an rnn, lstm and gru option");
-        *config_field(mc, o) = *model_arg(&a->m, o);
-    }
-    const int max_layers = tr ? ATTN_TRANSFORMER_MAX_LAYERS : ATTN_RECURRENT_MAX_LAYERS;
-    if (mc->n_layers > max_layers)
-        return cli_usage_error("train", "--layers %d: a %s has 1..%d layers", mc->n_layers,
-                               attn_arch_name(mc->arch), max_layers);
-    if (tr && mc->n_heads > mc->embed_dim)
-        return cli_usage_error("train", "--heads %d: more heads than --embed-dim %d", mc->n_heads,
-                               mc->embed_dim);
-    if (tr && mc->embed_dim % mc->n_heads != 0)
-        return cli_usage_error("train",
-                               "--heads %d does not divide --embed-dim %d (the head "
-                               "size is embed-dim / heads)",
-                               mc->n_heads, mc->embed_dim);
-    attn_error err;
-    if (attn_model_config_validate(mc, &err) != ATTN_OK)
-        return cli_usage_error("train", "model options: %s", err.msg);
-    size_t n = attn_model_config_n_params(mc);
-    if (n > attn_io_max_params())
-        return cli_usage_error("train",
-                               "the model options give %zu parameters, over the limit "
-                               "of %zu (ATTN_MAX_PARAMS)",
-                               n, attn_io_max_params());
-    return -1;
-}
-
-/* With --resume: every model option given must equal the checkpoint's model. */
-static int check_model_options(cli_spec *spec, train_args *a, attn_model_config *mc) {
-    for (size_t i = 0; i < N_MODEL_OPTS; i++) {
-        const model_opt *o = &model_opts[i];
-        const bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
-        if (!cli_given(spec, o->name)) continue;
-        char g[32], s[32];
-        if (tr ? !o->transformer : !o->recurrent)
-            return cli_usage_error("train", "%s does not apply to the checkpoint's %s model %s",
-                                   o->name, attn_arch_name(mc->arch), a->resume);
-        const int mine = *model_arg(&a->m, o), theirs = *config_field(mc, o);
-        if (mine != theirs)
-            return contradiction(o->name, model_opt_text(spec, o, mine, g, sizeof g), a->resume,
-                                 model_opt_text(spec, o, theirs, s, sizeof s));
-    }
-    return -1;
-}
-
-/* --init W.json: the model's configuration is the file's (any sizes); --model and the model
- * options, where given, must agree with it. */
-static int init_settings(cli_spec *spec, train_args *a, attn_model_config *mc) {
-    attn_model *m = NULL;
-    attn_error err = {0};
-    if (attn_weights_load_json_vocab(a->init, &m, &a->vocab, &err) != ATTN_OK)
-        return cli_fail("train", &err);
-    *mc = *attn_model_config_of(m);
-    attn_model_free(m);
-    if (a->vocab && !a->data)
-        return cli_usage_error("train",
-                               "--init %s has its own vocabulary (%d tokens); generated data "
-                               "is in the built-in one: give your sentences with --data FILE.tsv",
-                               a->init, attn_vocab_count(a->vocab));
-    if (a->model && strcmp(a->model, attn_arch_name(mc->arch)) != 0)
-        return cli_usage_error("train", "--model %s contradicts --init %s (a %s model)", a->model,
-                               a->init, attn_arch_name(mc->arch));
-    for (size_t i = 0; i < N_MODEL_OPTS; i++) {
-        const model_opt *o = &model_opts[i];
-        if (!cli_given(spec, o->name)) continue;
-        const bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
-        if (tr ? !o->transformer : !o->recurrent)
-            return cli_usage_error("train", "%s does not apply to the %s model of --init %s",
-                                   o->name, attn_arch_name(mc->arch), a->init);
-        const int mine = *model_arg(&a->m, o), theirs = *config_field(mc, o);
-        char g[32], s[32];
-        if (mine != theirs)
-            return cli_usage_error("train", "%s %s contradicts --init %s (%s %s)", o->name,
-                                   model_opt_text(spec, o, mine, g, sizeof g), a->init, o->name,
-                                   model_opt_text(spec, o, theirs, s, sizeof s));
-    }
-    return -1;
-}
-
-/* Takes model and settings from the checkpoint; the options given must agree with them. */
-static int resume_settings(cli_spec *spec, train_args *a, attn_model_config *mc) {
-    attn_train_config saved;
-    int n_saved = 0;
-    attn_error err = {0};
-    if (attn_checkpoint_peek(a->resume, mc, &saved, &n_saved, &err) != ATTN_OK)
-        return cli_fail("train", &err);
-    if (a->model && strcmp(a->model, attn_arch_name(mc->arch)) != 0)
-        return contradiction("--model", a->model, a->resume, attn_arch_name(mc->arch));
-    if (a->init) return cli_usage_error("train", "--init and --resume exclude each other");
-    int rc = check_model_options(spec, a, mc);
-    if (rc >= 0) return rc;
-    if (a->vocab && attn_vocab_count(a->vocab) != mc->vocab_size)
-        return cli_usage_error("train",
-                               "--vocab-from-data makes %d tokens from %s, the checkpoint %s "
-                               "has %d (other data or another --min-count)",
-                               attn_vocab_count(a->vocab), a->data, a->resume, mc->vocab_size);
-    if (!a->vocab && mc->vocab_size != attn_vocab_size())
-        return cli_usage_error("train",
-                               "the checkpoint %s has a vocabulary of its own (%d tokens): give "
-                               "--data and --vocab-from-data as when it was started",
-                               a->resume, mc->vocab_size);
-    CHECK_INT("--seed", a->seed, saved.seed);
-    CHECK_INT("--warmup", a->cfg.warmup, saved.warmup);
-    CHECK_INT("--batch", a->cfg.batch_size, saved.batch_size);
-    CHECK_INT("--holdout", a->cfg.holdout, saved.holdout);
-    CHECK_INT("--keep-best", a->cfg.keep_best, saved.keep_best);
-    CHECK_INT("--bucket", a->cfg.bucket, saved.bucket);
-    if (!a->data) CHECK_INT("--train-size", a->train_size, n_saved);
-    if (cli_given(spec, "--lr") && a->cfg.adam.lr != saved.adam.lr) {
-        char g[32], s[32];
-        snprintf(g, sizeof g, "%g", a->cfg.adam.lr);
-        snprintf(s, sizeof s, "%g", saved.adam.lr);
-        return contradiction("--lr", g, a->resume, s);
-    }
-    if (cli_given(spec, "--epochs")) {
-        if (a->cfg.epochs == 0)
-            return cli_usage_error("train", "--epochs 0 writes initial weights; not with --resume");
-        saved.epochs = a->cfg.epochs;
-    }
-    if (!a->data) a->train_size = n_saved; /* the same generated data */
-    a->cfg = saved;
-    a->seed = saved.seed;
-    return -1;
-}
-#undef CHECK_INT
 
 /* After attn_trainer_load_checkpoint: the run must have epochs left to train. */
 static int check_epochs_left(cli_spec *spec, const train_args *a, const attn_trainer *t) {
@@ -405,7 +120,7 @@ static int setup(cli_spec *spec, const train_args *a, const attn_model_config *m
     if (st != ATTN_OK) return cli_fail("train", &err);
     if (!a->resume) return -1;
     if (attn_trainer_load_checkpoint(*trainer, a->resume, &err) != ATTN_OK) {
-        if (a->data && strstr(err.msg, "different data"))
+        if (a->data && err.code == ATTN_CODE_OTHER_DATA)
             return cli_usage_error("train", "--data %s contradicts the checkpoint: %s", a->data,
                                    err.msg);
         return cli_fail("train", &err);
@@ -428,56 +143,6 @@ static void print_header(const train_args *a, const attn_model_config *mc, const
             cli_plural(a->threads, "thread", "threads"));
 }
 
-/* The epoch number a log line starts with ({"epoch": N, ...}), or 0. */
-static int log_line_epoch(const char *line) {
-    int e = 0;
-    return sscanf(line, "{\"epoch\": %d,", &e) == 1 && e > 0 ? e : 0;
-}
-
-/* A resumed run's log keeps one line for each epoch the checkpoint holds (the last such line
- * of each, in epoch order), so epochs trained again after a kill are not logged twice. Only a
- * regular file is rewritten; a missing one is fine. */
-static attn_status trim_log(const char *path, int done, attn_error *err) {
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return ATTN_OK;
-    FILE *f = fopen(path, "r");
-    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char **keep = calloc((size_t)done + 1, sizeof *keep);
-    char *line = NULL, *text = NULL;
-    size_t cap = 0, len = 0;
-    attn_status s = keep ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    while (s == ATTN_OK && getline(&line, &cap, f) >= 0) {
-        int e = log_line_epoch(line);
-        if (e < 1 || e > done) continue;
-        free(keep[e]);
-        if (!(keep[e] = strdup(line))) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    }
-    if (s == ATTN_OK && ferror(f))
-        s = attn_errorf(err, ATTN_ERR_IO, "%s: read error: %s", path, strerror(errno));
-    fclose(f);
-    FILE *mem = s == ATTN_OK ? open_memstream(&text, &len) : NULL;
-    if (s == ATTN_OK && !mem) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    for (int e = 1; mem && e <= done; e++)
-        if (keep[e]) fputs(keep[e], mem);
-    if (mem && fclose(mem) != 0) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    if (s == ATTN_OK) s = attn_write_file_atomic(path, text, len, err);
-    for (int e = 0; keep && e <= done; e++) free(keep[e]);
-    free(keep);
-    free(line);
-    free(text);
-    return s;
-}
-
-/* Opens --log: truncated for a new run; for a resumed one trimmed to the epochs done, then
- * appended to. */
-static int open_log(const train_args *a, int done, FILE **log) {
-    attn_error err = {0};
-    if (a->resume && trim_log(a->log, done, &err) != ATTN_OK) return cli_fail("train", &err);
-    if (!(*log = fopen(a->log, a->resume ? "a" : "w")))
-        return cli_runtime_error("train", "%s: cannot open: %s", a->log, strerror(errno));
-    return -1;
-}
-
 /* Trains and writes the weights. */
 static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     attn_dataset *data = NULL, *heldout = NULL;
@@ -491,12 +156,12 @@ static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     if (rc < 0) rc = setup(spec, a, mc, &data, &heldout, &model, &trainer);
     if (rc < 0 && attn_trainer_set_pool(trainer, pool, &err) != ATTN_OK)
         rc = cli_fail("train", &err);
-    if (rc < 0 && a->log) rc = open_log(a, attn_trainer_epoch(trainer), &log);
+    if (rc < 0 && a->log) rc = cli_train_open_log(a, attn_trainer_epoch(trainer), &log);
     if (rc >= 0) goto done;
     train_progress prog = {
         isatty(fileno(stderr)) == 1, log, a->log, a->checkpoint, trainer, {0}, false};
     print_header(a, mc, model, data, heldout, trainer);
-    attn_train_callbacks cb = {train_on_epoch, train_on_step, &prog};
+    attn_train_callbacks cb = {cli_train_on_epoch, cli_train_on_step, &prog};
     attn_status st = attn_trainer_run(trainer, &cb, &err);
     if (st != ATTN_OK && prog.tty) fprintf(stderr, "\n");
     if (st == ATTN_OK && prog.failed) err = prog.err, st = err.status;
@@ -550,9 +215,9 @@ static int run(cli_spec *spec, train_args *a) {
                                a->cfg.adam.lr);
     attn_model_config mc;
     if (a->resume) {
-        if ((rc = resume_settings(spec, a, &mc)) >= 0) return rc;
+        if ((rc = cli_train_resume_settings(spec, a, &mc)) >= 0) return rc;
     } else if (a->init) {
-        if ((rc = init_settings(spec, a, &mc)) >= 0) return rc;
+        if ((rc = cli_train_init_settings(spec, a, &mc)) >= 0) return rc;
         a->cfg.seed = a->seed;
     } else {
         if (!a->model)
@@ -563,7 +228,7 @@ static int run(cli_spec *spec, train_args *a) {
             return cli_usage_error("train", "--model: %s", err.msg);
         mc = attn_model_config_default(arch);
         if (a->vocab) mc.vocab_size = attn_vocab_count(a->vocab);
-        if ((rc = apply_model_options(spec, a, &mc)) >= 0) return rc;
+        if ((rc = cli_train_apply_model_options(spec, a, &mc)) >= 0) return rc;
         a->cfg.seed = a->seed;
     }
     char default_out[64];

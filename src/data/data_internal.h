@@ -41,16 +41,12 @@ struct attn_vocab {
     int n;                /* tokens */
     const char **tokens;  /* [n] */
     unsigned char *kinds; /* [n] attn_token_kind */
-    int *slots;           /* [slot_mask + 1] id + 1, 0 = empty: open addressing (FNV-1a, linear
-                             probing), at most half full */
-    uint32_t slot_mask;
-    char *text;   /* the tokens' bytes, NUL-separated (owned; NULL for the built-in one) */
-    bool builtin; /* the static course-review vocabulary: never freed */
+    attn_index index;     /* token -> id (FNV-1a of the token; attn_util.h) */
+    char *text;           /* the tokens' bytes, NUL-separated (owned; NULL for the built-in one) */
+    bool builtin;         /* the static course-review vocabulary: never freed */
 };
 
-/* Hash slots for n tokens: a power of two >= 2n, at least 16. */
-uint32_t attn_vocab_slot_count(int n);
-/* Fills v->slots (zeroed, slot_mask set) and v->kinds from v->tokens. */
+/* Fills v->index (its slots allocated, attn_index_slot_count(n)) and v->kinds from v->tokens. */
 void attn_vocab_index(attn_vocab *v);
 /* The bytes of the punctuation at p that the tokenizer removes (0: none). */
 size_t attn_tokenizer_stripped_len(const char *p);
@@ -61,6 +57,9 @@ size_t attn_tokenizer_stripped_len(const char *p);
  * word[ATTN_TOKENIZER_WORD_MAX] (*len bytes; *truncated when it was longer); advances *p.
  * false at the end of the text. */
 bool attn_tokenizer_next(const char **p, char *word, size_t *len, bool *truncated);
+/* The error for a sentence of n words when 1..max_words are allowed: "empty sentence" (code
+ * ATTN_CODE_EMPTY_SENTENCE) or "sentence has n words" (ATTN_CODE_TOO_LONG); ATTN_ERR_VALUE. */
+attn_status attn_sentence_length_error(int n, int max_words, attn_error *err);
 /* A token's own rules (attn_vocab_create's; id names it in the message). */
 attn_status attn_vocab_check_token(const char *t, int id, attn_error *err);
 

@@ -277,8 +277,7 @@ static bool accept(attn_rng *r, attn_set set, int len, int adj_pos, bool dist_ta
 
 typedef struct seq_set {
     const attn_dataset *d; /* the sentences, not owned */
-    int *slot;             /* [cap] sentence index or -1 */
-    size_t cap;            /* power of two */
+    attn_index index;      /* sentence index by seq_hash (slots owned) */
 } seq_set;
 
 static uint64_t seq_hash(const int *ids, int len) {
@@ -293,27 +292,23 @@ static bool seq_equal(const attn_dataset *d, int i, const int *ids, int len) {
 }
 
 static bool seq_set_contains(const seq_set *s, const int *ids, int len) {
-    size_t mask = s->cap - 1;
-    for (size_t h = (size_t)seq_hash(ids, len) & mask;; h = (h + 1) & mask) {
-        if (s->slot[h] < 0) return false;
-        if (seq_equal(s->d, s->slot[h], ids, len)) return true;
-    }
+    const attn_index *ix = &s->index;
+    for (size_t k = attn_index_start(ix, seq_hash(ids, len)); ix->slots[k];
+         k = attn_index_next(ix, k))
+        if (seq_equal(s->d, ix->slots[k] - 1, ids, len)) return true;
+    return false;
 }
 
 static attn_status seq_set_build(seq_set *s, const attn_dataset *d, attn_error *err) {
     s->d = d;
-    s->cap = 16;
-    while (s->cap < 2 * (size_t)d->n) s->cap *= 2;
-    s->slot = malloc(s->cap * sizeof *s->slot);
-    if (!s->slot) return attn_errorf(err, ATTN_ERR_NOMEM, "generator: out of memory");
-    for (size_t i = 0; i < s->cap; i++) s->slot[i] = -1;
-    size_t mask = s->cap - 1;
+    const size_t slots = attn_index_slot_count((size_t)d->n);
+    int *mem = malloc(slots * sizeof *mem);
+    if (!mem) return attn_errorf(err, ATTN_ERR_NOMEM, "generator: out of memory");
+    s->index = attn_index_init(mem, slots);
     for (int i = 0; i < d->n; i++) {
         const int *ids = d->ids + d->offsets[i];
-        if (seq_set_contains(s, ids, d->lengths[i])) continue;
-        size_t h = (size_t)seq_hash(ids, d->lengths[i]) & mask;
-        while (s->slot[h] >= 0) h = (h + 1) & mask;
-        s->slot[h] = i;
+        if (!seq_set_contains(s, ids, d->lengths[i]))
+            attn_index_put(&s->index, seq_hash(ids, d->lengths[i]), i);
     }
     return ATTN_OK;
 }
@@ -384,7 +379,7 @@ attn_status attn_data_generate(attn_set set, int n, uint64_t seed, attn_dataset 
         st = generate(g, ATTN_SET_TRAIN, ATTN_TRAIN_DEFAULT_N, seed, NULL, &train, err);
         if (st == ATTN_OK) st = seq_set_build(&ex, train, err);
         if (st == ATTN_OK) st = generate(g, set, n, seed, &ex, out, err);
-        free(ex.slot);
+        free(ex.index.slots);
         attn_dataset_free(train);
     }
     free(g);

@@ -178,55 +178,52 @@ attn_status attn_dataset_read_tsv_report(const char *path, const attn_vocab *v, 
 /* ---- a vocabulary from the file's words ------------------------------------------------------ */
 
 typedef struct word_count {
-    char *word; /* NULL: empty slot */
+    char *word;
     long count;
 } word_count;
 
 typedef struct word_table {
-    word_count *slots;
-    size_t mask, n; /* slots - 1, words held */
+    word_count *words; /* [n] in first-seen order */
+    size_t n, cap;     /* words held, room in words and half the index's slots */
+    attn_index index;  /* word -> entry of words (slots owned) */
 } word_table;
 
-static size_t word_hash(const char *s) {
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-/* Doubles the table when it is half full. */
+/* Doubles the room (words and index) when it is full. */
 static bool table_grow(word_table *t) {
-    size_t slots = t->slots ? 2 * (t->mask + 1) : 1024;
-    word_count *s = calloc(slots, sizeof *s);
-    if (!s) return false;
-    for (size_t i = 0; t->slots && i <= t->mask; i++) {
-        if (!t->slots[i].word) continue;
-        size_t h = word_hash(t->slots[i].word) & (slots - 1);
-        while (s[h].word) h = (h + 1) & (slots - 1);
-        s[h] = t->slots[i];
-    }
-    free(t->slots);
-    t->slots = s;
-    t->mask = slots - 1;
+    const size_t cap = t->cap ? 2 * t->cap : 512;
+    word_count *words = realloc(t->words, cap * sizeof *words);
+    if (!words) return false;
+    t->words = words;
+    int *slots = malloc(attn_index_slot_count(cap) * sizeof *slots);
+    if (!slots) return false;
+    free(t->index.slots);
+    t->index = attn_index_init(slots, attn_index_slot_count(cap));
+    for (size_t i = 0; i < t->n; i++)
+        attn_index_put(&t->index, attn_hash_string(words[i].word), (int)i);
+    t->cap = cap;
     return true;
 }
 
 static bool table_add(word_table *t, const char *word) {
-    if ((!t->slots || 2 * (t->n + 1) > t->mask + 1) && !table_grow(t)) return false;
-    size_t h = word_hash(word) & t->mask;
-    for (; t->slots[h].word; h = (h + 1) & t->mask)
-        if (strcmp(t->slots[h].word, word) == 0) {
-            t->slots[h].count++;
+    const uint64_t h = attn_hash_string(word);
+    const attn_index *ix = &t->index;
+    for (size_t s = t->cap ? attn_index_start(ix, h) : 0; t->cap && ix->slots[s];
+         s = attn_index_next(ix, s))
+        if (strcmp(t->words[ix->slots[s] - 1].word, word) == 0) {
+            t->words[ix->slots[s] - 1].count++;
             return true;
         }
-    if (!(t->slots[h].word = strdup(word))) return false;
-    t->slots[h].count = 1;
-    t->n++;
+    if (t->n == t->cap && !table_grow(t)) return false;
+    if (!(t->words[t->n].word = strdup(word))) return false;
+    t->words[t->n].count = 1;
+    attn_index_put(&t->index, h, (int)t->n++);
     return true;
 }
 
 static void table_free(word_table *t) {
-    for (size_t i = 0; t->slots && i <= t->mask; i++) free(t->slots[i].word);
-    free(t->slots);
+    for (size_t i = 0; i < t->n; i++) free(t->words[i].word);
+    free(t->words);
+    free(t->index.slots);
 }
 
 /* Most frequent first, then byte order. */
@@ -277,10 +274,9 @@ static attn_status make_vocab(word_table *t, int min_count, attn_vocab **out, in
     attn_status st = ATTN_OK;
     if (!kept || !words) st = attn_errorf(err, ATTN_ERR_NOMEM, "vocab: out of memory");
     size_t n = 0, rare = 0;
-    for (size_t i = 0; st == ATTN_OK && i <= t->mask; i++) {
-        if (!t->slots[i].word) continue;
-        if (t->slots[i].count >= min_count)
-            kept[n++] = t->slots[i];
+    for (size_t i = 0; st == ATTN_OK && i < t->n; i++) {
+        if (t->words[i].count >= min_count)
+            kept[n++] = t->words[i];
         else
             rare++;
     }
@@ -348,13 +344,7 @@ attn_status attn_tokenize_words(const char *sentence, char *buf, size_t size, co
         words[count] = buf + used;
         used += len + 1;
     }
-    if (count == 0)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "empty sentence: no words after removing white space, punctuation, "
-                           "quotes and brackets");
-    if (count > max_words)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "sentence has %d words, more than the maximum of %d", count, max_words);
+    if (count == 0 || count > max_words) return attn_sentence_length_error(count, max_words, err);
     *n = count;
     return ATTN_OK;
 }

@@ -178,13 +178,13 @@ const char *attn_vocab_category(int id) {
  * Word -> id goes through the object's hash table (FNV-1a, linear probing; 256 slots for the 91
  * words), built once: the tokenizer looks up every word of every sentence, and a linear scan of
  * the table cost 17 % of a batched RNN evaluation. */
-#define BUILTIN_SLOTS 256 /* attn_vocab_slot_count(ATTN_VOCAB_SIZE) */
+#define BUILTIN_SLOTS 256 /* attn_index_slot_count(ATTN_VOCAB_SIZE) */
 
 static const char *builtin_tokens[ATTN_VOCAB_SIZE];
 static unsigned char builtin_kinds[ATTN_VOCAB_SIZE];
 static int builtin_slots[BUILTIN_SLOTS];
-static attn_vocab builtin = {ATTN_VOCAB_SIZE,   builtin_tokens, builtin_kinds, builtin_slots,
-                             BUILTIN_SLOTS - 1, NULL,           true};
+static attn_vocab builtin = {
+    ATTN_VOCAB_SIZE, builtin_tokens, builtin_kinds, {builtin_slots, BUILTIN_SLOTS - 1}, NULL, true};
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
 static void build_builtin(void) {
@@ -224,32 +224,57 @@ size_t attn_tokenizer_stripped_len(const char *p) {
     return 0;
 }
 
-/* The message for an unknown word (or one that is not a word of v). */
-static attn_status unknown_word(const attn_vocab *v, const char *word, bool truncated, int pos,
-                                attn_error *err) {
-    const char *closest = attn_vocab_closest(v, word);
-    if (v->builtin)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "unknown word '%s%s' at position %d (closest vocabulary word: "
-                           "'%s'; 'attn vocab' lists all %d words)",
-                           word, truncated ? "..." : "", pos, closest, ATTN_N_WORDS);
+/* The message for an unknown word, by what the vocabulary can suggest. */
+static void unknown_word_message(const attn_vocab *v, const char *word, bool truncated, int pos,
+                                 const char *closest, attn_error *err) {
+    const char *cut = truncated ? "..." : "";
     bool has_word = false;
     for (int id = 0; id < v->n && !closest && !has_word; id++)
         has_word = v->kinds[id] == ATTN_TOKEN_WORD;
-    if (!closest && has_word) /* the bounded search gave up (a very large vocabulary) */
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "unknown word '%s%s' at position %d (no close word found in the "
-                           "model's vocabulary of %d tokens: 'attn vocab --weights' lists it)",
-                           word, truncated ? "..." : "", pos, v->n);
-    if (!closest)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "unknown word '%s%s' at position %d (the model's vocabulary of %d "
-                           "tokens has no word the tokenizer can produce: give token ids)",
-                           word, truncated ? "..." : "", pos, v->n);
-    return attn_errorf(err, ATTN_ERR_VALUE,
-                       "unknown word '%s%s' at position %d (closest vocabulary word: '%s'; the "
-                       "model's own vocabulary of %d tokens: 'attn vocab --weights' lists it)",
-                       word, truncated ? "..." : "", pos, closest, v->n);
+    if (v->builtin)
+        attn_errorf(err, ATTN_ERR_VALUE,
+                    "unknown word '%s%s' at position %d (closest vocabulary word: "
+                    "'%s'; 'attn vocab' lists all %d words)",
+                    word, cut, pos, closest, ATTN_N_WORDS);
+    else if (!closest && has_word) /* the bounded search gave up (a very large vocabulary) */
+        attn_errorf(err, ATTN_ERR_VALUE,
+                    "unknown word '%s%s' at position %d (no close word found in the "
+                    "model's vocabulary of %d tokens: 'attn vocab --weights' lists it)",
+                    word, cut, pos, v->n);
+    else if (!closest)
+        attn_errorf(err, ATTN_ERR_VALUE,
+                    "unknown word '%s%s' at position %d (the model's vocabulary of %d "
+                    "tokens has no word the tokenizer can produce: give token ids)",
+                    word, cut, pos, v->n);
+    else
+        attn_errorf(err, ATTN_ERR_VALUE,
+                    "unknown word '%s%s' at position %d (closest vocabulary word: '%s'; the "
+                    "model's own vocabulary of %d tokens: 'attn vocab --weights' lists it)",
+                    word, cut, pos, closest, v->n);
+}
+
+/* The error for an unknown word (or one that is not a word of v): ATTN_CODE_UNKNOWN_WORD with
+ * its position, the word as quoted and the closest vocabulary word. */
+static attn_status unknown_word(const attn_vocab *v, const char *word, bool truncated, int pos,
+                                attn_error *err) {
+    const char *closest = attn_vocab_closest(v, word);
+    char quoted[ATTN_ERROR_TOKEN_MAX];
+    snprintf(quoted, sizeof quoted, "%s%s", word, truncated ? "..." : "");
+    unknown_word_message(v, word, truncated, pos, closest, err);
+    attn_error_detail(err, ATTN_CODE_UNKNOWN_WORD, pos, quoted, closest);
+    return ATTN_ERR_VALUE;
+}
+
+attn_status attn_sentence_length_error(int n, int max_words, attn_error *err) {
+    if (n == 0)
+        attn_errorf(err, ATTN_ERR_VALUE,
+                    "empty sentence: no words after removing white space, punctuation, "
+                    "quotes and brackets");
+    else
+        attn_errorf(err, ATTN_ERR_VALUE, "sentence has %d words, more than the maximum of %d", n,
+                    max_words);
+    attn_error_detail(err, n == 0 ? ATTN_CODE_EMPTY_SENTENCE : ATTN_CODE_TOO_LONG, n, NULL, NULL);
+    return ATTN_ERR_VALUE;
 }
 
 attn_status attn_tokenize(const char *sentence, int *ids, int max_ids, int *n_ids,
@@ -313,13 +338,7 @@ attn_status attn_tokenize_vocab_unk(const attn_vocab *v, const char *sentence, i
         if (n < max_ids) ids[n] = id;
         n++;
     }
-    if (n == 0)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "empty sentence: no words after removing white space, punctuation, "
-                           "quotes and brackets");
-    if (n > max_ids)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "sentence has %d words, more than the maximum of %d", n, max_ids);
+    if (n == 0 || n > max_ids) return attn_sentence_length_error(n, max_ids, err);
     *n_ids = n;
     if (n_unk) *n_unk = unknown;
     return ATTN_OK;

@@ -12,16 +12,6 @@
 
 /* ---- hashing and kinds --------------------------------------------------------------------- */
 
-static uint32_t fnv1a(const char *s) {
-    return (uint32_t)attn_hash_string(s); /* the slot mask keeps the low bits */
-}
-
-uint32_t attn_vocab_slot_count(int n) {
-    uint32_t slots = 16;
-    while (slots < 2u * (uint32_t)n) slots *= 2;
-    return slots;
-}
-
 static attn_token_kind token_kind(const char *t) {
     size_t len = strlen(t);
     if (len > 2 && ((t[0] == '[' && t[len - 1] == ']') || (t[0] == '<' && t[len - 1] == '>')))
@@ -33,19 +23,19 @@ static attn_token_kind token_kind(const char *t) {
 }
 
 void attn_vocab_index(attn_vocab *v) {
-    memset(v->slots, 0, ((size_t)v->slot_mask + 1) * sizeof *v->slots);
+    v->index = attn_index_init(v->index.slots, v->index.mask + 1);
     for (int id = 0; id < v->n; id++) {
-        uint32_t h = fnv1a(v->tokens[id]) & v->slot_mask;
-        while (v->slots[h]) h = (h + 1) & v->slot_mask;
-        v->slots[h] = id + 1;
+        attn_index_put(&v->index, attn_hash_string(v->tokens[id]), id);
         v->kinds[id] = (unsigned char)token_kind(v->tokens[id]);
     }
 }
 
 int attn_vocab_lookup(const attn_vocab *v, const char *token) {
     if (!v || !token) return -1;
-    for (uint32_t h = fnv1a(token) & v->slot_mask; v->slots[h]; h = (h + 1) & v->slot_mask)
-        if (strcmp(v->tokens[v->slots[h] - 1], token) == 0) return v->slots[h] - 1;
+    const attn_index *ix = &v->index;
+    for (size_t s = attn_index_start(ix, attn_hash_string(token)); ix->slots[s];
+         s = attn_index_next(ix, s))
+        if (strcmp(v->tokens[ix->slots[s] - 1], token) == 0) return ix->slots[s] - 1;
     return -1;
 }
 
@@ -223,7 +213,7 @@ void attn_vocab_free(const attn_vocab *cv) {
     attn_vocab *v = (attn_vocab *)cv; /* created by attn_vocab_create: the caller's to free */
     free(v->tokens);
     free(v->kinds);
-    free(v->slots);
+    free(v->index.slots);
     free(v->text);
     free(v);
 }
@@ -249,14 +239,14 @@ attn_status attn_vocab_create(const char *const *words, int n, attn_vocab **out,
                            words[0]);
     attn_vocab *v = calloc(1, sizeof *v);
     if (!v) return attn_errorf(err, ATTN_ERR_NOMEM, "vocab: out of memory");
-    uint32_t slots = attn_vocab_slot_count(n);
+    const size_t slots = attn_index_slot_count((size_t)n);
     v->n = n;
-    v->slot_mask = slots - 1;
+    v->index.mask = slots - 1;
     v->tokens = malloc((size_t)n * sizeof *v->tokens);
     v->kinds = malloc((size_t)n);
-    v->slots = malloc((size_t)slots * sizeof *v->slots);
+    v->index.slots = malloc(slots * sizeof *v->index.slots);
     v->text = malloc(bytes);
-    if (!v->tokens || !v->kinds || !v->slots || !v->text) {
+    if (!v->tokens || !v->kinds || !v->index.slots || !v->text) {
         attn_vocab_free(v);
         return attn_errorf(err, ATTN_ERR_NOMEM, "vocab: out of memory for %d tokens", n);
     }

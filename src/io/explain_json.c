@@ -224,8 +224,11 @@ attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain
     if (st != ATTN_OK) {
         int line, col;
         attn_io_text_position(buf ? buf : "", at, &line, &col);
-        return attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line,
-                           col, why);
+        attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line, col,
+                    why);
+        if (st == ATTN_ERR_PARSE)
+            attn_error_detail(err, ATTN_CODE_MALFORMED_JSON, (int)at, NULL, NULL);
+        return st;
     }
     st = request_fields(root, out, err); /* \u0000 was refused by the grammar check */
     cJSON_Delete(root);

@@ -337,6 +337,62 @@ static void parse_choice(const cJSON *item, const char *name, const char *a, int
                         item->string, s ? "\"" : "", s ? s : "not a string", s ? "\"" : "", a, b);
 }
 
+/* An integer key of the config (attn_io_config_ints) into cfg; false if key is none. */
+static bool config_int_item(const cJSON *item, const char *key, const char *name,
+                            attn_model_config *cfg, bool *seen, attn_io_problems *p) {
+    bool known = false;
+    for (size_t i = 0; i < ATTN_IO_N_CONFIG_INTS; i++) {
+        if (strcmp(key, attn_io_config_ints[i].key) != 0) continue;
+        known = true;
+        seen[i] = true;
+        double v = item->valuedouble;
+        if (!cJSON_IsNumber(item))
+            attn_io_problem(p, ATTN_ERR_VALUE, "%s: \"%s\" must be an integer, not %s", name, key,
+                            cJSON_IsString(item) ? "a string" : "a non-number");
+        else if (v != floor(v) || v < INT_MIN || v > INT_MAX)
+            attn_io_problem(p, ATTN_ERR_VALUE, "%s: \"%s\" must be an integer, got %g", name, key,
+                            v);
+        else
+            *(int *)((char *)cfg + attn_io_config_ints[i].offset) = (int)v;
+    }
+    return known;
+}
+
+/* norm, activation, pos and attn_unscaled into cfg; false if key is none of them. */
+static bool config_other_item(const cJSON *item, const char *key, const char *name,
+                              attn_model_config *cfg, attn_io_problems *p) {
+    if (strcmp(key, "norm") == 0) {
+        int v = (int)cfg->norm;
+        parse_choice(item, name, "pre", ATTN_NORM_PRE, "post", ATTN_NORM_POST, &v, p);
+        cfg->norm = (attn_norm)v;
+    } else if (strcmp(key, "activation") == 0) {
+        int v = (int)cfg->activation;
+        parse_choice(item, name, "relu", ATTN_ACT_RELU, "gelu", ATTN_ACT_GELU, &v, p);
+        cfg->activation = (attn_activation)v;
+    } else if (strcmp(key, "pos") == 0) {
+        int v = attn_pos_from_name(cJSON_IsString(item) ? item->valuestring : NULL);
+        if (v >= 0)
+            cfg->pos = (attn_pos)v;
+        else
+            attn_io_problem(p, ATTN_ERR_VALUE,
+                            "%s: \"pos\" is %s%s%s, expected \"learned\", \"sinusoidal\", "
+                            "\"none\", \"rope\" or \"alibi\"",
+                            name, cJSON_IsString(item) ? "\"" : "",
+                            cJSON_IsString(item) ? item->valuestring : "not a string",
+                            cJSON_IsString(item) ? "\"" : "");
+    } else if (strcmp(key, "attn_unscaled") == 0) {
+        if (cJSON_IsBool(item))
+            cfg->attn_unscaled = cJSON_IsTrue(item) ? 1 : 0;
+        else if (cJSON_IsNumber(item) && (item->valuedouble == 0 || item->valuedouble == 1))
+            cfg->attn_unscaled = (int)item->valuedouble;
+        else
+            attn_io_problem(p, ATTN_ERR_VALUE, "%s: \"attn_unscaled\" must be 0 or 1", name);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned flags,
                                     attn_model_config *cfg, attn_io_problems *p) {
     if (!cJSON_IsObject(obj)) {
@@ -364,53 +420,8 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
     cJSON_ArrayForEach(item, obj) {
         const char *key = item->string ? item->string : "";
         if (strcmp(key, "arch") == 0) continue;
-        bool known = false;
-        for (size_t i = 0; i < ATTN_IO_N_CONFIG_INTS; i++) {
-            if (strcmp(key, attn_io_config_ints[i].key) != 0) continue;
-            known = true;
-            seen[i] = true;
-            double v = item->valuedouble;
-            if (!cJSON_IsNumber(item))
-                attn_io_problem(p, ATTN_ERR_VALUE, "%s: \"%s\" must be an integer, not %s", name,
-                                key, cJSON_IsString(item) ? "a string" : "a non-number");
-            else if (v != floor(v) || v < INT_MIN || v > INT_MAX)
-                attn_io_problem(p, ATTN_ERR_VALUE, "%s: \"%s\" must be an integer, got %g", name,
-                                key, v);
-            else
-                *(int *)((char *)cfg + attn_io_config_ints[i].offset) = (int)v;
-        }
-        if (strcmp(key, "norm") == 0) {
-            known = true;
-            int v = (int)cfg->norm;
-            parse_choice(item, name, "pre", ATTN_NORM_PRE, "post", ATTN_NORM_POST, &v, p);
-            cfg->norm = (attn_norm)v;
-        } else if (strcmp(key, "activation") == 0) {
-            known = true;
-            int v = (int)cfg->activation;
-            parse_choice(item, name, "relu", ATTN_ACT_RELU, "gelu", ATTN_ACT_GELU, &v, p);
-            cfg->activation = (attn_activation)v;
-        } else if (strcmp(key, "pos") == 0) {
-            known = true;
-            int v = attn_pos_from_name(cJSON_IsString(item) ? item->valuestring : NULL);
-            if (v >= 0)
-                cfg->pos = (attn_pos)v;
-            else
-                attn_io_problem(p, ATTN_ERR_VALUE,
-                                "%s: \"pos\" is %s%s%s, expected \"learned\", \"sinusoidal\", "
-                                "\"none\", \"rope\" or \"alibi\"",
-                                name, cJSON_IsString(item) ? "\"" : "",
-                                cJSON_IsString(item) ? item->valuestring : "not a string",
-                                cJSON_IsString(item) ? "\"" : "");
-        }
-        if (strcmp(key, "attn_unscaled") == 0) {
-            known = true;
-            if (cJSON_IsBool(item))
-                cfg->attn_unscaled = cJSON_IsTrue(item) ? 1 : 0;
-            else if (cJSON_IsNumber(item) && (item->valuedouble == 0 || item->valuedouble == 1))
-                cfg->attn_unscaled = (int)item->valuedouble;
-            else
-                attn_io_problem(p, ATTN_ERR_VALUE, "%s: \"attn_unscaled\" must be 0 or 1", name);
-        }
+        const bool known = config_int_item(item, key, name, cfg, seen, p) |
+                           config_other_item(item, key, name, cfg, p);
         if (!known && (flags & ATTN_IO_CONFIG_REJECT_UNKNOWN))
             attn_io_problem(p, ATTN_ERR_VALUE, "%s: unknown key \"%s\"", name, key);
     }

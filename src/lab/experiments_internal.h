@@ -69,6 +69,7 @@ void exp_path_length_verdict(attn_experiment_result *r);
 void exp_equivariance_verdict(attn_experiment_result *r);
 void exp_parallel_verdict(attn_experiment_result *r);
 void exp_heads_verdict(attn_experiment_result *r);
+void exp_embedding_verdict(attn_experiment_result *r);
 attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_result *r,
                                 attn_error *err);
 attn_status exp_convolution_plot(const attn_experiment_result *r, const char *path,

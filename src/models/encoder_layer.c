@@ -92,6 +92,17 @@ static void alibi_bias(float *bias, int NH, int n_q, int S) {
 /* ---- q, k, v projection and head split ------------------------------------------------- */
 
 /* y[n] = (x + b) * scale, or x + b when scale is 0. */
+/* bias [NH, n_q, S]: -inf at the padding keys, elsewhere 0 (or the bias already there). */
+static void padding_bias(float *bias, bool keep, const unsigned char *padding, int NH, int n_q,
+                         int S) {
+    for (size_t row = 0; row < (size_t)NH * n_q; row++)
+        for (int j = 0; j < S; j++)
+            if (padding[j])
+                bias[row * S + j] = -INFINITY;
+            else if (!keep)
+                bias[row * S + j] = 0.0f;
+}
+
 static void add_bias(float *restrict y, const float *restrict x, const float *restrict b, int n,
                      float scale) {
     if (scale != 0.0f)
@@ -247,6 +258,10 @@ static void heads_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
         const float *bias = NULL;
         if (c->pos == ATTN_POS_ALIBI) {
             alibi_bias(a->score_bias, NH, n_q, S);
+            bias = a->score_bias;
+        }
+        if (a->key_padding) {
+            padding_bias(a->score_bias, bias != NULL, a->key_padding + r->rows[i], NH, n_q, S);
             bias = a->score_bias;
         }
         attn_attention_forward_bias(a->ctx + o, a->probs ? a->probs + p : NULL, a->q + o, a->k + o,

@@ -70,7 +70,11 @@ typedef struct attn_encoder_acts {
     float *out;           /* [n_out, D] the layer output: r2 (pre) or n2 (post) */
     /* positions inside the attention (pos rope / alibi; docs/transformer-positions.md) */
     const float *rope; /* pos rope: [max_len, HS] cos | sin of each position, else unused */
-    float *score_bias; /* pos alibi: [NH, S_max, S_max] scratch for a sentence's bias */
+    float *score_bias; /* pos alibi or key_padding: [NH, S_max, S_max] scratch for a sentence's
+                        * bias */
+    /* [N] nonzero: that row is padding, no query attends to it (a -inf score bias, PyTorch's
+     * src_key_padding_mask); NULL: none (attn_encoder, include/attn_encoder.h) */
+    const unsigned char *key_padding;
     /* optional: called after each stage of a forward with lap_ctx (NULL: not called) */
     void (*lap)(void *lap_ctx, attn_encoder_stage stage);
     void *lap_ctx;

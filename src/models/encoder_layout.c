@@ -29,6 +29,7 @@ void attn_encoder_acts_layout(attn_encoder_acts *a, const attn_model_config *c, 
     a->act = attn_arena_carve(base, u, n_out * F);
     a->r2 = attn_arena_carve(base, u, n_out * D);
     a->out = c->norm == ATTN_NORM_PRE ? a->r2 : a->n2;
+    a->key_padding = NULL;
 }
 
 /* Backward scratch for N rows and sentences of up to SM positions. */

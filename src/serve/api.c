@@ -14,39 +14,42 @@
 /* ---- explain ----------------------------------------------------------------------------------
  */
 
-/* The tokenizer's unknown-word message, "unknown word 'W' at position N (closest vocabulary
- * word: 'C'; ...", as an answer with the position and the nearest word as fields. */
-void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line) {
-    char word[128], nearest[64];
-    int pos = 0;
-    if (sscanf(err->msg,
-               "unknown word '%127[^']' at position %d (closest vocabulary word: '%63[^']'", word,
-               &pos, nearest) == 3) {
-        serve_error_response(rs, 400, "unknown_word", err->msg);
-        sbuf sb = {0};
-        sb_printf(&sb, "{\"error\": {\"status\": 400, \"code\": \"unknown_word\", \"message\": ");
-        sb_json_string(&sb, err->msg);
-        sb_printf(&sb, ", \"position\": %d, \"word\": ", pos);
-        sb_json_string(&sb, word);
-        sb_add(&sb, ", \"nearest\": ");
-        sb_json_string(&sb, nearest);
-        sb_printf(&sb, ", \"model\": \"%s\"", model);
-        if (line > 0) sb_printf(&sb, ", \"line\": %d", line);
-        sb_add(&sb, "}}");
-        if (!sb.failed) {
-            serve_json_take(rs, &sb);
-            rs->status = 400;
-        } else {
-            sb_free(&sb);
-        }
-    } else if (strncmp(err->msg, "sentence has", 12) == 0) {
-        serve_error_response(rs, 400, "too_long", err->msg);
-    } else if (strncmp(err->msg, "empty sentence", 14) == 0) {
-        serve_error_response(rs, 400, "empty_sentence", err->msg);
+/* 400 unknown_word with the word's position, the word and the nearest vocabulary word. */
+static void unknown_word_response(serve_response *rs, const attn_error *err, const char *model,
+                                  int line) {
+    serve_error_response(rs, 400, "unknown_word", err->msg); /* if the one below fails */
+    sbuf sb = {0};
+    sb_printf(&sb, "{\"error\": {\"status\": 400, \"code\": \"unknown_word\", \"message\": ");
+    sb_json_string(&sb, err->msg);
+    sb_printf(&sb, ", \"position\": %d, \"word\": ", err->position);
+    sb_json_string(&sb, err->token);
+    sb_add(&sb, ", \"nearest\": ");
+    sb_json_string(&sb, err->closest);
+    sb_printf(&sb, ", \"model\": \"%s\"", model);
+    if (line > 0) sb_printf(&sb, ", \"line\": %d", line);
+    sb_add(&sb, "}}");
+    if (!sb.failed) {
+        serve_json_take(rs, &sb);
+        rs->status = 400;
     } else {
-        serve_error_response(rs, err->status == ATTN_ERR_NOMEM ? 503 : 400, "bad_sentence",
-                             err->msg);
+        sb_free(&sb);
     }
+}
+
+/* A tokenizer error as an answer, chosen by its status and code (never by its message): an
+ * unknown word with a suggestion as unknown_word with the position, the word and the nearest
+ * vocabulary word as fields; an empty or too long sentence; anything else as bad_sentence. */
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line) {
+    if (err->status == ATTN_ERR_NOMEM)
+        serve_error_response(rs, 503, "bad_sentence", err->msg);
+    else if (err->code == ATTN_CODE_UNKNOWN_WORD && err->closest[0])
+        unknown_word_response(rs, err, model, line);
+    else if (err->code == ATTN_CODE_TOO_LONG)
+        serve_error_response(rs, 400, "too_long", err->msg);
+    else if (err->code == ATTN_CODE_EMPTY_SENTENCE)
+        serve_error_response(rs, 400, "empty_sentence", err->msg);
+    else
+        serve_error_response(rs, 400, "bad_sentence", err->msg);
 }
 
 /* The entries the request names (all explained models when it names none); false after an
@@ -134,11 +137,9 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
         if (st == ATTN_ERR_NOMEM)
             serve_error_response(rs, 503, "out_of_memory", err.msg);
         else
-            serve_error_response(rs, 400,
-                                 st == ATTN_ERR_PARSE && strncmp(err.msg, "malformed", 9) == 0
-                                     ? "malformed_json"
-                                     : "bad_request",
-                                 err.msg);
+            serve_error_response(
+                rs, 400, err.code == ATTN_CODE_MALFORMED_JSON ? "malformed_json" : "bad_request",
+                err.msg);
         return;
     }
     int entries[ATTN_EXPLAIN_REQUEST_MAX_MODELS], n = 0;

@@ -79,11 +79,14 @@ static attn_status check_state(const attn_trainer *t, const attn_train_state *st
             err, ATTN_ERR_VALUE,
             "%s: the checkpoint's warm-up (%d steps) differs from the trainer's (%d)", src,
             tc->warmup, t->cfg.warmup);
-    if (st->n_sentences != t->data->n || st->data_fingerprint != data_fingerprint(t->data))
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "%s: the checkpoint was trained on different data (%d sentences, "
-                           "fingerprint %016" PRIx64 "; now %d sentences)",
-                           src, st->n_sentences, st->data_fingerprint, t->data->n);
+    if (st->n_sentences != t->data->n || st->data_fingerprint != data_fingerprint(t->data)) {
+        attn_errorf(err, ATTN_ERR_VALUE,
+                    "%s: the checkpoint was trained on different data (%d sentences, "
+                    "fingerprint %016" PRIx64 "; now %d sentences)",
+                    src, st->n_sentences, st->data_fingerprint, t->data->n);
+        attn_error_detail(err, ATTN_CODE_OTHER_DATA, 0, NULL, NULL);
+        return ATTN_ERR_VALUE;
+    }
     if (st->holdout_separate != t->heldout_separate)
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "%s: the checkpoint's held-out slice was %s, the trainer's is %s", src,

@@ -32,8 +32,19 @@ attn_status attn_errorf(attn_error *err, attn_status s, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        attn_error_detail(err, ATTN_CODE_NONE, 0, NULL, NULL);
     }
     return s;
+}
+
+attn_status attn_error_detail(attn_error *err, attn_error_code code, int position,
+                              const char *token, const char *closest) {
+    if (!err) return ATTN_OK;
+    err->code = code;
+    err->position = position;
+    snprintf(err->token, sizeof err->token, "%s", token ? token : "");
+    snprintf(err->closest, sizeof err->closest, "%s", closest ? closest : "");
+    return err->status;
 }
 
 void attn_error_append(attn_error *err, const char *fmt, ...) {

@@ -28,7 +28,7 @@ static attn_vocab *create_ok(const char *const *words, int n) {
 static void expect_create_error(const char *const *words, int n, attn_status want,
                                 const char *frag1, const char *frag2) {
     attn_vocab *v = (attn_vocab *)&v;
-    attn_error err = {ATTN_OK, ""};
+    attn_error err = {.status = ATTN_OK};
     attn_status st = attn_vocab_create(words, n, &v, &err);
     ck_assert_msg(st == want, "status %s, want %s: %s", attn_status_str(st), attn_status_str(want),
                   err.msg);

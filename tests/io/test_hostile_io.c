@@ -32,7 +32,7 @@ static void expect_weights_error(const char *text, size_t len, attn_status want,
     const char *path = tmp_file("w.json");
     tu_write_file(path, text, len);
     attn_model *m = NULL;
-    attn_error err = {ATTN_OK, ""};
+    attn_error err = {.status = ATTN_OK};
     attn_status st = attn_weights_load_json(path, &m, &err);
     remove(path);
     ck_assert_msg(st == want, "status %s, want %s: %s", attn_status_str(st), attn_status_str(want),

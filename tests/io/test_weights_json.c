@@ -74,7 +74,7 @@ static void expect_load_error(const char *text, size_t len, attn_status want, ..
     const char *path = tmp_file("bad.json");
     tu_write_file(path, text, len);
     attn_model *m = (attn_model *)&m; /* must be reset to NULL */
-    attn_error err = {ATTN_OK, ""};
+    attn_error err = {.status = ATTN_OK};
     attn_status st = attn_weights_load_json(path, &m, &err);
     remove(path);
     ck_assert_msg(st == want, "status %s, want %s; message: %s", attn_status_str(st),

@@ -67,7 +67,7 @@ static void expect_vocab_error(int n, const char *vocab_json, attn_status want, 
     tu_write_file(path, text, strlen(text));
     attn_model *m = (attn_model *)&m;
     attn_vocab *v = (attn_vocab *)&v;
-    attn_error err = {ATTN_OK, ""};
+    attn_error err = {.status = ATTN_OK};
     attn_status st = attn_weights_load_json_vocab(path, &m, &v, &err);
     ck_assert_msg(st == want, "status %s, want %s: %s", attn_status_str(st), attn_status_str(want),
                   err.msg);

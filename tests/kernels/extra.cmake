@@ -34,3 +34,14 @@ foreach(t test_activations test_adam_update test_embedding test_gelu_backward te
       ENVIRONMENT "${env};ATTN_TEST_PATH=${path}" SKIP_RETURN_CODE 77 TIMEOUT 600)
   endforeach()
 endforeach()
+
+# The write-up's ViT-Base shares (test_flops' case "writeup") run two ViT-Base layers, one of
+# 4097 tokens: about 25 s of CPU under the sanitizers for counts no build changes. They run as
+# kernels/test_flops_writeup (label "slow": the release stage); kernels/test_flops runs the
+# other cases (tag "writeup" excluded) in every stage: the same counter and layers at small
+# sizes, the blocked path at 1069 tokens.
+get_test_property(kernels/test_flops ENVIRONMENT env)
+set_tests_properties(kernels/test_flops PROPERTIES ENVIRONMENT "${env};CK_EXCLUDE_TAGS=writeup")
+add_test(NAME kernels/test_flops_writeup COMMAND test_flops)
+set_tests_properties(kernels/test_flops_writeup PROPERTIES
+  ENVIRONMENT "${env};CK_RUN_CASE=writeup" LABELS slow TIMEOUT 600)

@@ -203,8 +203,14 @@ static Suite *suite(void) {
     tcase_add_loop_test(tc, test_counts_blocked, 0, N_LONG_CFGS);
     tcase_add_test(tc, test_layer_paths_agree);
     tcase_add_test(tc, test_layer_reused_buffers_exact);
-    tcase_add_test(tc, test_writeup_shares);
     suite_add_tcase(s, tc);
+    /* two ViT-Base layers, one of 4097 tokens: its own CTest, kernels/test_flops_writeup
+     * (tests/kernels/extra.cmake) */
+    TCase *writeup = tcase_create("writeup");
+    tcase_set_timeout(writeup, 300);
+    tcase_set_tags(writeup, "writeup");
+    tcase_add_test(writeup, test_writeup_shares);
+    suite_add_tcase(s, writeup);
     return s;
 }
 

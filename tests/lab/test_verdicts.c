@@ -2,9 +2,9 @@
  * experiment: each rule (exp_<name>_verdict, experiments_internal.h) gets measurements made up
  * here on either side of its thresholds and must give holds, mixed or does not hold as its
  * rule says, with the numbers in its why: convolution, extrapolation, scaling, norm,
- * path-length, equivariance, parallel, heads and the decoder's causal-mask, kv-cache,
- * parallel-decoder, looking-back and alignment (embedding's rule sums measurements of every
- * model and seed; tests/lab/test_experiments.c checks its run). Fast, so it runs in every stage
+ * path-length, equivariance, parallel, heads, embedding (its rule reads the per-model
+ * measurements: their sums and the most uniform model's) and the decoder's causal-mask,
+ * kv-cache, parallel-decoder, looking-back and alignment. Fast, so it runs in every stage
  * (the quick runs themselves are lab/test_experiments_cli, label slow). */
 #include "experiments_decoder.h"
 #include "experiments_internal.h"
@@ -484,6 +484,49 @@ START_TEST(test_alignment_rule) {
 }
 END_TEST
 
+/* ---- embedding: every model's one-hot product bit-identical to the lookup (sums over the
+ * models) and the most uniform model's rows not normalised (dev > 0.05 and max/min > 1.1) ---- */
+static attn_verdict embedding(long logits_differing, double dev_lstm, double ratio_lstm, char *why,
+                              size_t why_n) {
+    attn_experiment_result r = result();
+    static const char *const archs[] = {"rnn", "lstm", "transformer"};
+    for (int a = 0; a < 3; a++) {
+        char name[64];
+        const bool lstm = a == 1;
+#define PUT(suffix, v) (snprintf(name, sizeof name, "%s.%s", archs[a], suffix), put(&r, name, v))
+        PUT("max_abs_norm_minus_1", lstm ? dev_lstm : 2.0 + a);
+        PUT("norm_max_over_min", lstm ? ratio_lstm : 5.0 + a);
+        PUT("onehot_table_values_differing", 0.0);
+        PUT("onehot_input_values_differing", 0.0);
+        PUT("onehot_logits_differing", a == 2 ? (double)logits_differing : 0.0);
+        PUT("sentences_checked", 100.0);
+#undef PUT
+    }
+    exp_embedding_verdict(&r);
+    snprintf(why, why_n, "%s", r.why);
+    const attn_verdict v = r.verdict;
+    attn_experiment_result_free(&r);
+    return v;
+}
+
+START_TEST(test_embedding_rule) {
+    char why[1024];
+    ck_assert_int_eq(embedding(0, 0.5, 1.5, why, sizeof why), ATTN_VERDICT_HOLDS);
+    ck_assert_msg(strstr(why, "0 table values, 0 input values and 0 of 300 logits") &&
+                      strstr(why, "rows are not normalised") &&
+                      strstr(why, "up to 0.5 (> 0.05) and max/min = 1.5 (> 1.1)"),
+                  "%s", why);
+    /* the most uniform model decides: the LSTM's rows (the others far from 1) */
+    ck_assert_int_eq(embedding(0, 0.05, 1.5, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "rows are normalised") && strstr(why, "(<= 0.05)"), "%s", why);
+    ck_assert_int_eq(embedding(0, 0.5, 1.1, why, sizeof why), ATTN_VERDICT_MIXED);
+    /* one logit off in one model is no lookup */
+    ck_assert_int_eq(embedding(1, 0.5, 1.5, why, sizeof why), ATTN_VERDICT_MIXED);
+    ck_assert_msg(strstr(why, "1 of 300 logits"), "%s", why);
+    ck_assert_int_eq(embedding(3, 0.01, 1.01, why, sizeof why), ATTN_VERDICT_DOES_NOT_HOLD);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -495,6 +538,7 @@ int main(void) {
     tcase_add_test(tc, test_equivariance_rule);
     tcase_add_test(tc, test_parallel_rule);
     tcase_add_test(tc, test_heads_rule);
+    tcase_add_test(tc, test_embedding_rule);
     tcase_add_test(tc, test_causal_mask_rule);
     tcase_add_test(tc, test_kv_cache_rule);
     tcase_add_test(tc, test_parallel_decoder_rule);

@@ -5,6 +5,7 @@
  * request path reaches the file system. (Over a socket and in a browser: tests/serve/e2e.py.) */
 #include "sbuf.h"
 #include "serve.h"
+#include "serve_internal.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -609,6 +610,74 @@ START_TEST(test_own_vocab_endpoints) {
 }
 END_TEST
 
+/* The answer to a tokenizer error follows its status and code, not its wording: a reworded
+ * message keeps the answer, and a message that reads like another case but has no code is
+ * bad_sentence (a status chosen by matching message text fails here). */
+static char *tokenize_answer(attn_status st, attn_error_code code, const char *msg, int *status) {
+    attn_error err;
+    attn_errorf(&err, st, "%s", msg);
+    attn_error_detail(&err, code, 3, code == ATTN_CODE_UNKNOWN_WORD ? "helpfull" : NULL,
+                      code == ATTN_CODE_UNKNOWN_WORD ? "helpful" : NULL);
+    serve_response rs = {0};
+    serve_tokenize_error(&rs, &err, "rnn", 2);
+    *status = rs.status;
+    char *t = body_of(&rs);
+    serve_response_clear(&rs);
+    return t;
+}
+
+START_TEST(test_status_by_code) {
+    static const struct {
+        attn_status st;
+        attn_error_code code;
+        const char *msg;
+        int status;
+        const char *want;
+    } cases[] = {
+        {ATTN_ERR_VALUE, ATTN_CODE_UNKNOWN_WORD, "mot inconnu", 400, "\"code\": \"unknown_word\""},
+        {ATTN_ERR_VALUE, ATTN_CODE_TOO_LONG, "trop long", 400, "\"code\": \"too_long\""},
+        {ATTN_ERR_VALUE, ATTN_CODE_EMPTY_SENTENCE, "vide", 400, "\"code\": \"empty_sentence\""},
+        {ATTN_ERR_VALUE, ATTN_CODE_NONE, "sentence has 99 words", 400, "\"bad_sentence\""},
+        {ATTN_ERR_VALUE, ATTN_CODE_NONE, "empty sentence", 400, "\"bad_sentence\""},
+        {ATTN_ERR_VALUE, ATTN_CODE_NONE,
+         "unknown word 'x' at position 1 (closest vocabulary word: 'y'", 400, "\"bad_sentence\""},
+        {ATTN_ERR_NOMEM, ATTN_CODE_NONE, "out of memory", 503, "\"bad_sentence\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int status = 0;
+        char *t = tokenize_answer(cases[i].st, cases[i].code, cases[i].msg, &status);
+        ck_assert_msg(status == cases[i].status && strstr(t, cases[i].want), "case %zu: %d %s", i,
+                      status, t);
+        if (cases[i].code == ATTN_CODE_UNKNOWN_WORD)
+            ck_assert_msg(strstr(t, "\"position\": 3, \"word\": \"helpfull\", \"nearest\": "
+                                    "\"helpful\", \"model\": \"rnn\", \"line\": 2"),
+                          "%s", t);
+        free(t);
+    }
+    /* the request parser: malformed JSON has its code (with the byte offset), a wrong type not */
+    attn_explain_request r;
+    attn_error err;
+    ck_assert_int_eq(attn_explain_request_parse("{\"sentence\": 1,}", 16, &r, &err),
+                     ATTN_ERR_PARSE);
+    ck_assert_int_eq(err.code, ATTN_CODE_MALFORMED_JSON);
+    ck_assert_int_eq(err.position, 15);
+    ck_assert_int_eq(attn_explain_request_parse("{\"sentence\": 1}", 15, &r, &err), ATTN_ERR_PARSE);
+    ck_assert_int_eq(err.code, ATTN_CODE_NONE);
+    /* the tokenizer sets the codes the handler reads */
+    int ids[4], n = 0;
+    ck_assert_int_eq(attn_tokenize("the lecture was helpfull", ids, 4, &n, &err), ATTN_ERR_VALUE);
+    ck_assert_msg(err.code == ATTN_CODE_UNKNOWN_WORD && err.position == 4 &&
+                      strcmp(err.token, "helpfull") == 0 && strcmp(err.closest, "helpful") == 0,
+                  "%d %d %s %s", err.code, err.position, err.token, err.closest);
+    ck_assert_int_eq(attn_tokenize("good good good good good", ids, 4, &n, &err), ATTN_ERR_VALUE);
+    ck_assert_msg(err.code == ATTN_CODE_TOO_LONG && err.position == 5, "%d", err.code);
+    ck_assert_int_eq(attn_tokenize(" ?! ", ids, 4, &n, &err), ATTN_ERR_VALUE);
+    ck_assert_int_eq(err.code, ATTN_CODE_EMPTY_SENTENCE);
+    ck_assert_int_eq(attn_tokenize(NULL, ids, 4, &n, &err), ATTN_ERR_ARG);
+    ck_assert_int_eq(err.code, ATTN_CODE_NONE);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("serve/handler");
     TCase *tc = tcase_create("handler");
@@ -616,6 +685,7 @@ int main(void) {
     tcase_add_test(tc, test_static_endpoints);
     tcase_add_test(tc, test_bad_requests);
     tcase_add_test(tc, test_unknown_word);
+    tcase_add_test(tc, test_status_by_code);
     tcase_add_test(tc, test_explain_matches_library);
     tcase_add_test(tc, test_sets_match_evaluate);
     tcase_add_test(tc, test_predict);

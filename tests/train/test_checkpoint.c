@@ -144,6 +144,7 @@ static void resume_case(attn_arch arch, bool separate, bool variant) {
     attn_trainer *tc = trainer_new(mb, other, h, &cfg2);
     ck_assert(attn_trainer_load_checkpoint(tc, path, &err) == ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "different data") != NULL, "%s", err.msg);
+    ck_assert_int_eq(err.code, ATTN_CODE_OTHER_DATA); /* what attn train --data decides by */
     attn_trainer_free(tc);
     attn_dataset_free(other);
     /* ... and with the held-out slice taken the other way (split vs separate set) */
@@ -154,6 +155,7 @@ static void resume_case(attn_arch arch, bool separate, bool variant) {
     tc = trainer_new(mb, d, h2, &cfg2);
     ck_assert(attn_trainer_load_checkpoint(tc, path, &err) == ATTN_ERR_VALUE);
     ck_assert_msg(strstr(err.msg, "held-out") != NULL, "%s", err.msg);
+    ck_assert_int_eq(err.code, ATTN_CODE_NONE); /* not other data: attn train exits 1, not 2 */
     attn_trainer_free(tc);
     attn_dataset_free(h2);
 
