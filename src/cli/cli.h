@@ -159,6 +159,8 @@ double cli_now_s(void); /* monotonic clock, seconds */
 void cli_fmt_duration(char *buf, size_t n, double s);
 /* "1 epoch" / "20 epochs". */
 const char *cli_plural(int n, const char *one, const char *many);
+/* Whether files a and b both open and hold the same bytes. */
+bool cli_same_bytes(const char *a, const char *b);
 
 /* One sentence of predict or explain: false (after saying why) when it could not be handled.
  * `where` is "sentence" (arguments) or "line" (stdin), index its 1-based number. */

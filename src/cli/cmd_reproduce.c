@@ -81,19 +81,6 @@ static int write_report(const repro_opts *o, const cli_run_result *runs, int n) 
     return rc;
 }
 
-static bool same_bytes(const char *a, const char *b) {
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa && fb;
-    while (same) {
-        int ca = getc(fa), cb = getc(fb);
-        if (ca != cb) same = false;
-        if (ca == EOF || cb == EOF) break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 /* Counts the runs whose weights equal weights/<model>-seed<S>.json byte for byte. */
 static void count_identical(const repro_opts *o, const cli_run_result *runs, int n, int *same,
                             int *compared) {
@@ -107,7 +94,7 @@ static void count_identical(const repro_opts *o, const cli_run_result *runs, int
         struct stat st;
         if (!runs[i].ok || stat(theirs, &st) != 0) continue;
         (*compared)++;
-        *same += same_bytes(mine, theirs);
+        *same += cli_same_bytes(mine, theirs);
     }
 }
 

@@ -1,6 +1,7 @@
 /* cmd_reproduce_seq2seq.c -- `attn reproduce --task rewrite`: the three seq2seq models for seeds
  * 1..N (cmd_reproduce.c hands over on --task), in -j worker processes; exact match per test set
  * and by source length per model (the Bahdanau picture, docs/decoder.md). */
+#define _DEFAULT_SOURCE /* realpath */
 #include "attn_seq2seq.h"
 #include "cli.h"
 
@@ -9,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_SEEDS   20
 #define N_MODELS    3
@@ -207,6 +210,31 @@ static void print_tables(const repro *o) {
 }
 
 /* "seq2seq-gru,seq2seq-attn" -> want[]; the exit code on error, else -1. */
+/* "identical to weights/: 9/9": each run's weights against weights/<model>-seed<S>.json, byte
+ * for byte, when the run used the settings they were made with (each model's default epochs and
+ * training size) and wrote somewhere else. */
+static void compare_with_committed(const repro *o) {
+    char a[PATH_MAX], b[PATH_MAX];
+    if (realpath(o->out, a) && realpath("weights", b) && strcmp(a, b) == 0) return;
+    if (o->epochs != 0 || o->train_size != ATTN_TRAIN_DEFAULT_N) {
+        printf("identical to weights/: not compared (weights/ was made with each model's default "
+               "--epochs and --train-size)\n");
+        return;
+    }
+    int same = 0, compared = 0;
+    for (int k = 0; k < N_MODELS; k++)
+        for (int s = 0; s < o->seeds && o->want[k]; s++) {
+            char mine[4096], theirs[256];
+            const char *name = attn_s2s_arch_name(MODELS[k]);
+            snprintf(theirs, sizeof theirs, "weights/%s-seed%d.json", name, s + 1);
+            snprintf(mine, sizeof mine, "%s/%s-seed%d.json", o->out, name, s + 1);
+            if (access(theirs, R_OK) != 0) continue;
+            compared++;
+            same += cli_same_bytes(mine, theirs);
+        }
+    printf("identical to weights/: %d/%d\n", same, compared);
+}
+
 static int parse_models(const char *list, bool want[N_MODELS]) {
     memset(want, 0, N_MODELS * sizeof *want);
     char buf[256];
@@ -292,5 +320,6 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
         return CLI_ERROR;
     }
     print_tables(&o);
+    compare_with_committed(&o);
     return CLI_OK;
 }

@@ -26,6 +26,19 @@ void cli_fmt_duration(char *buf, size_t n, double s) {
         snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s / 60) % 60);
 }
 
+bool cli_same_bytes(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    while (same) {
+        int ca = getc(fa), cb = getc(fb);
+        if (ca != cb) same = false;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
 const char *cli_plural(int n, const char *one, const char *many) {
     return n == 1 ? one : many;
 }
