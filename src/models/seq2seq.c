@@ -328,3 +328,33 @@ attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int 
     return m->vt->decode(m, src, n_src, max_out, cache, &argmax, out, n_out, step_logits, n_steps,
                          err);
 }
+
+attn_status attn_seq2seq_decode_recompute(attn_seq2seq *m, const int *src, int n_src, int max_out,
+                                          const attn_s2s_chooser *ch, int *out, int *n_out,
+                                          float *step_logits, int *n_steps, attn_error *err) {
+    const int Vt = m->cfg.tgt_vocab;
+    int *prefix = malloc((size_t)(max_out + 1) * sizeof *prefix);
+    float *logits = malloc((size_t)(max_out + 1) * Vt * sizeof *logits);
+    attn_status st =
+        prefix && logits ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "generate: out of memory");
+    int n = 0, steps = 0;
+    if (prefix) prefix[0] = ATTN_TGT_BOS;
+    while (st == ATTN_OK && n < max_out) {
+        const int T = n + 1;
+        const attn_s2s_batch b = {1, n_src, T, src, &n_src, prefix, &T};
+        st = m->vt->forward(m, &b, logits, err);
+        if (st != ATTN_OK) break;
+        const float *last = logits + (size_t)n * Vt;
+        if (step_logits) memcpy(step_logits + (size_t)steps * Vt, last, (size_t)Vt * sizeof(float));
+        steps++;
+        const int next = ch->choose(ch->ctx, last, Vt);
+        if (next == ATTN_TGT_EOS) break;
+        out[n++] = next;
+        prefix[n] = next;
+    }
+    *n_out = n;
+    if (n_steps) *n_steps = steps;
+    free(prefix);
+    free(logits);
+    return st;
+}

@@ -64,6 +64,13 @@ extern const attn_s2s_vt attn_s2s_attn_vt; /* seq2seq_rnn.c */
 attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int n_src, int max_out,
                                       const int *out, const int *n_out, attn_error *err);
 
+/* Decoding without a cache, for every architecture: the teacher-forced forward (vt->forward)
+ * over [BOS] + the words so far at every step, its last row the step's logits -- what a PyTorch
+ * loop over the reference module computes. Arguments as attn_s2s_vt.decode. */
+attn_status attn_seq2seq_decode_recompute(attn_seq2seq *m, const int *src, int n_src, int max_out,
+                                          const attn_s2s_chooser *ch, int *out, int *n_out,
+                                          float *step_logits, int *n_steps, attn_error *err);
+
 /* Pointer to tensor `name` in base (params or grads); NULL if absent or base is NULL. */
 float *attn_seq2seq_view(attn_seq2seq *m, float *base, const char *name);
 

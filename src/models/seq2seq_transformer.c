@@ -413,38 +413,6 @@ static void s2s_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *
 
 /* ---- greedy decoding -------------------------------------------------------------------- */
 
-/* Recompute: the teacher-forced forward over [BOS] + the words so far at every step (its last
- * row), which is what a PyTorch loop over nn.Transformer computes. */
-static attn_status greedy_recompute(attn_seq2seq *m, const int *src, int n_src, int max_out,
-                                    const attn_s2s_chooser *ch, int *out, int *n_out,
-                                    float *step_logits, int *n_steps, attn_error *err) {
-    const int Vt = m->cfg.tgt_vocab;
-    int *prefix = malloc((size_t)(max_out + 1) * sizeof *prefix);
-    float *logits = malloc((size_t)(max_out + 1) * Vt * sizeof *logits);
-    attn_status st =
-        prefix && logits ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "generate: out of memory");
-    int n = 0, steps = 0;
-    if (prefix) prefix[0] = ATTN_TGT_BOS;
-    while (st == ATTN_OK && n < max_out) {
-        const int T = n + 1;
-        const attn_s2s_batch b = {1, n_src, T, src, &n_src, prefix, &T};
-        st = s2s_forward(m, &b, logits, err);
-        if (st != ATTN_OK) break;
-        const float *last = logits + (size_t)n * Vt;
-        if (step_logits) memcpy(step_logits + (size_t)steps * Vt, last, (size_t)Vt * sizeof(float));
-        steps++;
-        const int next = ch->choose(ch->ctx, last, Vt);
-        if (next == ATTN_TGT_EOS) break;
-        out[n++] = next;
-        prefix[n] = next;
-    }
-    *n_out = n;
-    if (n_steps) *n_steps = steps;
-    free(prefix);
-    free(logits);
-    return st;
-}
-
 /* The KV-cached run state of one generation: per layer a 1-row activation set, the cache (two
  * arrays and the memory's keys and values), and the last row's buffers. */
 static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int max_out,
@@ -508,8 +476,8 @@ static attn_status s2s_decode(attn_seq2seq *m, const int *src, int n_src, int ma
                            "generate: the causal mask is off (attn_seq2seq_set_causal_mask); a "
                            "decoder without it is only run teacher forced");
     return cache ? greedy_cached(m, src, n_src, max_out, ch, out, n_out, step_logits, n_steps, err)
-                 : greedy_recompute(m, src, n_src, max_out, ch, out, n_out, step_logits, n_steps,
-                                    err);
+                 : attn_seq2seq_decode_recompute(m, src, n_src, max_out, ch, out, n_out,
+                                                 step_logits, n_steps, err);
 }
 
 /* The probabilities the teacher-forced forward of one pair used: each decoder layer's
