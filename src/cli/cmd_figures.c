@@ -31,26 +31,6 @@ static const char notes[] =
 /* ---- helpers ------------------------------------------------------------------------------------
  */
 
-void cli_figures_path(char *buf, size_t n, const figs *f, const char *stem, const char *ext) {
-    snprintf(buf, n, "%s/%s.%s", f->out, stem, ext);
-}
-
-typedef attn_status (*chart_fn)(const void *ctx, const char *path, attn_error *err);
-
-/* stem.png and stem.svg, and a line in index.md: a heading, the picture, the explanation. */
-int cli_figures_chart(figs *f, const char *stem, const char *heading, const char *line, chart_fn fn,
-                      const void *ctx) {
-    static const char *const ext[] = {"png", "svg"};
-    for (int i = 0; i < 2; i++) {
-        char path[4096];
-        cli_figures_path(path, sizeof path, f, stem, ext[i]);
-        if (fn(ctx, path, &f->err) != ATTN_OK) return cli_fail("figures", &f->err);
-    }
-    fprintf(f->index, "### %s\n\n![%s](%s.png)\n\n%s ([SVG](%s.svg))\n\n", heading, heading, stem,
-            line, stem);
-    return CLI_OK;
-}
-
 /* What a command would print, between Markdown code fences, into OUT/name.md (written
  * atomically): report(out, ctx) writes it. */
 typedef attn_status (*report_fn)(FILE *out, const void *ctx, attn_error *err);
@@ -79,13 +59,6 @@ static attn_status attend_report(FILE *out, const void *ctx, attn_error *err) {
 
 static attn_status lesson_report(FILE *out, const void *ctx, attn_error *err) {
     return attn_lesson_write(out, ctx, err);
-}
-
-int cli_figures_load(figs *f, const char *model, int seed, attn_model **m) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s-seed%d.json", f->wdir, model, seed);
-    return attn_weights_load_json(path, m, &f->err) == ATTN_OK ? CLI_OK
-                                                               : cli_fail("figures", &f->err);
 }
 
 /* ---- s1
