@@ -420,8 +420,10 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
     cJSON_ArrayForEach(item, obj) {
         const char *key = item->string ? item->string : "";
         if (strcmp(key, "arch") == 0) continue;
-        const bool known = config_int_item(item, key, name, cfg, seen, p) |
-                           config_other_item(item, key, name, cfg, p);
+        /* both looked at, whichever knows the key (each reports its own problems) */
+        const bool known_int = config_int_item(item, key, name, cfg, seen, p);
+        const bool known_other = config_other_item(item, key, name, cfg, p);
+        const bool known = known_int || known_other;
         if (!known && (flags & ATTN_IO_CONFIG_REJECT_UNKNOWN))
             attn_io_problem(p, ATTN_ERR_VALUE, "%s: unknown key \"%s\"", name, key);
     }

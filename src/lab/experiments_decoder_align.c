@@ -213,8 +213,7 @@ attn_status exp_alignment_plot(const attn_experiment_result *r, const char *path
     for (int k = 0; k < N_KINDS; k++)
         for (int i = 0; i < n; i++) flat[k * n + i] = values[k][i];
     static const char *const series[N_KINDS] = {"every target word",
-                                                "copied words (subject, "
-                                                "negation, adjective)",
+                                                "copied words (subject, negation, adjective)",
                                                 "the polarity word (from the adjective)"};
     char title[192];
     snprintf(title, sizeof title,
