@@ -35,6 +35,9 @@ int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task 
 bool cli_is_seq2seq_weights(const char *path);
 bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
 int cli_info_seq2seq(const char *path);
+/* A note on stderr when a rewrite model's source src[n] is not a sentence of the task's grammar
+ * (the model has only seen those, so its output says little): "SOURCE_WHERE INDEX: note: ...". */
+void cli_s2s_note_off_task(const char *cmd, const int *src, int n, const char *where, int index);
 /* attn eval on seq2seq weights: exact match per set of the model's task (or of the pairs of
  * the file data, when not NULL) and by source length. */
 int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,

@@ -227,6 +227,7 @@ static bool generate_one(void *ctx, const char *line, const char *where, int ind
         free(source);
         return false;
     }
+    if (!compose) cli_s2s_note_off_task("generate", src, n_src, where, index);
     bool ok;
     if (g->beam > 0) {
         int out[ATTN_S2S_MAX_TGT], n_out = 0;

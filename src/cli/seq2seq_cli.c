@@ -32,6 +32,16 @@ bool cli_is_seq2seq_checkpoint(const char *path) {
     return file_starts_with_format(path, "\"attn-seq2seq-checkpoint-v1\"");
 }
 
+void cli_s2s_note_off_task(const char *cmd, const int *src, int n, const char *where, int index) {
+    attn_parse parse;
+    attn_error err;
+    if (attn_grammar_parse(src, n, &parse, &err) == ATTN_OK) return;
+    cli_message(cmd,
+                "%s %d: note: %s; the model was trained on sentences of the rewrite task "
+                "only, so its output says little here",
+                where, index, err.msg);
+}
+
 int cli_info_seq2seq(const char *path) {
     attn_error err;
     attn_seq2seq *m = NULL;

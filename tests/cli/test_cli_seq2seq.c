@@ -45,6 +45,15 @@ START_TEST(test_train_generate_and_errors) {
     run_result g = run(NULL, "generate", "--weights", w, "the exam was not very clear", NULL);
     expect(&g, "generate", 0, NULL);
     ck_assert_str_eq(g.out, "negative exam not clear\n");
+    ck_assert_msg(!strstr(g.err, "note:"), "a sentence of the task gets no note: %s", g.err);
+    /* "food" is only ever a distractor's noun: off the task, said on stderr, still answered */
+    run_result off = run(NULL, "generate", "--weights", w, "the food was not good", NULL);
+    expect(&off, "generate off the task", 0, NULL);
+    ck_assert_msg(strstr(off.err, "sentence 1: note: not a sentence of the grammar") &&
+                      strstr(off.err, "rewrite task only"),
+                  "%s", off.err);
+    ck_assert_int_eq((int)strlen(off.out) > 0, 1);
+    run_free(&off);
     run_result n = run("the exam was not very clear\n", "generate", "--weights", w, "--no-cache",
                        "--format", "json", NULL);
     expect(&n, "generate --no-cache json", 0, NULL);
