@@ -438,3 +438,22 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
             attn_io_problem(p, ATTN_ERR_VALUE, "%s", verr.msg);
     }
 }
+
+attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
+    *out = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    attn_status st = attn_io_read_file(path, &buf, &len, err);
+    if (st != ATTN_OK) return st;
+    size_t at = 0;
+    const char *why = NULL;
+    st = attn_io_json_parse(buf, len, out, &at, &why);
+    if (st != ATTN_OK) {
+        int line = 1, col = 1;
+        attn_io_text_position(buf, at, &line, &col);
+        attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path, at,
+                    line, col, why);
+    }
+    free(buf);
+    return st;
+}

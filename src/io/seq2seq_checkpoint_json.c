@@ -203,22 +203,9 @@ static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_pro
 attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st, attn_error *err) {
     if (!path || !st) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq checkpoint: NULL argument");
     memset(st, 0, sizeof *st);
-    char *buf = NULL;
-    size_t len = 0;
-    attn_status s = attn_io_read_file(path, &buf, &len, err);
-    if (s != ATTN_OK) return s;
     cJSON *root = NULL;
-    size_t at = 0;
-    const char *why = NULL;
-    s = attn_io_json_parse(buf, len, &root, &at, &why);
-    if (s != ATTN_OK) {
-        int line = 1, col = 1;
-        attn_io_text_position(buf, at, &line, &col);
-        free(buf);
-        return attn_errorf(err, s, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path,
-                           at, line, col, why);
-    }
-    free(buf);
+    attn_status s = attn_io_parse_file(path, &root, err);
+    if (s != ATTN_OK) return s;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
         cJSON_Delete(root);

@@ -322,22 +322,9 @@ static void load_tensors(attn_seq2seq *m, const cJSON *root, attn_io_problems *p
 attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err) {
     if (!path || !out) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq weights: NULL path or out");
     *out = NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    attn_status st = attn_io_read_file(path, &buf, &len, err);
-    if (st != ATTN_OK) return st;
     cJSON *root = NULL;
-    size_t at = 0;
-    const char *why = NULL;
-    st = attn_io_json_parse(buf, len, &root, &at, &why);
-    if (st != ATTN_OK) {
-        int line = 1, col = 1;
-        attn_io_text_position(buf, at, &line, &col);
-        free(buf);
-        return attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path,
-                           at, line, col, why);
-    }
-    free(buf);
+    attn_status st = attn_io_parse_file(path, &root, err);
+    if (st != ATTN_OK) return st;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const char *f = cJSON_IsString(fmt) ? fmt->valuestring : NULL;
     if (!f || strcmp(f, S2S_FORMAT) != 0) {
