@@ -94,7 +94,8 @@ static const attn_experiment table[] = {
      "as they get deeper; pre-norm Transformers (LayerNorm inside the residual branch) train "
      "without one.",
      "§6", "Xiong et al. 2020",
-     "gain = mean test accuracy with a linear warm-up (over the first epoch's steps) minus "
+     "gain = mean test accuracy with a linear warm-up (over the first 4 of 10 epochs; --quick: the "
+     "first epoch) minus "
      "without, same data and seed (a diverged run counts as accuracy 0.5): holds if post-norm's "
      "gain at the deepest model is >= 0.05 and larger than at the shallowest AND pre-norm's "
      "gain is < 0.05 at every depth; does not hold if post-norm's gain at the deepest is < 0.05 "
