@@ -69,12 +69,22 @@ async function write(prefix, keep) {
     const j = await api('/api/generate', body);
     if (seq !== dec.seq) return;
     dec.data = j.explain;
+    showNote(j.on_task, j.note);
     if (!keep) dec.step = Math.max(0, dec.prefix.length - 1);
     dec.step = Math.min(dec.step, dec.data.steps.length - 1);
     render(!keep);
   } catch (e) {
     if (seq === dec.seq) $('dec-error').textContent = e.message;
   }
+}
+
+// The model saw sentences of the task's grammar only: say so when the text is not one.
+function showNote(onTask, note) {
+  const p = $('dec-note');
+  p.hidden = onTask !== false;
+  p.textContent = onTask === false
+    ? `The model was trained on the task's sentences only, and this text is ${note.replace(/^not a sentence of the grammar: /, 'not one: ')}. Its output says little here.`
+    : '';
 }
 
 function render(reveal) {

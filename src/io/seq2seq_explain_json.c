@@ -162,8 +162,11 @@ static attn_status parse_root(const char *buf, size_t len, cJSON **root, attn_er
     if (st != ATTN_OK) {
         int line, col;
         attn_io_text_position(buf ? buf : "", at, &line, &col);
-        return attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line,
-                           col, why);
+        attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line, col,
+                    why);
+        if (st == ATTN_ERR_PARSE)
+            attn_error_detail(err, ATTN_CODE_MALFORMED_JSON, (int)at, NULL, NULL);
+        return st;
     }
     if (!cJSON_IsObject(*root)) {
         cJSON_Delete(*root);

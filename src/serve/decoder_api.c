@@ -6,6 +6,8 @@
  *                        "n_heads", "maps", "max_words", "max_out"}]}
  *   POST /api/generate   {"model"?, "text", "prefix"? [target words], "layer"?, "head"? (-1 or
  *                        absent: the mean), "maps"? (all maps in full)} -> {"model", "seed",
+ *                        "on_task": whether the text is a sentence of the task's grammar (the
+ *                        model saw only those), "note": why not (null when it is),
  *                        "explain": attn_s2s_explanation_to_json's object with "alignment"
  *                        [output][source] for the layer and head asked}
  *   POST /api/compose    see serve_api_compose (compose.c of this room)
@@ -170,11 +172,9 @@ void serve_request_error(serve_response *rs, attn_status st, const attn_error *e
     if (st == ATTN_ERR_NOMEM)
         serve_error_response(rs, 503, "out_of_memory", err->msg);
     else
-        serve_error_response(rs, 400,
-                             st == ATTN_ERR_PARSE && strncmp(err->msg, "malformed", 9) == 0
-                                 ? "malformed_json"
-                                 : "bad_request",
-                             err->msg);
+        serve_error_response(
+            rs, 400, err->code == ATTN_CODE_MALFORMED_JSON ? "malformed_json" : "bad_request",
+            err->msg);
 }
 
 void serve_unknown_decoder(serve_response *rs, const char *name) {
@@ -184,6 +184,21 @@ void serve_unknown_decoder(serve_response *rs, const char *name) {
     sb_add(&msg, " (loaded: see /api/decoders)");
     serve_error_response(rs, 404, "unknown_model", msg.failed ? "unknown model" : msg.s);
     sb_free(&msg);
+}
+
+/* "on_task": true, "note": null -- or false and the grammar's reason (the first word it cannot
+ * read): the rewrite models were trained on sentences of the grammar only, so an answer for any
+ * other text says little (the write-up's "the food was not good" has "food" only as a
+ * distractor's noun). */
+static void on_task_json(const int *src, int n_src, sbuf *sb) {
+    attn_parse parse;
+    attn_error why;
+    if (attn_grammar_parse(src, n_src, &parse, &why) == ATTN_OK) {
+        sb_add(sb, "\"on_task\": true, \"note\": null");
+        return;
+    }
+    sb_add(sb, "\"on_task\": false, \"note\": ");
+    sb_json_string(sb, why.msg);
 }
 
 static void generate(serve_app *app, int ctx, const attn_generate_request *r, int di,
@@ -228,7 +243,9 @@ static void generate(serve_app *app, int ctx, const attn_generate_request *r, in
     sbuf sb = {0};
     sb_add(&sb, "{\"model\": ");
     sb_json_string(&sb, dd->name);
-    sb_printf(&sb, ", \"seed\": %d, \"explain\": ", dd->seed);
+    sb_printf(&sb, ", \"seed\": %d, ", dd->seed);
+    on_task_json(src, n_src, &sb);
+    sb_add(&sb, ", \"explain\": ");
     sb_add(&sb, json);
     sb_add(&sb, "}");
     free(json);

@@ -786,6 +786,19 @@ def check_decoder_view(cdp, base, have_compose, screenshot):
                  "has appeared (written word by word)")
     check(cdp.js("document.documentElement.scrollWidth === document.documentElement.clientWidth"),
           "decoder page: no horizontal overflow")
+    check(cdp.js("document.getElementById('dec-note').hidden"),
+          "decoder page: no off-task note for a sentence of the grammar")
+    before = cdp.js("document.body.dataset.generated")
+    cdp.js("(() => { document.getElementById('dec-text').value = 'the food was not good'; "
+           "document.getElementById('dec-go').click(); })()")
+    generated(cdp, before, "the write-up's 'the food was not good' written")
+    note = cdp.js("(() => { const p = document.getElementById('dec-note'); "
+                  "return p.hidden ? null : p.textContent; })()")
+    want = json.loads(http(base, "/api/generate", json.dumps(
+        dict(model="seq2seq-transformer", text="the food was not good")))[2])
+    reason = want["note"].removeprefix("not a sentence of the grammar: ")
+    check(want["on_task"] is False and note is not None and reason in note,
+          "decoder page: off-task note shown with the API's reason: %r" % note)
     if have_compose:
         cdp.js("(() => { document.getElementById('cmp-polarity').value = 'negative'; "
                "document.getElementById('cmp-subject').value = 'exam'; "

@@ -102,7 +102,8 @@ START_TEST(test_decoders_listed) {
 }
 END_TEST
 
-/* The text /api/generate must answer for (text, prefix, layer, head). */
+/* The text /api/generate must answer for (text, prefix, layer, head), a sentence of the task's
+ * grammar. */
 static char *want_generate(const char *text, const int *prefix, int n_prefix, int layer, int head) {
     int src[ATTN_MAX_WORDS], n = 0;
     attn_error err;
@@ -115,7 +116,10 @@ static char *want_generate(const char *text, const int *prefix, int n_prefix, in
     ck_assert(attn_s2s_explanation_to_json(text, src, e, &jo, &json, NULL, &err) == ATTN_OK);
     attn_s2s_explanation_free(e);
     char *out = malloc(strlen(json) + 128);
-    sprintf(out, "{\"model\": \"seq2seq-transformer\", \"seed\": 2, \"explain\": %s}", json);
+    sprintf(out,
+            "{\"model\": \"seq2seq-transformer\", \"seed\": 2, \"on_task\": true, \"note\": null, "
+            "\"explain\": %s}",
+            json);
     free(json);
     return out;
 }
@@ -139,6 +143,16 @@ START_TEST(test_generate) {
     ck_assert(strstr(t, "\"prefix\": 2") && strstr(t, "\"alignment_layer\": 1"));
     free(t);
     free(want);
+    /* the write-up's sentence: "food" is only a distractor's noun, so not a sentence the model
+     * saw: answered, with the grammar's reason */
+    t = call("POST", "/api/generate", "{\"text\": \"the food was not good\"}", 0, &st);
+    ck_assert_int_eq(st, 200);
+    ck_assert_msg(
+        strstr(t,
+               "\"on_task\": false, \"note\": \"not a sentence of the grammar: no subject noun") !=
+            NULL,
+        "%s", t);
+    free(t);
     t = call("POST", "/api/generate", "{\"text\": \"good\", \"maps\": true}", 0, &st);
     ck_assert(st == 200 && strstr(t, "\"cross_attention\"") && strstr(t, "\"self_attention\""));
     free(t);
