@@ -509,6 +509,13 @@ void attn_causal_attention_backward(float *d_q, float *d_k, float *d_v, const fl
 void attn_cross_attention_forward(float *out, float *probs, const float *q, const float *k,
                                   const float *v, int NH, int n_q, int n_k, int HS, size_t q_stride,
                                   size_t kv_stride);
+/* Both in one, with an optional additive score bias (ALiBi in the decoder's self-attention):
+ * softmax(q_h.k_h^T + bias_h + mask); bias NULL or [NH, n_q, n_k] contiguous, added to each
+ * rounded score in float; q_pos >= 0 causal as above, q_pos < 0 no mask (cross). The bias is a
+ * constant: the backward above is unchanged. */
+void attn_masked_attention_forward(float *out, float *probs, const float *q, const float *k,
+                                   const float *v, const float *bias, int NH, int n_q, int n_k,
+                                   int HS, int q_pos, size_t q_stride, size_t kv_stride);
 void attn_cross_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                                    const float *probs, const float *q, const float *k,
                                    const float *v, int NH, int n_q, int n_k, int HS,
