@@ -3,8 +3,9 @@
 
 For each of --random N configurations drawn from --seed (d_model 8-48, any head count that
 divides it, ffn_dim 8-96, 1-3 encoder and 1-3 decoder layers, pre/post norm, relu/gelu,
-positions learned/sinusoidal/none, max_src_len 4-80, max_tgt_len 2-24), the default
-configuration first: fresh nn.Transformer weights (perturbed, so that no bias is zero) ->
+positions learned, sinusoidal, none, rope, alibi in turn (rope: an even head size),
+max_src_len 4-80, max_tgt_len 2-24), the default configuration and the default with rope and
+with alibi first (their reference: tools/seq2seq_pos.py): fresh nn.Transformer weights (perturbed, so that no bias is zero) ->
 attn-seq2seq-weights-v1 JSON -> `attn generate --teacher --format json` on random pairs of
 every source length (--stride K: every K-th) and every decoder length -> each logit compared bit
 for bit with PyTorch's eval forward of the pair alone (batch 1, no_grad, one BLAS thread). The
@@ -83,13 +84,16 @@ def compare(got, want):
     return same, len(want), worst
 
 
-def random_config(rng):
+POS = ("learned", "sinusoidal", "none", "rope", "alibi")
+
+
+def random_config(rng, pos):
     D = rng.choice([8, 12, 16, 20, 24, 32, 40, 48])
     heads = [h for h in range(1, D + 1) if D % h == 0 and D // h >= 2]
     c = {"d_model": D, "n_heads": rng.choice(heads), "ffn_dim": rng.randint(8, 96),
          "enc_layers": rng.randint(1, 3), "dec_layers": rng.randint(1, 3),
          "norm": rng.choice(["pre", "post"]), "activation": rng.choice(["relu", "gelu"]),
-         "pos": rng.choice(["learned", "sinusoidal", "none", "rope", "alibi"]),
+         "pos": pos,
          "max_src_len": rng.randint(4, 80), "max_tgt_len": rng.randint(2, 24)}
     if c["pos"] == "rope" and (D // c["n_heads"]) % 2:  # rope rotates pairs: an even head size
         c["n_heads"] = rng.choice([h for h in heads if (D // h) % 2 == 0])
@@ -268,7 +272,9 @@ def main():
         configs = ([{"arch": x} for x in sm.RNN_ARCHS]
                    + [random_rnn_config(rng) for _ in range(a.random)])
     else:
-        configs = [{}] + [random_config(rng) for _ in range(a.random)]
+        # the default, the default with rope and with alibi, then every scheme in turn
+        configs = ([{}, {"pos": "rope"}, {"pos": "alibi"}]
+                   + [random_config(rng, POS[i % len(POS)]) for i in range(a.random)])
     ok = True
     tot = [0, 0, 0]
     gtot = [0, 0, 0]
