@@ -152,7 +152,9 @@ typedef struct attn_seq2seq_config {
     int max_tgt_len;            /* decoder positions, [BOS] included (16) */
     attn_norm norm;             /* pre (norm_first=True) or post; both have the final norms */
     attn_activation activation; /* relu or gelu */
-    attn_pos pos;               /* learned (default), sinusoidal or none, on both sides */
+    attn_pos pos;               /* learned (default), sinusoidal, none (added to the embeddings),
+                                 * rope or alibi (in the self-attentions only; rope: an even
+                                 * head size), one scheme for both sides */
     int hidden_size;            /* GRU models: H (64); 0 for the Transformer */
     int bidirectional;          /* seq2seq-attn: 1 (default) = a bidirectional encoder; else 0 */
     attn_task task;             /* what the model was trained on: how generate reads a source */
