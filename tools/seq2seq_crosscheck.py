@@ -87,13 +87,15 @@ def compare(got, want):
 POS = ("learned", "sinusoidal", "none", "rope", "alibi")
 
 
-def random_config(rng, pos):
+def random_config(rng, pos=None):
+    """A random configuration with positions pos (None: learned, sinusoidal or none at random,
+    the draw tools/seq2seq_explain_torch.py makes)."""
     D = rng.choice([8, 12, 16, 20, 24, 32, 40, 48])
     heads = [h for h in range(1, D + 1) if D % h == 0 and D // h >= 2]
     c = {"d_model": D, "n_heads": rng.choice(heads), "ffn_dim": rng.randint(8, 96),
          "enc_layers": rng.randint(1, 3), "dec_layers": rng.randint(1, 3),
          "norm": rng.choice(["pre", "post"]), "activation": rng.choice(["relu", "gelu"]),
-         "pos": pos,
+         "pos": pos or rng.choice(["learned", "sinusoidal", "none"]),
          "max_src_len": rng.randint(4, 80), "max_tgt_len": rng.randint(2, 24)}
     if c["pos"] == "rope" and (D // c["n_heads"]) % 2:  # rope rotates pairs: an even head size
         c["n_heads"] = rng.choice([h for h in heads if (D // h) % 2 == 0])
