@@ -12,7 +12,8 @@ for bit with PyTorch's eval forward of the pair alone (batch 1, no_grad, one BLA
 float -inf causal mask and the bool mask must give the same bits in PyTorch. Then greedy
 decoding: `attn generate --no-cache --format json` against a PyTorch loop over nn.Transformer
 (tokens and every step's logits), and the KV-cached decoding's agreement with it (measured,
-reported). A strict round trip of attn's own export (load_state_dict(strict=True)) too.
+reported). Then the other direction for rope and alibi: attn's own weights file of a fresh
+default model loaded with load_state_dict(strict=True), its teacher-forced logits identical.
 
 Prints per configuration and in total `identical: N/N, max ULP: K`; exits 1 unless every
 teacher-forced and --no-cache logit is identical and every mask pair agrees.
@@ -174,6 +175,23 @@ CACHE_ABS = [0.0]
 ALIGN = [0, 0, 0]  # seq2seq-attn: alignment values identical, compared, max ULP  # largest |cached - recomputed| logit difference seen
 
 
+def attn_export_check(attn, words, rng, tmp, pos):
+    """attn's own weights file of a fresh default model with positions pos (`attn train --epochs
+    0`) -> load_state_dict(strict=True) in PyTorch (its config's "pos" builds the reference) ->
+    teacher-forced logits identical: (identical, compared, max ULP)."""
+    path = os.path.join(tmp, "attn-%s.json" % pos)
+    r = subprocess.run([attn, "train", "--model", "seq2seq-transformer", "--pos", pos, "--epochs",
+                        "0", "--train-size", "1", "--holdout", "0", "--quiet", "--out", path],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("attn train --epochs 0 --pos %s failed: %s" % (pos, r.stderr.strip()))
+    model = sm.load(path)  # strict
+    if model.config["pos"] != pos:
+        raise RuntimeError("%s: config pos %r, expected %r" % (path, model.config["pos"], pos))
+    same, n, worst, _, _, _ = teacher_check(attn, model, path, words, rng, 20)
+    return same, n, worst
+
+
 def greedy_check(attn, model, path, words, rng, n):
     c = model.config
     sources = [[rng.choice(WORDS) for _ in range(rng.randint(1, c["max_src_len"]))]
@@ -330,6 +348,17 @@ def main():
                 tot[k] = tot[k] + v if k < 2 else max(tot[k], v)
             for k, v in enumerate((gs, gn, gw)):
                 gtot[k] = gtot[k] + v if k < 2 else max(gtot[k], v)
+        if a.models == "transformer":  # the other direction: attn writes, PyTorch loads
+            for pos in ("rope", "alibi"):
+                try:
+                    es, en, ew = attn_export_check(a.attn, words, rng, tmp, pos)
+                except RuntimeError as e:
+                    print(e)
+                    ok = False
+                    continue
+                print("attn's own %s weights (attn train --epochs 0): strict load_state_dict ok, "
+                      "teacher-forced identical: %d/%d, max ULP: %s" % (pos, es, en, ew))
+                ok = ok and es == en
     print("total teacher-forced identical: %d/%d, max ULP: %s; greedy --no-cache logits "
           "identical: %d/%d, max ULP: %s; KV cache vs incremental reference identical: %d/%d, "
           "max ULP: %s; KV cache vs --no-cache: tokens %d/%d, logits identical %d/%d, max ULP %s, "
