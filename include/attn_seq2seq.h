@@ -152,7 +152,9 @@ typedef struct attn_seq2seq_config {
     int max_tgt_len;            /* decoder positions, [BOS] included (16) */
     attn_norm norm;             /* pre (norm_first=True) or post; both have the final norms */
     attn_activation activation; /* relu or gelu */
-    attn_pos pos;               /* learned (default), sinusoidal or none, on both sides */
+    attn_pos pos;               /* learned (default), sinusoidal, none (added to the embeddings),
+                                 * rope or alibi (in the self-attentions only; rope: an even
+                                 * head size), one scheme for both sides */
     int hidden_size;            /* GRU models: H (64); 0 for the Transformer */
     int bidirectional;          /* seq2seq-attn: 1 (default) = a bidirectional encoder; else 0 */
     attn_task task;             /* what the model was trained on: how generate reads a source */
@@ -509,6 +511,13 @@ void attn_causal_attention_backward(float *d_q, float *d_k, float *d_v, const fl
 void attn_cross_attention_forward(float *out, float *probs, const float *q, const float *k,
                                   const float *v, int NH, int n_q, int n_k, int HS, size_t q_stride,
                                   size_t kv_stride);
+/* Both in one, with an optional additive score bias (ALiBi in the decoder's self-attention):
+ * softmax(q_h.k_h^T + bias_h + mask); bias NULL or [NH, n_q, n_k] contiguous, added to each
+ * rounded score in float; q_pos >= 0 causal as above, q_pos < 0 no mask (cross). The bias is a
+ * constant: the backward above is unchanged. */
+void attn_masked_attention_forward(float *out, float *probs, const float *q, const float *k,
+                                   const float *v, const float *bias, int NH, int n_q, int n_k,
+                                   int HS, int q_pos, size_t q_stride, size_t kv_stride);
 void attn_cross_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                                    const float *probs, const float *q, const float *k,
                                    const float *v, int NH, int n_q, int n_k, int HS,

@@ -3,15 +3,17 @@
 
 For each of --random N configurations drawn from --seed (d_model 8-48, any head count that
 divides it, ffn_dim 8-96, 1-3 encoder and 1-3 decoder layers, pre/post norm, relu/gelu,
-positions learned/sinusoidal/none, max_src_len 4-80, max_tgt_len 2-24), the default
-configuration first: fresh nn.Transformer weights (perturbed, so that no bias is zero) ->
+positions learned, sinusoidal, none, rope, alibi in turn (rope: an even head size),
+max_src_len 4-80, max_tgt_len 2-24), the default configuration and the default with rope and
+with alibi first (their reference: tools/seq2seq_pos.py): fresh nn.Transformer weights (perturbed, so that no bias is zero) ->
 attn-seq2seq-weights-v1 JSON -> `attn generate --teacher --format json` on random pairs of
 every source length (--stride K: every K-th) and every decoder length -> each logit compared bit
 for bit with PyTorch's eval forward of the pair alone (batch 1, no_grad, one BLAS thread). The
 float -inf causal mask and the bool mask must give the same bits in PyTorch. Then greedy
 decoding: `attn generate --no-cache --format json` against a PyTorch loop over nn.Transformer
 (tokens and every step's logits), and the KV-cached decoding's agreement with it (measured,
-reported). A strict round trip of attn's own export (load_state_dict(strict=True)) too.
+reported). Then the other direction for rope and alibi: attn's own weights file of a fresh
+default model loaded with load_state_dict(strict=True), its teacher-forced logits identical.
 
 Prints per configuration and in total `identical: N/N, max ULP: K`; exits 1 unless every
 teacher-forced and --no-cache logit is identical and every mask pair agrees.
@@ -83,14 +85,22 @@ def compare(got, want):
     return same, len(want), worst
 
 
-def random_config(rng):
+POS = ("learned", "sinusoidal", "none", "rope", "alibi")
+
+
+def random_config(rng, pos=None):
+    """A random configuration with positions pos (None: learned, sinusoidal or none at random,
+    the draw tools/seq2seq_explain_torch.py makes)."""
     D = rng.choice([8, 12, 16, 20, 24, 32, 40, 48])
     heads = [h for h in range(1, D + 1) if D % h == 0 and D // h >= 2]
-    return {"d_model": D, "n_heads": rng.choice(heads), "ffn_dim": rng.randint(8, 96),
-            "enc_layers": rng.randint(1, 3), "dec_layers": rng.randint(1, 3),
-            "norm": rng.choice(["pre", "post"]), "activation": rng.choice(["relu", "gelu"]),
-            "pos": rng.choice(["learned", "sinusoidal", "none"]),
-            "max_src_len": rng.randint(4, 80), "max_tgt_len": rng.randint(2, 24)}
+    c = {"d_model": D, "n_heads": rng.choice(heads), "ffn_dim": rng.randint(8, 96),
+         "enc_layers": rng.randint(1, 3), "dec_layers": rng.randint(1, 3),
+         "norm": rng.choice(["pre", "post"]), "activation": rng.choice(["relu", "gelu"]),
+         "pos": pos or rng.choice(["learned", "sinusoidal", "none"]),
+         "max_src_len": rng.randint(4, 80), "max_tgt_len": rng.randint(2, 24)}
+    if c["pos"] == "rope" and (D // c["n_heads"]) % 2:  # rope rotates pairs: an even head size
+        c["n_heads"] = rng.choice([h for h in heads if (D // h) % 2 == 0])
+    return c
 
 
 def random_rnn_config(rng):
@@ -163,6 +173,23 @@ def teacher_check(attn, model, path, words, rng, stride):
 
 CACHE_ABS = [0.0]
 ALIGN = [0, 0, 0]  # seq2seq-attn: alignment values identical, compared, max ULP  # largest |cached - recomputed| logit difference seen
+
+
+def attn_export_check(attn, words, rng, tmp, pos):
+    """attn's own weights file of a fresh default model with positions pos (`attn train --epochs
+    0`) -> load_state_dict(strict=True) in PyTorch (its config's "pos" builds the reference) ->
+    teacher-forced logits identical: (identical, compared, max ULP)."""
+    path = os.path.join(tmp, "attn-%s.json" % pos)
+    r = subprocess.run([attn, "train", "--model", "seq2seq-transformer", "--pos", pos, "--epochs",
+                        "0", "--train-size", "1", "--holdout", "0", "--quiet", "--out", path],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("attn train --epochs 0 --pos %s failed: %s" % (pos, r.stderr.strip()))
+    model = sm.load(path)  # strict
+    if model.config["pos"] != pos:
+        raise RuntimeError("%s: config pos %r, expected %r" % (path, model.config["pos"], pos))
+    same, n, worst, _, _, _ = teacher_check(attn, model, path, words, rng, 20)
+    return same, n, worst
 
 
 def greedy_check(attn, model, path, words, rng, n):
@@ -265,7 +292,9 @@ def main():
         configs = ([{"arch": x} for x in sm.RNN_ARCHS]
                    + [random_rnn_config(rng) for _ in range(a.random)])
     else:
-        configs = [{}] + [random_config(rng) for _ in range(a.random)]
+        # the default, the default with rope and with alibi, then every scheme in turn
+        configs = ([{}, {"pos": "rope"}, {"pos": "alibi"}]
+                   + [random_config(rng, POS[i % len(POS)]) for i in range(a.random)])
     ok = True
     tot = [0, 0, 0]
     gtot = [0, 0, 0]
@@ -319,6 +348,17 @@ def main():
                 tot[k] = tot[k] + v if k < 2 else max(tot[k], v)
             for k, v in enumerate((gs, gn, gw)):
                 gtot[k] = gtot[k] + v if k < 2 else max(gtot[k], v)
+        if a.models == "transformer":  # the other direction: attn writes, PyTorch loads
+            for pos in ("rope", "alibi"):
+                try:
+                    es, en, ew = attn_export_check(a.attn, words, rng, tmp, pos)
+                except RuntimeError as e:
+                    print(e)
+                    ok = False
+                    continue
+                print("attn's own %s weights (attn train --epochs 0): strict load_state_dict ok, "
+                      "teacher-forced identical: %d/%d, max ULP: %s" % (pos, es, en, ew))
+                ok = ok and es == en
     print("total teacher-forced identical: %d/%d, max ULP: %s; greedy --no-cache logits "
           "identical: %d/%d, max ULP: %s; KV cache vs incremental reference identical: %d/%d, "
           "max ULP: %s; KV cache vs --no-cache: tokens %d/%d, logits identical %d/%d, max ULP %s, "

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """seq2seq_grad_check.py -- attn's seq2seq gradients against PyTorch's autograd.
 
-For a few configurations (pre/post norm, relu/gelu, positions), fresh perturbed nn.Transformer
+For a few configurations (pre/post norm, relu/gelu, every position scheme), fresh perturbed nn.Transformer
 weights and random 'source<TAB>target' pairs: `attn grad` (the mean cross-entropy over every
 target token, [EOS] included, pairs packed in one batch) against autograd on the same loss (each
 pair alone, batch 1, CrossEntropyLoss(reduction="sum") summed and divided by the token count;
@@ -39,6 +39,10 @@ CONFIGS = [
     {"norm": "post", "activation": "gelu", "pos": "sinusoidal", "d_model": 24, "n_heads": 3,
      "ffn_dim": 40, "enc_layers": 1, "dec_layers": 3},
     {"pos": "none", "d_model": 16, "n_heads": 4, "ffn_dim": 20, "enc_layers": 3, "dec_layers": 1},
+    {"pos": "rope", "norm": "post", "d_model": 24, "n_heads": 2, "ffn_dim": 30, "enc_layers": 2,
+     "dec_layers": 2},
+    {"pos": "alibi", "activation": "gelu", "d_model": 20, "n_heads": 5, "ffn_dim": 24,
+     "enc_layers": 1, "dec_layers": 2},
 ]
 RNN_CONFIGS = [
     {"arch": "seq2seq-gru"},

@@ -6,8 +6,9 @@ encoder.norm, decoder layers with the causal tgt_mask, decoder.norm; dropout 0, 
 norm_first for "pre") <- tgt_embedding([BOS] + target) + tgt positions -> head Linear(D, Vt).
 Positions ("pos"): "learned" = parameters src_pos_embedding [max_src_len, D] and
 tgt_pos_embedding [max_tgt_len, D] (initialised with the sinusoid table times 2, as attn does);
-"sinusoidal" = the fixed unscaled table, a non-persistent buffer; "none" = nothing added.
-Run it in eval mode under torch.no_grad() (the encoder layers then take PyTorch's fast path,
+"sinusoidal" = the fixed unscaled table, a non-persistent buffer; "none" = nothing added;
+"rope" and "alibi" act inside the self-attentions (tools/seq2seq_pos.py: the classifier's
+PosEncoderLayer, PosDecoderLayer; no tensor of their own). Run it in eval mode under torch.no_grad() (the encoder layers then take PyTorch's fast path,
 which attn follows; the decoder layers have none).
 
 seq2seq-gru / seq2seq-attn (Seq2SeqRNN, hand-written from nn.GRU, nn.GRUCell and nn.Linear):
@@ -41,6 +42,8 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 import attn_models  # noqa: E402
+import seq2seq_pos  # noqa: E402
+from seq2seq_sampling import SplitMix64, sample_step  # noqa: E402,F401 -- sample() uses them
 import weights_json  # noqa: E402
 
 FORMAT = "attn-seq2seq-weights-v1"
@@ -92,14 +95,17 @@ class Seq2SeqTransformer(nn.Module):
                                  persistent=False)
             self.register_buffer("tgt_table", attn_models.sinusoid_table(c["max_tgt_len"], D, 1.0),
                                  persistent=False)
-        elif c["pos"] != "none":
-            raise ValueError("pos %r is not available for seq2seq models" % c["pos"])
+        elif c["pos"] not in attn_models.POS_SCHEMES:
+            raise ValueError("unknown pos %r" % c["pos"])
         self.src_embedding = nn.Embedding(c["src_vocab"], D)
         self.tgt_embedding = nn.Embedding(c["tgt_vocab"], D)
-        self.transformer = nn.Transformer(
-            d_model=D, nhead=c["n_heads"], num_encoder_layers=c["enc_layers"],
-            num_decoder_layers=c["dec_layers"], dim_feedforward=c["ffn_dim"], dropout=0.0,
-            activation=c["activation"], batch_first=True, norm_first=c["norm"] == "pre")
+        if c["pos"] in ("rope", "alibi"):
+            self.transformer = seq2seq_pos.transformer(c)
+        else:
+            self.transformer = nn.Transformer(
+                d_model=D, nhead=c["n_heads"], num_encoder_layers=c["enc_layers"],
+                num_decoder_layers=c["dec_layers"], dim_feedforward=c["ffn_dim"], dropout=0.0,
+                activation=c["activation"], batch_first=True, norm_first=c["norm"] == "pre")
         self.head = nn.Linear(D, c["tgt_vocab"])
 
     def _positions(self, side, n):
@@ -292,9 +298,11 @@ def _split(x, NH):
     return x.view(n, NH, D // NH).transpose(0, 1).contiguous()
 
 
-def _attend(q, k, v):
-    """q [NH, nq, HS] (already divided), k, v [NH, nk, HS] -> [nq, D]: bmm, softmax, bmm."""
-    p = torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
+def _attend(q, k, v, bias=None):
+    """q [NH, nq, HS] (already divided), k, v [NH, nk, HS] -> [nq, D]: bmm, (+ bias), softmax,
+    bmm."""
+    s = torch.bmm(q, k.transpose(1, 2))
+    p = torch.softmax(s if bias is None else s + bias, dim=-1)
     o = torch.bmm(p, v)
     return o.transpose(0, 1).reshape(q.shape[1], -1)
 
@@ -308,7 +316,9 @@ class CachedDecoder:
     code, which has no cache): per layer and step one new row x [1, D]; the self-attention q, k, v
     from one [1, 3D] Linear, k and v appended to the layer's cache [NH, t+1, HS]; the memory's
     k, v from one [S, 2D] Linear computed once; q / sqrt(HS) as a true division; bmm, softmax,
-    bmm; LayerNorms and residuals in nn.TransformerDecoderLayer's order (pre or post)."""
+    bmm; LayerNorms and residuals in nn.TransformerDecoderLayer's order (pre or post). pos rope:
+    the new row's q and k rotated at its position before k is cached; alibi: the bias row of its
+    position added to its scores (seq2seq_pos)."""
 
     def __init__(self, model, memory):
         self.m, self.c = model, model.config
@@ -328,9 +338,15 @@ class CachedDecoder:
         qkv = torch.nn.functional.linear(x, a.in_proj_weight, a.in_proj_bias)
         q = _split(qkv[:, :D], NH) / self.root
         k, v = _split(qkv[:, D:2 * D], NH), _split(qkv[:, 2 * D:], NH)
+        t, pos, bias = self.t, self.c["pos"], None
+        if pos == "rope":
+            cos, sin = layer.rope_cos[t:t + 1], layer.rope_sin[t:t + 1]
+            q, k = seq2seq_pos.rotate(q, cos, sin), seq2seq_pos.rotate(k, cos, sin)
         self.k[i] = k if self.k[i] is None else torch.cat([self.k[i], k], dim=1)
         self.v[i] = v if self.v[i] is None else torch.cat([self.v[i], v], dim=1)
-        return a.out_proj(_attend(q, self.k[i], self.v[i]))
+        if pos == "alibi":
+            bias = seq2seq_pos.alibi(layer.slopes, t, 1, t + 1)
+        return a.out_proj(_attend(q, self.k[i], self.v[i], bias))
 
     def _ca(self, i, layer, x):
         D, NH = self.c["d_model"], self.c["n_heads"]
@@ -341,6 +357,7 @@ class CachedDecoder:
 
     def step(self, token, pos):
         """Logits [Vt] of the next word after `token` at decoder position pos."""
+        self.t = pos
         x = self.m.tgt_embedding(torch.tensor([token]))  # [1, D], then the row of position pos
         p = self.m._positions("tgt", pos + 1)
         if p is not None:
@@ -405,56 +422,6 @@ def beam(model, src, max_out, k):
                 nxt.append((prefix + [v], s))
             live = nxt
         return best_words, best
-
-
-MASK64 = (1 << 64) - 1
-
-
-class SplitMix64:
-    """attn's PRNG (src/util/rng.c) in Python integers: the same seed, the same stream."""
-
-    def __init__(self, seed):
-        self.state = seed & MASK64
-
-    def next(self):
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        return z ^ (z >> 31)
-
-    def uniform(self):
-        return (self.next() >> 11) * 2.0 ** -53
-
-
-def sample_step(x, temperature, top_k, top_p, rng):
-    """attn's sampling step (src/models/seq2seq_sample.c) on logits x (a list of floats)."""
-    V = len(x)
-    z = [v / temperature for v in x]
-    order = sorted(range(V), key=lambda j: (-z[j], j))
-    n = top_k if 0 < top_k < V else V
-    top = z[order[0]]
-    p = [math.exp(z[order[r]] - top) for r in range(n)]
-    total = 0.0
-    for v in p:
-        total += v
-    p = [v / total for v in p]
-    if 0.0 < top_p < 1.0:
-        run, keep = 0.0, 0
-        while keep < n and run < top_p:
-            run += p[keep]
-            keep += 1
-        n = keep
-    kept = 0.0
-    for r in range(n):
-        kept += p[r]
-    u = rng.uniform() * kept
-    run = 0.0
-    for r in range(n):
-        run += p[r]
-        if u < run:
-            return order[r]
-    return order[n - 1]
 
 
 def sample(model, src, max_out, temperature=1.0, top_k=0, top_p=1.0, seed=1, cache=True):

@@ -80,9 +80,9 @@ static int parse_choices(s2s_args *a) {
         return cli_usage_error("train", "--activation expects relu or gelu, got '%s'", a->act);
     a->mc.activation = i ? ATTN_ACT_GELU : ATTN_ACT_RELU;
     const int p = attn_pos_from_name(a->pos);
-    if (p != ATTN_POS_LEARNED && p != ATTN_POS_SINUSOIDAL && p != ATTN_POS_NONE)
-        return cli_usage_error("train", "--pos expects learned, sinusoidal or none, got '%s'",
-                               a->pos);
+    if (p < 0)
+        return cli_usage_error(
+            "train", "--pos expects learned, sinusoidal, none, rope or alibi, got '%s'", a->pos);
     a->mc.pos = (attn_pos)p;
     attn_error err;
     if (attn_task_from_name(a->task, &a->task_id, &err) != ATTN_OK)
@@ -233,7 +233,8 @@ int cmd_train_seq2seq(int argc, char **argv) {
          .help = "decoder layers"},
         {"--norm", "pre|post", CLI_OPT_STR, &a.norm, .help = "LayerNorm placement"},
         {"--activation", "relu|gelu", CLI_OPT_STR, &a.act, .help = "feed-forward activation"},
-        {"--pos", "NAME", CLI_OPT_STR, &a.pos, .help = "learned, sinusoidal or none"},
+        {"--pos", "NAME", CLI_OPT_STR, &a.pos,
+         .help = "learned, sinusoidal, none, rope or alibi (rope, alibi: in the self-attentions)"},
         {"--out", "FILE.json", CLI_OPT_STR, &a.out, .help = "write the weights here"},
         {"--quiet", NULL, CLI_OPT_FLAG, &quiet, .help = "no per-epoch lines on stderr"},
         {"--checkpoint", "FILE", CLI_OPT_STR, &a.checkpoint,

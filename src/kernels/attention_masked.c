@@ -23,11 +23,15 @@
 
 #include <math.h>
 
-/* One head; q_pos < 0: no mask (cross-attention). */
+/* One head; q_pos < 0: no mask (cross-attention). bias: NULL or [n_q, n_k], added to each
+ * rounded score in float before the mask (score + bias + -inf is -inf, so either order gives
+ * the same bits). */
 static void head_forward(float *out, float *probs, const float *q, const float *k, const float *v,
-                         int n_q, int n_k, int HS, int q_pos) {
+                         const float *bias, int n_q, int n_k, int HS, int q_pos) {
     const bool loop = attn_bmm_is_loop(n_q, n_k, HS);
     attn_bmm_nt(probs, q, k, n_q, n_k, HS, 0.0f, loop, ATTN_OP_QK, ATTN_PASS_FORWARD);
+    if (bias)
+        for (size_t i = 0; i < (size_t)n_q * (size_t)n_k; i++) probs[i] += bias[i];
     if (q_pos >= 0)
         for (int i = 0; i < n_q; i++)
             for (int j = q_pos + i + 1; j < n_k; j++) probs[(size_t)i * n_k + j] += -INFINITY;
@@ -35,27 +39,30 @@ static void head_forward(float *out, float *probs, const float *q, const float *
     attn_bmm_nn(out, probs, v, n_q, HS, n_k, 0.0f, loop, ATTN_OP_AV, ATTN_PASS_FORWARD);
 }
 
-static void heads_forward(float *out, float *probs, const float *q, const float *k, const float *v,
-                          int NH, int n_q, int n_k, int HS, int q_pos, size_t q_stride,
-                          size_t kv_stride) {
+void attn_masked_attention_forward(float *out, float *probs, const float *q, const float *k,
+                                   const float *v, const float *bias, int NH, int n_q, int n_k,
+                                   int HS, int q_pos, size_t q_stride, size_t kv_stride) {
     ATTN_ASSERT(NH >= 1 && n_q >= 1 && n_k >= 1 && probs);
     ATTN_ASSERT(q_pos < 0 || q_pos + n_q <= n_k);
+    const size_t pn = (size_t)n_q * (size_t)n_k;
     for (int h = 0; h < NH; h++)
-        head_forward(out + h * q_stride, probs + (size_t)h * n_q * n_k, q + h * q_stride,
-                     k + h * kv_stride, v + h * kv_stride, n_q, n_k, HS, q_pos);
+        head_forward(out + h * q_stride, probs + h * pn, q + h * q_stride, k + h * kv_stride,
+                     v + h * kv_stride, bias ? bias + h * pn : NULL, n_q, n_k, HS, q_pos);
 }
 
 void attn_causal_attention_forward(float *out, float *probs, const float *q, const float *k,
                                    const float *v, int NH, int n_q, int n_k, int HS, int q_pos,
                                    size_t q_stride, size_t kv_stride) {
     ATTN_ASSERT(q_pos >= 0);
-    heads_forward(out, probs, q, k, v, NH, n_q, n_k, HS, q_pos, q_stride, kv_stride);
+    attn_masked_attention_forward(out, probs, q, k, v, NULL, NH, n_q, n_k, HS, q_pos, q_stride,
+                                  kv_stride);
 }
 
 void attn_cross_attention_forward(float *out, float *probs, const float *q, const float *k,
                                   const float *v, int NH, int n_q, int n_k, int HS, size_t q_stride,
                                   size_t kv_stride) {
-    heads_forward(out, probs, q, k, v, NH, n_q, n_k, HS, -1, q_stride, kv_stride);
+    attn_masked_attention_forward(out, probs, q, k, v, NULL, NH, n_q, n_k, HS, -1, q_stride,
+                                  kv_stride);
 }
 
 /* One head: d_P = d_out.v^T, d_v += P^T.d_out, d_S = P * (d_P - rowsum(P * d_P)) over the

@@ -7,6 +7,7 @@
  * the layer input with rows 0..D-1 of the packed weight, k | v from the memory with rows D..3D-1;
  * then q / sqrt(HS) as a true float division; attention (attention_masked.c); heads
  * concatenated; out_proj. Backward accumulates into d_x, d_mem and d_w. */
+#include "attention_positions.h"
 #include "decoder_layer.h"
 #include "model_internal.h"
 
@@ -24,11 +25,12 @@ void attn_decoder_layout(attn_decoder_acts *a, attn_decoder_scratch *s,
                          const attn_decoder_rows *r) {
     const size_t D = (size_t)c->d_model, F = (size_t)c->ffn_dim, NH = (size_t)c->n_heads;
     const size_t N = (size_t)r->N, Ns = (size_t)r->Ns;
-    size_t p_sa = 0, p_ca = 0, work = 0;
+    size_t p_sa = 0, p_ca = 0, work = 0, bias = 0;
     for (int i = 0; i < r->B; i++) {
         const size_t T = (size_t)rows_of(r->trows, i), S = (size_t)rows_of(r->srows, i);
         const size_t keys = r->step_keys > 0 ? (size_t)r->step_keys : T;
         p_sa += NH * T * keys;
+        if (NH * T * keys > bias) bias = NH * T * keys;
         p_ca += NH * T * S;
         const size_t wk = 2 * T * (keys > S ? keys : S);
         if (wk > work) work = wk;
@@ -57,6 +59,7 @@ void attn_decoder_layout(attn_decoder_acts *a, attn_decoder_scratch *s,
     a->ff1 = attn_arena_carve(base, u, N * F);
     a->act = attn_arena_carve(base, u, N * F);
     a->out = c->norm == ATTN_NORM_PRE ? a->sum[2] : a->ln[2];
+    a->sa_bias = c->pos == ATTN_POS_ALIBI ? attn_arena_carve(base, u, bias) : NULL;
     if (!s) return;
     s->d_res = attn_arena_carve(base, u, N * D);
     s->d_sum = attn_arena_carve(base, u, N * D);
@@ -112,6 +115,26 @@ static float head_root(const attn_seq2seq_config *c) {
     return sqrtf((float)(c->d_model / c->n_heads));
 }
 
+/* Rows row0 .. row0+n-1 of every head of x (head stride hs) rotated at positions p0 .. p0+n-1,
+ * or by the transpose (backward); nothing unless pos rope. */
+static void rope_heads(float *x, size_t hs, int row0, int n, int p0, const attn_decoder_acts *a,
+                       const attn_seq2seq_config *c, bool transpose) {
+    const int NH = c->n_heads, HS = c->d_model / NH;
+    if (c->pos != ATTN_POS_ROPE) return;
+    for (int h = 0; h < NH; h++)
+        for (int t = 0; t < n; t++)
+            attn_rope_row(x + h * hs + ((size_t)row0 + t) * HS, a->rope, p0 + t, HS, transpose);
+}
+
+/* The self-attention's score bias for n_q queries from position q_pos over keys 0..n_k-1 (pos
+ * alibi: filled into a->sa_bias), else NULL. */
+static const float *sa_bias(const attn_decoder_acts *a, const attn_seq2seq_config *c, int q_pos,
+                            int n_q, int n_k) {
+    if (c->pos != ATTN_POS_ALIBI) return NULL;
+    attn_alibi_bias(a->sa_bias, c->n_heads, q_pos, n_q, n_k);
+    return a->sa_bias;
+}
+
 /* ---- the three blocks -------------------------------------------------------------------- */
 
 /* sum[N, D] = SA(in) (causal): qkv = in.W^T + b; heads; attention per pair; out_proj. */
@@ -128,12 +151,12 @@ static void sa_forward(attn_decoder_acts *a, float *sum, const float *in,
     for (int i = 0; i < r->B; i++) {
         const int T = rows_of(r->trows, i);
         const size_t o = (size_t)r->trows[i] * HS;
-        if (r->unmasked) /* every target row sees every other: the experiment's control */
-            attn_cross_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o,
-                                         a->v + o, NH, T, T, HS, hs, hs);
-        else
-            attn_causal_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o,
-                                          a->v + o, NH, T, T, HS, 0, hs, hs);
+        rope_heads(a->q, hs, r->trows[i], T, 0, a, c, false);
+        rope_heads(a->k, hs, r->trows[i], T, 0, a, c, false);
+        /* unmasked: every target row sees every other (the causal-mask experiment's control) */
+        attn_masked_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o, a->v + o,
+                                      sa_bias(a, c, 0, T, T), NH, T, T, HS, r->unmasked ? -1 : 0,
+                                      hs, hs);
         p += (size_t)NH * T * T;
     }
     merge_heads(a->sa_att, D, 0, a->sa_ctx, hs, 0, N, NH, HS, 0.0f);
@@ -247,6 +270,8 @@ static void sa_backward(float *d_in, const attn_decoder_weights *d_w, const floa
         attn_causal_attention_backward(s->d_q + o, s->d_k + o, s->d_v + o, s->d_ctx + o,
                                        a->sa_probs + p, a->q + o, a->k + o, a->v + o, NH, T, T, HS,
                                        hs, hs, s->attn_work);
+        rope_heads(s->d_q, hs, r->trows[i], T, 0, a, c, true);
+        rope_heads(s->d_k, hs, r->trows[i], T, 0, a, c, true);
         p += (size_t)NH * T * T;
     }
     const float inv_root = 1.0f / head_root(c);
@@ -368,8 +393,11 @@ void attn_decoder_step(attn_decoder_acts *a, const float *x, const attn_decoder_
             split_heads(a->q, HS, 0, a->qkv, 1, 3 * D, 0, NH, HS, head_root(c));
             split_heads(cache->k, hc, pos, a->qkv, 1, 3 * D, D, NH, HS, 0.0f);
             split_heads(cache->v, hc, pos, a->qkv, 1, 3 * D, 2 * D, NH, HS, 0.0f);
-            attn_causal_attention_forward(a->sa_ctx, a->sa_probs, a->q, cache->k, cache->v, NH, 1,
-                                          pos + 1, HS, pos, HS, hc);
+            rope_heads(a->q, HS, 0, 1, pos, a, c, false); /* the key cached already rotated */
+            rope_heads(cache->k, hc, pos, 1, pos, a, c, false);
+            attn_masked_attention_forward(a->sa_ctx, a->sa_probs, a->q, cache->k, cache->v,
+                                          sa_bias(a, c, pos, 1, pos + 1), NH, 1, pos + 1, HS, pos,
+                                          HS, hc);
             merge_heads(a->sa_att, D, 0, a->sa_ctx, HS, 0, 1, NH, HS, 0.0f);
             attn_linear_forward(a->sum[0], a->sa_att, w->sa_out_w, w->sa_out_b, 1, D, D,
                                 ATTN_OP_OUT_PROJ);

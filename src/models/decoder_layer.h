@@ -10,7 +10,10 @@
  *   three blocks b = self-attention (causal), cross-attention (to the memory), feed-forward:
  *   pre-norm:  res_{b+1} = res_b + F_b(LN_b(res_b))          out = res_3
  *   post-norm: res_{b+1} = LN_b(res_b + F_b(res_b))          out = res_3
- * with res_0 = x (PyTorch's TransformerDecoderLayer.forward; the memory is never normalised). */
+ * with res_0 = x (PyTorch's TransformerDecoderLayer.forward; the memory is never normalised).
+ * Positions inside the attention (c->pos rope or alibi, docs/decoder.md) act on the
+ * self-attention only, target row t of a pair at position t: rope rotates its q and k, alibi
+ * adds -slope_h * (t - j) to its scores before the causal mask. Cross-attention has none. */
 #ifndef ATTN_DECODER_LAYER_H
 #define ATTN_DECODER_LAYER_H
 
@@ -54,6 +57,9 @@ typedef struct attn_decoder_acts {
     float *ca_ctx, *ca_att;   /* [NH, N, HS], [N, D] */
     float *ff1, *act;         /* [N, F] */
     float *out;               /* the layer output (ln[2] or sum[2]) */
+    /* positions inside the self-attention (pos rope / alibi; cross-attention has none) */
+    const float *rope; /* pos rope: [P, HS] attn_rope_table, P >= the target rows; else unused */
+    float *sa_bias;    /* pos alibi: scratch for one pair's [NH, T, keys] score bias, else NULL */
 } attn_decoder_acts;
 
 typedef struct attn_decoder_scratch {

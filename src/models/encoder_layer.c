@@ -11,6 +11,8 @@
  * Shapes and the packed layout: encoder_layer.h. Backward accumulates into d_x and d_w. */
 #include "encoder_layer.h"
 
+#include "attention_positions.h"
+
 #include "attn_kernels.h"
 
 #include <math.h>
@@ -42,22 +44,6 @@ size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_ro
  * transpose to d_q, d_k. alibi: scores + bias, bias = -slope_h * |i - j| (symmetric: an
  * encoder), slope_h of Press et al. 2022. */
 
-/* x[HS] in place: rotated by position p's angles, or by their transpose. */
-static void rope_row(float *x, const float *table, int p, int HS, bool transpose) {
-    const int h2 = HS / 2;
-    const float *cs = table + (size_t)p * HS, *sn = cs + h2;
-    for (int i = 0; i < h2; i++) {
-        const float x1 = x[i], x2 = x[i + h2];
-        if (transpose) {
-            x[i] = x1 * cs[i] + x2 * sn[i];
-            x[i + h2] = x2 * cs[i] - x1 * sn[i];
-        } else {
-            x[i] = x1 * cs[i] - x2 * sn[i];
-            x[i + h2] = x2 * cs[i] + x1 * sn[i];
-        }
-    }
-}
-
 /* Every row of a head-major [NH, N, HS] x (cls_only: the [CLS] rows, position 0). */
 static void rope_rows(float *x, const float *table, const attn_encoder_rows *r, int NH, int HS,
                       bool cls_only, bool transpose) {
@@ -65,28 +51,9 @@ static void rope_rows(float *x, const float *table, const attn_encoder_rows *r, 
         for (int i = 0; i < r->B; i++) {
             const int S = cls_only ? 1 : seq_len(r, i);
             for (int p = 0; p < S; p++)
-                rope_row(x + ((size_t)h * r->N + r->rows[i] + p) * HS, table, p, HS, transpose);
+                attn_rope_row(x + ((size_t)h * r->N + r->rows[i] + p) * HS, table, p, HS,
+                              transpose);
         }
-}
-
-/* ALiBi slope of head h of NH: 2^(-8(h+1)/NH) for NH a power of two; otherwise the paper's
- * interpolation: the n = 2^floor(log2 NH) slopes of n heads, then every other slope of 2n heads
- * (2^(-8(2j+1)/2n), j = 0..NH-n-1). Computed in double, rounded once. */
-static float alibi_slope(int h, int NH) {
-    int n = 1;
-    while (2 * n <= NH) n *= 2;
-    const double e = h < n ? 8.0 * (h + 1) / n : 8.0 * (2 * (h - n) + 1) / (2.0 * n);
-    return (float)pow(2.0, -e);
-}
-
-/* bias[NH, n_q, S] = -(slope_h * |i - j|), query i at position i (cls_only: 0), key j at j. */
-static void alibi_bias(float *bias, int NH, int n_q, int S) {
-    for (int h = 0; h < NH; h++) {
-        const float slope = alibi_slope(h, NH);
-        for (int i = 0; i < n_q; i++)
-            for (int j = 0; j < S; j++)
-                bias[((size_t)h * n_q + i) * S + j] = -(slope * (float)(i > j ? i - j : j - i));
-    }
 }
 
 /* ---- q, k, v projection and head split ------------------------------------------------- */
@@ -257,7 +224,7 @@ static void heads_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
         const size_t o = (size_t)r->rows[i] * HS;
         const float *bias = NULL;
         if (c->pos == ATTN_POS_ALIBI) {
-            alibi_bias(a->score_bias, NH, n_q, S);
+            attn_alibi_bias(a->score_bias, NH, 0, n_q, S);
             bias = a->score_bias;
         }
         if (a->key_padding) {

@@ -97,12 +97,13 @@ attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_er
     if ((unsigned)cfg->activation > ATTN_ACT_GELU)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown activation %d",
                            (int)cfg->activation);
-    if (cfg->pos != ATTN_POS_LEARNED && cfg->pos != ATTN_POS_SINUSOIDAL &&
-        cfg->pos != ATTN_POS_NONE)
+    if ((unsigned)cfg->pos > ATTN_POS_ALIBI)
+        return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown pos %d", (int)cfg->pos);
+    if (cfg->pos == ATTN_POS_ROPE && (cfg->d_model / cfg->n_heads) % 2 != 0)
         return attn_errorf(err, ATTN_ERR_VALUE,
-                           "config: pos %s is not available for seq2seq models (learned, "
-                           "sinusoidal or none)",
-                           attn_pos_name(cfg->pos));
+                           "config: pos rope needs an even head size, d_model %d / n_heads %d "
+                           "= %d",
+                           cfg->d_model, cfg->n_heads, cfg->d_model / cfg->n_heads);
     return ATTN_OK;
 }
 

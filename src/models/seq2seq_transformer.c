@@ -5,16 +5,18 @@
  *   logits = head(decoder.norm(Ld x TransformerDecoderLayer(tgt_embedding[tgt] + tgt positions,
  *                                                           memory, causal mask)))
  *
- * nn.Transformer always has both final norms (post-norm too). Positions as the classifier's
- * (learned tables initialised with the sinusoid times 2, the fixed sinusoidal table, or none),
- * one per side, each counted from 0. The encoder layers are the classifier's (encoder_layer.c,
- * PyTorch's fast path in eval + no_grad: bit-identical at batch 1), the decoder layers
- * decoder_layer.c. Rows are packed per pair (encoder_layer.h), so a pair's result is its
- * batch-1 result up to the GEMMs' row count. Greedy decoding recomputes the prefix (exactly
- * nn.Transformer's loop) or steps with a KV cache (attn_decoder_step). */
-#include "decoder_layer.h"
-#include "encoder_layer.h"
-#include "seq2seq_internal.h"
+ * nn.Transformer always has both final norms (post-norm too). Positions (docs/decoder.md) as the
+ * classifier's, one scheme for both sides, each side counted from 0: learned tables initialised
+ * with the sinusoid times 2, the fixed sinusoidal table, or none, added to the embeddings; rope
+ * and alibi act inside the self-attentions (the encoder's, as the classifier's encoder layer
+ * applies them, and the decoder's masked one, decoder_layer.c), never in cross-attention. The
+ * encoder layers are the classifier's (encoder_layer.c, PyTorch's fast path in eval + no_grad:
+ * bit-identical at batch 1), the decoder layers decoder_layer.c. Rows are packed per pair
+ * (encoder_layer.h), so a pair's result is its batch-1 result up to the GEMMs' row count.
+ * Decoding and the attention maps: seq2seq_transformer_decode.c. */
+#include "seq2seq_transformer.h"
+
+#include "attention_positions.h"
 
 #include "attn_kernels.h"
 
@@ -24,7 +26,6 @@
 #include <string.h>
 
 #define POS_AMPLITUDE 2.0f /* learned positions start as the sinusoid table times 2 */
-#define MAX_L         ATTN_TRANSFORMER_MAX_LAYERS
 
 static const char *const ENC_LAYER[12] = {"self_attn.in_proj_weight",
                                           "self_attn.in_proj_bias",
@@ -119,39 +120,6 @@ static size_t s2s_specs(const attn_seq2seq_config *c, attn_param_spec *s) {
 
 /* ---- views, run state --------------------------------------------------------------------- */
 
-typedef struct s2s_tensors {
-    float *src_pos, *tgt_pos;        /* [Ps, D], [Pt, D] learned positions, else NULL */
-    float *src_emb, *tgt_emb;        /* [Vs, D], [Vt, D] */
-    float *enc_norm_w, *enc_norm_b;  /* [D] */
-    float *dec_norm_w, *dec_norm_b;  /* [D] */
-    float *head_w, *head_b;          /* [Vt, D], [Vt] */
-    attn_encoder_weights enc[MAX_L]; /* encoder layers */
-    attn_decoder_weights dec[MAX_L]; /* decoder layers */
-} s2s_tensors;
-
-typedef struct s2s_impl {
-    s2s_tensors w, d;             /* parameters, gradients */
-    float *src_table, *tgt_table; /* [P, D] fixed sinusoid tables (pos sinusoidal) */
-    attn_model_config enc_cfg;    /* what the encoder layer functions read */
-    bool unmasked; /* attn_seq2seq_set_causal_mask(m, false): no causal mask (forward only) */
-    /* the last forward's batch */
-    int B, *srows, *trows, rows_cap; /* [B+1] packed rows of sources and targets */
-    attn_encoder_rows erows;
-    attn_decoder_rows drows;
-    /* activation arena */
-    float *arena;
-    size_t cap;
-    float *xs0, *xt0; /* [Ns, D], [Nt, D] embeddings + positions */
-    attn_encoder_acts eacts[MAX_L];
-    attn_encoder_scratch escratch;
-    float *mem, *mem_mean, *mem_rstd; /* [Ns, D] encoder.norm output, [Ns] */
-    attn_decoder_acts dacts[MAX_L];
-    attn_decoder_scratch dscratch;
-    float *dec_out, *dn_mean, *dn_rstd; /* [Nt, D] decoder.norm output, [Nt] */
-    float *d_enc[MAX_L + 1], *d_mem;    /* [Ns, D] */
-    float *d_dec[MAX_L + 1], *d_out;    /* [Nt, D] */
-} s2s_impl;
-
 static float *layer_view(attn_seq2seq *m, float *base, const char *side, int l, const char *sfx) {
     char name[ATTN_NAME_MAX];
     snprintf(name, sizeof name, "transformer.%s.layers.%d.%s", side, l, sfx);
@@ -209,12 +177,20 @@ static attn_status s2s_setup(attn_seq2seq *m, attn_error *err) {
     v->enc_cfg.max_len = c->max_src_len;
     v->enc_cfg.norm = c->norm;
     v->enc_cfg.activation = c->activation;
-    v->enc_cfg.pos = ATTN_POS_NONE; /* positions are added to the embeddings here */
+    /* learned, sinusoidal: added to the embeddings here; rope, alibi: in the encoder layer */
+    const bool inside = c->pos == ATTN_POS_ROPE || c->pos == ATTN_POS_ALIBI;
+    v->enc_cfg.pos = inside ? c->pos : ATTN_POS_NONE;
     if (c->pos == ATTN_POS_SINUSOIDAL) {
         v->src_table = sinusoid_table(c->max_src_len, c->d_model);
         v->tgt_table = sinusoid_table(c->max_tgt_len, c->d_model);
         if (!v->src_table || !v->tgt_table)
             return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq: out of memory for position tables");
+    }
+    if (c->pos == ATTN_POS_ROPE) { /* one table serves both sides: a row depends on p only */
+        const int P = c->max_src_len > c->max_tgt_len ? c->max_src_len : c->max_tgt_len;
+        v->rope = attn_rope_table(P, c->d_model / c->n_heads);
+        if (!v->rope)
+            return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq: out of memory for the rotary table");
     }
     return ATTN_OK;
 }
@@ -229,6 +205,7 @@ static void s2s_destroy(attn_seq2seq *m) {
     free(v->srows);
     free(v->src_table);
     free(v->tgt_table);
+    free(v->rope);
     free(v);
     m->impl = NULL;
 }
@@ -244,13 +221,20 @@ static size_t layout(s2s_impl *v, const attn_seq2seq_config *c, float *base) {
         SM = S > SM ? S : SM;
         n_probs += (size_t)c->n_heads * S * S;
     }
+    /* pos alibi: one score-bias scratch for the encoder layers, as the classifier's */
+    float *bias =
+        c->pos == ATTN_POS_ALIBI ? attn_arena_carve(base, &u, (size_t)c->n_heads * SM * SM) : NULL;
     for (int l = 0; l < c->enc_layers; l++) { /* the encoder's layers, as the Transformer's */
         memset(&v->eacts[l], 0, sizeof v->eacts[l]);
         attn_encoder_acts_layout(&v->eacts[l], &v->enc_cfg, base, &u, Ns, Ns, false, n_probs);
         if (l == 0) attn_encoder_scratch_layout(&v->escratch, &v->enc_cfg, base, &u, Ns, SM);
+        v->eacts[l].rope = v->rope;
+        v->eacts[l].score_bias = bias;
     }
-    for (int l = 0; l < c->dec_layers; l++)
+    for (int l = 0; l < c->dec_layers; l++) {
         attn_decoder_layout(&v->dacts[l], l == 0 ? &v->dscratch : NULL, c, base, &u, &v->drows);
+        v->dacts[l].rope = v->rope;
+    }
     v->xs0 = attn_arena_carve(base, &u, Ns * D);
     v->xt0 = attn_arena_carve(base, &u, Nt * D);
     v->mem = attn_arena_carve(base, &u, Ns * D);
@@ -266,9 +250,8 @@ static size_t layout(s2s_impl *v, const attn_seq2seq_config *c, float *base) {
     return u;
 }
 
-/* Packed rows of batch b and the arena for them. */
-static attn_status prepare(s2s_impl *v, const attn_seq2seq_config *c, const attn_s2s_batch *b,
-                           attn_error *err) {
+attn_status attn_s2s_tf_prepare(s2s_impl *v, const attn_seq2seq_config *c, const attn_s2s_batch *b,
+                                attn_error *err) {
     if (b->B + 1 > v->rows_cap) {
         int *rows = malloc(2 * (size_t)(b->B + 1) * sizeof *rows);
         if (!rows) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq: out of memory for a batch");
@@ -301,7 +284,7 @@ static attn_status prepare(s2s_impl *v, const attn_seq2seq_config *c, const attn
 
 /* ---- forward ------------------------------------------------------------------------------- */
 
-/* x[D] = emb[id] + the position row of p (learned or sinusoidal; none: emb[id]). */
+/* x[D] = emb[id] + the position row of p (learned or sinusoidal; else emb[id]). */
 static void embed(float *x, const float *emb, int id, const float *learned, const float *table,
                   int p, int D) {
     const float *e = emb + (size_t)id * D;
@@ -312,7 +295,12 @@ static void embed(float *x, const float *emb, int id, const float *learned, cons
         memcpy(x, e, (size_t)D * sizeof(float));
 }
 
-static void encode(s2s_impl *v, const attn_seq2seq_config *c, const attn_s2s_batch *b) {
+void attn_s2s_tf_embed_target(float *x, const s2s_impl *v, const attn_seq2seq_config *c, int id,
+                              int p) {
+    embed(x, v->w.tgt_emb, id, v->w.tgt_pos, v->tgt_table, p, c->d_model);
+}
+
+void attn_s2s_tf_encode(s2s_impl *v, const attn_seq2seq_config *c, const attn_s2s_batch *b) {
     const int D = c->d_model;
     for (int i = 0; i < b->B; i++)
         for (int s = 0; s < b->src_lengths[i]; s++)
@@ -345,12 +333,12 @@ static void decode(s2s_impl *v, const attn_seq2seq_config *c, const attn_s2s_bat
                         ATTN_OP_HEAD);
 }
 
-static attn_status s2s_forward(attn_seq2seq *m, const attn_s2s_batch *b, float *logits,
-                               attn_error *err) {
+attn_status attn_s2s_tf_forward(attn_seq2seq *m, const attn_s2s_batch *b, float *logits,
+                                attn_error *err) {
     s2s_impl *v = m->impl;
-    attn_status st = prepare(v, &m->cfg, b, err);
+    attn_status st = attn_s2s_tf_prepare(v, &m->cfg, b, err);
     if (st != ATTN_OK) return st;
-    encode(v, &m->cfg, b);
+    attn_s2s_tf_encode(v, &m->cfg, b);
     decode(v, &m->cfg, b, logits);
     return ATTN_OK;
 }
@@ -411,106 +399,6 @@ static void s2s_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *
     }
 }
 
-/* ---- greedy decoding -------------------------------------------------------------------- */
-
-/* The KV-cached run state of one generation: per layer a 1-row activation set, the cache (two
- * arrays and the memory's keys and values), and the last row's buffers. */
-static attn_status greedy_cached(attn_seq2seq *m, const int *src, int n_src, int max_out,
-                                 const attn_s2s_chooser *ch, int *out, int *n_out,
-                                 float *step_logits, int *n_steps, attn_error *err) {
-    s2s_impl *v = m->impl;
-    const attn_seq2seq_config *c = &m->cfg;
-    const int D = c->d_model, Vt = c->tgt_vocab, L = c->dec_layers, cap = max_out + 1;
-    const int one = 1, bos = ATTN_TGT_BOS;
-    /* the memory, as the full pass computes it */
-    const attn_s2s_batch b = {1, n_src, 1, src, &n_src, &bos, &one};
-    attn_status st = prepare(v, c, &b, err);
-    if (st != ATTN_OK) return st;
-    encode(v, c, &b);
-    const int rows[2] = {0, 1}, srows[2] = {0, n_src};
-    const attn_decoder_rows r1 = {
-        .B = 1, .N = 1, .Ns = n_src, .trows = rows, .srows = srows, .step_keys = cap};
-    attn_decoder_acts acts[MAX_L];
-    attn_decoder_cache cache[MAX_L];
-    size_t u = 0;
-    for (int l = 0; l < L; l++) attn_decoder_layout(&acts[l], NULL, c, NULL, &u, &r1);
-    const size_t per_layer = u, kv = (size_t)cap * D;
-    float *run = malloc(((size_t)L * (per_layer + 2 * kv) + 3 * (size_t)D + Vt) * sizeof(float));
-    if (!run) return attn_errorf(err, ATTN_ERR_NOMEM, "generate: out of memory for the run state");
-    u = 0;
-    for (int l = 0; l < L; l++) {
-        attn_decoder_layout(&acts[l], NULL, c, run, &u, &r1);
-        cache[l] = (attn_decoder_cache){run + u, run + u + kv, acts[l].ck, acts[l].cv, cap, n_src};
-        u += 2 * kv;
-        attn_decoder_cache_memory(&cache[l], acts[l].ckv, v->mem, &v->w.dec[l], c);
-    }
-    float *x = run + u, *y = x + D, *stats = y + D, *logits = stats + D;
-    int n = 0, steps = 0, token = ATTN_TGT_BOS;
-    while (n < max_out) {
-        embed(x, v->w.tgt_emb, token, v->w.tgt_pos, v->tgt_table, n, D);
-        const float *h = x;
-        for (int l = 0; l < L; l++) {
-            attn_decoder_step(&acts[l], h, &v->w.dec[l], c, &cache[l], n);
-            h = acts[l].out;
-        }
-        attn_layernorm_forward(y, stats, stats + 1, h, v->w.dec_norm_w, v->w.dec_norm_b, 1, D);
-        attn_linear_forward(logits, y, v->w.head_w, v->w.head_b, 1, D, Vt, ATTN_OP_HEAD);
-        if (step_logits)
-            memcpy(step_logits + (size_t)steps * Vt, logits, (size_t)Vt * sizeof(float));
-        steps++;
-        token = ch->choose(ch->ctx, logits, Vt);
-        if (token == ATTN_TGT_EOS) break;
-        out[n++] = token;
-    }
-    *n_out = n;
-    if (n_steps) *n_steps = steps;
-    free(run);
-    return ATTN_OK;
-}
-
-static attn_status s2s_decode(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
-                              const attn_s2s_chooser *ch, int *out, int *n_out, float *step_logits,
-                              int *n_steps, attn_error *err) {
-    if (((s2s_impl *)m->impl)->unmasked)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "generate: the causal mask is off (attn_seq2seq_set_causal_mask); a "
-                           "decoder without it is only run teacher forced");
-    return cache ? greedy_cached(m, src, n_src, max_out, ch, out, n_out, step_logits, n_steps, err)
-                 : attn_seq2seq_decode_recompute(m, src, n_src, max_out, ch, out, n_out,
-                                                 step_logits, n_steps, err);
-}
-
-/* The probabilities the teacher-forced forward of one pair used: each decoder layer's
- * self-attention [NH, T, T] and cross-attention [NH, T, S] (B = 1: the whole of sa_probs and
- * ca_probs). */
-static attn_status s2s_maps(attn_seq2seq *m, const int *src, int n_src, const int *dec_in,
-                            int n_dec, float *cross, float *self, attn_error *err) {
-    s2s_impl *v = m->impl;
-    const attn_seq2seq_config *c = &m->cfg;
-    float *logits = malloc((size_t)n_dec * c->tgt_vocab * sizeof *logits);
-    if (!logits) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq maps: out of memory");
-    const attn_s2s_batch b = {1, n_src, n_dec, src, &n_src, dec_in, &n_dec};
-    attn_status st = s2s_forward(m, &b, logits, err);
-    const size_t nc = (size_t)c->n_heads * n_dec * n_src, ns = (size_t)c->n_heads * n_dec * n_dec;
-    for (int l = 0; st == ATTN_OK && l < c->dec_layers; l++) {
-        if (cross) memcpy(cross + nc * l, v->dacts[l].ca_probs, nc * sizeof(float));
-        if (self) memcpy(self + ns * l, v->dacts[l].sa_probs, ns * sizeof(float));
-    }
-    free(logits);
-    return st;
-}
-
 const attn_s2s_vt attn_s2s_transformer_vt = {
-    "seq2seq-transformer", s2s_specs,  s2s_setup, s2s_set_grads, s2s_forward,
-    s2s_backward,          s2s_decode, s2s_maps,  s2s_destroy};
-
-attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err) {
-    if (!m) return attn_errorf(err, ATTN_ERR_ARG, "set_causal_mask: no model");
-    if (m->vt != &attn_s2s_transformer_vt)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "set_causal_mask: %s has no causal self-attention mask "
-                           "(seq2seq-transformer only)",
-                           m->vt->kind);
-    ((s2s_impl *)m->impl)->unmasked = !masked;
-    return ATTN_OK;
-}
+    "seq2seq-transformer", s2s_specs,          s2s_setup,        s2s_set_grads, attn_s2s_tf_forward,
+    s2s_backward,          attn_s2s_tf_decode, attn_s2s_tf_maps, s2s_destroy};

@@ -12,6 +12,7 @@
  * attention, out_proj, LayerNorms and feed-forward on the B [CLS] rows; keys and values on all
  * rows). At B = 1 every layer runs in full, as PyTorch does, because OpenBLAS rounds a GEMM row
  * differently in a 1-row product (the [CLS] row is then row 0 all the same). */
+#include "attention_positions.h"
 #include "encoder_layer.h"
 #include "model_internal.h"
 
@@ -177,17 +178,11 @@ static void tf_bind(attn_model *m, tf_impl *v, float *base, bool grads) {
 /* pos rope: [P, HS] per position p, cos(p / 10000^(2i/HS)) in column i < HS/2 and the sine
  * in column HS/2 + i, each computed in double and rounded once (tools/attn_models.py). */
 static attn_status rope_setup(tf_impl *v, const attn_model_config *c, attn_error *err) {
-    const size_t P = (size_t)c->max_len, HS = (size_t)(c->embed_dim / c->n_heads), h2 = HS / 2;
-    v->pos_table = malloc(P * HS * sizeof(float));
+    const size_t P = (size_t)c->max_len, HS = (size_t)(c->embed_dim / c->n_heads);
+    v->pos_table = attn_rope_table((int)P, (int)HS);
     if (!v->pos_table)
         return attn_errorf(err, ATTN_ERR_NOMEM,
                            "transformer: out of memory for the %zux%zu rotary table", P, HS);
-    for (size_t p = 0; p < P; p++)
-        for (size_t i = 0; i < h2; i++) {
-            const double angle = (double)p / pow(10000.0, (double)(2 * i) / (double)HS);
-            v->pos_table[p * HS + i] = (float)cos(angle);
-            v->pos_table[p * HS + h2 + i] = (float)sin(angle);
-        }
     return ATTN_OK;
 }
 

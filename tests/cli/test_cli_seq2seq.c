@@ -1,7 +1,8 @@
 /* test_cli_seq2seq.c -- the seq2seq commands end to end: attn data --task rewrite (sources are
  * attn data's sentences, byte for byte), attn train --model seq2seq-transformer learns the task
  * (a short run), attn generate (text, json, --no-cache, --teacher) and the errors: a classifier's
- * weights given to generate and seq2seq weights given to predict, unknown words, bad options. */
+ * weights given to generate and seq2seq weights given to predict, unknown words, bad options;
+ * rope and alibi models train and generate (cached and recomputed alike). */
 #include "cli_harness.h"
 
 START_TEST(test_data_rewrite_sources_are_data) {
@@ -91,10 +92,56 @@ START_TEST(test_train_generate_and_errors) {
     expect(&e4, "no weights", 2, "--weights", NULL);
     run_result e5 = run("the exam was good\n", "generate", "--weights", w, "--teacher", NULL);
     expect(&e5, "teacher without a target", 1, "line 1", "source<TAB>target", NULL);
-    run_result e6 = run(NULL, "train", "--model", "seq2seq-transformer", "--pos", "rope", NULL);
-    expect(&e6, "rope for seq2seq", 2, "--pos", NULL);
+    run_result e6 = run(NULL, "train", "--model", "seq2seq-transformer", "--pos", "xpos", NULL);
+    expect(&e6, "unknown pos for seq2seq", 2, "--pos", "rope or alibi", "xpos", NULL);
     run_free(&t), run_free(&g), run_free(&n), run_free(&f), run_free(&e1), run_free(&e2);
     run_free(&e3), run_free(&e4), run_free(&e5), run_free(&e6);
+}
+END_TEST
+
+/* rope and alibi (docs/decoder.md): a tiny run trains, the weights file records the scheme and
+ * holds no position tensor, generate gives the same words with the KV cache and recomputing;
+ * rope with an odd head size is refused naming the sizes. */
+START_TEST(test_train_rope_alibi) {
+    static const char *const pos[2] = {"rope", "alibi"};
+    const char *sources = "the exam was not very clear\nhonestly the lecture was helpful\n"
+                          "the tutorial is boring in my opinion\nthe seminar was not fun\n";
+    const char *w = tmp_path("s2s-pos.json"), *log = tmp_path("s2s-pos.jsonl");
+    run_result t = run(NULL, "train", "--model", "seq2seq-transformer", "--task", "rewrite",
+                       "--pos", pos[_i], "--epochs", "2", "--train-size", "400", "--holdout", "10",
+                       "--embed-dim", "16", "--ffn", "32", "--layers", "1", "--dec-layers", "1",
+                       "--lr", "0.003", "--quiet", "--log", log, "--out", w, NULL);
+    expect(&t, pos[_i], 0, NULL);
+    /* it learns: the second epoch's training loss is below the first's */
+    char *epochs = tu_read_text(log);
+    ck_assert_ptr_nonnull(epochs);
+    const char *l1 = strstr(epochs, "\"loss\": "), *l2 = l1 ? strstr(l1 + 1, "\"loss\": ") : NULL;
+    ck_assert_msg(l1 && l2 && atof(l2 + 8) < atof(l1 + 8), "%s", epochs);
+    free(epochs);
+    char *text = tu_read_text(w), want[32];
+    ck_assert_ptr_nonnull(text);
+    snprintf(want, sizeof want, "\"pos\": \"%s\"", pos[_i]);
+    ck_assert_msg(strstr(text, want) && !strstr(text, "pos_embedding"), "%.300s", text);
+    free(text);
+    run_result c = run(sources, "generate", "--weights", w, "--format", "json", NULL);
+    run_result n = run(sources, "generate", "--weights", w, "--format", "json", "--no-cache", NULL);
+    expect(&c, "generate cached", 0, NULL);
+    expect(&n, "generate --no-cache", 0, NULL);
+    int lines = 0;
+    for (const char *a = c.out, *b = n.out; a && b; lines++) {
+        cJSON *ja = cJSON_Parse(a), *jb = cJSON_Parse(b);
+        ck_assert(ja && jb);
+        ck_assert_str_eq(cJSON_GetObjectItem(ja, "output")->valuestring,
+                         cJSON_GetObjectItem(jb, "output")->valuestring);
+        cJSON_Delete(ja), cJSON_Delete(jb);
+        a = strchr(a, '\n'), b = strchr(b, '\n');
+        a = a && a[1] ? a + 1 : NULL, b = b && b[1] ? b + 1 : NULL;
+    }
+    ck_assert_int_eq(lines, 4);
+    run_result e = run(NULL, "train", "--model", "seq2seq-transformer", "--pos", "rope",
+                       "--embed-dim", "30", "--heads", "2", "--epochs", "1", NULL);
+    expect(&e, "rope with head size 15", 2, "even head size", "15", NULL);
+    run_free(&t), run_free(&c), run_free(&n), run_free(&e);
 }
 END_TEST
 
@@ -136,6 +183,7 @@ static Suite *suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_data_rewrite_sources_are_data);
     tcase_add_test(tc, test_train_generate_and_errors);
+    tcase_add_loop_test(tc, test_train_rope_alibi, 0, 2);
     tcase_add_test(tc, test_reproduce_rewrite);
     tcase_add_test(tc, test_fifo_weights_do_not_hang);
     suite_add_tcase(s, tc);

@@ -1,7 +1,8 @@
 /* test_attention_masked.c -- the decoder's causal and cross-attention kernels: forward against a
  * double reference (masked keys exactly 0, what they hold never seen), a cached step (one query
  * at position q_pos) against the same row of the full causal pass, and backward against finite
- * differences. Shapes cross ATen's small-bmm boundary (400 multiply-adds) and rows of 8+ keys. */
+ * differences; an additive score bias (attn_masked_attention_forward) against the same reference.
+ * Shapes cross ATen's small-bmm boundary (400 multiply-adds) and rows of 8+ keys. */
 #include "attn_seq2seq.h"
 #include "test_util.h"
 
@@ -69,25 +70,25 @@ static bool visible(const shape *s, int i, int j) {
     return !s->causal || j <= s->n_k - s->n_q + i;
 }
 
-START_TEST(test_forward_vs_double_reference) {
-    case_data c;
-    case_init(&c, &shapes[_i], 10 + (uint64_t)_i);
-    const shape *s = &c.sh;
-    forward(&c);
+/* The largest |difference| of c's probs and out from a double softmax(q.k^T + bias + mask).v;
+ * bias NULL or [NH, n_q, n_k]. Masked probabilities must be exactly 0. */
+static double reference_error(const case_data *c, const float *bias) {
+    const shape *s = &c->sh;
     double max_err = 0.0;
     for (int h = 0; h < s->NH; h++)
         for (int i = 0; i < s->n_q; i++) {
-            const float *q = c.q + h * c.qs + (size_t)i * s->HS;
+            const float *q = c->q + h * c->qs + (size_t)i * s->HS;
+            const float *b = bias ? bias + ((size_t)h * s->n_q + i) * s->n_k : NULL;
             double sc[64], m = -INFINITY, sum = 0.0;
             for (int j = 0; j < s->n_k; j++) {
-                const float *k = c.k + h * c.kvs + (size_t)j * s->HS;
-                double d = 0.0;
+                const float *k = c->k + h * c->kvs + (size_t)j * s->HS;
+                double d = b ? b[j] : 0.0;
                 for (int t = 0; t < s->HS; t++) d += (double)q[t] * k[t];
                 sc[j] = visible(s, i, j) ? d : -INFINITY;
                 if (sc[j] > m) m = sc[j];
             }
             for (int j = 0; j < s->n_k; j++) sum += sc[j] == -INFINITY ? 0.0 : exp(sc[j] - m);
-            const float *p = c.probs + ((size_t)h * s->n_q + i) * s->n_k;
+            const float *p = c->probs + ((size_t)h * s->n_q + i) * s->n_k;
             for (int j = 0; j < s->n_k; j++) {
                 const double want = sc[j] == -INFINITY ? 0.0 : exp(sc[j] - m) / sum;
                 if (!visible(s, i, j)) ck_assert_msg(p[j] == 0.0f, "masked prob %g", p[j]);
@@ -97,10 +98,19 @@ START_TEST(test_forward_vs_double_reference) {
                 double o = 0.0;
                 for (int j = 0; j < s->n_k; j++)
                     if (sc[j] != -INFINITY)
-                        o += exp(sc[j] - m) / sum * c.v[h * c.kvs + (size_t)j * s->HS + t];
-                max_err = fmax(max_err, fabs(c.out[h * c.qs + (size_t)i * s->HS + t] - o));
+                        o += exp(sc[j] - m) / sum * c->v[h * c->kvs + (size_t)j * s->HS + t];
+                max_err = fmax(max_err, fabs(c->out[h * c->qs + (size_t)i * s->HS + t] - o));
             }
         }
+    return max_err;
+}
+
+START_TEST(test_forward_vs_double_reference) {
+    case_data c;
+    case_init(&c, &shapes[_i], 10 + (uint64_t)_i);
+    const shape *s = &c.sh;
+    forward(&c);
+    const double max_err = reference_error(&c, NULL);
     ck_assert_msg(max_err < 1e-5, "shape %d: max abs error %g", _i, max_err);
     /* what masked keys and values hold is never seen */
     if (s->causal && s->n_q > 1) {
@@ -119,6 +129,39 @@ START_TEST(test_forward_vs_double_reference) {
                 ck_assert_float_eq(c.out[h * c.qs + t], before[h * c.qs + t]);
         free(before);
     }
+    case_free(&c);
+}
+END_TEST
+
+/* attn_masked_attention_forward: NULL bias gives the causal/cross kernels' bits; a score bias
+ * (ALiBi's in the decoder) is added before the mask: against the double reference, masked keys
+ * still exactly 0 whatever the bias there. */
+START_TEST(test_score_bias) {
+    case_data c;
+    case_init(&c, &shapes[_i], 30 + (uint64_t)_i);
+    const shape *s = &c.sh;
+    const size_t nq = c.qs * s->NH, np = (size_t)s->NH * s->n_q * s->n_k;
+    const int q_pos = s->causal ? s->n_k - s->n_q : -1;
+    forward(&c);
+    float *out = malloc(nq * sizeof(float)), *probs = malloc(np * sizeof(float));
+    float *bias = malloc(np * sizeof(float));
+    ck_assert(out && probs && bias);
+    memcpy(out, c.out, nq * sizeof(float));
+    memcpy(probs, c.probs, np * sizeof(float));
+    attn_masked_attention_forward(c.out, c.probs, c.q, c.k, c.v, NULL, s->NH, s->n_q, s->n_k, s->HS,
+                                  q_pos, c.qs, c.kvs);
+    tu_assert_identical("no bias: the same bits", c.out, out, nq);
+    tu_assert_identical("no bias: the same probabilities", c.probs, probs, np);
+    attn_rng rng = attn_rng_seed(40 + (uint64_t)_i);
+    tu_fill_uniform(bias, np, -3.0f, 1.0f, &rng);
+    attn_masked_attention_forward(c.out, c.probs, c.q, c.k, c.v, bias, s->NH, s->n_q, s->n_k, s->HS,
+                                  q_pos, c.qs, c.kvs);
+    const double max_err = reference_error(&c, bias);
+    ck_assert_msg(max_err < 1e-5, "shape %d: max abs error %g with a bias", _i, max_err);
+    size_t moved = 0; /* the bias did something */
+    for (size_t i = 0; i < np; i++) moved += c.probs[i] != probs[i];
+    ck_assert_msg(s->n_k == 1 || moved > 0, "shape %d: the bias changed nothing", _i);
+    free(out), free(probs), free(bias);
     case_free(&c);
 }
 END_TEST
@@ -208,6 +251,7 @@ int main(void) {
     Suite *s = suite_create("attention_masked");
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, test_forward_vs_double_reference, 0, N_SHAPES);
+    tcase_add_loop_test(tc, test_score_bias, 0, N_SHAPES);
     tcase_add_test(tc, test_cached_step_matches_full_row);
     tcase_add_loop_test(tc, test_backward_finite_differences, 0, N_SHAPES);
     suite_add_tcase(s, tc);

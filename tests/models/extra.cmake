@@ -21,8 +21,9 @@ foreach(model rnn lstm transformer)
     TIMEOUT 600)
 endforeach()
 
-# The seq2seq-transformer against nn.Transformer (tools/seq2seq_crosscheck.py): random
-# configurations, teacher-forced logits of pairs of every source length (stride 3) and every
+# The seq2seq-transformer against nn.Transformer (tools/seq2seq_crosscheck.py; rope and alibi
+# against tools/seq2seq_pos.py's layers): the default, the default with rope and with alibi,
+# random configurations of every position scheme, teacher-forced logits of pairs of every source length (stride 3) and every
 # decoder length bit-identical to PyTorch's batch-1 eval forward, the float -inf and bool causal
 # masks identical in PyTorch, greedy --no-cache decoding identical to a PyTorch loop (tokens and
 # per-step logits). About 25 s. Label "torch".

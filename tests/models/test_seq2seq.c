@@ -1,7 +1,8 @@
 /* test_seq2seq.c -- the seq2seq-transformer in C: backward against finite differences (pre and
- * post norm, relu and gelu, every tensor), a packed batch against its pairs alone, the KV-cached
- * greedy decoding against the recomputing one, the weights JSON round trip and its strict
- * loader's refusals. The bit-identity with PyTorch is tools/seq2seq_crosscheck.py
+ * post norm, relu and gelu, every position scheme, every tensor), a packed batch against its pairs
+ * alone, the KV-cached greedy decoding against the recomputing one (rope and alibi too), rope and
+ * alibi adding no tensor and recorded in the weights file, the weights JSON round trip and its
+ * strict loader's refusals. The bit-identity with PyTorch is tools/seq2seq_crosscheck.py
  * (models/seq2seq_torch). */
 #include "attn_seq2seq.h"
 #include "test_util.h"
@@ -68,7 +69,9 @@ static const struct {
     attn_pos pos;
 } FD_CASES[] = {{ATTN_NORM_PRE, ATTN_ACT_GELU, ATTN_POS_LEARNED},
                 {ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_SINUSOIDAL},
-                {ATTN_NORM_PRE, ATTN_ACT_RELU, ATTN_POS_NONE}};
+                {ATTN_NORM_PRE, ATTN_ACT_RELU, ATTN_POS_NONE},
+                {ATTN_NORM_PRE, ATTN_ACT_GELU, ATTN_POS_ROPE},
+                {ATTN_NORM_POST, ATTN_ACT_GELU, ATTN_POS_ALIBI}};
 
 START_TEST(test_backward_finite_differences) {
     const attn_seq2seq_config c =
@@ -130,8 +133,10 @@ END_TEST
 /* The KV cache computes the same decoding as recomputing the prefix: the same tokens, the same
  * logits up to rounding (other GEMM shapes; docs/decoder.md measures it). */
 START_TEST(test_cached_greedy_matches_recompute) {
+    static const attn_pos POS[4] = {ATTN_POS_LEARNED, ATTN_POS_LEARNED, ATTN_POS_ROPE,
+                                    ATTN_POS_ALIBI};
     attn_seq2seq_config c =
-        small_config(_i ? ATTN_NORM_POST : ATTN_NORM_PRE, ATTN_ACT_GELU, ATTN_POS_LEARNED);
+        small_config(_i % 2 ? ATTN_NORM_POST : ATTN_NORM_PRE, ATTN_ACT_GELU, POS[_i]);
     c.max_tgt_len = 12;
     attn_seq2seq *m = make(&c, 9 + (uint64_t)_i);
     const int V = c.tgt_vocab, max_out = 11;
@@ -155,6 +160,59 @@ START_TEST(test_cached_greedy_matches_recompute) {
     }
     free(a), free(b);
     attn_seq2seq_free(m);
+}
+END_TEST
+
+/* rope and alibi: no tensor of their own (the state_dict of pos none), the scheme recorded in
+ * the weights file and read back; they change the logits (the decoder's self-attention and the
+ * encoder's see the order); rope with an odd head size is refused naming the sizes. */
+START_TEST(test_positions_inside_attention) {
+    attn_seq2seq_config c = small_config(ATTN_NORM_PRE, ATTN_ACT_RELU, ATTN_POS_NONE);
+    attn_seq2seq *none = make(&c, 31);
+    const int V = c.tgt_vocab;
+    float *a = malloc((size_t)N_ROWS * V * sizeof(float)), *b = malloc((size_t)N_ROWS * V * 4);
+    ck_assert(a && b);
+    attn_error err;
+    ck_assert(attn_seq2seq_forward(none, &BATCH, a, &err) == ATTN_OK);
+    char path[] = "/tmp/attn-s2s-pos-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    for (int k = 0; k < 2; k++) {
+        c.pos = k ? ATTN_POS_ALIBI : ATTN_POS_ROPE;
+        attn_seq2seq *m = make(&c, 31), *back = NULL;
+        ck_assert_int_eq(attn_seq2seq_n_params(m), attn_seq2seq_n_params(none));
+        tu_assert_identical("same parameters as pos none", attn_seq2seq_params(m),
+                            attn_seq2seq_params(none), attn_seq2seq_n_params(m));
+        ck_assert(attn_seq2seq_forward(m, &BATCH, b, &err) == ATTN_OK);
+        size_t differ = 0;
+        for (size_t i = 0; i < (size_t)N_ROWS * V; i++) differ += a[i] != b[i];
+        ck_assert_msg(differ > (size_t)V, "%s changed only %zu logits", attn_pos_name(c.pos),
+                      differ);
+        ck_assert_msg(attn_seq2seq_save_json(m, false, false, path, &err) == ATTN_OK, "%s",
+                      err.msg);
+        ck_assert_msg(attn_seq2seq_load_json(path, &back, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(attn_seq2seq_config_of(back)->pos, c.pos);
+        ck_assert(attn_seq2seq_forward(back, &BATCH, a, &err) == ATTN_OK);
+        tu_assert_identical("logits after the round trip", a, b, (size_t)N_ROWS * V);
+        ck_assert(attn_seq2seq_forward(none, &BATCH, a, &err) == ATTN_OK);
+        attn_seq2seq_free(back);
+        attn_seq2seq_free(m);
+    }
+    unlink(path);
+    c.pos = ATTN_POS_ROPE;
+    c.n_heads = 4; /* head size 2: fine */
+    attn_seq2seq *m = NULL;
+    ck_assert(attn_seq2seq_create(&c, 1, &m, &err) == ATTN_OK);
+    attn_seq2seq_free(m);
+    c.d_model = 12; /* head size 3 */
+    ck_assert_int_eq(attn_seq2seq_create(&c, 1, &m, &err), ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "rope") && strstr(err.msg, "even head size"), "%s", err.msg);
+    c.pos = ATTN_POS_ALIBI; /* any head size */
+    ck_assert(attn_seq2seq_create(&c, 1, &m, &err) == ATTN_OK);
+    attn_seq2seq_free(m);
+    free(a), free(b);
+    attn_seq2seq_free(none);
 }
 END_TEST
 
@@ -275,7 +333,8 @@ int main(void) {
     tcase_add_loop_test(tc, test_backward_finite_differences, 0,
                         (int)(sizeof FD_CASES / sizeof FD_CASES[0]));
     tcase_add_test(tc, test_batch_equals_pairs_alone);
-    tcase_add_loop_test(tc, test_cached_greedy_matches_recompute, 0, 2);
+    tcase_add_loop_test(tc, test_cached_greedy_matches_recompute, 0, 4);
+    tcase_add_test(tc, test_positions_inside_attention);
     tcase_add_test(tc, test_beam_width_one_is_greedy);
     tcase_add_test(tc, test_sampling);
     tcase_add_test(tc, test_json_round_trip_and_refusals);
