@@ -275,6 +275,14 @@ static inline float *attn_arena_carve(float *base, size_t *used, size_t n) {
     *used += n;
     return p;
 }
+/* Several arena steps of the same size: each listed pointer, in order, gets the next n floats. */
+static inline void attn_arena_carve_list(float *base, size_t *used, size_t n, float **const *views,
+                                         size_t n_views) {
+    for (size_t i = 0; i < n_views; i++) *views[i] = attn_arena_carve(base, used, n);
+}
+#define ATTN_ARENA_CARVE_EACH(base, used, n, ...)                                                  \
+    attn_arena_carve_list(base, used, n, (float **const[]){__VA_ARGS__},                           \
+                          sizeof((float **const[]){__VA_ARGS__}) / sizeof(float **))
 /* Grows *buf to at least n floats (keeps nothing); *cap tracks the current size. */
 attn_status attn_arena_reserve(float **buf, size_t *cap, size_t n, attn_error *err);
 
