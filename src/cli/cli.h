@@ -75,9 +75,9 @@ struct cli_spec;
 int cli_s2s_resume_setup(struct cli_spec *spec, const char *path, attn_s2s_train_state *from,
                          attn_seq2seq_config *mc, attn_s2s_train_config *tc, int *train_size,
                          uint64_t *seed);
-/* Opens the log (a resumed run: trimmed to the epochs done, then appended to). -1 or the exit
- * code. */
-int cli_s2s_log_open(const char *path, int done, bool resumed, FILE **out);
+/* Opens `attn train`'s --log (both kinds of model, train_progress.c): truncated for a new run;
+ * for a resumed one trimmed to one line per epoch done, then appended to. -1 or the exit code. */
+int cli_train_log_open(const char *path, int done, bool resumed, FILE **out);
 /* One JSON line per epoch; false when writing failed. */
 bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st);
 /* attn_s2s_resume.on_state: the checkpoint to user (the path). */

@@ -156,7 +156,8 @@ static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     if (rc < 0) rc = setup(spec, a, mc, &data, &heldout, &model, &trainer);
     if (rc < 0 && attn_trainer_set_pool(trainer, pool, &err) != ATTN_OK)
         rc = cli_fail("train", &err);
-    if (rc < 0 && a->log) rc = cli_train_open_log(a, attn_trainer_epoch(trainer), &log);
+    if (rc < 0 && a->log)
+        rc = cli_train_log_open(a->log, attn_trainer_epoch(trainer), a->resume != NULL, &log);
     if (rc >= 0) goto done;
     train_progress prog = {
         isatty(fileno(stderr)) == 1, log, a->log, a->checkpoint, trainer, {0}, false};

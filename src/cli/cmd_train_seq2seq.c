@@ -141,7 +141,7 @@ static int run(s2s_args *a) {
     }
     attn_set_num_threads(1);
     a->tc.seed = a->seed;
-    if (a->log && (rc = cli_s2s_log_open(a->log, a->from.epoch, a->resume, &a->log_f)) >= 0)
+    if (a->log && (rc = cli_train_log_open(a->log, a->from.epoch, a->resume, &a->log_f)) >= 0)
         goto done;
     rc = CLI_OK;
     const attn_s2s_callbacks cb = {on_epoch, a};
