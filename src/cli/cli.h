@@ -126,12 +126,21 @@ typedef struct cli_spec {
     cli_opt *opts;
     int n_opts;
 } cli_spec;
+/* A command's spec from its option table `opts` (an array, counted here). */
+#define CLI_SPEC(cmd, usage, about, positional, notes, opts)                                       \
+    {                                                                                              \
+        (cmd), (usage), (about), (positional), (notes), (opts),                                    \
+            (int)(sizeof(opts) / sizeof(opts)[0])                                                  \
+    }
 
 /* Parses argv[1..argc) by the table. Returns -1 to go on, CLI_OK after printing the help
  * (-h, --help) and CLI_USAGE after a usage error naming the option (and its range). With
  * spec->positional, the other arguments (and all after "--") go to pos[*n_pos] (pos has argc
  * entries). */
 int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos);
+/* cli_parse into a new *pos of argc + 1 entries (the caller frees it; NULL and CLI_ERROR when
+ * out of memory). */
+int cli_parse_operands(cli_spec *spec, int argc, char **argv, char ***pos, int *n_pos);
 void cli_print_help(const cli_spec *spec, FILE *f);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
@@ -179,7 +188,8 @@ int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args
 int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cli_sentence_fn fn,
                   void *ctx);
 /* attn_weights_load_json_vocab for a command: *vocab is the file's vocabulary or the built-in
- * one (attn_vocab_free accepts both). -1 when loaded, else the exit code after the message. */
+ * one (attn_vocab_free accepts both); a NULL path is the usage error "--weights FILE.json is
+ * required". -1 when loaded, else the exit code after the message. */
 int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab);
 /* "its own, 202 tokens" or "built-in course-review, 91 tokens" into buf. */
 void cli_vocab_source(const attn_vocab *v, char *buf, size_t size);

@@ -297,23 +297,14 @@ int cmd_explain(int argc, char **argv) {
          .help = "refuse a sentence whose explanation may need more (see Length below)"},
         CLI_THREADS_OPT(&threads),
     };
-    cli_spec spec = {
+    cli_spec spec = CLI_SPEC(
         "explain",
         "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
         " [--ig-steps N] [--max-words N] [--max-memory MIB] [--threads N] [--] [SENTENCE...]",
-        about,
-        "SENTENCE",
-        notes,
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
-    char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
-    if (!sentences) {
-        fprintf(stderr, "attn explain: out of memory\n");
-        return CLI_ERROR;
-    }
+        about, "SENTENCE", notes, opts);
+    char **sentences = NULL;
     int n_sentences = 0;
-    int rc = cli_parse(&spec, argc, argv, sentences, &n_sentences);
-    if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
+    int rc = cli_parse_operands(&spec, argc, argv, &sentences, &n_sentences);
     attn_model *m = NULL;
     if (rc < 0) rc = cli_load_weights("explain", weights, &m, &v.vocab);
     if (rc < 0) rc = check_view(m, &v);

@@ -229,22 +229,15 @@ int cmd_explain_seq2seq(int argc, char **argv) {
         {"--color", "WHEN", CLI_OPT_CHOICE, &color, .choices = "auto|always|never",
          .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"},
     };
-    cli_spec spec = {"explain",
-                     "--weights SEQ2SEQ.json [--format F] [--layer L] [--head H] [--prefix WORDS]"
-                     " [--max-out N] [--no-saliency] [--color WHEN] [--] [SOURCE...]",
-                     about,
-                     "SOURCE",
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
-    char **sources = calloc((size_t)argc + 1, sizeof *sources);
-    if (!sources) {
-        fprintf(stderr, "attn explain: out of memory\n");
-        return CLI_ERROR;
-    }
+    cli_spec spec =
+        CLI_SPEC("explain",
+                 "--weights SEQ2SEQ.json [--format F] [--layer L] [--head H] [--prefix WORDS]"
+                 " [--max-out N] [--no-saliency] [--color WHEN] [--] [SOURCE...]",
+                 about, "SOURCE", notes, opts);
+    char **sources = NULL;
     int n_sources = 0;
     attn_error err;
-    int rc = cli_parse(&spec, argc, argv, sources, &n_sources);
+    int rc = cli_parse_operands(&spec, argc, argv, &sources, &n_sources);
     if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
     if (rc < 0 && prefix) rc = parse_prefix(prefix, prefix_ids, &v.opts.n_prefix, ATTN_S2S_MAX_TGT);
     if (rc < 0 && attn_seq2seq_load_json(weights, &v.m, &err) != ATTN_OK)

@@ -284,14 +284,10 @@ int cmd_figures(int argc, char **argv) {
                  "without it the s6 figures are left out when DIR has none"},
         {"--decoder-only", NULL, CLI_OPT_FLAG, &f.decoder_only, .help = "only the s6 figures"},
     };
-    cli_spec spec = {"figures",
-                     "[--weights DIR] [--out DIR] [--models LIST] [--quick]\n"
-                     "[--decoder-weights DIR] [--decoder-only]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = CLI_SPEC("figures",
+                             "[--weights DIR] [--out DIR] [--models LIST] [--quick]\n"
+                             "[--decoder-weights DIR] [--decoder-only]",
+                             about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     f.quick = quick;

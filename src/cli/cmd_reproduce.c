@@ -208,15 +208,12 @@ int cmd_reproduce(int argc, char **argv) {
          .help = "comma-separated models of rnn, gru, lstm, transformer (the table's columns "
                  "in that order)"},
     };
-    cli_spec spec = {"reproduce",
-                     "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] "
-                     "[--eval-batch B] "
-                     "[--models LIST]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec =
+        CLI_SPEC("reproduce",
+                 "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] "
+                 "[--eval-batch B] "
+                 "[--models LIST]",
+                 about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     bool want[CLI_MAX_ARCH];

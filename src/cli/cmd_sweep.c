@@ -316,14 +316,11 @@ int cmd_sweep(int argc, char **argv) {
         {"--eval-batch", "B", CLI_OPT_INT, &o.eval_batch, 1, 4096,
          .help = "sentences per forward pass in the evaluation; 1 is exact mode"},
     };
-    cli_spec spec = {"sweep",
-                     "--model M --grid GRID [--set SETTINGS] [--epochs N] [--out DIR] [-j N] "
-                     "[--test-size N] [--eval-batch B]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec =
+        CLI_SPEC("sweep",
+                 "--model M --grid GRID [--set SETTINGS] [--epochs N] [--out DIR] [-j N] "
+                 "[--test-size N] [--eval-batch B]",
+                 about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (!o.model) return cli_usage_error("sweep", "--model M is required");

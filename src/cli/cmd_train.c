@@ -342,16 +342,13 @@ int cmd_train(int argc, char **argv) {
                  "table (not trained, not in the weights file), none, rotary q/k\n"
                  "(rope) or a linear score bias (alibi)"},
     };
-    cli_spec spec = {"train",
-                     "--model rnn|lstm|gru|transformer [OPTIONS]\n"
-                     "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
-                     "--init W.json [--data FILE.tsv] [OPTIONS]\n"
-                     "--resume C.json [--epochs N] [OPTIONS]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec =
+        CLI_SPEC("train",
+                 "--model rnn|lstm|gru|transformer [OPTIONS]\n"
+                 "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
+                 "--init W.json [--data FILE.tsv] [OPTIONS]\n"
+                 "--resume C.json [--epochs N] [OPTIONS]",
+                 about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc < 0) rc = run(&spec, &a);
     attn_vocab_free(a.vocab);

@@ -242,14 +242,10 @@ int cmd_train_seq2seq(int argc, char **argv) {
          .help = "continue the run of this checkpoint (its model,\ndata and settings)"},
         {"--log", "FILE.jsonl", CLI_OPT_STR, &a.log, .help = "one JSON line per epoch"},
     };
-    cli_spec spec = {"train",
-                     "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task "
-                     "rewrite|compose [OPTIONS]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = CLI_SPEC("train",
+                             "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task "
+                             "rewrite|compose [OPTIONS]",
+                             about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     a.quiet = quiet;

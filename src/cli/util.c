@@ -163,6 +163,7 @@ int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cl
 int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab) {
     attn_vocab *own = NULL;
     attn_error err;
+    if (!path) return cli_usage_error(cmd, "--weights FILE.json is required");
     if (attn_weights_load_json_vocab(path, m, &own, &err) != ATTN_OK) return cli_fail(cmd, &err);
     *vocab = own ? own : attn_vocab_builtin();
     return -1;
