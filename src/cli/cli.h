@@ -166,7 +166,6 @@ void cli_log(attn_log_level level, const char *msg, void *user);
 
 /* ---- util.c ------------------------------------------------------------------------------- */
 
-double cli_now_s(void); /* monotonic clock, seconds */
 /* "22.5 s", "3m05s", "1h02m". */
 void cli_fmt_duration(char *buf, size_t n, double s);
 /* "1 epoch" / "20 epochs". */

@@ -239,13 +239,13 @@ int cmd_reproduce(int argc, char **argv) {
     if (cli_mpi_root()) print_plan(&o, want, n);
     cli_run_settings rs = {o.out_dir,    true,      o.epochs, o.train_size,
                            o.eval_batch, o.workers, true,     o.threads};
-    double start = cli_now_s();
+    double start = attn_seconds();
     int failures = cli_runs_execute("reproduce", &rs, runs, n);
     if (!cli_mpi_root()) { /* rank 0 has every result and writes */
         free(runs);
         return CLI_OK;
     }
-    print_summary(&o, runs, n, cli_now_s() - start);
+    print_summary(&o, runs, n, attn_seconds() - start);
     /* under mpirun nothing is written (nor compared) unless every run succeeded */
     const bool none_written = failures && cli_mpi_on();
     rc = none_written ? CLI_ERROR : write_report(&o, runs, n);

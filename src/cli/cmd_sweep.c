@@ -354,7 +354,7 @@ int cmd_sweep(int argc, char **argv) {
         attn_sweep_free(s);
         return cli_runtime_error("sweep", "out of memory");
     }
-    const double start = cli_now_s();
+    const double start = attn_seconds();
     run_points(s, o.workers, runs);
     rc = CLI_OK;
     int failed = 0;
@@ -371,7 +371,7 @@ int cmd_sweep(int argc, char **argv) {
     } else if (cli_mpi_root()) {
         rc = report(&o, s, runs);
         char took[32];
-        cli_fmt_duration(took, sizeof took, cli_now_s() - start);
+        cli_fmt_duration(took, sizeof took, attn_seconds() - start);
         if (rc == CLI_OK) cli_message("sweep", "%d runs in %s; wrote %s/", n, took, o.out);
     }
     free(runs);

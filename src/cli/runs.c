@@ -69,7 +69,7 @@ static int run_job(cli_pool *pool, int job, void *user) {
     const cli_run_result *r = &c->runs[job];
     attn_error err = {0};
     attn_model *m = NULL;
-    double acc[ATTN_N_TEST_SETS] = {0}, t0 = cli_now_s(), t1;
+    double acc[ATTN_N_TEST_SETS] = {0}, t0 = attn_seconds(), t1;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s-seed%d.json", c->s->dir, attn_arch_name(r->arch), r->seed);
     /* this process's threads (made after the fork); the results do not depend on them */
@@ -78,7 +78,7 @@ static int run_job(cli_pool *pool, int job, void *user) {
     if (st == ATTN_OK)
         st = c->s->train ? train_run(c->s, r, path, pool, threads, &m, &err)
                          : load_run(r, path, &m, &err);
-    t1 = cli_now_s();
+    t1 = attn_seconds();
     for (int s = 0; s < ATTN_N_TEST_SETS && st == ATTN_OK; s++) {
         attn_dataset *test = NULL;
         st = attn_data_generate(cli_test_sets[s], ATTN_TEST_DEFAULT_N, (uint64_t)r->seed, &test,
@@ -89,7 +89,7 @@ static int run_job(cli_pool *pool, int job, void *user) {
     }
     if (st == ATTN_OK)
         cli_pool_send(pool, "R %.9f %.9f %.9f %.9f %zu %.3f %.3f", acc[0], acc[1], acc[2], acc[3],
-                      attn_model_n_params(m), t1 - t0, cli_now_s() - t1);
+                      attn_model_n_params(m), t1 - t0, attn_seconds() - t1);
     else
         cli_pool_send(pool, "F %s", err.msg);
     attn_model_free(m);

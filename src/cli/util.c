@@ -1,4 +1,4 @@
-/* util.c -- small helpers the commands share: the clock, durations, plurals, the atomic file
+/* util.c -- small helpers the commands share: durations, plurals, the atomic file
  * write and the set names. */
 #include "cli.h"
 
@@ -7,14 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-double cli_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void cli_fmt_duration(char *buf, size_t n, double s) {
     if (!isfinite(s) || s < 0) s = 0;

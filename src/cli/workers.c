@@ -111,7 +111,7 @@ bool cli_pool_run(int n_jobs, int n_workers, const cli_pool_hooks *h) {
         free(p.pids);
         return false;
     }
-    double start_s = cli_now_s();
+    double start_s = attn_seconds();
     int next = 0, running = 0, finished = 0;
     while (finished < n_jobs) {
         while (running < n_workers && next < n_jobs) {
@@ -124,7 +124,7 @@ bool cli_pool_run(int n_jobs, int n_workers, const cli_pool_hooks *h) {
         int n = reap(&p);
         running -= n;
         finished += n;
-        if (h->on_tick) h->on_tick(cli_now_s() - start_s, h->ctx);
+        if (h->on_tick) h->on_tick(attn_seconds() - start_s, h->ctx);
     }
     close(p.fd[0]);
     close(p.fd[1]);

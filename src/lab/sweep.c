@@ -332,7 +332,7 @@ attn_status attn_sweep_run_point(const attn_sweep *s, int point, attn_sweep_resu
     attn_dataset *train = NULL, *heldout = NULL;
     attn_model *m = NULL;
     attn_trainer *t = NULL;
-    const double t0 = exp_seconds();
+    const double t0 = attn_seconds();
     if (!st) st = attn_data_generate(ATTN_SET_TRAIN, n_train, tc.seed, &train, err);
     if (!st && tc.holdout > 0)
         st = attn_data_generate(ATTN_SET_HOLDOUT, tc.holdout, tc.seed, &heldout, err);
@@ -342,7 +342,7 @@ attn_status attn_sweep_run_point(const attn_sweep *s, int point, attn_sweep_resu
     attn_trainer_free(t);
     attn_dataset_free(train);
     attn_dataset_free(heldout);
-    const double t1 = exp_seconds();
+    const double t1 = attn_seconds();
     attn_dataset *tests[ATTN_N_TEST_SETS] = {NULL};
     if (!st) st = exp_test_sets(s->test_size, tc.seed, tests, err);
     for (int k = 0; !st && k < ATTN_N_TEST_SETS; k++)
@@ -351,7 +351,7 @@ attn_status attn_sweep_run_point(const attn_sweep *s, int point, attn_sweep_resu
     if (m) out->n_params = attn_model_n_params(m);
     attn_model_free(m);
     out->train_s = t1 - t0;
-    out->eval_s = exp_seconds() - t1;
+    out->eval_s = attn_seconds() - t1;
     return st;
 }
 

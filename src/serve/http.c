@@ -76,12 +76,6 @@ struct serve_server {
     http_conn *conns;
 };
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 serve_options serve_options_default(void) {
     return (serve_options){.host = "127.0.0.1",
                            .port = 8080,
@@ -151,7 +145,7 @@ static bool run_on_worker(serve_server *s, http_req *r) {
     const bool ok = s->count < s->opt.queue;
     if (ok) {
         r->state = REQ_QUEUED;
-        r->t_queued = now_s();
+        r->t_queued = attn_seconds();
         s->queue[(s->head + s->count++) % s->opt.queue] = r;
         pthread_cond_signal(&s->wake);
         while (r->state != REQ_ANSWERED) pthread_cond_wait(&s->done, &s->lock);
@@ -180,7 +174,7 @@ static void *worker(void *p) {
         s->head = (s->head + 1) % s->opt.queue;
         s->count--;
         pthread_mutex_unlock(&s->lock);
-        if (now_s() - r->t_queued > s->opt.time_limit_s) {
+        if (attn_seconds() - r->t_queued > s->opt.time_limit_s) {
             serve_error_response(&r->rs, 503, "timeout",
                                  "the request waited longer than the time limit; try again");
         } else {
@@ -207,7 +201,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         hc = info ? calloc(1, sizeof *hc) : NULL;
         if (hc) { /* without it the connection still has libmicrohttpd's idle timeout */
-            *hc = (http_conn){.fd = info->connect_fd, .t_start = now_s(), .next = s->conns};
+            *hc = (http_conn){.fd = info->connect_fd, .t_start = attn_seconds(), .next = s->conns};
             if (s->conns) s->conns->prev = hc;
             s->conns = hc;
         }
@@ -233,7 +227,7 @@ static void *reaper(void *p) {
     serve_server *s = p;
     pthread_mutex_lock(&s->lock);
     while (!s->quit) {
-        const double now = now_s();
+        const double now = attn_seconds();
         for (http_conn *hc = s->conns; hc; hc = hc->next) {
             if (!hc->received && !hc->reaped && now - hc->t_start > s->opt.request_timeout_s) {
                 shutdown(hc->fd, SHUT_RDWR);
@@ -292,7 +286,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     http_conn *hc = conn_of(c);
     pthread_mutex_lock(&s->lock);
     if (hc) { /* the next request's deadline counts from here */
-        hc->t_start = now_s();
+        hc->t_start = attn_seconds();
         hc->received = false;
         hc->idle = true;
         hc->before_stop = false;
