@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -319,51 +318,10 @@ static bool append_body(http_req *r, const char *data, size_t n) {
     return true;
 }
 
-/* The headers that decide where a request ends and whom it is for. */
-typedef struct framing {
-    const char *host[2];
-    int n_host;
-    const char *length[2];
-    int n_length;
-    bool chunked;
-} framing;
-
-static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                      const char *value) {
-    (void)kind;
-    framing *f = cls;
-    if (!value) value = "";
-    if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
-        if (f->n_host < 2) f->host[f->n_host] = value;
-        f->n_host++;
-    } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
-        if (f->n_length < 2) f->length[f->n_length] = value;
-        f->n_length++;
-    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
-        f->chunked = true;
-    }
-    return MHD_YES;
-}
-
 /* The first call (headers only): Host, framing, size; MHD_YES to go on reading the body. */
 static enum MHD_Result check_headers(serve_server *s, struct MHD_Connection *c) {
-    framing f = {0};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, collect_header, &f);
-    const int host = http_host_check(&s->listen, f.host, f.n_host < 2 ? f.n_host : 2);
-    if (host == 400)
-        return send_error(c, 400, "bad_host",
-                          "the Host header must be sent once, as host or host:port");
-    if (host == 421)
-        return send_error(c, 421, "bad_host",
-                          "the Host header must name the address the server listens on");
-    const char *cl = f.n_length ? f.length[0] : NULL;
-    if (f.n_length > 1 || (cl && f.chunked))
-        return send_error(c, 400, "bad_request",
-                          "send one Content-Length header (or chunked transfer encoding)");
-    if (cl && (cl[0] == '\0' || strspn(cl, "0123456789") != strlen(cl)))
-        return send_error(c, 400, "bad_request", "Content-Length is not a decimal number");
-    if (cl && (strlen(cl) > 9 || strtoull(cl, NULL, 10) > SERVE_MAX_BODY))
-        return send_error(c, 413, "too_long", "the request body is larger than 64 KiB");
+    http_refusal why;
+    if (!http_head_check(&s->listen, c, &why)) return send_error(c, why.status, why.code, why.msg);
     if (arrived_late(s, c))
         return send_error(c, 503, "shutting_down", "the server is shutting down");
     return MHD_YES;
