@@ -272,12 +272,16 @@ static bool wants_seq2seq(int argc, char **argv) {
     return false;
 }
 
+static train_args args_default(void) {
+    return (train_args){.seed = 1,
+                        .train_size = ATTN_TRAIN_DEFAULT_N,
+                        .min_count = 1,
+                        .cfg = attn_train_config_default()};
+}
+
 int cmd_train(int argc, char **argv) {
     if (wants_seq2seq(argc, argv)) return cmd_train_seq2seq(argc, argv);
-    train_args a = {.seed = 1,
-                    .train_size = ATTN_TRAIN_DEFAULT_N,
-                    .min_count = 1,
-                    .cfg = attn_train_config_default()};
+    train_args a = args_default();
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
          .help = "rnn, lstm, gru or transformer; required unless --resume or --init"},
