@@ -361,4 +361,20 @@ typedef struct cli_par_spec {
 } cli_par_spec;
 int cli_run_sentences_pool(const cli_par_spec *s, char **args, int n_args, attn_pool *pool);
 
+/* --color WHEN of the commands that colour text (explain): the table entry and the decision. */
+enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
+#define CLI_COLOR_OPT(dst)                                                                         \
+    {                                                                                              \
+        "--color", "WHEN", CLI_OPT_CHOICE, (dst),                                                  \
+            .choices = "auto|always|never",                                                        \
+            .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"                   \
+    }
+/* true for always; for auto, when stdout is a terminal and NO_COLOR is unset or empty. */
+bool cli_want_color(int choice);
+/* Prints " word note " on stdout; with color, the word on a background of (r, g, b) mixed with
+ * white by t in [0, 1] (0: white) in black text, so that it reads on light and dark terminals
+ * alike. Below t = 0.05 the word keeps the terminal's colours (weightless words do not glare on
+ * a dark terminal). */
+void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note);
+
 #endif
