@@ -243,6 +243,10 @@ typedef struct cli_pool_hooks {
 } cli_pool_hooks;
 /* n_workers at a time, in job order; false (errno set) if the pipe cannot be made. */
 bool cli_pool_run(int n_jobs, int n_workers, const cli_pool_hooks *h);
+/* Why a worker that sent no result ended, from its waitpid status (-1: fork failed), into
+ * msg[size]: "cannot start a worker process", "worker killed by signal N" or "worker exited
+ * (status N) without a result". */
+void cli_pool_exit_reason(int status, char *msg, size_t size);
 /* One line (newlines replaced) to the parent, written atomically. */
 void cli_pool_send(cli_pool *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The number of online cores (at least 1). */

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 static const char about[] =
     "Trains model M at every point of the grid and evaluates it on the four test sets of its\n"
@@ -92,12 +91,7 @@ static void on_line(int job, const char *line, void *user) {
 static void on_exit_job(int job, int status, void *user) {
     run_msg *m = &((sweep_ctx *)user)->msgs[job];
     if (m->ok || m->msg[0]) return;
-    if (status < 0)
-        snprintf(m->msg, sizeof m->msg, "cannot start a worker process");
-    else if (WIFSIGNALED(status))
-        snprintf(m->msg, sizeof m->msg, "worker killed by signal %d", WTERMSIG(status));
-    else
-        snprintf(m->msg, sizeof m->msg, "worker exited without a result");
+    cli_pool_exit_reason(status, m->msg, sizeof m->msg);
 }
 
 /* This rank's points on its workers, then every result to rank 0 (into all[], point order). */

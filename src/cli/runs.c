@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct runs_ctx {
@@ -127,13 +126,7 @@ static void on_line(int job, const char *line, void *user) {
 static void on_exit_job(int job, int status, void *user) {
     cli_run_result *r = &((runs_ctx *)user)->runs[job];
     if (r->ok || r->msg[0]) return;
-    if (status < 0)
-        snprintf(r->msg, sizeof r->msg, "cannot start a worker process");
-    else if (WIFSIGNALED(status))
-        snprintf(r->msg, sizeof r->msg, "worker killed by signal %d", WTERMSIG(status));
-    else
-        snprintf(r->msg, sizeof r->msg, "worker exited (status %d) without a result",
-                 WEXITSTATUS(status));
+    cli_pool_exit_reason(status, r->msg, sizeof r->msg);
 }
 
 /* "reproduce: 3/9 done, 12 s, running (model-seed:epoch) lstm-s1:4 rnn-s2:7" */

@@ -131,3 +131,12 @@ bool cli_pool_run(int n_jobs, int n_workers, const cli_pool_hooks *h) {
     free(p.pids);
     return true;
 }
+
+void cli_pool_exit_reason(int status, char *msg, size_t size) {
+    if (status < 0)
+        snprintf(msg, size, "cannot start a worker process");
+    else if (WIFSIGNALED(status))
+        snprintf(msg, size, "worker killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(msg, size, "worker exited (status %d) without a result", WEXITSTATUS(status));
+}
