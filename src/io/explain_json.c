@@ -93,8 +93,20 @@ static void write_attention(FILE *f, const attn_explanation *e) {
     fputc(']', f);
 }
 
-static void write_explanation(FILE *f, const attn_vocab *vocab, const char *sentence,
-                              const int *ids, const attn_explanation *e) {
+typedef struct explanation_doc {
+    const attn_vocab *vocab;
+    const char *sentence;
+    const int *ids;
+    const attn_explanation *e;
+} explanation_doc;
+
+/* The explanation JSON of one sentence (attn_io_print_fn; ctx an explanation_doc). */
+static bool print_explanation(FILE *f, const void *ctx) {
+    const explanation_doc *d = ctx;
+    const attn_vocab *vocab = d->vocab;
+    const char *sentence = d->sentence;
+    const int *ids = d->ids;
+    const attn_explanation *e = d->e;
     const int n = e->n_words;
     const int n_tok = e->arch == ATTN_ARCH_TRANSFORMER ? n + 1 : n;
     fprintf(f, "{\"sentence\": ");
@@ -123,18 +135,6 @@ static void write_explanation(FILE *f, const attn_vocab *vocab, const char *sent
     } else {
         fprintf(f, "}}");
     }
-}
-
-typedef struct explanation_doc {
-    const attn_vocab *vocab;
-    const char *sentence;
-    const int *ids;
-    const attn_explanation *e;
-} explanation_doc;
-
-static bool print_explanation(FILE *f, const void *ctx) {
-    const explanation_doc *d = ctx;
-    write_explanation(f, d->vocab, d->sentence, d->ids, d->e);
     return true;
 }
 

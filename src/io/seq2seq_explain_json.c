@@ -92,8 +92,20 @@ static void steps(FILE *f, const attn_s2s_explanation *e) {
     fputc(']', f);
 }
 
-static void write_s2s(FILE *f, const char *sentence, const int *src, const attn_s2s_explanation *e,
-                      const attn_s2s_json_opts *o) {
+typedef struct s2s_explanation_doc {
+    const char *sentence;
+    const int *src;
+    const attn_s2s_explanation *e;
+    const attn_s2s_json_opts *o;
+} s2s_explanation_doc;
+
+/* The explanation JSON of one source (attn_io_print_fn; ctx an s2s_explanation_doc). */
+static bool print_s2s_explanation(FILE *f, const void *ctx) {
+    const s2s_explanation_doc *d = ctx;
+    const char *sentence = d->sentence;
+    const int *src = d->src;
+    const attn_s2s_explanation *e = d->e;
+    const attn_s2s_json_opts *o = d->o;
     fputs("{\"sentence\": ", f);
     attn_json_write_string(f, sentence);
     fprintf(f, ", \"model\": \"%s\", \"tokens\": [", attn_s2s_arch_name(e->arch));
@@ -125,18 +137,6 @@ static void write_s2s(FILE *f, const char *sentence, const int *src, const attn_
         fputc('}', f);
     }
     fputc('}', f);
-}
-
-typedef struct s2s_explanation_doc {
-    const char *sentence;
-    const int *src;
-    const attn_s2s_explanation *e;
-    const attn_s2s_json_opts *o;
-} s2s_explanation_doc;
-
-static bool print_s2s_explanation(FILE *f, const void *ctx) {
-    const s2s_explanation_doc *d = ctx;
-    write_s2s(f, d->sentence, d->src, d->e, d->o);
     return true;
 }
 
