@@ -97,6 +97,9 @@ attn_status attn_weights_save_json_vocab(const attn_model *m, const attn_vocab *
  * existing device or FIFO (/dev/null, /dev/full) is written in place, every write checked; a
  * directory or socket is refused. Errors name the file. (src/io/io_common.c) */
 attn_status attn_write_file_atomic(const char *path, const char *text, size_t len, attn_error *err);
+/* The directory part of path into dir[size] (truncated to fit): "." for a bare name, "/" for a
+ * file in the root, else everything before the last '/'. */
+void attn_path_dir(const char *path, char *dir, size_t size);
 
 /* The summary `attn reproduce` writes (DIR/reproduce.json), src/io/report_json.c. */
 typedef struct attn_report_run {

@@ -117,6 +117,11 @@ void attn_index_put(attn_index *ix, uint64_t hash, int entry);
 size_t attn_index_start(const attn_index *ix, uint64_t hash);
 size_t attn_index_next(const attn_index *ix, size_t s);
 
+/* ---- time --------------------------------------------------------------------------------- */
+
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for durations and deadlines, not dates. */
+double attn_seconds(void);
+
 /* ---- PRNG: splitmix64 (Steele, Lea, Flood 2014), a value the caller owns ---------------- */
 
 typedef struct attn_rng {

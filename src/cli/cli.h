@@ -75,9 +75,9 @@ struct cli_spec;
 int cli_s2s_resume_setup(struct cli_spec *spec, const char *path, attn_s2s_train_state *from,
                          attn_seq2seq_config *mc, attn_s2s_train_config *tc, int *train_size,
                          uint64_t *seed);
-/* Opens the log (a resumed run: trimmed to the epochs done, then appended to). -1 or the exit
- * code. */
-int cli_s2s_log_open(const char *path, int done, bool resumed, FILE **out);
+/* Opens `attn train`'s --log (both kinds of model, train_progress.c): truncated for a new run;
+ * for a resumed one trimmed to one line per epoch done, then appended to. -1 or the exit code. */
+int cli_train_log_open(const char *path, int done, bool resumed, FILE **out);
 /* One JSON line per epoch; false when writing failed. */
 bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st);
 /* attn_s2s_resume.on_state: the checkpoint to user (the path). */
@@ -126,12 +126,21 @@ typedef struct cli_spec {
     cli_opt *opts;
     int n_opts;
 } cli_spec;
+/* A command's spec from its option table `opts` (an array, counted here). */
+#define CLI_SPEC(cmd, usage, about, positional, notes, opts)                                       \
+    {                                                                                              \
+        (cmd), (usage), (about), (positional), (notes), (opts),                                    \
+            (int)(sizeof(opts) / sizeof(opts)[0])                                                  \
+    }
 
 /* Parses argv[1..argc) by the table. Returns -1 to go on, CLI_OK after printing the help
  * (-h, --help) and CLI_USAGE after a usage error naming the option (and its range). With
  * spec->positional, the other arguments (and all after "--") go to pos[*n_pos] (pos has argc
  * entries). */
 int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos);
+/* cli_parse into a new *pos of argc + 1 entries (the caller frees it; NULL and CLI_ERROR when
+ * out of memory). */
+int cli_parse_operands(cli_spec *spec, int argc, char **argv, char ***pos, int *n_pos);
 void cli_print_help(const cli_spec *spec, FILE *f);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
@@ -157,7 +166,6 @@ void cli_log(attn_log_level level, const char *msg, void *user);
 
 /* ---- util.c ------------------------------------------------------------------------------- */
 
-double cli_now_s(void); /* monotonic clock, seconds */
 /* "22.5 s", "3m05s", "1h02m". */
 void cli_fmt_duration(char *buf, size_t n, double s);
 /* "1 epoch" / "20 epochs". */
@@ -179,7 +187,8 @@ int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args
 int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cli_sentence_fn fn,
                   void *ctx);
 /* attn_weights_load_json_vocab for a command: *vocab is the file's vocabulary or the built-in
- * one (attn_vocab_free accepts both). -1 when loaded, else the exit code after the message. */
+ * one (attn_vocab_free accepts both); a NULL path is the usage error "--weights FILE.json is
+ * required". -1 when loaded, else the exit code after the message. */
 int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab);
 /* "its own, 202 tokens" or "built-in course-review, 91 tokens" into buf. */
 void cli_vocab_source(const attn_vocab *v, char *buf, size_t size);
@@ -234,6 +243,10 @@ typedef struct cli_pool_hooks {
 } cli_pool_hooks;
 /* n_workers at a time, in job order; false (errno set) if the pipe cannot be made. */
 bool cli_pool_run(int n_jobs, int n_workers, const cli_pool_hooks *h);
+/* Why a worker that sent no result ended, from its waitpid status (-1: fork failed), into
+ * msg[size]: "cannot start a worker process", "worker killed by signal N" or "worker exited
+ * (status N) without a result". */
+void cli_pool_exit_reason(int status, char *msg, size_t size);
 /* One line (newlines replaced) to the parent, written atomically. */
 void cli_pool_send(cli_pool *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The number of online cores (at least 1). */
@@ -351,5 +364,21 @@ typedef struct cli_par_spec {
     void *ctx;
 } cli_par_spec;
 int cli_run_sentences_pool(const cli_par_spec *s, char **args, int n_args, attn_pool *pool);
+
+/* --color WHEN of the commands that colour text (explain): the table entry and the decision. */
+enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
+#define CLI_COLOR_OPT(dst)                                                                         \
+    {                                                                                              \
+        "--color", "WHEN", CLI_OPT_CHOICE, (dst),                                                  \
+            .choices = "auto|always|never",                                                        \
+            .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"                   \
+    }
+/* true for always; for auto, when stdout is a terminal and NO_COLOR is unset or empty. */
+bool cli_want_color(int choice);
+/* Prints " word note " on stdout; with color, the word on a background of (r, g, b) mixed with
+ * white by t in [0, 1] (0: white) in black text, so that it reads on light and dark terminals
+ * alike. Below t = 0.05 the word keeps the terminal's colours (weightless words do not glare on
+ * a dark terminal). */
+void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note);
 
 #endif

@@ -85,13 +85,9 @@ int cmd_attend(int argc, char **argv) {
          .help = "also permute the words and measure the equivariance"},
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
     };
-    cli_spec spec = {"attend",
-                     "[--sentence S] [--query WORD] [--roles W=R,...] [--shuffle] [--format F]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = CLI_SPEC(
+        "attend", "[--sentence S] [--query WORD] [--roles W=R,...] [--shuffle] [--format F]", about,
+        NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     const size_t size = roles ? strlen(roles) + 1 : 1;

@@ -93,13 +93,9 @@ int cmd_data(int argc, char **argv) {
         {"--stats", NULL, CLI_OPT_FLAG, &stats,
          .help = "print length and core-position statistics to stderr"},
     };
-    cli_spec spec = {"data",
-                     "[--task rewrite|compose] [--set NAME] [--n N] [--seed S] [--stats]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec =
+        CLI_SPEC("data", "[--task rewrite|compose] [--set NAME] [--n N] [--seed S] [--stats]",
+                 about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     attn_set sets[ATTN_N_TEST_SETS];

@@ -134,15 +134,11 @@ int cmd_eval(int argc, char **argv) {
          .help = "with --table: comma-separated columns of rnn, gru, lstm,\n"
                  "transformer; by default the GRU too when DIR/gru-seed1.json exists"},
     };
-    cli_spec spec = {"eval",
-                     "--weights FILE.json --set NAME [--seed S] [--n N] [--batch B]\n"
-                     "--weights FILE.json --data FILE.tsv [--batch B]\n"
-                     "--table DIR [--seeds N] [--models LIST] [--batch B]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = CLI_SPEC("eval",
+                             "--weights FILE.json --set NAME [--seed S] [--n N] [--batch B]\n"
+                             "--weights FILE.json --data FILE.tsv [--batch B]\n"
+                             "--table DIR [--seeds N] [--models LIST] [--batch B]",
+                             about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     bool have_seed = cli_given(&spec, "--seed"), have_n = cli_given(&spec, "--n");

@@ -208,18 +208,13 @@ int cmd_experiment(int argc, char **argv) {
         {"--weights-dir", "DIR", CLI_OPT_STR, &a.weights_dir, .def = "weights",
          .help = "trained weights <model>-seed<S>.json (embedding, equivariance)"},
     };
-    cli_spec spec = {"experiment",
-                     "NAME|all|list [--seeds N] [--quick] [--format F] [--plot FILE] [--out DIR]",
-                     about,
-                     "NAME",
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    if (!pos) return cli_runtime_error("experiment", "out of memory");
+    cli_spec spec = CLI_SPEC(
+        "experiment", "NAME|all|list [--seeds N] [--quick] [--format F] [--plot FILE] [--out DIR]",
+        about, "NAME", notes, opts);
+    char **pos = NULL;
     int n_pos = 0;
-    int rc = cli_parse(&spec, argc, argv, pos, &n_pos);
-    const char *name = n_pos == 1 ? pos[0] : NULL;
+    int rc = cli_parse_operands(&spec, argc, argv, &pos, &n_pos);
+    const char *name = n_pos == 1 && pos ? pos[0] : NULL;
     free(pos);
     if (rc >= 0) return rc;
     if (!name) {

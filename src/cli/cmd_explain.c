@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 enum { FORMAT_TEXT, FORMAT_JSON };
-enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
 static const char about[] =
     "Explains each SENTENCE (or, without arguments, each non-blank line of stdin): the\n"
@@ -81,22 +80,6 @@ static bool print_json(const explain_view *v, const char *sentence, const int *i
 
 /* ---- text ------------------------------------------------------------------------------------ */
 
-/* A word on a background of colour (r, g, b) mixed with white by t in [0, 1] (0: white), black
- * text, so that it reads on light and dark terminals alike; then `note` in the default colour.
- * Below t = 0.05 the word keeps the terminal's colours. */
-static void shaded(const explain_view *v, const char *word, double t, int r, int g, int b,
-                   const char *note) {
-    if (!v->color || t < 0.05) { /* next to nothing: the terminal's own colours, so that the
-                                  * weightless words do not glare on a dark terminal */
-        printf(" %s %s ", word, note);
-    } else {
-        t = t > 1.0 ? 1.0 : t;
-        const int R = (int)lround(255 - t * (255 - r)), G = (int)lround(255 - t * (255 - g)),
-                  B = (int)lround(255 - t * (255 - b));
-        printf("\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
-    }
-}
-
 /* One attention row: how much [CLS] (query 0) attends to each key; w [S]. */
 static void attention_row(const explain_view *v, const attn_explanation *e, const int *ids,
                           const char *label, const float *w) {
@@ -107,7 +90,8 @@ static void attention_row(const explain_view *v, const attn_explanation *e, cons
         char note[32];
         /* fixed width, so that the lines of the heads and layers align */
         snprintf(note, sizeof note, "%3.0f%%", 100.0 * w[k]);
-        shaded(v, token_name(v, e, ids, k), max > 0.0f ? w[k] / max : 0.0, 255, 140, 0, note);
+        cli_shaded(v->color, token_name(v, e, ids, k), max > 0.0f ? w[k] / max : 0.0, 255, 140, 0,
+                   note);
     }
     putchar('\n');
 }
@@ -138,9 +122,9 @@ static void signed_word(const explain_view *v, const char *word, double x, doubl
                         const char *note) {
     const double t = scale > 0.0 ? fabs(x) / scale : 0.0;
     if (x >= 0.0)
-        shaded(v, word, t, 60, 190, 75, note);
+        cli_shaded(v->color, word, t, 60, 190, 75, note);
     else
-        shaded(v, word, t, 230, 75, 75, note);
+        cli_shaded(v->color, word, t, 230, 75, 75, note);
 }
 
 static void print_prefix(const explain_view *v, const attn_explanation *e, const int *ids) {
@@ -250,12 +234,6 @@ static int check_view(const attn_model *m, const explain_view *v) {
     return -1;
 }
 
-static bool want_color(int choice) {
-    if (choice != COLOR_AUTO) return choice == COLOR_ALWAYS;
-    const char *no = getenv("NO_COLOR");
-    return isatty(STDOUT_FILENO) && !(no && no[0]);
-}
-
 /* The --weights value of argv, before parsing (seq2seq weights go to cmd_explain_seq2seq). */
 static const char *weights_arg(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
@@ -277,7 +255,7 @@ int cmd_explain(int argc, char **argv) {
                       1000,
                       (int)(ATTN_EXPLAIN_MAX_BYTES >> 20),
                       NULL};
-    int color = COLOR_AUTO, threads = 0;
+    int color = CLI_COLOR_AUTO, threads = 0;
     cli_opt opts[] = {
         {"--weights", "FILE.json", CLI_OPT_STR, &weights,
          .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
@@ -287,8 +265,7 @@ int cmd_explain(int argc, char **argv) {
          .help = "text: this layer only (transformer)"},
         {"--head", "H", CLI_OPT_INT, &v.head, 0, 63, .def = "all and their average",
          .help = "text: this head only (transformer)"},
-        {"--color", "WHEN", CLI_OPT_CHOICE, &color, .choices = "auto|always|never",
-         .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"},
+        CLI_COLOR_OPT(&color),
         {"--ig-steps", "N", CLI_OPT_INT, &v.ig_steps, 0, ATTN_EXPLAIN_MAX_STEPS,
          .help = "integrated-gradient steps; 0 = none"},
         {"--max-words", "N", CLI_OPT_INT, &v.max_words, 1, 1 << 20,
@@ -297,23 +274,14 @@ int cmd_explain(int argc, char **argv) {
          .help = "refuse a sentence whose explanation may need more (see Length below)"},
         CLI_THREADS_OPT(&threads),
     };
-    cli_spec spec = {
+    cli_spec spec = CLI_SPEC(
         "explain",
         "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
         " [--ig-steps N] [--max-words N] [--max-memory MIB] [--threads N] [--] [SENTENCE...]",
-        about,
-        "SENTENCE",
-        notes,
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
-    char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
-    if (!sentences) {
-        fprintf(stderr, "attn explain: out of memory\n");
-        return CLI_ERROR;
-    }
+        about, "SENTENCE", notes, opts);
+    char **sentences = NULL;
     int n_sentences = 0;
-    int rc = cli_parse(&spec, argc, argv, sentences, &n_sentences);
-    if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
+    int rc = cli_parse_operands(&spec, argc, argv, &sentences, &n_sentences);
     attn_model *m = NULL;
     if (rc < 0) rc = cli_load_weights("explain", weights, &m, &v.vocab);
     if (rc < 0) rc = check_view(m, &v);
@@ -321,7 +289,7 @@ int cmd_explain(int argc, char **argv) {
     attn_pool *pool = NULL;
     if (rc < 0) rc = cli_threads_start("explain", &threads, &pool); /* same output for every N */
     if (rc < 0) {
-        v.color = want_color(color);
+        v.color = cli_want_color(color);
         explain_ctx ctx = {m, pool, &v};
         rc = cli_run_sentences("explain", "explained", sentences, n_sentences, explain_sentence,
                                &ctx);

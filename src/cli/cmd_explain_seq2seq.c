@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 enum { FORMAT_TEXT, FORMAT_JSON };
-enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
 static const char about[] =
     "Explains each SOURCE (or, without arguments, each non-blank line of stdin) with a\n"
@@ -45,18 +44,6 @@ typedef struct s2s_view {
     attn_s2s_explain_opts opts;
     attn_seq2seq *m;
 } s2s_view;
-
-/* A word on a background of (r, g, b) mixed with white by t (as cmd_explain's [CLS] view). */
-static void shaded(const s2s_view *v, const char *word, double t, int r, int g, int b,
-                   const char *note) {
-    if (!v->color || t < 0.05) {
-        printf(" %s %s ", word, note);
-        return;
-    }
-    t = t > 1.0 ? 1.0 : t;
-    printf("\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", (int)lround(255 - t * (255 - r)),
-           (int)lround(255 - t * (255 - g)), (int)lround(255 - t * (255 - b)), word, note);
-}
 
 /* The cross-attention row of step t: one layer/head or the mean (double). */
 static void attention_row(const s2s_view *v, const attn_s2s_explanation *e, int t, double *row) {
@@ -93,7 +80,8 @@ static void print_step(const s2s_view *v, const attn_s2s_explanation *e, const i
         for (int i = 0; i < S; i++) {
             char note[16];
             snprintf(note, sizeof note, "%3.0f%%", 100.0 * row[i]);
-            shaded(v, attn_tgt_vocab_token(src[i]), max > 0 ? row[i] / max : 0, 255, 140, 0, note);
+            cli_shaded(v->color, attn_tgt_vocab_token(src[i]), max > 0 ? row[i] / max : 0, 255, 140,
+                       0, note);
         }
         putchar('\n');
     }
@@ -107,9 +95,9 @@ static void print_step(const s2s_view *v, const attn_s2s_explanation *e, const i
             snprintf(note, sizeof note, "%+.2f", (double)gx[i]);
             const double s = max > 0 ? fabs(gx[i]) / max : 0;
             if (gx[i] >= 0)
-                shaded(v, attn_tgt_vocab_token(src[i]), s, 60, 190, 75, note);
+                cli_shaded(v->color, attn_tgt_vocab_token(src[i]), s, 60, 190, 75, note);
             else
-                shaded(v, attn_tgt_vocab_token(src[i]), s, 230, 75, 75, note);
+                cli_shaded(v->color, attn_tgt_vocab_token(src[i]), s, 230, 75, 75, note);
         }
         putchar('\n');
     }
@@ -185,12 +173,6 @@ static int parse_prefix(const char *text, int *ids, int *n, int max) {
     return rc;
 }
 
-static bool want_color(int choice) {
-    if (choice != COLOR_AUTO) return choice == COLOR_ALWAYS;
-    const char *no = getenv("NO_COLOR");
-    return isatty(STDOUT_FILENO) && !(no && no[0]);
-}
-
 /* --layer/--head against the model; CLI_USAGE after a message, else -1. */
 static int check_view(const s2s_view *v) {
     int L = 0, NH = 0;
@@ -209,7 +191,7 @@ static int check_view(const s2s_view *v) {
 int cmd_explain_seq2seq(int argc, char **argv) {
     const char *weights = NULL, *prefix = NULL;
     s2s_view v = {FORMAT_TEXT, false, -1, -1, {0}, NULL};
-    int color = COLOR_AUTO, max_out = 0;
+    int color = CLI_COLOR_AUTO, max_out = 0;
     bool no_saliency = false;
     int prefix_ids[ATTN_S2S_MAX_TGT];
     cli_opt opts[] = {
@@ -226,25 +208,17 @@ int cmd_explain_seq2seq(int argc, char **argv) {
         {"--max-out", "N", CLI_OPT_INT, &max_out, 0, ATTN_S2S_MAX_TGT, .def = "max_tgt_len - 1",
          .help = "output words at most"},
         {"--no-saliency", NULL, CLI_OPT_FLAG, &no_saliency, .help = "skip the backward passes"},
-        {"--color", "WHEN", CLI_OPT_CHOICE, &color, .choices = "auto|always|never",
-         .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"},
+        CLI_COLOR_OPT(&color),
     };
-    cli_spec spec = {"explain",
-                     "--weights SEQ2SEQ.json [--format F] [--layer L] [--head H] [--prefix WORDS]"
-                     " [--max-out N] [--no-saliency] [--color WHEN] [--] [SOURCE...]",
-                     about,
-                     "SOURCE",
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
-    char **sources = calloc((size_t)argc + 1, sizeof *sources);
-    if (!sources) {
-        fprintf(stderr, "attn explain: out of memory\n");
-        return CLI_ERROR;
-    }
+    cli_spec spec =
+        CLI_SPEC("explain",
+                 "--weights SEQ2SEQ.json [--format F] [--layer L] [--head H] [--prefix WORDS]"
+                 " [--max-out N] [--no-saliency] [--color WHEN] [--] [SOURCE...]",
+                 about, "SOURCE", notes, opts);
+    char **sources = NULL;
     int n_sources = 0;
     attn_error err;
-    int rc = cli_parse(&spec, argc, argv, sources, &n_sources);
+    int rc = cli_parse_operands(&spec, argc, argv, &sources, &n_sources);
     if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
     if (rc < 0 && prefix) rc = parse_prefix(prefix, prefix_ids, &v.opts.n_prefix, ATTN_S2S_MAX_TGT);
     if (rc < 0 && attn_seq2seq_load_json(weights, &v.m, &err) != ATTN_OK)
@@ -258,7 +232,7 @@ int cmd_explain_seq2seq(int argc, char **argv) {
     }
     if (rc < 0) {
         attn_set_num_threads(1);
-        v.color = want_color(color);
+        v.color = cli_want_color(color);
         v.opts.prefix = prefix_ids;
         v.opts.max_out = max_out;
         v.opts.no_saliency = no_saliency;

@@ -284,14 +284,10 @@ int cmd_figures(int argc, char **argv) {
                  "without it the s6 figures are left out when DIR has none"},
         {"--decoder-only", NULL, CLI_OPT_FLAG, &f.decoder_only, .help = "only the s6 figures"},
     };
-    cli_spec spec = {"figures",
-                     "[--weights DIR] [--out DIR] [--models LIST] [--quick]\n"
-                     "[--decoder-weights DIR] [--decoder-only]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = CLI_SPEC("figures",
+                             "[--weights DIR] [--out DIR] [--models LIST] [--quick]\n"
+                             "[--decoder-weights DIR] [--decoder-only]",
+                             about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     f.quick = quick;
@@ -309,13 +305,13 @@ int cmd_figures(int argc, char **argv) {
     f.index = fopen(tmp, "w");
     if (!f.index) return cli_runtime_error("figures", "%s: %s", tmp, strerror(errno));
     attn_set_num_threads(1);
-    const double t0 = cli_now_s();
+    const double t0 = attn_seconds();
     rc = figures_all(&f);
     const bool bad = fclose(f.index) != 0;
     if (rc == CLI_OK && (bad || rename(tmp, index) != 0))
         rc = cli_runtime_error("figures", "%s: %s", index, strerror(errno));
     if (rc != CLI_OK) remove(tmp);
     if (rc == CLI_OK)
-        fprintf(stderr, "attn figures: %s written in %.1f s\n", index, cli_now_s() - t0);
+        fprintf(stderr, "attn figures: %s written in %.1f s\n", index, attn_seconds() - t0);
     return rc;
 }

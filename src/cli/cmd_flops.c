@@ -193,7 +193,7 @@ int cmd_flops(int argc, char **argv) {
         {"--train", NULL, CLI_OPT_FLAG, &train,
          .help = "count a training step (forward + backward), not just a forward"},
     };
-    cli_spec spec = {
+    cli_spec spec = CLI_SPEC(
         cmd,
         "--model rnn|lstm|gru|transformer [--T N] [--batch B] [--train]\n"
         "--vit [--T N]\n"
@@ -207,8 +207,7 @@ int cmd_flops(int argc, char **argv) {
         "The layer's counts are those of one forward through the engine's own encoder layer\n"
         "(the blocked attention above 1024 tokens), checked against 4nd^2 (projections),\n"
         "2ndf (MLP) and 2n^2d (the n x n products). bench/flops times the same layer.",
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
+        opts);
     int prc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (prc >= 0) return prc;
     if ((prc = layer_mode(&spec, vit, D, NH, F, T, model_name)) >= 0) return prc;

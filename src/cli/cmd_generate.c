@@ -302,20 +302,16 @@ int cmd_generate(int argc, char **argv) {
         {"--teacher", NULL, CLI_OPT_FLAG, &teacher,
          .help = "inputs are 'source<TAB>target': print the teacher-forced\nlogits (json)"},
     };
-    cli_spec spec = {"generate",
-                     "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
-                     "[--beam K | --temperature T --top-k K --top-p P --seed S --samples N |\n"
-                     "--teacher]\n"
-                     "[--] [SOURCE...]",
-                     about,
-                     "SOURCE",
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
-    char **sources = calloc((size_t)argc + 1, sizeof *sources);
-    if (!sources) return CLI_ERROR;
+    cli_spec spec =
+        CLI_SPEC("generate",
+                 "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
+                 "[--beam K | --temperature T --top-k K --top-p P --seed S --samples N |\n"
+                 "--teacher]\n"
+                 "[--] [SOURCE...]",
+                 about, "SOURCE", notes, opts);
+    char **sources = NULL;
     int n_sources = 0;
-    int rc = cli_parse(&spec, argc, argv, sources, &n_sources);
+    int rc = cli_parse_operands(&spec, argc, argv, &sources, &n_sources);
     if (rc < 0 && !weights) rc = cli_usage_error("generate", "--weights FILE.json is required");
     const bool sample = cli_given(&spec, "--temperature") || cli_given(&spec, "--top-k") ||
                         cli_given(&spec, "--top-p") || cli_given(&spec, "--seed") ||

@@ -46,10 +46,9 @@ int cmd_lesson(int argc, char **argv) {
         {"--seed", "S", CLI_OPT_U64, &o.seed,
          .help = "random draws (and the untrained Transformer)"},
     };
-    cli_spec spec = {"lesson", "scaling|positions [--format F] [--out DIR] [--weights W.json]",
-                     about,    "LESSON",
-                     notes,    opts,
-                     4};
+    cli_spec spec =
+        CLI_SPEC("lesson", "scaling|positions [--format F] [--out DIR] [--weights W.json]", about,
+                 "LESSON", notes, opts);
     char *pos[8] = {0};
     char **lessons = argc < 8 ? pos : calloc((size_t)argc, sizeof *lessons);
     if (!lessons) return cli_runtime_error("lesson", "out of memory");

@@ -162,21 +162,12 @@ int cmd_predict(int argc, char **argv) {
          .help = "each SENTENCE (or line) is whitespace-separated token ids, not words"},
         CLI_THREADS_OPT(&threads),
     };
-    cli_spec spec = {"predict",
-                     "--weights FILE.json [--format F] [--ids] [--threads N] [--] [SENTENCE...]",
-                     about,
-                     "SENTENCE",
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
-    char **sentences = calloc((size_t)argc + 1, sizeof *sentences);
-    if (!sentences) {
-        fprintf(stderr, "attn predict: out of memory\n");
-        return CLI_ERROR;
-    }
+    cli_spec spec = CLI_SPEC(
+        "predict", "--weights FILE.json [--format F] [--ids] [--threads N] [--] [SENTENCE...]",
+        about, "SENTENCE", notes, opts);
+    char **sentences = NULL;
     int n_sentences = 0;
-    int rc = cli_parse(&spec, argc, argv, sentences, &n_sentences);
-    if (rc < 0 && !weights) rc = cli_usage_error("predict", "--weights FILE.json is required");
+    int rc = cli_parse_operands(&spec, argc, argv, &sentences, &n_sentences);
     attn_model *m = NULL;
     const attn_vocab *vocab = NULL;
     if (rc < 0) rc = cli_load_weights("predict", weights, &m, &vocab);

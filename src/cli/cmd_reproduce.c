@@ -208,15 +208,12 @@ int cmd_reproduce(int argc, char **argv) {
          .help = "comma-separated models of rnn, gru, lstm, transformer (the table's columns "
                  "in that order)"},
     };
-    cli_spec spec = {"reproduce",
-                     "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] "
-                     "[--eval-batch B] "
-                     "[--models LIST]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec =
+        CLI_SPEC("reproduce",
+                 "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] "
+                 "[--eval-batch B] "
+                 "[--models LIST]",
+                 about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     bool want[CLI_MAX_ARCH];
@@ -242,13 +239,13 @@ int cmd_reproduce(int argc, char **argv) {
     if (cli_mpi_root()) print_plan(&o, want, n);
     cli_run_settings rs = {o.out_dir,    true,      o.epochs, o.train_size,
                            o.eval_batch, o.workers, true,     o.threads};
-    double start = cli_now_s();
+    double start = attn_seconds();
     int failures = cli_runs_execute("reproduce", &rs, runs, n);
     if (!cli_mpi_root()) { /* rank 0 has every result and writes */
         free(runs);
         return CLI_OK;
     }
-    print_summary(&o, runs, n, cli_now_s() - start);
+    print_summary(&o, runs, n, attn_seconds() - start);
     /* under mpirun nothing is written (nor compared) unless every run succeeded */
     const bool none_written = failures && cli_mpi_on();
     rc = none_written ? CLI_ERROR : write_report(&o, runs, n);

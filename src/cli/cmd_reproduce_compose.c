@@ -132,9 +132,8 @@ int cmd_reproduce_compose(int argc, char **argv) {
         {"--classifier", "FILE.json", CLI_OPT_STR, &classifier, .def = "",
          .help = "a sentiment classifier's weights (attn train) that judges\nthe samples too"},
     };
-    cli_spec spec = {
-        "reproduce",
-        "--task compose [--seeds N] [--epochs N] [--train-size N] [--out DIR]",
+    cli_spec spec = CLI_SPEC(
+        "reproduce", "--task compose [--seeds N] [--epochs N] [--train-size N] [--out DIR]",
         "Trains the seq2seq-transformer on the compose task ('<polarity> <subject>' -> a\n"
         "review sentence) for seeds 1..N, one after the other on one BLAS thread (lr 3e-3;\n"
         "the epoch kept: the lowest held-out loss), and prints, as the range across seeds, the "
@@ -145,10 +144,7 @@ int cmd_reproduce_compose(int argc, char **argv) {
         "training sentences); with --classifier, the share of samples a trained sentiment\n"
         "classifier reads with the polarity asked for, and of grammatical ones with the\n"
         "parse's label.",
-        NULL,
-        "docs/decoder.md describes the task, the parser and the judgement.",
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
+        NULL, "docs/decoder.md describes the task, the parser and the judgement.", opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (strcmp(task, "compose") != 0)

@@ -278,9 +278,8 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
          .help = "worker processes, one BLAS thread each", .def = "the cores"},
         {"--out", "DIR", CLI_OPT_STR, &o.out, .help = "where the weights go"},
     };
-    cli_spec spec = {
-        "reproduce",
-        "--task rewrite [--seeds N] [--models LIST] [--epochs N] [-j N] [--out DIR]",
+    cli_spec spec = CLI_SPEC(
+        "reproduce", "--task rewrite [--seeds N] [--models LIST] [--epochs N] [-j N] [--out DIR]",
         "Trains the seq2seq models on the rewrite task for seeds 1..N -- seq2seq-gru (the\n"
         "source squeezed into one vector), seq2seq-attn (Bahdanau attention) and the\n"
         "seq2seq-transformer --, each run in a worker process on one BLAS thread, scores\n"
@@ -292,8 +291,7 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
         "of attn train). Each run is deterministic: its weights and scores equal `attn\n"
         "train --model M --task rewrite --seed S --epochs E` whatever -j is.\n"
         "docs/decoder.md has the table as measured.",
-        opts,
-        (int)(sizeof opts / sizeof opts[0])};
+        opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     attn_error err;

@@ -193,14 +193,10 @@ int cmd_saliency(int argc, char **argv) {
         {"--plot", "FILE", CLI_OPT_STR, &plot, .def = "",
          .help = "also draw the chart (.png or .svg; needs gnuplot)"},
     };
-    cli_spec spec = {"saliency",
-                     "(--weights W.json[,...] | --model M[,...] [--seed S]) [--T N] [--n N]"
-                     " [--format F] [--plot FILE]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     7};
+    cli_spec spec = CLI_SPEC("saliency",
+                             "(--weights W.json[,...] | --model M[,...] [--seed S]) [--T N] [--n N]"
+                             " [--format F] [--plot FILE]",
+                             about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (!weights && !models)

@@ -115,14 +115,10 @@ int cmd_serve(int argc, char **argv) {
         {"--max-per-ip", "N", CLI_OPT_INT, &o.max_per_ip, 1, 4096,
          .help = "connections at a time from one client address; more are refused"},
     };
-    cli_spec spec = {"serve",
-                     "[--weights DIR] [--host ADDR] [--port N] [--threads N] [--queue N]"
-                     " [--time-limit S] [--request-timeout S] [--max-per-ip N]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     8};
+    cli_spec spec = CLI_SPEC("serve",
+                             "[--weights DIR] [--host ADDR] [--port N] [--threads N] [--queue N]"
+                             " [--time-limit S] [--request-timeout S] [--max-per-ip N]",
+                             about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (!is_numeric_host(o.host))

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 static const char about[] =
     "Trains model M at every point of the grid and evaluates it on the four test sets of its\n"
@@ -92,12 +91,7 @@ static void on_line(int job, const char *line, void *user) {
 static void on_exit_job(int job, int status, void *user) {
     run_msg *m = &((sweep_ctx *)user)->msgs[job];
     if (m->ok || m->msg[0]) return;
-    if (status < 0)
-        snprintf(m->msg, sizeof m->msg, "cannot start a worker process");
-    else if (WIFSIGNALED(status))
-        snprintf(m->msg, sizeof m->msg, "worker killed by signal %d", WTERMSIG(status));
-    else
-        snprintf(m->msg, sizeof m->msg, "worker exited without a result");
+    cli_pool_exit_reason(status, m->msg, sizeof m->msg);
 }
 
 /* This rank's points on its workers, then every result to rank 0 (into all[], point order). */
@@ -296,6 +290,65 @@ static int make_dir(const char *dir) {
     return cli_check_dest("sweep", "--out", probe);
 }
 
+/* Creates the grid from the options, runs every point and reports; the exit code. */
+static int run_sweep(const sweep_args *o) {
+    int rc;
+    if (!o->model) return cli_usage_error("sweep", "--model M is required");
+    if (!o->grid) return cli_usage_error("sweep", "--grid GRID is required");
+    attn_arch arch;
+    attn_error err = {0};
+    if (attn_arch_from_name(o->model, &arch, &err) != ATTN_OK)
+        return cli_usage_error("sweep", "--model: %s", err.msg);
+    char set[4096], epochs[32] = ""; /* --epochs N is the setting epochs=N */
+    if (o->epochs) snprintf(epochs, sizeof epochs, " epochs=%d", o->epochs);
+    if (snprintf(set, sizeof set, "%s%s", o->set ? o->set : "", epochs) >= (int)sizeof set)
+        return cli_usage_error("sweep", "--set: too long");
+    attn_sweep *s = NULL;
+    attn_status st = attn_sweep_create(arch, o->grid, set, &s, &err);
+    if (st == ATTN_ERR_ARG) return cli_usage_error("sweep", "%s", err.msg);
+    if (st != ATTN_OK) return cli_fail("sweep", &err);
+    s->test_size = o->test_size;
+    s->eval_batch = o->eval_batch;
+    const int n = attn_sweep_n_points(s);
+    rc = cli_mpi_root() ? make_dir(o->out) : CLI_OK;
+    if ((rc = cli_mpi_agree(rc)) != CLI_OK) { /* rank 0 has said why */
+        attn_sweep_free(s);
+        return rc;
+    }
+    if (cli_mpi_root())
+        cli_message("sweep", "%d %s of %s, %d %s%s, into %s/", n, cli_plural(n, "run", "runs"),
+                    attn_arch_name(arch), o->workers, cli_plural(o->workers, "worker", "workers"),
+                    cli_mpi_on() ? " per rank" : "", o->out);
+    run_msg *runs = calloc((size_t)n + 1, sizeof *runs);
+    if (!runs) {
+        attn_sweep_free(s);
+        return cli_runtime_error("sweep", "out of memory");
+    }
+    const double start = attn_seconds();
+    run_points(s, o->workers, runs);
+    rc = CLI_OK;
+    int failed = 0;
+    for (int i = 0; i < n && cli_mpi_root(); i++) {
+        if (runs[i].ok) continue;
+        char name[512];
+        attn_sweep_point_name(s, i, name, sizeof name);
+        cli_message("sweep", "run %d (%s) failed: %s", i + 1, name, runs[i].msg);
+        failed++;
+    }
+    if (failed) {
+        cli_message("sweep", "%d of %d runs failed; nothing written", failed, n);
+        rc = CLI_ERROR;
+    } else if (cli_mpi_root()) {
+        rc = report(o, s, runs);
+        char took[32];
+        cli_fmt_duration(took, sizeof took, attn_seconds() - start);
+        if (rc == CLI_OK) cli_message("sweep", "%d runs in %s; wrote %s/", n, took, o->out);
+    }
+    free(runs);
+    attn_sweep_free(s);
+    return rc;
+}
+
 int cmd_sweep(int argc, char **argv) {
     sweep_args o = {
         NULL, NULL, NULL, "runs/sweep", 0, cli_mpi_on() ? 1 : cli_n_cores(), ATTN_TEST_DEFAULT_N,
@@ -316,68 +369,12 @@ int cmd_sweep(int argc, char **argv) {
         {"--eval-batch", "B", CLI_OPT_INT, &o.eval_batch, 1, 4096,
          .help = "sentences per forward pass in the evaluation; 1 is exact mode"},
     };
-    cli_spec spec = {"sweep",
-                     "--model M --grid GRID [--set SETTINGS] [--epochs N] [--out DIR] [-j N] "
-                     "[--test-size N] [--eval-batch B]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec =
+        CLI_SPEC("sweep",
+                 "--model M --grid GRID [--set SETTINGS] [--epochs N] [--out DIR] [-j N] "
+                 "[--test-size N] [--eval-batch B]",
+                 about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
-    if (!o.model) return cli_usage_error("sweep", "--model M is required");
-    if (!o.grid) return cli_usage_error("sweep", "--grid GRID is required");
-    attn_arch arch;
-    attn_error err = {0};
-    if (attn_arch_from_name(o.model, &arch, &err) != ATTN_OK)
-        return cli_usage_error("sweep", "--model: %s", err.msg);
-    char set[4096], epochs[32] = ""; /* --epochs N is the setting epochs=N */
-    if (o.epochs) snprintf(epochs, sizeof epochs, " epochs=%d", o.epochs);
-    if (snprintf(set, sizeof set, "%s%s", o.set ? o.set : "", epochs) >= (int)sizeof set)
-        return cli_usage_error("sweep", "--set: too long");
-    attn_sweep *s = NULL;
-    attn_status st = attn_sweep_create(arch, o.grid, set, &s, &err);
-    if (st == ATTN_ERR_ARG) return cli_usage_error("sweep", "%s", err.msg);
-    if (st != ATTN_OK) return cli_fail("sweep", &err);
-    s->test_size = o.test_size;
-    s->eval_batch = o.eval_batch;
-    const int n = attn_sweep_n_points(s);
-    rc = cli_mpi_root() ? make_dir(o.out) : CLI_OK;
-    if ((rc = cli_mpi_agree(rc)) != CLI_OK) { /* rank 0 has said why */
-        attn_sweep_free(s);
-        return rc;
-    }
-    if (cli_mpi_root())
-        cli_message("sweep", "%d %s of %s, %d %s%s, into %s/", n, cli_plural(n, "run", "runs"),
-                    attn_arch_name(arch), o.workers, cli_plural(o.workers, "worker", "workers"),
-                    cli_mpi_on() ? " per rank" : "", o.out);
-    run_msg *runs = calloc((size_t)n + 1, sizeof *runs);
-    if (!runs) {
-        attn_sweep_free(s);
-        return cli_runtime_error("sweep", "out of memory");
-    }
-    const double start = cli_now_s();
-    run_points(s, o.workers, runs);
-    rc = CLI_OK;
-    int failed = 0;
-    for (int i = 0; i < n && cli_mpi_root(); i++) {
-        if (runs[i].ok) continue;
-        char name[512];
-        attn_sweep_point_name(s, i, name, sizeof name);
-        cli_message("sweep", "run %d (%s) failed: %s", i + 1, name, runs[i].msg);
-        failed++;
-    }
-    if (failed) {
-        cli_message("sweep", "%d of %d runs failed; nothing written", failed, n);
-        rc = CLI_ERROR;
-    } else if (cli_mpi_root()) {
-        rc = report(&o, s, runs);
-        char took[32];
-        cli_fmt_duration(took, sizeof took, cli_now_s() - start);
-        if (rc == CLI_OK) cli_message("sweep", "%d runs in %s; wrote %s/", n, took, o.out);
-    }
-    free(runs);
-    attn_sweep_free(s);
-    return rc;
+    return run_sweep(&o);
 }

@@ -156,7 +156,8 @@ static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     if (rc < 0) rc = setup(spec, a, mc, &data, &heldout, &model, &trainer);
     if (rc < 0 && attn_trainer_set_pool(trainer, pool, &err) != ATTN_OK)
         rc = cli_fail("train", &err);
-    if (rc < 0 && a->log) rc = cli_train_open_log(a, attn_trainer_epoch(trainer), &log);
+    if (rc < 0 && a->log)
+        rc = cli_train_log_open(a->log, attn_trainer_epoch(trainer), a->resume != NULL, &log);
     if (rc >= 0) goto done;
     train_progress prog = {
         isatty(fileno(stderr)) == 1, log, a->log, a->checkpoint, trainer, {0}, false};
@@ -271,12 +272,16 @@ static bool wants_seq2seq(int argc, char **argv) {
     return false;
 }
 
+static train_args args_default(void) {
+    return (train_args){.seed = 1,
+                        .train_size = ATTN_TRAIN_DEFAULT_N,
+                        .min_count = 1,
+                        .cfg = attn_train_config_default()};
+}
+
 int cmd_train(int argc, char **argv) {
     if (wants_seq2seq(argc, argv)) return cmd_train_seq2seq(argc, argv);
-    train_args a = {.seed = 1,
-                    .train_size = ATTN_TRAIN_DEFAULT_N,
-                    .min_count = 1,
-                    .cfg = attn_train_config_default()};
+    train_args a = args_default();
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
          .help = "rnn, lstm, gru or transformer; required unless --resume or --init"},
@@ -341,16 +346,13 @@ int cmd_train(int argc, char **argv) {
                  "table (not trained, not in the weights file), none, rotary q/k\n"
                  "(rope) or a linear score bias (alibi)"},
     };
-    cli_spec spec = {"train",
-                     "--model rnn|lstm|gru|transformer [OPTIONS]\n"
-                     "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
-                     "--init W.json [--data FILE.tsv] [OPTIONS]\n"
-                     "--resume C.json [--epochs N] [OPTIONS]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec =
+        CLI_SPEC("train",
+                 "--model rnn|lstm|gru|transformer [OPTIONS]\n"
+                 "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
+                 "--init W.json [--data FILE.tsv] [OPTIONS]\n"
+                 "--resume C.json [--epochs N] [OPTIONS]",
+                 about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc < 0) rc = run(&spec, &a);
     attn_vocab_free(a.vocab);

@@ -141,7 +141,7 @@ static int run(s2s_args *a) {
     }
     attn_set_num_threads(1);
     a->tc.seed = a->seed;
-    if (a->log && (rc = cli_s2s_log_open(a->log, a->from.epoch, a->resume, &a->log_f)) >= 0)
+    if (a->log && (rc = cli_train_log_open(a->log, a->from.epoch, a->resume, &a->log_f)) >= 0)
         goto done;
     rc = CLI_OK;
     const attn_s2s_callbacks cb = {on_epoch, a};
@@ -243,14 +243,10 @@ int cmd_train_seq2seq(int argc, char **argv) {
          .help = "continue the run of this checkpoint (its model,\ndata and settings)"},
         {"--log", "FILE.jsonl", CLI_OPT_STR, &a.log, .help = "one JSON line per epoch"},
     };
-    cli_spec spec = {"train",
-                     "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task "
-                     "rewrite|compose [OPTIONS]",
-                     about,
-                     NULL,
-                     notes,
-                     opts,
-                     (int)(sizeof opts / sizeof opts[0])};
+    cli_spec spec = CLI_SPEC("train",
+                             "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task "
+                             "rewrite|compose [OPTIONS]",
+                             about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     a.quiet = quiet;

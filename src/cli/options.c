@@ -422,3 +422,10 @@ int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos) {
     }
     return -1;
 }
+
+int cli_parse_operands(cli_spec *spec, int argc, char **argv, char ***pos, int *n_pos) {
+    *n_pos = 0;
+    if (!(*pos = calloc((size_t)argc + 1, sizeof **pos)))
+        return cli_runtime_error(spec->cmd, "out of memory");
+    return cli_parse(spec, argc, argv, *pos, n_pos);
+}

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct runs_ctx {
@@ -69,7 +68,7 @@ static int run_job(cli_pool *pool, int job, void *user) {
     const cli_run_result *r = &c->runs[job];
     attn_error err = {0};
     attn_model *m = NULL;
-    double acc[ATTN_N_TEST_SETS] = {0}, t0 = cli_now_s(), t1;
+    double acc[ATTN_N_TEST_SETS] = {0}, t0 = attn_seconds(), t1;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s-seed%d.json", c->s->dir, attn_arch_name(r->arch), r->seed);
     /* this process's threads (made after the fork); the results do not depend on them */
@@ -78,7 +77,7 @@ static int run_job(cli_pool *pool, int job, void *user) {
     if (st == ATTN_OK)
         st = c->s->train ? train_run(c->s, r, path, pool, threads, &m, &err)
                          : load_run(r, path, &m, &err);
-    t1 = cli_now_s();
+    t1 = attn_seconds();
     for (int s = 0; s < ATTN_N_TEST_SETS && st == ATTN_OK; s++) {
         attn_dataset *test = NULL;
         st = attn_data_generate(cli_test_sets[s], ATTN_TEST_DEFAULT_N, (uint64_t)r->seed, &test,
@@ -89,7 +88,7 @@ static int run_job(cli_pool *pool, int job, void *user) {
     }
     if (st == ATTN_OK)
         cli_pool_send(pool, "R %.9f %.9f %.9f %.9f %zu %.3f %.3f", acc[0], acc[1], acc[2], acc[3],
-                      attn_model_n_params(m), t1 - t0, cli_now_s() - t1);
+                      attn_model_n_params(m), t1 - t0, attn_seconds() - t1);
     else
         cli_pool_send(pool, "F %s", err.msg);
     attn_model_free(m);
@@ -127,13 +126,7 @@ static void on_line(int job, const char *line, void *user) {
 static void on_exit_job(int job, int status, void *user) {
     cli_run_result *r = &((runs_ctx *)user)->runs[job];
     if (r->ok || r->msg[0]) return;
-    if (status < 0)
-        snprintf(r->msg, sizeof r->msg, "cannot start a worker process");
-    else if (WIFSIGNALED(status))
-        snprintf(r->msg, sizeof r->msg, "worker killed by signal %d", WTERMSIG(status));
-    else
-        snprintf(r->msg, sizeof r->msg, "worker exited (status %d) without a result",
-                 WEXITSTATUS(status));
+    cli_pool_exit_reason(status, r->msg, sizeof r->msg);
 }
 
 /* "reproduce: 3/9 done, 12 s, running (model-seed:epoch) lstm-s1:4 rnn-s2:7" */

@@ -57,8 +57,5 @@ int cli_train_resume_settings(cli_spec *spec, train_args *a, attn_model_config *
  * in the progress). */
 void cli_train_on_step(int epoch, int step, int steps, void *user);
 bool cli_train_on_epoch(const attn_epoch_stats *st, void *user);
-/* Opens --log: truncated for a new run; for a resumed one trimmed to the epochs done, then
- * appended to. -1 or the exit code. */
-int cli_train_open_log(const train_args *a, int done, FILE **log);
 
 #endif

@@ -1,6 +1,6 @@
 /* train_progress.c -- `attn train`'s progress: a line per epoch on stderr (a step counter on a
  * terminal), one JSON line per epoch in --log (trimmed to the checkpoint's epochs on
- * --resume), the checkpoint after each epoch. */
+ * --resume; the opening is shared with seq2seq training), the checkpoint after each epoch. */
 #include "train_cli.h"
 
 #include <errno.h>
@@ -101,12 +101,10 @@ static attn_status trim_log(const char *path, int done, attn_error *err) {
     return s;
 }
 
-/* Opens --log: truncated for a new run; for a resumed one trimmed to the epochs done, then
- * appended to. */
-int cli_train_open_log(const train_args *a, int done, FILE **log) {
+int cli_train_log_open(const char *path, int done, bool resumed, FILE **out) {
     attn_error err = {0};
-    if (a->resume && trim_log(a->log, done, &err) != ATTN_OK) return cli_fail("train", &err);
-    if (!(*log = fopen(a->log, a->resume ? "a" : "w")))
-        return cli_runtime_error("train", "%s: cannot open: %s", a->log, strerror(errno));
+    if (resumed && trim_log(path, done, &err) != ATTN_OK) return cli_fail("train", &err);
+    if (!(*out = fopen(path, resumed ? "a" : "w")))
+        return cli_runtime_error("train", "%s: cannot open: %s", path, strerror(errno));
     return -1;
 }

@@ -44,50 +44,7 @@ int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state 
     return -1;
 }
 
-/* ---- the log ------------------------------------------------------------------------------- */
-
-static int line_epoch(const char *line) {
-    int e = 0;
-    return sscanf(line, "{\"epoch\": %d,", &e) == 1 && e > 0 ? e : 0;
-}
-
-/* Keeps one line (the last) for each epoch 1..done, in order: a resumed run logs the epochs
- * after the checkpoint's once. A missing or non-regular file is left alone. */
-static attn_status trim_log(const char *path, int done, attn_error *err) {
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return ATTN_OK;
-    FILE *f = fopen(path, "r");
-    if (!f) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char **keep = calloc((size_t)done + 1, sizeof *keep), *line = NULL, *text = NULL;
-    size_t cap = 0, len = 0;
-    attn_status s = keep ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    while (s == ATTN_OK && getline(&line, &cap, f) >= 0) {
-        const int e = line_epoch(line);
-        if (e < 1 || e > done) continue;
-        free(keep[e]);
-        if (!(keep[e] = strdup(line))) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    }
-    fclose(f);
-    FILE *mem = s == ATTN_OK ? open_memstream(&text, &len) : NULL;
-    if (s == ATTN_OK && !mem) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    for (int e = 1; mem && e <= done; e++)
-        if (keep[e]) fputs(keep[e], mem);
-    if (mem && fclose(mem) != 0) s = attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
-    if (s == ATTN_OK) s = attn_write_file_atomic(path, text, len, err);
-    for (int e = 0; keep && e <= done; e++) free(keep[e]);
-    free(keep);
-    free(line);
-    free(text);
-    return s;
-}
-
-int cli_s2s_log_open(const char *path, int done, bool resumed, FILE **out) {
-    attn_error err;
-    if (resumed && trim_log(path, done, &err) != ATTN_OK) return cli_fail("train", &err);
-    if (!(*out = fopen(path, resumed ? "a" : "w")))
-        return cli_runtime_error("train", "%s: cannot open: %s", path, strerror(errno));
-    return -1;
-}
+/* ---- the log (opened by cli_train_log_open, train_progress.c) ------------------------------- */
 
 static void put_number(FILE *f, const char *key, double x) {
     if (isnan(x))

@@ -1,4 +1,4 @@
-/* util.c -- small helpers the commands share: the clock, durations, plurals, the atomic file
+/* util.c -- small helpers the commands share: durations, plurals, the atomic file
  * write and the set names. */
 #include "cli.h"
 
@@ -7,14 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-double cli_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void cli_fmt_duration(char *buf, size_t n, double s) {
     if (!isfinite(s) || s < 0) s = 0;
@@ -72,14 +65,8 @@ int cli_check_dest(const char *cmd, const char *opt, const char *path) {
         if (S_ISDIR(st.st_mode)) return cli_runtime_error(cmd, "%s %s: is a directory", opt, path);
         return CLI_OK;
     }
-    const char *slash = strrchr(path, '/');
     char dir[4096];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    attn_path_dir(path, dir, sizeof dir);
     if (stat(dir, &st) != 0)
         return cli_runtime_error(cmd, "%s %s: directory %s: %s", opt, path, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
@@ -163,6 +150,7 @@ int cli_run_lines(const char *cmd, const char *verb, char **args, int n_args, cl
 int cli_load_weights(const char *cmd, const char *path, attn_model **m, const attn_vocab **vocab) {
     attn_vocab *own = NULL;
     attn_error err;
+    if (!path) return cli_usage_error(cmd, "--weights FILE.json is required");
     if (attn_weights_load_json_vocab(path, m, &own, &err) != ATTN_OK) return cli_fail(cmd, &err);
     *vocab = own ? own : attn_vocab_builtin();
     return -1;
@@ -171,4 +159,21 @@ int cli_load_weights(const char *cmd, const char *path, attn_model **m, const at
 void cli_vocab_source(const attn_vocab *v, char *buf, size_t size) {
     snprintf(buf, size, "%s, %d tokens",
              attn_vocab_is_builtin(v) ? "built-in course-review" : "its own", attn_vocab_count(v));
+}
+
+bool cli_want_color(int choice) {
+    if (choice != CLI_COLOR_AUTO) return choice == CLI_COLOR_ALWAYS;
+    const char *no = getenv("NO_COLOR");
+    return isatty(STDOUT_FILENO) && !(no && no[0]);
+}
+
+void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note) {
+    if (!color || t < 0.05) {
+        printf(" %s %s ", word, note);
+        return;
+    }
+    t = t > 1.0 ? 1.0 : t;
+    const int R = (int)lround(255 - t * (255 - r)), G = (int)lround(255 - t * (255 - g)),
+              B = (int)lround(255 - t * (255 - b));
+    printf("\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
 }

@@ -111,7 +111,7 @@ bool cli_pool_run(int n_jobs, int n_workers, const cli_pool_hooks *h) {
         free(p.pids);
         return false;
     }
-    double start_s = cli_now_s();
+    double start_s = attn_seconds();
     int next = 0, running = 0, finished = 0;
     while (finished < n_jobs) {
         while (running < n_workers && next < n_jobs) {
@@ -124,10 +124,19 @@ bool cli_pool_run(int n_jobs, int n_workers, const cli_pool_hooks *h) {
         int n = reap(&p);
         running -= n;
         finished += n;
-        if (h->on_tick) h->on_tick(cli_now_s() - start_s, h->ctx);
+        if (h->on_tick) h->on_tick(attn_seconds() - start_s, h->ctx);
     }
     close(p.fd[0]);
     close(p.fd[1]);
     free(p.pids);
     return true;
+}
+
+void cli_pool_exit_reason(int status, char *msg, size_t size) {
+    if (status < 0)
+        snprintf(msg, size, "cannot start a worker process");
+    else if (WIFSIGNALED(status))
+        snprintf(msg, size, "worker killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(msg, size, "worker exited (status %d) without a result", WEXITSTATUS(status));
 }

@@ -93,8 +93,20 @@ static void write_attention(FILE *f, const attn_explanation *e) {
     fputc(']', f);
 }
 
-static void write_explanation(FILE *f, const attn_vocab *vocab, const char *sentence,
-                              const int *ids, const attn_explanation *e) {
+typedef struct explanation_doc {
+    const attn_vocab *vocab;
+    const char *sentence;
+    const int *ids;
+    const attn_explanation *e;
+} explanation_doc;
+
+/* The explanation JSON of one sentence (attn_io_print_fn; ctx an explanation_doc). */
+static bool print_explanation(FILE *f, const void *ctx) {
+    const explanation_doc *d = ctx;
+    const attn_vocab *vocab = d->vocab;
+    const char *sentence = d->sentence;
+    const int *ids = d->ids;
+    const attn_explanation *e = d->e;
     const int n = e->n_words;
     const int n_tok = e->arch == ATTN_ARCH_TRANSFORMER ? n + 1 : n;
     fprintf(f, "{\"sentence\": ");
@@ -123,6 +135,7 @@ static void write_explanation(FILE *f, const attn_vocab *vocab, const char *sent
     } else {
         fprintf(f, "}}");
     }
+    return true;
 }
 
 attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *sentence, const int *ids,
@@ -138,19 +151,8 @@ attn_status attn_explanation_to_json(const attn_vocab *vocab, const char *senten
                                "attn_explanation_to_json: id %d at word %d "
                                "is not in the vocabulary",
                                ids[i], i);
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "explanation JSON: out of memory");
-    write_explanation(f, vocab, sentence, ids, e);
-    const bool failed = ferror(f) != 0;
-    if (fclose(f) != 0 || failed) {
-        free(buf);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "explanation JSON: out of memory");
-    }
-    *out = buf;
-    if (len) *len = n;
-    return ATTN_OK;
+    const explanation_doc doc = {vocab, sentence, ids, e};
+    return attn_io_print_string(print_explanation, &doc, "explanation JSON", out, len, err);
 }
 
 /* ---- the explain request ----------------------------------------------------------------------

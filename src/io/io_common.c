@@ -174,17 +174,21 @@ static int create_temp(const char *path, char *tmp, size_t cap) {
     return -1;
 }
 
+void attn_path_dir(const char *path, char *dir, size_t size) {
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, size, ".");
+    else if (slash == path)
+        snprintf(dir, size, "/");
+    else
+        snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
 /* fsync of the directory holding `path`, so the rename is durable; file systems that cannot
  * sync a directory (EINVAL) are fine. 0 or an errno. */
 static int sync_dir_of(const char *path) {
-    const char *slash = strrchr(path, '/');
     char dir[PATH_MAX];
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    attn_path_dir(path, dir, sizeof dir);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return errno;
     int e = fsync(fd) == 0 || errno == EINVAL ? 0 : errno;

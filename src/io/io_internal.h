@@ -42,6 +42,23 @@ int attn_io_format_float(char out[ATTN_IO_FLOAT_TEXT_MAX], float x);
  * buffered, a few fwrite calls. */
 void attn_io_write_floats(FILE *f, const float *x, size_t n, const char *sep);
 
+/* ---- whole documents (text_out.c) ------------------------------------------------------- */
+
+/* Prints a document into f; false if it could not (f's error flag is checked as well). */
+typedef bool (*attn_io_print_fn)(FILE *f, const void *ctx);
+/* print(f, ctx) into a new string *out [*len] (the caller frees it); ATTN_ERR_NOMEM
+ * "<what>: out of memory" when it could not be printed. */
+attn_status attn_io_print_string(attn_io_print_fn print, const void *ctx, const char *what,
+                                 char **out, size_t *len, attn_error *err);
+/* print(f, ctx), then attn_write_file_atomic to path; ATTN_ERR_NOMEM "<path>: not written: out of
+ * memory formatting it" when it could not be printed. */
+attn_status attn_io_print_file(attn_io_print_fn print, const void *ctx, const char *path,
+                               attn_error *err);
+/* One entry of a weights file's "tensors": "name": {"shape": [..], "data": [..]} (%.9g floats)
+ * or "data_b64": "..", then "," unless last, then a newline. */
+void attn_io_write_tensor(FILE *f, const char *name, const int *shape, int ndim, const float *x,
+                          size_t n, bool b64, bool last);
+
 /* The "format" of a weights file. */
 #define ATTN_IO_WEIGHTS_FORMAT "attn-weights-v1"
 

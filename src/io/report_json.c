@@ -32,13 +32,16 @@ static bool put_run(FILE *f, const attn_report *r, const attn_report_run *run, b
     return true;
 }
 
+static bool print_report(FILE *f, const void *ctx);
+
 attn_status attn_report_save_json(const attn_report *r, const char *path, attn_error *err) {
     if (!r || !path || (r->n_runs > 0 && !r->runs))
         return attn_errorf(err, ATTN_ERR_ARG, "attn_report_save_json: NULL argument");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
+    return attn_io_print_file(print_report, r, path, err);
+}
+
+static bool print_report(FILE *f, const void *ctx) {
+    const attn_report *r = ctx;
     fprintf(f,
             "{\n  \"epochs\": %d,\n  \"train_size\": %d,\n  \"seeds\": %d,\n  \"eval_batch\": %d,\n"
             "  \"blas_core\": ",
@@ -51,11 +54,7 @@ attn_status attn_report_save_json(const attn_report *r, const char *path, attn_e
     if (ok) fputs(",\n  \"runs\": [\n", f);
     for (int i = 0; i < r->n_runs && ok; i++) ok = put_run(f, r, &r->runs[i], i + 1 == r->n_runs);
     if (ok) fputs("  ]\n}\n", f);
-    if (fclose(f) != 0) ok = false;
-    attn_status s = ok ? attn_write_file_atomic(path, text, len, err)
-                       : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
-    free(text);
-    return s;
+    return ok;
 }
 
 attn_status attn_report_peek(const char *path, attn_report_header *h, attn_error *err) {

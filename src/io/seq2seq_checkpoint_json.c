@@ -33,14 +33,17 @@ static void write_train(FILE *f, const attn_s2s_train_config *c) {
             c->adam.beta2, c->adam.eps, c->adam.weight_decay);
 }
 
+static bool print_checkpoint(FILE *f, const void *ctx);
+
 attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char *path,
                                      attn_error *err) {
     if (!st || !path || !st->params || !st->m || !st->v || (st->best_epoch > 0 && !st->best_params))
         return attn_errorf(err, ATTN_ERR_ARG, "seq2seq checkpoint: NULL state, path or array");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    return attn_io_print_file(print_checkpoint, st, path, err);
+}
+
+static bool print_checkpoint(FILE *f, const void *ctx) {
+    const attn_s2s_train_state *st = ctx;
     fprintf(f, "{\"format\": \"%s\",\n", FORMAT);
     attn_io_s2s_config_write(f, &st->model_cfg);
     write_train(f, &st->train_cfg);
@@ -55,16 +58,7 @@ attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char 
     write_floats(f, "v", st->v, st->n_params);
     if (st->best_epoch > 0) write_floats(f, "best_params", st->best_params, st->n_params);
     fprintf(f, "}\n");
-    bool ok = !ferror(f);
-    if (fclose(f) != 0) ok = false;
-    if (!ok) {
-        free(text);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
-                           path);
-    }
-    const attn_status s = attn_write_file_atomic(path, text, len, err);
-    free(text);
-    return s;
+    return true;
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */

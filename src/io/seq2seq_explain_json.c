@@ -92,8 +92,20 @@ static void steps(FILE *f, const attn_s2s_explanation *e) {
     fputc(']', f);
 }
 
-static void write_s2s(FILE *f, const char *sentence, const int *src, const attn_s2s_explanation *e,
-                      const attn_s2s_json_opts *o) {
+typedef struct s2s_explanation_doc {
+    const char *sentence;
+    const int *src;
+    const attn_s2s_explanation *e;
+    const attn_s2s_json_opts *o;
+} s2s_explanation_doc;
+
+/* The explanation JSON of one source (attn_io_print_fn; ctx an s2s_explanation_doc). */
+static bool print_s2s_explanation(FILE *f, const void *ctx) {
+    const s2s_explanation_doc *d = ctx;
+    const char *sentence = d->sentence;
+    const int *src = d->src;
+    const attn_s2s_explanation *e = d->e;
+    const attn_s2s_json_opts *o = d->o;
     fputs("{\"sentence\": ", f);
     attn_json_write_string(f, sentence);
     fprintf(f, ", \"model\": \"%s\", \"tokens\": [", attn_s2s_arch_name(e->arch));
@@ -125,6 +137,7 @@ static void write_s2s(FILE *f, const char *sentence, const int *src, const attn_
         fputc('}', f);
     }
     fputc('}', f);
+    return true;
 }
 
 attn_status attn_s2s_explanation_to_json(const char *sentence, const int *src,
@@ -138,19 +151,8 @@ attn_status attn_s2s_explanation_to_json(const char *sentence, const int *src,
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "alignment: layer %d, head %d: the model has %d x %d", o->layer, o->head,
                            e->n_layers, e->n_heads);
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "explanation JSON: out of memory");
-    write_s2s(f, sentence, src, e, o);
-    const bool failed = ferror(f) != 0;
-    if (fclose(f) != 0 || failed) {
-        free(buf);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "explanation JSON: out of memory");
-    }
-    *out = buf;
-    if (len) *len = n;
-    return ATTN_OK;
+    const s2s_explanation_doc doc = {sentence, src, e, o};
+    return attn_io_print_string(print_s2s_explanation, &doc, "explanation JSON", out, len, err);
 }
 
 /* ---- the decoder requests ------------------------------------------------------------------ */

@@ -73,6 +73,29 @@ static void write_config(FILE *f, const attn_seq2seq_config *c) {
     fputc('}', f);
 }
 
+typedef struct s2s_doc {
+    attn_seq2seq *m;
+    const float *base;
+    bool b64;
+} s2s_doc;
+
+static bool print_s2s(FILE *f, const void *ctx) {
+    const s2s_doc *d = ctx;
+    fprintf(f, "{\"format\": \"%s\",\n", S2S_FORMAT);
+    write_config(f, attn_seq2seq_config_of(d->m));
+    fprintf(f, ",\n\"tensors\": {\n");
+    const size_t count = attn_seq2seq_tensor_count(d->m);
+    for (size_t i = 0; i < count; i++) {
+        int shape[4];
+        const int nd = attn_seq2seq_tensor_shape(d->m, i, shape);
+        attn_io_write_tensor(f, attn_seq2seq_tensor_name(d->m, i), shape, nd,
+                             d->base + attn_seq2seq_tensor_offset(d->m, i),
+                             attn_seq2seq_tensor_numel(d->m, i), d->b64, i + 1 == count);
+    }
+    fprintf(f, "}}\n");
+    return true;
+}
+
 attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
                                    attn_error *err) {
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq weights: NULL model or path");
@@ -87,41 +110,8 @@ attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const 
                                    "%s: not written: \"%s\" holds %s at index %zu", path,
                                    attn_seq2seq_tensor_name(m, i), isnan(x[j]) ? "NaN" : "Inf", j);
     }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    fprintf(f, "{\"format\": \"%s\",\n", S2S_FORMAT);
-    write_config(f, attn_seq2seq_config_of(m));
-    fprintf(f, ",\n\"tensors\": {\n");
-    for (size_t i = 0; i < count; i++) {
-        int shape[4];
-        const int nd = attn_seq2seq_tensor_shape(m, i, shape);
-        fprintf(f, "\"%s\": {\"shape\": [", attn_seq2seq_tensor_name(m, i));
-        for (int d = 0; d < nd; d++) fprintf(f, d ? ", %d" : "%d", shape[d]);
-        const float *x = base + attn_seq2seq_tensor_offset(m, i);
-        const size_t n = attn_seq2seq_tensor_numel(m, i);
-        if (b64) {
-            fprintf(f, "], \"data_b64\": \"");
-            attn_io_b64_write_floats(f, x, n);
-            fprintf(f, "\"}%s\n", i + 1 < count ? "," : "");
-        } else {
-            fprintf(f, "], \"data\": [");
-            attn_io_write_floats(f, x, n, ",");
-            fprintf(f, "]}%s\n", i + 1 < count ? "," : "");
-        }
-    }
-    fprintf(f, "}}\n");
-    bool ok = !ferror(f);
-    if (fclose(f) != 0) ok = false;
-    if (!ok) {
-        free(text);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
-                           path);
-    }
-    attn_status st = attn_write_file_atomic(path, text, len, err);
-    free(text);
-    return st;
+    const s2s_doc doc = {m, base, b64};
+    return attn_io_print_file(print_s2s, &doc, path, err);
 }
 
 /* ---- loading ------------------------------------------------------------------------------- */

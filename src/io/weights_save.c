@@ -37,22 +37,30 @@ static void write_tensors(FILE *f, const attn_model *m, const float *base,
     size_t count = attn_model_tensor_count(m);
     for (size_t i = 0; i < count; i++) {
         int shape[4];
-        int nd = attn_model_tensor_shape(m, i, shape);
-        fprintf(f, "\"%s\": {\"shape\": [", attn_model_tensor_name(m, i));
-        for (int d = 0; d < nd; d++) fprintf(f, d ? ", %d" : "%d", shape[d]);
-        const float *x = base + attn_model_tensor_offset(m, i);
-        size_t n = attn_model_tensor_numel(m, i);
-        if (enc == ATTN_WEIGHTS_B64) {
-            fprintf(f, "], \"data_b64\": \"");
-            attn_io_b64_write_floats(f, x, n);
-            fprintf(f, "\"}%s\n", i + 1 < count ? "," : "");
-            continue;
-        }
-        fprintf(f, "], \"data\": [");
-        attn_io_write_floats(f, x, n, ",");
-        fprintf(f, "]}%s\n", i + 1 < count ? "," : "");
+        const int nd = attn_model_tensor_shape(m, i, shape);
+        attn_io_write_tensor(f, attn_model_tensor_name(m, i), shape, nd,
+                             base + attn_model_tensor_offset(m, i), attn_model_tensor_numel(m, i),
+                             enc == ATTN_WEIGHTS_B64, i + 1 == count);
     }
     fprintf(f, "}");
+}
+
+typedef struct weights_doc {
+    const attn_model *m;
+    const attn_vocab *vocab;
+    const float *base;
+    attn_weights_encoding enc;
+} weights_doc;
+
+static bool print_weights(FILE *f, const void *ctx) {
+    const weights_doc *d = ctx;
+    fprintf(f, "{\"format\": \"%s\",\n", ATTN_IO_WEIGHTS_FORMAT);
+    const bool ok = write_config(f, attn_model_config_of(d->m));
+    attn_io_vocab_write(f, d->vocab);
+    fprintf(f, ",\n");
+    write_tensors(f, d->m, d->base, d->enc);
+    fprintf(f, "}\n");
+    return ok;
 }
 
 static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads,
@@ -91,24 +99,6 @@ static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads
     attn_error ferr;
     if (attn_model_check_finite(m, grads, &ferr) != ATTN_OK)
         return attn_errorf(err, ATTN_ERR_VALUE, "%s: not written: %s", path, ferr.msg);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    fprintf(f, "{\"format\": \"%s\",\n", ATTN_IO_WEIGHTS_FORMAT);
-    bool ok = write_config(f, attn_model_config_of(m));
-    attn_io_vocab_write(f, vocab);
-    fprintf(f, ",\n");
-    write_tensors(f, m, base, enc);
-    fprintf(f, "}\n");
-    ok = !ferror(f) && ok;
-    if (fclose(f) != 0) ok = false;
-    if (!ok) {
-        free(text);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory formatting it",
-                           path);
-    }
-    attn_status st = attn_write_file_atomic(path, text, len, err);
-    free(text);
-    return st;
+    const weights_doc doc = {m, vocab, base, enc};
+    return attn_io_print_file(print_weights, &doc, path, err);
 }

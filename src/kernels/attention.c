@@ -93,12 +93,12 @@ void attn_attention_forward_bias(float *out, float *probs, const float *q, const
  *   d_P = d_out.v^T, d_v += P^T.d_out, d_S = P * (d_P - rowsum(P * d_P)),
  *   d_q += d_S.k, d_k += d_S^T.q.
  * work: [n_q,n_k] d_probs | [n_q,n_k] d_scores. */
-static void head_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
-                          const float *probs, const float *q, const float *k, const float *v,
-                          int n_q, int n_k, int HS, int n_valid, float *work) {
+void attn_attention_head_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                  const float *probs, const float *q, const float *k,
+                                  const float *v, int n_q, int n_k, int HS, int n_valid, bool loop,
+                                  float *work) {
     const size_t pn = (size_t)n_q * (size_t)n_k;
     float *d_probs = work, *d_scores = work + pn;
-    const bool loop = head_loops(n_q, n_k, HS);
     const attn_pass bw = ATTN_PASS_BACKWARD;
     attn_bmm_nt(d_probs, d_out, v, n_q, n_k, HS, 0.0f, loop, ATTN_OP_AV, bw);
     if (d_v) attn_bmm_tn(d_v, probs, d_out, n_k, HS, n_q, 1.0f, loop, ATTN_OP_AV, bw);
@@ -116,7 +116,8 @@ void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_
     const size_t pn = (size_t)n_q * (size_t)n_k;
     for (int h = 0; h < NH; h++) {
         const size_t o = (size_t)h * head_stride;
-        head_backward(d_q ? d_q + o : NULL, d_k ? d_k + o : NULL, d_v ? d_v + o : NULL, d_out + o,
-                      probs + h * pn, q + o, k + o, v + o, n_q, n_k, HS, n_valid, work);
+        attn_attention_head_backward(d_q ? d_q + o : NULL, d_k ? d_k + o : NULL,
+                                     d_v ? d_v + o : NULL, d_out + o, probs + h * pn, q + o, k + o,
+                                     v + o, n_q, n_k, HS, n_valid, head_loops(n_q, n_k, HS), work);
     }
 }

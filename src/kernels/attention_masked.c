@@ -65,23 +65,6 @@ void attn_cross_attention_forward(float *out, float *probs, const float *q, cons
                                   kv_stride);
 }
 
-/* One head: d_P = d_out.v^T, d_v += P^T.d_out, d_S = P * (d_P - rowsum(P * d_P)) over the
- * full row (masked entries have P = 0 and get nothing), d_q += d_S.k, d_k += d_S^T.q. */
-static void head_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
-                          const float *probs, const float *q, const float *k, const float *v,
-                          int n_q, int n_k, int HS, float *work) {
-    const size_t pn = (size_t)n_q * (size_t)n_k;
-    float *d_probs = work, *d_scores = work + pn;
-    const bool loop = attn_bmm_is_loop(n_q, n_k, HS);
-    const attn_pass bw = ATTN_PASS_BACKWARD;
-    attn_bmm_nt(d_probs, d_out, v, n_q, n_k, HS, 0.0f, loop, ATTN_OP_AV, bw);
-    if (d_v) attn_bmm_tn(d_v, probs, d_out, n_k, HS, n_q, 1.0f, loop, ATTN_OP_AV, bw);
-    memset(d_scores, 0, pn * sizeof *d_scores);
-    attn_softmax_backward(d_scores, d_probs, probs, n_q, n_k, n_k);
-    if (d_q) attn_bmm_nn(d_q, d_scores, k, n_q, HS, n_k, 1.0f, loop, ATTN_OP_QK, bw);
-    if (d_k) attn_bmm_tn(d_k, d_scores, q, n_k, HS, n_q, 1.0f, loop, ATTN_OP_QK, bw);
-}
-
 static void heads_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
                            const float *probs, const float *q, const float *k, const float *v,
                            int NH, int n_q, int n_k, int HS, size_t q_stride, size_t kv_stride,
@@ -89,9 +72,11 @@ static void heads_backward(float *d_q, float *d_k, float *d_v, const float *d_ou
     ATTN_ASSERT(NH >= 1 && probs && work);
     for (int h = 0; h < NH; h++) {
         const size_t oq = (size_t)h * q_stride, okv = (size_t)h * kv_stride;
-        head_backward(d_q ? d_q + oq : NULL, d_k ? d_k + okv : NULL, d_v ? d_v + okv : NULL,
-                      d_out + oq, probs + (size_t)h * n_q * n_k, q + oq, k + okv, v + okv, n_q, n_k,
-                      HS, work);
+        /* the full row (masked entries have P = 0 and get nothing) */
+        attn_attention_head_backward(d_q ? d_q + oq : NULL, d_k ? d_k + okv : NULL,
+                                     d_v ? d_v + okv : NULL, d_out + oq,
+                                     probs + (size_t)h * n_q * n_k, q + oq, k + okv, v + okv, n_q,
+                                     n_k, HS, n_k, attn_bmm_is_loop(n_q, n_k, HS), work);
     }
 }
 

@@ -90,6 +90,15 @@ void attn_adam_update_scalar(float *params, float *m, float *v, const float *gra
 /* Below this the blocked attention's exp pins its argument (exp(-86) = 4.5e-38, still normal). */
 #define ATTN_BLOCKED_EXP_LOWEST -86.0f
 
+/* One head of the naive attention's backward (attention.c), shared with the masked attentions
+ * (attention_masked.c): from out = P.v, P = softmax(q.k^T) over the first n_valid keys,
+ * d_v += P^T.d_out, d_q += d_S.k, d_k += d_S^T.q (any d_ may be NULL); `loop` is the caller's
+ * bmm rule (attn_bmm_is_loop of the shape PyTorch computes). work: [2, n_q, n_k]. */
+void attn_attention_head_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                  const float *probs, const float *q, const float *k,
+                                  const float *v, int n_q, int n_k, int HS, int n_valid, bool loop,
+                                  float *work);
+
 /* ---- 8-lane helpers, only in files compiled with -mavx2 ------------------------------------ */
 #ifdef __AVX2__
 #include <immintrin.h>

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const attn_experiment table[] = {
     {"convolution",
@@ -224,9 +223,9 @@ attn_status attn_experiment_run(const attn_experiment *e, const attn_experiment_
     memset(res, 0, sizeof *res);
     res->verdict = ATTN_VERDICT_MIXED;
     snprintf(res->why, sizeof res->why, "no verdict reached");
-    const double t0 = exp_seconds();
+    const double t0 = attn_seconds();
     attn_status st = e->run(opts, res, err);
-    res->seconds = exp_seconds() - t0;
+    res->seconds = attn_seconds() - t0;
     if (st != ATTN_OK) attn_error_append(err, "experiment %s", e->name);
     return st;
 }
@@ -316,8 +315,33 @@ double exp_loglog_slope(const double *x, const double *y, int n) {
     return den != 0.0 ? (n * sxy - sx * sy) / den : NAN;
 }
 
-double exp_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+int exp_cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+attn_status exp_time_runs(attn_status (*run)(void *ctx, attn_error *err), void *ctx,
+                          double min_total, int max_reps, double *times, int *n, attn_error *err) {
+    attn_status st = ATTN_OK;
+    int k = 0;
+    double total = 0.0;
+    while (!st && k < max_reps && (k < 3 || total < min_total)) {
+        const double t0 = attn_seconds();
+        st = run(ctx, err);
+        times[k] = attn_seconds() - t0;
+        total += times[k++];
+    }
+    if (!st) qsort(times, (size_t)k, sizeof *times, exp_cmp_double);
+    *n = k;
+    return st;
+}
+
+attn_status exp_count_products(attn_status (*run)(void *ctx, attn_error *err), void *ctx,
+                               attn_flop_counts *counts, attn_error *err) {
+    *counts = (attn_flop_counts){0};
+    attn_flop_counts *saved = attn_flops_get_counter();
+    attn_flops_set_counter(counts);
+    const attn_status st = run(ctx, err);
+    attn_flops_set_counter(saved);
+    return st;
 }

@@ -59,10 +59,10 @@ static attn_status one_source(attn_seq2seq *m, const int *src, int n_src, float 
     int out[2][ATTN_S2S_MAX_TGT], n_out[2], steps[2];
     float *logits[2] = {buf, buf + (size_t)(max_out + 1) * Vt};
     for (int k = 0; k < 2; k++) {
-        const double t0 = exp_seconds();
+        const double t0 = attn_seconds();
         attn_status st = attn_seq2seq_greedy(m, src, n_src, max_out, k == 0, out[k], &n_out[k],
                                              logits[k], &steps[k], err);
-        s->seconds[k] += exp_seconds() - t0;
+        s->seconds[k] += attn_seconds() - t0;
         if (st != ATTN_OK) return st;
     }
     s->sources++;

@@ -37,16 +37,28 @@ static const int lengths_quick[] = {2, 8, 32};
  * (the same 10-word source) dominates */
 #define LONG_FROM 8
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct step_timing {
     double seconds;   /* fastest seconds of forward + backward */
     double products;  /* sgemm calls of one forward */
     double recurrent; /* of them, recurrent (h . W_hh^T) products */
 } step_timing;
+
+typedef struct step_run {
+    attn_seq2seq *m;
+    const attn_s2s_batch *b;
+    float *logits, *d_logits;
+} step_run;
+
+static attn_status run_forward(void *ctx, attn_error *err) {
+    const step_run *s = ctx;
+    return attn_seq2seq_forward(s->m, s->b, s->logits, err);
+}
+
+static attn_status run_step(void *ctx, attn_error *err) {
+    const step_run *s = ctx;
+    attn_status st = attn_seq2seq_forward(s->m, s->b, s->logits, err);
+    return st ? st : attn_seq2seq_backward(s->m, s->b, s->d_logits, err);
+}
 
 static attn_status time_step(attn_seq2seq *m, int T, double min_total, step_timing *t,
                              attn_error *err) {
@@ -65,28 +77,16 @@ static attn_status time_step(attn_seq2seq *m, int T, double min_total, step_timi
     for (size_t i = 0; d_logits && i < (size_t)n * Vt; i++)
         d_logits[i] = 1e-3f * (float)(attn_rng_uniform(&r) - 0.5);
     const attn_s2s_batch b = {1, S, n, src, &S, dec, &n};
+    step_run run = {m, &b, logits, d_logits};
     attn_flop_counts c = {0};
-    attn_flop_counts *saved = attn_flops_get_counter();
-    attn_flops_set_counter(&c);
-    if (!st) st = attn_seq2seq_forward(m, &b, logits, err); /* warm-up, counted */
-    attn_flops_set_counter(saved);
+    if (!st) st = exp_count_products(run_forward, &run, &c, err); /* warm-up, counted */
     t->products = t->recurrent = 0.0;
     for (int op = 0; op < ATTN_OP_COUNT; op++) t->products += (double)c.calls[op];
     t->recurrent = (double)c.calls[ATTN_OP_RECURRENT];
     if (!st) st = attn_seq2seq_backward(m, &b, d_logits, err);
     int k = 0;
-    double total = 0.0;
-    while (!st && k < MAX_REPS && (k < 3 || total < min_total)) {
-        const double t0 = exp_seconds();
-        st = attn_seq2seq_forward(m, &b, logits, err);
-        if (!st) st = attn_seq2seq_backward(m, &b, d_logits, err);
-        times[k] = exp_seconds() - t0;
-        total += times[k++];
-    }
-    if (!st) {
-        qsort(times, (size_t)k, sizeof *times, cmp_double);
-        t->seconds = times[0];
-    }
+    if (!st) st = exp_time_runs(run_step, &run, min_total, MAX_REPS, times, &k, err);
+    if (!st) t->seconds = times[0];
     free(logits);
     free(d_logits);
     free(times);

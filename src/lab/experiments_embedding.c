@@ -24,11 +24,6 @@ static const char *const archs[] = {"rnn", "lstm", "transformer"};
 #define N_ARCH            3
 #define N_CHECK_SENTENCES 20 /* of the plain test set, besides the pair of the write-up */
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Differing float values (compared as bits) among n. */
 static long bits_differ(const float *a, const float *b, size_t n) {
     long d = 0;
@@ -137,7 +132,7 @@ static attn_status init_median(const attn_model *m, double *median, attn_error *
             }
             norms[v] = sqrt(s);
         }
-        qsort(norms, (size_t)W, sizeof *norms, cmp_double);
+        qsort(norms, (size_t)W, sizeof *norms, exp_cmp_double);
         *median = norms[W / 2];
     }
     attn_model_free(fresh);
@@ -172,7 +167,7 @@ attn_status exp_embedding_run(const attn_experiment_opts *o, attn_experiment_res
                 sorted[v] = norms[v + 2];
                 dev = fmax(dev, fabs(sorted[v] - 1.0));
             }
-            qsort(sorted, (size_t)W, sizeof *sorted, cmp_double);
+            qsort(sorted, (size_t)W, sizeof *sorted, exp_cmp_double);
             dev_min = fmin(dev_min, dev);
             ratio_min = fmin(ratio_min, sorted[W - 1] / sorted[0]);
             lo = fmin(lo, sorted[0]);

@@ -115,11 +115,6 @@ static attn_status logits_of(attn_model *m, const attn_dataset *d, const int *wo
     return st;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The test sentences with their words shuffled: largest change, flipped predictions. */
 static attn_status measure_shuffled(attn_model *m, const attn_dataset *d, const int *shuffled,
                                     invariance *v, attn_error *err) {
@@ -137,7 +132,7 @@ static attn_status measure_shuffled(attn_model *m, const attn_dataset *d, const 
         v->shuffle_change = fmax(v->shuffle_change, v->changes[i]);
         v->shuffle_flipped += ((la[i] > 0.0f) != (lb[i] > 0.0f)) / (double)d->n;
     }
-    if (v->n) qsort(v->changes, (size_t)v->n, sizeof *v->changes, cmp_double);
+    if (v->n) qsort(v->changes, (size_t)v->n, sizeof *v->changes, exp_cmp_double);
     free(la);
     free(lb);
     return st;

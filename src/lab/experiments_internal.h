@@ -4,6 +4,7 @@
 #define ATTN_EXPERIMENTS_INTERNAL_H
 
 #include "attn_experiments.h"
+#include "attn_kernels.h"
 
 #include <stdarg.h>
 
@@ -24,7 +25,16 @@ attn_status exp_load_weights(const attn_experiment_opts *o, const char *arch, in
                              attn_model **out, attn_error *err);
 /* Least-squares slope of log(y) against log(x) over the n points (x, y > 0). */
 double exp_loglog_slope(const double *x, const double *y, int n);
-double exp_seconds(void); /* monotonic clock */
+/* qsort's comparison of doubles, ascending. */
+int exp_cmp_double(const void *a, const void *b);
+/* Times run(ctx) repeatedly: at least 3 runs, then on until min_total seconds or max_reps runs;
+ * times[0..*n) are the runs' seconds, sorted ascending (times[0] the fastest, times[*n / 2] the
+ * median). The first failing run's status is returned. */
+attn_status exp_time_runs(attn_status (*run)(void *ctx, attn_error *err), void *ctx,
+                          double min_total, int max_reps, double *times, int *n, attn_error *err);
+/* run(ctx) once with the sgemm counter set to *counts (zeroed first), then the caller's again. */
+attn_status exp_count_products(attn_status (*run)(void *ctx, attn_error *err), void *ctx,
+                               attn_flop_counts *counts, attn_error *err);
 /* The experiment's independent runs: job(j, out + j * width) for j in 0..n-1 through
  * opts->map (spread over processes by the caller), else one after another here. */
 attn_status exp_map(const attn_experiment_opts *o, int n, int width, attn_experiment_job job,

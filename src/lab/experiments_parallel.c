@@ -29,16 +29,22 @@ static const int lengths_quick[] = {2, 8, 32, 80};
 #define MAX_LENGTHS 8
 #define MAX_REPS    101
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct timing {
     double seconds;   /* median seconds per forward */
     double madds;     /* multiply-adds of one forward */
     double recurrent; /* sequential recurrent products of one forward */
 } timing;
+
+typedef struct forward_run {
+    attn_model *m;
+    const attn_batch *batch;
+    float *logits;
+} forward_run;
+
+static attn_status run_forward(void *ctx, attn_error *err) {
+    const forward_run *f = ctx;
+    return attn_model_forward(f->m, f->batch, f->logits, err);
+}
 
 static attn_status time_forward(attn_model *m, int B, int T, double min_total, timing *t,
                                 attn_error *err) {
@@ -52,27 +58,15 @@ static attn_status time_forward(attn_model *m, int B, int T, double min_total, t
     for (int i = 0; !st && i < B * T; i++) ids[i] = 2 + (int)attn_rng_below(&r, ATTN_N_WORDS);
     for (int b = 0; !st && b < B; b++) lengths[b] = T;
     const attn_batch batch = {B, T, ids, lengths};
-    /* warm-up (grows the arena), counted */
+    forward_run run = {m, &batch, logits};
     attn_flop_counts c = {0};
-    attn_flop_counts *saved = attn_flops_get_counter();
-    attn_flops_set_counter(&c);
-    if (!st) st = attn_model_forward(m, &batch, logits, err);
-    attn_flops_set_counter(saved);
+    if (!st) st = exp_count_products(run_forward, &run, &c, err); /* warm-up (grows the arena) */
     t->madds = t->recurrent = 0.0;
     for (int op = 0; op < ATTN_OP_COUNT; op++) t->madds += (double)c.fwd_madds[op];
     t->recurrent = (double)c.calls[ATTN_OP_RECURRENT];
     int n = 0;
-    double total = 0.0;
-    while (!st && n < MAX_REPS && (n < 3 || total < min_total)) {
-        const double t0 = exp_seconds();
-        st = attn_model_forward(m, &batch, logits, err);
-        times[n] = exp_seconds() - t0;
-        total += times[n++];
-    }
-    if (!st) {
-        qsort(times, (size_t)n, sizeof *times, cmp_double);
-        t->seconds = times[n / 2];
-    }
+    if (!st) st = exp_time_runs(run_forward, &run, min_total, MAX_REPS, times, &n, err);
+    if (!st) t->seconds = times[n / 2];
     free(ids);
     free(lengths);
     free(logits);

@@ -42,39 +42,23 @@ void attn_decoder_layout(attn_decoder_acts *a, attn_decoder_scratch *s,
         a->sum[b] = attn_arena_carve(base, u, N * D);
     }
     a->qkv = attn_arena_carve(base, u, 3 * N * D);
-    a->q = attn_arena_carve(base, u, N * D);
-    a->k = attn_arena_carve(base, u, N * D);
-    a->v = attn_arena_carve(base, u, N * D);
+    ATTN_ARENA_CARVE_EACH(base, u, N * D, &a->q, &a->k, &a->v);
     a->sa_probs = attn_arena_carve(base, u, p_sa);
-    a->sa_ctx = attn_arena_carve(base, u, N * D);
-    a->sa_att = attn_arena_carve(base, u, N * D);
-    a->cq_lin = attn_arena_carve(base, u, N * D);
-    a->cq = attn_arena_carve(base, u, N * D);
+    ATTN_ARENA_CARVE_EACH(base, u, N * D, &a->sa_ctx, &a->sa_att, &a->cq_lin, &a->cq);
     a->ckv = attn_arena_carve(base, u, 2 * Ns * D);
-    a->ck = attn_arena_carve(base, u, Ns * D);
-    a->cv = attn_arena_carve(base, u, Ns * D);
+    ATTN_ARENA_CARVE_EACH(base, u, Ns * D, &a->ck, &a->cv);
     a->ca_probs = attn_arena_carve(base, u, p_ca);
-    a->ca_ctx = attn_arena_carve(base, u, N * D);
-    a->ca_att = attn_arena_carve(base, u, N * D);
-    a->ff1 = attn_arena_carve(base, u, N * F);
-    a->act = attn_arena_carve(base, u, N * F);
+    ATTN_ARENA_CARVE_EACH(base, u, N * D, &a->ca_ctx, &a->ca_att);
+    ATTN_ARENA_CARVE_EACH(base, u, N * F, &a->ff1, &a->act);
     a->out = c->norm == ATTN_NORM_PRE ? a->sum[2] : a->ln[2];
     a->sa_bias = c->pos == ATTN_POS_ALIBI ? attn_arena_carve(base, u, bias) : NULL;
     if (!s) return;
-    s->d_res = attn_arena_carve(base, u, N * D);
-    s->d_sum = attn_arena_carve(base, u, N * D);
-    s->d_in = attn_arena_carve(base, u, N * D);
-    s->d_att = attn_arena_carve(base, u, N * D);
-    s->d_ctx = attn_arena_carve(base, u, N * D);
-    s->d_q = attn_arena_carve(base, u, N * D);
-    s->d_k = attn_arena_carve(base, u, N * D);
-    s->d_v = attn_arena_carve(base, u, N * D);
+    ATTN_ARENA_CARVE_EACH(base, u, N * D, &s->d_res, &s->d_sum, &s->d_in, &s->d_att, &s->d_ctx,
+                          &s->d_q, &s->d_k, &s->d_v);
     s->d_qkv = attn_arena_carve(base, u, 3 * N * D);
-    s->d_ck = attn_arena_carve(base, u, Ns * D);
-    s->d_cv = attn_arena_carve(base, u, Ns * D);
+    ATTN_ARENA_CARVE_EACH(base, u, Ns * D, &s->d_ck, &s->d_cv);
     s->d_ckv = attn_arena_carve(base, u, 2 * Ns * D);
-    s->d_ff1 = attn_arena_carve(base, u, N * F);
-    s->d_act = attn_arena_carve(base, u, N * F);
+    ATTN_ARENA_CARVE_EACH(base, u, N * F, &s->d_ff1, &s->d_act);
     s->attn_work = attn_arena_carve(base, u, work);
 }
 

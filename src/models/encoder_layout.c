@@ -14,19 +14,13 @@ void attn_encoder_acts_layout(attn_encoder_acts *a, const attn_model_config *c, 
     a->rstd1 = attn_arena_carve(base, u, N);
     a->qkv = attn_arena_carve(base, u, 3 * N * D);
     a->x_cls = attn_arena_carve(base, u, cls_only ? n_out * D : 0);
-    a->q = attn_arena_carve(base, u, N * D);
-    a->k = attn_arena_carve(base, u, N * D);
-    a->v = attn_arena_carve(base, u, N * D);
+    ATTN_ARENA_CARVE_EACH(base, u, N * D, &a->q, &a->k, &a->v);
     a->probs = attn_arena_carve(base, u, n_probs);
     a->attn_work = NULL; /* probabilities are kept: the naive path needs no work */
     a->ctx = attn_arena_carve(base, u, N * D);
-    a->att = attn_arena_carve(base, u, n_out * D);
-    a->r1 = attn_arena_carve(base, u, n_out * D);
-    a->n2 = attn_arena_carve(base, u, n_out * D);
-    a->mean2 = attn_arena_carve(base, u, n_out);
-    a->rstd2 = attn_arena_carve(base, u, n_out);
-    a->ff1 = attn_arena_carve(base, u, n_out * F);
-    a->act = attn_arena_carve(base, u, n_out * F);
+    ATTN_ARENA_CARVE_EACH(base, u, n_out * D, &a->att, &a->r1, &a->n2);
+    ATTN_ARENA_CARVE_EACH(base, u, n_out, &a->mean2, &a->rstd2);
+    ATTN_ARENA_CARVE_EACH(base, u, n_out * F, &a->ff1, &a->act);
     a->r2 = attn_arena_carve(base, u, n_out * D);
     a->out = c->norm == ATTN_NORM_PRE ? a->r2 : a->n2;
     a->key_padding = NULL;
@@ -36,18 +30,10 @@ void attn_encoder_acts_layout(attn_encoder_acts *a, const attn_model_config *c, 
 void attn_encoder_scratch_layout(attn_encoder_scratch *s, const attn_model_config *c, float *base,
                                  size_t *u, size_t N, size_t SM) {
     const size_t D = c->embed_dim, F = c->ffn_dim;
-    s->d_r1 = attn_arena_carve(base, u, N * D);
-    s->d_r2 = attn_arena_carve(base, u, N * D);
-    s->d_n2 = attn_arena_carve(base, u, N * D);
-    s->d_n1 = attn_arena_carve(base, u, N * D);
-    s->d_att = attn_arena_carve(base, u, N * D);
-    s->d_ctx = attn_arena_carve(base, u, N * D);
-    s->d_q = attn_arena_carve(base, u, N * D);
-    s->d_k = attn_arena_carve(base, u, N * D);
-    s->d_v = attn_arena_carve(base, u, N * D);
+    ATTN_ARENA_CARVE_EACH(base, u, N * D, &s->d_r1, &s->d_r2, &s->d_n2, &s->d_n1, &s->d_att,
+                          &s->d_ctx, &s->d_q, &s->d_k, &s->d_v);
     s->d_qkv = attn_arena_carve(base, u, 3 * N * D);
     s->d_x_cls = attn_arena_carve(base, u, N * D);
-    s->d_ff1 = attn_arena_carve(base, u, N * F);
-    s->d_act = attn_arena_carve(base, u, N * F);
+    ATTN_ARENA_CARVE_EACH(base, u, N * F, &s->d_ff1, &s->d_act);
     s->attn_work = attn_arena_carve(base, u, attn_attention_backward_work_size((int)SM, (int)SM));
 }

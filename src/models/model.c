@@ -61,27 +61,20 @@ attn_status attn_arch_from_name(const char *name, attn_arch *out, attn_error *er
                        name ? name : "(null)");
 }
 
-#define REQUIRE_RANGE(field, lo, hi)                                                               \
-    do {                                                                                           \
-        if (cfg->field < (lo) || cfg->field > (hi))                                                \
-            return attn_errorf(err, ATTN_ERR_VALUE, "config: %s = %d, expected %d..%d", #field,    \
-                               cfg->field, (lo), (hi));                                            \
-    } while (0)
-
 attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error *err) {
     if ((unsigned)cfg->arch > ATTN_ARCH_GRU)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown arch %d", (int)cfg->arch);
-    REQUIRE_RANGE(vocab_size, 2, 1 << 20);
-    REQUIRE_RANGE(embed_dim, 1, 1 << 14);
+    ATTN_REQUIRE_RANGE(vocab_size, 2, 1 << 20);
+    ATTN_REQUIRE_RANGE(embed_dim, 1, 1 << 14);
     if (cfg->arch == ATTN_ARCH_TRANSFORMER) {
-        REQUIRE_RANGE(n_heads, 1, cfg->embed_dim);
+        ATTN_REQUIRE_RANGE(n_heads, 1, cfg->embed_dim);
         if (cfg->embed_dim % cfg->n_heads != 0)
             return attn_errorf(err, ATTN_ERR_VALUE,
                                "config: embed_dim %d is not divisible by n_heads %d",
                                cfg->embed_dim, cfg->n_heads);
-        REQUIRE_RANGE(ffn_dim, 1, 1 << 16);
-        REQUIRE_RANGE(n_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
-        REQUIRE_RANGE(max_len, 2, 1 << 16);
+        ATTN_REQUIRE_RANGE(ffn_dim, 1, 1 << 16);
+        ATTN_REQUIRE_RANGE(n_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
+        ATTN_REQUIRE_RANGE(max_len, 2, 1 << 16);
         if ((unsigned)cfg->norm > ATTN_NORM_POST)
             return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown norm %d", (int)cfg->norm);
         if ((unsigned)cfg->activation > ATTN_ACT_GELU)
@@ -89,15 +82,15 @@ attn_status attn_model_config_validate(const attn_model_config *cfg, attn_error 
                                (int)cfg->activation);
         if ((unsigned)cfg->pos >= ATTN_N_POS)
             return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown pos %d", (int)cfg->pos);
-        REQUIRE_RANGE(attn_unscaled, 0, 1);
+        ATTN_REQUIRE_RANGE(attn_unscaled, 0, 1);
         if (cfg->pos == ATTN_POS_ROPE && (cfg->embed_dim / cfg->n_heads) % 2 != 0)
             return attn_errorf(err, ATTN_ERR_VALUE,
                                "config: pos rope needs an even head size, embed_dim %d / "
                                "n_heads %d is odd",
                                cfg->embed_dim, cfg->n_heads);
     } else {
-        REQUIRE_RANGE(hidden_size, 1, 1 << 14);
-        REQUIRE_RANGE(n_layers, 1, ATTN_RECURRENT_MAX_LAYERS);
+        ATTN_REQUIRE_RANGE(hidden_size, 1, 1 << 14);
+        ATTN_REQUIRE_RANGE(n_layers, 1, ATTN_RECURRENT_MAX_LAYERS);
     }
     return ATTN_OK;
 }
@@ -112,12 +105,6 @@ void attn_spec_set(attn_param_spec *s, const char *name, int ndim, const int *sh
     for (int i = 0; i < ndim; i++) s->shape[i] = shape[i];
     s->init = init;
     s->init_a = init_a;
-}
-
-static size_t spec_numel(const attn_param_spec *s) {
-    size_t n = 1;
-    for (int i = 0; i < s->ndim; i++) n *= (size_t)s->shape[i];
-    return n;
 }
 
 static const attn_model_vt *vt_for(attn_arch arch) {
@@ -142,44 +129,11 @@ float attn_sinusoid_value(int pos, int col, int d, float amplitude) {
     return (float)((double)amplitude * (col % 2 ? cos(angle) : sin(angle)));
 }
 
-/* Draws every tensor in state_dict order, element by element, from one stream (the sinusoidal
- * table draws nothing). */
-static void init_params(attn_model *m, uint64_t seed) {
-    attn_rng rng = attn_rng_seed(seed);
-    for (size_t i = 0; i < m->n_specs; i++) {
-        const attn_param_spec *s = &m->specs[i];
-        float *p = m->params + m->offsets[i];
-        size_t n = spec_numel(s);
-        for (size_t j = 0; j < n; j++) {
-            switch (s->init) {
-            case ATTN_INIT_ZEROS:
-                p[j] = 0.0f;
-                break;
-            case ATTN_INIT_ONES:
-                p[j] = 1.0f;
-                break;
-            case ATTN_INIT_NORMAL:
-                p[j] = (float)(s->init_a * attn_rng_normal(&rng));
-                break;
-            case ATTN_INIT_UNIFORM:
-                p[j] = attn_rng_uniform_range(&rng, -s->init_a, s->init_a);
-                break;
-            case ATTN_INIT_SINUSOID:
-                p[j] = attn_sinusoid_value((int)(j / (size_t)s->shape[1]),
-                                           (int)(j % (size_t)s->shape[1]), s->shape[1], s->init_a);
-                break;
-            }
-        }
-    }
-}
-
 size_t attn_model_config_n_params(const attn_model_config *cfg) {
     const attn_model_vt *vt = vt_for(cfg->arch);
     if (!vt) return 0;
     attn_param_spec specs[ATTN_MAX_SPECS];
-    size_t n_specs = vt->specs(cfg, specs), n = 0;
-    for (size_t i = 0; i < n_specs; i++) n += spec_numel(&specs[i]);
-    return n;
+    return attn_param_table_count(specs, vt->specs(cfg, specs));
 }
 
 attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
@@ -192,17 +146,9 @@ attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_
     m->vt = vt_for(cfg->arch);
     m->cfg = *cfg;
     m->n_specs = m->vt->specs(cfg, m->specs);
-    m->offsets[0] = 0;
-    for (size_t i = 0; i < m->n_specs; i++)
-        m->offsets[i + 1] = m->offsets[i] + spec_numel(&m->specs[i]);
-    m->n_params = m->offsets[m->n_specs];
-    m->params = malloc(m->n_params * sizeof(float));
-    if (!m->params) {
-        attn_model_free(m);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters", m->n_params);
-    }
-    init_params(m, seed);
-    st = m->vt->setup(m, err);
+    st = attn_param_table_create(m->specs, m->n_specs, m->offsets, seed, &m->params, &m->n_params,
+                                 err);
+    if (st == ATTN_OK) st = m->vt->setup(m, err);
     if (st != ATTN_OK) {
         attn_model_free(m);
         return st;
@@ -295,11 +241,9 @@ attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits
 
 attn_status attn_model_grads_alloc(attn_model *m, attn_error *err) {
     if (m->grads) return ATTN_OK;
-    m->grads = calloc(m->n_params, sizeof(float));
-    if (!m->grads)
-        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", m->n_params);
-    m->vt->set_grads(m);
-    return ATTN_OK;
+    attn_status st = attn_param_table_grads(&m->grads, m->n_params, err);
+    if (st == ATTN_OK) m->vt->set_grads(m);
+    return st;
 }
 
 attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,
@@ -316,52 +260,14 @@ void attn_model_zero_grad(attn_model *m) {
 
 /* ---- tensor accessors ------------------------------------------------------------------- */
 
-size_t attn_model_n_params(const attn_model *m) {
-    return m->n_params;
-}
-float *attn_model_params(attn_model *m) {
-    return m->params;
-}
-float *attn_model_grads(attn_model *m) {
-    return m->grads;
-}
 const float *attn_model_params_const(const attn_model *m) {
     return m->params;
 }
 const float *attn_model_grads_const(const attn_model *m) {
     return m->grads;
 }
-size_t attn_model_tensor_count(const attn_model *m) {
-    return m->n_specs;
-}
 
-const char *attn_model_tensor_name(const attn_model *m, size_t i) {
-    return i < m->n_specs ? m->specs[i].name : NULL;
-}
-
-int attn_model_tensor_shape(const attn_model *m, size_t i, int shape[4]) {
-    if (i >= m->n_specs) return 0;
-    for (int d = 0; d < 4; d++) shape[d] = d < m->specs[i].ndim ? m->specs[i].shape[d] : 0;
-    return m->specs[i].ndim;
-}
-
-size_t attn_model_tensor_offset(const attn_model *m, size_t i) {
-    return m->offsets[i];
-}
-size_t attn_model_tensor_numel(const attn_model *m, size_t i) {
-    return m->offsets[i + 1] - m->offsets[i];
-}
-
-long attn_model_tensor_find(const attn_model *m, const char *name) {
-    for (size_t i = 0; i < m->n_specs; i++)
-        if (strcmp(m->specs[i].name, name) == 0) return (long)i;
-    return -1;
-}
-
-float *attn_model_view(attn_model *m, float *base, const char *name) {
-    long i = attn_model_tensor_find(m, name);
-    return i < 0 || !base ? NULL : base + m->offsets[i];
-}
+ATTN_PARAM_ACCESSORS(attn_model, attn_model)
 
 attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error *err) {
     const float *base = grads ? m->grads : m->params;

@@ -183,6 +183,82 @@ bool attn_transformer_input_grad(const attn_model *m, int i, float *d_x);
 /* Layer `layer`'s probabilities [NH, S, S] of the last batch-1 forward (NULL if B > 1). */
 const float *attn_transformer_probs(const attn_model *m, int layer, int *S);
 
+/* ---- the parameter table both factories share (param_table.c) -------------------------------
+ * A spec table in state_dict order and its offsets into one flat array (params and grads alike):
+ * offsets[i] is tensor i's first float, offsets[n_specs] the total. */
+typedef struct attn_param_table {
+    const attn_param_spec *specs;
+    const size_t *offsets; /* [n_specs + 1] */
+    size_t n_specs;
+} attn_param_table;
+
+/* Floats of all n_specs tensors together. */
+size_t attn_param_table_count(const attn_param_spec *specs, size_t n_specs);
+/* Fills offsets[n_specs + 1], allocates *params [*n_params] and initialises it from seed. */
+attn_status attn_param_table_create(const attn_param_spec *specs, size_t n_specs, size_t *offsets,
+                                    uint64_t seed, float **params, size_t *n_params,
+                                    attn_error *err);
+/* Every tensor in state_dict order, element by element, from one stream (PyTorch's rules). */
+void attn_param_table_init(attn_param_table t, float *params, uint64_t seed);
+/* *grads = n_params zeros. */
+attn_status attn_param_table_grads(float **grads, size_t n_params, attn_error *err);
+/* Tensor i's name (NULL past the end), shape (returns ndim, 0 past the end) and size. */
+const char *attn_param_table_name(attn_param_table t, size_t i);
+int attn_param_table_shape(attn_param_table t, size_t i, int shape[4]);
+size_t attn_param_table_numel(attn_param_table t, size_t i);
+/* Index of tensor `name`, -1 if absent; its first float in base, NULL if absent or base NULL. */
+long attn_param_table_find(attn_param_table t, const char *name);
+float *attn_param_table_view(attn_param_table t, float *base, const char *name);
+
+/* The tensor accessors of a model struct with the fields specs, offsets, n_specs, n_params,
+ * params and grads, written once for both factories: ATTN_PARAM_ACCESSORS(attn_model, attn_model)
+ * in model.c and (attn_seq2seq, attn_seq2seq) in seq2seq.c define <prefix>_n_params, _params,
+ * _grads, _tensor_count, _tensor_name, _tensor_shape, _tensor_offset, _tensor_numel and
+ * _tensor_find (the public headers' contracts) and the internal <prefix>_view. */
+#define ATTN_PARAM_ACCESSORS(prefix, type)                                                         \
+    static attn_param_table prefix##_table(const type *m) {                                        \
+        return (attn_param_table){m->specs, m->offsets, m->n_specs};                               \
+    }                                                                                              \
+    size_t prefix##_n_params(const type *m) {                                                      \
+        return m->n_params;                                                                        \
+    }                                                                                              \
+    float *prefix##_params(type *m) {                                                              \
+        return m->params;                                                                          \
+    }                                                                                              \
+    float *prefix##_grads(type *m) {                                                               \
+        return m->grads;                                                                           \
+    }                                                                                              \
+    size_t prefix##_tensor_count(const type *m) {                                                  \
+        return m->n_specs;                                                                         \
+    }                                                                                              \
+    const char *prefix##_tensor_name(const type *m, size_t i) {                                    \
+        return attn_param_table_name(prefix##_table(m), i);                                        \
+    }                                                                                              \
+    int prefix##_tensor_shape(const type *m, size_t i, int shape[4]) {                             \
+        return attn_param_table_shape(prefix##_table(m), i, shape);                                \
+    }                                                                                              \
+    size_t prefix##_tensor_offset(const type *m, size_t i) {                                       \
+        return m->offsets[i];                                                                      \
+    }                                                                                              \
+    size_t prefix##_tensor_numel(const type *m, size_t i) {                                        \
+        return attn_param_table_numel(prefix##_table(m), i);                                       \
+    }                                                                                              \
+    long prefix##_tensor_find(const type *m, const char *name) {                                   \
+        return attn_param_table_find(prefix##_table(m), name);                                     \
+    }                                                                                              \
+    float *prefix##_view(type *m, float *base, const char *name) {                                 \
+        return attn_param_table_view(prefix##_table(m), base, name);                               \
+    }
+
+/* Range check of an int config field, for the config validators (model.c, seq2seq.c): returns
+ * ATTN_ERR_VALUE naming the field from the enclosing function, which has cfg and err. */
+#define ATTN_REQUIRE_RANGE(field, lo, hi)                                                          \
+    do {                                                                                           \
+        if (cfg->field < (lo) || cfg->field > (hi))                                                \
+            return attn_errorf(err, ATTN_ERR_VALUE, "config: %s = %d, expected %d..%d", #field,    \
+                               cfg->field, (lo), (hi));                                            \
+    } while (0)
+
 /* Helpers for architecture files. */
 /* amplitude * sin|cos(pos / 10000^((col - col%2)/d)) in double, rounded once (Vaswani et al.). */
 float attn_sinusoid_value(int pos, int col, int d, float amplitude);
@@ -199,6 +275,14 @@ static inline float *attn_arena_carve(float *base, size_t *used, size_t n) {
     *used += n;
     return p;
 }
+/* Several arena steps of the same size: each listed pointer, in order, gets the next n floats. */
+static inline void attn_arena_carve_list(float *base, size_t *used, size_t n, float **const *views,
+                                         size_t n_views) {
+    for (size_t i = 0; i < n_views; i++) *views[i] = attn_arena_carve(base, used, n);
+}
+#define ATTN_ARENA_CARVE_EACH(base, used, n, ...)                                                  \
+    attn_arena_carve_list(base, used, n, (float **const[]){__VA_ARGS__},                           \
+                          sizeof((float **const[]){__VA_ARGS__}) / sizeof(float **))
 /* Grows *buf to at least n floats (keeps nothing); *cap tracks the current size. */
 attn_status attn_arena_reserve(float **buf, size_t *cap, size_t n, attn_error *err);
 

@@ -54,22 +54,15 @@ attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_e
                        name ? name : "(null)", "seq2seq-transformer, seq2seq-gru or seq2seq-attn");
 }
 
-#define REQUIRE_RANGE(field, lo, hi)                                                               \
-    do {                                                                                           \
-        if (cfg->field < (lo) || cfg->field > (hi))                                                \
-            return attn_errorf(err, ATTN_ERR_VALUE, "config: %s = %d, expected %d..%d", #field,    \
-                               cfg->field, (lo), (hi));                                            \
-    } while (0)
-
 /* The GRU models' fields (the Transformer's are not used). */
 static attn_status rnn_config_validate(const attn_seq2seq_config *cfg, attn_error *err) {
-    REQUIRE_RANGE(src_vocab, 2, 1 << 20);
-    REQUIRE_RANGE(tgt_vocab, 3, 1 << 20);
-    REQUIRE_RANGE(d_model, 1, 1 << 14);
-    REQUIRE_RANGE(hidden_size, 1, 1 << 14);
-    REQUIRE_RANGE(bidirectional, 0, cfg->arch == ATTN_S2S_ATTN ? 1 : 0);
-    REQUIRE_RANGE(max_src_len, 1, 1 << 16);
-    REQUIRE_RANGE(max_tgt_len, 2, 1 << 16);
+    ATTN_REQUIRE_RANGE(src_vocab, 2, 1 << 20);
+    ATTN_REQUIRE_RANGE(tgt_vocab, 3, 1 << 20);
+    ATTN_REQUIRE_RANGE(d_model, 1, 1 << 14);
+    ATTN_REQUIRE_RANGE(hidden_size, 1, 1 << 14);
+    ATTN_REQUIRE_RANGE(bidirectional, 0, cfg->arch == ATTN_S2S_ATTN ? 1 : 0);
+    ATTN_REQUIRE_RANGE(max_src_len, 1, 1 << 16);
+    ATTN_REQUIRE_RANGE(max_tgt_len, 2, 1 << 16);
     return ATTN_OK;
 }
 
@@ -78,18 +71,18 @@ attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_er
         return rnn_config_validate(cfg, err);
     if (cfg->arch != ATTN_S2S_TRANSFORMER)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown seq2seq arch %d", (int)cfg->arch);
-    REQUIRE_RANGE(src_vocab, 2, 1 << 20);
-    REQUIRE_RANGE(tgt_vocab, 3, 1 << 20);
-    REQUIRE_RANGE(d_model, 1, 1 << 14);
-    REQUIRE_RANGE(n_heads, 1, cfg->d_model);
+    ATTN_REQUIRE_RANGE(src_vocab, 2, 1 << 20);
+    ATTN_REQUIRE_RANGE(tgt_vocab, 3, 1 << 20);
+    ATTN_REQUIRE_RANGE(d_model, 1, 1 << 14);
+    ATTN_REQUIRE_RANGE(n_heads, 1, cfg->d_model);
     if (cfg->d_model % cfg->n_heads != 0)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: d_model %d is not divisible by n_heads %d",
                            cfg->d_model, cfg->n_heads);
-    REQUIRE_RANGE(ffn_dim, 1, 1 << 16);
-    REQUIRE_RANGE(enc_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
-    REQUIRE_RANGE(dec_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
-    REQUIRE_RANGE(max_src_len, 1, 1 << 16);
-    REQUIRE_RANGE(max_tgt_len, 2, 1 << 16);
+    ATTN_REQUIRE_RANGE(ffn_dim, 1, 1 << 16);
+    ATTN_REQUIRE_RANGE(enc_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
+    ATTN_REQUIRE_RANGE(dec_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS);
+    ATTN_REQUIRE_RANGE(max_src_len, 1, 1 << 16);
+    ATTN_REQUIRE_RANGE(max_tgt_len, 2, 1 << 16);
     if ((unsigned)cfg->task > ATTN_TASK_COMPOSE)
         return attn_errorf(err, ATTN_ERR_VALUE, "config: unknown task %d", (int)cfg->task);
     if ((unsigned)cfg->norm > ATTN_NORM_POST)
@@ -105,44 +98,6 @@ attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_er
                            "= %d",
                            cfg->d_model, cfg->n_heads, cfg->d_model / cfg->n_heads);
     return ATTN_OK;
-}
-
-/* ---- layout and init ---------------------------------------------------------------------- */
-
-static size_t spec_numel(const attn_param_spec *s) {
-    size_t n = 1;
-    for (int i = 0; i < s->ndim; i++) n *= (size_t)s->shape[i];
-    return n;
-}
-
-/* Every tensor in state_dict order, element by element, from one stream. */
-static void init_params(attn_seq2seq *m, uint64_t seed) {
-    attn_rng rng = attn_rng_seed(seed);
-    for (size_t i = 0; i < m->n_specs; i++) {
-        const attn_param_spec *s = &m->specs[i];
-        float *p = m->params + m->offsets[i];
-        const size_t n = spec_numel(s);
-        for (size_t j = 0; j < n; j++) {
-            switch (s->init) {
-            case ATTN_INIT_ZEROS:
-                p[j] = 0.0f;
-                break;
-            case ATTN_INIT_ONES:
-                p[j] = 1.0f;
-                break;
-            case ATTN_INIT_NORMAL:
-                p[j] = (float)(s->init_a * attn_rng_normal(&rng));
-                break;
-            case ATTN_INIT_UNIFORM:
-                p[j] = attn_rng_uniform_range(&rng, -s->init_a, s->init_a);
-                break;
-            case ATTN_INIT_SINUSOID:
-                p[j] = attn_sinusoid_value((int)(j / (size_t)s->shape[1]),
-                                           (int)(j % (size_t)s->shape[1]), s->shape[1], s->init_a);
-                break;
-            }
-        }
-    }
 }
 
 static const attn_s2s_vt *vt_for(attn_s2s_arch arch) {
@@ -162,16 +117,9 @@ attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, a
     m->vt = vt_for(cfg->arch);
     m->cfg = *cfg;
     m->n_specs = m->vt->specs(cfg, m->specs);
-    for (size_t i = 0; i < m->n_specs; i++)
-        m->offsets[i + 1] = m->offsets[i] + spec_numel(&m->specs[i]);
-    m->n_params = m->offsets[m->n_specs];
-    m->params = malloc(m->n_params * sizeof(float));
-    if (!m->params) {
-        attn_seq2seq_free(m);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters", m->n_params);
-    }
-    init_params(m, seed);
-    st = m->vt->setup(m, err);
+    st = attn_param_table_create(m->specs, m->n_specs, m->offsets, seed, &m->params, &m->n_params,
+                                 err);
+    if (st == ATTN_OK) st = m->vt->setup(m, err);
     if (st != ATTN_OK) {
         attn_seq2seq_free(m);
         return st;
@@ -193,41 +141,7 @@ void attn_seq2seq_free(attn_seq2seq *m) {
 const attn_seq2seq_config *attn_seq2seq_config_of(const attn_seq2seq *m) {
     return &m->cfg;
 }
-size_t attn_seq2seq_n_params(const attn_seq2seq *m) {
-    return m->n_params;
-}
-float *attn_seq2seq_params(attn_seq2seq *m) {
-    return m->params;
-}
-float *attn_seq2seq_grads(attn_seq2seq *m) {
-    return m->grads;
-}
-size_t attn_seq2seq_tensor_count(const attn_seq2seq *m) {
-    return m->n_specs;
-}
-const char *attn_seq2seq_tensor_name(const attn_seq2seq *m, size_t i) {
-    return i < m->n_specs ? m->specs[i].name : NULL;
-}
-int attn_seq2seq_tensor_shape(const attn_seq2seq *m, size_t i, int shape[4]) {
-    if (i >= m->n_specs) return 0;
-    for (int d = 0; d < 4; d++) shape[d] = d < m->specs[i].ndim ? m->specs[i].shape[d] : 0;
-    return m->specs[i].ndim;
-}
-size_t attn_seq2seq_tensor_offset(const attn_seq2seq *m, size_t i) {
-    return m->offsets[i];
-}
-size_t attn_seq2seq_tensor_numel(const attn_seq2seq *m, size_t i) {
-    return m->offsets[i + 1] - m->offsets[i];
-}
-long attn_seq2seq_tensor_find(const attn_seq2seq *m, const char *name) {
-    for (size_t i = 0; i < m->n_specs; i++)
-        if (strcmp(m->specs[i].name, name) == 0) return (long)i;
-    return -1;
-}
-float *attn_seq2seq_view(attn_seq2seq *m, float *base, const char *name) {
-    const long i = attn_seq2seq_tensor_find(m, name);
-    return i < 0 || !base ? NULL : base + m->offsets[i];
-}
+ATTN_PARAM_ACCESSORS(attn_seq2seq, attn_seq2seq)
 
 /* ---- forward, backward, generation -------------------------------------------------------- */
 
@@ -278,9 +192,8 @@ attn_status attn_seq2seq_backward(attn_seq2seq *m, const attn_s2s_batch *b, cons
                                   attn_error *err) {
     if (!d_logits) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_backward: NULL d_logits");
     if (!m->grads) {
-        m->grads = calloc(m->n_params, sizeof(float));
-        if (!m->grads)
-            return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", m->n_params);
+        attn_status st = attn_param_table_grads(&m->grads, m->n_params, err);
+        if (st != ATTN_OK) return st;
         m->vt->set_grads(m);
     }
     m->vt->backward(m, b, d_logits);

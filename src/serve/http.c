@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -75,12 +74,6 @@ struct serve_server {
     bool reaper_started;
     http_conn *conns;
 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 serve_options serve_options_default(void) {
     return (serve_options){.host = "127.0.0.1",
@@ -151,7 +144,7 @@ static bool run_on_worker(serve_server *s, http_req *r) {
     const bool ok = s->count < s->opt.queue;
     if (ok) {
         r->state = REQ_QUEUED;
-        r->t_queued = now_s();
+        r->t_queued = attn_seconds();
         s->queue[(s->head + s->count++) % s->opt.queue] = r;
         pthread_cond_signal(&s->wake);
         while (r->state != REQ_ANSWERED) pthread_cond_wait(&s->done, &s->lock);
@@ -180,7 +173,7 @@ static void *worker(void *p) {
         s->head = (s->head + 1) % s->opt.queue;
         s->count--;
         pthread_mutex_unlock(&s->lock);
-        if (now_s() - r->t_queued > s->opt.time_limit_s) {
+        if (attn_seconds() - r->t_queued > s->opt.time_limit_s) {
             serve_error_response(&r->rs, 503, "timeout",
                                  "the request waited longer than the time limit; try again");
         } else {
@@ -207,7 +200,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         hc = info ? calloc(1, sizeof *hc) : NULL;
         if (hc) { /* without it the connection still has libmicrohttpd's idle timeout */
-            *hc = (http_conn){.fd = info->connect_fd, .t_start = now_s(), .next = s->conns};
+            *hc = (http_conn){.fd = info->connect_fd, .t_start = attn_seconds(), .next = s->conns};
             if (s->conns) s->conns->prev = hc;
             s->conns = hc;
         }
@@ -233,7 +226,7 @@ static void *reaper(void *p) {
     serve_server *s = p;
     pthread_mutex_lock(&s->lock);
     while (!s->quit) {
-        const double now = now_s();
+        const double now = attn_seconds();
         for (http_conn *hc = s->conns; hc; hc = hc->next) {
             if (!hc->received && !hc->reaped && now - hc->t_start > s->opt.request_timeout_s) {
                 shutdown(hc->fd, SHUT_RDWR);
@@ -292,7 +285,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     http_conn *hc = conn_of(c);
     pthread_mutex_lock(&s->lock);
     if (hc) { /* the next request's deadline counts from here */
-        hc->t_start = now_s();
+        hc->t_start = attn_seconds();
         hc->received = false;
         hc->idle = true;
         hc->before_stop = false;
@@ -325,51 +318,10 @@ static bool append_body(http_req *r, const char *data, size_t n) {
     return true;
 }
 
-/* The headers that decide where a request ends and whom it is for. */
-typedef struct framing {
-    const char *host[2];
-    int n_host;
-    const char *length[2];
-    int n_length;
-    bool chunked;
-} framing;
-
-static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                      const char *value) {
-    (void)kind;
-    framing *f = cls;
-    if (!value) value = "";
-    if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
-        if (f->n_host < 2) f->host[f->n_host] = value;
-        f->n_host++;
-    } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
-        if (f->n_length < 2) f->length[f->n_length] = value;
-        f->n_length++;
-    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
-        f->chunked = true;
-    }
-    return MHD_YES;
-}
-
 /* The first call (headers only): Host, framing, size; MHD_YES to go on reading the body. */
 static enum MHD_Result check_headers(serve_server *s, struct MHD_Connection *c) {
-    framing f = {0};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, collect_header, &f);
-    const int host = http_host_check(&s->listen, f.host, f.n_host < 2 ? f.n_host : 2);
-    if (host == 400)
-        return send_error(c, 400, "bad_host",
-                          "the Host header must be sent once, as host or host:port");
-    if (host == 421)
-        return send_error(c, 421, "bad_host",
-                          "the Host header must name the address the server listens on");
-    const char *cl = f.n_length ? f.length[0] : NULL;
-    if (f.n_length > 1 || (cl && f.chunked))
-        return send_error(c, 400, "bad_request",
-                          "send one Content-Length header (or chunked transfer encoding)");
-    if (cl && (cl[0] == '\0' || strspn(cl, "0123456789") != strlen(cl)))
-        return send_error(c, 400, "bad_request", "Content-Length is not a decimal number");
-    if (cl && (strlen(cl) > 9 || strtoull(cl, NULL, 10) > SERVE_MAX_BODY))
-        return send_error(c, 413, "too_long", "the request body is larger than 64 KiB");
+    http_refusal why;
+    if (!http_head_check(&s->listen, c, &why)) return send_error(c, why.status, why.code, why.msg);
     if (arrived_late(s, c))
         return send_error(c, 503, "shutting_down", "the server is shutting down");
     return MHD_YES;

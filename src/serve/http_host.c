@@ -1,8 +1,12 @@
-/* http_host.c -- the listening address of `attn serve` and the Host header check: on a loopback
- * address a request must name that address (in any spelling) or localhost, so that a web page
- * elsewhere cannot reach the API through DNS rebinding; everywhere the header must be exactly
- * host[:port-digits] and sent once. */
+/* http_host.c -- the listening address of `attn serve` and the checks of a request's head: the
+ * Host header (on a loopback address a request must name that address, in any spelling, or
+ * localhost, so that a web page elsewhere cannot reach the API through DNS rebinding; everywhere
+ * the header must be exactly host[:port-digits] and sent once) and the framing (one decimal
+ * Content-Length or chunked, the body at most 64 KiB). */
 #include "http_internal.h"
+#include "serve_internal.h"
+
+#include <microhttpd.h>
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -95,4 +99,58 @@ int http_host_check(const http_listen *l, const char *const *values, int n_value
     if (!l->loopback) return 0;
     if (n == 9 && strncasecmp(h, "localhost", 9) == 0) return 0;
     return names_listen_address(l, h, n) ? 0 : 421;
+}
+
+/* ---- the request head ------------------------------------------------------------------- */
+
+/* The headers that decide where a request ends and whom it is for. */
+typedef struct framing {
+    const char *host[2];
+    int n_host;
+    const char *length[2];
+    int n_length;
+    bool chunked;
+} framing;
+
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value) {
+    (void)kind;
+    framing *f = cls;
+    if (!value) value = "";
+    if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+        if (f->n_host < 2) f->host[f->n_host] = value;
+        f->n_host++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (f->n_length < 2) f->length[f->n_length] = value;
+        f->n_length++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->chunked = true;
+    }
+    return MHD_YES;
+}
+
+static bool refuse(http_refusal *why, int status, const char *code, const char *msg) {
+    *why = (http_refusal){status, code, msg};
+    return false;
+}
+
+bool http_head_check(const http_listen *l, struct MHD_Connection *c, http_refusal *why) {
+    framing f = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, collect_header, &f);
+    const int host = http_host_check(l, f.host, f.n_host < 2 ? f.n_host : 2);
+    if (host == 400)
+        return refuse(why, 400, "bad_host",
+                      "the Host header must be sent once, as host or host:port");
+    if (host == 421)
+        return refuse(why, 421, "bad_host",
+                      "the Host header must name the address the server listens on");
+    const char *cl = f.n_length ? f.length[0] : NULL;
+    if (f.n_length > 1 || (cl && f.chunked))
+        return refuse(why, 400, "bad_request",
+                      "send one Content-Length header (or chunked transfer encoding)");
+    if (cl && (cl[0] == '\0' || strspn(cl, "0123456789") != strlen(cl)))
+        return refuse(why, 400, "bad_request", "Content-Length is not a decimal number");
+    if (cl && (strlen(cl) > 9 || strtoull(cl, NULL, 10) > SERVE_MAX_BODY))
+        return refuse(why, 413, "too_long", "the request body is larger than 64 KiB");
+    return true;
 }

@@ -23,4 +23,16 @@ attn_status http_listen_parse(const char *host, int port, http_listen *l, attn_e
  * loopback address and the header names neither that address (any spelling) nor localhost. */
 int http_host_check(const http_listen *l, const char *const *values, int n_values);
 
+/* Why a request is refused before its body is read: the HTTP status and the answer's error code
+ * and message. */
+typedef struct http_refusal {
+    int status;
+    const char *code, *msg;
+} http_refusal;
+
+struct MHD_Connection;
+/* The request head's checks (the Host header, one decimal Content-Length or chunked, the
+ * announced body at most SERVE_MAX_BODY): true to go on, else false with *why. */
+bool http_head_check(const http_listen *l, struct MHD_Connection *c, http_refusal *why);
+
 #endif

@@ -16,7 +16,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 attn_s2s_train_config attn_s2s_train_config_default(void) {
     attn_s2s_train_config c = {0};
@@ -27,12 +26,6 @@ attn_s2s_train_config attn_s2s_train_config_default(void) {
     c.seed = 1;
     c.adam = attn_adam_config_default();
     return c;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int src_len(const attn_pairs *p, int i) {
@@ -364,21 +357,21 @@ static attn_status score_epoch(s2s_run *r, attn_s2s_epoch_stats *es, attn_error 
 static attn_status run_epochs(s2s_run *r, const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
                               attn_error *err) {
     const attn_s2s_train_config *cfg = r->cfg;
-    const double t0 = now_s();
+    const double t0 = attn_seconds();
     attn_status st = ATTN_OK;
     while (st == ATTN_OK && r->epoch < cfg->epochs) {
         attn_rng_shuffle(&r->rng, r->order, r->train->src->n);
-        const double t_epoch = now_s();
+        const double t_epoch = attn_seconds();
         attn_s2s_epoch_stats es = {r->epoch + 1, cfg->epochs, 0, 0, NAN, 0, 0, NAN};
         long tokens = 0;
         st = run_epoch(r->m, r->train, r->order, cfg, r->opt, &r->b, &es.loss, &tokens, err);
         if (st != ATTN_OK) break;
         r->epoch++;
         es.steps = r->opt->step;
-        es.tokens_per_s = (double)tokens / (now_s() - t_epoch);
+        es.tokens_per_s = (double)tokens / (attn_seconds() - t_epoch);
         st = score_epoch(r, &es, err);
         if (st != ATTN_OK) break;
-        es.elapsed_s = now_s() - t0;
+        es.elapsed_s = attn_seconds() - t0;
         const bool go_on = !(cb && cb->on_epoch) || cb->on_epoch(&es, cb->user);
         if (rs && rs->on_state) {
             const attn_s2s_train_state state = state_of(r);

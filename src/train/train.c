@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 attn_train_config attn_train_config_default(void) {
     attn_train_config c = {0};
@@ -172,12 +171,6 @@ static void select_model(attn_trainer *t, double acc) {
     }
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int count_correct(const float *logits, const float *labels, int B) {
     int c = 0;
     for (int i = 0; i < B; i++) c += (logits[i] > 0.0f) == (labels[i] > 0.5f);
@@ -283,14 +276,14 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
 }
 
 attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err) {
-    double start = now_s();
+    double start = attn_seconds();
     int first_epoch = t->epoch;
     while (t->epoch < t->cfg.epochs) {
-        double t0 = now_s();
+        double t0 = attn_seconds();
         attn_epoch_stats st = {0};
         attn_status s = train_epoch(t, cb, &st.loss, &st.train_acc, err);
         if (s != ATTN_OK) return s;
-        double t1 = now_s();
+        double t1 = attn_seconds();
         st.holdout_acc = NAN;
         if (t->holdout) {
             s = eval_batches(t->model, t->holdout, t->logits, t->pool, &t->replicas,
@@ -299,7 +292,7 @@ attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, at
         }
         t->epoch++;
         if (t->holdout) select_model(t, st.holdout_acc);
-        double t2 = now_s();
+        double t2 = attn_seconds();
         st.epoch = t->epoch;
         st.epochs = t->cfg.epochs;
         st.steps = t->adam->step;
