@@ -14,44 +14,6 @@
 /* ---- explain ----------------------------------------------------------------------------------
  */
 
-/* 400 unknown_word with the word's position, the word and the nearest vocabulary word. */
-static void unknown_word_response(serve_response *rs, const attn_error *err, const char *model,
-                                  int line) {
-    serve_error_response(rs, 400, "unknown_word", err->msg); /* if the one below fails */
-    sbuf sb = {0};
-    sb_printf(&sb, "{\"error\": {\"status\": 400, \"code\": \"unknown_word\", \"message\": ");
-    sb_json_string(&sb, err->msg);
-    sb_printf(&sb, ", \"position\": %d, \"word\": ", err->position);
-    sb_json_string(&sb, err->token);
-    sb_add(&sb, ", \"nearest\": ");
-    sb_json_string(&sb, err->closest);
-    sb_printf(&sb, ", \"model\": \"%s\"", model);
-    if (line > 0) sb_printf(&sb, ", \"line\": %d", line);
-    sb_add(&sb, "}}");
-    if (!sb.failed) {
-        serve_json_take(rs, &sb);
-        rs->status = 400;
-    } else {
-        sb_free(&sb);
-    }
-}
-
-/* A tokenizer error as an answer, chosen by its status and code (never by its message): an
- * unknown word with a suggestion as unknown_word with the position, the word and the nearest
- * vocabulary word as fields; an empty or too long sentence; anything else as bad_sentence. */
-void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line) {
-    if (err->status == ATTN_ERR_NOMEM)
-        serve_error_response(rs, 503, "bad_sentence", err->msg);
-    else if (err->code == ATTN_CODE_UNKNOWN_WORD && err->closest[0])
-        unknown_word_response(rs, err, model, line);
-    else if (err->code == ATTN_CODE_TOO_LONG)
-        serve_error_response(rs, 400, "too_long", err->msg);
-    else if (err->code == ATTN_CODE_EMPTY_SENTENCE)
-        serve_error_response(rs, 400, "empty_sentence", err->msg);
-    else
-        serve_error_response(rs, 400, "bad_sentence", err->msg);
-}
-
 /* The entries the request names (all explained models when it names none); false after an
  * error answer. */
 static bool pick_models(const serve_app *app, const attn_explain_request *r, int *entries, int *n,
@@ -82,15 +44,6 @@ static bool pick_models(const serve_app *app, const attn_explain_request *r, int
         entries[(*n)++] = e;
     }
     return true;
-}
-
-int serve_max_words(const serve_app *app, const int *entries, int n) {
-    int max = ATTN_MAX_WORDS;
-    for (int i = 0; i < n; i++) {
-        const attn_model_config *c = &app->entries[entries[i]].cfg;
-        if (c->arch == ATTN_ARCH_TRANSFORMER && c->max_len - 1 < max) max = c->max_len - 1;
-    }
-    return max;
 }
 
 /* ids[i * ATTN_MAX_WORDS ...]: the sentence in the vocabulary of model entries[i]. */
@@ -165,30 +118,6 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
 
 /* ---- test sets --------------------------------------------------------------------------------
  */
-
-int serve_query_value(const char *query, const char *key, char *out, size_t n) {
-    const size_t klen = strlen(key);
-    for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-        if (strncmp(p, key, klen) != 0 || p[klen] != '=') continue;
-        size_t len = 0;
-        for (const char *v = p + klen + 1; *v && *v != '&'; v++) {
-            char c = *v;
-            if (c == '+') {
-                c = ' ';
-            } else if (c == '%') {
-                unsigned x;
-                if (!v[1] || !v[2] || sscanf(v + 1, "%2x", &x) != 1 || x == 0) return -1;
-                c = (char)x;
-                v += 2;
-            }
-            if (len + 1 >= n) return -1;
-            out[len++] = c;
-        }
-        out[len] = '\0';
-        return 1;
-    }
-    return 0;
-}
 
 /* A positive decimal int <= max, or -1. */
 static int parse_small(const char *s, int max) {

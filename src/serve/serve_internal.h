@@ -1,5 +1,7 @@
-/* serve_internal.h -- the app's state shared by app.c (loading, the precomputed answers) and
- * api.c (the endpoints). Library-internal. */
+/* serve_internal.h -- the app's state shared by the server's files, from the bottom up:
+ * responses.c (what every endpoint answers with), decoder_registry.c and registry.c (the models
+ * and the precomputed answers), api.c, predict.c, decoder_compose.c and decoder_api.c (the
+ * endpoints), app.c (the router). Each uses only files before it. Library-internal. */
 #ifndef ATTN_SERVE_INTERNAL_H
 #define ATTN_SERVE_INTERNAL_H
 
@@ -41,8 +43,9 @@ struct serve_app {
     struct serve_decoders *decoders; /* the seq2seq models (decoder_api.c) */
 };
 
-/* The decoder half (decoder_api.c): loads DIR's seq2seq weights into app->decoders; answers
- * /api/decoders, /api/generate and /api/compose (true) or leaves rq to the caller (false). */
+/* The decoder half (decoder_registry.c, decoder_api.c): loads DIR's seq2seq weights into
+ * app->decoders; answers /api/decoders, /api/generate and /api/compose (true) or leaves rq to the
+ * caller (false). */
 typedef struct serve_decoders serve_decoders;
 attn_status serve_decoders_load(serve_app *app, const char *dir, int n_ctx, attn_error *err);
 int serve_decoders_count(const serve_app *app);

@@ -1,0 +1,142 @@
+/* responses.c -- what every endpoint of `attn serve` answers with: a JSON body (copied or
+ * taken from a buffer), an error object {"error": {"status", "code", "message"}}, the
+ * tokenizer's and the request parser's errors as answers (chosen by status and code, never by
+ * message text), and the one query-string reader. Uses sbuf and nothing else of the server. */
+#include "decoder_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void serve_response_clear(serve_response *rs) {
+    if (!rs) return;
+    free(rs->owned);
+    memset(rs, 0, sizeof *rs);
+}
+
+static const char json_type[] = "application/json; charset=utf-8";
+
+void serve_json_copy(serve_response *rs, const char *json, size_t len) {
+    serve_response_clear(rs);
+    rs->owned = malloc(len + 1);
+    if (!rs->owned) {
+        serve_error_response(rs, 503, "out_of_memory", "the server is out of memory");
+        return;
+    }
+    memcpy(rs->owned, json, len);
+    rs->owned[len] = '\0';
+    *rs = (serve_response){200, json_type, (const unsigned char *)rs->owned, len, rs->owned, true};
+}
+
+void serve_json_take(serve_response *rs, sbuf *sb) {
+    size_t len = 0;
+    char *s = sb_take(sb, &len);
+    serve_response_clear(rs);
+    if (!s) {
+        serve_error_response(rs, 503, "out_of_memory", "the server is out of memory");
+        return;
+    }
+    *rs = (serve_response){200, json_type, (const unsigned char *)s, len, s, true};
+}
+
+/* Statically allocated last resort when even the error message cannot be allocated. */
+static const char oom_json[] = "{\"error\": {\"status\": 503, \"code\": \"out_of_memory\", "
+                               "\"message\": \"the server is out of memory\"}}";
+
+void serve_error_response(serve_response *rs, int status, const char *code, const char *message) {
+    serve_response_clear(rs);
+    sbuf sb = {0};
+    sb_printf(&sb, "{\"error\": {\"status\": %d, \"code\": ", status);
+    sb_json_string(&sb, code);
+    sb_add(&sb, ", \"message\": ");
+    sb_json_string(&sb, message);
+    sb_add(&sb, "}}");
+    size_t len = 0;
+    char *s = sb_take(&sb, &len);
+    if (!s)
+        *rs = (serve_response){
+            503, json_type, (const unsigned char *)oom_json, sizeof oom_json - 1, NULL, true};
+    else
+        *rs = (serve_response){status, json_type, (const unsigned char *)s, len, s, true};
+}
+
+/* 400 unknown_word with the word's position, the word and the nearest vocabulary word. */
+static void unknown_word_response(serve_response *rs, const attn_error *err, const char *model,
+                                  int line) {
+    serve_error_response(rs, 400, "unknown_word", err->msg); /* if the one below fails */
+    sbuf sb = {0};
+    sb_printf(&sb, "{\"error\": {\"status\": 400, \"code\": \"unknown_word\", \"message\": ");
+    sb_json_string(&sb, err->msg);
+    sb_printf(&sb, ", \"position\": %d, \"word\": ", err->position);
+    sb_json_string(&sb, err->token);
+    sb_add(&sb, ", \"nearest\": ");
+    sb_json_string(&sb, err->closest);
+    sb_printf(&sb, ", \"model\": \"%s\"", model);
+    if (line > 0) sb_printf(&sb, ", \"line\": %d", line);
+    sb_add(&sb, "}}");
+    if (!sb.failed) {
+        serve_json_take(rs, &sb);
+        rs->status = 400;
+    } else {
+        sb_free(&sb);
+    }
+}
+
+/* A tokenizer error as an answer, chosen by its status and code (never by its message): an
+ * unknown word with a suggestion as unknown_word with the position, the word and the nearest
+ * vocabulary word as fields; an empty or too long sentence; anything else as bad_sentence. */
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line) {
+    if (err->status == ATTN_ERR_NOMEM)
+        serve_error_response(rs, 503, "bad_sentence", err->msg);
+    else if (err->code == ATTN_CODE_UNKNOWN_WORD && err->closest[0])
+        unknown_word_response(rs, err, model, line);
+    else if (err->code == ATTN_CODE_TOO_LONG)
+        serve_error_response(rs, 400, "too_long", err->msg);
+    else if (err->code == ATTN_CODE_EMPTY_SENTENCE)
+        serve_error_response(rs, 400, "empty_sentence", err->msg);
+    else
+        serve_error_response(rs, 400, "bad_sentence", err->msg);
+}
+
+/* The request's parse error as an answer. */
+void serve_request_error(serve_response *rs, attn_status st, const attn_error *err) {
+    if (st == ATTN_ERR_NOMEM)
+        serve_error_response(rs, 503, "out_of_memory", err->msg);
+    else
+        serve_error_response(
+            rs, 400, err->code == ATTN_CODE_MALFORMED_JSON ? "malformed_json" : "bad_request",
+            err->msg);
+}
+
+void serve_unknown_decoder(serve_response *rs, const char *name) {
+    sbuf msg = {0};
+    sb_add(&msg, "unknown seq2seq model ");
+    sb_json_string(&msg, name);
+    sb_add(&msg, " (loaded: see /api/decoders)");
+    serve_error_response(rs, 404, "unknown_model", msg.failed ? "unknown model" : msg.s);
+    sb_free(&msg);
+}
+
+int serve_query_value(const char *query, const char *key, char *out, size_t n) {
+    const size_t klen = strlen(key);
+    for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+        if (strncmp(p, key, klen) != 0 || p[klen] != '=') continue;
+        size_t len = 0;
+        for (const char *v = p + klen + 1; *v && *v != '&'; v++) {
+            char c = *v;
+            if (c == '+') {
+                c = ' ';
+            } else if (c == '%') {
+                unsigned x;
+                if (!v[1] || !v[2] || sscanf(v + 1, "%2x", &x) != 1 || x == 0) return -1;
+                c = (char)x;
+                v += 2;
+            }
+            if (len + 1 >= n) return -1;
+            out[len++] = c;
+        }
+        out[len] = '\0';
+        return 1;
+    }
+    return 0;
+}
