@@ -1,7 +1,9 @@
 /* rank_runs.c -- what the commands spread over MPI ranks (ranks.c): the table's runs of
  * `attn reproduce` and `attn eval --table`, and the independent runs inside an experiment
  * (attn_experiment_opts.map). Every rank runs its share (runs r, r+N, ...); the results travel
- * as blobs of bytes (the same binary on every host: structs are sent as they are). */
+ * as blobs of bytes (the same binary on every host: structs are sent as they are). Also
+ * cli_runs_execute, which runs the table's runs over the ranks or on this process's workers
+ * (runs.c). */
 #include "attn_experiments.h"
 #include "cli.h"
 
@@ -120,6 +122,23 @@ typedef struct job_head {
     attn_status st;
     char msg[sizeof(((attn_error *)0)->msg)];
 } job_head;
+
+/* Under mpirun the runs are spread over the ranks (rank_runs.c) and rank 0 reports. */
+int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n) {
+    if (cli_mpi_on())
+        cli_mpi_runs(cmd, s, runs, n);
+    else
+        cli_runs_local(cmd, s, runs, n);
+    if (!cli_mpi_root()) return 0;
+    int failures = 0;
+    for (int i = 0; i < n; i++) {
+        if (runs[i].ok) continue;
+        failures++;
+        cli_message(cmd, "%s seed %d failed: %s", attn_arch_name(runs[i].arch), runs[i].seed,
+                    runs[i].msg);
+    }
+    return failures;
+}
 
 attn_status cli_mpi_experiment_map(int n, int width, attn_experiment_job job, void *ctx,
                                    double *out, void *user, attn_error *err) {

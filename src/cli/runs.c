@@ -162,23 +162,6 @@ void cli_runs_local(const char *cmd, const cli_run_settings *s, cli_run_result *
     if (s->progress && c.tty) fprintf(stderr, "\r\033[K");
 }
 
-/* Under mpirun the runs are spread over the ranks (rank_runs.c) and rank 0 reports. */
-int cli_runs_execute(const char *cmd, const cli_run_settings *s, cli_run_result *runs, int n) {
-    if (cli_mpi_on())
-        cli_mpi_runs(cmd, s, runs, n);
-    else
-        cli_runs_local(cmd, s, runs, n);
-    if (!cli_mpi_root()) return 0;
-    int failures = 0;
-    for (int i = 0; i < n; i++) {
-        if (runs[i].ok) continue;
-        failures++;
-        cli_message(cmd, "%s seed %d failed: %s", attn_arch_name(runs[i].arch), runs[i].seed,
-                    runs[i].msg);
-    }
-    return failures;
-}
-
 int cli_parse_models(const char *cmd, const char *list, const char *dir, bool want[CLI_MAX_ARCH]) {
     for (int a = 0; a < CLI_MAX_ARCH; a++) want[a] = a < CLI_N_ARCH;
     if (!list) { /* the write-up's three, and the GRU where its weights are */

@@ -121,14 +121,6 @@ static const attn_model_vt *vt_for(attn_arch arch) {
     return NULL;
 }
 
-/* The sinusoidal table of Vaswani et al. (2017), scaled by amplitude:
- * table[p, 2i] = amplitude * sin(p / 10000^(2i/D)), table[p, 2i+1] = amplitude * cos(same angle),
- * computed in double and rounded once to float. tools/attn_models.py computes the same. */
-float attn_sinusoid_value(int pos, int col, int d, float amplitude) {
-    const double angle = (double)pos / pow(10000.0, (double)(col - col % 2) / (double)d);
-    return (float)((double)amplitude * (col % 2 ? cos(angle) : sin(angle)));
-}
-
 size_t attn_model_config_n_params(const attn_model_config *cfg) {
     const attn_model_vt *vt = vt_for(cfg->arch);
     if (!vt) return 0;

@@ -3,8 +3,17 @@
  * state_dict order, and the lookups behind the public tensor accessors. */
 #include "model_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The sinusoidal table of Vaswani et al. (2017), scaled by amplitude:
+ * table[p, 2i] = amplitude * sin(p / 10000^(2i/D)), table[p, 2i+1] = amplitude * cos(same angle),
+ * computed in double and rounded once to float. tools/attn_models.py computes the same. */
+float attn_sinusoid_value(int pos, int col, int d, float amplitude) {
+    const double angle = (double)pos / pow(10000.0, (double)(col - col % 2) / (double)d);
+    return (float)((double)amplitude * (col % 2 ? cos(angle) : sin(angle)));
+}
 
 static size_t spec_numel(const attn_param_spec *s) {
     size_t n = 1;
