@@ -51,7 +51,7 @@ static bool on_epoch(const attn_epoch_stats *st, void *user) {
 
 /* One epoch of the default Transformer (seed 1, no held-out slice) on d; sentences/s; the
  * weights into params. */
-static double train_once(const attn_dataset *d, attn_pool *pool, float *params) {
+static double train_once(const attn_dataset *d, attn_pool *pool, void *params) {
     attn_model_config mc = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
     attn_train_config cfg = attn_train_config_default();
     cfg.epochs = 1;
@@ -73,7 +73,8 @@ static double train_once(const attn_dataset *d, attn_pool *pool, float *params) 
 
 /* ---- evaluation ----------------------------------------------------------------------------- */
 
-static double eval_once(attn_model *m, const attn_dataset *d, attn_pool *pool, double *acc) {
+static double eval_once(attn_model *m, const attn_dataset *d, attn_pool *pool, void *acc_out) {
+    double *acc = acc_out;
     attn_error err;
     double t0 = now_s();
     if (attn_evaluate_pool(m, d, 0, d->n, 256, pool, acc, &err) != ATTN_OK) die("evaluate", &err);
@@ -85,7 +86,8 @@ static double eval_once(attn_model *m, const attn_dataset *d, attn_pool *pool, d
 /* Explains the first n sentences of d with 64 integrated-gradient steps; sentences/s; the
  * integrated gradients one after the other into ig. */
 static double explain_once(attn_model *m, const attn_dataset *d, int n, attn_pool *pool,
-                           float *ig) {
+                           void *ig_out) {
+    float *ig = ig_out;
     const attn_explain_opts o = {.ig_steps = 64};
     attn_error err;
     double t0 = now_s();
@@ -105,17 +107,31 @@ static double explain_once(attn_model *m, const attn_dataset *d, int n, attn_poo
 /* ---- the table --------------------------------------------------------------------------- */
 
 typedef struct row {
-    const char *name, *unit;
+    const char *name;
     double target, rate[2]; /* [0] 1 thread, [1] N threads: medians */
     bool identical;
+    attn_pool_trace one, many; /* the measuring pool's (1 thread posing as N) and the real pool's */
 } row;
 
-static void print_row(const row *r, int threads) {
+static void print_row(const row *r) {
     const double ratio = r->rate[1] / r->rate[0];
     printf("%-34s %10.1f %10.1f %8.2fx  >= %.1fx %-4s  %s\n", r->name, r->rate[0], r->rate[1],
            ratio, r->target, ratio >= r->target ? "PASS" : "MISS",
            r->identical ? "identical" : "DIFFERENT");
-    (void)threads;
+}
+
+/* The load-independent half: from CPU times, the share of the 1-thread run no other thread can
+ * take, the speed-up that share allows (Amdahl), the one the pieces allow (the measured tasks
+ * scheduled on N threads: serial + makespans), and how much more CPU the same tasks took on N
+ * real threads (contention, caches, waking: > 1 costs speed-up). */
+static void print_share(const row *r, int threads) {
+    const attn_pool_trace *o = &r->one, *m = &r->many;
+    const double s = o->caller_s > 0 ? o->serial_s / o->caller_s : 0.0;
+    const double amdahl = 1.0 / (s + (1.0 - s) / threads);
+    const double sched = o->serial_s + o->span_s > 0 ? o->caller_s / (o->serial_s + o->span_s) : 0;
+    printf("%-34s %7.1f %% %9.2fx %9.2fx %9.2fx %9.2fx %8ld\n", r->name, 100.0 * s, amdahl, sched,
+           o->task_s > 0 ? m->task_s / o->task_s : 0.0,
+           o->serial_s > 0 ? m->serial_s / o->serial_s : 0.0, o->runs);
 }
 
 static void usage(FILE *f) {
@@ -165,86 +181,108 @@ static int parse(int argc, char **argv, bench_cfg *c) {
     return -1;
 }
 
+typedef struct workload {
+    const char *name;
+    double target;
+    int kind; /* 0 training, 1 evaluation, 2 explain */
+    attn_model *m;
+    size_t out_bytes; /* the result compared between thread counts */
+} workload;
+
+typedef struct bench_data {
+    const attn_dataset *train, *test;
+    int explain_n;
+} bench_data;
+
+/* One run of w on pool (NULL: the caller's thread); sentences/s; the result into out. */
+static double run_work(const workload *w, const bench_data *d, attn_pool *pool, void *out) {
+    if (w->kind == 0) return train_once(d->train, pool, out);
+    if (w->kind == 1) return eval_once(w->m, d->test, pool, out);
+    return explain_once(w->m, d->test, d->explain_n, pool, out);
+}
+
 int main(int argc, char **argv) {
     bench_cfg c = {2, 3, 8000, 8000, 40};
     int rc = parse(argc, argv, &c);
     if (rc >= 0) return rc;
     attn_set_num_threads(1); /* one BLAS thread per product; the pool's threads are the others */
     attn_error err;
-    attn_pool *pool = NULL;
+    attn_pool *pool = NULL, *measuring = NULL;
     if (attn_pool_create(c.threads, &pool, &err) != ATTN_OK) die("pool", &err);
+    if (attn_pool_create_measuring(c.threads, &measuring, &err) != ATTN_OK) die("pool", &err);
     attn_dataset *train = NULL, *test = NULL;
     if (attn_data_generate(ATTN_SET_TRAIN, c.train_n, 1, &train, &err) != ATTN_OK)
         die("data", &err);
     if (attn_data_generate(ATTN_SET_DISTRACTOR, c.eval_n, 2, &test, &err) != ATTN_OK)
         die("data", &err);
+    const bench_data bd = {train, test, c.explain_n};
+    attn_model_config tc = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    attn_model_config lc = attn_model_config_default(ATTN_ARCH_LSTM);
+    attn_model *tf = NULL, *lstm = NULL;
+    if (attn_model_create(&tc, 1, &tf, &err) != ATTN_OK) die("model", &err);
+    if (attn_model_create(&lc, 1, &lstm, &err) != ATTN_OK) die("model", &err);
+    size_t words = 0;
+    for (int i = 0; i < c.explain_n; i++) words += (size_t)test->lengths[i];
+    const workload works[] = {
+        {"transformer training", 1.7, 0, NULL, attn_model_config_n_params(&tc) * sizeof(float)},
+        {"transformer eval, batch 256", 1.8, 1, tf, sizeof(double)},
+        {"lstm eval, batch 256", 1.8, 1, lstm, sizeof(double)},
+        {"transformer explain, 64 IG steps", 1.7, 2, tf, words * sizeof(float)},
+    };
+    enum { N_WORK = sizeof works / sizeof works[0] };
+    size_t most = 0;
+    for (int k = 0; k < N_WORK; k++) most = works[k].out_bytes > most ? works[k].out_bytes : most;
+    double *t[2] = {malloc((size_t)c.reps * sizeof(double)),
+                    malloc((size_t)c.reps * sizeof(double))};
+    char *out[3] = {malloc(most), malloc(most), malloc(most)};
+    if (!t[0] || !t[1] || !out[0] || !out[1] || !out[2]) die("out of memory", NULL);
+
     printf("# threads: 1 vs %d threads on %d cores, OpenBLAS %s kernels, one BLAS thread per "
            "product; medians of %d\n",
            c.threads, attn_cores(), attn_blas_corename(), c.reps);
     printf("%-34s %10s %10s %9s  %-12s %s\n", "run (sentences/s)", "1 thread",
            c.threads == 2 ? "2 threads" : "N threads", "speed-up", "target", "bytes");
-    double *t[2];
-    t[0] = malloc((size_t)c.reps * sizeof(double));
-    t[1] = malloc((size_t)c.reps * sizeof(double));
-    attn_model_config tc = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
-    const size_t np = attn_model_config_n_params(&tc);
-    float *w[2] = {malloc(np * sizeof(float)), malloc(np * sizeof(float))};
-    size_t words = 0;
-    for (int i = 0; i < c.explain_n; i++) words += (size_t)test->lengths[i];
-    float *ig[2] = {malloc(words * sizeof(float)), malloc(words * sizeof(float))};
-    if (!t[0] || !t[1] || !w[0] || !w[1] || !ig[0] || !ig[1]) die("out of memory", NULL);
+    row rows[N_WORK];
     int failures = 0;
-
-    row tr = {"transformer training", "", 1.7, {0, 0}, true};
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < c.reps; r++) t[k][r] = train_once(train, k ? pool : NULL, w[k]);
-    tr.rate[0] = median(t[0], c.reps);
-    tr.rate[1] = median(t[1], c.reps);
-    tr.identical = memcmp(w[0], w[1], np * sizeof(float)) == 0;
-    print_row(&tr, c.threads);
-    failures += !tr.identical;
-
-    static const attn_arch eval_archs[] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM};
-    for (int a = 0; a < 2; a++) {
-        attn_model_config mc = attn_model_config_default(eval_archs[a]);
-        attn_model *m = NULL;
-        if (attn_model_create(&mc, 1, &m, &err) != ATTN_OK) die("model", &err);
-        char name[64];
-        snprintf(name, sizeof name, "%s eval, batch 256", attn_arch_name(eval_archs[a]));
-        row ev = {name, "", 1.8, {0, 0}, true};
-        double acc[2];
-        for (int k = 0; k < 2; k++)
-            for (int r = 0; r < c.reps; r++) t[k][r] = eval_once(m, test, k ? pool : NULL, &acc[k]);
-        ev.rate[0] = median(t[0], c.reps);
-        ev.rate[1] = median(t[1], c.reps);
-        ev.identical = acc[0] == acc[1];
-        print_row(&ev, c.threads);
-        failures += !ev.identical;
-        attn_model_free(m);
+    for (int k = 0; k < N_WORK; k++) {
+        const workload *w = &works[k];
+        row *r = &rows[k];
+        *r = (row){w->name, w->target, {0, 0}, true, {0}, {0}};
+        for (int i = 0; i < c.reps; i++) t[0][i] = run_work(w, &bd, NULL, out[0]);
+        for (int i = 0; i < c.reps; i++) {
+            attn_pool_trace_start(pool);
+            t[1][i] = run_work(w, &bd, pool, out[1]);
+            r->many = attn_pool_trace_read(pool);
+        }
+        attn_pool_trace_start(measuring);
+        run_work(w, &bd, measuring, out[2]);
+        r->one = attn_pool_trace_read(measuring);
+        r->rate[0] = median(t[0], c.reps);
+        r->rate[1] = median(t[1], c.reps);
+        r->identical =
+            memcmp(out[0], out[1], w->out_bytes) == 0 && memcmp(out[0], out[2], w->out_bytes) == 0;
+        print_row(r);
+        failures += !r->identical;
     }
-
-    attn_model *m = NULL;
-    if (attn_model_create(&tc, 1, &m, &err) != ATTN_OK) die("model", &err);
-    row ex = {"transformer explain, 64 IG steps", "", 1.7, {0, 0}, true};
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < c.reps; r++)
-            t[k][r] = explain_once(m, test, c.explain_n, k ? pool : NULL, ig[k]);
-    ex.rate[0] = median(t[0], c.reps);
-    ex.rate[1] = median(t[1], c.reps);
-    ex.identical = memcmp(ig[0], ig[1], words * sizeof(float)) == 0;
-    print_row(&ex, c.threads);
-    failures += !ex.identical;
-    attn_model_free(m);
+    printf("\n# where the time goes, from CPU times (independent of other load): the 1-thread "
+           "run's share outside the pool's tasks, the speed-up at %d threads that share allows "
+           "(Amdahl) and that its tasks allow (their CPU times scheduled on %d threads), then the "
+           "%d-thread run's CPU time over the 1-thread run's, in the tasks and outside them (1.00 "
+           "= no cost of running side by side); pool runs\n",
+           c.threads, c.threads, c.threads);
+    printf("%-34s %9s %10s %10s %10s %10s %8s\n", "run", "serial", "amdahl", "tasks", "task cpu",
+           "serial cpu", "runs");
+    for (int k = 0; k < N_WORK; k++) print_share(&rows[k], c.threads);
 
     free(t[0]);
     free(t[1]);
-    free(w[0]);
-    free(w[1]);
-    free(ig[0]);
-    free(ig[1]);
+    for (int i = 0; i < 3; i++) free(out[i]);
+    attn_model_free(tf);
+    attn_model_free(lstm);
     attn_dataset_free(train);
     attn_dataset_free(test);
     attn_pool_free(pool);
+    attn_pool_free(measuring);
     if (failures) fprintf(stderr, "threads: %d results differ between thread counts\n", failures);
     return failures ? 1 : 0;
 }

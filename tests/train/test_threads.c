@@ -54,6 +54,57 @@ START_TEST(test_pool_runs_each_task_once) {
 }
 END_TEST
 
+/* A task that burns CPU for a while (the measuring pool times it). */
+static void busy_task(void *vc, int task, int worker) {
+    count_ctx *c = vc;
+    c->calls[task]++;
+    if (worker < 0 || worker >= c->threads) c->bad_worker = 1;
+    volatile double x = 0.0;
+    for (int i = 0; i < 200000 * (1 + task % 3); i++) x += 1e-9 * i;
+}
+
+/* The measuring pool runs every task once on the caller's thread, names workers of the size it
+ * poses as, and its trace adds up: the serial share is the caller's time outside the runs, each
+ * run's makespan lies between its longest task and its tasks' sum, and it is at least the sum
+ * over the simulated workers. A real pool's trace counts the same tasks. */
+START_TEST(test_pool_measuring) {
+    for (int n = 1; n <= 4; n++) {
+        attn_pool *p = NULL;
+        attn_error err;
+        ck_assert_msg(attn_pool_create_measuring(n, &p, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(attn_pool_threads(p), n);
+        attn_pool_trace_start(p);
+        count_ctx c = {.threads = n};
+        attn_pool_run(p, 7, busy_task, &c);
+        attn_pool_run(p, 5, busy_task, &c);
+        volatile double x = 0.0; /* serial work between and after the runs */
+        for (int i = 0; i < 400000; i++) x += 1e-9 * i;
+        const attn_pool_trace t = attn_pool_trace_read(p);
+        for (int i = 0; i < 7; i++) ck_assert_int_eq(c.calls[i], 1 + (i < 5));
+        ck_assert(!c.bad_worker);
+        ck_assert_int_eq(t.runs, 2);
+        ck_assert_int_eq(t.tasks, 12);
+        ck_assert(t.task_s > 0.0 && t.serial_s > 0.0);
+        ck_assert(t.serial_s + t.task_s <= t.caller_s * 1.0001 + 1e-6);
+        ck_assert(t.span_s <= t.task_s * 1.0001 && t.span_s >= t.task_s / n * 0.9999);
+        if (n == 1) ck_assert(t.span_s >= t.task_s * 0.9999);
+        attn_pool_free(p);
+
+        attn_pool *real = pool_of(n);
+        attn_pool_trace_start(real);
+        count_ctx d = {.threads = n};
+        attn_pool_run(real, 7, busy_task, &d);
+        const attn_pool_trace u = attn_pool_trace_read(real);
+        if (real) {
+            ck_assert_int_eq(u.runs, 1);
+            ck_assert_int_eq(u.tasks, 7);
+            ck_assert(u.task_s > 0.0);
+        }
+        attn_pool_free(real);
+    }
+}
+END_TEST
+
 /* One step's forward/backward of a batch of 32 on 3 threads against the rule done by hand:
  * micro-batches of ATTN_MICRO_BATCH consecutive sentences, each from zeroed gradients, d logits
  * with the whole batch's 1/32, summed in micro-batch order. */
@@ -219,6 +270,7 @@ int main(void) {
     TCase *tc = tcase_create("threads");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_pool_runs_each_task_once);
+    tcase_add_test(tc, test_pool_measuring);
     tcase_add_test(tc, test_micro_batch_rule);
     tcase_add_test(tc, test_training_same_for_every_thread_count);
     tcase_add_test(tc, test_evaluate_same_for_every_thread_count);
