@@ -101,8 +101,9 @@ attn_status attn_evaluate_pool(attn_model *m, const attn_dataset *d, int first, 
 /* Integrated-gradient points per batched forward/backward: the N points are cut into chunks of
  * ATTN_EXPLAIN_IG_CHUNK consecutive points whatever the thread count. */
 #define ATTN_EXPLAIN_IG_CHUNK 16
-/* attn_explain with the integrated-gradient chunks spread over pool's threads (replicas of m for
- * the others); the explanation is the same for every pool. */
+/* attn_explain with the work spread over pool's threads (a replica of m per thread): the
+ * sentence's forward beside the baseline's, then the integrated-gradient chunks beside the
+ * sentence's backward, saliency and prefixes; the explanation is the same for every pool. */
 attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
                               const attn_explain_opts *opts, attn_pool *pool,
                               attn_explanation **out, attn_error *err);
