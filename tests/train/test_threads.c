@@ -123,8 +123,8 @@ START_TEST(test_micro_batch_rule) {
         float logits[32], d_logits[32], want_logits[32], want_d[32] = {0};
         attn_pool *p = pool_of(3);
         attn_replicas reps = {0};
-        ck_assert(attn_train_forward_backward(m, &reps, p, &b, labels, logits, d_logits, &err) ==
-                  ATTN_OK);
+        ck_assert(attn_train_forward_backward(m, &reps, p, &b, labels, logits, d_logits, NULL,
+                                              &err) == ATTN_OK);
         const size_t n = attn_model_n_params(ref);
         float *want = calloc(n, sizeof(float));
         ck_assert(want != NULL);
