@@ -159,6 +159,7 @@ void attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn
 /* ---- evaluation ---------------------------------------------------------------------------- */
 
 typedef struct eval_ctx {
+    attn_model *m; /* worker 0's model; worker w > 0 has replica w - 1 */
     attn_replicas *r;
     const attn_batcher *bt;
     int *ids, *lengths;     /* per worker [batch_size * max_len], [batch_size] */
@@ -175,7 +176,8 @@ static void eval_task(void *vc, int task, int worker) {
     float *labels = c->labels + worker * bs, *logits = c->logits + worker * bs;
     attn_batcher_fill_into(c->bt, task, c->ids + worker * bs * (size_t)c->bt->max_len,
                            c->lengths + worker * bs, labels, &b);
-    c->status[task] = attn_model_forward(c->r->m[worker], &b, logits, &c->errs[task]);
+    attn_model *m = worker ? c->r->m[worker - 1] : c->m;
+    c->status[task] = attn_model_forward(m, &b, logits, &c->errs[task]);
     long n = 0;
     for (int i = 0; i < b.B; i++) n += (logits[i] > 0.0f) == (labels[i] > 0.5f);
     c->correct[task] = n;
@@ -185,9 +187,12 @@ attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *p
                                    const attn_batcher *bt, long *correct, attn_error *err) {
     const int W = attn_pool_threads(pool), nb = bt->n_batches;
     const size_t bs = (size_t)bt->batch_size;
-    attn_status st = attn_replicas_reserve(r, m, W, err);
+    /* the caller's thread evaluates on m itself: its buffers are warm, and one replica fewer
+     * grows its own (page faults that a 1-thread evaluation does not pay twice) */
+    attn_status st = attn_replicas_reserve(r, m, W - 1, err);
     if (st != ATTN_OK) return st;
-    eval_ctx c = {r,
+    eval_ctx c = {m,
+                  r,
                   bt,
                   malloc(W * bs * (size_t)bt->max_len * sizeof(int)),
                   malloc(W * bs * sizeof(int)),
