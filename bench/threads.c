@@ -92,15 +92,17 @@ static double explain_once(attn_model *m, const attn_dataset *d, int n, attn_poo
     attn_error err;
     double t0 = now_s();
     size_t k = 0;
+    attn_explainer *x = NULL;
+    if (attn_explainer_create(m, pool, &x, &err) != ATTN_OK) die("explain", &err);
     for (int i = 0; i < n; i++) {
         attn_explanation *e = NULL;
-        if (attn_explain_pool(m, d->ids + d->offsets[i], d->lengths[i], &o, pool, &e, &err) !=
-            ATTN_OK)
+        if (attn_explainer_run(x, d->ids + d->offsets[i], d->lengths[i], &o, &e, &err) != ATTN_OK)
             die("explain", &err);
         memcpy(ig + k, e->integrated_gradients, (size_t)d->lengths[i] * sizeof(float));
         k += (size_t)d->lengths[i];
         attn_explanation_free(e);
     }
+    attn_explainer_free(x);
     return n / (now_s() - t0);
 }
 

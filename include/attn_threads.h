@@ -107,6 +107,18 @@ attn_status attn_evaluate_pool(attn_model *m, const attn_dataset *d, int first, 
 attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
                               const attn_explain_opts *opts, attn_pool *pool,
                               attn_explanation **out, attn_error *err);
+/* The same for many sentences: an explainer keeps its replicas (and their buffers, warm) from
+ * one sentence to the next; m and pool are borrowed and must outlive it.
+ *   attn_explainer *x; attn_explainer_create(m, pool, &x, &err);
+ *   for (...) attn_explainer_run(x, ids, n, &opts, &e, &err);   // = attn_explain_pool's e
+ *   attn_explainer_free(x); */
+typedef struct attn_explainer attn_explainer;
+attn_status attn_explainer_create(attn_model *m, attn_pool *pool, attn_explainer **out,
+                                  attn_error *err);
+attn_status attn_explainer_run(attn_explainer *x, const int *ids, int n_words,
+                               const attn_explain_opts *opts, attn_explanation **out,
+                               attn_error *err);
+void attn_explainer_free(attn_explainer *x);
 
 #ifdef __cplusplus
 }

@@ -378,22 +378,56 @@ double attn_explain_bytes(const attn_model *m, int n_words, int ig_steps, int th
     return bytes;
 }
 
-attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
-                         attn_explanation **out, attn_error *err) {
-    return attn_explain_pool(m, ids, n_words, opts, NULL, out, err);
+/* Explains sentences with m on pool's threads; the replicas (one per thread, made at the first
+ * explanation with integrated gradients on more than one thread) keep their buffers between
+ * sentences. */
+struct attn_explainer {
+    attn_model *m;
+    attn_pool *pool;
+    attn_model **models; /* [threads] replicas of m, or NULL */
+};
+
+attn_status attn_explainer_create(attn_model *m, attn_pool *pool, attn_explainer **out,
+                                  attn_error *err) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    (*out)->m = m;
+    (*out)->pool = pool;
+    return ATTN_OK;
 }
 
-attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
-                              const attn_explain_opts *opts, attn_pool *pool,
-                              attn_explanation **out, attn_error *err) {
+void attn_explainer_free(attn_explainer *x) {
+    if (!x) return;
+    for (int w = 0; x->models && w < attn_pool_threads(x->pool); w++) attn_model_free(x->models[w]);
+    free(x->models);
+    free(x);
+}
+
+/* thread w's model: a replica each; m does the sentence's own passes beside them */
+static attn_status explainer_replicas(attn_explainer *x, attn_error *err) {
+    const int threads = attn_pool_threads(x->pool);
+    if (x->models) return ATTN_OK;
+    x->models = calloc((size_t)threads, sizeof *x->models);
+    if (!x->models) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    for (int w = 0; w < threads; w++) {
+        attn_status st = attn_model_replica(x->m, &x->models[w], err);
+        if (st != ATTN_OK) return st;
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_explainer_run(attn_explainer *x, const int *ids, int n_words,
+                               const attn_explain_opts *opts, attn_explanation **out,
+                               attn_error *err) {
     *out = NULL;
+    attn_model *m = x->m;
     const int asked = opts ? opts->ig_steps : 0;
     const int steps = asked == 0 ? ATTN_EXPLAIN_IG_STEPS : asked == ATTN_EXPLAIN_NO_IG ? 0 : asked;
     if (asked != ATTN_EXPLAIN_NO_IG && (steps < 1 || steps > ATTN_EXPLAIN_MAX_STEPS))
         return attn_errorf(err, ATTN_ERR_ARG, "explain: ig_steps %d, expected 1..%d", steps,
                            ATTN_EXPLAIN_MAX_STEPS);
     if (!ids || n_words < 1) return attn_errorf(err, ATTN_ERR_ARG, "explain: no words");
-    const int threads = steps ? attn_pool_threads(pool) : 1;
+    const int threads = steps ? attn_pool_threads(x->pool) : 1;
     const size_t limit = opts && opts->max_bytes ? opts->max_bytes : ATTN_EXPLAIN_MAX_BYTES;
     const double need = attn_explain_bytes(m, n_words, steps, threads);
     if (need > (double)limit)
@@ -415,19 +449,11 @@ attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
                          ? ATTN_OK
                          : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
     const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
-    /* thread w's model: one thread: m; more: a replica each, m does the sentence's own passes
-     * beside them (explain_parallel) */
-    attn_model **models = calloc((size_t)threads, sizeof *models);
-    if (!models && st == ATTN_OK) st = attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
-    const int w1 = threads > 1 ? 0 : 1; /* the first replica */
-    if (models) models[0] = m;
-    for (int w = w1; st == ATTN_OK && w < threads; w++) st = attn_model_replica(m, &models[w], err);
+    if (st == ATTN_OK && threads > 1) st = explainer_replicas(x, err);
     if (st == ATTN_OK)
-        st = threads > 1 ? explain_parallel(m, models, pool, &b, e, err)
-                         : explain_serial(models, pool, &b, e, err);
+        st = threads > 1 ? explain_parallel(m, x->models, x->pool, &b, e, err)
+                         : explain_serial(&m, NULL, &b, e, err);
     if (st == ATTN_OK) e->probability = sigmoid(e->logit);
-    for (int w = w1; models && w < threads; w++) attn_model_free(models[w]);
-    free(models);
     attn_model_zero_grad(m);
     if (st != ATTN_OK) {
         attn_explanation_free(e);
@@ -435,4 +461,20 @@ attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
     }
     *out = e;
     return ATTN_OK;
+}
+
+attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
+                         attn_explanation **out, attn_error *err) {
+    return attn_explain_pool(m, ids, n_words, opts, NULL, out, err);
+}
+
+attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
+                              const attn_explain_opts *opts, attn_pool *pool,
+                              attn_explanation **out, attn_error *err) {
+    attn_explainer *x = NULL;
+    *out = NULL;
+    attn_status st = attn_explainer_create(m, pool, &x, err);
+    if (st == ATTN_OK) st = attn_explainer_run(x, ids, n_words, opts, out, err);
+    attn_explainer_free(x);
+    return st;
 }
