@@ -112,6 +112,7 @@ typedef struct row {
     const char *name;
     double target, rate[2]; /* [0] 1 thread, [1] N threads: medians */
     bool identical;
+    double cpu1;               /* CPU time of the 1-thread run (median) */
     attn_pool_trace one, many; /* the measuring pool's (1 thread posing as N) and the real pool's */
 } row;
 
@@ -122,18 +123,26 @@ static void print_row(const row *r) {
            r->identical ? "identical" : "DIFFERENT");
 }
 
-/* The load-independent half: from CPU times, the share of the 1-thread run no other thread can
- * take, the speed-up that share allows (Amdahl), the one the pieces allow (the measured tasks
- * scheduled on N threads: serial + makespans), and how much more CPU the same tasks took on N
- * real threads (contention, caches, waking: > 1 costs speed-up). */
+/* The load-independent half, from CPU times: the share of the run no other thread can take
+ * (outside the pool's tasks, of the 1-thread run's time), the speed-up that share allows
+ * (Amdahl), the one the pieces allow (the 1-thread run's time over the serial part plus the
+ * tasks' measured CPU times scheduled on N threads), the CPU time of the N-thread path's work
+ * done on one thread over the 1-thread run's (replicas, the split itself: > 1 costs speed-up)
+ * and the CPU time of the same tasks on N real threads over one (contention, caches). */
 static void print_share(const row *r, int threads) {
     const attn_pool_trace *o = &r->one, *m = &r->many;
-    const double s = o->caller_s > 0 ? o->serial_s / o->caller_s : 0.0;
+    const double s = r->cpu1 > 0 ? o->serial_s / r->cpu1 : 0.0;
     const double amdahl = 1.0 / (s + (1.0 - s) / threads);
-    const double sched = o->serial_s + o->span_s > 0 ? o->caller_s / (o->serial_s + o->span_s) : 0;
-    printf("%-34s %7.1f %% %9.2fx %9.2fx %9.2fx %9.2fx %8ld\n", r->name, 100.0 * s, amdahl, sched,
-           o->task_s > 0 ? m->task_s / o->task_s : 0.0,
-           o->serial_s > 0 ? m->serial_s / o->serial_s : 0.0, o->runs);
+    const double sched = o->serial_s + o->span_s > 0 ? r->cpu1 / (o->serial_s + o->span_s) : 0;
+    printf("%-34s %7.1f %% %9.2fx %9.2fx %10.2f %10.2f %8ld\n", r->name, 100.0 * s, amdahl, sched,
+           r->cpu1 > 0 ? o->caller_s / r->cpu1 : 0.0, o->task_s > 0 ? m->task_s / o->task_s : 0.0,
+           o->runs);
+}
+
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void usage(FILE *f) {
@@ -236,8 +245,9 @@ int main(int argc, char **argv) {
     for (int k = 0; k < N_WORK; k++) most = works[k].out_bytes > most ? works[k].out_bytes : most;
     double *t[2] = {malloc((size_t)c.reps * sizeof(double)),
                     malloc((size_t)c.reps * sizeof(double))};
+    double *cpu = malloc((size_t)c.reps * sizeof(double));
     char *out[3] = {malloc(most), malloc(most), malloc(most)};
-    if (!t[0] || !t[1] || !out[0] || !out[1] || !out[2]) die("out of memory", NULL);
+    if (!t[0] || !t[1] || !cpu || !out[0] || !out[1] || !out[2]) die("out of memory", NULL);
 
     printf("# threads: 1 vs %d threads on %d cores, OpenBLAS %s kernels, one BLAS thread per "
            "product; medians of %d\n",
@@ -249,8 +259,13 @@ int main(int argc, char **argv) {
     for (int k = 0; k < N_WORK; k++) {
         const workload *w = &works[k];
         row *r = &rows[k];
-        *r = (row){w->name, w->target, {0, 0}, true, {0}, {0}};
-        for (int i = 0; i < c.reps; i++) t[0][i] = run_work(w, &bd, NULL, out[0]);
+        *r = (row){w->name, w->target, {0, 0}, true, 0.0, {0}, {0}};
+        for (int i = 0; i < c.reps; i++) {
+            const double c0 = thread_cpu_s();
+            t[0][i] = run_work(w, &bd, NULL, out[0]);
+            cpu[i] = thread_cpu_s() - c0;
+        }
+        r->cpu1 = median(cpu, c.reps);
         for (int i = 0; i < c.reps; i++) {
             attn_pool_trace_start(pool);
             t[1][i] = run_work(w, &bd, pool, out[1]);
@@ -266,18 +281,19 @@ int main(int argc, char **argv) {
         print_row(r);
         failures += !r->identical;
     }
-    printf("\n# where the time goes, from CPU times (independent of other load): the 1-thread "
-           "run's share outside the pool's tasks, the speed-up at %d threads that share allows "
-           "(Amdahl) and that its tasks allow (their CPU times scheduled on %d threads), then the "
-           "%d-thread run's CPU time over the 1-thread run's, in the tasks and outside them (1.00 "
-           "= no cost of running side by side); pool runs\n",
-           c.threads, c.threads, c.threads);
-    printf("%-34s %9s %10s %10s %10s %10s %8s\n", "run", "serial", "amdahl", "tasks", "task cpu",
-           "serial cpu", "runs");
+    printf("\n# where the time goes, from CPU times (independent of other load): the share of the "
+           "1-thread run that is serial in the %d-thread one, the speed-up it allows (Amdahl), "
+           "the speed-up the pieces allow (their CPU times scheduled on %d threads), the "
+           "%d-thread path's CPU time on one thread over the 1-thread run's, the tasks' CPU time "
+           "on %d real threads over one (1.00 = no cost), pool runs\n",
+           c.threads, c.threads, c.threads, c.threads);
+    printf("%-34s %9s %10s %10s %10s %10s %8s\n", "run", "serial", "amdahl", "tasks", "path cpu",
+           "task cpu", "runs");
     for (int k = 0; k < N_WORK; k++) print_share(&rows[k], c.threads);
 
     free(t[0]);
     free(t[1]);
+    free(cpu);
     for (int i = 0; i < 3; i++) free(out[i]);
     attn_model_free(tf);
     attn_model_free(lstm);
