@@ -125,15 +125,16 @@ static void print_row(const row *r) {
 
 /* The load-independent half, from CPU times: the share of the run no other thread can take
  * (outside the pool's tasks, of the 1-thread run's time), the speed-up that share allows
- * (Amdahl), the one the pieces allow (the 1-thread run's time over the serial part plus the
- * tasks' measured CPU times scheduled on N threads), the CPU time of the N-thread path's work
- * done on one thread over the 1-thread run's (replicas, the split itself: > 1 costs speed-up)
- * and the CPU time of the same tasks on N real threads over one (contention, caches). */
+ * (Amdahl), the one the pieces allow (the measuring run's time over its serial part plus its
+ * tasks' CPU times scheduled on N threads), the CPU time of the N-thread path's work done on one
+ * thread over the 1-thread run's (replicas, the split itself: > 1 costs speed-up) and the CPU
+ * time of the same tasks on N real threads over one (contention, caches). The last two compare
+ * separate runs: on a loaded machine they move by tens of percent from run to run. */
 static void print_share(const row *r, int threads) {
     const attn_pool_trace *o = &r->one, *m = &r->many;
     const double s = r->cpu1 > 0 ? o->serial_s / r->cpu1 : 0.0;
     const double amdahl = 1.0 / (s + (1.0 - s) / threads);
-    const double sched = o->serial_s + o->span_s > 0 ? r->cpu1 / (o->serial_s + o->span_s) : 0;
+    const double sched = o->serial_s + o->span_s > 0 ? o->caller_s / (o->serial_s + o->span_s) : 0;
     printf("%-34s %7.1f %% %9.2fx %9.2fx %10.2f %10.2f %8ld\n", r->name, 100.0 * s, amdahl, sched,
            r->cpu1 > 0 ? o->caller_s / r->cpu1 : 0.0, o->task_s > 0 ? m->task_s / o->task_s : 0.0,
            o->runs);
