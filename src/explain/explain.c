@@ -136,6 +136,27 @@ static void ig_chunk(void *vc, int task, int worker) {
     err->status = st;
 }
 
+/* sum[r] += the wave's points' d_x[r] in point order, for r in piece `task` of the rows (each
+ * element's sum is the same whoever adds it). */
+typedef struct sum_ctx {
+    double *sum;
+    const float *d_x; /* [n_points, nx] */
+    size_t nx;
+    int n_points, n_pieces;
+} sum_ctx;
+
+static void sum_piece(void *vc, int task, int worker) {
+    (void)worker;
+    const sum_ctx *c = vc;
+    const size_t per = (c->nx + (size_t)c->n_pieces - 1) / (size_t)c->n_pieces;
+    const size_t lo = (size_t)task * per < c->nx ? (size_t)task * per : c->nx;
+    const size_t hi = lo + per < c->nx ? lo + per : c->nx;
+    for (int k = 0; k < c->n_points; k++) { /* point order */
+        const float *d_x = c->d_x + (size_t)k * c->nx;
+        for (size_t r = lo; r < hi; r++) c->sum[r] += d_x[r];
+    }
+}
+
 static attn_status integrated_gradients(attn_model **models, attn_pool *pool, const attn_batch *b,
                                         const float *x0, const float *xb, int rows, int D, int w0,
                                         void (*extra)(void *), void *extra_ctx, attn_explanation *e,
@@ -181,11 +202,8 @@ static attn_status integrated_gradients(attn_model **models, attn_pool *pool, co
                 if (err) *err = c.errs[s];
                 st = c.errs[s].status;
             }
-        const int n_points = N - c.k0 < W * chunk ? N - c.k0 : W * chunk;
-        for (int k = 0; st == ATTN_OK && k < n_points; k++) { /* point order */
-            const float *d_x = c.d_x + (size_t)k * nx;
-            for (size_t r = 0; r < nx; r++) sum[r] += d_x[r];
-        }
+        sum_ctx sc = {sum, c.d_x, nx, N - c.k0 < W * chunk ? N - c.k0 : W * chunk, threads};
+        if (st == ATTN_OK) attn_pool_run(pool, sc.n_pieces, sum_piece, &sc);
     }
     for (int i = 0; st == ATTN_OK && i < e->n_words; i++) {
         double s = 0.0;
