@@ -157,13 +157,24 @@ static void sum_piece(void *vc, int task, int worker) {
     }
 }
 
+/* Integrated-gradient chunks per wave (one pool run each, then the wave's sum): one thread takes
+ * one chunk at a time; several take every chunk in one wave when the points' inputs and input
+ * gradients fit in IG_ONE_WAVE_BYTES (fewer runs to wait for), else one chunk per thread. */
+#define IG_ONE_WAVE_BYTES (8u << 20)
+static int ig_wave(int n_chunks, int threads, size_t nx) {
+    if (threads <= 1) return 1;
+    if (2.0 * n_chunks * ATTN_EXPLAIN_IG_CHUNK * (double)nx * sizeof(float) <= IG_ONE_WAVE_BYTES)
+        return n_chunks;
+    return threads < n_chunks ? threads : n_chunks;
+}
+
 static attn_status integrated_gradients(attn_model **models, attn_pool *pool, const attn_batch *b,
                                         const float *x0, const float *xb, int rows, int D, int w0,
                                         void (*extra)(void *), void *extra_ctx, attn_explanation *e,
                                         attn_error *err) {
     const int N = e->ig_steps, chunk = ATTN_EXPLAIN_IG_CHUNK;
     const int n_chunks = (N + chunk - 1) / chunk, threads = attn_pool_threads(pool);
-    const int W = n_chunks < threads ? n_chunks : threads; /* chunks per wave */
+    const int W = ig_wave(n_chunks, threads, (size_t)rows * D); /* chunks per wave */
     const size_t nx = (size_t)rows * D, T = (size_t)b->T, per = (size_t)W * chunk;
     ig_ctx c = {models,
                 extra,
@@ -386,10 +397,11 @@ double attn_explain_bytes(const attn_model *m, int n_words, int ig_steps, int th
         bytes += f * 4.0 * c->hidden_size * n; /* prefixes: one input GEMM (G <= 4 gates) */
     if (ig_steps <= 0) return bytes + f * activation_floats(c, 1.0, n);
     const double n_chunks = ceil(ig_steps / chunk);
-    const double W = threads < n_chunks ? threads : n_chunks; /* models at work per wave */
+    const double models = threads < n_chunks ? threads : n_chunks; /* models at work at once */
+    const double W = ig_wave((int)n_chunks, threads, (size_t)nx);  /* chunks per wave */
     bytes += f * 2.0 * nx + f * n; /* sentence and baseline inputs, [PAD] ids */
     bytes += f * chunk * n + 2.0 * f * W * chunk * nx + sizeof(double) * nx; /* ids, x, d_x, sum */
-    bytes += W * f * activation_floats(c, chunk, n);
+    bytes += models * f * activation_floats(c, chunk, n);
     /* the replicas: one per thread beside m when there are several, and m's own batch-1 pass */
     bytes += (threads > 1 ? threads : 0.0) * 2.0 * f * (double)attn_model_n_params(m);
     if (threads > 1) bytes += f * activation_floats(c, 1.0, n);
