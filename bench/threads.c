@@ -3,6 +3,9 @@
  * each as a speed-up ratio (the targets of issue 22: >= 1.7x, >= 1.8x, >= 1.7x at 2 threads),
  * after checking that the N-thread result is byte-identical to the 1-thread one. Medians of
  * --reps repetitions; prints ratios, asserts nothing about timings (a MISS does not fail).
+ * Then the load-independent part: each run once more on a measuring pool (attn_threads.h),
+ * whose CPU-time trace gives the serial share and the speed-up the pieces allow, and the wall
+ * time one pool run costs beyond its work.
  *
  *   build/bench/threads [--threads N] [--reps R] [--quick] [-h|--help]
  *
@@ -153,7 +156,10 @@ static void usage(FILE *f) {
                "Transformer training (one epoch of 8000 sentences), batched evaluation\n"
                "(Transformer and LSTM, batch 256, 8000 sentences) and explain with 64\n"
                "integrated-gradient steps (Transformer, 40 sentences). Each N-thread result is\n"
-               "checked byte for byte against the 1-thread one. Medians of R runs (default 3).\n"
+               "checked byte for byte against the 1-thread one (and the run on a measuring pool).\n"
+               "Medians of R runs (default 3). Then, from CPU times (valid on a busy machine):\n"
+               "the serial share of each run, the speed-up it allows (Amdahl) and the one its\n"
+               "pieces allow, and the wall-time cost of one pool run.\n"
                "--quick: smaller sets and one repetition (a smoke test; the ratios mean little).\n"
                "Run on a quiet machine: other processes on the cores distort the ratios.\n"
                "\n"
