@@ -3,6 +3,9 @@
  * each as a speed-up ratio (the targets of issue 22: >= 1.7x, >= 1.8x, >= 1.7x at 2 threads),
  * after checking that the N-thread result is byte-identical to the 1-thread one. Medians of
  * --reps repetitions; prints ratios, asserts nothing about timings (a MISS does not fail).
+ * Then the load-independent part: each run once more on a measuring pool (attn_threads.h),
+ * whose CPU-time trace gives the serial share and the speed-up the pieces allow, and the wall
+ * time one pool run costs beyond its work.
  *
  *   build/bench/threads [--threads N] [--reps R] [--quick] [-h|--help]
  *
@@ -51,7 +54,7 @@ static bool on_epoch(const attn_epoch_stats *st, void *user) {
 
 /* One epoch of the default Transformer (seed 1, no held-out slice) on d; sentences/s; the
  * weights into params. */
-static double train_once(const attn_dataset *d, attn_pool *pool, float *params) {
+static double train_once(const attn_dataset *d, attn_pool *pool, void *params) {
     attn_model_config mc = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
     attn_train_config cfg = attn_train_config_default();
     cfg.epochs = 1;
@@ -73,7 +76,8 @@ static double train_once(const attn_dataset *d, attn_pool *pool, float *params) 
 
 /* ---- evaluation ----------------------------------------------------------------------------- */
 
-static double eval_once(attn_model *m, const attn_dataset *d, attn_pool *pool, double *acc) {
+static double eval_once(attn_model *m, const attn_dataset *d, attn_pool *pool, void *acc_out) {
+    double *acc = acc_out;
     attn_error err;
     double t0 = now_s();
     if (attn_evaluate_pool(m, d, 0, d->n, 256, pool, acc, &err) != ATTN_OK) die("evaluate", &err);
@@ -85,37 +89,64 @@ static double eval_once(attn_model *m, const attn_dataset *d, attn_pool *pool, d
 /* Explains the first n sentences of d with 64 integrated-gradient steps; sentences/s; the
  * integrated gradients one after the other into ig. */
 static double explain_once(attn_model *m, const attn_dataset *d, int n, attn_pool *pool,
-                           float *ig) {
+                           void *ig_out) {
+    float *ig = ig_out;
     const attn_explain_opts o = {.ig_steps = 64};
     attn_error err;
     double t0 = now_s();
     size_t k = 0;
+    attn_explainer *x = NULL;
+    if (attn_explainer_create(m, pool, &x, &err) != ATTN_OK) die("explain", &err);
     for (int i = 0; i < n; i++) {
         attn_explanation *e = NULL;
-        if (attn_explain_pool(m, d->ids + d->offsets[i], d->lengths[i], &o, pool, &e, &err) !=
-            ATTN_OK)
+        if (attn_explainer_run(x, d->ids + d->offsets[i], d->lengths[i], &o, &e, &err) != ATTN_OK)
             die("explain", &err);
         memcpy(ig + k, e->integrated_gradients, (size_t)d->lengths[i] * sizeof(float));
         k += (size_t)d->lengths[i];
         attn_explanation_free(e);
     }
+    attn_explainer_free(x);
     return n / (now_s() - t0);
 }
 
 /* ---- the table --------------------------------------------------------------------------- */
 
 typedef struct row {
-    const char *name, *unit;
+    const char *name;
     double target, rate[2]; /* [0] 1 thread, [1] N threads: medians */
     bool identical;
+    double cpu1;               /* CPU time of the 1-thread run (median) */
+    attn_pool_trace one, many; /* the measuring pool's (1 thread posing as N) and the real pool's */
 } row;
 
-static void print_row(const row *r, int threads) {
+static void print_row(const row *r) {
     const double ratio = r->rate[1] / r->rate[0];
     printf("%-34s %10.1f %10.1f %8.2fx  >= %.1fx %-4s  %s\n", r->name, r->rate[0], r->rate[1],
            ratio, r->target, ratio >= r->target ? "PASS" : "MISS",
            r->identical ? "identical" : "DIFFERENT");
-    (void)threads;
+}
+
+/* The load-independent half, from CPU times: the share of the run no other thread can take
+ * (outside the pool's tasks, of the 1-thread run's time), the speed-up that share allows
+ * (Amdahl), the one the pieces allow (the measuring run's time over its serial part plus its
+ * tasks' CPU times scheduled on N threads), the CPU time of the N-thread path's work done on one
+ * thread over the 1-thread run's (replicas, the split itself: > 1 costs speed-up) and the CPU
+ * time of the same tasks on N real threads over one (contention, caches). The last two compare
+ * separate runs: on a loaded machine they move by tens of percent from run to run. */
+static void print_share(const row *r, int threads) {
+    const attn_pool_trace *o = &r->one, *m = &r->many;
+    const double s = r->cpu1 > 0 ? o->serial_s / r->cpu1 : 0.0;
+    const double amdahl = 1.0 / (s + (1.0 - s) / threads);
+    const double sched = o->serial_s + o->span_s > 0 ? o->caller_s / (o->serial_s + o->span_s) : 0;
+    printf("%-34s %7.1f %% %9.2fx %9.2fx %10.2f %10.2f %8ld\n", r->name, 100.0 * s, amdahl, sched,
+           r->cpu1 > 0 ? o->caller_s / r->cpu1 : 0.0, o->task_s > 0 ? m->task_s / o->task_s : 0.0,
+           o->runs);
+}
+
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void usage(FILE *f) {
@@ -125,7 +156,10 @@ static void usage(FILE *f) {
                "Transformer training (one epoch of 8000 sentences), batched evaluation\n"
                "(Transformer and LSTM, batch 256, 8000 sentences) and explain with 64\n"
                "integrated-gradient steps (Transformer, 40 sentences). Each N-thread result is\n"
-               "checked byte for byte against the 1-thread one. Medians of R runs (default 3).\n"
+               "checked byte for byte against the 1-thread one (and the run on a measuring pool).\n"
+               "Medians of R runs (default 3). Then, from CPU times (valid on a busy machine):\n"
+               "the serial share of each run, the speed-up it allows (Amdahl) and the one its\n"
+               "pieces allow, and the wall-time cost of one pool run.\n"
                "--quick: smaller sets and one repetition (a smoke test; the ratios mean little).\n"
                "Run on a quiet machine: other processes on the cores distort the ratios.\n"
                "\n"
@@ -165,86 +199,141 @@ static int parse(int argc, char **argv, bench_cfg *c) {
     return -1;
 }
 
+/* ---- the pool's own cost ------------------------------------------------------------------ */
+
+/* A task that spins for *(double *)ctx seconds of wall time. */
+static void wait_task(void *ctx, int task, int worker) {
+    (void)task;
+    (void)worker;
+    const double t0 = now_s(), d = *(const double *)ctx;
+    while (now_s() - t0 < d) {
+    }
+}
+
+/* Microseconds a pool run of one 20-us task per thread takes beyond the 20 us (median of 5
+ * passes of 2,000 runs): waking the threads and waiting for the last one. */
+static double pool_overhead_us(attn_pool *pool) {
+    double d = 20e-6, v[5];
+    for (int r = 0; r < 5; r++) {
+        const double t0 = now_s();
+        for (int i = 0; i < 2000; i++) attn_pool_run(pool, attn_pool_threads(pool), wait_task, &d);
+        v[r] = (now_s() - t0) / 2000 * 1e6 - 20.0;
+    }
+    return median(v, 5);
+}
+
+typedef struct workload {
+    const char *name;
+    double target;
+    int kind; /* 0 training, 1 evaluation, 2 explain */
+    attn_model *m;
+    size_t out_bytes; /* the result compared between thread counts */
+} workload;
+
+typedef struct bench_data {
+    const attn_dataset *train, *test;
+    int explain_n;
+} bench_data;
+
+/* One run of w on pool (NULL: the caller's thread); sentences/s; the result into out. */
+static double run_work(const workload *w, const bench_data *d, attn_pool *pool, void *out) {
+    if (w->kind == 0) return train_once(d->train, pool, out);
+    if (w->kind == 1) return eval_once(w->m, d->test, pool, out);
+    return explain_once(w->m, d->test, d->explain_n, pool, out);
+}
+
 int main(int argc, char **argv) {
     bench_cfg c = {2, 3, 8000, 8000, 40};
     int rc = parse(argc, argv, &c);
     if (rc >= 0) return rc;
     attn_set_num_threads(1); /* one BLAS thread per product; the pool's threads are the others */
     attn_error err;
-    attn_pool *pool = NULL;
+    attn_pool *pool = NULL, *measuring = NULL;
     if (attn_pool_create(c.threads, &pool, &err) != ATTN_OK) die("pool", &err);
+    if (attn_pool_create_measuring(c.threads, &measuring, &err) != ATTN_OK) die("pool", &err);
     attn_dataset *train = NULL, *test = NULL;
     if (attn_data_generate(ATTN_SET_TRAIN, c.train_n, 1, &train, &err) != ATTN_OK)
         die("data", &err);
     if (attn_data_generate(ATTN_SET_DISTRACTOR, c.eval_n, 2, &test, &err) != ATTN_OK)
         die("data", &err);
+    const bench_data bd = {train, test, c.explain_n};
+    attn_model_config tc = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
+    attn_model_config lc = attn_model_config_default(ATTN_ARCH_LSTM);
+    attn_model *tf = NULL, *lstm = NULL;
+    if (attn_model_create(&tc, 1, &tf, &err) != ATTN_OK) die("model", &err);
+    if (attn_model_create(&lc, 1, &lstm, &err) != ATTN_OK) die("model", &err);
+    size_t words = 0;
+    for (int i = 0; i < c.explain_n; i++) words += (size_t)test->lengths[i];
+    const workload works[] = {
+        {"transformer training", 1.7, 0, NULL, attn_model_config_n_params(&tc) * sizeof(float)},
+        {"transformer eval, batch 256", 1.8, 1, tf, sizeof(double)},
+        {"lstm eval, batch 256", 1.8, 1, lstm, sizeof(double)},
+        {"transformer explain, 64 IG steps", 1.7, 2, tf, words * sizeof(float)},
+    };
+    enum { N_WORK = sizeof works / sizeof works[0] };
+    size_t most = 0;
+    for (int k = 0; k < N_WORK; k++) most = works[k].out_bytes > most ? works[k].out_bytes : most;
+    double *t[2] = {malloc((size_t)c.reps * sizeof(double)),
+                    malloc((size_t)c.reps * sizeof(double))};
+    double *cpu = malloc((size_t)c.reps * sizeof(double));
+    char *out[3] = {malloc(most), malloc(most), malloc(most)};
+    if (!t[0] || !t[1] || !cpu || !out[0] || !out[1] || !out[2]) die("out of memory", NULL);
+
     printf("# threads: 1 vs %d threads on %d cores, OpenBLAS %s kernels, one BLAS thread per "
            "product; medians of %d\n",
            c.threads, attn_cores(), attn_blas_corename(), c.reps);
     printf("%-34s %10s %10s %9s  %-12s %s\n", "run (sentences/s)", "1 thread",
            c.threads == 2 ? "2 threads" : "N threads", "speed-up", "target", "bytes");
-    double *t[2];
-    t[0] = malloc((size_t)c.reps * sizeof(double));
-    t[1] = malloc((size_t)c.reps * sizeof(double));
-    attn_model_config tc = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
-    const size_t np = attn_model_config_n_params(&tc);
-    float *w[2] = {malloc(np * sizeof(float)), malloc(np * sizeof(float))};
-    size_t words = 0;
-    for (int i = 0; i < c.explain_n; i++) words += (size_t)test->lengths[i];
-    float *ig[2] = {malloc(words * sizeof(float)), malloc(words * sizeof(float))};
-    if (!t[0] || !t[1] || !w[0] || !w[1] || !ig[0] || !ig[1]) die("out of memory", NULL);
+    row rows[N_WORK];
     int failures = 0;
-
-    row tr = {"transformer training", "", 1.7, {0, 0}, true};
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < c.reps; r++) t[k][r] = train_once(train, k ? pool : NULL, w[k]);
-    tr.rate[0] = median(t[0], c.reps);
-    tr.rate[1] = median(t[1], c.reps);
-    tr.identical = memcmp(w[0], w[1], np * sizeof(float)) == 0;
-    print_row(&tr, c.threads);
-    failures += !tr.identical;
-
-    static const attn_arch eval_archs[] = {ATTN_ARCH_TRANSFORMER, ATTN_ARCH_LSTM};
-    for (int a = 0; a < 2; a++) {
-        attn_model_config mc = attn_model_config_default(eval_archs[a]);
-        attn_model *m = NULL;
-        if (attn_model_create(&mc, 1, &m, &err) != ATTN_OK) die("model", &err);
-        char name[64];
-        snprintf(name, sizeof name, "%s eval, batch 256", attn_arch_name(eval_archs[a]));
-        row ev = {name, "", 1.8, {0, 0}, true};
-        double acc[2];
-        for (int k = 0; k < 2; k++)
-            for (int r = 0; r < c.reps; r++) t[k][r] = eval_once(m, test, k ? pool : NULL, &acc[k]);
-        ev.rate[0] = median(t[0], c.reps);
-        ev.rate[1] = median(t[1], c.reps);
-        ev.identical = acc[0] == acc[1];
-        print_row(&ev, c.threads);
-        failures += !ev.identical;
-        attn_model_free(m);
+    for (int k = 0; k < N_WORK; k++) {
+        const workload *w = &works[k];
+        row *r = &rows[k];
+        *r = (row){w->name, w->target, {0, 0}, true, 0.0, {0}, {0}};
+        for (int i = 0; i < c.reps; i++) {
+            const double c0 = thread_cpu_s();
+            t[0][i] = run_work(w, &bd, NULL, out[0]);
+            cpu[i] = thread_cpu_s() - c0;
+        }
+        r->cpu1 = median(cpu, c.reps);
+        for (int i = 0; i < c.reps; i++) {
+            attn_pool_trace_start(pool);
+            t[1][i] = run_work(w, &bd, pool, out[1]);
+            r->many = attn_pool_trace_read(pool);
+        }
+        attn_pool_trace_start(measuring);
+        run_work(w, &bd, measuring, out[2]);
+        r->one = attn_pool_trace_read(measuring);
+        r->rate[0] = median(t[0], c.reps);
+        r->rate[1] = median(t[1], c.reps);
+        r->identical =
+            memcmp(out[0], out[1], w->out_bytes) == 0 && memcmp(out[0], out[2], w->out_bytes) == 0;
+        print_row(r);
+        failures += !r->identical;
     }
-
-    attn_model *m = NULL;
-    if (attn_model_create(&tc, 1, &m, &err) != ATTN_OK) die("model", &err);
-    row ex = {"transformer explain, 64 IG steps", "", 1.7, {0, 0}, true};
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < c.reps; r++)
-            t[k][r] = explain_once(m, test, c.explain_n, k ? pool : NULL, ig[k]);
-    ex.rate[0] = median(t[0], c.reps);
-    ex.rate[1] = median(t[1], c.reps);
-    ex.identical = memcmp(ig[0], ig[1], words * sizeof(float)) == 0;
-    print_row(&ex, c.threads);
-    failures += !ex.identical;
-    attn_model_free(m);
+    printf("\n# where the time goes, from CPU times (independent of other load): the share of the "
+           "1-thread run that is serial in the %d-thread one, the speed-up it allows (Amdahl), "
+           "the speed-up the pieces allow (their CPU times scheduled on %d threads), the "
+           "%d-thread path's CPU time on one thread over the 1-thread run's, the tasks' CPU time "
+           "on %d real threads over one (1.00 = no cost), pool runs\n",
+           c.threads, c.threads, c.threads, c.threads);
+    printf("%-34s %9s %10s %10s %10s %10s %8s\n", "run", "serial", "amdahl", "tasks", "path cpu",
+           "task cpu", "runs");
+    for (int k = 0; k < N_WORK; k++) print_share(&rows[k], c.threads);
+    printf("\npool run of %d tasks of 20 us: %.1f us beyond the work (waking, waiting; wall "
+           "time)\n",
+           c.threads, pool_overhead_us(pool));
 
     free(t[0]);
     free(t[1]);
-    free(w[0]);
-    free(w[1]);
-    free(ig[0]);
-    free(ig[1]);
+    free(cpu);
+    for (int i = 0; i < 3; i++) free(out[i]);
+    attn_model_free(tf);
+    attn_model_free(lstm);
     attn_dataset_free(train);
     attn_dataset_free(test);
     attn_pool_free(pool);
+    attn_pool_free(measuring);
     if (failures) fprintf(stderr, "threads: %d results differ between thread counts\n", failures);
     return failures ? 1 : 0;
 }

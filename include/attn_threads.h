@@ -47,6 +47,29 @@ int attn_pool_threads(const attn_pool *p);
 /* Runs fn for every task and returns when all are done. Not re-entrant: fn must not call
  * attn_pool_run on the same pool. p NULL runs the tasks in order on the caller's thread. */
 void attn_pool_run(attn_pool *p, int n_tasks, attn_pool_fn fn, void *ctx);
+/* ---- measuring how much of a run the threads can take (bench/threads) ----------------------- */
+
+/* CPU times (CLOCK_THREAD_CPUTIME_ID, seconds) since attn_pool_trace_start. */
+typedef struct attn_pool_trace {
+    long runs, tasks; /* attn_pool_run calls with at least one task; tasks run */
+    double caller_s;  /* the thread that called attn_pool_trace_start */
+    double serial_s;  /* of which outside attn_pool_run: work no other thread can share */
+    double task_s;    /* inside tasks, every thread */
+    double span_s;    /* measuring pools only: the runs' makespans on their simulated workers */
+} attn_pool_trace;
+
+/* A pool for measuring: callers see n_threads workers (attn_pool_threads) and get the same tasks
+ * as from a real pool of that size, but every task runs on the caller's thread, one after the
+ * other, named as the worker that would be free first given the CPU time each earlier task took
+ * (the real pool's order: the next task to the first free thread). serial_s + span_s is then
+ * what n_threads threads would take at best (no waking, no contention), while the run's bytes
+ * are those of any pool. */
+attn_status attn_pool_create_measuring(int n_threads, attn_pool **out, attn_error *err);
+/* Resets the trace and starts timing (p not running; p NULL: nothing). */
+void attn_pool_trace_start(attn_pool *p);
+/* The trace so far; call from the thread that called attn_pool_trace_start. */
+attn_pool_trace attn_pool_trace_read(attn_pool *p);
+
 /* The online cores (at least 1). */
 int attn_cores(void);
 /* The thread count a run takes when none is given: ATTN_THREADS if set to 1..ATTN_MAX_THREADS,
@@ -78,11 +101,24 @@ attn_status attn_evaluate_pool(attn_model *m, const attn_dataset *d, int first, 
 /* Integrated-gradient points per batched forward/backward: the N points are cut into chunks of
  * ATTN_EXPLAIN_IG_CHUNK consecutive points whatever the thread count. */
 #define ATTN_EXPLAIN_IG_CHUNK 16
-/* attn_explain with the integrated-gradient chunks spread over pool's threads (replicas of m for
- * the others); the explanation is the same for every pool. */
+/* attn_explain with the work spread over pool's threads (a replica of m per thread): the
+ * sentence's forward beside the baseline's, then the integrated-gradient chunks beside the
+ * sentence's backward, saliency and prefixes; the explanation is the same for every pool. */
 attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
                               const attn_explain_opts *opts, attn_pool *pool,
                               attn_explanation **out, attn_error *err);
+/* The same for many sentences: an explainer keeps its replicas (and their buffers, warm) from
+ * one sentence to the next; m and pool are borrowed and must outlive it.
+ *   attn_explainer *x; attn_explainer_create(m, pool, &x, &err);
+ *   for (...) attn_explainer_run(x, ids, n, &opts, &e, &err);   // = attn_explain_pool's e
+ *   attn_explainer_free(x); */
+typedef struct attn_explainer attn_explainer;
+attn_status attn_explainer_create(attn_model *m, attn_pool *pool, attn_explainer **out,
+                                  attn_error *err);
+attn_status attn_explainer_run(attn_explainer *x, const int *ids, int n_words,
+                               const attn_explain_opts *opts, attn_explanation **out,
+                               attn_error *err);
+void attn_explainer_free(attn_explainer *x);
 
 #ifdef __cplusplus
 }

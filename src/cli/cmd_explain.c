@@ -171,7 +171,7 @@ static void print_text(const explain_view *v, const char *sentence, const int *i
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
-static bool explain_one(attn_model *m, attn_pool *pool, const explain_view *v, const char *sentence,
+static bool explain_one(attn_explainer *x, const explain_view *v, const char *sentence,
                         const char *where, int index) {
     int max_ids = (int)(strlen(sentence) / 2 + 1), n = 0;
     int *ids = malloc((size_t)max_ids * sizeof *ids);
@@ -193,7 +193,7 @@ static bool explain_one(attn_model *m, attn_pool *pool, const explain_view *v, c
                          "%d words, more than --max-words %d (raise it for longer sentences; "
                          "the time grows with the square of the length)",
                          n, v->max_words);
-    if (st == ATTN_OK) st = attn_explain_pool(m, ids, n, &o, pool, &e, &err);
+    if (st == ATTN_OK) st = attn_explainer_run(x, ids, n, &o, &e, &err);
     if (st == ATTN_OK) {
         if (v->fmt == FORMAT_JSON && !print_json(v, sentence, ids, e, &err))
             st = err.status;
@@ -210,14 +210,13 @@ static bool explain_one(attn_model *m, attn_pool *pool, const explain_view *v, c
 }
 
 typedef struct explain_ctx {
-    attn_model *m;
-    attn_pool *pool; /* the integrated gradients' threads */
+    attn_explainer *x; /* the model on the run's threads */
     const explain_view *v;
 } explain_ctx;
 
 static bool explain_sentence(void *ctx, const char *sentence, const char *where, int index) {
     const explain_ctx *c = ctx;
-    return explain_one(c->m, c->pool, c->v, sentence, where, index);
+    return explain_one(c->x, c->v, sentence, where, index);
 }
 
 /* --layer/--head against the model; CLI_USAGE after a message, else -1. */
@@ -288,12 +287,17 @@ int cmd_explain(int argc, char **argv) {
     if (v.ig_steps == 0) v.ig_steps = ATTN_EXPLAIN_NO_IG;
     attn_pool *pool = NULL;
     if (rc < 0) rc = cli_threads_start("explain", &threads, &pool); /* same output for every N */
+    attn_explainer *x = NULL;
+    attn_error err = {0};
+    if (rc < 0 && attn_explainer_create(m, pool, &x, &err) != ATTN_OK)
+        rc = cli_fail("explain", &err);
     if (rc < 0) {
         v.color = cli_want_color(color);
-        explain_ctx ctx = {m, pool, &v};
+        explain_ctx ctx = {x, &v};
         rc = cli_run_sentences("explain", "explained", sentences, n_sentences, explain_sentence,
                                &ctx);
     }
+    attn_explainer_free(x);
     attn_pool_free(pool);
     attn_model_free(m);
     attn_vocab_free(v.vocab);

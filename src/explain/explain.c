@@ -95,6 +95,9 @@ static void saliency(attn_explanation *e, const float *x, const float *d_x, int 
  * the result is the same for every thread count. */
 typedef struct ig_ctx {
     attn_model **models;
+    void (*extra)(void *ctx); /* run as task 0 of the first wave (NULL: none) */
+    void *extra_ctx;
+    int n_extra; /* 1 while the wave has the extra task */
     const float *x0, *xb;
     size_t nx;
     int N, T, k0;             /* k0: the wave's first point */
@@ -104,8 +107,13 @@ typedef struct ig_ctx {
     attn_error *errs;         /* per wave slot */
 } ig_ctx;
 
-static void ig_chunk(void *vc, int slot, int worker) {
+static void ig_chunk(void *vc, int task, int worker) {
     const ig_ctx *c = vc;
+    if (task < c->n_extra) {
+        c->extra(c->extra_ctx);
+        return;
+    }
+    const int slot = task - c->n_extra;
     const int chunk = ATTN_EXPLAIN_IG_CHUNK, k0 = c->k0 + slot * chunk;
     const int nb = c->N - k0 < chunk ? c->N - k0 : chunk;
     attn_model *m = c->models[worker];
@@ -128,14 +136,50 @@ static void ig_chunk(void *vc, int slot, int worker) {
     err->status = st;
 }
 
+/* sum[r] += the wave's points' d_x[r] in point order, for r in piece `task` of the rows (each
+ * element's sum is the same whoever adds it). */
+typedef struct sum_ctx {
+    double *sum;
+    const float *d_x; /* [n_points, nx] */
+    size_t nx;
+    int n_points, n_pieces;
+} sum_ctx;
+
+static void sum_piece(void *vc, int task, int worker) {
+    (void)worker;
+    const sum_ctx *c = vc;
+    const size_t per = (c->nx + (size_t)c->n_pieces - 1) / (size_t)c->n_pieces;
+    const size_t lo = (size_t)task * per < c->nx ? (size_t)task * per : c->nx;
+    const size_t hi = lo + per < c->nx ? lo + per : c->nx;
+    for (int k = 0; k < c->n_points; k++) { /* point order */
+        const float *d_x = c->d_x + (size_t)k * c->nx;
+        for (size_t r = lo; r < hi; r++) c->sum[r] += d_x[r];
+    }
+}
+
+/* Integrated-gradient chunks per wave (one pool run each, then the wave's sum): one thread takes
+ * one chunk at a time; several take every chunk in one wave when the points' inputs and input
+ * gradients fit in IG_ONE_WAVE_BYTES (fewer runs to wait for), else one chunk per thread. */
+#define IG_ONE_WAVE_BYTES (8u << 20)
+static int ig_wave(int n_chunks, int threads, size_t nx) {
+    if (threads <= 1) return 1;
+    if (2.0 * n_chunks * ATTN_EXPLAIN_IG_CHUNK * (double)nx * sizeof(float) <= IG_ONE_WAVE_BYTES)
+        return n_chunks;
+    return threads < n_chunks ? threads : n_chunks;
+}
+
 static attn_status integrated_gradients(attn_model **models, attn_pool *pool, const attn_batch *b,
                                         const float *x0, const float *xb, int rows, int D, int w0,
-                                        attn_explanation *e, attn_error *err) {
+                                        void (*extra)(void *), void *extra_ctx, attn_explanation *e,
+                                        attn_error *err) {
     const int N = e->ig_steps, chunk = ATTN_EXPLAIN_IG_CHUNK;
     const int n_chunks = (N + chunk - 1) / chunk, threads = attn_pool_threads(pool);
-    const int W = n_chunks < threads ? n_chunks : threads; /* chunks per wave */
+    const int W = ig_wave(n_chunks, threads, (size_t)rows * D); /* chunks per wave */
     const size_t nx = (size_t)rows * D, T = (size_t)b->T, per = (size_t)W * chunk;
     ig_ctx c = {models,
+                extra,
+                extra_ctx,
+                extra ? 1 : 0,
                 x0,
                 xb,
                 nx,
@@ -162,17 +206,15 @@ static attn_status integrated_gradients(attn_model **models, attn_pool *pool, co
     }
     for (c.k0 = 0; st == ATTN_OK && c.k0 < N; c.k0 += W * chunk) {
         const int slots = (N - c.k0 + chunk - 1) / chunk < W ? (N - c.k0 + chunk - 1) / chunk : W;
-        attn_pool_run(pool, slots, ig_chunk, &c);
+        attn_pool_run(pool, c.n_extra + slots, ig_chunk, &c);
+        c.n_extra = 0;
         for (int s = 0; st == ATTN_OK && s < slots; s++)
             if (c.errs[s].status != ATTN_OK) {
                 if (err) *err = c.errs[s];
                 st = c.errs[s].status;
             }
-        const int n_points = N - c.k0 < W * chunk ? N - c.k0 : W * chunk;
-        for (int k = 0; st == ATTN_OK && k < n_points; k++) { /* point order */
-            const float *d_x = c.d_x + (size_t)k * nx;
-            for (size_t r = 0; r < nx; r++) sum[r] += d_x[r];
-        }
+        sum_ctx sc = {sum, c.d_x, nx, N - c.k0 < W * chunk ? N - c.k0 : W * chunk, threads};
+        if (st == ATTN_OK) attn_pool_run(pool, sc.n_pieces, sum_piece, &sc);
     }
     for (int i = 0; st == ATTN_OK && i < e->n_words; i++) {
         double s = 0.0;
@@ -216,10 +258,10 @@ static attn_status inputs_and_baseline(attn_model *m, const attn_batch *b, float
     return st;
 }
 
-/* Everything for one sentence: the exact forward (+ attention) and its input gradient, the
- * saliency, the prefixes (RNN/LSTM), integrated gradients. */
-static attn_status explain_fill(attn_model **models, attn_pool *pool, const attn_batch *b,
-                                attn_explanation *e, attn_error *err) {
+/* Everything for one sentence on one thread: the exact forward (+ attention) and its input
+ * gradient, the saliency, integrated gradients (models[0] is m), the prefixes (RNN/LSTM). */
+static attn_status explain_serial(attn_model **models, attn_pool *pool, const attn_batch *b,
+                                  attn_explanation *e, attn_error *err) {
     attn_model *m = models[0];
     const bool tf = e->arch == ATTN_ARCH_TRANSFORMER;
     const float *d_x;
@@ -228,7 +270,6 @@ static attn_status explain_fill(attn_model **models, attn_pool *pool, const attn
     attn_status st = logit_and_grad(m, b, &e->logit, &d_x, err);
     if (st == ATTN_OK && tf) st = keep_attention(m, e, err);
     if (st != ATTN_OK) return st;
-    e->probability = sigmoid(e->logit);
     const int w0 = tf ? 1 : 0; /* the Transformer's [CLS] row comes first */
     const float *x;
     st = attn_model_input(m, &x, NULL, &rows, &D, err);
@@ -237,9 +278,93 @@ static attn_status explain_fill(attn_model **models, attn_pool *pool, const attn
     if (st == ATTN_OK && ig)
         st = inputs_and_baseline(m, b, &xs, &rows, &D, &e->ig_baseline_logit, err);
     if (st == ATTN_OK && ig)
-        st = integrated_gradients(models, pool, b, xs, xs + (size_t)rows * D, rows, D, w0, e, err);
+        st = integrated_gradients(models, pool, b, xs, xs + (size_t)rows * D, rows, D, w0, NULL,
+                                  NULL, e, err);
     if (st == ATTN_OK && !tf) st = keep_prefixes(m, b, e, err);
     free(xs);
+    return st;
+}
+
+/* The same on several threads, in two runs of the pool: first the sentence's forward on m
+ * (with the attention it used) beside the baseline's forward on a worker's replica (their
+ * first-layer inputs into xs [2, rows, D]); then the integrated-gradient chunks on the workers'
+ * replicas, the first wave with one more task: the sentence's backward on m, its saliency and
+ * (RNN/LSTM) the prefixes. Every part is the serial path's computation on its own model, so
+ * the bytes are the same. */
+typedef struct par_ctx {
+    attn_model *m, **models;
+    const attn_batch *b;
+    attn_explanation *e;
+    float *xs;
+    int rows[2], D[2];
+    attn_error errs[2]; /* [0] the sentence's parts, [1] the baseline */
+} par_ctx;
+
+static void first_task(void *vc, int task, int worker) {
+    par_ctx *c = vc;
+    attn_error *err = &c->errs[task];
+    const attn_batch *b = c->b;
+    int *pad = NULL;
+    attn_model *m = task == 0 ? c->m : c->models[worker];
+    attn_status st = ATTN_OK;
+    if (task == 0) {
+        st = attn_model_forward(m, b, &c->e->logit, err);
+        if (st == ATTN_OK && c->e->arch == ATTN_ARCH_TRANSFORMER) st = keep_attention(m, c->e, err);
+    } else {
+        pad = calloc((size_t)b->T, sizeof *pad); /* ATTN_PAD_ID = 0 */
+        const attn_batch pb = {.B = 1, .T = b->T, .ids = pad, .lengths = b->lengths};
+        st = pad ? attn_model_forward(m, &pb, &c->e->ig_baseline_logit, err)
+                 : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    }
+    const float *x;
+    if (st == ATTN_OK) st = attn_model_input(m, &x, NULL, &c->rows[task], &c->D[task], err);
+    const size_t nx = (size_t)c->rows[task] * c->D[task];
+    if (st == ATTN_OK) memcpy(c->xs + task * nx, x, nx * sizeof(float));
+    free(pad);
+    err->status = st;
+}
+
+static void sentence_tail(void *vc) {
+    par_ctx *c = vc;
+    attn_error *err = &c->errs[0];
+    const float one = 1.0f, *x, *d_x;
+    const int w0 = c->e->arch == ATTN_ARCH_TRANSFORMER ? 1 : 0;
+    attn_model_zero_grad(c->m);
+    attn_status st = attn_model_backward(c->m, c->b, &one, err);
+    if (st == ATTN_OK) st = attn_model_input(c->m, &x, &d_x, NULL, NULL, err);
+    if (st == ATTN_OK)
+        saliency(c->e, x + (size_t)w0 * c->D[0], d_x + (size_t)w0 * c->D[0], c->D[0]);
+    if (st == ATTN_OK && !w0) st = keep_prefixes(c->m, c->b, c->e, err);
+    err->status = st;
+}
+
+static attn_status explain_parallel(attn_model *m, attn_model **models, attn_pool *pool,
+                                    const attn_batch *b, attn_explanation *e, attn_error *err) {
+    const attn_model_config *cfg = attn_model_config_of(m);
+    const size_t most = (size_t)(b->T + 1) * cfg->embed_dim; /* rows x width, at most */
+    par_ctx c = {m, models, b, e, malloc(2 * most * sizeof(float)), {0, 0}, {0, 0}, {{0}}};
+    if (!c.xs) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    attn_pool_run(pool, 2, first_task, &c);
+    attn_status st = ATTN_OK;
+    for (int i = 0; i < 2 && st == ATTN_OK; i++)
+        if (c.errs[i].status != ATTN_OK) {
+            if (err) *err = c.errs[i];
+            st = c.errs[i].status;
+        }
+    if (st == ATTN_OK &&
+        (c.rows[0] != c.rows[1] || c.D[0] != c.D[1] || (size_t)c.rows[0] * c.D[0] > most))
+        st = attn_errorf(err, ATTN_ERR_VALUE, "explain: inputs of %d x %d and %d x %d floats",
+                         c.rows[0], c.D[0], c.rows[1], c.D[1]);
+    const int w0 = e->arch == ATTN_ARCH_TRANSFORMER ? 1 : 0;
+    const size_t nx = (size_t)c.rows[0] * c.D[0];
+    if (st == ATTN_OK)
+        st = integrated_gradients(models, pool, b, c.xs, c.xs + nx, c.rows[0], c.D[0], w0,
+                                  sentence_tail, &c, e, err);
+    if (st == ATTN_OK && c.errs[0].status != ATTN_OK) {
+        if (err) *err = c.errs[0];
+        st = c.errs[0].status;
+    }
+    free(c.xs);
     return st;
 }
 
@@ -272,30 +397,67 @@ double attn_explain_bytes(const attn_model *m, int n_words, int ig_steps, int th
         bytes += f * 4.0 * c->hidden_size * n; /* prefixes: one input GEMM (G <= 4 gates) */
     if (ig_steps <= 0) return bytes + f * activation_floats(c, 1.0, n);
     const double n_chunks = ceil(ig_steps / chunk);
-    const double W = threads < n_chunks ? threads : n_chunks; /* models at work per wave */
+    const double models = threads < n_chunks ? threads : n_chunks; /* models at work at once */
+    const double W = ig_wave((int)n_chunks, threads, (size_t)nx);  /* chunks per wave */
     bytes += f * 2.0 * nx + f * n; /* sentence and baseline inputs, [PAD] ids */
     bytes += f * chunk * n + 2.0 * f * W * chunk * nx + sizeof(double) * nx; /* ids, x, d_x, sum */
-    bytes += W * f * activation_floats(c, chunk, n);
-    bytes += (threads - 1.0) * 2.0 * f * (double)attn_model_n_params(m); /* the replicas */
+    bytes += models * f * activation_floats(c, chunk, n);
+    /* the replicas: one per thread beside m when there are several, and m's own batch-1 pass */
+    bytes += (threads > 1 ? threads : 0.0) * 2.0 * f * (double)attn_model_n_params(m);
+    if (threads > 1) bytes += f * activation_floats(c, 1.0, n);
     return bytes;
 }
 
-attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
-                         attn_explanation **out, attn_error *err) {
-    return attn_explain_pool(m, ids, n_words, opts, NULL, out, err);
+/* Explains sentences with m on pool's threads; the replicas (one per thread, made at the first
+ * explanation with integrated gradients on more than one thread) keep their buffers between
+ * sentences. */
+struct attn_explainer {
+    attn_model *m;
+    attn_pool *pool;
+    attn_model **models; /* [threads] replicas of m, or NULL */
+};
+
+attn_status attn_explainer_create(attn_model *m, attn_pool *pool, attn_explainer **out,
+                                  attn_error *err) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    (*out)->m = m;
+    (*out)->pool = pool;
+    return ATTN_OK;
 }
 
-attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
-                              const attn_explain_opts *opts, attn_pool *pool,
-                              attn_explanation **out, attn_error *err) {
+void attn_explainer_free(attn_explainer *x) {
+    if (!x) return;
+    for (int w = 0; x->models && w < attn_pool_threads(x->pool); w++) attn_model_free(x->models[w]);
+    free(x->models);
+    free(x);
+}
+
+/* thread w's model: a replica each; m does the sentence's own passes beside them */
+static attn_status explainer_replicas(attn_explainer *x, attn_error *err) {
+    const int threads = attn_pool_threads(x->pool);
+    if (x->models) return ATTN_OK;
+    x->models = calloc((size_t)threads, sizeof *x->models);
+    if (!x->models) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    for (int w = 0; w < threads; w++) {
+        attn_status st = attn_model_replica(x->m, &x->models[w], err);
+        if (st != ATTN_OK) return st;
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_explainer_run(attn_explainer *x, const int *ids, int n_words,
+                               const attn_explain_opts *opts, attn_explanation **out,
+                               attn_error *err) {
     *out = NULL;
+    attn_model *m = x->m;
     const int asked = opts ? opts->ig_steps : 0;
     const int steps = asked == 0 ? ATTN_EXPLAIN_IG_STEPS : asked == ATTN_EXPLAIN_NO_IG ? 0 : asked;
     if (asked != ATTN_EXPLAIN_NO_IG && (steps < 1 || steps > ATTN_EXPLAIN_MAX_STEPS))
         return attn_errorf(err, ATTN_ERR_ARG, "explain: ig_steps %d, expected 1..%d", steps,
                            ATTN_EXPLAIN_MAX_STEPS);
     if (!ids || n_words < 1) return attn_errorf(err, ATTN_ERR_ARG, "explain: no words");
-    const int threads = steps ? attn_pool_threads(pool) : 1;
+    const int threads = steps ? attn_pool_threads(x->pool) : 1;
     const size_t limit = opts && opts->max_bytes ? opts->max_bytes : ATTN_EXPLAIN_MAX_BYTES;
     const double need = attn_explain_bytes(m, n_words, steps, threads);
     if (need > (double)limit)
@@ -317,15 +479,11 @@ attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
                          ? ATTN_OK
                          : attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
     const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
-    /* thread w's model: m for the caller's thread, replicas for the others (integrated
-     * gradients only) */
-    attn_model **models = calloc((size_t)threads, sizeof *models);
-    if (!models && st == ATTN_OK) st = attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
-    if (models) models[0] = m;
-    for (int w = 1; st == ATTN_OK && w < threads; w++) st = attn_model_replica(m, &models[w], err);
-    if (st == ATTN_OK) st = explain_fill(models, pool, &b, e, err);
-    for (int w = 1; models && w < threads; w++) attn_model_free(models[w]);
-    free(models);
+    if (st == ATTN_OK && threads > 1) st = explainer_replicas(x, err);
+    if (st == ATTN_OK)
+        st = threads > 1 ? explain_parallel(m, x->models, x->pool, &b, e, err)
+                         : explain_serial(&m, NULL, &b, e, err);
+    if (st == ATTN_OK) e->probability = sigmoid(e->logit);
     attn_model_zero_grad(m);
     if (st != ATTN_OK) {
         attn_explanation_free(e);
@@ -333,4 +491,20 @@ attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
     }
     *out = e;
     return ATTN_OK;
+}
+
+attn_status attn_explain(attn_model *m, const int *ids, int n_words, const attn_explain_opts *opts,
+                         attn_explanation **out, attn_error *err) {
+    return attn_explain_pool(m, ids, n_words, opts, NULL, out, err);
+}
+
+attn_status attn_explain_pool(attn_model *m, const int *ids, int n_words,
+                              const attn_explain_opts *opts, attn_pool *pool,
+                              attn_explanation **out, attn_error *err) {
+    attn_explainer *x = NULL;
+    *out = NULL;
+    attn_status st = attn_explainer_create(m, pool, &x, err);
+    if (st == ATTN_OK) st = attn_explainer_run(x, ids, n_words, opts, out, err);
+    attn_explainer_free(x);
+    return st;
 }

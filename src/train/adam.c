@@ -14,6 +14,7 @@
  * PyTorch's L2 form g = g + wd * p (add with alpha, also an fma).
  */
 #include "attn.h"
+#include "train_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -56,8 +57,7 @@ void attn_adam_free(attn_adam *opt) {
     free(opt);
 }
 
-/* params[n] -= step_size * m / (sqrt(v)/sqrt(bc2) + eps), with m, v updated from grads[n]. */
-void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
+attn_adam_scalars attn_adam_next(attn_adam *opt) {
     opt->step++;
     /* The hyperparameters are Python floats (doubles) in PyTorch, as in our config. */
     const double beta1 = opt->cfg.beta1, beta2 = opt->cfg.beta2, lr = opt->cfg.lr;
@@ -72,6 +72,12 @@ void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
     const float eps = (float)opt->cfg.eps, wd = (float)opt->cfg.weight_decay;
     const attn_adam_scalars s = {b1,       one_minus_b1,  b2,  one_minus_b2,
                                  bc2_sqrt, neg_step_size, eps, wd};
+    return s;
+}
+
+/* params[n] -= step_size * m / (sqrt(v)/sqrt(bc2) + eps), with m, v updated from grads[n]. */
+void attn_adam_step(attn_adam *opt, float *params, const float *grads) {
+    const attn_adam_scalars s = attn_adam_next(opt);
     /* the elementwise part is a kernel: 8 lanes on AVX2 CPUs, the same bits (attn_kernels.h) */
     attn_adam_update(params, opt->m, opt->v, grads, opt->n, &s);
 }

@@ -11,6 +11,7 @@
 
 #include "attn_kernels.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,10 +46,12 @@ typedef struct step_ctx {
     const float *labels;
     float *logits, *d_logits;
     int k0; /* the wave's first micro-batch */
+    int K;  /* micro-batches */
     /* the gradient sum */
     float *grads;
     size_t n_params;
-    int n_wave;
+    int n_wave, n_pieces;
+    bool *finite; /* [n_pieces] after the last wave: the piece's sum is finite */
 } step_ctx;
 
 /* Micro-batch k0 + task on replica `task` (a replica per task, not per thread: its gradients
@@ -72,14 +75,20 @@ static void micro_task(void *vc, int task, int worker) {
     err->status = attn_model_backward(m, &sub, c->d_logits + r0, err);
 }
 
-/* Parameters per summing task: elementwise sums split anywhere give the same floats. */
-#define SUM_CHUNK 16384
+/* [lo, hi) of piece `task` of n_tasks over n elements: equal pieces, boundaries on multiples of
+ * 16 floats (a 64-byte line when the buffer is aligned). Elementwise work split anywhere gives the
+ * same floats, so the pieces may follow the thread count. */
+static void piece(int task, int n_tasks, size_t n, size_t *lo, size_t *hi) {
+    const size_t per = ((n + (size_t)n_tasks - 1) / (size_t)n_tasks + 15) / 16 * 16;
+    *lo = (size_t)task * per < n ? (size_t)task * per : n;
+    *hi = *lo + per < n ? *lo + per : n;
+}
 
 static void sum_task(void *vc, int task, int worker) {
     (void)worker;
-    const step_ctx *c = vc;
-    const size_t lo = (size_t)task * SUM_CHUNK;
-    const size_t hi = lo + SUM_CHUNK < c->n_params ? lo + SUM_CHUNK : c->n_params;
+    step_ctx *c = vc;
+    size_t lo, hi;
+    piece(task, c->n_pieces, c->n_params, &lo, &hi);
     for (int j = 0; j < c->n_wave; j++) {
         const float *g = attn_model_grads_const(c->r->m[j]);
         if (c->k0 + j == 0)
@@ -87,19 +96,26 @@ static void sum_task(void *vc, int task, int worker) {
         else
             for (size_t i = lo; i < hi; i++) c->grads[i] += g[i];
     }
+    if (c->k0 + c->n_wave == c->K) { /* the last wave: is the sum finite? */
+        bool ok = true;
+        for (size_t i = lo; i < hi; i++) ok &= isfinite(c->grads[i]) != 0;
+        c->finite[task] = ok;
+    }
 }
 
 attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_pool *pool,
                                         const attn_batch *b, const float *labels, float *logits,
-                                        float *d_logits, attn_error *err) {
+                                        float *d_logits, bool *finite, attn_error *err) {
     const int K = (b->B + ATTN_MICRO_BATCH - 1) / ATTN_MICRO_BATCH;
     const int threads = attn_pool_threads(pool);
     const int W = K < threads ? K : threads;
     attn_status st = attn_replicas_reserve(r, m, W, err);
     if (st == ATTN_OK) st = attn_model_grads_alloc(m, err);
     if (st != ATTN_OK) return st;
-    step_ctx c = {r, b, labels, logits, d_logits, 0, attn_model_grads(m), attn_model_n_params(m),
-                  0};
+    bool fin[ATTN_MAX_THREADS];
+    step_ctx c = {
+        r, b,       labels, logits, d_logits, 0, K, attn_model_grads(m), attn_model_n_params(m),
+        0, threads, fin};
     for (c.k0 = 0; c.k0 < K; c.k0 += W) {
         c.n_wave = K - c.k0 < W ? K - c.k0 : W;
         attn_pool_run(pool, c.n_wave, micro_task, &c);
@@ -108,14 +124,42 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
                 if (err) *err = r->errs[j];
                 return r->errs[j].status;
             }
-        attn_pool_run(pool, (int)((c.n_params + SUM_CHUNK - 1) / SUM_CHUNK), sum_task, &c);
+        attn_pool_run(pool, c.n_pieces, sum_task, &c);
+    }
+    if (finite) {
+        *finite = true;
+        for (int i = 0; i < c.n_pieces; i++) *finite &= fin[i];
     }
     return ATTN_OK;
+}
+
+/* ---- Adam ------------------------------------------------------------------------------------ */
+
+typedef struct adam_ctx {
+    attn_adam *opt;
+    attn_adam_scalars s;
+    float *params;
+    const float *grads;
+    int n_pieces;
+} adam_ctx;
+
+static void adam_task(void *vc, int task, int worker) {
+    (void)worker;
+    const adam_ctx *c = vc;
+    size_t lo, hi;
+    piece(task, c->n_pieces, c->opt->n, &lo, &hi);
+    attn_adam_update(c->params + lo, c->opt->m + lo, c->opt->v + lo, c->grads + lo, hi - lo, &c->s);
+}
+
+void attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool) {
+    const adam_ctx c = {opt, attn_adam_next(opt), params, grads, attn_pool_threads(pool)};
+    attn_pool_run(pool, c.n_pieces, adam_task, (void *)&c);
 }
 
 /* ---- evaluation ---------------------------------------------------------------------------- */
 
 typedef struct eval_ctx {
+    attn_model *m; /* worker 0's model; worker w > 0 has replica w - 1 */
     attn_replicas *r;
     const attn_batcher *bt;
     int *ids, *lengths;     /* per worker [batch_size * max_len], [batch_size] */
@@ -132,7 +176,8 @@ static void eval_task(void *vc, int task, int worker) {
     float *labels = c->labels + worker * bs, *logits = c->logits + worker * bs;
     attn_batcher_fill_into(c->bt, task, c->ids + worker * bs * (size_t)c->bt->max_len,
                            c->lengths + worker * bs, labels, &b);
-    c->status[task] = attn_model_forward(c->r->m[worker], &b, logits, &c->errs[task]);
+    attn_model *m = worker ? c->r->m[worker - 1] : c->m;
+    c->status[task] = attn_model_forward(m, &b, logits, &c->errs[task]);
     long n = 0;
     for (int i = 0; i < b.B; i++) n += (logits[i] > 0.0f) == (labels[i] > 0.5f);
     c->correct[task] = n;
@@ -142,9 +187,12 @@ attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *p
                                    const attn_batcher *bt, long *correct, attn_error *err) {
     const int W = attn_pool_threads(pool), nb = bt->n_batches;
     const size_t bs = (size_t)bt->batch_size;
-    attn_status st = attn_replicas_reserve(r, m, W, err);
+    /* the caller's thread evaluates on m itself: its buffers are warm, and one replica fewer
+     * grows its own (page faults that a 1-thread evaluation does not pay twice) */
+    attn_status st = attn_replicas_reserve(r, m, W - 1, err);
     if (st != ATTN_OK) return st;
-    eval_ctx c = {r,
+    eval_ctx c = {m,
+                  r,
                   bt,
                   malloc(W * bs * (size_t)bt->max_len * sizeof(int)),
                   malloc(W * bs * sizeof(int)),

@@ -256,15 +256,16 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
         attn_batch batch;
         const float *labels = attn_batcher_fill(tb, i, &batch);
         /* micro-batches on the pool, gradients summed in a fixed order (parallel.c) */
+        bool finite;
         attn_status st = attn_train_forward_backward(m, &t->replicas, t->pool, &batch, labels,
-                                                     t->logits, t->d_logits, err);
+                                                     t->logits, t->d_logits, &finite, err);
         if (st != ATTN_OK) return st;
         double l = attn_bce_forward(t->logits, labels, batch.B);
         if (!isfinite(l)) return non_finite(t, i, false, l, err);
-        if (attn_model_check_finite(m, true, NULL) != ATTN_OK)
-            return non_finite(t, i, true, l, err);
+        if (!finite) return non_finite(t, i, true, l, err);
         t->adam->cfg.lr = lr_at(&t->cfg, t->adam->step);
-        attn_adam_step(t->adam, attn_model_params(m), attn_model_grads(m));
+        /* Adam by parameter ranges on the pool (parallel.c) */
+        attn_adam_step_pool(t->adam, attn_model_params(m), attn_model_grads(m), t->pool);
         loss_sum += l * batch.B;
         correct += count_correct(t->logits, labels, batch.B);
         if (cb && cb->on_step && ((i + 1) % 16 == 0 || i + 1 == tb->n_batches))

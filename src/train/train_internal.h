@@ -4,6 +4,7 @@
 #define ATTN_TRAIN_INTERNAL_H
 
 #include "attn.h"
+#include "attn_kernels.h"
 #include "attn_threads.h"
 
 /* Cuts sentences [first, first + n) of a dataset into padded batches. Owns its buffers,
@@ -51,10 +52,16 @@ attn_status attn_replicas_reserve(attn_replicas *r, attn_model *m, int n, attn_e
 void attn_replicas_free(attn_replicas *r);
 /* One training step's forward and backward of batch b (labels [b->B]): micro-batches of
  * ATTN_MICRO_BATCH sentences on the replicas, their gradients summed in micro-batch order into
- * the model's gradients. Fills logits and d_logits [b->B] (d loss / d logit of the batch mean). */
+ * the model's gradients (by parameter ranges over the threads). Fills logits and d_logits
+ * [b->B] (d loss / d logit of the batch mean) and, unless NULL, *finite: no gradient is NaN/Inf. */
 attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_pool *pool,
                                         const attn_batch *b, const float *labels, float *logits,
-                                        float *d_logits, attn_error *err);
+                                        float *d_logits, bool *finite, attn_error *err);
+/* attn_adam_step with the parameters cut into ranges over pool's threads (elementwise: the same
+ * floats for every pool). */
+void attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool);
+/* adam.c: counts a step and returns its scalars (attn_adam_step = this + attn_adam_update). */
+attn_adam_scalars attn_adam_next(attn_adam *opt);
 /* Correct predictions over every batch of bt (in its current order), batches spread over pool. */
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
                                    const attn_batcher *bt, long *correct, attn_error *err);

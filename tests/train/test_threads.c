@@ -54,6 +54,57 @@ START_TEST(test_pool_runs_each_task_once) {
 }
 END_TEST
 
+/* A task that burns CPU for a while (the measuring pool times it). */
+static void busy_task(void *vc, int task, int worker) {
+    count_ctx *c = vc;
+    c->calls[task]++;
+    if (worker < 0 || worker >= c->threads) c->bad_worker = 1;
+    volatile double x = 0.0;
+    for (int i = 0; i < 200000 * (1 + task % 3); i++) x += 1e-9 * i;
+}
+
+/* The measuring pool runs every task once on the caller's thread, names workers of the size it
+ * poses as, and its trace adds up: the serial share is the caller's time outside the runs, each
+ * run's makespan lies between its longest task and its tasks' sum, and it is at least the sum
+ * over the simulated workers. A real pool's trace counts the same tasks. */
+START_TEST(test_pool_measuring) {
+    for (int n = 1; n <= 4; n++) {
+        attn_pool *p = NULL;
+        attn_error err;
+        ck_assert_msg(attn_pool_create_measuring(n, &p, &err) == ATTN_OK, "%s", err.msg);
+        ck_assert_int_eq(attn_pool_threads(p), n);
+        attn_pool_trace_start(p);
+        count_ctx c = {.threads = n};
+        attn_pool_run(p, 7, busy_task, &c);
+        attn_pool_run(p, 5, busy_task, &c);
+        volatile double x = 0.0; /* serial work between and after the runs */
+        for (int i = 0; i < 400000; i++) x += 1e-9 * i;
+        const attn_pool_trace t = attn_pool_trace_read(p);
+        for (int i = 0; i < 7; i++) ck_assert_int_eq(c.calls[i], 1 + (i < 5));
+        ck_assert(!c.bad_worker);
+        ck_assert_int_eq(t.runs, 2);
+        ck_assert_int_eq(t.tasks, 12);
+        ck_assert(t.task_s > 0.0 && t.serial_s > 0.0);
+        ck_assert(t.serial_s + t.task_s <= t.caller_s * 1.0001 + 1e-6);
+        ck_assert(t.span_s <= t.task_s * 1.0001 && t.span_s >= t.task_s / n * 0.9999);
+        if (n == 1) ck_assert(t.span_s >= t.task_s * 0.9999);
+        attn_pool_free(p);
+
+        attn_pool *real = pool_of(n);
+        attn_pool_trace_start(real);
+        count_ctx d = {.threads = n};
+        attn_pool_run(real, 7, busy_task, &d);
+        const attn_pool_trace u = attn_pool_trace_read(real);
+        if (real) {
+            ck_assert_int_eq(u.runs, 1);
+            ck_assert_int_eq(u.tasks, 7);
+            ck_assert(u.task_s > 0.0);
+        }
+        attn_pool_free(real);
+    }
+}
+END_TEST
+
 /* One step's forward/backward of a batch of 32 on 3 threads against the rule done by hand:
  * micro-batches of ATTN_MICRO_BATCH consecutive sentences, each from zeroed gradients, d logits
  * with the whole batch's 1/32, summed in micro-batch order. */
@@ -72,8 +123,8 @@ START_TEST(test_micro_batch_rule) {
         float logits[32], d_logits[32], want_logits[32], want_d[32] = {0};
         attn_pool *p = pool_of(3);
         attn_replicas reps = {0};
-        ck_assert(attn_train_forward_backward(m, &reps, p, &b, labels, logits, d_logits, &err) ==
-                  ATTN_OK);
+        ck_assert(attn_train_forward_backward(m, &reps, p, &b, labels, logits, d_logits, NULL,
+                                              &err) == ATTN_OK);
         const size_t n = attn_model_n_params(ref);
         float *want = calloc(n, sizeof(float));
         ck_assert(want != NULL);
@@ -179,13 +230,29 @@ START_TEST(test_evaluate_same_for_every_thread_count) {
 }
 END_TEST
 
+/* Equal bytes, or both absent. */
+static void assert_same_bytes(const char *what, const void *a, const void *b, size_t bytes) {
+    ck_assert_msg((a == NULL) == (b == NULL), "%s: present in one explanation only", what);
+    ck_assert_msg(!a || memcmp(a, b, bytes) == 0, "%s differ", what);
+}
+
 static void assert_same_explanation(const attn_explanation *a, const attn_explanation *b, int n) {
     ck_assert(memcmp(&a->logit, &b->logit, sizeof a->logit) == 0);
-    ck_assert(memcmp(a->grad_norm, b->grad_norm, (size_t)n * sizeof(float)) == 0);
-    ck_assert(memcmp(a->grad_x_input, b->grad_x_input, (size_t)n * sizeof(float)) == 0);
-    ck_assert(memcmp(a->integrated_gradients, b->integrated_gradients, (size_t)n * sizeof(float)) ==
-              0);
-    ck_assert(memcmp(&a->ig_baseline_logit, &b->ig_baseline_logit, sizeof(float)) == 0);
+    ck_assert(memcmp(&a->probability, &b->probability, sizeof a->probability) == 0);
+    assert_same_bytes("grad_norm", a->grad_norm, b->grad_norm, (size_t)n * sizeof(float));
+    assert_same_bytes("grad_x_input", a->grad_x_input, b->grad_x_input, (size_t)n * sizeof(float));
+    assert_same_bytes("integrated_gradients", a->integrated_gradients, b->integrated_gradients,
+                      (size_t)n * sizeof(float));
+    if (a->integrated_gradients)
+        ck_assert(memcmp(&a->ig_baseline_logit, &b->ig_baseline_logit, sizeof(float)) == 0);
+    ck_assert_int_eq(a->n_layers, b->n_layers);
+    ck_assert_int_eq(a->n_heads, b->n_heads);
+    ck_assert_int_eq(a->S, b->S);
+    assert_same_bytes("attention", a->attention, b->attention,
+                      (size_t)a->n_layers * a->n_heads * a->S * a->S * sizeof(float));
+    assert_same_bytes("prefix_logit", a->prefix_logit, b->prefix_logit, (size_t)n * sizeof(float));
+    assert_same_bytes("prefix_probability", a->prefix_probability, b->prefix_probability,
+                      (size_t)n * sizeof(double));
 }
 
 START_TEST(test_explain_same_for_every_thread_count) {
@@ -214,15 +281,54 @@ START_TEST(test_explain_same_for_every_thread_count) {
 }
 END_TEST
 
+/* An explainer reused over sentences of different lengths, one after the other (its replicas
+ * keep buffers sized by earlier sentences), with and without integrated gradients, on 1, 2 and 3
+ * threads and on a measuring pool: each explanation equals attn_explain's. */
+START_TEST(test_explainer_reused) {
+    attn_set_num_threads(1);
+    const int ids[] = {5, 9, 14, 3, 22, 7, 30, 11, 4, 8, 12, 6};
+    static const int lengths[] = {12, 3, 9, 1, 12};
+    static const int steps[] = {64, ATTN_EXPLAIN_NO_IG, 17, 64, 33};
+    for (int arch = 0; arch < 4; arch += 2) { /* rnn and transformer */
+        attn_model *m = tu_model_default((attn_arch)arch, 4);
+        for (int threads = 1; threads <= 4; threads++) {
+            attn_error err;
+            attn_pool *p = NULL;
+            if (threads == 4)
+                ck_assert(attn_pool_create_measuring(2, &p, &err) == ATTN_OK);
+            else
+                p = pool_of(threads);
+            attn_explainer *x = NULL;
+            ck_assert(attn_explainer_create(m, p, &x, &err) == ATTN_OK);
+            for (int i = 0; i < 5; i++) {
+                const attn_explain_opts o = {.ig_steps = steps[i]};
+                attn_explanation *one = NULL, *e = NULL;
+                ck_assert(attn_explain(m, ids, lengths[i], &o, &one, &err) == ATTN_OK);
+                ck_assert_msg(attn_explainer_run(x, ids, lengths[i], &o, &e, &err) == ATTN_OK, "%s",
+                              err.msg);
+                assert_same_explanation(e, one, lengths[i]);
+                attn_explanation_free(e);
+                attn_explanation_free(one);
+            }
+            attn_explainer_free(x);
+            attn_pool_free(p);
+        }
+        attn_model_free(m);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("threads");
     TCase *tc = tcase_create("threads");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_pool_runs_each_task_once);
+    tcase_add_test(tc, test_pool_measuring);
     tcase_add_test(tc, test_micro_batch_rule);
     tcase_add_test(tc, test_training_same_for_every_thread_count);
     tcase_add_test(tc, test_evaluate_same_for_every_thread_count);
     tcase_add_test(tc, test_explain_same_for_every_thread_count);
+    tcase_add_test(tc, test_explainer_reused);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
