@@ -324,6 +324,56 @@ void attn_linear_forward(float *y, const float *x, const float *w, const float *
     attn_matmul_nt(y, x, w, n, out, in, bias ? 1.0f : 0.0f, tag, ATTN_PASS_FORWARD);
 }
 
+/* Whether the bias may meet the finished product instead of being pre-filled: the BLAS adds its
+ * accumulator to the old C once per k-block (OpenBLAS: c = acc * alpha + c, one rounding), so
+ * with a single k-block y = x.w^T (beta 0) followed by y + bias rounds exactly as addmm's
+ * pre-filled y. 128 is below the smallest k-block of every OpenBLAS kernel set measured here
+ * (Prescott 128, Haswell/Zen/Cooperlake 320, Sandybridge 384; tests/kernels/test_sgemm.c
+ * checks it against the pre-filled product). */
+static bool bias_after(const float *bias, int n, int in) {
+    return bias && n > 0 && in <= ATTN_LINEAR_BIAS_AFTER_MAX_IN;
+}
+
+/* y[n,out] = res[n,out] + (x.w^T + bias): the linear, then the residual add, one rounding each
+ * (PyTorch's addmm, then `res + y`); bias after the product when bias_after allows it, so the
+ * linear's pre-fill and the separate add pass become one pass. y must not alias res or x. */
+void attn_linear_residual_forward(float *y, const float *x, const float *w, const float *bias,
+                                  const float *res, int n, int in, int out, attn_op tag) {
+    const size_t cols = (size_t)out;
+    if (!bias_after(bias, n, in)) {
+        attn_linear_forward(y, x, w, bias, n, in, out, tag);
+        for (size_t i = 0; i < (size_t)n * cols; i++) y[i] = res[i] + y[i];
+        return;
+    }
+    attn_matmul_nt(y, x, w, n, out, in, 0.0f, tag, ATTN_PASS_FORWARD);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        float *yr = y + i * cols;
+        const float *rr = res + i * cols;
+        for (size_t j = 0; j < cols; j++) yr[j] = rr[j] + (yr[j] + bias[j]);
+    }
+}
+
+/* lin[n,out] = x.w^T + bias, act = relu(lin) (attn_relu_forward's select), in one pass after
+ * the product when bias_after allows it. */
+void attn_linear_relu_forward(float *lin, float *act, const float *x, const float *w,
+                              const float *bias, int n, int in, int out, attn_op tag) {
+    const size_t cols = (size_t)out;
+    if (!bias_after(bias, n, in)) {
+        attn_linear_forward(lin, x, w, bias, n, in, out, tag);
+        attn_relu_forward(act, lin, (size_t)n * cols);
+        return;
+    }
+    attn_matmul_nt(lin, x, w, n, out, in, 0.0f, tag, ATTN_PASS_FORWARD);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        float *lr = lin + i * cols, *ar = act + i * cols;
+        for (size_t j = 0; j < cols; j++) {
+            const float v = lr[j] + bias[j];
+            lr[j] = v;
+            ar[j] = v < 0.0f ? 0.0f : v;
+        }
+    }
+}
+
 /* d_x[n,in] += d_y[n,out].w[out,in]; d_w[out,in] += d_y^T.x; d_bias[out] += sum_rows d_y. */
 void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y, const float *x,
                           const float *w, int n, int in, int out, attn_op tag) {
