@@ -389,8 +389,22 @@ void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_
     if (d_x) attn_matmul_nn(d_x, d_y, w, n, in, out, 1.0f, tag, ATTN_PASS_BACKWARD);
     if (d_w) attn_matmul_tn(d_w, d_y, x, out, in, n, 1.0f, tag, ATTN_PASS_BACKWARD);
     if (d_bias) {
-        /* the bias was broadcast over the n rows: its gradient is the column sum of d_y */
+        /* the bias was broadcast over the n rows: its gradient is the column sum of d_y, each
+         * column summed row after row onto d_bias[j]; BIAS_COLS columns at a time in a local
+         * array the compiler keeps in registers (the same additions in the same order as
+         * d_bias[j] += d_y[i][j] over i, without a load and store of d_bias per row) */
+        enum { BIAS_COLS = 16 };
+        int j0 = 0;
+        for (; j0 + BIAS_COLS <= out; j0 += BIAS_COLS) {
+            float acc[BIAS_COLS];
+            for (int j = 0; j < BIAS_COLS; j++) acc[j] = d_bias[j0 + j];
+            for (int i = 0; i < n; i++) {
+                const float *row = d_y + (size_t)i * out + j0;
+                for (int j = 0; j < BIAS_COLS; j++) acc[j] += row[j];
+            }
+            for (int j = 0; j < BIAS_COLS; j++) d_bias[j0 + j] = acc[j];
+        }
         for (int i = 0; i < n; i++)
-            for (int j = 0; j < out; j++) d_bias[j] += d_y[(size_t)i * out + j];
+            for (int j = j0; j < out; j++) d_bias[j] += d_y[(size_t)i * out + j];
     }
 }

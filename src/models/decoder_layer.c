@@ -325,24 +325,25 @@ void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights 
     for (int b = 2; b >= 0; b--) {
         const float *res = block_res(a, x, pre, b);
         const float *in = pre ? a->ln[b] : res;
-        /* d_sum = d loss / d sum_b */
-        if (pre) {
-            memcpy(s->d_sum, s->d_res, ND * sizeof(float));
-        } else {
+        /* d_sum = d loss / d sum_b: pre-norm, sum_b is res_{b+1} itself, so d_sum is d_res (read
+         * only until d_res_b accumulates into it below); post, LN_b' of it */
+        const float *d_sum = s->d_res;
+        if (!pre) {
             memset(s->d_sum, 0, ND * sizeof(float));
             attn_layernorm_backward(s->d_sum, d_w->norm_w[b], d_w->norm_b[b], s->d_res, a->sum[b],
                                     a->mean[b], a->rstd[b], w->norm_w[b], N, D);
+            d_sum = s->d_sum;
         }
         /* sum_b = res + F_b(in): d_in = F_b'(d_sum) */
         memset(s->d_in, 0, ND * sizeof(float));
         if (b == 0)
-            sa_backward(s->d_in, d_w, s->d_sum, a, in, w, c, r, s);
+            sa_backward(s->d_in, d_w, d_sum, a, in, w, c, r, s);
         else if (b == 1)
-            ca_backward(s->d_in, d_mem, d_w, s->d_sum, a, in, mem, w, c, r, s);
+            ca_backward(s->d_in, d_mem, d_w, d_sum, a, in, mem, w, c, r, s);
         else
-            ff_backward(s->d_in, d_w, s->d_sum, a, in, w, c, N, s);
+            ff_backward(s->d_in, d_w, d_sum, a, in, w, c, N, s);
         /* d_res_b = d_sum + (pre: LN_b'(d_in); post: d_in) */
-        memcpy(s->d_res, s->d_sum, ND * sizeof(float));
+        if (!pre) memcpy(s->d_res, s->d_sum, ND * sizeof(float));
         if (pre)
             attn_layernorm_backward(s->d_res, d_w->norm_w[b], d_w->norm_b[b], s->d_in, res,
                                     a->mean[b], a->rstd[b], w->norm_w[b], N, D);
