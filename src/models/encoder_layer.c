@@ -168,15 +168,14 @@ static void qkv_backward(float *d_in, const attn_encoder_weights *d_w,
                          const attn_encoder_weights *w, int N, int D, int NH, float root) {
     const int HS = D / NH;
     const float scale = 1.0f / root;
+    const float *restrict d_q = s->d_q, *restrict d_k = s->d_k, *restrict d_v = s->d_v;
     for (int h = 0; h < NH; h++)
         for (int r = 0; r < N; r++) {
             const size_t o = ((size_t)h * N + r) * HS;
-            float *row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
-            for (int j = 0; j < HS; j++) {
-                row[j] = s->d_q[o + j] * scale;
-                row[D + j] = s->d_k[o + j];
-                row[2 * D + j] = s->d_v[o + j];
-            }
+            float *restrict row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
+            for (int j = 0; j < HS; j++) row[j] = d_q[o + j] * scale;
+            for (int j = 0; j < HS; j++) row[D + j] = d_k[o + j];
+            for (int j = 0; j < HS; j++) row[2 * D + j] = d_v[o + j];
         }
     attn_linear_backward(d_in, d_w->in_proj_weight, d_w->in_proj_bias, s->d_qkv, in,
                          w->in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
@@ -367,11 +366,12 @@ static void ffn_backward(float *d_in, const attn_encoder_weights *d_w, const flo
     memset(s->d_act, 0, nF * sizeof(float));
     attn_linear_backward(s->d_act, d_w->linear2_weight, d_w->linear2_bias, d_out, a->act,
                          w->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
-    memset(s->d_ff1, 0, nF * sizeof(float));
-    if (c->activation == ATTN_ACT_GELU)
+    if (c->activation == ATTN_ACT_GELU) {
+        memset(s->d_ff1, 0, nF * sizeof(float));
         attn_gelu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    else
-        attn_relu_backward(s->d_ff1, s->d_act, a->ff1, nF);
+    } else {
+        attn_relu_backward_store(s->d_ff1, s->d_act, a->ff1, nF);
+    }
     attn_linear_backward(d_in, d_w->linear1_weight, d_w->linear1_bias, s->d_ff1, in,
                          w->linear1_weight, n, D, F, ATTN_OP_FFN_UP);
 }
