@@ -149,9 +149,6 @@ void attn_sigmoid_backward(float *d_x, const float *d_y, const float *y, size_t 
 /* y = x < 0 ? 0 : x (keeps -0 and NaN like PyTorch). Backward: d_x += x > 0 ? d_y : 0. */
 void attn_relu_forward(float *y, const float *x, size_t n);
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);
-/* d_x = 0 + (x > 0 ? d_y : 0): the backward into a zeroed d_x, without the zeroing (d_x is
- * written, not accumulated). */
-void attn_relu_backward_store(float *d_x, const float *d_y, const float *x, size_t n);
 
 /* y = 0.5 x (1 + erf(x / sqrt 2)), erf by oneDNN's approximation on both paths (bit-identical).
  * Backward: d_x += d_y * (Phi(x) + x phi(x)). */

@@ -77,16 +77,6 @@ void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n) 
     }
 }
 
-/* d_x[n] = 0 + (x > 0 ? d_y : 0): attn_relu_backward into a zeroed d_x, bit for bit (the
- * explicit 0 + keeps a -0 gradient +0, as the zeroed buffer's += does), without the zeroing
- * pass. */
-void attn_relu_backward_store(float *d_x, const float *d_y, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        const float g = d_y[i];
-        d_x[i] = 0.0f + (x[i] > 0.0f ? g : 0.0f);
-    }
-}
-
 /* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, one element at a time) ----------------------- */
 
 /* oneDNN's exp(x) for its JIT injector: clamp, n = floor(x log2e + 1/2), r = x - n ln2 (one

@@ -304,12 +304,11 @@ static void ff_backward(float *d_in, const attn_decoder_weights *d_w, const floa
     memset(s->d_act, 0, nF * sizeof(float));
     attn_linear_backward(s->d_act, d_w->l2_w, d_w->l2_b, d_sum, a->act, w->l2_w, n, F, D,
                          ATTN_OP_FFN_DOWN);
-    if (c->activation == ATTN_ACT_GELU) {
-        memset(s->d_ff1, 0, nF * sizeof(float));
+    memset(s->d_ff1, 0, nF * sizeof(float));
+    if (c->activation == ATTN_ACT_GELU)
         attn_gelu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    } else {
-        attn_relu_backward_store(s->d_ff1, s->d_act, a->ff1, nF);
-    }
+    else
+        attn_relu_backward(s->d_ff1, s->d_act, a->ff1, nF);
     attn_linear_backward(d_in, d_w->l1_w, d_w->l1_b, s->d_ff1, in, w->l1_w, n, D, F,
                          ATTN_OP_FFN_UP);
 }
