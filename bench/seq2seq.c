@@ -44,6 +44,7 @@
 typedef struct options {
     const char *src;
     int train_size, sources, reps;
+    int profile; /* --profile N: N training epochs only (0: the full benchmark) */
     bool torch;
 } options;
 
@@ -232,7 +233,7 @@ static bool read_tokens(const char *path, int n, int max_out, int *out, int *n_o
 
 static void usage(FILE *f) {
     fprintf(f, "Usage: seq2seq [--torch] [--quick] [--train-size N] [--sources N] [--reps R]\n"
-               "               [--src DIR]\n\n"
+               "               [--src DIR] [--profile N]\n\n"
                "seq2seq-transformer on the rewrite task, one BLAS thread: training target\n"
                "tokens/s (one epoch, batch 32) and greedy generation tokens/s at batch 1 with the\n"
                "KV cache and recomputing, with --torch against PyTorch on the same pairs, sources\n"
@@ -243,6 +244,8 @@ static void usage(FILE *f) {
                "  --sources N     generation sources, from the four test sets (default 200)\n"
                "  --reps R        generation passes, median (default 3)\n"
                "  --src DIR       source tree with tools/ (default .)\n"
+               "  --profile N     only N training epochs, nothing else (no ceiling, no\n"
+               "                  generation, no PyTorch): the workload for perf record\n"
                "  -h, --help      this text\n\n"
                "Exit codes: 0 ok (a MISSed target does not fail the run), 1 validation or\n"
                "runtime failure, 2 usage.\n");
@@ -270,6 +273,8 @@ static int parse(int argc, char **argv, options *o) {
             num = &o->sources;
         } else if (strcmp(a, "--reps") == 0 && v) {
             num = &o->reps;
+        } else if (strcmp(a, "--profile") == 0 && v) {
+            num = &o->profile;
         } else {
             fprintf(stderr, "seq2seq: unknown or incomplete option '%s'\n", a);
             usage(stderr);
@@ -398,6 +403,14 @@ static int bench(const options *o, run *r) {
            "BLAS %s\n",
            cfg.d_model, cfg.n_heads, cfg.ffn_dim, cfg.enc_layers, cfg.dec_layers,
            cfg.norm == ATTN_NORM_PRE ? "pre" : "post", attn_blas_corename());
+    if (o->profile > 0) { /* training epochs alone, for a profiler */
+        for (int e = 0; e < o->profile; e++) {
+            timing tp;
+            if (!train_epoch(r, &tp, NULL)) return 1;
+            printf("profile epoch %d: %.3f s CPU, %.3f s wall\n", e + 1, tp.cpu, tp.wall);
+        }
+        return 0;
+    }
     const double ceiling = sgemm_ceiling(3);
     printf("sgemm 2048^3, 1 thread: %.1f GFLOP/s by CPU time (the ceiling)\n", ceiling);
 

@@ -123,6 +123,17 @@ void attn_linear_forward(float *y, const float *x, const float *w, const float *
 void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y, const float *x,
                           const float *w, int n, int in, int out, attn_op tag);
 
+/* The linear fused with what follows it, the same bits as attn_linear_forward and then the plain
+ * op: y = res + linear(x) (a residual; y aliases neither res nor x), and lin = linear(x), act =
+ * relu(lin). Up to ATTN_LINEAR_BIAS_AFTER_MAX_IN inputs the bias is added after the product
+ * (one k-block of the BLAS: the same single rounding as the pre-filled addmm) in the pass that
+ * does the add or the relu, which saves the pre-fill and a pass; above, the plain calls. */
+#define ATTN_LINEAR_BIAS_AFTER_MAX_IN 128
+void attn_linear_residual_forward(float *y, const float *x, const float *w, const float *bias,
+                                  const float *res, int n, int in, int out, attn_op tag);
+void attn_linear_relu_forward(float *lin, float *act, const float *x, const float *w,
+                              const float *bias, int n, int in, int out, attn_op tag);
+
 /* ---- elementwise activations (src/kernels/activations.c) ---------------------------------- */
 
 /* y = tanh(x) (avx2: Sleef_tanhf8_u10 on blocks of 8, zero-padded tail; scalar: tanhf). Saves y.

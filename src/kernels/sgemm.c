@@ -196,6 +196,14 @@ void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, b
         for (size_t i = 0; i < (size_t)m * (size_t)n; i++) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
         return;
     }
+    if (beta == 0.0f && alpha == 1.0f) {
+        /* OpenBLAS zeroes C for beta 0 one row at a time (a memset call per row of `n` floats,
+         * 1.6 % of a small Transformer's training step) and then adds its accumulator to it like
+         * for beta 1; one memset here and beta 1 give the same bits (the accumulator starts at
+         * +0, so it is never -0, and acc + 0 = acc) in fewer calls. */
+        memset(c, 0, (size_t)m * (size_t)n * sizeof *c);
+        beta = 1.0f;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
@@ -324,6 +332,56 @@ void attn_linear_forward(float *y, const float *x, const float *w, const float *
     attn_matmul_nt(y, x, w, n, out, in, bias ? 1.0f : 0.0f, tag, ATTN_PASS_FORWARD);
 }
 
+/* Whether the bias may meet the finished product instead of being pre-filled: the BLAS adds its
+ * accumulator to the old C once per k-block (OpenBLAS: c = acc * alpha + c, one rounding), so
+ * with a single k-block y = x.w^T (beta 0) followed by y + bias rounds exactly as addmm's
+ * pre-filled y. 128 is below the smallest k-block of every OpenBLAS kernel set measured here
+ * (Prescott 128, Haswell/Zen/Cooperlake 320, Sandybridge 384; tests/kernels/test_sgemm.c
+ * checks it against the pre-filled product). */
+static bool bias_after(const float *bias, int n, int in) {
+    return bias && n > 0 && in <= ATTN_LINEAR_BIAS_AFTER_MAX_IN;
+}
+
+/* y[n,out] = res[n,out] + (x.w^T + bias): the linear, then the residual add, one rounding each
+ * (PyTorch's addmm, then `res + y`); bias after the product when bias_after allows it, so the
+ * linear's pre-fill and the separate add pass become one pass. y must not alias res or x. */
+void attn_linear_residual_forward(float *y, const float *x, const float *w, const float *bias,
+                                  const float *res, int n, int in, int out, attn_op tag) {
+    const size_t cols = (size_t)out;
+    if (!bias_after(bias, n, in)) {
+        attn_linear_forward(y, x, w, bias, n, in, out, tag);
+        for (size_t i = 0; i < (size_t)n * cols; i++) y[i] = res[i] + y[i];
+        return;
+    }
+    attn_matmul_nt(y, x, w, n, out, in, 0.0f, tag, ATTN_PASS_FORWARD);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        float *yr = y + i * cols;
+        const float *rr = res + i * cols;
+        for (size_t j = 0; j < cols; j++) yr[j] = rr[j] + (yr[j] + bias[j]);
+    }
+}
+
+/* lin[n,out] = x.w^T + bias, act = relu(lin) (attn_relu_forward's select), in one pass after
+ * the product when bias_after allows it. */
+void attn_linear_relu_forward(float *lin, float *act, const float *x, const float *w,
+                              const float *bias, int n, int in, int out, attn_op tag) {
+    const size_t cols = (size_t)out;
+    if (!bias_after(bias, n, in)) {
+        attn_linear_forward(lin, x, w, bias, n, in, out, tag);
+        attn_relu_forward(act, lin, (size_t)n * cols);
+        return;
+    }
+    attn_matmul_nt(lin, x, w, n, out, in, 0.0f, tag, ATTN_PASS_FORWARD);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        float *lr = lin + i * cols, *ar = act + i * cols;
+        for (size_t j = 0; j < cols; j++) {
+            const float v = lr[j] + bias[j];
+            lr[j] = v;
+            ar[j] = v < 0.0f ? 0.0f : v;
+        }
+    }
+}
+
 /* d_x[n,in] += d_y[n,out].w[out,in]; d_w[out,in] += d_y^T.x; d_bias[out] += sum_rows d_y. */
 void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y, const float *x,
                           const float *w, int n, int in, int out, attn_op tag) {
@@ -331,8 +389,22 @@ void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_
     if (d_x) attn_matmul_nn(d_x, d_y, w, n, in, out, 1.0f, tag, ATTN_PASS_BACKWARD);
     if (d_w) attn_matmul_tn(d_w, d_y, x, out, in, n, 1.0f, tag, ATTN_PASS_BACKWARD);
     if (d_bias) {
-        /* the bias was broadcast over the n rows: its gradient is the column sum of d_y */
+        /* the bias was broadcast over the n rows: its gradient is the column sum of d_y, each
+         * column summed row after row onto d_bias[j]; BIAS_COLS columns at a time in a local
+         * array the compiler keeps in registers (the same additions in the same order as
+         * d_bias[j] += d_y[i][j] over i, without a load and store of d_bias per row) */
+        enum { BIAS_COLS = 16 };
+        int j0 = 0;
+        for (; j0 + BIAS_COLS <= out; j0 += BIAS_COLS) {
+            float acc[BIAS_COLS];
+            for (int j = 0; j < BIAS_COLS; j++) acc[j] = d_bias[j0 + j];
+            for (int i = 0; i < n; i++) {
+                const float *row = d_y + (size_t)i * out + j0;
+                for (int j = 0; j < BIAS_COLS; j++) acc[j] += row[j];
+            }
+            for (int j = 0; j < BIAS_COLS; j++) d_bias[j0 + j] = acc[j];
+        }
         for (int i = 0; i < n; i++)
-            for (int j = 0; j < out; j++) d_bias[j] += d_y[(size_t)i * out + j];
+            for (int j = j0; j < out; j++) d_bias[j] += d_y[(size_t)i * out + j];
     }
 }

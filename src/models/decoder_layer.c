@@ -121,8 +121,9 @@ static const float *sa_bias(const attn_decoder_acts *a, const attn_seq2seq_confi
 
 /* ---- the three blocks -------------------------------------------------------------------- */
 
-/* sum[N, D] = SA(in) (causal): qkv = in.W^T + b; heads; attention per pair; out_proj. */
-static void sa_forward(attn_decoder_acts *a, float *sum, const float *in,
+/* sum[N, D] = res + SA(in) (causal): qkv = in.W^T + b; heads; attention per pair; out_proj
+ * with the residual added (attn_linear_residual_forward: the bits of the linear, then the add). */
+static void sa_forward(attn_decoder_acts *a, float *sum, const float *in, const float *res,
                        const attn_decoder_weights *w, const attn_seq2seq_config *c,
                        const attn_decoder_rows *r) {
     const int N = r->N, D = c->d_model, NH = c->n_heads, HS = D / NH;
@@ -144,7 +145,8 @@ static void sa_forward(attn_decoder_acts *a, float *sum, const float *in,
         p += (size_t)NH * T * T;
     }
     merge_heads(a->sa_att, D, 0, a->sa_ctx, hs, 0, N, NH, HS, 0.0f);
-    attn_linear_forward(sum, a->sa_att, w->sa_out_w, w->sa_out_b, N, D, D, ATTN_OP_OUT_PROJ);
+    attn_linear_residual_forward(sum, a->sa_att, w->sa_out_w, w->sa_out_b, res, N, D, D,
+                                 ATTN_OP_OUT_PROJ);
 }
 
 /* ck, cv [NH, Ns, HS] from mem: ckv = mem.W_kv^T + b_kv (one Linear, then chunked). */
@@ -157,10 +159,10 @@ static void memory_kv(float *ckv, float *ck, float *cv, const float *mem, int Ns
     split_heads(cv, (size_t)Ns * HS, 0, ckv, Ns, 2 * D, D, NH, HS, 0.0f);
 }
 
-/* sum[N, D] = CA(in, mem). */
-static void ca_forward(attn_decoder_acts *a, float *sum, const float *in, const float *mem,
-                       const attn_decoder_weights *w, const attn_seq2seq_config *c,
-                       const attn_decoder_rows *r) {
+/* sum[N, D] = res + CA(in, mem). */
+static void ca_forward(attn_decoder_acts *a, float *sum, const float *in, const float *res,
+                       const float *mem, const attn_decoder_weights *w,
+                       const attn_seq2seq_config *c, const attn_decoder_rows *r) {
     const int N = r->N, D = c->d_model, NH = c->n_heads, HS = D / NH;
     const size_t hs = (size_t)N * HS, hss = (size_t)r->Ns * HS;
     attn_linear_forward(a->cq_lin, in, w->ca_in_w, w->ca_in_b, N, D, D, ATTN_OP_QKV);
@@ -175,19 +177,21 @@ static void ca_forward(attn_decoder_acts *a, float *sum, const float *in, const 
         p += (size_t)NH * T * S;
     }
     merge_heads(a->ca_att, D, 0, a->ca_ctx, hs, 0, N, NH, HS, 0.0f);
-    attn_linear_forward(sum, a->ca_att, w->ca_out_w, w->ca_out_b, N, D, D, ATTN_OP_OUT_PROJ);
+    attn_linear_residual_forward(sum, a->ca_att, w->ca_out_w, w->ca_out_b, res, N, D, D,
+                                 ATTN_OP_OUT_PROJ);
 }
 
-/* sum[n, D] = linear2(act(linear1(in))). */
-static void ff_forward(attn_decoder_acts *a, float *sum, const float *in,
+/* sum[n, D] = res + linear2(act(linear1(in))). */
+static void ff_forward(attn_decoder_acts *a, float *sum, const float *in, const float *res,
                        const attn_decoder_weights *w, const attn_seq2seq_config *c, int n) {
     const int D = c->d_model, F = c->ffn_dim;
-    attn_linear_forward(a->ff1, in, w->l1_w, w->l1_b, n, D, F, ATTN_OP_FFN_UP);
-    if (c->activation == ATTN_ACT_GELU)
+    if (c->activation == ATTN_ACT_GELU) {
+        attn_linear_forward(a->ff1, in, w->l1_w, w->l1_b, n, D, F, ATTN_OP_FFN_UP);
         attn_gelu_forward(a->act, a->ff1, (size_t)n * F);
-    else
-        attn_relu_forward(a->act, a->ff1, (size_t)n * F);
-    attn_linear_forward(sum, a->act, w->l2_w, w->l2_b, n, F, D, ATTN_OP_FFN_DOWN);
+    } else {
+        attn_linear_relu_forward(a->ff1, a->act, in, w->l1_w, w->l1_b, n, D, F, ATTN_OP_FFN_UP);
+    }
+    attn_linear_residual_forward(sum, a->act, w->l2_w, w->l2_b, res, n, F, D, ATTN_OP_FFN_DOWN);
 }
 
 /* Block b's residual input: x, then the previous block's output. */
@@ -195,8 +199,8 @@ static const float *block_res(const attn_decoder_acts *a, const float *x, bool p
     return b == 0 ? x : pre ? a->sum[b - 1] : a->ln[b - 1];
 }
 
-/* Runs block b of the layer: in = LN_b(res) (pre) or res; sum_b = res + F_b(in); post:
- * ln_b = LN_b(sum_b). `fn` computes F_b into sum_b. */
+/* Block b of the layer: in = LN_b(res) (pre) or res; sum_b = res + F_b(in); post:
+ * ln_b = LN_b(sum_b). */
 static const float *block_in(attn_decoder_acts *a, const float *res, const attn_decoder_weights *w,
                              const attn_seq2seq_config *c, int b, int n) {
     if (c->norm != ATTN_NORM_PRE) return res;
@@ -205,9 +209,9 @@ static const float *block_in(attn_decoder_acts *a, const float *res, const attn_
     return a->ln[b];
 }
 
-static void block_out(attn_decoder_acts *a, const float *res, const attn_decoder_weights *w,
+/* sum_b already holds res + F_b(in) (the blocks add the residual); post: ln_b = LN_b(sum_b). */
+static void block_out(attn_decoder_acts *a, const attn_decoder_weights *w,
                       const attn_seq2seq_config *c, int b, int n) {
-    attn_add_forward(a->sum[b], res, a->sum[b], (size_t)n * c->d_model);
     if (c->norm != ATTN_NORM_PRE)
         attn_layernorm_forward(a->ln[b], a->mean[b], a->rstd[b], a->sum[b], w->norm_w[b],
                                w->norm_b[b], n, c->d_model);
@@ -222,12 +226,12 @@ void attn_decoder_forward(attn_decoder_acts *a, const float *x, const float *mem
         const float *res = block_res(a, x, pre, b);
         const float *in = block_in(a, res, w, c, b, N);
         if (b == 0)
-            sa_forward(a, a->sum[0], in, w, c, r);
+            sa_forward(a, a->sum[0], in, res, w, c, r);
         else if (b == 1)
-            ca_forward(a, a->sum[1], in, mem, w, c, r);
+            ca_forward(a, a->sum[1], in, res, mem, w, c, r);
         else
-            ff_forward(a, a->sum[2], in, w, c, N);
-        block_out(a, res, w, c, b, N);
+            ff_forward(a, a->sum[2], in, res, w, c, N);
+        block_out(a, w, c, b, N);
     }
 }
 
@@ -330,24 +334,25 @@ void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights 
     for (int b = 2; b >= 0; b--) {
         const float *res = block_res(a, x, pre, b);
         const float *in = pre ? a->ln[b] : res;
-        /* d_sum = d loss / d sum_b */
-        if (pre) {
-            memcpy(s->d_sum, s->d_res, ND * sizeof(float));
-        } else {
+        /* d_sum = d loss / d sum_b: pre-norm, sum_b is res_{b+1} itself, so d_sum is d_res (read
+         * only until d_res_b accumulates into it below); post, LN_b' of it */
+        const float *d_sum = s->d_res;
+        if (!pre) {
             memset(s->d_sum, 0, ND * sizeof(float));
             attn_layernorm_backward(s->d_sum, d_w->norm_w[b], d_w->norm_b[b], s->d_res, a->sum[b],
                                     a->mean[b], a->rstd[b], w->norm_w[b], N, D);
+            d_sum = s->d_sum;
         }
         /* sum_b = res + F_b(in): d_in = F_b'(d_sum) */
         memset(s->d_in, 0, ND * sizeof(float));
         if (b == 0)
-            sa_backward(s->d_in, d_w, s->d_sum, a, in, w, c, r, s);
+            sa_backward(s->d_in, d_w, d_sum, a, in, w, c, r, s);
         else if (b == 1)
-            ca_backward(s->d_in, d_mem, d_w, s->d_sum, a, in, mem, w, c, r, s);
+            ca_backward(s->d_in, d_mem, d_w, d_sum, a, in, mem, w, c, r, s);
         else
-            ff_backward(s->d_in, d_w, s->d_sum, a, in, w, c, N, s);
+            ff_backward(s->d_in, d_w, d_sum, a, in, w, c, N, s);
         /* d_res_b = d_sum + (pre: LN_b'(d_in); post: d_in) */
-        memcpy(s->d_res, s->d_sum, ND * sizeof(float));
+        if (!pre) memcpy(s->d_res, s->d_sum, ND * sizeof(float));
         if (pre)
             attn_layernorm_backward(s->d_res, d_w->norm_w[b], d_w->norm_b[b], s->d_in, res,
                                     a->mean[b], a->rstd[b], w->norm_w[b], N, D);
@@ -383,19 +388,19 @@ void attn_decoder_step(attn_decoder_acts *a, const float *x, const attn_decoder_
                                           sa_bias(a, c, pos, 1, pos + 1), NH, 1, pos + 1, HS, pos,
                                           HS, hc);
             merge_heads(a->sa_att, D, 0, a->sa_ctx, HS, 0, 1, NH, HS, 0.0f);
-            attn_linear_forward(a->sum[0], a->sa_att, w->sa_out_w, w->sa_out_b, 1, D, D,
-                                ATTN_OP_OUT_PROJ);
+            attn_linear_residual_forward(a->sum[0], a->sa_att, w->sa_out_w, w->sa_out_b, res, 1, D,
+                                         D, ATTN_OP_OUT_PROJ);
         } else if (b == 1) {
             attn_linear_forward(a->cq_lin, in, w->ca_in_w, w->ca_in_b, 1, D, D, ATTN_OP_QKV);
             split_heads(a->cq, HS, 0, a->cq_lin, 1, D, 0, NH, HS, head_root(c));
             attn_cross_attention_forward(a->ca_ctx, a->ca_probs, a->cq, cache->ck, cache->cv, NH, 1,
                                          cache->S, HS, HS, hsrc);
             merge_heads(a->ca_att, D, 0, a->ca_ctx, HS, 0, 1, NH, HS, 0.0f);
-            attn_linear_forward(a->sum[1], a->ca_att, w->ca_out_w, w->ca_out_b, 1, D, D,
-                                ATTN_OP_OUT_PROJ);
+            attn_linear_residual_forward(a->sum[1], a->ca_att, w->ca_out_w, w->ca_out_b, res, 1, D,
+                                         D, ATTN_OP_OUT_PROJ);
         } else {
-            ff_forward(a, a->sum[2], in, w, c, 1);
+            ff_forward(a, a->sum[2], in, res, w, c, 1);
         }
-        block_out(a, res, w, c, b, 1);
+        block_out(a, w, c, b, 1);
     }
 }

@@ -135,15 +135,14 @@ static void qkv_backward(float *d_in, const attn_encoder_weights *d_w,
                          const attn_encoder_weights *w, int N, int D, int NH, float root) {
     const int HS = D / NH;
     const float scale = 1.0f / root;
+    const float *restrict d_q = s->d_q, *restrict d_k = s->d_k, *restrict d_v = s->d_v;
     for (int h = 0; h < NH; h++)
         for (int r = 0; r < N; r++) {
             const size_t o = ((size_t)h * N + r) * HS;
-            float *row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
-            for (int j = 0; j < HS; j++) {
-                row[j] = s->d_q[o + j] * scale;
-                row[D + j] = s->d_k[o + j];
-                row[2 * D + j] = s->d_v[o + j];
-            }
+            float *restrict row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
+            for (int j = 0; j < HS; j++) row[j] = d_q[o + j] * scale;
+            for (int j = 0; j < HS; j++) row[D + j] = d_k[o + j];
+            for (int j = 0; j < HS; j++) row[2 * D + j] = d_v[o + j];
         }
     attn_linear_backward(d_in, d_w->in_proj_weight, d_w->in_proj_bias, s->d_qkv, in,
                          w->in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
@@ -213,9 +212,17 @@ static void qkv_cls_backward(float *d_in, const attn_encoder_weights *d_w,
 
 /* ---- attention of every sentence, and the output projection ----------------------------- */
 
+/* Whether the linears fuse with the residual add and the relu that follow them (a lap stage
+ * each otherwise; bench/vit_layer.h times the stages of a ViT layer, whose in > 128 does not
+ * fuse): attn_linear_residual_forward, attn_linear_relu_forward. The same bits either way. */
+static bool fuse_linear(const attn_encoder_acts *a, int in) {
+    return !a->lap && in <= ATTN_LINEAR_BIAS_AFTER_MAX_IN;
+}
+
 /* att[n_out, D] = concat_h P_h.v_h for each sentence (its [CLS] query only when cls_only,
- * landing in row i), then r1[n_out, D] = out_proj(att). */
-static void heads_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
+ * landing in row i), then r1[n_out, D] = out_proj(att), plus x (full layer: the residual,
+ * x [N, D]; NULL: the caller adds it). */
+static void heads_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
                           const attn_model_config *c, const attn_encoder_rows *r, bool cls_only) {
     const int N = r->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
     size_t p = 0; /* this sentence's probabilities */
@@ -242,9 +249,19 @@ static void heads_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
                        a->ctx + ((size_t)h * N + r->rows[i] + s) * HS, (size_t)HS * sizeof(float));
     }
     lap(a, ATTN_ENCODER_ATTENTION);
-    attn_linear_forward(a->r1, a->att, w->out_proj_weight, w->out_proj_bias, cls_only ? r->B : N, D,
-                        D, ATTN_OP_OUT_PROJ);
+    const int n_out = cls_only ? r->B : N;
+    if (x && fuse_linear(a, D)) {
+        attn_linear_residual_forward(a->r1, a->att, w->out_proj_weight, w->out_proj_bias, x, n_out,
+                                     D, D, ATTN_OP_OUT_PROJ);
+        return;
+    }
+    attn_linear_forward(a->r1, a->att, w->out_proj_weight, w->out_proj_bias, n_out, D, D,
+                        ATTN_OP_OUT_PROJ);
     lap(a, ATTN_ENCODER_OUT_PROJ);
+    if (x) {
+        attn_add_forward(a->r1, x, a->r1, (size_t)n_out * D);
+        lap(a, ATTN_ENCODER_ADD);
+    }
 }
 
 /* Its backward from d_r1[n_out, D]: d_att, then per sentence d_q, d_k, d_v (zeroed here,
@@ -279,19 +296,32 @@ static void heads_backward(const attn_encoder_weights *d_w, const attn_encoder_s
 
 /* ---- feed-forward and the sublayers after attention --------------------------------------- */
 
-/* out[n, D] = act(in.W_1^T + b_1).W_2^T + b_2. */
-static void ffn_forward(attn_encoder_acts *a, float *out, const float *in,
+/* out[n, D] = res + act(in.W_1^T + b_1).W_2^T + b_2 (out aliases neither res nor in). */
+static void ffn_forward(attn_encoder_acts *a, float *out, const float *in, const float *res,
                         const attn_encoder_weights *w, const attn_model_config *c, int n) {
     const int D = c->embed_dim, F = c->ffn_dim;
-    attn_linear_forward(a->ff1, in, w->linear1_weight, w->linear1_bias, n, D, F, ATTN_OP_FFN_UP);
-    lap(a, ATTN_ENCODER_FFN_UP);
-    if (c->activation == ATTN_ACT_GELU)
-        attn_gelu_forward(a->act, a->ff1, (size_t)n * F);
-    else
-        attn_relu_forward(a->act, a->ff1, (size_t)n * F);
-    lap(a, ATTN_ENCODER_ACTIVATION);
+    if (c->activation == ATTN_ACT_RELU && fuse_linear(a, D)) {
+        attn_linear_relu_forward(a->ff1, a->act, in, w->linear1_weight, w->linear1_bias, n, D, F,
+                                 ATTN_OP_FFN_UP);
+    } else {
+        attn_linear_forward(a->ff1, in, w->linear1_weight, w->linear1_bias, n, D, F,
+                            ATTN_OP_FFN_UP);
+        lap(a, ATTN_ENCODER_FFN_UP);
+        if (c->activation == ATTN_ACT_GELU)
+            attn_gelu_forward(a->act, a->ff1, (size_t)n * F);
+        else
+            attn_relu_forward(a->act, a->ff1, (size_t)n * F);
+        lap(a, ATTN_ENCODER_ACTIVATION);
+    }
+    if (fuse_linear(a, F)) {
+        attn_linear_residual_forward(out, a->act, w->linear2_weight, w->linear2_bias, res, n, F, D,
+                                     ATTN_OP_FFN_DOWN);
+        return;
+    }
     attn_linear_forward(out, a->act, w->linear2_weight, w->linear2_bias, n, F, D, ATTN_OP_FFN_DOWN);
     lap(a, ATTN_ENCODER_FFN_DOWN);
+    attn_add_forward(out, res, out, (size_t)n * D);
+    lap(a, ATTN_ENCODER_ADD);
 }
 
 /* d_in[n, D] += d(in) given d_out[n, D]; the weights' gradients accumulate. */
@@ -321,16 +351,12 @@ static void tail_forward(attn_encoder_acts *a, const attn_encoder_weights *w,
         attn_layernorm_forward(a->n2, a->mean2, a->rstd2, a->r1, w->norm2_weight, w->norm2_bias, n,
                                D);
         lap(a, ATTN_ENCODER_LAYERNORM);
-        ffn_forward(a, a->r2, a->n2, w, c, n);
-        attn_add_forward(a->r2, a->r1, a->r2, (size_t)n * D);
-        lap(a, ATTN_ENCODER_ADD);
+        ffn_forward(a, a->r2, a->n2, a->r1, w, c, n);
     } else {
         attn_layernorm_forward(a->n1, a->mean1, a->rstd1, a->r1, w->norm1_weight, w->norm1_bias, n,
                                D);
         lap(a, ATTN_ENCODER_LAYERNORM);
-        ffn_forward(a, a->r2, a->n1, w, c, n);
-        attn_add_forward(a->r2, a->n1, a->r2, (size_t)n * D);
-        lap(a, ATTN_ENCODER_ADD);
+        ffn_forward(a, a->r2, a->n1, a->n1, w, c, n);
         attn_layernorm_forward(a->n2, a->mean2, a->rstd2, a->r2, w->norm2_weight, w->norm2_bias, n,
                                D);
         lap(a, ATTN_ENCODER_LAYERNORM);
@@ -379,9 +405,7 @@ void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encod
         rope_rows(a->q, a->rope, r, c->n_heads, D / c->n_heads, false, false);
         rope_rows(a->k, a->rope, r, c->n_heads, D / c->n_heads, false, false);
     }
-    heads_forward(a, w, c, r, false);
-    attn_add_forward(a->r1, x, a->r1, (size_t)N * D);
-    lap(a, ATTN_ENCODER_ADD);
+    heads_forward(a, x, w, c, r, false);
     tail_forward(a, w, c, N);
 }
 
@@ -422,7 +446,7 @@ void attn_encoder_cls_forward(attn_encoder_acts *a, const float *x, const attn_e
         rope_rows(a->q, a->rope, r, c->n_heads, D / c->n_heads, true, false);
         rope_rows(a->k, a->rope, r, c->n_heads, D / c->n_heads, false, false);
     }
-    heads_forward(a, w, c, r, true);
+    heads_forward(a, NULL, w, c, r, true);
     for (int i = 0; i < r->B; i++) /* r1 = x + SA at the [CLS] rows */
         attn_add_forward(a->r1 + (size_t)i * D, x + (size_t)r->rows[i] * D, a->r1 + (size_t)i * D,
                          (size_t)D);

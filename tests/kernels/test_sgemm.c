@@ -236,6 +236,44 @@ START_TEST(test_linear_grad) {
 }
 END_TEST
 
+/* ---- the fused linears: the same bits as the linear, then the add or the relu --------------- */
+
+/* Random shapes on both sides of ATTN_LINEAR_BIAS_AFTER_MAX_IN (above it the fused calls fall
+ * back to the pre-fill), values of mixed magnitudes so that the bias often decides the rounding. */
+START_TEST(test_linear_fused_identical) {
+    attn_rng rng = attn_rng_seed(4242);
+    const int ins[] = {1, 2, 7, 16, 32, 33, 64, 96, 127, 128, 129, 200, 321};
+    for (int t = 0; t < 120; t++) {
+        const int n = 1 + (int)attn_rng_below(&rng, 70), out = 1 + (int)attn_rng_below(&rng, 100);
+        const int in = ins[t % (int)(sizeof ins / sizeof *ins)];
+        const size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)out * 4);
+        float *res = malloc(ny * 4), *want = malloc(ny * 4), *want_act = malloc(ny * 4);
+        float *got = malloc(ny * 4), *got_act = malloc(ny * 4);
+        ck_assert(x && w && b && res && want && want_act && got && got_act);
+        tu_fill_uniform(x, nx, -1, 1, &rng);
+        tu_fill_uniform(w, nw, -1, 1, &rng);
+        tu_fill_uniform(b, (size_t)out, -40, 40, &rng);
+        tu_fill_uniform(res, ny, -3, 3, &rng);
+        char what[96];
+        attn_linear_forward(want, x, w, b, n, in, out, ATTN_OP_OTHER);
+        attn_add_forward(want, res, want, ny);
+        for (size_t i = 0; i < ny; i++) got[i] = NAN; /* the old y must not matter */
+        attn_linear_residual_forward(got, x, w, b, res, n, in, out, ATTN_OP_OTHER);
+        snprintf(what, sizeof what, "linear + residual n=%d in=%d out=%d", n, in, out);
+        tu_assert_identical(what, got, want, ny);
+        attn_linear_forward(want, x, w, b, n, in, out, ATTN_OP_OTHER);
+        attn_relu_forward(want_act, want, ny);
+        for (size_t i = 0; i < ny; i++) got[i] = got_act[i] = NAN;
+        attn_linear_relu_forward(got, got_act, x, w, b, n, in, out, ATTN_OP_OTHER);
+        snprintf(what, sizeof what, "linear + relu n=%d in=%d out=%d", n, in, out);
+        tu_assert_identical(what, got, want, ny);
+        tu_assert_identical(what, got_act, want_act, ny);
+        free(x), free(w), free(b), free(res), free(want), free(want_act), free(got), free(got_act);
+    }
+}
+END_TEST
+
 /* ---- FLOP accountant --------------------------------------------------------------------- */
 
 START_TEST(test_flop_counter) {
@@ -272,6 +310,7 @@ static Suite *sgemm_suite(void) {
                         (int)(sizeof gemm_shapes / sizeof *gemm_shapes));
     tcase_add_loop_test(tc, test_linear_grad, 0, (int)(sizeof lin_shapes / sizeof *lin_shapes));
     tcase_add_test(tc, test_flop_counter);
+    tcase_add_test(tc, test_linear_fused_identical);
     tcase_add_test(tc, test_bmm_rule_boundary);
     tcase_add_loop_test(tc, test_bmm_loop_sequential, 0,
                         (int)(sizeof bmm_shapes / sizeof *bmm_shapes));
