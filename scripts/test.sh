@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# Builds attn with -Werror and runs every test in a release build, then the C suites and the
-# socket tests again under AddressSanitizer + UndefinedBehaviorSanitizer; then runs each
-# libFuzzer harness of fuzz/ for a bounded time (ATTN_FUZZ_SECONDS, default 30).
+# CI (docs/testing.md): builds attn with -Werror and runs every test in a release build; then the
+# C suites and the socket tests again under AddressSanitizer + UndefinedBehaviorSanitizer (-O1);
+# then runs each libFuzzer harness of fuzz/ for a bounded time (ATTN_FUZZ_SECONDS, default 30),
+# the harnesses side by side, one per core. Prints each stage's time.
 # Usage: bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
 jobs=$(nproc)
+start=$SECONDS
+stage_start=$SECONDS
+stage_done() { # NAME: the stage's wall time, and the total so far
+  echo "-- $1: $((SECONDS - stage_start)) s (total $((SECONDS - start)) s)"
+  stage_start=$SECONDS
+}
 
 echo "== release build + tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTN_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
+stage_done "release build"
 (cd build && ctest --output-on-failure -j "$jobs")
+stage_done "release tests"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DATTN_WERROR=ON -DATTN_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs"
-# (the live PyTorch cross-checks, the browser test and the slow ones ran in the release stage:
-# they test numbers and pages, not memory; the C suites and the socket tests run here)
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE 'slow|torch|browser')
+stage_done "sanitizer build"
+# Left out here, run in the release stage: the live PyTorch cross-checks and the browser test
+# (they test numbers and pages, not memory), "slow" (minutes under the sanitizers) and "nosan"
+# (CLI runs whose library code other tests run under the sanitizers: tests/*/extra.cmake names
+# them; docs/testing.md).
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE 'slow|torch|browser|nosan')
+stage_done "sanitizer tests"
 
 echo "== fuzz smoke: each libFuzzer harness for ${ATTN_FUZZ_SECONDS:-30} s (scripts/fuzz.sh)"
 bash scripts/fuzz.sh "${ATTN_FUZZ_SECONDS:-30}"
+stage_done "fuzz smoke"

@@ -342,6 +342,11 @@ attn_trainer *tu_trainer_new(attn_model *m, const attn_dataset *d, const attn_tr
     return t;
 }
 
+bool tu_small(void) {
+    const char *small = getenv("ATTN_TEST_SMALL");
+    return small && strcmp(small, "1") == 0;
+}
+
 int tu_run_suite(Suite *s) {
     /* One kernel path per CTest entry (tests/kernels/kernel_paths.h): a path this machine cannot
      * run is reported as skipped (SKIP_RETURN_CODE 77), not as passed. */

@@ -125,6 +125,12 @@ attn_dataset *tu_train_data(int n, uint64_t seed);
 /* attn_trainer_create(m, d, cfg); fails with attn's message on error. */
 attn_trainer *tu_trainer_new(attn_model *m, const attn_dataset *d, const attn_train_config *cfg);
 
+/* True in the sanitizer build (ATTN_TEST_SMALL=1 in the environment CTest gives the tests, from
+ * the CMake option ATTN_TEST_SMALL, default ATTN_SANITIZE): a test whose cost is the number of
+ * sentences or seeds it checks takes fewer of them there, with the same assertions; the release
+ * stage runs the full sizes (docs/testing.md). */
+bool tu_small(void);
+
 /* Runs a suite with CK_NORMAL output; returns the process exit code (0 iff all passed). */
 int tu_run_suite(Suite *s);
 

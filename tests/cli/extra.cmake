@@ -12,3 +12,16 @@ set_tests_properties(cli/own_data_torch PROPERTIES
 # under the sanitizers, which leave out "slow" (cli/insight runs the s6 figures there once
 # weights/ holds the seq2seq models).
 set_tests_properties(cli/test_cli_figures_decoder PROPERTIES LABELS slow)
+
+# "nosan": the release stage runs these, the sanitizer stage (scripts/test.sh) leaves them out.
+# Each runs `attn` on library code that sanitized tests run too (every line of src/ outside
+# src/cli/ they execute, checked with gcov: docs/testing.md), and costs 9-16 s of CPU under the
+# sanitizers. The sanitized tests covering most of each one's library lines:
+#   cli/test_cli_seq2seq (train, generate, eval, info, reproduce --task rewrite):
+#     cli/test_cli_seq2seq_explain 98 %, cli/test_cli_compose 97 %, train/test_seq2seq_train 91 %;
+#   cli/test_cli_small (help texts, did-you-mean, eval --table, figures --quick, lesson):
+#     cli/test_cli_insight 94 %, serve/test_serve 67 %, cli/test_cli_vocab 58 %;
+#   cli/test_cli_threads (the same bytes for 1-4 threads): cli/test_cli_train 85 %,
+#     serve/test_serve 84 %, train/test_threads 75 % (the thread pool and the threaded paths).
+set_tests_properties(cli/test_cli_seq2seq cli/test_cli_small cli/test_cli_threads PROPERTIES
+                     LABELS nosan)

@@ -133,7 +133,8 @@ END_TEST
  * for epoch 2, as after a kill) and resumed to 3 epochs writes the uninterrupted run's weights
  * and checkpoint byte for byte, and its log has one line per epoch. */
 START_TEST(test_checkpoint_resume_log) {
-    for (int t = 0; t < 2; t++) {
+    /* the sanitizer build (tu_small): the compose task only (the same checkpoint code) */
+    for (int t = tu_small() ? 1 : 0; t < 2; t++) {
         const char *task = t ? "compose" : "rewrite";
         char full[256], part[256], ck_full[256], ck[256], log[256], out_res[256];
         snprintf(full, sizeof full, "%s", tmp_path("full.json"));

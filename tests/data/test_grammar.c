@@ -136,10 +136,13 @@ static void check_sentence(const int *ids, int n, int label, attn_set set, bool 
 
 START_TEST(test_every_generated_sentence_parses_with_its_label) {
     const attn_set set = SETS[_i];
-    for (uint64_t seed = 1; seed <= 2; seed++) {
+    /* the sanitizer build (tu_small): seed 1 and a quarter of the training set */
+    const uint64_t seeds = tu_small() ? 1 : 2;
+    const int n_train = tu_small() ? ATTN_TRAIN_DEFAULT_N / 4 : ATTN_TRAIN_DEFAULT_N;
+    for (uint64_t seed = 1; seed <= seeds; seed++) {
         attn_error err;
         attn_dataset *d = NULL;
-        const int n = set == ATTN_SET_TRAIN ? ATTN_TRAIN_DEFAULT_N : 1000;
+        const int n = set == ATTN_SET_TRAIN ? n_train : 1000;
         ck_assert_int_eq(attn_data_generate(set, n, seed, &d, &err), ATTN_OK);
         int with_distractor = 0, negated = 0;
         for (int i = 0; i < d->n; i++) {
@@ -194,7 +197,8 @@ START_TEST(test_mutations_agree_with_the_oracle) {
     const attn_set set = SETS[_i];
     attn_error err;
     attn_dataset *d = NULL;
-    ck_assert_int_eq(attn_data_generate(set, 60, 3, &d, &err), ATTN_OK);
+    /* the sanitizer build (tu_small): 20 sentences' mutations */
+    ck_assert_int_eq(attn_data_generate(set, tu_small() ? 20 : 60, 3, &d, &err), ATTN_OK);
     attn_rng rng = attn_rng_seed(11 + (uint64_t)_i);
     tally drop = {0}, swap = {0}, other = {0}, core = {0};
     int m[2 * ATTN_GEN_MAX_WORDS];

@@ -166,7 +166,7 @@ END_TEST
 START_TEST(test_large_vocab) {
     /* the limit's order of magnitude: 100k tokens build, look up and suggest quickly */
     enum { N = 100000 };
-    char(*text)[8] = malloc((size_t)N * sizeof *text);
+    char(*text)[16] = malloc((size_t)N * sizeof *text);
     const char **words = malloc((size_t)N * sizeof *words);
     ck_assert(text && words);
     words[0] = "[PAD]";

@@ -180,18 +180,21 @@ START_TEST(test_cache_equals_recompute) {
 END_TEST
 
 /* maps: seq2seq-attn's alignment rows are distributions over the source, and rerunning gives the
- * same bits; seq2seq-gru has no hook. */
+ * same bits; attn_seq2seq_alignment is the hook; seq2seq-gru has no hook, and the public call
+ * says so. */
 START_TEST(test_maps) {
+    const int S = 7, T = 5;
+    float cross[5 * 7], again[5 * 7];
+    attn_error err;
     attn_seq2seq_config c = small_config(0);
     attn_seq2seq *m = make(&c, 31);
     ck_assert_ptr_null(m->vt->maps);
+    ck_assert_int_eq(attn_seq2seq_alignment(m, SRC + 7, S, TGT, T, cross, &err), ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "seq2seq-gru has no additive attention"), "%s", err.msg);
     attn_seq2seq_free(m);
     c = small_config(1);
     m = make(&c, 33);
     ck_assert_ptr_nonnull(m->vt->maps);
-    const int S = 7, T = 5;
-    float cross[5 * 7], again[5 * 7];
-    attn_error err;
     ck_assert(m->vt->maps(m, SRC + 7, S, TGT, T, cross, NULL, &err) == ATTN_OK);
     for (int t = 0; t < T; t++) {
         double sum = 0.0;
@@ -203,6 +206,8 @@ START_TEST(test_maps) {
     }
     ck_assert(m->vt->maps(m, SRC + 7, S, TGT, T, again, NULL, &err) == ATTN_OK);
     tu_assert_identical("maps twice", again, cross, (size_t)T * S);
+    ck_assert(attn_seq2seq_alignment(m, SRC + 7, S, TGT, T, again, &err) == ATTN_OK);
+    tu_assert_identical("attn_seq2seq_alignment", again, cross, (size_t)T * S);
     /* a short source: only its columns */
     ck_assert(m->vt->maps(m, SRC, 3, TGT, 2, cross, NULL, &err) == ATTN_OK);
     ck_assert(fabs(cross[0] + cross[1] + cross[2] - 1.0) < 1e-6);
