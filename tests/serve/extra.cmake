@@ -11,7 +11,7 @@ add_test(NAME serve/e2e
 set_tests_properties(serve/e2e PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
   LABELS browser
-  TIMEOUT 180)
+  TIMEOUT 400) # about 50 s idle; 150 s and more on a busy 2-core machine
 
 # A weights file with its own vocabulary over HTTP: a PyTorch LSTM with 37 words of its own
 # (tools/export_classifier.py) beside the committed Transformer; the server's answers equal
