@@ -220,18 +220,8 @@ attn_status attn_explain_request_parse(const char *buf, size_t len, attn_explain
         return attn_errorf(err, ATTN_ERR_ARG, "attn_explain_request_parse: NULL argument");
     memset(out, 0, sizeof *out);
     cJSON *root = NULL;
-    size_t at = 0;
-    const char *why = NULL;
-    attn_status st = attn_io_json_parse(buf ? buf : "", len, &root, &at, &why);
-    if (st != ATTN_OK) {
-        int line, col;
-        attn_io_text_position(buf ? buf : "", at, &line, &col);
-        attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line, col,
-                    why);
-        if (st == ATTN_ERR_PARSE)
-            attn_error_detail(err, ATTN_CODE_MALFORMED_JSON, (int)at, NULL, NULL);
-        return st;
-    }
+    attn_status st = attn_io_parse_request(buf, len, &root, err);
+    if (st != ATTN_OK) return st;
     st = request_fields(root, out, err); /* \u0000 was refused by the grammar check */
     cJSON_Delete(root);
     if (st != ATTN_OK) attn_explain_request_clear(out);

@@ -461,3 +461,18 @@ attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
     free(buf);
     return st;
 }
+
+attn_status attn_io_parse_request(const char *buf, size_t len, cJSON **out, attn_error *err) {
+    size_t at = 0;
+    const char *why = NULL;
+    attn_status st = attn_io_json_parse(buf ? buf : "", len, out, &at, &why);
+    if (st != ATTN_OK) {
+        int line, col;
+        attn_io_text_position(buf ? buf : "", at, &line, &col);
+        attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line, col,
+                    why);
+        if (st == ATTN_ERR_PARSE)
+            attn_error_detail(err, ATTN_CODE_MALFORMED_JSON, (int)at, NULL, NULL);
+    }
+    return st;
+}

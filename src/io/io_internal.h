@@ -28,6 +28,10 @@ attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t 
 /* attn_io_read_file then attn_io_json_parse: *out the tree (caller frees) or NULL, the error
  * naming path and, for bad JSON, the byte, line and column. */
 attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err);
+/* attn_io_json_parse of a request body buf[len] (NULL with len 0: empty): the error gives the
+ * byte, line and column, and for bad JSON the code ATTN_CODE_MALFORMED_JSON at that byte (the
+ * server answers 400 malformed_json by it). */
+attn_status attn_io_parse_request(const char *buf, size_t len, cJSON **out, attn_error *err);
 /* Length of the valid UTF-8 sequence at p[0..avail) (1..4), 0 if none starts there (a stray
  * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or cut off by avail). */
 size_t attn_io_utf8_len(const unsigned char *p, size_t avail);

@@ -158,18 +158,8 @@ attn_status attn_s2s_explanation_to_json(const char *sentence, const int *src,
 /* ---- the decoder requests ------------------------------------------------------------------ */
 
 static attn_status parse_root(const char *buf, size_t len, cJSON **root, attn_error *err) {
-    size_t at = 0;
-    const char *why = NULL;
-    attn_status st = attn_io_json_parse(buf ? buf : "", len, root, &at, &why);
-    if (st != ATTN_OK) {
-        int line, col;
-        attn_io_text_position(buf ? buf : "", at, &line, &col);
-        attn_errorf(err, st, "malformed JSON at byte %zu (line %d, column %d): %s", at, line, col,
-                    why);
-        if (st == ATTN_ERR_PARSE)
-            attn_error_detail(err, ATTN_CODE_MALFORMED_JSON, (int)at, NULL, NULL);
-        return st;
-    }
+    attn_status st = attn_io_parse_request(buf, len, root, err);
+    if (st != ATTN_OK) return st;
     if (!cJSON_IsObject(*root)) {
         cJSON_Delete(*root);
         *root = NULL;
