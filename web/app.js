@@ -15,20 +15,6 @@ const state = {
   method: 'occlusion', obs: null, pendingView: null,
 };
 
-const $ = (id) => document.getElementById(id);
-
-function el(tag, props, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props || {})) {
-    if (k === 'text') e.textContent = v;
-    else if (k === 'class') e.className = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) e.append(c);
-  return e;
-}
-
 function svg(tag, attrs, text) {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -36,29 +22,7 @@ function svg(tag, attrs, text) {
   return e;
 }
 
-function rgba(rgb, a) {
-  const alpha = Math.max(0, Math.min(1, a));
-  return `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${alpha.toFixed(3)})`;
-}
-
 const pct = (x, d = 0) => `${(100 * x).toFixed(d)} %`;
-
-async function answer(r) {
-  const j = await r.json();
-  if (!r.ok) {
-    const err = new Error(j.error ? j.error.message : r.statusText);
-    err.info = j.error || {};
-    throw err;
-  }
-  return j;
-}
-
-async function api(path, body) {
-  const init = body === undefined ? {} : {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
-  };
-  return answer(await fetch(path, init));
-}
 
 // POST /api/predict: p(positive) and logits of many sentences for the current models.
 async function predict(sentences) {

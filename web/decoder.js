@@ -11,35 +11,6 @@ const NEG_RGB = [215, 50, 50];
 const REVEAL_MS = 180; // between two output words as they appear
 
 const dec = { models: [], data: null, step: 0, layer: -1, head: -1, prefix: [], seq: 0 };
-const $ = (id) => document.getElementById(id);
-
-function el(tag, props, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props || {})) {
-    if (k === 'text') e.textContent = v;
-    else if (k === 'class') e.className = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) e.append(c);
-  return e;
-}
-
-function rgba(rgb, a) {
-  const alpha = Math.max(0, Math.min(1, a));
-  return `rgba(${rgb[0]}, ${rgb[1]}, ${rgb[2]}, ${alpha.toFixed(3)})`;
-}
-
-async function api(path, body) {
-  const init = body === undefined ? {} : {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
-  };
-  const r = await fetch(path, init);
-  const j = await r.json();
-  if (!r.ok) throw new Error(j.error ? j.error.message : r.statusText);
-  return j;
-}
-
 // ---- the verdict --------------------------------------------------------------------------
 
 function model() {

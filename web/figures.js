@@ -4,17 +4,6 @@
 // images, links, `code`, **bold**, pipe tables, fenced code. Text goes in as textContent.
 'use strict';
 
-function el(tag, props, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props || {})) {
-    if (k === 'text') e.textContent = v;
-    else if (k === 'class') e.className = v;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) e.append(c);
-  return e;
-}
-
 async function text(path) {
   try {
     const r = await fetch(path);
