@@ -5,12 +5,12 @@
  *
  * Taking a task takes no lock: a run is published as one word (run number, task count, next
  * task) and a thread claims a task with a compare-and-swap on it; finishing one is an atomic
- * add. The mutex and condition variables are only for sleeping: a thread that runs out of work
- * spins for a few tens of microseconds (SPIN pause instructions) before it sleeps, so that the
- * short serial gaps between the runs of a training step (the loss, Adam) do not cost a sleep
- * and a wake-up each, and the caller only wakes the sleepers there are. (With a mutex around
- * every task taken and finished, two threads met on it often enough to make two to ten futex
- * calls and about two context switches per pool run: bench/README.md, "Threads".) */
+ * add. Task 0 is the caller's, published as taken. The mutex and condition variables are only
+ * for sleeping: a thread that runs out of work spins for up to SPIN pause instructions (~105 us
+ * measured on the 2-core EPYC) before it sleeps, so that the short serial gaps between the runs
+ * of a training step (the loss, Adam) do not cost a sleep and a wake-up each, and the caller
+ * wakes sleepers only when there are some. (With a mutex around every task taken and finished
+ * the threads also met there: bench/README.md, "Where the 2-thread runs' extra CPU goes".) */
 #include "attn_threads.h"
 
 #include <pthread.h>
@@ -27,7 +27,7 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-/* Pause instructions a waiting thread spins before sleeping (some tens of us on current x86);
+/* Pause instructions a waiting thread spins before sleeping (~52 ns each on the EPYC: ~105 us);
  * under AMD's default pause filter (3000 pauses in a row) so that a spinning virtual CPU does not
  * exit to the hypervisor. */
 #define SPIN 2000
