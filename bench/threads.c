@@ -237,6 +237,10 @@ static int parse(int argc, char **argv, bench_cfg *c) {
             return 2;
         }
     }
+    if (c->one_cpu && c->at < 2) {
+        fprintf(stderr, "threads: --one-cpu needs --at T with T >= 2 (the T-thread path)\n");
+        return 2;
+    }
     return -1;
 }
 
