@@ -1,13 +1,14 @@
 /* threads.c -- one run on N threads against the same run on 1: Transformer training
  * throughput, batched evaluation (batch 256) and explain with 64 integrated-gradient steps,
  * each as a speed-up ratio (the targets of issue 22: >= 1.7x, >= 1.8x, >= 1.7x at 2 threads),
- * after checking that the N-thread result is byte-identical to the 1-thread one. Medians of
- * --reps repetitions; prints ratios, asserts nothing about timings (a MISS does not fail).
+ * after checking that the N-thread result is byte-identical to the 1-thread one. The 1- and
+ * N-thread runs alternate, so each pair sees the same machine; the speed-up is the median of
+ * the --reps pairs' ratios; asserts nothing about timings (a MISS does not fail).
  * Then the load-independent part: each run once more on a measuring pool (attn_threads.h),
  * whose CPU-time trace gives the serial share and the speed-up the pieces allow, and the wall
  * time one pool run costs beyond its work.
  *
- *   build/bench/threads [--threads N] [--reps R] [--quick] [-h|--help]
+ *   build/bench/threads [--threads N] [--reps R] [--only ROWS] [--at T [--one-cpu]] [--quick]
  *
  * Exit status: 0 ok, 1 runtime error or results differing between thread counts, 2 usage.
  */
@@ -43,7 +44,12 @@ static double median(double *v, int n) {
 
 typedef struct bench_cfg {
     int threads, reps, train_n, eval_n, explain_n;
+    unsigned rows; /* bit k: run row k (--only) */
+    int at;        /* --at T: only the T-thread runs (0: both, compared) */
+    bool one_cpu;  /* --one-cpu: --at T's runs on the measuring pool (every task on one thread) */
 } bench_cfg;
+
+static const char *const ROW_KEYS[] = {"train", "eval", "lstm", "explain"};
 
 /* ---- training ----------------------------------------------------------------------------- */
 
@@ -114,13 +120,15 @@ static double explain_once(attn_model *m, const attn_dataset *d, int n, attn_poo
 typedef struct row {
     const char *name;
     double target, rate[2]; /* [0] 1 thread, [1] N threads: medians */
+    double speedup;         /* median of the pairs' ratios */
     bool identical;
     double cpu1;               /* CPU time of the 1-thread run (median) */
+    double cpu_ratio;          /* process CPU time, N-thread run over 1-thread run (medians) */
     attn_pool_trace one, many; /* the measuring pool's (1 thread posing as N) and the real pool's */
 } row;
 
 static void print_row(const row *r) {
-    const double ratio = r->rate[1] / r->rate[0];
+    const double ratio = r->speedup;
     printf("%-34s %10.1f %10.1f %8.2fx  >= %.1fx %-4s  %s\n", r->name, r->rate[0], r->rate[1],
            ratio, r->target, ratio >= r->target ? "PASS" : "MISS",
            r->identical ? "identical" : "DIFFERENT");
@@ -138,9 +146,9 @@ static void print_share(const row *r, int threads) {
     const double s = r->cpu1 > 0 ? o->serial_s / r->cpu1 : 0.0;
     const double amdahl = 1.0 / (s + (1.0 - s) / threads);
     const double sched = o->serial_s + o->span_s > 0 ? o->caller_s / (o->serial_s + o->span_s) : 0;
-    printf("%-34s %7.1f %% %9.2fx %9.2fx %10.2f %10.2f %8ld\n", r->name, 100.0 * s, amdahl, sched,
-           r->cpu1 > 0 ? o->caller_s / r->cpu1 : 0.0, o->task_s > 0 ? m->task_s / o->task_s : 0.0,
-           o->runs);
+    printf("%-34s %7.1f %% %9.2fx %9.2fx %10.2f %10.2f %10.2f %8ld\n", r->name, 100.0 * s, amdahl,
+           sched, r->cpu1 > 0 ? o->caller_s / r->cpu1 : 0.0,
+           o->task_s > 0 ? m->task_s / o->task_s : 0.0, r->cpu_ratio, o->runs);
 }
 
 static double thread_cpu_s(void) {
@@ -150,21 +158,29 @@ static double thread_cpu_s(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "Usage: threads [--threads N] [--reps R] [--quick]\n"
-               "\n"
-               "Speed-up of one run on N threads (default 2) over the same run on 1 thread:\n"
-               "Transformer training (one epoch of 8000 sentences), batched evaluation\n"
-               "(Transformer and LSTM, batch 256, 8000 sentences) and explain with 64\n"
-               "integrated-gradient steps (Transformer, 40 sentences). Each N-thread result is\n"
-               "checked byte for byte against the 1-thread one (and the run on a measuring pool).\n"
-               "Medians of R runs (default 3). Then, from CPU times (valid on a busy machine):\n"
-               "the serial share of each run, the speed-up it allows (Amdahl) and the one its\n"
-               "pieces allow, and the wall-time cost of one pool run.\n"
-               "--quick: smaller sets and one repetition (a smoke test; the ratios mean little).\n"
-               "Run on a quiet machine: other processes on the cores distort the ratios.\n"
-               "\n"
-               "Exit status: 0 ok (a MISSed target does not fail the run), 1 runtime error or\n"
-               "results that differ between thread counts, 2 usage error.\n");
+    fprintf(f,
+            "Usage: threads [--threads N] [--reps R] [--only ROWS] [--at T [--one-cpu]] [--quick]\n"
+            "\n"
+            "Speed-up of one run on N threads (default 2) over the same run on 1 thread:\n"
+            "Transformer training (one epoch of 8000 sentences), batched evaluation\n"
+            "(Transformer and LSTM, batch 256, 32000 sentences) and explain with 64\n"
+            "integrated-gradient steps (Transformer, 160 sentences). Each N-thread result is\n"
+            "checked byte for byte against the 1-thread one (and the run on a measuring pool).\n"
+            "The 1- and N-thread runs alternate (1, N, 1, N, ...); the speed-up is the median\n"
+            "of the R pairs' ratios (default R = 3). Then, from CPU times (valid on a busy\n"
+            "machine): the serial share of each run, the speed-up it allows (Amdahl) and the\n"
+            "one its pieces allow, the process CPU time of the N-thread run over the 1-thread\n"
+            "one, and the wall-time cost of one pool run.\n"
+            "--only ROWS: a comma-separated subset of train,eval,lstm,explain.\n"
+            "--at T: only the T-thread runs (T = 1: no pool), R of them, with their wall and\n"
+            "process CPU times and nothing compared (for perf stat / perf record).\n"
+            "--one-cpu: with --at T, the T-thread path with every task on the calling thread\n"
+            "(the measuring pool): its extra work without the threads.\n"
+            "--quick: smaller sets and one repetition (a smoke test; the ratios mean little).\n"
+            "Run on a quiet machine: other processes on the cores distort the ratios.\n"
+            "\n"
+            "Exit status: 0 ok (a MISSed target does not fail the run), 1 runtime error or\n"
+            "results that differ between thread counts, 2 usage error.\n");
 }
 
 static int parse(int argc, char **argv, bench_cfg *c) {
@@ -177,17 +193,42 @@ static int parse(int argc, char **argv, bench_cfg *c) {
             c->train_n = 1000;
             c->eval_n = 1024;
             c->explain_n = 8;
-        } else if ((strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "--reps") == 0) &&
+        } else if (strcmp(argv[i], "--one-cpu") == 0) {
+            c->one_cpu = true;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            c->rows = 0;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+                 tok = strtok_r(NULL, ",", &save)) {
+                int k = 0;
+                while (k < 4 && strcmp(tok, ROW_KEYS[k]) != 0) k++;
+                if (k == 4) {
+                    fprintf(stderr,
+                            "threads: --only takes train,eval,lstm,explain (comma-separated), "
+                            "got '%s'\n",
+                            tok);
+                    return 2;
+                }
+                c->rows |= 1u << k;
+            }
+            if (!c->rows) {
+                fprintf(stderr, "threads: --only needs at least one row\n");
+                return 2;
+            }
+        } else if ((strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "--reps") == 0 ||
+                    strcmp(argv[i], "--at") == 0) &&
                    i + 1 < argc) {
             char *end;
             long v = strtol(argv[i + 1], &end, 10);
-            const bool thr = strcmp(argv[i], "--threads") == 0;
-            if (*end || v < (thr ? 2 : 1) || v > (thr ? ATTN_MAX_THREADS : 100)) {
-                fprintf(stderr, "threads: %s needs an integer in %d..%d, got '%s'\n", argv[i],
-                        thr ? 2 : 1, thr ? ATTN_MAX_THREADS : 100, argv[i + 1]);
+            const bool thr = strcmp(argv[i], "--threads") == 0, at = strcmp(argv[i], "--at") == 0;
+            const long lo = thr ? 2 : 1, hi = thr || at ? ATTN_MAX_THREADS : 100;
+            if (*end || v < lo || v > hi) {
+                fprintf(stderr, "threads: %s needs an integer in %ld..%ld, got '%s'\n", argv[i], lo,
+                        hi, argv[i + 1]);
                 return 2;
             }
-            *(thr ? &c->threads : &c->reps) = (int)v;
+            *(thr ? &c->threads : at ? &c->at : &c->reps) = (int)v;
             i++;
         } else {
             fprintf(stderr,
@@ -195,6 +236,10 @@ static int parse(int argc, char **argv, bench_cfg *c) {
                     argv[i]);
             return 2;
         }
+    }
+    if (c->one_cpu && c->at < 2) {
+        fprintf(stderr, "threads: --one-cpu needs --at T with T >= 2 (the T-thread path)\n");
+        return 2;
     }
     return -1;
 }
@@ -242,15 +287,50 @@ static double run_work(const workload *w, const bench_data *d, attn_pool *pool, 
     return explain_once(w->m, d->test, d->explain_n, pool, out);
 }
 
+static double process_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One timed run: sentences/s, and the process's CPU time (every thread's) into *cpu. */
+static double timed_run(const workload *w, const bench_data *d, attn_pool *pool, void *out,
+                        double *cpu) {
+    const double c0 = process_cpu_s();
+    const double rate = run_work(w, d, pool, out);
+    *cpu = process_cpu_s() - c0;
+    return rate;
+}
+
+/* --at T: R runs of each selected row on T threads, nothing compared. */
+static void run_at(const bench_cfg *c, const workload *works, int n_work, const bench_data *bd,
+                   attn_pool *pool, attn_pool *measuring, char *out) {
+    if (c->one_cpu) pool = measuring;
+    printf("# threads: the runs on %d thread%s only%s, OpenBLAS %s kernels, %d repetitions\n",
+           c->at, c->at == 1 ? "" : "s", c->one_cpu ? " (every task on the calling thread)" : "",
+           attn_blas_corename(), c->reps);
+    printf("%-34s %12s %10s %10s\n", "run", "sentences/s", "wall s", "cpu s");
+    for (int k = 0; k < n_work; k++) {
+        if (!(c->rows >> k & 1)) continue;
+        for (int i = 0; i < c->reps; i++) {
+            double cpu;
+            const double t0 = now_s();
+            const double rate = timed_run(&works[k], bd, c->at > 1 ? pool : NULL, out, &cpu);
+            printf("%-34s %12.1f %10.3f %10.3f\n", works[k].name, rate, now_s() - t0, cpu);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
-    bench_cfg c = {2, 3, 8000, 8000, 40};
+    bench_cfg c = {2, 3, 8000, 32000, 160, 0xfu, 0, false};
     int rc = parse(argc, argv, &c);
     if (rc >= 0) return rc;
     attn_set_num_threads(1); /* one BLAS thread per product; the pool's threads are the others */
     attn_error err;
     attn_pool *pool = NULL, *measuring = NULL;
-    if (attn_pool_create(c.threads, &pool, &err) != ATTN_OK) die("pool", &err);
-    if (attn_pool_create_measuring(c.threads, &measuring, &err) != ATTN_OK) die("pool", &err);
+    if (attn_pool_create(c.at > 1 ? c.at : c.threads, &pool, &err) != ATTN_OK) die("pool", &err);
+    if (attn_pool_create_measuring(c.at > 1 ? c.at : c.threads, &measuring, &err) != ATTN_OK)
+        die("pool", &err);
     attn_dataset *train = NULL, *test = NULL;
     if (attn_data_generate(ATTN_SET_TRAIN, c.train_n, 1, &train, &err) != ATTN_OK)
         die("data", &err);
@@ -275,39 +355,50 @@ int main(int argc, char **argv) {
     for (int k = 0; k < N_WORK; k++) most = works[k].out_bytes > most ? works[k].out_bytes : most;
     double *t[2] = {malloc((size_t)c.reps * sizeof(double)),
                     malloc((size_t)c.reps * sizeof(double))};
-    double *cpu = malloc((size_t)c.reps * sizeof(double));
+    double *cpu[2] = {malloc((size_t)c.reps * sizeof(double)),
+                      malloc((size_t)c.reps * sizeof(double))};
+    double *ratio = malloc((size_t)c.reps * sizeof(double));
+    double *tcpu = malloc((size_t)c.reps * sizeof(double));
     char *out[3] = {malloc(most), malloc(most), malloc(most)};
-    if (!t[0] || !t[1] || !cpu || !out[0] || !out[1] || !out[2]) die("out of memory", NULL);
+    if (!t[0] || !t[1] || !cpu[0] || !cpu[1] || !ratio || !tcpu || !out[0] || !out[1] || !out[2])
+        die("out of memory", NULL);
 
+    int failures = 0;
+    if (c.at) {
+        run_at(&c, works, N_WORK, &bd, pool, measuring, out[0]);
+        goto done;
+    }
     printf("# threads: 1 vs %d threads on %d cores, OpenBLAS %s kernels, one BLAS thread per "
-           "product; medians of %d\n",
-           c.threads, attn_cores(), attn_blas_corename(), c.reps);
+           "product; %d pairs of runs (1, %d, 1, %d, ...): median rates, median of the pairs' "
+           "speed-ups\n",
+           c.threads, attn_cores(), attn_blas_corename(), c.reps, c.threads, c.threads);
     printf("%-34s %10s %10s %9s  %-12s %s\n", "run (sentences/s)", "1 thread",
            c.threads == 2 ? "2 threads" : "N threads", "speed-up", "target", "bytes");
     row rows[N_WORK];
-    int failures = 0;
     for (int k = 0; k < N_WORK; k++) {
         const workload *w = &works[k];
         row *r = &rows[k];
-        *r = (row){w->name, w->target, {0, 0}, true, 0.0, {0}, {0}};
-        for (int i = 0; i < c.reps; i++) {
+        *r = (row){w->name, w->target, {0, 0}, 0.0, true, 0.0, 0.0, {0}, {0}};
+        if (!(c.rows >> k & 1)) continue;
+        for (int i = 0; i < c.reps; i++) { /* interleaved: a pair sees the same machine */
             const double c0 = thread_cpu_s();
-            t[0][i] = run_work(w, &bd, NULL, out[0]);
-            cpu[i] = thread_cpu_s() - c0;
-        }
-        r->cpu1 = median(cpu, c.reps);
-        for (int i = 0; i < c.reps; i++) {
+            t[0][i] = timed_run(w, &bd, NULL, out[0], &cpu[0][i]);
+            tcpu[i] = thread_cpu_s() - c0;
             attn_pool_trace_start(pool);
-            t[1][i] = run_work(w, &bd, pool, out[1]);
+            t[1][i] = timed_run(w, &bd, pool, out[1], &cpu[1][i]);
             r->many = attn_pool_trace_read(pool);
+            ratio[i] = t[1][i] / t[0][i];
+            r->identical &= memcmp(out[0], out[1], w->out_bytes) == 0;
         }
+        r->cpu1 = median(tcpu, c.reps);
+        r->cpu_ratio = median(cpu[1], c.reps) / median(cpu[0], c.reps);
         attn_pool_trace_start(measuring);
         run_work(w, &bd, measuring, out[2]);
         r->one = attn_pool_trace_read(measuring);
         r->rate[0] = median(t[0], c.reps);
         r->rate[1] = median(t[1], c.reps);
-        r->identical =
-            memcmp(out[0], out[1], w->out_bytes) == 0 && memcmp(out[0], out[2], w->out_bytes) == 0;
+        r->speedup = median(ratio, c.reps);
+        r->identical &= memcmp(out[0], out[2], w->out_bytes) == 0;
         print_row(r);
         failures += !r->identical;
     }
@@ -315,18 +406,24 @@ int main(int argc, char **argv) {
            "1-thread run that is serial in the %d-thread one, the speed-up it allows (Amdahl), "
            "the speed-up the pieces allow (their CPU times scheduled on %d threads), the "
            "%d-thread path's CPU time on one thread over the 1-thread run's, the tasks' CPU time "
-           "on %d real threads over one (1.00 = no cost), pool runs\n",
-           c.threads, c.threads, c.threads, c.threads);
-    printf("%-34s %9s %10s %10s %10s %10s %8s\n", "run", "serial", "amdahl", "tasks", "path cpu",
-           "task cpu", "runs");
-    for (int k = 0; k < N_WORK; k++) print_share(&rows[k], c.threads);
+           "on %d real threads over one, the %d-thread runs' process CPU time (all threads, "
+           "waiting included) over the 1-thread runs' (1.00 = no cost), pool runs\n",
+           c.threads, c.threads, c.threads, c.threads, c.threads);
+    printf("%-34s %9s %10s %10s %10s %10s %10s %8s\n", "run", "serial", "amdahl", "tasks",
+           "path cpu", "task cpu", "cpu N/1", "runs");
+    for (int k = 0; k < N_WORK; k++)
+        if (c.rows >> k & 1) print_share(&rows[k], c.threads);
     printf("\npool run of %d tasks of 20 us: %.1f us beyond the work (waking, waiting; wall "
            "time)\n",
            c.threads, pool_overhead_us(pool));
 
+done:
     free(t[0]);
     free(t[1]);
-    free(cpu);
+    free(cpu[0]);
+    free(cpu[1]);
+    free(ratio);
+    free(tcpu);
     for (int i = 0; i < 3; i++) free(out[i]);
     attn_model_free(tf);
     attn_model_free(lstm);

@@ -54,6 +54,56 @@ START_TEST(test_pool_runs_each_task_once) {
 }
 END_TEST
 
+typedef struct many_ctx {
+    int *calls;          /* [n] times each task ran (tasks of one run run concurrently) */
+    int task0_elsewhere; /* task 0 ran on a worker other than the caller's thread */
+    int bad_worker, threads;
+} many_ctx;
+
+static void many_task(void *vc, int task, int worker) {
+    many_ctx *c = vc;
+    __atomic_add_fetch(&c->calls[task], 1, __ATOMIC_RELAXED);
+    if (task == 0 && worker != 0) __atomic_store_n(&c->task0_elsewhere, 1, __ATOMIC_RELAXED);
+    if (worker < 0 || worker >= c->threads) __atomic_store_n(&c->bad_worker, 1, __ATOMIC_RELAXED);
+}
+
+/* Thousands of short runs back to back (the threads claim tasks without a lock, and a thread of
+ * one run may still be looking for work when the next is published), and a run of more tasks
+ * than one published run holds (65,535): every task once, in every run, and task 0 always on
+ * the caller's thread (worker 0: a training step's micro-batch 0 keeps its core). */
+START_TEST(test_pool_many_runs) {
+    enum { BIG = 70000 };
+    int *calls = calloc(BIG, sizeof *calls);
+    ck_assert_ptr_nonnull(calls);
+    for (int n = 2; n <= 4; n++) {
+        attn_pool *p = pool_of(n);
+        for (int rep = 0; rep < 20000; rep++) {
+            const int tasks = 1 + rep % 5;
+            many_ctx c = {calls, 0, 0, n};
+            attn_pool_run(p, tasks, many_task, &c);
+            for (int i = 0; i < tasks; i++) {
+                ck_assert_msg(calls[i] == 1, "%d threads, run %d: task %d ran %d times", n, rep, i,
+                              calls[i]);
+                calls[i] = 0;
+            }
+            ck_assert_msg(!c.task0_elsewhere, "%d threads, run %d: task 0 not on the caller", n,
+                          rep);
+            ck_assert(!c.bad_worker);
+        }
+        many_ctx c = {calls, 0, 0, n};
+        attn_pool_run(p, BIG, many_task, &c);
+        for (int i = 0; i < BIG; i++) {
+            ck_assert_msg(calls[i] == 1, "%d threads, %d tasks: task %d ran %d times", n, BIG, i,
+                          calls[i]);
+            calls[i] = 0;
+        }
+        ck_assert(!c.bad_worker);
+        attn_pool_free(p);
+    }
+    free(calls);
+}
+END_TEST
+
 /* A task that burns CPU for a while (the measuring pool times it). */
 static void busy_task(void *vc, int task, int worker) {
     count_ctx *c = vc;
@@ -323,6 +373,7 @@ int main(void) {
     TCase *tc = tcase_create("threads");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_pool_runs_each_task_once);
+    tcase_add_test(tc, test_pool_many_runs);
     tcase_add_test(tc, test_pool_measuring);
     tcase_add_test(tc, test_micro_batch_rule);
     tcase_add_test(tc, test_training_same_for_every_thread_count);
