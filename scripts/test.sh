@@ -30,7 +30,8 @@ stage_done "sanitizer build"
 # (they test numbers and pages, not memory), "slow" (minutes under the sanitizers) and "nosan"
 # (CLI runs whose library code other tests run under the sanitizers: tests/*/extra.cmake names
 # them; docs/testing.md). Two tests per core: the socket and CLI tests spend part of their time
-# waiting on servers and child processes (68 s at -j2, 56-65 s at -j4 on 2 idle cores).
+# waiting on servers and child processes. Its CPU time (docs/testing.md, "Times") is what bounds
+# it on 2 cores: keep new tests small under ATTN_TEST_SMALL.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$((jobs * 2))" -LE 'slow|torch|browser|nosan')
 stage_done "sanitizer tests"
 

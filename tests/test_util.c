@@ -164,8 +164,10 @@ static bool kink_matches(tu_scalar_fn f, void *ctx, float saved, float h, double
 void tu_check_grad(const char *what, tu_scalar_fn f, void *ctx, float *x, const float *grad,
                    size_t n, float h, double atol, double rtol) {
     double worst = 0.0;
-    size_t kinks = 0, max_kinks = n / 4 + 1;
-    for (size_t i = 0; i < n; i++) {
+    const size_t checked = tu_small() && n > 64 ? 64 : n;
+    size_t kinks = 0, max_kinks = checked / 4 + 1;
+    for (size_t k = 0; k < checked; k++) {
+        const size_t i = checked == n ? k : k * (n - 1) / (checked - 1);
         float saved = x[i];
         x[i] = saved + h;
         double fp = f(ctx);
@@ -186,7 +188,8 @@ void tu_check_grad(const char *what, tu_scalar_fn f, void *ctx, float *x, const 
         ck_assert_msg(err <= lim, "%s: d[%zu] analytic %.9g vs numeric %.9g (|diff| %.3g > %.3g)",
                       what, i, ana, num, err, lim);
     }
-    printf("  %-44s n=%-6zu finite differences ok (worst %.2f of tolerance", what, n, worst);
+    printf("  %-44s n=%-6zu finite differences ok (%zu checked, worst %.2f of tolerance", what, n,
+           checked, worst);
     if (kinks) printf("; %zu at a kink matched a one-sided difference", kinks);
     printf(")\n");
 }

@@ -137,9 +137,7 @@ attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_
     if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a model");
     m->vt = vt_for(cfg->arch);
     m->cfg = *cfg;
-    m->n_specs = m->vt->specs(cfg, m->specs);
-    st = attn_param_table_create(m->specs, m->n_specs, m->offsets, seed, &m->params, &m->n_params,
-                                 err);
+    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, err);
     if (st == ATTN_OK) st = m->vt->setup(m, err);
     if (st != ATTN_OK) {
         attn_model_free(m);
@@ -155,12 +153,7 @@ attn_status attn_model_replica(attn_model *m, attn_model **out, attn_error *err)
     if (!r) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a model replica");
     r->vt = m->vt;
     r->cfg = m->cfg;
-    r->n_specs = m->n_specs;
-    memcpy(r->specs, m->specs, sizeof r->specs);
-    memcpy(r->offsets, m->offsets, sizeof r->offsets);
-    r->n_params = m->n_params;
-    r->params = m->params; /* the views setup makes point into m's parameters */
-    r->params_borrowed = true;
+    r->layout = attn_param_layout_borrow(&m->layout); /* setup's views point into m's params */
     attn_status st = r->vt->setup(r, err);
     if (st != ATTN_OK) {
         attn_model_free(r);
@@ -173,8 +166,7 @@ attn_status attn_model_replica(attn_model *m, attn_model **out, attn_error *err)
 void attn_model_free(attn_model *m) {
     if (!m) return;
     if (m->vt && m->impl) m->vt->destroy(m);
-    if (!m->params_borrowed) free(m->params);
-    free(m->grads);
+    attn_param_layout_free(&m->layout);
     free(m);
 }
 
@@ -232,9 +224,9 @@ attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits
 }
 
 attn_status attn_model_grads_alloc(attn_model *m, attn_error *err) {
-    if (m->grads) return ATTN_OK;
-    attn_status st = attn_param_table_grads(&m->grads, m->n_params, err);
-    if (st == ATTN_OK) m->vt->set_grads(m);
+    bool fresh;
+    attn_status st = attn_param_layout_grads(&m->layout, &fresh, err);
+    if (st == ATTN_OK && fresh) m->vt->set_grads(m);
     return st;
 }
 
@@ -247,32 +239,22 @@ attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float 
 }
 
 void attn_model_zero_grad(attn_model *m) {
-    if (m->grads) memset(m->grads, 0, m->n_params * sizeof(float));
+    attn_param_layout_zero_grads(&m->layout);
 }
 
 /* ---- tensor accessors ------------------------------------------------------------------- */
 
 const float *attn_model_params_const(const attn_model *m) {
-    return m->params;
+    return m->layout.params;
 }
 const float *attn_model_grads_const(const attn_model *m) {
-    return m->grads;
+    return m->layout.grads;
 }
 
 ATTN_PARAM_ACCESSORS(attn_model, attn_model)
 
 attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error *err) {
-    const float *base = grads ? m->grads : m->params;
-    if (!base) return ATTN_OK;
-    for (size_t i = 0; i < m->n_specs; i++) {
-        for (size_t j = m->offsets[i]; j < m->offsets[i + 1]; j++) {
-            if (!isfinite(base[j]))
-                return attn_errorf(err, ATTN_ERR_VALUE, "%s of \"%s\" holds %s at index %zu",
-                                   grads ? "gradient" : "parameter", m->specs[i].name,
-                                   isnan(base[j]) ? "NaN" : "Inf", j - m->offsets[i]);
-        }
-    }
-    return ATTN_OK;
+    return attn_param_layout_check_finite(&m->layout, grads, err);
 }
 
 /* ---- looking inside a batch-1 forward (attn.h) ------------------------------------------- */

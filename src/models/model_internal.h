@@ -1,10 +1,11 @@
 /* model_internal.h -- struct attn_model, the per-architecture vtable and parameter specs.
  *
  * One factory (model.c) turns an architecture's spec table (state_dict names, shapes and
- * PyTorch init rules, in state_dict order) into offsets into one flat params array and one
- * flat grads array. JSON I/O, Adam, NaN scans and checkpoints loop over the table and contain
- * no model-specific code. Each architecture file (rnn.c, lstm.c, transformer.c) provides the
- * vtable below and keeps its named views and activation arena in m->impl.
+ * PyTorch init rules, in state_dict order) into a parameter layout (attn_param_layout, shared
+ * with the seq2seq factory): offsets into one flat params array and one flat grads array. JSON I/O,
+ * Adam, NaN scans and checkpoints loop over the table and contain no model-specific code. Each
+ * architecture file (rnn.c, lstm.c, transformer.c) provides the vtable below and keeps its named
+ * views and activation arena in m->impl.
  */
 #ifndef ATTN_MODEL_INTERNAL_H
 #define ATTN_MODEL_INTERNAL_H
@@ -30,6 +31,35 @@ typedef struct attn_param_spec {
 
 /* transformer: 12 tensors per layer + 6; recurrent: 4 per layer + 3 */
 #define ATTN_MAX_SPECS (12 * ATTN_TRANSFORMER_MAX_LAYERS + 6)
+/* The bound of the layout both factories share: the larger one, seq2seq's (seq2seq_internal.h). */
+#define ATTN_PARAM_MAX_SPECS (10 + 30 * ATTN_TRANSFORMER_MAX_LAYERS)
+_Static_assert(ATTN_MAX_SPECS <= ATTN_PARAM_MAX_SPECS, "the shared layout holds every spec");
+
+/* The parameter layout (param_table.c), one struct that the classifier (struct attn_model) and
+ * the seq2seq model (struct attn_seq2seq) both embed: the spec table in state_dict order, its
+ * offsets into one flat params array and one flat grads array, and the two arrays. offsets[i] is
+ * tensor i's first float in params and grads alike, offsets[n_specs] the total (n_params). */
+#define ATTN_PARAM_LAYOUT_FIELDS                                                                   \
+    attn_param_spec specs[ATTN_PARAM_MAX_SPECS];                                                   \
+    size_t n_specs;                                                                                \
+    size_t offsets[ATTN_PARAM_MAX_SPECS + 1];                                                      \
+    float *params; /* [n_params] */                                                                \
+    float *grads;  /* [n_params], NULL until the first backward */                                 \
+    size_t n_params;                                                                               \
+    bool params_borrowed; /* params are another model's (attn_model_replica): not freed */
+typedef struct attn_param_layout {
+    ATTN_PARAM_LAYOUT_FIELDS
+} attn_param_layout;
+/* The member a model struct embeds: `layout` for the attn_param_layout functions, and the same
+ * fields by their own names (m->params, m->grads, m->specs...) for the architecture files. Both
+ * name one object (C11 anonymous struct in a union, the same member list). */
+#define ATTN_PARAM_LAYOUT_MEMBER                                                                   \
+    union {                                                                                        \
+        attn_param_layout layout;                                                                  \
+        struct {                                                                                   \
+            ATTN_PARAM_LAYOUT_FIELDS                                                               \
+        };                                                                                         \
+    }
 
 typedef struct attn_model_vt {
     const char *kind; /* "rnn" | "lstm" | "transformer" */
@@ -59,14 +89,8 @@ typedef struct attn_model_vt {
 struct attn_model {
     const attn_model_vt *vt;
     attn_model_config cfg;
-    attn_param_spec specs[ATTN_MAX_SPECS];
-    size_t n_specs;
-    size_t offsets[ATTN_MAX_SPECS + 1]; /* offsets[i] into params AND grads; [n_specs] = total */
-    float *params;                      /* [n_params] */
-    float *grads;                       /* [n_params], NULL until the first backward */
-    size_t n_params;
-    bool params_borrowed; /* a replica (attn_model_replica): params are another model's */
-    void *impl;           /* per-architecture views and activation arena */
+    ATTN_PARAM_LAYOUT_MEMBER; /* specs, offsets, params, grads */
+    void *impl;               /* per-architecture views and activation arena */
 };
 
 /* The vtable of a recurrent cell's model: its own specs and setup (which pass the cell to
@@ -183,71 +207,67 @@ bool attn_transformer_input_grad(const attn_model *m, int i, float *d_x);
 /* Layer `layer`'s probabilities [NH, S, S] of the last batch-1 forward (NULL if B > 1). */
 const float *attn_transformer_probs(const attn_model *m, int layer, int *S);
 
-/* ---- the parameter table both factories share (param_table.c) -------------------------------
- * A spec table in state_dict order and its offsets into one flat array (params and grads alike):
- * offsets[i] is tensor i's first float, offsets[n_specs] the total. */
-typedef struct attn_param_table {
-    const attn_param_spec *specs;
-    const size_t *offsets; /* [n_specs + 1] */
-    size_t n_specs;
-} attn_param_table;
+/* ---- the parameter layout both factories share (param_table.c) ---------------------------- */
 
 /* Floats of all n_specs tensors together. */
 size_t attn_param_table_count(const attn_param_spec *specs, size_t n_specs);
-/* Fills offsets[n_specs + 1], allocates *params [*n_params] and initialises it from seed. */
-attn_status attn_param_table_create(const attn_param_spec *specs, size_t n_specs, size_t *offsets,
-                                    uint64_t seed, float **params, size_t *n_params,
-                                    attn_error *err);
-/* Every tensor in state_dict order, element by element, from one stream (PyTorch's rules). */
-void attn_param_table_init(attn_param_table t, float *params, uint64_t seed);
-/* *grads = n_params zeros. */
-attn_status attn_param_table_grads(float **grads, size_t n_params, attn_error *err);
+/* l->specs holds n_specs tensors: fills the rest of *l, allocates its params and initialises
+ * them from seed (every tensor in state_dict order, element by element, from one stream, by
+ * PyTorch's rules). */
+attn_status attn_param_layout_create(attn_param_layout *l, size_t n_specs, uint64_t seed,
+                                     attn_error *err);
+/* A copy of *l whose params are l's (borrowed: attn_param_layout_free leaves them), no grads. */
+attn_param_layout attn_param_layout_borrow(const attn_param_layout *l);
+void attn_param_layout_free(attn_param_layout *l); /* params (unless borrowed) and grads */
+/* l->grads = n_params zeros, if l has no grads yet; *fresh says whether it had to allocate
+ * them (the caller then points its gradient views at them). */
+attn_status attn_param_layout_grads(attn_param_layout *l, bool *fresh, attn_error *err);
+void attn_param_layout_zero_grads(attn_param_layout *l);
+/* ATTN_ERR_VALUE naming the tensor and index of the first NaN or Inf in params (or grads). */
+attn_status attn_param_layout_check_finite(const attn_param_layout *l, bool grads, attn_error *err);
 /* Tensor i's name (NULL past the end), shape (returns ndim, 0 past the end) and size. */
-const char *attn_param_table_name(attn_param_table t, size_t i);
-int attn_param_table_shape(attn_param_table t, size_t i, int shape[4]);
-size_t attn_param_table_numel(attn_param_table t, size_t i);
+const char *attn_param_layout_name(const attn_param_layout *l, size_t i);
+int attn_param_layout_shape(const attn_param_layout *l, size_t i, int shape[4]);
+size_t attn_param_layout_numel(const attn_param_layout *l, size_t i);
 /* Index of tensor `name`, -1 if absent; its first float in base, NULL if absent or base NULL. */
-long attn_param_table_find(attn_param_table t, const char *name);
-float *attn_param_table_view(attn_param_table t, float *base, const char *name);
+long attn_param_layout_find(const attn_param_layout *l, const char *name);
+float *attn_param_layout_view(const attn_param_layout *l, float *base, const char *name);
 
-/* The tensor accessors of a model struct with the fields specs, offsets, n_specs, n_params,
- * params and grads, written once for both factories: ATTN_PARAM_ACCESSORS(attn_model, attn_model)
- * in model.c and (attn_seq2seq, attn_seq2seq) in seq2seq.c define <prefix>_n_params, _params,
- * _grads, _tensor_count, _tensor_name, _tensor_shape, _tensor_offset, _tensor_numel and
- * _tensor_find (the public headers' contracts) and the internal <prefix>_view. */
+/* The public tensor accessors of a model struct that embeds ATTN_PARAM_LAYOUT_MEMBER, written
+ * once for both factories: ATTN_PARAM_ACCESSORS(attn_model, attn_model) in model.c and
+ * (attn_seq2seq, attn_seq2seq) in seq2seq.c define <prefix>_n_params, _params, _grads,
+ * _tensor_count, _tensor_name, _tensor_shape, _tensor_offset, _tensor_numel and _tensor_find
+ * (the public headers' contracts) and the internal <prefix>_view. */
 #define ATTN_PARAM_ACCESSORS(prefix, type)                                                         \
-    static attn_param_table prefix##_table(const type *m) {                                        \
-        return (attn_param_table){m->specs, m->offsets, m->n_specs};                               \
-    }                                                                                              \
     size_t prefix##_n_params(const type *m) {                                                      \
-        return m->n_params;                                                                        \
+        return m->layout.n_params;                                                                 \
     }                                                                                              \
     float *prefix##_params(type *m) {                                                              \
-        return m->params;                                                                          \
+        return m->layout.params;                                                                   \
     }                                                                                              \
     float *prefix##_grads(type *m) {                                                               \
-        return m->grads;                                                                           \
+        return m->layout.grads;                                                                    \
     }                                                                                              \
     size_t prefix##_tensor_count(const type *m) {                                                  \
-        return m->n_specs;                                                                         \
+        return m->layout.n_specs;                                                                  \
     }                                                                                              \
     const char *prefix##_tensor_name(const type *m, size_t i) {                                    \
-        return attn_param_table_name(prefix##_table(m), i);                                        \
+        return attn_param_layout_name(&m->layout, i);                                              \
     }                                                                                              \
     int prefix##_tensor_shape(const type *m, size_t i, int shape[4]) {                             \
-        return attn_param_table_shape(prefix##_table(m), i, shape);                                \
+        return attn_param_layout_shape(&m->layout, i, shape);                                      \
     }                                                                                              \
     size_t prefix##_tensor_offset(const type *m, size_t i) {                                       \
-        return m->offsets[i];                                                                      \
+        return m->layout.offsets[i];                                                               \
     }                                                                                              \
     size_t prefix##_tensor_numel(const type *m, size_t i) {                                        \
-        return attn_param_table_numel(prefix##_table(m), i);                                       \
+        return attn_param_layout_numel(&m->layout, i);                                             \
     }                                                                                              \
     long prefix##_tensor_find(const type *m, const char *name) {                                   \
-        return attn_param_table_find(prefix##_table(m), name);                                     \
+        return attn_param_layout_find(&m->layout, name);                                           \
     }                                                                                              \
     float *prefix##_view(type *m, float *base, const char *name) {                                 \
-        return attn_param_table_view(prefix##_table(m), base, name);                               \
+        return attn_param_layout_view(&m->layout, base, name);                                     \
     }
 
 /* Range check of an int config field, for the config validators (model.c, seq2seq.c): returns

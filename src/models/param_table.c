@@ -1,6 +1,7 @@
-/* param_table.c -- the parameter layout both factories share (model.c for the classifiers,
- * seq2seq.c for the seq2seq models): offsets from a spec table, PyTorch-style initialisation in
- * state_dict order, and the lookups behind the public tensor accessors. */
+/* param_table.c -- the parameter layout both factories embed (model.c for the classifiers,
+ * seq2seq.c for the seq2seq models): offsets from a spec table, the flat params and grads,
+ * PyTorch-style initialisation in state_dict order, and the lookups behind the public tensor
+ * accessors and the architectures' named views. */
 #include "model_internal.h"
 
 #include <math.h>
@@ -52,52 +53,91 @@ static void init_tensor(const attn_param_spec *s, float *p, attn_rng *rng) {
     }
 }
 
-void attn_param_table_init(attn_param_table t, float *params, uint64_t seed) {
+static void init_params(const attn_param_layout *l, uint64_t seed) {
     attn_rng rng = attn_rng_seed(seed);
-    for (size_t i = 0; i < t.n_specs; i++) init_tensor(&t.specs[i], params + t.offsets[i], &rng);
+    for (size_t i = 0; i < l->n_specs; i++)
+        init_tensor(&l->specs[i], l->params + l->offsets[i], &rng);
 }
 
-const char *attn_param_table_name(attn_param_table t, size_t i) {
-    return i < t.n_specs ? t.specs[i].name : NULL;
+attn_status attn_param_layout_create(attn_param_layout *l, size_t n_specs, uint64_t seed,
+                                     attn_error *err) {
+    l->n_specs = n_specs;
+    l->offsets[0] = 0;
+    for (size_t i = 0; i < n_specs; i++)
+        l->offsets[i + 1] = l->offsets[i] + spec_numel(&l->specs[i]);
+    l->n_params = l->offsets[n_specs];
+    l->grads = NULL;
+    l->params_borrowed = false;
+    l->params = malloc(l->n_params * sizeof(float));
+    if (!l->params)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters", l->n_params);
+    init_params(l, seed);
+    return ATTN_OK;
 }
 
-int attn_param_table_shape(attn_param_table t, size_t i, int shape[4]) {
-    if (i >= t.n_specs) return 0;
-    for (int d = 0; d < 4; d++) shape[d] = d < t.specs[i].ndim ? t.specs[i].shape[d] : 0;
-    return t.specs[i].ndim;
+attn_param_layout attn_param_layout_borrow(const attn_param_layout *l) {
+    attn_param_layout copy = *l;
+    copy.grads = NULL;
+    copy.params_borrowed = true;
+    return copy;
 }
 
-size_t attn_param_table_numel(attn_param_table t, size_t i) {
-    return t.offsets[i + 1] - t.offsets[i];
+void attn_param_layout_free(attn_param_layout *l) {
+    if (!l->params_borrowed) free(l->params);
+    free(l->grads);
+    l->params = l->grads = NULL;
 }
 
-long attn_param_table_find(attn_param_table t, const char *name) {
-    for (size_t i = 0; i < t.n_specs; i++)
-        if (strcmp(t.specs[i].name, name) == 0) return (long)i;
+attn_status attn_param_layout_grads(attn_param_layout *l, bool *fresh, attn_error *err) {
+    *fresh = false;
+    if (l->grads) return ATTN_OK;
+    l->grads = calloc(l->n_params, sizeof(float));
+    if (!l->grads)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", l->n_params);
+    *fresh = true;
+    return ATTN_OK;
+}
+
+void attn_param_layout_zero_grads(attn_param_layout *l) {
+    if (l->grads) memset(l->grads, 0, l->n_params * sizeof(float));
+}
+
+attn_status attn_param_layout_check_finite(const attn_param_layout *l, bool grads,
+                                           attn_error *err) {
+    const float *base = grads ? l->grads : l->params;
+    if (!base) return ATTN_OK;
+    for (size_t i = 0; i < l->n_specs; i++) {
+        for (size_t j = l->offsets[i]; j < l->offsets[i + 1]; j++) {
+            if (!isfinite(base[j]))
+                return attn_errorf(err, ATTN_ERR_VALUE, "%s of \"%s\" holds %s at index %zu",
+                                   grads ? "gradient" : "parameter", l->specs[i].name,
+                                   isnan(base[j]) ? "NaN" : "Inf", j - l->offsets[i]);
+        }
+    }
+    return ATTN_OK;
+}
+
+const char *attn_param_layout_name(const attn_param_layout *l, size_t i) {
+    return i < l->n_specs ? l->specs[i].name : NULL;
+}
+
+int attn_param_layout_shape(const attn_param_layout *l, size_t i, int shape[4]) {
+    if (i >= l->n_specs) return 0;
+    for (int d = 0; d < 4; d++) shape[d] = d < l->specs[i].ndim ? l->specs[i].shape[d] : 0;
+    return l->specs[i].ndim;
+}
+
+size_t attn_param_layout_numel(const attn_param_layout *l, size_t i) {
+    return l->offsets[i + 1] - l->offsets[i];
+}
+
+long attn_param_layout_find(const attn_param_layout *l, const char *name) {
+    for (size_t i = 0; i < l->n_specs; i++)
+        if (strcmp(l->specs[i].name, name) == 0) return (long)i;
     return -1;
 }
 
-float *attn_param_table_view(attn_param_table t, float *base, const char *name) {
-    const long i = attn_param_table_find(t, name);
-    return i < 0 || !base ? NULL : base + t.offsets[i];
-}
-
-attn_status attn_param_table_create(const attn_param_spec *specs, size_t n_specs, size_t *offsets,
-                                    uint64_t seed, float **params, size_t *n_params,
-                                    attn_error *err) {
-    offsets[0] = 0;
-    for (size_t i = 0; i < n_specs; i++) offsets[i + 1] = offsets[i] + spec_numel(&specs[i]);
-    *n_params = offsets[n_specs];
-    *params = malloc(*n_params * sizeof(float));
-    if (!*params)
-        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters", *n_params);
-    attn_param_table_init((attn_param_table){specs, offsets, n_specs}, *params, seed);
-    return ATTN_OK;
-}
-
-attn_status attn_param_table_grads(float **grads, size_t n_params, attn_error *err) {
-    *grads = calloc(n_params, sizeof(float));
-    if (!*grads)
-        return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", n_params);
-    return ATTN_OK;
+float *attn_param_layout_view(const attn_param_layout *l, float *base, const char *name) {
+    const long i = attn_param_layout_find(l, name);
+    return i < 0 || !base ? NULL : base + l->offsets[i];
 }

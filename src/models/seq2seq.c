@@ -116,9 +116,7 @@ attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, a
     if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a seq2seq model");
     m->vt = vt_for(cfg->arch);
     m->cfg = *cfg;
-    m->n_specs = m->vt->specs(cfg, m->specs);
-    st = attn_param_table_create(m->specs, m->n_specs, m->offsets, seed, &m->params, &m->n_params,
-                                 err);
+    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, err);
     if (st == ATTN_OK) st = m->vt->setup(m, err);
     if (st != ATTN_OK) {
         attn_seq2seq_free(m);
@@ -131,8 +129,7 @@ attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, a
 void attn_seq2seq_free(attn_seq2seq *m) {
     if (!m) return;
     if (m->vt && m->impl) m->vt->destroy(m);
-    free(m->params);
-    free(m->grads);
+    attn_param_layout_free(&m->layout);
     free(m);
 }
 
@@ -191,17 +188,16 @@ attn_status attn_seq2seq_forward(attn_seq2seq *m, const attn_s2s_batch *b, float
 attn_status attn_seq2seq_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits,
                                   attn_error *err) {
     if (!d_logits) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_backward: NULL d_logits");
-    if (!m->grads) {
-        attn_status st = attn_param_table_grads(&m->grads, m->n_params, err);
-        if (st != ATTN_OK) return st;
-        m->vt->set_grads(m);
-    }
+    bool fresh;
+    attn_status st = attn_param_layout_grads(&m->layout, &fresh, err);
+    if (st != ATTN_OK) return st;
+    if (fresh) m->vt->set_grads(m);
     m->vt->backward(m, b, d_logits);
     return ATTN_OK;
 }
 
 void attn_seq2seq_zero_grad(attn_seq2seq *m) {
-    if (m->grads) memset(m->grads, 0, m->n_params * sizeof(float));
+    attn_param_layout_zero_grads(&m->layout);
 }
 
 attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int n_src, int max_out,

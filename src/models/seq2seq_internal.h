@@ -1,7 +1,8 @@
 /* seq2seq_internal.h -- struct attn_seq2seq and the vtable of its architectures (seq2seq.c is
  * the factory: config, spec table, flat parameters, init, accessors; seq2seq_transformer.c the
- * encoder-decoder Transformer). The layout is the classifiers' (model_internal.h): one spec per
- * state_dict tensor, one flat params array and one flat grads array with the same offsets. */
+ * encoder-decoder Transformer). The parameter layout is the classifiers' struct
+ * (attn_param_layout, model_internal.h): one spec per state_dict tensor, one flat params array
+ * and one flat grads array with the same offsets. */
 #ifndef ATTN_SEQ2SEQ_INTERNAL_H
 #define ATTN_SEQ2SEQ_INTERNAL_H
 
@@ -12,6 +13,7 @@
  * decoder.norm 2, head 2 */
 #define ATTN_S2S_MAX_SPECS                                                                         \
     (8 + 12 * ATTN_TRANSFORMER_MAX_LAYERS + 18 * ATTN_TRANSFORMER_MAX_LAYERS + 2)
+_Static_assert(ATTN_S2S_MAX_SPECS <= ATTN_PARAM_MAX_SPECS, "the shared layout holds every spec");
 
 /* How a decoding step picks the next token from its logits [V]: greedy (argmax) or a sampler. */
 typedef struct attn_s2s_chooser {
@@ -44,11 +46,7 @@ typedef struct attn_s2s_vt {
 struct attn_seq2seq {
     const attn_s2s_vt *vt;
     attn_seq2seq_config cfg;
-    attn_param_spec specs[ATTN_S2S_MAX_SPECS];
-    size_t n_specs;
-    size_t offsets[ATTN_S2S_MAX_SPECS + 1]; /* into params AND grads */
-    float *params, *grads;                  /* [n_params]; grads NULL until the first backward */
-    size_t n_params;
+    ATTN_PARAM_LAYOUT_MEMBER; /* specs, offsets, params, grads (model_internal.h) */
     void *impl;
     /* NULL, or [S, E] set by the caller before a B = 1 backward: the backward then writes
      * d loss / d (the source embedding row looked up at each position), E = the source

@@ -5,6 +5,28 @@
  * errors. */
 #include "cli_harness.h"
 
+/* `attn train args... NULL`; in the sanitizer build (tu_small) with a tiny seq2seq-transformer
+ * (width 8, 1 head, feed-forward 16, one layer each side): the same command, training,
+ * checkpoint and report code on a fraction of the arithmetic. */
+static run_result train_run(const char *first, ...) {
+    static const char *const tiny[] = {"--embed-dim", "8", "--heads",      "1", "--ffn", "16",
+                                       "--layers",    "1", "--dec-layers", "1"};
+    char *args[64];
+    int n = 0;
+    args[n++] = "train";
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) {
+        ck_assert(n < 50);
+        args[n++] = (char *)a;
+    }
+    va_end(ap);
+    for (size_t i = 0; tu_small() && i < sizeof tiny / sizeof tiny[0]; i++)
+        args[n++] = (char *)tiny[i];
+    args[n] = NULL;
+    return run_argv(NULL, args);
+}
+
 START_TEST(test_data_compose_targets_are_data) {
     run_result a =
         run(NULL, "data", "--task", "compose", "--set", "fill4", "--n", "40", "--seed", "4", NULL);
@@ -37,8 +59,8 @@ END_TEST
 
 START_TEST(test_train_generate_reproduce) {
     const char *w = tmp_path("compose.json");
-    run_result t = run(NULL, "train", "--model", "seq2seq-transformer", "--task", "compose",
-                       "--epochs", "1", "--train-size", "300", "--holdout", "50", "--out", w, NULL);
+    run_result t = train_run("--model", "seq2seq-transformer", "--task", "compose", "--epochs", "1",
+                             "--train-size", "300", "--holdout", "50", "--out", w, NULL);
     expect(&t, "train compose", 0, "held-out loss", NULL);
     ck_assert_msg(strstr(t.out, "fill8      loss per target token ") &&
                       strstr(t.out, "samples    grammatical ") && strstr(t.out, "(400 samples)"),
@@ -100,13 +122,19 @@ static const char *numbers_of_row(const char *out) {
     return row;
 }
 
-/* attn eval --data on the pairs attn data --task prints scores them as --set does. */
+/* attn eval --data on the pairs attn data --task prints scores them as --set does (on a short
+ * run's weights; in the sanitizer build (tu_small) on the committed seed-1 weights instead, the
+ * same eval code without a training run). */
 START_TEST(test_eval_data_equals_eval_set) {
     for (int t = 0; t < 2; t++) {
         const char *task = t ? "compose" : "rewrite", *w = tmp_path(t ? "c.json" : "r.json");
-        run_result tr =
-            run(NULL, "train", "--model", "seq2seq-transformer", "--task", task, "--epochs", "1",
-                "--train-size", "200", "--holdout", "20", "--quiet", "--out", w, NULL);
+        run_result tr = {0, NULL, NULL};
+        if (tu_small())
+            w = tu_source_path(t ? "weights/compose-seq2seq-transformer-seed1.json"
+                                 : "weights/seq2seq-transformer-seed1.json");
+        else
+            tr = run(NULL, "train", "--model", "seq2seq-transformer", "--task", task, "--epochs",
+                     "1", "--train-size", "200", "--holdout", "20", "--quiet", "--out", w, NULL);
         expect(&tr, "train", 0, NULL);
         run_result d = run(NULL, "data", "--task", task, "--set", "fill4", "--n", "30", NULL);
         expect(&d, "data", 0, NULL);
@@ -143,13 +171,13 @@ START_TEST(test_checkpoint_resume_log) {
         snprintf(ck, sizeof ck, "%s", tmp_path("ck.json"));
         snprintf(log, sizeof log, "%s", tmp_path("log.jsonl"));
         snprintf(out_res, sizeof out_res, "%s", tmp_path("res.json"));
-        run_result a = run(NULL, "train", "--model", "seq2seq-transformer", "--task", task,
-                           "--epochs", "3", "--train-size", "150", "--holdout", "20", "--quiet",
-                           "--out", full, "--checkpoint", ck_full, NULL);
+        run_result a = train_run("--model", "seq2seq-transformer", "--task", task, "--epochs", "3",
+                                 "--train-size", "150", "--holdout", "20", "--quiet", "--out", full,
+                                 "--checkpoint", ck_full, NULL);
         expect(&a, "uninterrupted", 0, NULL);
-        run_result b = run(NULL, "train", "--model", "seq2seq-transformer", "--task", task,
-                           "--epochs", "1", "--train-size", "150", "--holdout", "20", "--quiet",
-                           "--out", part, "--checkpoint", ck, "--log", log, NULL);
+        run_result b = train_run("--model", "seq2seq-transformer", "--task", task, "--epochs", "1",
+                                 "--train-size", "150", "--holdout", "20", "--quiet", "--out", part,
+                                 "--checkpoint", ck, "--log", log, NULL);
         expect(&b, "first epoch", 0, NULL);
         char *first = tu_read_text(log);
         ck_assert_ptr_nonnull(first);

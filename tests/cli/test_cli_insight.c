@@ -146,11 +146,16 @@ START_TEST(test_lessons) {
 }
 END_TEST
 
-/* Every file index.md links to exists; index.md mentions every section. */
+/* Every file index.md links to exists; index.md mentions every section. In the sanitizer build
+ * (tu_small) the table evaluates the RNN's three seeds only (--models rnn), not nine models: the
+ * same sections, files and links, a third of the table's arithmetic. */
 START_TEST(test_figures) {
     const char *out = tmp_path("figs");
-    run_result r =
-        run(NULL, "figures", "--weights", tu_source_path("weights"), "--out", out, "--quick", NULL);
+    const char *weights = tu_source_path("weights");
+    run_result r = tu_small()
+                       ? run(NULL, "figures", "--weights", weights, "--out", out, "--quick",
+                             "--models", "rnn", NULL)
+                       : run(NULL, "figures", "--weights", weights, "--out", out, "--quick", NULL);
     expect(&r, "figures", 0, NULL);
     run_free(&r);
     char path[512];

@@ -100,15 +100,31 @@ static attn_dataset *gen(attn_set set, int n, uint64_t seed) {
     return d;
 }
 
+/* The filler phrases' ids, tokenized once per process (count_fillers tries each phrase at
+ * every word of every sentence). */
+enum { MAX_FILLERS = 128 };
+typedef struct filler_ids {
+    int ids[16], n;
+} filler_ids;
+static const filler_ids *filler_table(void) {
+    static filler_ids table[MAX_FILLERS];
+    static bool done;
+    ck_assert_int_le(attn_filler_count(), MAX_FILLERS);
+    for (int f = 0; !done && f < attn_filler_count(); f++)
+        attn_tokenize(attn_filler_phrase(f), table[f].ids, 16, &table[f].n, NULL);
+    done = true;
+    return table;
+}
+
 /* Number of words of filler phrases in text (greedy match against the phrase table). */
 static int count_fillers(const attn_dataset *d, int i) {
+    const filler_ids *table = filler_table();
     int fillers = 0;
     const int *ids = d->ids + d->offsets[i];
     for (int t = 0; t < d->lengths[i];) {
         int matched = 0;
         for (int f = 0; f < attn_filler_count() && !matched; f++) {
-            int fid[16], fn = 0;
-            attn_tokenize(attn_filler_phrase(f), fid, 16, &fn, NULL);
+            const int *fid = table[f].ids, fn = table[f].n;
             /* a filler phrase starts with a filler-only word, except none start with "the" */
             if (t + fn <= d->lengths[i] && memcmp(ids + t, fid, (size_t)fn * sizeof *fid) == 0 &&
                 attn_vocab_cat(fid[0]) == ATTN_CAT_FILLER)

@@ -277,6 +277,19 @@ START_TEST(test_sampling) {
     bad = (attn_s2s_sampling){1.0, 0, 1.5, 1};
     ck_assert_int_eq(attn_seq2seq_sample(m, src, 5, 9, true, &bad, a, &na, NULL, NULL, &err),
                      ATTN_ERR_ARG);
+    /* equal logits (a zero head): top-k 1 takes the lowest id, as greedy's first maximum */
+    const char *head[2] = {"head.weight", "head.bias"};
+    for (int t = 0; t < 2; t++) {
+        const long i = attn_seq2seq_tensor_find(m, head[t]);
+        ck_assert_int_ge(i, 0);
+        memset(attn_seq2seq_params(m) + attn_seq2seq_tensor_offset(m, (size_t)i), 0,
+               attn_seq2seq_tensor_numel(m, (size_t)i) * sizeof(float));
+    }
+    ck_assert(attn_seq2seq_greedy(m, src, 5, 9, true, g, &ng, NULL, NULL, &err) == ATTN_OK);
+    ck_assert(attn_seq2seq_sample(m, src, 5, 9, true, &top1, a, &na, NULL, NULL, &err) == ATTN_OK);
+    ck_assert_int_eq(ng, 9);
+    ck_assert_int_eq(na, 9);
+    for (int j = 0; j < 9; j++) ck_assert(a[j] == 0 && g[j] == 0);
     attn_seq2seq_free(m);
 }
 END_TEST

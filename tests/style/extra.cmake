@@ -26,3 +26,6 @@ endforeach()
 add_test(NAME style/layers
          COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLAYERS=${ATTN_LAYER_ARGS}
                  -P ${CMAKE_CURRENT_LIST_DIR}/check_layers.cmake)
+
+# clang_format runs no attn code: the sanitizer stage leaves it to the release stage ("nosan").
+set_tests_properties(style/clang_format PROPERTIES LABELS nosan)
