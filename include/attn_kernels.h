@@ -146,6 +146,27 @@ void attn_tanh_backward(float *d_x, const float *d_y, const float *y, size_t n);
 void attn_sigmoid_forward(float *y, const float *x, size_t n);
 void attn_sigmoid_backward(float *d_x, const float *d_y, const float *y, size_t n);
 
+/* One LSTM step's elementwise work over n rows (nn.LSTM's cell after the two products):
+ * p = (hw + b_hh) + (xw + b_ih) per gate row i, f, g, o (a NULL bias is already in its product:
+ * then p = hw + xw); i, f, o = sigmoid, g = tanh, each on its own H-float chunk as
+ * attn_sigmoid_forward / attn_tanh_forward would; c = (f*c_prev) + (i*g) with two rounded
+ * products; h = o*tanh(c). Writes gates [4H] and tc [H] (= tanh(c)) of row r at r *
+ * gates_stride, c and h [n, H]; hw [n, 4H] is scratch (may be overwritten). With H a multiple
+ * of the sigmoid's block the vector paths do all of it in one pass per row while the row is in
+ * cache; otherwise (and on the scalar path) the separate kernels run: the same bits either way
+ * (tests/kernels/test_activations.c). */
+typedef struct attn_lstm_cell_args {
+    int n, H;
+    float *hw;                /* [n, 4H] h.W_hh^T (+ b_hh if b_hh is NULL); scratch */
+    const float *xw;          /* [n, 4H] x.W_ih^T (+ b_ih if b_ih is NULL) */
+    const float *b_hh, *b_ih; /* [4H] or NULL */
+    const float *c_prev;      /* [n, H] */
+    float *gates, *tc;        /* rows of gates_stride floats: [4H] i, f, g, o; [H] tanh(c) */
+    size_t gates_stride;
+    float *c, *h; /* [n, H] */
+} attn_lstm_cell_args;
+void attn_lstm_cell_forward(const attn_lstm_cell_args *a);
+
 /* y = x < 0 ? 0 : x (keeps -0 and NaN like PyTorch). Backward: d_x += x > 0 ? d_y : 0. */
 void attn_relu_forward(float *y, const float *x, size_t n);
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);
