@@ -113,6 +113,18 @@ bool attn_cpu_use_avx512f(void) {
     return s == 2;
 }
 
+void attn_cpu_allow_avx512f(bool allow) {
+    const char *env = getenv("ATTN_AVX512F");
+    bool off = !allow || (env && strcmp(env, "0") == 0);
+#if ATTN_HAVE_AVX2_KERNELS
+    __builtin_cpu_init();
+    atomic_store(&avx512f_state, !off && __builtin_cpu_supports("avx512f") ? 2 : 1);
+#else
+    (void)off;
+    atomic_store(&avx512f_state, 1);
+#endif
+}
+
 bool attn_cpu_aten_avx512(void) {
     return current_path() == PATH_AVX512;
 }

@@ -50,6 +50,8 @@ bool attn_cpu_use_avx2(void);
  * ATTN_AVX512F=0 in the environment turns it off): tanh, sigmoid and the LSTM cell then call
  * SLEEF's 16-lane functions, which give the same bits (activations_avx512.c). */
 bool attn_cpu_use_avx512f(void);
+/* Tests: false turns the AVX-512F functions off, true back on where the CPU has them. */
+void attn_cpu_allow_avx512f(bool allow);
 /* True iff the active path is "avx512": softmax and sigmoid follow ATen's avx512 kernels. */
 bool attn_cpu_aten_avx512(void);
 /* Forgets the choice, so the next kernel call chooses again from $ATTN_CPU (tests only). */
