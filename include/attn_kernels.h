@@ -167,6 +167,24 @@ typedef struct attn_lstm_cell_args {
 } attn_lstm_cell_args;
 void attn_lstm_cell_forward(const attn_lstm_cell_args *a);
 
+/* One GRU step's elementwise work over n rows in one vector pass per row (nn.GRU's cell after
+ * the two products, gru.c's arithmetic): with hw' = hw + b_hh and xw' = xw + b_ih (a NULL bias
+ * is already in its product), r = sigmoid(hw'_r + xw'_r), z = sigmoid(hw'_z + xw'_z),
+ * n = tanh(xw'_n + hw'_n*r), h = ((h_prev - n)*z) + n; writes saved row r (at r * saved_stride)
+ * = r, z, n, hw'_n [4H] and h [n, H]. Returns false, writing nothing, where there is no fused
+ * path (the scalar path, or H not a multiple of the sigmoid's block): gru.c then runs the
+ * separate kernels, which give the same bits (tests/kernels/test_recurrent_cells.c). */
+typedef struct attn_gru_cell_args {
+    int n, H;
+    const float *hw, *xw;     /* [n, 3H] */
+    const float *b_hh, *b_ih; /* [3H] or NULL */
+    const float *h_prev;      /* [n, H] */
+    float *saved;             /* rows of saved_stride floats */
+    size_t saved_stride;
+    float *h; /* [n, H] */
+} attn_gru_cell_args;
+bool attn_gru_cell_forward_fused(const attn_gru_cell_args *a);
+
 /* y = x < 0 ? 0 : x (keeps -0 and NaN like PyTorch). Backward: d_x += x > 0 ? d_y : 0. */
 void attn_relu_forward(float *y, const float *x, size_t n);
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);

@@ -109,6 +109,20 @@ void attn_lstm_cell_forward(const attn_lstm_cell_args *a) {
     lstm_cell_separate(a);
 }
 
+bool attn_gru_cell_forward_fused(const attn_gru_cell_args *a) {
+#if ATTN_HAVE_AVX2_KERNELS
+    if (attn_cpu_use_avx2() && a->H % (attn_cpu_aten_avx512() ? 32 : 16) == 0) {
+        if (attn_cpu_use_avx512f())
+            attn_gru_cell_forward_avx512f(a);
+        else
+            attn_gru_cell_forward_avx2(a);
+        return true;
+    }
+#endif
+    (void)a;
+    return false;
+}
+
 /* ---- relu ------------------------------------------------------------------------------- */
 
 /* y[n] = x < 0 ? 0 : x (keeps -0 and NaN, as PyTorch's clamp_min does; fmaxf would not). */

@@ -91,6 +91,36 @@ void attn_lstm_cell_forward_avx2(const attn_lstm_cell_args *a) {
     }
 }
 
+/* attn_gru_cell_forward_fused, 8 units at a time (the caller checked H against the sigmoid's
+ * block): gru.c's operations in its order, lane by lane. */
+void attn_gru_cell_forward_avx2(const attn_gru_cell_args *a) {
+    const size_t H = (size_t)a->H, G = 3 * H;
+    for (int r = 0; r < a->n; r++) {
+        const float *hw = a->hw + (size_t)r * G, *xw = a->xw + (size_t)r * G;
+        const float *hp = a->h_prev + (size_t)r * H;
+        float *sv = a->saved + (size_t)r * a->saved_stride, *h = a->h + (size_t)r * H;
+        for (size_t j = 0; j < H; j += 8) {
+            __m256 u[3], v[3];
+            for (size_t q = 0; q < 3; q++) {
+                const size_t k = q * H + j;
+                u[q] = _mm256_loadu_ps(hw + k);
+                v[q] = _mm256_loadu_ps(xw + k);
+                if (a->b_hh) u[q] = _mm256_add_ps(u[q], _mm256_loadu_ps(a->b_hh + k));
+                if (a->b_ih) v[q] = _mm256_add_ps(v[q], _mm256_loadu_ps(a->b_ih + k));
+            }
+            const __m256 gr = sigmoid8(_mm256_add_ps(u[0], v[0])),
+                         gz = sigmoid8(_mm256_add_ps(u[1], v[1]));
+            const __m256 gn = Sleef_tanhf8_u10(_mm256_add_ps(v[2], _mm256_mul_ps(u[2], gr)));
+            const __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(hp + j), gn), gz);
+            _mm256_storeu_ps(sv + j, gr);
+            _mm256_storeu_ps(sv + H + j, gz);
+            _mm256_storeu_ps(sv + 2 * H + j, gn);
+            _mm256_storeu_ps(sv + 3 * H + j, u[2]);
+            _mm256_storeu_ps(h + j, _mm256_add_ps(d, gn));
+        }
+    }
+}
+
 /* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, AVX2) ---------------------------------------- */
 
 #define C(bits) _mm256_set1_ps(attn_f32_from_bits(bits))

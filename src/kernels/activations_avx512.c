@@ -85,4 +85,34 @@ void attn_lstm_cell_forward_avx512f(const attn_lstm_cell_args *a) {
     }
 }
 
+/* attn_gru_cell_forward_avx2 on 16 lanes. */
+void attn_gru_cell_forward_avx512f(const attn_gru_cell_args *a) {
+    const size_t H = (size_t)a->H, G = 3 * H;
+    for (int r = 0; r < a->n; r++) {
+        const float *hw = a->hw + (size_t)r * G, *xw = a->xw + (size_t)r * G;
+        const float *hp = a->h_prev + (size_t)r * H;
+        float *sv = a->saved + (size_t)r * a->saved_stride, *h = a->h + (size_t)r * H;
+        for (size_t j = 0; j < H; j += 16) {
+            __m512 u[3], v[3];
+            for (size_t q = 0; q < 3; q++) {
+                const size_t k = q * H + j;
+                u[q] = _mm512_loadu_ps(hw + k);
+                v[q] = _mm512_loadu_ps(xw + k);
+                if (a->b_hh) u[q] = _mm512_add_ps(u[q], _mm512_loadu_ps(a->b_hh + k));
+                if (a->b_ih) v[q] = _mm512_add_ps(v[q], _mm512_loadu_ps(a->b_ih + k));
+            }
+            const __m512 gr = sigmoid16(_mm512_add_ps(u[0], v[0])),
+                         gz = sigmoid16(_mm512_add_ps(u[1], v[1]));
+            const __m512 gn =
+                Sleef_tanhf16_u10avx512f(_mm512_add_ps(v[2], _mm512_mul_ps(u[2], gr)));
+            const __m512 d = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(hp + j), gn), gz);
+            _mm512_storeu_ps(sv + j, gr);
+            _mm512_storeu_ps(sv + H + j, gz);
+            _mm512_storeu_ps(sv + 2 * H + j, gn);
+            _mm512_storeu_ps(sv + 3 * H + j, u[2]);
+            _mm512_storeu_ps(h + j, _mm512_add_ps(d, gn));
+        }
+    }
+}
+
 #endif /* ATTN_HAVE_AVX2_KERNELS && __AVX512F__ */

@@ -73,6 +73,18 @@ static void cell_backward(float *restrict d_xw, float *restrict d_hw, float *res
 static void gru_step_forward(const attn_recurrent_step *s) {
     const int H = s->H;
     const size_t G = 3 * (size_t)H, A = 4 * (size_t)H;
+    /* one vector pass per row where the kernels have one (the same bits as below) */
+    if (attn_gru_cell_forward_fused(&(attn_gru_cell_args){.n = s->n,
+                                                          .H = H,
+                                                          .hw = s->hw,
+                                                          .xw = s->xw,
+                                                          .b_hh = s->b_hh,
+                                                          .b_ih = s->b_ih,
+                                                          .h_prev = s->h_prev,
+                                                          .saved = s->saved,
+                                                          .saved_stride = A,
+                                                          .h = s->h}))
+        return;
     for (int r = 0; r < s->n; r++) {
         float *hw = s->hw + (size_t)r * G;
         const float *xw = s->xw + (size_t)r * G;

@@ -240,11 +240,18 @@ static void rec_step_forward(rec_impl *v, int l, int t, int H) {
         run.b_ih = v->xw_bias[l];
         c->step_forward(&run);
     }
-    for (int s = 0; s < B; s++)
-        if (!rec_active(v, t, rows, s)) {
-            memset(all.h + (size_t)s * H, 0, (size_t)H * sizeof(float));
-            memset(all.state + (size_t)s * SH, 0, SH * sizeof(float));
+    /* one memset per run of consecutive finished slots (packed: the one run rows..B-1) */
+    for (int s = 0; s < B;) {
+        if (rec_active(v, t, rows, s)) {
+            s++;
+            continue;
         }
+        int e = s + 1;
+        while (e < B && !rec_active(v, t, rows, e)) e++;
+        memset(all.h + (size_t)s * H, 0, (size_t)(e - s) * H * sizeof(float));
+        memset(all.state + (size_t)s * SH, 0, (size_t)(e - s) * SH * sizeof(float));
+        s = e;
+    }
 }
 
 /* Layer l over all steps; in [T, B, I] is the layer's input (x, or the layer below's h). */

@@ -25,7 +25,7 @@ set_tests_properties(kernels/pinned PROPERTIES SKIP_RETURN_CODE 77 LABELS slow T
 # ATTN_TEST_PATH: kernels/test_<op> the scalar kernels, kernels/test_<op>_avx2 and _avx512 the
 # vectorised ones, reported as skipped (exit 77) where the CPU or the build lacks them.
 foreach(t test_activations test_adam_update test_embedding test_gelu_backward test_layernorm test_loss
-          test_softmax test_lstm_cell)
+          test_softmax test_recurrent_cells)
   get_test_property(kernels/${t} ENVIRONMENT env)
   set_tests_properties(kernels/${t} PROPERTIES ENVIRONMENT "${env};ATTN_TEST_PATH=scalar")
   foreach(path avx2 avx512)

@@ -1,6 +1,6 @@
-/* test_lstm_cell.c -- the recurrent models' fused elementwise step against the separate
- * kernels it replaced, bit for bit, on every CPU path (kernel_paths.h), and the rounding
- * argument that lets the cells add the biases after the products.
+/* test_recurrent_cells.c -- the recurrent models' fused elementwise steps (LSTM, GRU) against
+ * the separate kernels they replaced, bit for bit, on every CPU path (kernel_paths.h), and the
+ * rounding argument that lets the cells add the biases after the products.
  *
  * attn_lstm_cell_forward (one vector pass per row where H is a multiple of the sigmoid's block,
  * with SLEEF's 16-lane functions on an AVX-512F CPU) must give the bits of what lstm.c did
@@ -161,6 +161,99 @@ START_TEST(test_lstm_cell_matches_separate_kernels) {
 }
 END_TEST
 
+/* gru.c's separate-kernel step (the reference of the fused GRU path). */
+static void gru_reference(const attn_gru_cell_args *a) {
+    const size_t H = (size_t)a->H, G = 3 * H;
+    float *p = malloc(G * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    for (int r = 0; r < a->n; r++) {
+        const float *hw = a->hw + (size_t)r * G, *xw = a->xw + (size_t)r * G;
+        const float *hp = a->h_prev + (size_t)r * H;
+        float *sv = a->saved + (size_t)r * a->saved_stride, *h = a->h + (size_t)r * H;
+        for (size_t k = 0; k < G; k++) p[k] = a->b_hh ? hw[k] + a->b_hh[k] : hw[k];
+        for (size_t k = 0; k < 2 * H; k++) p[k] = p[k] + (a->b_ih ? xw[k] + a->b_ih[k] : xw[k]);
+        attn_sigmoid_forward(sv, p, H);
+        attn_sigmoid_forward(sv + H, p + H, H);
+        memcpy(sv + 3 * H, p + 2 * H, H * sizeof *p);
+        for (size_t j = 0; j < H; j++) {
+            const float rh = sv[3 * H + j] * sv[j];
+            const float x = a->b_ih ? xw[2 * H + j] + a->b_ih[2 * H + j] : xw[2 * H + j];
+            p[2 * H + j] = x + rh;
+        }
+        attn_tanh_forward(sv + 2 * H, p + 2 * H, H);
+        for (size_t j = 0; j < H; j++) {
+            const float d = hp[j] - sv[2 * H + j];
+            const float dz = d * sv[H + j];
+            h[j] = dz + sv[2 * H + j];
+        }
+    }
+    free(p);
+}
+
+/* loop index = path * N_CELL_H + H index: the fused GRU step (where there is one: the vector
+ * paths with H a multiple of the sigmoid's block; asserted) against gru_reference. */
+START_TEST(test_gru_cell_matches_separate_kernels) {
+    if (!kp_select(_i / N_CELL_H)) return;
+    const int H = cell_H[_i % N_CELL_H];
+    const size_t G = 3 * (size_t)H, S = 4 * (size_t)H + 5;
+    const bool expect_fused = !kp_scalar() && H % (attn_cpu_aten_avx512() ? 32 : 16) == 0;
+    attn_rng rng = attn_rng_seed(0x6e0u + (uint64_t)H);
+    const int rows[] = {1, 5, 37};
+    for (size_t ri = 0; ri < 3; ri++)
+        for (int bias = 0; bias < 4; bias++) {
+            const int n = rows[ri];
+            float *hw = malloc((size_t)n * G * sizeof *hw),
+                  *xw = malloc((size_t)n * G * sizeof *xw);
+            float *b = malloc(2 * G * sizeof *b), *hp = malloc((size_t)n * H * sizeof *hp);
+            float *sv[2], *h[2];
+            for (int k = 0; k < 2; k++) {
+                sv[k] = calloc((size_t)n * S, sizeof(float));
+                h[k] = calloc((size_t)n * H, sizeof(float));
+                ck_assert(sv[k] && h[k]);
+            }
+            ck_assert(hw && xw && b && hp);
+            fill(hw, (size_t)n * G, 8.0f, &rng);
+            fill(xw, (size_t)n * G, 8.0f, &rng);
+            fill(b, 2 * G, 1.0f, &rng);
+            fill(hp, (size_t)n * H, 1.0f, &rng);
+            attn_gru_cell_args a = {.n = n,
+                                    .H = H,
+                                    .hw = hw,
+                                    .xw = xw,
+                                    .b_hh = bias & 1 ? b : NULL,
+                                    .b_ih = bias & 2 ? b + G : NULL,
+                                    .h_prev = hp,
+                                    .saved = sv[0],
+                                    .saved_stride = S,
+                                    .h = h[0]};
+            attn_cpu_allow_avx512f(false);
+            gru_reference(&a);
+            for (int wide = 0; wide < 2; wide++) {
+                attn_cpu_allow_avx512f(wide == 1);
+                attn_gru_cell_args k = a;
+                k.saved = sv[1];
+                k.h = h[1];
+                memset(sv[1], 0, (size_t)n * S * sizeof(float));
+                const bool fused = attn_gru_cell_forward_fused(&k);
+                ck_assert_int_eq(fused, expect_fused);
+                if (!fused) continue;
+                for (int r = 0; r < n; r++) {
+                    const size_t d = first_difference(sv[1] + (size_t)r * S, sv[0] + (size_t)r * S,
+                                                      4 * (size_t)H);
+                    ck_assert_msg(d == 4 * (size_t)H,
+                                  "%s H %d n %d bias %d wide %d: row %d saved[%zu] differs",
+                                  attn_cpu_path(), H, n, bias, wide, r, d);
+                }
+                ck_assert_msg(first_difference(h[1], h[0], (size_t)n * H) == (size_t)n * H,
+                              "H %d n %d bias %d wide %d: h differs", H, n, bias, wide);
+            }
+            attn_cpu_allow_avx512f(true);
+            for (int k = 0; k < 2; k++) free(sv[k]), free(h[k]);
+            free(hw), free(xw), free(b), free(hp);
+        }
+}
+END_TEST
+
 /* The bias after a single-k-block product: attn_matmul_nt (beta 0) and then `y + bias` equals
  * attn_linear_forward's pre-filled product bit for bit at the recurrent models' shapes: the
  * input projection (K = E = 16, all T*B rows) and the hh product (K = H = 32, the step's rows),
@@ -206,16 +299,17 @@ START_TEST(test_bias_after_product) {
 }
 END_TEST
 
-static Suite *lstm_cell_suite(void) {
-    Suite *s = suite_create("lstm_cell");
+static Suite *recurrent_cells_suite(void) {
+    Suite *s = suite_create("recurrent_cells");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_lstm_cell_matches_separate_kernels, 0, KP_COUNT * N_CELL_H);
+    tcase_add_loop_test(tc, test_gru_cell_matches_separate_kernels, 0, KP_COUNT * N_CELL_H);
     tcase_add_test(tc, test_bias_after_product);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void) {
-    return tu_run_suite(lstm_cell_suite());
+    return tu_run_suite(recurrent_cells_suite());
 }
