@@ -185,6 +185,13 @@ typedef struct attn_gru_cell_args {
 } attn_gru_cell_args;
 bool attn_gru_cell_forward_fused(const attn_gru_cell_args *a);
 
+/* One Elman RNN step over n rows of H: h = tanh((hw + b_hh) + (xw + b_ih)) (a NULL bias is already
+ * in its product: then hw + xw), tanh as attn_tanh_forward; hw [n, H] is scratch. One pass per
+ * row on the vector paths, the sum and then attn_tanh_forward on the scalar one: the same bits
+ * (tests/kernels/test_recurrent_cells.c). */
+void attn_rnn_cell_forward(float *h, float *hw, const float *xw, const float *b_hh,
+                           const float *b_ih, int n, int H);
+
 /* y = x < 0 ? 0 : x (keeps -0 and NaN like PyTorch). Backward: d_x += x > 0 ? d_y : 0. */
 void attn_relu_forward(float *y, const float *x, size_t n);
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);

@@ -123,6 +123,27 @@ bool attn_gru_cell_forward_fused(const attn_gru_cell_args *a) {
     return false;
 }
 
+void attn_rnn_cell_forward(float *h, float *hw, const float *xw, const float *b_hh,
+                           const float *b_ih, int n, int H) {
+#if ATTN_HAVE_AVX2_KERNELS
+    if (attn_cpu_use_avx2()) { /* tanh is Sleef on every element: rows may be cut anywhere */
+        if (attn_cpu_use_avx512f())
+            attn_rnn_cell_forward_avx512f(h, hw, xw, b_hh, b_ih, n, H);
+        else
+            attn_rnn_cell_forward_avx2(h, hw, xw, b_hh, b_ih, n, H);
+        return;
+    }
+#endif
+    const size_t nH = (size_t)n * (size_t)H;
+    for (size_t r = 0; r < nH; r += (size_t)H)
+        for (size_t j = 0; j < (size_t)H; j++) {
+            const float u = b_hh ? hw[r + j] + b_hh[j] : hw[r + j];
+            const float v = b_ih ? xw[r + j] + b_ih[j] : xw[r + j];
+            hw[r + j] = u + v;
+        }
+    attn_tanh_forward(h, hw, nH);
+}
+
 /* ---- relu ------------------------------------------------------------------------------- */
 
 /* y[n] = x < 0 ? 0 : x (keeps -0 and NaN, as PyTorch's clamp_min does; fmaxf would not). */

@@ -121,6 +121,29 @@ void attn_gru_cell_forward_avx2(const attn_gru_cell_args *a) {
     }
 }
 
+/* attn_rnn_cell_forward, 8 units at a time; a row's last partial block zero-padded (lanes are
+ * independent: the bits of one tanh call over all rows). */
+void attn_rnn_cell_forward_avx2(float *h, const float *hw, const float *xw, const float *b_hh,
+                                const float *b_ih, int n, int H) {
+    for (int r = 0; r < n; r++) {
+        const size_t o = (size_t)r * (size_t)H;
+        size_t j = 0;
+        for (; j + 8 <= (size_t)H; j += 8) {
+            __m256 u = _mm256_loadu_ps(hw + o + j), v = _mm256_loadu_ps(xw + o + j);
+            if (b_hh) u = _mm256_add_ps(u, _mm256_loadu_ps(b_hh + j));
+            if (b_ih) v = _mm256_add_ps(v, _mm256_loadu_ps(b_ih + j));
+            _mm256_storeu_ps(h + o + j, Sleef_tanhf8_u10(_mm256_add_ps(u, v)));
+        }
+        if (j < (size_t)H) {
+            const size_t k = (size_t)H - j;
+            __m256 u = attn_load_partial8(hw + o + j, k), v = attn_load_partial8(xw + o + j, k);
+            if (b_hh) u = _mm256_add_ps(u, attn_load_partial8(b_hh + j, k));
+            if (b_ih) v = _mm256_add_ps(v, attn_load_partial8(b_ih + j, k));
+            attn_store_partial8(h + o + j, Sleef_tanhf8_u10(_mm256_add_ps(u, v)), k);
+        }
+    }
+}
+
 /* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, AVX2) ---------------------------------------- */
 
 #define C(bits) _mm256_set1_ps(attn_f32_from_bits(bits))

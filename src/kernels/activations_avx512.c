@@ -115,4 +115,34 @@ void attn_gru_cell_forward_avx512f(const attn_gru_cell_args *a) {
     }
 }
 
+static inline __m512 load_first(const float *p, size_t k) {
+    return _mm512_maskz_loadu_ps(first_lanes(k), p);
+}
+
+static inline void store_first(float *p, __m512 v, size_t k) {
+    _mm512_mask_storeu_ps(p, first_lanes(k), v);
+}
+
+/* attn_rnn_cell_forward_avx2 on 16 lanes (masked tail). */
+void attn_rnn_cell_forward_avx512f(float *h, const float *hw, const float *xw, const float *b_hh,
+                                   const float *b_ih, int n, int H) {
+    for (int r = 0; r < n; r++) {
+        const size_t o = (size_t)r * (size_t)H;
+        size_t j = 0;
+        for (; j + 16 <= (size_t)H; j += 16) {
+            __m512 u = _mm512_loadu_ps(hw + o + j), v = _mm512_loadu_ps(xw + o + j);
+            if (b_hh) u = _mm512_add_ps(u, _mm512_loadu_ps(b_hh + j));
+            if (b_ih) v = _mm512_add_ps(v, _mm512_loadu_ps(b_ih + j));
+            _mm512_storeu_ps(h + o + j, Sleef_tanhf16_u10avx512f(_mm512_add_ps(u, v)));
+        }
+        if (j < (size_t)H) {
+            const size_t k = (size_t)H - j;
+            __m512 u = load_first(hw + o + j, k), v = load_first(xw + o + j, k);
+            if (b_hh) u = _mm512_add_ps(u, load_first(b_hh + j, k));
+            if (b_ih) v = _mm512_add_ps(v, load_first(b_ih + j, k));
+            store_first(h + o + j, Sleef_tanhf16_u10avx512f(_mm512_add_ps(u, v)), k);
+        }
+    }
+}
+
 #endif /* ATTN_HAVE_AVX2_KERNELS && __AVX512F__ */

@@ -72,6 +72,8 @@ void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n);
 void attn_sigmoid_forward_avx512(float *y, const float *x, size_t n);
 void attn_lstm_cell_forward_avx2(const attn_lstm_cell_args *a);
 void attn_gru_cell_forward_avx2(const attn_gru_cell_args *a);
+void attn_rnn_cell_forward_avx2(float *h, const float *hw, const float *xw, const float *b_hh,
+                                const float *b_ih, int n, int H);
 /* The same with SLEEF's 16-lane AVX-512F functions (activations_avx512.c; the same bits as the
  * avx2 versions on every input), run only where attn_cpu_use_avx512f() says so. block: the
  * sigmoid's block, 16 (avx2) or 32 (ATen's avx512 kernels). */
@@ -79,6 +81,8 @@ void attn_tanh_forward_avx512f(float *y, const float *x, size_t n);
 void attn_sigmoid_forward_avx512f(float *y, const float *x, size_t n, size_t block);
 void attn_lstm_cell_forward_avx512f(const attn_lstm_cell_args *a);
 void attn_gru_cell_forward_avx512f(const attn_gru_cell_args *a);
+void attn_rnn_cell_forward_avx512f(float *h, const float *hw, const float *xw, const float *b_hh,
+                                   const float *b_ih, int n, int H);
 void attn_gelu_forward_avx2(float *y, const float *x, size_t n);
 void attn_gelu_backward_avx2(float *d_x, const float *d_y, const float *x, size_t n);
 void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols, int n_valid);

@@ -10,24 +10,10 @@
 
 #include <string.h>
 
-/* h[n, H] = tanh(hw + xw); hw is overwritten with the pre-activation. Saves nothing: the
- * backward reads h. */
+/* h[n, H] = tanh((hw + b_hh) + (xw + b_ih)) in one pass per row (attn_rnn_cell_forward); hw is
+ * scratch. Saves nothing: the backward reads h. */
 static void rnn_step_forward(const attn_recurrent_step *s) {
-    const size_t H = (size_t)s->H, nH = (size_t)s->n * H;
-    if (s->b_hh || s->b_ih) { /* (hw + b_hh) + (xw + b_ih): the biases the products left out */
-        for (size_t r = 0; r < nH; r += H) {
-            float *hw = s->hw + r;
-            const float *xw = s->xw + r;
-            for (size_t j = 0; j < H; j++) {
-                const float u = s->b_hh ? hw[j] + s->b_hh[j] : hw[j];
-                const float v = s->b_ih ? xw[j] + s->b_ih[j] : xw[j];
-                hw[j] = u + v;
-            }
-        }
-    } else {
-        for (size_t j = 0; j < nH; j++) s->hw[j] = s->hw[j] + s->xw[j];
-    }
-    attn_tanh_forward(s->h, s->hw, nH);
+    attn_rnn_cell_forward(s->h, s->hw, s->xw, s->b_hh, s->b_ih, s->n, s->H);
 }
 
 /* h = tanh(pre), so d_pre = d_h * (1 - h^2); pre = xw + hw, so d_xw = d_hw = d_pre (written). */

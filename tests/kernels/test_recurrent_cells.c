@@ -258,6 +258,55 @@ START_TEST(test_gru_cell_matches_separate_kernels) {
 }
 END_TEST
 
+static const int rnn_H[] = {1, 5, 8, 20, 32, 33, 64};
+#define N_RNN_H (int)(sizeof rnn_H / sizeof *rnn_H)
+
+/* loop index = path * N_RNN_H + H index: attn_rnn_cell_forward (one pass per row, tails at any
+ * H) against the sum and one attn_tanh_forward call over all rows on the 8-lane functions (what
+ * rnn.c did before), every bias combination, nothing written past the rows. */
+START_TEST(test_rnn_cell_matches_separate_kernels) {
+    if (!kp_select(_i / N_RNN_H)) return;
+    const int H = rnn_H[_i % N_RNN_H];
+    attn_rng rng = attn_rng_seed(0x2a0u + (uint64_t)H);
+    const int rows[] = {1, 3, 37};
+    const float sentinel = bits_to_float(0x7fc0deadu);
+    for (size_t ri = 0; ri < 3; ri++)
+        for (int bias = 0; bias < 4; bias++) {
+            const int n = rows[ri];
+            const size_t nH = (size_t)n * H;
+            float *hw = malloc(nH * sizeof *hw), *hw2 = malloc(nH * sizeof *hw);
+            float *xw = malloc(nH * sizeof *xw), *b = malloc(2 * (size_t)H * sizeof *b);
+            float *want = malloc(nH * sizeof *want), *got = malloc((nH + 1) * sizeof *got);
+            ck_assert(hw && hw2 && xw && b && want && got);
+            fill(hw, nH, 6.0f, &rng);
+            fill(xw, nH, 6.0f, &rng);
+            fill(b, 2 * (size_t)H, 1.0f, &rng);
+            const float *b_hh = bias & 1 ? b : NULL, *b_ih = bias & 2 ? b + H : NULL;
+            attn_cpu_allow_avx512f(false);
+            for (size_t r = 0; r < nH; r += (size_t)H)
+                for (size_t j = 0; j < (size_t)H; j++) {
+                    float u = hw[r + j], v = xw[r + j];
+                    if (b_hh) u = u + b_hh[j];
+                    if (b_ih) v = v + b_ih[j];
+                    hw2[r + j] = u + v;
+                }
+            attn_tanh_forward(want, hw2, nH);
+            for (int wide = 0; wide < 2; wide++) {
+                attn_cpu_allow_avx512f(wide == 1);
+                memcpy(hw2, hw, nH * sizeof *hw);
+                got[nH] = sentinel;
+                attn_rnn_cell_forward(got, hw2, xw, b_hh, b_ih, n, H);
+                const size_t d = first_difference(got, want, nH);
+                ck_assert_msg(d == nH, "%s H %d n %d bias %d wide %d: h[%zu] differs",
+                              attn_cpu_path(), H, n, bias, wide, d);
+                ck_assert(memcmp(&got[nH], &sentinel, sizeof sentinel) == 0);
+            }
+            attn_cpu_allow_avx512f(true);
+            free(hw), free(hw2), free(xw), free(b), free(want), free(got);
+        }
+}
+END_TEST
+
 /* The bias after a single-k-block product: attn_matmul_nt (beta 0) and then `y + bias` equals
  * attn_linear_forward's pre-filled product bit for bit at the recurrent models' shapes: the
  * input projection (K = E = 16, all T*B rows) and the hh product (K = H = 32, the step's rows),
@@ -309,6 +358,7 @@ static Suite *recurrent_cells_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_lstm_cell_matches_separate_kernels, 0, KP_COUNT * N_CELL_H);
     tcase_add_loop_test(tc, test_gru_cell_matches_separate_kernels, 0, KP_COUNT * N_CELL_H);
+    tcase_add_loop_test(tc, test_rnn_cell_matches_separate_kernels, 0, KP_COUNT * N_RNN_H);
     tcase_add_test(tc, test_bias_after_product);
     suite_add_tcase(s, tc);
     return s;
