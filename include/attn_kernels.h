@@ -146,6 +146,52 @@ void attn_tanh_backward(float *d_x, const float *d_y, const float *y, size_t n);
 void attn_sigmoid_forward(float *y, const float *x, size_t n);
 void attn_sigmoid_backward(float *d_x, const float *d_y, const float *y, size_t n);
 
+/* One LSTM step's elementwise work over n rows (nn.LSTM's cell after the two products):
+ * p = (hw + b_hh) + (xw + b_ih) per gate row i, f, g, o (a NULL bias is already in its product:
+ * then p = hw + xw); i, f, o = sigmoid, g = tanh, each on its own H-float chunk as
+ * attn_sigmoid_forward / attn_tanh_forward would; c = (f*c_prev) + (i*g) with two rounded
+ * products; h = o*tanh(c). Writes gates [4H] and tc [H] (= tanh(c)) of row r at r *
+ * gates_stride, c and h [n, H]; hw [n, 4H] is scratch (may be overwritten). With H a multiple
+ * of the sigmoid's block the vector paths do all of it in one pass per row while the row is in
+ * cache; otherwise (and on the scalar path) the separate kernels run: the same bits either way
+ * (tests/kernels/test_activations.c). */
+typedef struct attn_lstm_cell_args {
+    int n, H;
+    float *hw;                /* [n, 4H] h.W_hh^T (+ b_hh if b_hh is NULL); scratch */
+    const float *xw;          /* [n, 4H] x.W_ih^T (+ b_ih if b_ih is NULL) */
+    const float *b_hh, *b_ih; /* [4H] or NULL */
+    const float *c_prev;      /* [n, H] */
+    float *gates, *tc;        /* rows of gates_stride floats: [4H] i, f, g, o; [H] tanh(c) */
+    size_t gates_stride;
+    float *c, *h; /* [n, H] */
+} attn_lstm_cell_args;
+void attn_lstm_cell_forward(const attn_lstm_cell_args *a);
+
+/* One GRU step's elementwise work over n rows in one vector pass per row (nn.GRU's cell after
+ * the two products, gru.c's arithmetic): with hw' = hw + b_hh and xw' = xw + b_ih (a NULL bias
+ * is already in its product), r = sigmoid(hw'_r + xw'_r), z = sigmoid(hw'_z + xw'_z),
+ * n = tanh(xw'_n + hw'_n*r), h = ((h_prev - n)*z) + n; writes saved row r (at r * saved_stride)
+ * = r, z, n, hw'_n [4H] and h [n, H]. Returns false, writing nothing, where there is no fused
+ * path (the scalar path, or H not a multiple of the sigmoid's block): gru.c then runs the
+ * separate kernels, which give the same bits (tests/kernels/test_recurrent_cells.c). */
+typedef struct attn_gru_cell_args {
+    int n, H;
+    const float *hw, *xw;     /* [n, 3H] */
+    const float *b_hh, *b_ih; /* [3H] or NULL */
+    const float *h_prev;      /* [n, H] */
+    float *saved;             /* rows of saved_stride floats */
+    size_t saved_stride;
+    float *h; /* [n, H] */
+} attn_gru_cell_args;
+bool attn_gru_cell_forward_fused(const attn_gru_cell_args *a);
+
+/* One Elman RNN step over n rows of H: h = tanh((hw + b_hh) + (xw + b_ih)) (a NULL bias is already
+ * in its product: then hw + xw), tanh as attn_tanh_forward; hw [n, H] is scratch. One pass per
+ * row on the vector paths, the sum and then attn_tanh_forward on the scalar one: the same bits
+ * (tests/kernels/test_recurrent_cells.c). */
+void attn_rnn_cell_forward(float *h, float *hw, const float *xw, const float *b_hh,
+                           const float *b_ih, int n, int H);
+
 /* y = x < 0 ? 0 : x (keeps -0 and NaN like PyTorch). Backward: d_x += x > 0 ? d_y : 0. */
 void attn_relu_forward(float *y, const float *x, size_t n);
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);

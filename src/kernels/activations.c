@@ -23,7 +23,10 @@
 void attn_tanh_forward(float *y, const float *x, size_t n) {
 #if ATTN_HAVE_AVX2_KERNELS
     if (attn_cpu_use_avx2()) {
-        attn_tanh_forward_avx2(y, x, n);
+        if (attn_cpu_use_avx512f())
+            attn_tanh_forward_avx512f(y, x, n);
+        else
+            attn_tanh_forward_avx2(y, x, n);
         return;
     }
 #endif
@@ -43,7 +46,9 @@ void attn_tanh_backward(float *d_x, const float *d_y, const float *y, size_t n) 
 void attn_sigmoid_forward(float *y, const float *x, size_t n) {
 #if ATTN_HAVE_AVX2_KERNELS
     if (attn_cpu_use_avx2()) {
-        if (attn_cpu_aten_avx512())
+        if (attn_cpu_use_avx512f())
+            attn_sigmoid_forward_avx512f(y, x, n, attn_cpu_aten_avx512() ? 32 : 16);
+        else if (attn_cpu_aten_avx512())
             attn_sigmoid_forward_avx512(y, x, n);
         else
             attn_sigmoid_forward_avx2(y, x, n);
@@ -57,6 +62,86 @@ void attn_sigmoid_forward(float *y, const float *x, size_t n) {
 void attn_sigmoid_backward(float *d_x, const float *d_y, const float *y, size_t n) {
     if (!d_x) return;
     for (size_t i = 0; i < n; i++) d_x[i] += d_y[i] * y[i] * (1.0f - y[i]);
+}
+
+/* ---- the LSTM cell ------------------------------------------------------------------------ */
+
+/* The separate kernels, one chunk at a time: the reference the fused paths equal. */
+static void lstm_cell_separate(const attn_lstm_cell_args *a) {
+    const size_t H = (size_t)a->H, G = 4 * H;
+    for (int r = 0; r < a->n; r++) {
+        float *p = a->hw + (size_t)r * G;
+        const float *xw = a->xw + (size_t)r * G, *c_prev = a->c_prev + (size_t)r * H;
+        float *g = a->gates + (size_t)r * a->gates_stride;
+        float *tc = a->tc + (size_t)r * a->gates_stride;
+        float *c = a->c + (size_t)r * H, *h = a->h + (size_t)r * H;
+        for (size_t k = 0; k < G; k++) {
+            const float u = a->b_hh ? p[k] + a->b_hh[k] : p[k];
+            const float v = a->b_ih ? xw[k] + a->b_ih[k] : xw[k];
+            p[k] = u + v;
+        }
+        /* PyTorch applies sigmoid_ to each chunk view: its 16-wide blocks restart at every chunk */
+        attn_sigmoid_forward(g, p, H);
+        attn_sigmoid_forward(g + H, p + H, H);
+        attn_tanh_forward(g + 2 * H, p + 2 * H, H);
+        attn_sigmoid_forward(g + 3 * H, p + 3 * H, H);
+        for (size_t j = 0; j < H; j++) {
+            const float fc = g[H + j] * c_prev[j];
+            const float ig = g[j] * g[2 * H + j];
+            c[j] = fc + ig;
+        }
+        attn_tanh_forward(tc, c, H);
+        for (size_t j = 0; j < H; j++) h[j] = g[3 * H + j] * tc[j];
+    }
+}
+
+void attn_lstm_cell_forward(const attn_lstm_cell_args *a) {
+#if ATTN_HAVE_AVX2_KERNELS
+    /* fused: every sigmoid element in a whole block of Sleef exp (no glibc tail) */
+    if (attn_cpu_use_avx2() && a->H % (attn_cpu_aten_avx512() ? 32 : 16) == 0) {
+        if (attn_cpu_use_avx512f())
+            attn_lstm_cell_forward_avx512f(a);
+        else
+            attn_lstm_cell_forward_avx2(a);
+        return;
+    }
+#endif
+    lstm_cell_separate(a);
+}
+
+bool attn_gru_cell_forward_fused(const attn_gru_cell_args *a) {
+#if ATTN_HAVE_AVX2_KERNELS
+    if (attn_cpu_use_avx2() && a->H % (attn_cpu_aten_avx512() ? 32 : 16) == 0) {
+        if (attn_cpu_use_avx512f())
+            attn_gru_cell_forward_avx512f(a);
+        else
+            attn_gru_cell_forward_avx2(a);
+        return true;
+    }
+#endif
+    (void)a;
+    return false;
+}
+
+void attn_rnn_cell_forward(float *h, float *hw, const float *xw, const float *b_hh,
+                           const float *b_ih, int n, int H) {
+#if ATTN_HAVE_AVX2_KERNELS
+    if (attn_cpu_use_avx2()) { /* tanh is Sleef on every element: rows may be cut anywhere */
+        if (attn_cpu_use_avx512f())
+            attn_rnn_cell_forward_avx512f(h, hw, xw, b_hh, b_ih, n, H);
+        else
+            attn_rnn_cell_forward_avx2(h, hw, xw, b_hh, b_ih, n, H);
+        return;
+    }
+#endif
+    const size_t nH = (size_t)n * (size_t)H;
+    for (size_t r = 0; r < nH; r += (size_t)H)
+        for (size_t j = 0; j < (size_t)H; j++) {
+            const float u = b_hh ? hw[r + j] + b_hh[j] : hw[r + j];
+            const float v = b_ih ? xw[r + j] + b_ih[j] : xw[r + j];
+            hw[r + j] = u + v;
+        }
+    attn_tanh_forward(h, hw, nH);
 }
 
 /* ---- relu ------------------------------------------------------------------------------- */

@@ -53,6 +53,97 @@ void attn_sigmoid_forward_avx512(float *y, const float *x, size_t n) {
     for (; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
 }
 
+/* ---- the LSTM cell ------------------------------------------------------------------------ */
+
+/* attn_lstm_cell_forward in one pass per row, 8 units at a time (the caller checked that H is
+ * a multiple of the sigmoid's block, so each sigmoid element is sigmoid8's, each tanh
+ * Sleef's: the separate kernels' bits). */
+void attn_lstm_cell_forward_avx2(const attn_lstm_cell_args *a) {
+    const size_t H = (size_t)a->H, G = 4 * H;
+    for (int r = 0; r < a->n; r++) {
+        const float *hw = a->hw + (size_t)r * G, *xw = a->xw + (size_t)r * G;
+        const float *c_prev = a->c_prev + (size_t)r * H;
+        float *gates = a->gates + (size_t)r * a->gates_stride;
+        float *tc = a->tc + (size_t)r * a->gates_stride;
+        float *c = a->c + (size_t)r * H, *h = a->h + (size_t)r * H;
+        for (size_t j = 0; j < H; j += 8) {
+            __m256 p[4];
+            for (size_t q = 0; q < 4; q++) {
+                const size_t k = q * H + j;
+                __m256 u = _mm256_loadu_ps(hw + k), v = _mm256_loadu_ps(xw + k);
+                if (a->b_hh) u = _mm256_add_ps(u, _mm256_loadu_ps(a->b_hh + k));
+                if (a->b_ih) v = _mm256_add_ps(v, _mm256_loadu_ps(a->b_ih + k));
+                p[q] = _mm256_add_ps(u, v);
+            }
+            const __m256 gi = sigmoid8(p[0]), gf = sigmoid8(p[1]);
+            const __m256 gg = Sleef_tanhf8_u10(p[2]), go = sigmoid8(p[3]);
+            const __m256 fc = _mm256_mul_ps(gf, _mm256_loadu_ps(c_prev + j));
+            const __m256 cn = _mm256_add_ps(fc, _mm256_mul_ps(gi, gg));
+            const __m256 t = Sleef_tanhf8_u10(cn);
+            _mm256_storeu_ps(gates + j, gi);
+            _mm256_storeu_ps(gates + H + j, gf);
+            _mm256_storeu_ps(gates + 2 * H + j, gg);
+            _mm256_storeu_ps(gates + 3 * H + j, go);
+            _mm256_storeu_ps(c + j, cn);
+            _mm256_storeu_ps(tc + j, t);
+            _mm256_storeu_ps(h + j, _mm256_mul_ps(go, t));
+        }
+    }
+}
+
+/* attn_gru_cell_forward_fused, 8 units at a time (the caller checked H against the sigmoid's
+ * block): gru.c's operations in its order, lane by lane. */
+void attn_gru_cell_forward_avx2(const attn_gru_cell_args *a) {
+    const size_t H = (size_t)a->H, G = 3 * H;
+    for (int r = 0; r < a->n; r++) {
+        const float *hw = a->hw + (size_t)r * G, *xw = a->xw + (size_t)r * G;
+        const float *hp = a->h_prev + (size_t)r * H;
+        float *sv = a->saved + (size_t)r * a->saved_stride, *h = a->h + (size_t)r * H;
+        for (size_t j = 0; j < H; j += 8) {
+            __m256 u[3], v[3];
+            for (size_t q = 0; q < 3; q++) {
+                const size_t k = q * H + j;
+                u[q] = _mm256_loadu_ps(hw + k);
+                v[q] = _mm256_loadu_ps(xw + k);
+                if (a->b_hh) u[q] = _mm256_add_ps(u[q], _mm256_loadu_ps(a->b_hh + k));
+                if (a->b_ih) v[q] = _mm256_add_ps(v[q], _mm256_loadu_ps(a->b_ih + k));
+            }
+            const __m256 gr = sigmoid8(_mm256_add_ps(u[0], v[0])),
+                         gz = sigmoid8(_mm256_add_ps(u[1], v[1]));
+            const __m256 gn = Sleef_tanhf8_u10(_mm256_add_ps(v[2], _mm256_mul_ps(u[2], gr)));
+            const __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(hp + j), gn), gz);
+            _mm256_storeu_ps(sv + j, gr);
+            _mm256_storeu_ps(sv + H + j, gz);
+            _mm256_storeu_ps(sv + 2 * H + j, gn);
+            _mm256_storeu_ps(sv + 3 * H + j, u[2]);
+            _mm256_storeu_ps(h + j, _mm256_add_ps(d, gn));
+        }
+    }
+}
+
+/* attn_rnn_cell_forward, 8 units at a time; a row's last partial block zero-padded (lanes are
+ * independent: the bits of one tanh call over all rows). */
+void attn_rnn_cell_forward_avx2(float *h, const float *hw, const float *xw, const float *b_hh,
+                                const float *b_ih, int n, int H) {
+    for (int r = 0; r < n; r++) {
+        const size_t o = (size_t)r * (size_t)H;
+        size_t j = 0;
+        for (; j + 8 <= (size_t)H; j += 8) {
+            __m256 u = _mm256_loadu_ps(hw + o + j), v = _mm256_loadu_ps(xw + o + j);
+            if (b_hh) u = _mm256_add_ps(u, _mm256_loadu_ps(b_hh + j));
+            if (b_ih) v = _mm256_add_ps(v, _mm256_loadu_ps(b_ih + j));
+            _mm256_storeu_ps(h + o + j, Sleef_tanhf8_u10(_mm256_add_ps(u, v)));
+        }
+        if (j < (size_t)H) {
+            const size_t k = (size_t)H - j;
+            __m256 u = attn_load_partial8(hw + o + j, k), v = attn_load_partial8(xw + o + j, k);
+            if (b_hh) u = _mm256_add_ps(u, attn_load_partial8(b_hh + j, k));
+            if (b_ih) v = _mm256_add_ps(v, attn_load_partial8(b_ih + j, k));
+            attn_store_partial8(h + o + j, Sleef_tanhf8_u10(_mm256_add_ps(u, v)), k);
+        }
+    }
+}
+
 /* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, AVX2) ---------------------------------------- */
 
 #define C(bits) _mm256_set1_ps(attn_f32_from_bits(bits))

@@ -91,6 +91,40 @@ bool attn_cpu_use_avx2(void) {
     return p == PATH_AVX2 || p == PATH_AVX512;
 }
 
+/* Whether the CPU has AVX-512F (with the OS saving the zmm registers: libgcc checks XCR0) and
+ * ATTN_AVX512F is not "0": decided once, 0 unset, 1 no, 2 yes. */
+static _Atomic int avx512f_state;
+
+bool attn_cpu_use_avx512f(void) {
+    if (!attn_cpu_use_avx2()) return false;
+    int s = atomic_load_explicit(&avx512f_state, memory_order_relaxed);
+    if (s == 0) {
+        const char *env = getenv("ATTN_AVX512F");
+        bool off = env && strcmp(env, "0") == 0;
+#if ATTN_HAVE_AVX2_KERNELS
+        __builtin_cpu_init();
+        s = !off && __builtin_cpu_supports("avx512f") ? 2 : 1;
+#else
+        (void)off;
+        s = 1;
+#endif
+        atomic_store_explicit(&avx512f_state, s, memory_order_relaxed);
+    }
+    return s == 2;
+}
+
+void attn_cpu_allow_avx512f(bool allow) {
+    const char *env = getenv("ATTN_AVX512F");
+    bool off = !allow || (env && strcmp(env, "0") == 0);
+#if ATTN_HAVE_AVX2_KERNELS
+    __builtin_cpu_init();
+    atomic_store(&avx512f_state, !off && __builtin_cpu_supports("avx512f") ? 2 : 1);
+#else
+    (void)off;
+    atomic_store(&avx512f_state, 1);
+#endif
+}
+
 bool attn_cpu_aten_avx512(void) {
     return current_path() == PATH_AVX512;
 }

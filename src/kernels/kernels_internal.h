@@ -46,6 +46,12 @@ static inline float attn_f32_from_bits(uint32_t bits) {
 /* True iff the active path is "avx2" or "avx512" (chosen on first use: ATTN_CPU, else the
  * CPU's features); both run the AVX2 kernels. */
 bool attn_cpu_use_avx2(void);
+/* True iff the AVX2 kernels run (attn_cpu_use_avx2) and the CPU has AVX-512F (checked once;
+ * ATTN_AVX512F=0 in the environment turns it off): tanh, sigmoid and the LSTM cell then call
+ * SLEEF's 16-lane functions, which give the same bits (activations_avx512.c). */
+bool attn_cpu_use_avx512f(void);
+/* Tests: false turns the AVX-512F functions off, true back on where the CPU has them. */
+void attn_cpu_allow_avx512f(bool allow);
 /* True iff the active path is "avx512": softmax and sigmoid follow ATen's avx512 kernels. */
 bool attn_cpu_aten_avx512(void);
 /* Forgets the choice, so the next kernel call chooses again from $ATTN_CPU (tests only). */
@@ -64,6 +70,19 @@ bool attn_blas_use_core(const char *core);
 void attn_tanh_forward_avx2(float *y, const float *x, size_t n);
 void attn_sigmoid_forward_avx2(float *y, const float *x, size_t n);
 void attn_sigmoid_forward_avx512(float *y, const float *x, size_t n);
+void attn_lstm_cell_forward_avx2(const attn_lstm_cell_args *a);
+void attn_gru_cell_forward_avx2(const attn_gru_cell_args *a);
+void attn_rnn_cell_forward_avx2(float *h, const float *hw, const float *xw, const float *b_hh,
+                                const float *b_ih, int n, int H);
+/* The same with SLEEF's 16-lane AVX-512F functions (activations_avx512.c; the same bits as the
+ * avx2 versions on every input), run only where attn_cpu_use_avx512f() says so. block: the
+ * sigmoid's block, 16 (avx2) or 32 (ATen's avx512 kernels). */
+void attn_tanh_forward_avx512f(float *y, const float *x, size_t n);
+void attn_sigmoid_forward_avx512f(float *y, const float *x, size_t n, size_t block);
+void attn_lstm_cell_forward_avx512f(const attn_lstm_cell_args *a);
+void attn_gru_cell_forward_avx512f(const attn_gru_cell_args *a);
+void attn_rnn_cell_forward_avx512f(float *h, const float *hw, const float *xw, const float *b_hh,
+                                   const float *b_ih, int n, int H);
 void attn_gelu_forward_avx2(float *y, const float *x, size_t n);
 void attn_gelu_backward_avx2(float *d_x, const float *d_y, const float *x, size_t n);
 void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols, int n_valid);

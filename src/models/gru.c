@@ -18,12 +18,15 @@
 
 /* ---- one row of H ------------------------------------------------------------------------ */
 
-/* pre[H] = xw_n + hw_n*r (rounded product, then the add); the argument of tanh for n. */
+/* pre[H] = xw_n + hw_n*r (rounded product, then the add); the argument of tanh for n. b_in:
+ * NULL, or the bias left out of xw_n (xw_n + b_in first, one rounding). */
 static void new_gate_pre(float *restrict pre, const float *restrict xw_n,
-                         const float *restrict hw_n, const float *restrict r, int H) {
+                         const float *restrict b_in, const float *restrict hw_n,
+                         const float *restrict r, int H) {
     for (int j = 0; j < H; j++) {
         float rh = hw_n[j] * r[j];
-        pre[j] = xw_n[j] + rh;
+        float x = b_in ? xw_n[j] + b_in[j] : xw_n[j];
+        pre[j] = x + rh;
     }
 }
 
@@ -70,18 +73,35 @@ static void cell_backward(float *restrict d_xw, float *restrict d_hw, float *res
 static void gru_step_forward(const attn_recurrent_step *s) {
     const int H = s->H;
     const size_t G = 3 * (size_t)H, A = 4 * (size_t)H;
+    /* one vector pass per row where the kernels have one (the same bits as below) */
+    if (attn_gru_cell_forward_fused(&(attn_gru_cell_args){.n = s->n,
+                                                          .H = H,
+                                                          .hw = s->hw,
+                                                          .xw = s->xw,
+                                                          .b_hh = s->b_hh,
+                                                          .b_ih = s->b_ih,
+                                                          .h_prev = s->h_prev,
+                                                          .saved = s->saved,
+                                                          .saved_stride = A,
+                                                          .h = s->h}))
+        return;
     for (int r = 0; r < s->n; r++) {
         float *hw = s->hw + (size_t)r * G;
         const float *xw = s->xw + (size_t)r * G;
         float *a = s->saved + (size_t)r * A, *hn = a + G;
         float *h = s->h + (size_t)r * H;
+        /* the biases the products left out (s->b_hh, s->b_ih, NULL if none): hw + b_hh and
+         * xw + b_ih, one rounding each, before anything reads them */
+        if (s->b_hh)
+            for (size_t j = 0; j < G; j++) hw[j] = hw[j] + s->b_hh[j];
         /* r, z = sigmoid(hw + xw), each on its own H-float chunk (ATen's sigmoid_ per chunk) */
-        for (size_t j = 0; j < 2 * (size_t)H; j++) hw[j] = hw[j] + xw[j];
+        for (size_t j = 0; j < 2 * (size_t)H; j++)
+            hw[j] = hw[j] + (s->b_ih ? xw[j] + s->b_ih[j] : xw[j]);
         attn_sigmoid_forward(a, hw, (size_t)H);
         attn_sigmoid_forward(a + H, hw + H, (size_t)H);
         /* n = tanh(xw_n + hw_n*r); hw_n is kept for the backward of r */
         memcpy(hn, hw + 2 * H, (size_t)H * sizeof(float));
-        new_gate_pre(hw + 2 * H, xw + 2 * H, hn, a, H);
+        new_gate_pre(hw + 2 * H, xw + 2 * H, s->b_ih ? s->b_ih + 2 * H : NULL, hn, a, H);
         attn_tanh_forward(a + 2 * H, hw + 2 * H, (size_t)H);
         blend_forward(h, s->h_prev + (size_t)r * H, a + H, a + 2 * H, H);
     }

@@ -12,21 +12,6 @@
 
 /* ---- one row of H ------------------------------------------------------------------------ */
 
-/* c[H] = (f*c_prev) + (i*g) with two rounded products, a = the row's activated gates i,f,g,o. */
-static void cell_forward(float *restrict c, const float *restrict a, const float *restrict c_prev,
-                         int H) {
-    for (int j = 0; j < H; j++) {
-        float fc = a[H + j] * c_prev[j];
-        float ig = a[j] * a[2 * H + j];
-        c[j] = fc + ig;
-    }
-}
-
-/* y[H] = a * b */
-static void mul_rows(float *restrict y, const float *restrict a, const float *restrict b, int H) {
-    for (int j = 0; j < H; j++) y[j] = a[j] * b[j];
-}
-
 /* One row's step backward. In: d_h = d loss / d h', d_c = d loss / d c' from the later steps.
  * Out: d_pre[4H] = d loss / d gate pre-activations (written), d_c = d loss / d c. With
  * h' = o*tanh(c'), c' = f*c + i*g: d_o = d_h*tanh(c'), dc = d_c + d_h*o*(1 - tanh^2(c')),
@@ -49,27 +34,24 @@ static void cell_backward(float *restrict d_pre, float *restrict d_c, const floa
 
 /* ---- the step over n rows ------------------------------------------------------------------ */
 
-/* gates = act(hw + xw) (hw is overwritten with the pre-activations); state = c [n, H]. */
+/* gates = act((hw + b_hh) + (xw + b_ih)) and the new c, h: one kernel (attn_lstm_cell_forward,
+ * a pass per row on the vector paths); hw is scratch; state = c [n, H]. */
 static void lstm_step_forward(const attn_recurrent_step *s) {
-    const int H = s->H;
-    const size_t G = 4 * (size_t)H, A = 5 * (size_t)H;
-    for (size_t j = 0; j < (size_t)s->n * G; j++) s->hw[j] = s->hw[j] + s->xw[j];
-    for (int r = 0; r < s->n; r++) {
-        const float *p = s->hw + (size_t)r * G;
-        float *a = s->saved + (size_t)r * A, *tc = a + G;
-        float *c = s->state + (size_t)r * H, *h = s->h + (size_t)r * H;
-        /* i, f, o = sigmoid, g = tanh, each on its own H-float chunk (PyTorch applies sigmoid_
-         * to each chunk view; its 16-wide blocks restart at every chunk) */
-        attn_sigmoid_forward(a, p, (size_t)H);
-        attn_sigmoid_forward(a + H, p + H, (size_t)H);
-        attn_tanh_forward(a + 2 * H, p + 2 * H, (size_t)H);
-        attn_sigmoid_forward(a + 3 * H, p + 3 * H, (size_t)H);
-        /* c = (f*c) + (i*g) with two rounded products; h = o * tanh(c) (tanh is elementwise:
-         * Sleef on every element, so per-row calls give the bits of one call over all rows) */
-        cell_forward(c, a, s->state_prev + (size_t)r * H, H);
-        attn_tanh_forward(tc, c, (size_t)H);
-        mul_rows(h, a + 3 * H, tc, H);
-    }
+    const size_t A = 5 * (size_t)s->H;
+    attn_lstm_cell_forward(&(attn_lstm_cell_args){
+        .n = s->n,
+        .H = s->H,
+        .hw = s->hw,
+        .xw = s->xw,
+        .b_hh = s->b_hh,
+        .b_ih = s->b_ih,
+        .c_prev = s->state_prev,
+        .gates = s->saved,
+        .tc = s->saved + 4 * (size_t)s->H,
+        .gates_stride = A,
+        .c = s->state,
+        .h = s->h,
+    });
 }
 
 /* d_xw = d_hw = d gate pre-activations (written); d_state = d_c, updated in place. */

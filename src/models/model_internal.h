@@ -138,8 +138,13 @@ typedef struct attn_recurrent_tensors {
 typedef struct attn_recurrent_step {
     int n, H; /* rows of the run, hidden size */
     /* forward in */
-    const float *xw;         /* [n, G*H] x.W_ih^T + b_ih (all steps' product, one GEMM) */
-    float *hw;               /* [n, G*H] h_prev.W_hh^T + b_hh (bias pre-filled); scratch */
+    const float *xw; /* [n, G*H] x.W_ih^T + b_ih (all steps' product, one GEMM; without b_ih
+                      * when b_ih below is set) */
+    float *hw;       /* [n, G*H] h_prev.W_hh^T + b_hh (without b_hh when b_hh is set); scratch */
+    /* [G*H] or NULL. Non-NULL: that bias is NOT in xw (b_ih) or hw (b_hh) and the cell adds it,
+     * xw + b_ih and hw + b_hh, one rounding each, before it uses them: the bits of the
+     * pre-filled product when the product has a single k-block (recurrent.c) */
+    const float *b_ih, *b_hh;
     const float *h_prev;     /* [n, H] */
     const float *state_prev; /* [n, S*H] the cell's other state (LSTM c) */
     /* forward out, kept for backward */

@@ -59,6 +59,8 @@ typedef struct rec_impl {
     int *rows;      /* [T] GEMM rows of step t */
     float *x;       /* [T, B, E] word embeddings (slot order) */
     rec_layer layer[ATTN_RECURRENT_MAX_LAYERS];
+    /* per layer: b_ih when its xw slab was computed without it (rec_project), else NULL */
+    const float *xw_bias[ATTN_RECURRENT_MAX_LAYERS];
     float *hw;     /* [B, G*H] one step's h.W_hh^T + b_hh (scratch) */
     float *h_last; /* [B, H] h after each sentence's last word (sentence order) */
     /* backward scratch */
@@ -205,6 +207,23 @@ static attn_recurrent_step rec_step_at(const rec_impl *v, int l, int t, int s0, 
 
 /* ---- forward ------------------------------------------------------------------------------- */
 
+/* out[rows, GH] = in[rows, K].w^T + bias, PyTorch's addmm, or without the bias: the BLAS adds
+ * its accumulator to C once per k-block (c = acc * alpha + c, one rounding), so with a single
+ * k-block (K <= ATTN_LINEAR_BIAS_AFTER_MAX_IN, the rule of the fused linears in sgemm.c) the
+ * product alone followed by `+ bias` rounds exactly as the pre-filled product. Then the bias is
+ * left to the cell (returned; the step's b_ih / b_hh), which adds it in the pass that reads the
+ * product: no [rows, GH] pre-fill copy (the input projection's is the whole [T*B, GH] slab).
+ * Returns NULL when the bias is in out. */
+static const float *rec_project(float *out, const float *in, const float *w, const float *bias,
+                                int rows, int K, int GH, attn_op tag) {
+    if (bias && K <= ATTN_LINEAR_BIAS_AFTER_MAX_IN) {
+        attn_matmul_nt(out, in, w, rows, GH, K, 0.0f, tag, ATTN_PASS_FORWARD);
+        return bias;
+    }
+    attn_linear_forward(out, in, w, bias, rows, K, GH, tag);
+    return NULL;
+}
+
 /* Step t of layer l: hw = h[t].W_hh^T + b_hh on the GEMM rows, then the cell on each run of
  * slots inside their sentence. Finished slots get zero states: their h is never read (the
  * head took it at the last word) and the weight-gradient GEMMs meet it with zero gradients. */
@@ -213,26 +232,36 @@ static void rec_step_forward(rec_impl *v, int l, int t, int H) {
     const int B = v->B, rows = v->rows[t];
     const size_t GH = (size_t)c->G * H, SH = (size_t)c->S * H;
     const attn_recurrent_step all = rec_step_at(v, l, t, 0, B, H);
-    attn_linear_forward(v->hw, all.h_prev, v->w.layer[l].weight_hh, v->w.layer[l].bias_hh, rows, H,
-                        (int)GH, ATTN_OP_RECURRENT);
+    const float *b_hh = rec_project(v->hw, all.h_prev, v->w.layer[l].weight_hh,
+                                    v->w.layer[l].bias_hh, rows, H, (int)GH, ATTN_OP_RECURRENT);
     for (int s = 0, e; (e = rec_run(v, t, rows, &s)) > s; s = e) {
-        const attn_recurrent_step run = rec_step_at(v, l, t, s, e - s, H);
+        attn_recurrent_step run = rec_step_at(v, l, t, s, e - s, H);
+        run.b_hh = b_hh;
+        run.b_ih = v->xw_bias[l];
         c->step_forward(&run);
     }
-    for (int s = 0; s < B; s++)
-        if (!rec_active(v, t, rows, s)) {
-            memset(all.h + (size_t)s * H, 0, (size_t)H * sizeof(float));
-            memset(all.state + (size_t)s * SH, 0, SH * sizeof(float));
+    /* one memset per run of consecutive finished slots (packed: the one run rows..B-1) */
+    for (int s = 0; s < B;) {
+        if (rec_active(v, t, rows, s)) {
+            s++;
+            continue;
         }
+        int e = s + 1;
+        while (e < B && !rec_active(v, t, rows, e)) e++;
+        memset(all.h + (size_t)s * H, 0, (size_t)(e - s) * H * sizeof(float));
+        memset(all.state + (size_t)s * SH, 0, (size_t)(e - s) * SH * sizeof(float));
+        s = e;
+    }
 }
 
 /* Layer l over all steps; in [T, B, I] is the layer's input (x, or the layer below's h). */
 static void rec_layer_forward(rec_impl *v, int l, const float *in, int I, int H) {
     const rec_layer *L = &v->layer[l];
     const int B = v->B, T = v->T, GH = v->cell->G * H;
-    /* xw[T*B, G*H] = in.W_ih^T + b_ih: all input projections in one GEMM (ATen RNN.cpp) */
-    attn_linear_forward(L->xw, in, v->w.layer[l].weight_ih, v->w.layer[l].bias_ih, T * B, I, GH,
-                        ATTN_OP_INPUT);
+    /* xw[T*B, G*H] = in.W_ih^T + b_ih: all input projections in one GEMM (ATen RNN.cpp), b_ih
+     * left to the cells where rec_project allows it */
+    v->xw_bias[l] = rec_project(L->xw, in, v->w.layer[l].weight_ih, v->w.layer[l].bias_ih, T * B, I,
+                                GH, ATTN_OP_INPUT);
     memset(L->h, 0, (size_t)B * H * sizeof(float));
     memset(L->state, 0, (size_t)B * v->cell->S * H * sizeof(float));
     for (int t = 0; t < T; t++) rec_step_forward(v, l, t, H);
@@ -409,8 +438,8 @@ static void rec_prefix_layer(rec_impl *v, int l, const float *in, int I, int H, 
                              float *fresh) {
     rec_layer *L = &v->layer[l];
     const size_t GH = (size_t)v->cell->G * H;
-    attn_linear_forward(fresh, in, v->w.layer[l].weight_ih, v->w.layer[l].bias_ih, p, I, (int)GH,
-                        ATTN_OP_INPUT);
+    v->xw_bias[l] = rec_project(fresh, in, v->w.layer[l].weight_ih, v->w.layer[l].bias_ih, p, I,
+                                (int)GH, ATTN_OP_INPUT);
     int t0 = 0;
     while (t0 < *done && memcmp(fresh + t0 * GH, L->xw + t0 * GH, GH * sizeof(float)) == 0) t0++;
     memcpy(L->xw + t0 * GH, fresh + t0 * GH, (size_t)(p - t0) * GH * sizeof(float));

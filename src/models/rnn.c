@@ -10,12 +10,10 @@
 
 #include <string.h>
 
-/* h[n, H] = tanh(hw + xw); hw is overwritten with the pre-activation. Saves nothing: the
- * backward reads h. */
+/* h[n, H] = tanh((hw + b_hh) + (xw + b_ih)) in one pass per row (attn_rnn_cell_forward); hw is
+ * scratch. Saves nothing: the backward reads h. */
 static void rnn_step_forward(const attn_recurrent_step *s) {
-    const size_t nH = (size_t)s->n * s->H;
-    for (size_t j = 0; j < nH; j++) s->hw[j] = s->hw[j] + s->xw[j];
-    attn_tanh_forward(s->h, s->hw, nH);
+    attn_rnn_cell_forward(s->h, s->hw, s->xw, s->b_hh, s->b_ih, s->n, s->H);
 }
 
 /* h = tanh(pre), so d_pre = d_h * (1 - h^2); pre = xw + hw, so d_xw = d_hw = d_pre (written). */

@@ -25,7 +25,7 @@ set_tests_properties(kernels/pinned PROPERTIES SKIP_RETURN_CODE 77 LABELS slow T
 # ATTN_TEST_PATH: kernels/test_<op> the scalar kernels, kernels/test_<op>_avx2 and _avx512 the
 # vectorised ones, reported as skipped (exit 77) where the CPU or the build lacks them.
 foreach(t test_activations test_adam_update test_embedding test_gelu_backward test_layernorm test_loss
-          test_softmax)
+          test_softmax test_recurrent_cells)
   get_test_property(kernels/${t} ENVIRONMENT env)
   set_tests_properties(kernels/${t} PROPERTIES ENVIRONMENT "${env};ATTN_TEST_PATH=scalar")
   foreach(path avx2 avx512)
@@ -45,3 +45,7 @@ set_tests_properties(kernels/test_flops PROPERTIES ENVIRONMENT "${env};CK_EXCLUD
 add_test(NAME kernels/test_flops_writeup COMMAND test_flops)
 set_tests_properties(kernels/test_flops_writeup PROPERTIES
   ENVIRONMENT "${env};CK_RUN_CASE=writeup" LABELS slow TIMEOUT 600)
+
+# SLEEF's 16-lane AVX-512F functions against the 8-lane ones (test_sleef_avx512.c): skipped (exit
+# 77) on a CPU without AVX-512F.
+set_tests_properties(kernels/test_sleef_avx512 PROPERTIES SKIP_RETURN_CODE 77)
