@@ -245,6 +245,19 @@ void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_
                              const float *probs, const float *q, const float *k, const float *v,
                              int NH, int n_q, int n_k, int HS, int n_valid, size_t head_stride,
                              float *work);
+/* The naive path on operands whose heads sit side by side in each row (the layout of an
+ * in-projection's output [n, 3D] and of the concatenated heads [n, D]): head h, row r of x at
+ * x + h*HS + r*ld_x (d_q, d_k, d_v share q's, k's, v's ld; ld_x >= NH*HS). The same products
+ * with the same shapes as copying the heads apart first, so the same bits. probs are required
+ * ([NH, n_q, n_k], kept for backward); HS == 1 needs ld_out == 1 (forward) and ld_q == 1
+ * (backward). Backward ACCUMULATES into d_q, d_k, d_v (any may be NULL). */
+void attn_attention_forward_rows(float *out, int ld_out, float *probs, const float *q, int ld_q,
+                                 const float *k, int ld_k, const float *v, int ld_v,
+                                 const float *bias, int NH, int n_q, int n_k, int HS, int n_valid);
+void attn_attention_backward_rows(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                  int ld_out, const float *probs, const float *q, int ld_q,
+                                  const float *k, int ld_k, const float *v, int ld_v, int NH,
+                                  int n_q, int n_k, int HS, int n_valid, float *work);
 size_t attn_attention_forward_work_size(int n_q, int n_k);
 size_t attn_attention_backward_work_size(int n_q, int n_k);
 /* Key sequences longer than this take the blocked path (forward without probs). */
