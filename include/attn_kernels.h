@@ -250,7 +250,10 @@ void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_
  * x + h*HS + r*ld_x (d_q, d_k, d_v share q's, k's, v's ld; ld_x >= NH*HS). The same products
  * with the same shapes as copying the heads apart first, so the same bits. probs are required
  * ([NH, n_q, n_k], kept for backward); HS == 1 needs ld_out == 1 (forward) and ld_q == 1
- * (backward). Backward ACCUMULATES into d_q, d_k, d_v (any may be NULL). */
+ * (backward). Forward ACCUMULATES too: the scores add to probs and the heads to out, which the
+ * caller zeroes (one memset of a whole batch instead of one per head and row; the sums start at
+ * +0 and are never -0, so the same bits). Backward ACCUMULATES into d_q, d_k, d_v (any may be
+ * NULL). */
 void attn_attention_forward_rows(float *out, int ld_out, float *probs, const float *q, int ld_q,
                                  const float *k, int ld_k, const float *v, int ld_v,
                                  const float *bias, int NH, int n_q, int n_k, int HS, int n_valid);

@@ -526,7 +526,8 @@ void attn_cross_attention_backward(float *d_q, float *d_k, float *d_v, const flo
 /* The same on operands whose heads sit side by side in each row (the in-projections' outputs
  * and the concatenated heads): head h, row r of x at x + h*HS + r*ld_x (d_ shares its tensor's
  * ld; ld >= NH*HS); the same products with the same shapes, so the same bits. HS == 1 needs
- * ld_out == 1 (forward) and ld_q == 1 (backward). Forward with the mask of q_pos (< 0: none). */
+ * ld_out == 1 (forward) and ld_q == 1 (backward). Forward with the mask of q_pos (< 0: none);
+ * it ACCUMULATES the scores into probs and the heads into out, which the caller zeroes. */
 void attn_masked_attention_forward_rows(float *out, int ld_out, float *probs, const float *q,
                                         int ld_q, const float *k, int ld_k, const float *v,
                                         int ld_v, const float *bias, int NH, int n_q, int n_k,

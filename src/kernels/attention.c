@@ -50,17 +50,19 @@ static bool head_loops(int n_q, int n_k, int HS) {
 
 /* One head, naive: probs[n_q,n_k] = softmax(q.k^T) (scores written into probs, softmax in
  * place), out[n_q,HS] = probs.v, both products PyTorch's per-head bmm; the rows of out, q, k, v
- * ld_o, ld_q, ld_k, ld_v floats apart. */
+ * ld_o, ld_q, ld_k, ld_v floats apart. beta 1: both products add to probs and out, which the
+ * caller zeroed (the same bits as beta 0: the sums start at +0 and are never -0). */
 static void head_naive_forward(float *out, int ld_o, float *probs, const float *q, int ld_q,
                                const float *k, int ld_k, const float *v, int ld_v,
-                               const float *bias, int n_q, int n_k, int HS, int n_valid) {
+                               const float *bias, int n_q, int n_k, int HS, int n_valid,
+                               float beta) {
     const bool loop = head_loops(n_q, n_k, HS);
-    attn_bmm_ld(probs, n_k, q, ld_q, k, ld_k, n_q, n_k, HS, false, true, 0.0f, loop, ATTN_OP_QK,
+    attn_bmm_ld(probs, n_k, q, ld_q, k, ld_k, n_q, n_k, HS, false, true, beta, loop, ATTN_OP_QK,
                 ATTN_PASS_FORWARD);
     if (bias) /* scores + bias, one float add each (a separate `scores + bias` in PyTorch) */
         for (size_t i = 0; i < (size_t)n_q * (size_t)n_k; i++) probs[i] += bias[i];
     attn_softmax_forward(probs, probs, n_q, n_k, n_valid);
-    attn_bmm_ld(out, ld_o, probs, n_k, v, ld_v, n_q, HS, n_k, false, false, 0.0f, loop, ATTN_OP_AV,
+    attn_bmm_ld(out, ld_o, probs, n_k, v, ld_v, n_q, HS, n_k, false, false, beta, loop, ATTN_OP_AV,
                 ATTN_PASS_FORWARD);
 }
 
@@ -73,7 +75,7 @@ void attn_attention_forward_rows(float *out, int ld_out, float *probs, const flo
     for (int h = 0; h < NH; h++) {
         const size_t o = (size_t)h * HS;
         head_naive_forward(out + o, ld_out, probs + h * pn, q + o, ld_q, k + o, ld_k, v + o, ld_v,
-                           bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid);
+                           bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid, 1.0f);
     }
 }
 
@@ -99,7 +101,7 @@ void attn_attention_forward_bias(float *out, float *probs, const float *q, const
                                            work, ATTN_ATTENTION_TILE);
         else
             head_naive_forward(out + o, HS, probs ? probs + h * pn : work, q + o, HS, k + o, HS,
-                               v + o, HS, bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid);
+                               v + o, HS, bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid, 0.0f);
     }
 }
 
@@ -129,8 +131,7 @@ void attn_attention_head_backward_ld(float *d_q, float *d_k, float *d_v, const f
     if (d_v)
         attn_bmm_ld(d_v, ldv, probs, n_k, d_out, ldo, n_k, HS, n_q, true, false, 1.0f, loop,
                     ATTN_OP_AV, bw);
-    memset(d_scores, 0, pn * sizeof *d_scores);
-    attn_softmax_backward(d_scores, d_probs, probs, n_q, n_k, n_valid);
+    attn_softmax_backward_set(d_scores, d_probs, probs, n_q, n_k, n_valid);
     if (d_q)
         attn_bmm_ld(d_q, ldq, d_scores, n_k, k, ldk, n_q, HS, n_k, false, false, 1.0f, loop,
                     ATTN_OP_QK, bw);

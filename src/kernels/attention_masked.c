@@ -25,12 +25,13 @@
 
 /* One head; q_pos < 0: no mask (cross-attention). bias: NULL or [n_q, n_k], added to each
  * rounded score in float before the mask (score + bias + -inf is -inf, so either order gives
- * the same bits). Rows of out, q, k, v ld_o, ld_q, ld_k, ld_v floats apart. */
+ * the same bits). Rows of out, q, k, v ld_o, ld_q, ld_k, ld_v floats apart. beta 1: the
+ * products add to probs and out, zeroed by the caller (the same bits as beta 0). */
 static void head_forward(float *out, int ld_o, float *probs, const float *q, int ld_q,
                          const float *k, int ld_k, const float *v, int ld_v, const float *bias,
-                         int n_q, int n_k, int HS, int q_pos) {
+                         int n_q, int n_k, int HS, int q_pos, float beta) {
     const bool loop = attn_bmm_is_loop(n_q, n_k, HS);
-    attn_bmm_ld(probs, n_k, q, ld_q, k, ld_k, n_q, n_k, HS, false, true, 0.0f, loop, ATTN_OP_QK,
+    attn_bmm_ld(probs, n_k, q, ld_q, k, ld_k, n_q, n_k, HS, false, true, beta, loop, ATTN_OP_QK,
                 ATTN_PASS_FORWARD);
     if (bias)
         for (size_t i = 0; i < (size_t)n_q * (size_t)n_k; i++) probs[i] += bias[i];
@@ -38,7 +39,7 @@ static void head_forward(float *out, int ld_o, float *probs, const float *q, int
         for (int i = 0; i < n_q; i++)
             for (int j = q_pos + i + 1; j < n_k; j++) probs[(size_t)i * n_k + j] += -INFINITY;
     attn_softmax_forward(probs, probs, n_q, n_k, n_k);
-    attn_bmm_ld(out, ld_o, probs, n_k, v, ld_v, n_q, HS, n_k, false, false, 0.0f, loop, ATTN_OP_AV,
+    attn_bmm_ld(out, ld_o, probs, n_k, v, ld_v, n_q, HS, n_k, false, false, beta, loop, ATTN_OP_AV,
                 ATTN_PASS_FORWARD);
 }
 
@@ -53,7 +54,7 @@ void attn_masked_attention_forward_rows(float *out, int ld_out, float *probs, co
     for (int h = 0; h < NH; h++) {
         const size_t o = (size_t)h * HS;
         head_forward(out + o, ld_out, probs + h * pn, q + o, ld_q, k + o, ld_k, v + o, ld_v,
-                     bias ? bias + h * pn : NULL, n_q, n_k, HS, q_pos);
+                     bias ? bias + h * pn : NULL, n_q, n_k, HS, q_pos, 1.0f);
     }
 }
 
@@ -81,7 +82,7 @@ void attn_masked_attention_forward(float *out, float *probs, const float *q, con
     for (int h = 0; h < NH; h++)
         head_forward(out + h * q_stride, HS, probs + h * pn, q + h * q_stride, HS,
                      k + h * kv_stride, HS, v + h * kv_stride, HS, bias ? bias + h * pn : NULL, n_q,
-                     n_k, HS, q_pos);
+                     n_k, HS, q_pos, 0.0f);
 }
 
 void attn_causal_attention_forward(float *out, float *probs, const float *q, const float *k,

@@ -70,6 +70,8 @@ void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols,
 void attn_softmax_forward_avx512(float *probs, const float *x, int rows, int cols, int n_valid);
 void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
                                 int cols, int n_valid);
+void attn_softmax_backward_set_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
+                                    int cols, int n_valid);
 void attn_layernorm_forward_avx2(float *y, float *mean, float *rstd, const float *x,
                                  const float *gamma, const float *beta, int n, int D);
 void attn_layernorm_backward_avx2(float *d_x, float *d_gamma, float *d_beta, const float *d_y,
@@ -98,6 +100,11 @@ void attn_attention_head_backward(float *d_q, float *d_k, float *d_v, const floa
                                   const float *probs, const float *q, const float *k,
                                   const float *v, int n_q, int n_k, int HS, int n_valid, bool loop,
                                   float *work);
+
+/* attn_softmax_backward written instead of added (softmax.c): d_x[rows, cols] = +0 + the
+ * gradient, the masked columns +0 -- the bits of zeroing d_x first, in one pass. */
+void attn_softmax_backward_set(float *d_x, const float *d_probs, const float *probs, int rows,
+                               int cols, int n_valid);
 
 /* The same head with its operands' rows ld floats apart (row-major, ld >= HS; d_x shares x's
  * stride; probs and work contiguous): the same products with the same shapes, so the same bits as

@@ -126,6 +126,17 @@ static bool heads_in_rows(const attn_seq2seq_config *c) {
     return c->d_model / c->n_heads > 1;
 }
 
+/* Floats of one full pass's self- (T x T per pair and head) or cross-attention (T x S)
+ * probabilities. */
+static size_t probs_floats(const attn_decoder_rows *r, int NH, bool cross) {
+    size_t n = 0;
+    for (int i = 0; i < r->B; i++) {
+        const size_t T = (size_t)rows_of(r->trows, i);
+        n += (size_t)NH * T * (cross ? (size_t)rows_of(r->srows, i) : T);
+    }
+    return n;
+}
+
 /* In place: the first D columns of n rows of width `width` divided by root (or multiplied by
  * scale when root is 0): the head split's and merge's operations on the same values. */
 static void scale_q_columns(float *x, int n, int width, int D, float root, float scale) {
@@ -164,6 +175,10 @@ static void sa_forward(attn_decoder_acts *a, float *sum, const float *in, const 
         split_heads(a->q, hs, 0, a->qkv, N, 3 * D, 0, NH, HS, head_root(c));
         split_heads(a->k, hs, 0, a->qkv, N, 3 * D, D, NH, HS, 0.0f);
         split_heads(a->v, hs, 0, a->qkv, N, 3 * D, 2 * D, NH, HS, 0.0f);
+    }
+    if (rows) { /* the scores and heads accumulate onto zeros: one memset each for the batch */
+        memset(a->sa_probs, 0, probs_floats(r, NH, false) * sizeof(float));
+        memset(a->sa_att, 0, (size_t)N * D * sizeof(float));
     }
     size_t p = 0;
     for (int i = 0; i < r->B; i++) {
@@ -211,6 +226,8 @@ static void ca_forward(attn_decoder_acts *a, float *sum, const float *in, const 
     const bool rows = heads_in_rows(c);
     attn_linear_forward(a->cq_lin, in, w->ca_in_w, w->ca_in_b, N, D, D, ATTN_OP_QKV);
     if (rows) {
+        memset(a->ca_probs, 0, probs_floats(r, NH, true) * sizeof(float));
+        memset(a->ca_att, 0, (size_t)N * D * sizeof(float));
         scale_q_columns(a->cq_lin, N, D, D, head_root(c), 0.0f);
         attn_linear_forward(a->ckv, mem, w->ca_in_w + (size_t)D * D, w->ca_in_b + D, r->Ns, D,
                             2 * D, ATTN_OP_QKV);

@@ -314,6 +314,10 @@ static void heads_forward(attn_encoder_acts *a, const float *x, const attn_encod
     const int N = r->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
     const bool rows = heads_in_rows(a, D, NH);
     const heads_at at = heads_where(rows, a->qkv, a->q, a->k, a->v, N, D, NH, cls_only);
+    if (rows) { /* the scores and heads accumulate onto zeros: one memset each for the batch */
+        memset(a->probs, 0, attn_encoder_probs_size(c, r, cls_only) * sizeof(float));
+        memset(a->att, 0, (size_t)(cls_only ? r->B : N) * D * sizeof(float));
+    }
     size_t p = 0; /* this sentence's probabilities */
     for (int i = 0; i < r->B; i++) {
         const int S = seq_len(r, i), n_q = cls_only ? 1 : S;

@@ -6,7 +6,8 @@
  * attn_masked_attention_forward and the causal/cross backward), bit for bit: outputs,
  * probabilities, and accumulated d_q, d_k, d_v. Shapes on both sides of ATen's small-bmm rule
  * (400 multiply-adds per head: the loop, then OpenBLAS with leading dimensions), row strides
- * wider than the heads, masked keys, a score bias, and the one-float head (contiguous rows). */
+ * wider than the heads, masked keys, a score bias, and the one-float head (contiguous rows). The
+ * row-layout forwards accumulate into out and probs, zeroed here as the layers do. */
 #include "attn_seq2seq.h"
 #include "test_util.h"
 
@@ -60,7 +61,7 @@ static void rows_init(rows_case *c, const shape *s, uint64_t seed) {
     c->d_o = malloc((size_t)n * c->ld_o * sizeof(float) + sizeof(float));
     ck_assert(c->x && c->o && c->d_o);
     tu_fill_uniform(c->x, nx, -1.5f, 1.5f, &rng);
-    tu_fill_uniform(c->o, (size_t)n * c->ld_o, -1.0f, 1.0f, &rng);
+    memset(c->o, 0, (size_t)n * c->ld_o * sizeof(float)); /* forward_rows accumulates */
     tu_fill_uniform(c->d_o, (size_t)n * c->ld_o, -1.0f, 1.0f, &rng);
     const size_t hm = (size_t)s->NH * n * s->HS, pn = (size_t)s->NH * s->n_q * s->n_k;
     float **bufs[] = {&c->q, &c->k, &c->v, &c->out, &c->d_out};
@@ -70,7 +71,7 @@ static void rows_init(rows_case *c, const shape *s, uint64_t seed) {
     }
     c->bias = malloc(pn * sizeof(float));
     c->probs_a = malloc(pn * sizeof(float));
-    c->probs_b = malloc(pn * sizeof(float));
+    c->probs_b = calloc(pn, sizeof(float)); /* forward_rows accumulates the scores */
     c->work = malloc(attn_attention_backward_work_size(s->n_q, s->n_k) * sizeof(float));
     ck_assert(c->bias && c->probs_a && c->probs_b && c->work);
     tu_fill_uniform(c->bias, pn, -2.0f, 2.0f, &rng);
