@@ -133,6 +133,10 @@ void attn_linear_residual_forward(float *y, const float *x, const float *w, cons
                                   const float *res, int n, int in, int out, attn_op tag);
 void attn_linear_relu_forward(float *lin, float *act, const float *x, const float *w,
                               const float *bias, int n, int in, int out, attn_op tag);
+/* The relu's backward written instead of added, for a first writer: d_x[i] = +0 + (x[i] > 0 ?
+ * d_y[i] : 0), the bits of zeroing d_x and calling attn_relu_backward (-0 included), in one
+ * branch-free pass; d_x may be d_y (in place). */
+void attn_relu_backward_set(float *d_x, const float *d_y, const float *x, size_t n);
 
 /* ---- elementwise activations (src/kernels/activations.c) ---------------------------------- */
 

@@ -423,13 +423,15 @@ static void ff_backward(float *d_in, const attn_decoder_weights *d_w, const floa
     memset(s->d_act, 0, nF * sizeof(float));
     attn_linear_backward(s->d_act, d_w->l2_w, d_w->l2_b, d_sum, a->act, w->l2_w, n, F, D,
                          ATTN_OP_FFN_DOWN);
-    memset(s->d_ff1, 0, nF * sizeof(float));
-    if (c->activation == ATTN_ACT_GELU)
-        attn_gelu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    else
-        attn_relu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    attn_linear_backward(d_in, d_w->l1_w, d_w->l1_b, s->d_ff1, in, w->l1_w, n, D, F,
-                         ATTN_OP_FFN_UP);
+    float *d_ff1 = s->d_ff1;
+    if (c->activation == ATTN_ACT_GELU) {
+        memset(d_ff1, 0, nF * sizeof(float));
+        attn_gelu_backward(d_ff1, s->d_act, a->ff1, nF);
+    } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
+        d_ff1 = s->d_act;
+        attn_relu_backward_set(d_ff1, s->d_act, a->ff1, nF);
+    }
+    attn_linear_backward(d_in, d_w->l1_w, d_w->l1_b, d_ff1, in, w->l1_w, n, D, F, ATTN_OP_FFN_UP);
 }
 
 void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights *d_w,

@@ -452,13 +452,16 @@ static void ffn_backward(float *d_in, const attn_encoder_weights *d_w, const flo
     memset(s->d_act, 0, nF * sizeof(float));
     attn_linear_backward(s->d_act, d_w->linear2_weight, d_w->linear2_bias, d_out, a->act,
                          w->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
-    memset(s->d_ff1, 0, nF * sizeof(float));
-    if (c->activation == ATTN_ACT_GELU)
-        attn_gelu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    else
-        attn_relu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    attn_linear_backward(d_in, d_w->linear1_weight, d_w->linear1_bias, s->d_ff1, in,
-                         w->linear1_weight, n, D, F, ATTN_OP_FFN_UP);
+    float *d_ff1 = s->d_ff1;
+    if (c->activation == ATTN_ACT_GELU) {
+        memset(d_ff1, 0, nF * sizeof(float));
+        attn_gelu_backward(d_ff1, s->d_act, a->ff1, nF);
+    } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
+        d_ff1 = s->d_act;
+        attn_relu_backward_set(d_ff1, s->d_act, a->ff1, nF);
+    }
+    attn_linear_backward(d_in, d_w->linear1_weight, d_w->linear1_bias, d_ff1, in, w->linear1_weight,
+                         n, D, F, ATTN_OP_FFN_UP);
 }
 
 /* From r1[n, D] to the layer output: pre: out = r1 + FF(LN2(r1));

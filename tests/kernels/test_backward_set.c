@@ -1,8 +1,10 @@
-/* test_softmax_set.c -- attn_softmax_backward_set (src/kernels/softmax.c, the attention
- * backward's d_scores written in one pass) against zeroing d_x and calling
- * attn_softmax_backward, bit for bit, on the scalar and the AVX2 paths: row lengths around the
- * 4-lane blocks, masked columns, and rows whose gradient is -0 (a probability of exactly 0 times
- * a negative difference: the zeroed buffer turns it into +0, and so must the written one). */
+/* test_backward_set.c -- the backward kernels that write instead of add, for a first writer,
+ * against zeroing and adding, bit for bit: attn_softmax_backward_set (src/kernels/softmax.c, the
+ * attention backward's d_scores) on the scalar and the AVX2 paths -- row lengths around the
+ * 4-lane blocks, masked columns, rows whose gradient is -0 (a probability of exactly 0 times a
+ * negative difference: the zeroed buffer turns it into +0, and so must the written one) -- and
+ * attn_relu_backward_set (src/kernels/sgemm.c, the feed-forward's d_ff1, in place) with -0,
+ * zero, NaN and infinite gradients and inputs. */
 #include "kernels_internal.h"
 #include "test_util.h"
 
@@ -51,10 +53,32 @@ START_TEST(test_set_equals_zero_then_add) {
 }
 END_TEST
 
+START_TEST(test_relu_set_equals_zero_then_add) {
+    enum { N = 203 }; /* not a multiple of any vector width */
+    float x[N], d_y[N], want[N], got[N];
+    attn_rng rng = attn_rng_seed(7);
+    tu_fill_uniform(x, N, -1.0f, 1.0f, &rng);
+    tu_fill_uniform(d_y, N, -1.0f, 1.0f, &rng);
+    const float special[] = {-0.0f, 0.0f, NAN, INFINITY, -INFINITY};
+    for (int i = 0; i < N; i += 3) d_y[i] = special[(i / 3) % 5];
+    for (int i = 0; i < N; i += 7) x[i] = special[(i / 7) % 5];
+    memset(want, 0, sizeof want);
+    attn_relu_backward(want, d_y, x, N);
+    memcpy(got, d_y, sizeof got);
+    attn_relu_backward_set(got, got, x, N); /* in place, as the feed-forward backward calls it */
+    tu_assert_identical("relu in place", got, want, N);
+    for (int i = 0; i < N; i++) got[i] = NAN;
+    attn_relu_backward_set(got, d_y, x, N);
+    tu_assert_identical("relu", got, want, N);
+    for (int i = 0; i < N; i++) ck_assert(!signbit(got[i]) || got[i] != 0.0f);
+}
+END_TEST
+
 static Suite *suite(void) {
-    Suite *s = suite_create("softmax_set");
-    TCase *tc = tcase_create("softmax_set");
+    Suite *s = suite_create("backward_set");
+    TCase *tc = tcase_create("backward_set");
     tcase_add_loop_test(tc, test_set_equals_zero_then_add, 0, N_DIMS);
+    tcase_add_test(tc, test_relu_set_equals_zero_then_add);
     suite_add_tcase(s, tc);
     return s;
 }
