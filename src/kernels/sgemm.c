@@ -261,21 +261,50 @@ bool attn_bmm_is_loop(int rows, int cols, int contraction) {
 /* c[m,n] (+)= op(a).op(b) as ATen's small bmm kernel: per element a float accumulator that
  * starts at 0 and adds the rounded products in k order (a multiply, then an add: no FMA),
  * stored as is (beta 0) or added to c (beta 1, the accumulate contract). Row strides lda, ldb,
- * ldc (the stored row lengths). */
+ * ldc (the stored row lengths). A row of c at a time: for each k the row's accumulators all
+ * take their next product (loop order i, p, j), so each element still sums in k order -- the
+ * same roundings -- while the n independent sums overlap instead of waiting on one another
+ * (and vectorise when b's rows are contiguous). */
 static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const float *a, size_t lda,
                      const float *b, size_t ldb, float beta, float *c, size_t ldc) {
-    for (int i = 0; i < m; i++) {
-        for (int j = 0; j < n; j++) {
-            float acc = 0.0f;
-            for (int p = 0; p < k; p++) {
-                float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
-                float bv = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
-                float prod = av * bv;
-                acc += prod;
+    float acc[ATTN_BMM_LOOP_BELOW];
+    if (n > ATTN_BMM_LOOP_BELOW) { /* not a shape of the rule: one element at a time */
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                float sum = 0.0f;
+                for (int p = 0; p < k; p++) {
+                    float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+                    float bv = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
+                    float prod = av * bv;
+                    sum += prod;
+                }
+                float *cij = &c[(size_t)i * ldc + j];
+                *cij = beta == 0.0f ? sum : beta * *cij + sum;
             }
-            float *cij = &c[(size_t)i * ldc + j];
-            *cij = beta == 0.0f ? acc : beta * *cij + acc;
+        return;
+    }
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) acc[j] = 0.0f;
+        for (int p = 0; p < k; p++) {
+            const float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+            if (trans_b) {
+                for (int j = 0; j < n; j++) {
+                    const float prod = av * b[(size_t)j * ldb + p];
+                    acc[j] += prod;
+                }
+            } else {
+                const float *restrict brow = b + (size_t)p * ldb;
+                for (int j = 0; j < n; j++) {
+                    const float prod = av * brow[j];
+                    acc[j] += prod;
+                }
+            }
         }
+        float *ci = c + (size_t)i * ldc;
+        if (beta == 0.0f)
+            for (int j = 0; j < n; j++) ci[j] = acc[j];
+        else
+            for (int j = 0; j < n; j++) ci[j] = beta * ci[j] + acc[j];
     }
 }
 
