@@ -284,8 +284,11 @@ static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const floa
         return;
     }
     for (int i = 0; i < m; i++) {
-        for (int j = 0; j < n; j++) acc[j] = 0.0f;
-        for (int p = 0; p < k; p++) {
+        /* the first product lands on +0 (0 + prod, as the loop above; no memset call per row) */
+        const float a0 = k > 0 ? (trans_a ? a[i] : a[(size_t)i * lda]) : 0.0f;
+        for (int j = 0; j < n; j++)
+            acc[j] = k > 0 ? 0.0f + a0 * (trans_b ? b[(size_t)j * ldb] : b[j]) : 0.0f;
+        for (int p = 1; p < k; p++) {
             const float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
             if (trans_b) {
                 for (int j = 0; j < n; j++) {
