@@ -133,6 +133,10 @@ void attn_linear_residual_forward(float *y, const float *x, const float *w, cons
                                   const float *res, int n, int in, int out, attn_op tag);
 void attn_linear_relu_forward(float *lin, float *act, const float *x, const float *w,
                               const float *bias, int n, int in, int out, attn_op tag);
+/* The relu's backward written instead of added, for a first writer: d_x[i] = +0 + (x[i] > 0 ?
+ * d_y[i] : 0), the bits of zeroing d_x and calling attn_relu_backward (-0 included), in one
+ * branch-free pass; d_x may be d_y (in place). */
+void attn_relu_backward_set(float *d_x, const float *d_y, const float *x, size_t n);
 
 /* ---- elementwise activations (src/kernels/activations.c) ---------------------------------- */
 
@@ -291,6 +295,22 @@ void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_
                              const float *probs, const float *q, const float *k, const float *v,
                              int NH, int n_q, int n_k, int HS, int n_valid, size_t head_stride,
                              float *work);
+/* The naive path on operands whose heads sit side by side in each row (the layout of an
+ * in-projection's output [n, 3D] and of the concatenated heads [n, D]): head h, row r of x at
+ * x + h*HS + r*ld_x (d_q, d_k, d_v share q's, k's, v's ld; ld_x >= NH*HS). The same products
+ * with the same shapes as copying the heads apart first, so the same bits. probs are required
+ * ([NH, n_q, n_k], kept for backward); HS == 1 needs ld_out == 1 (forward) and ld_q == 1
+ * (backward). Forward ACCUMULATES too: the scores add to probs and the heads to out, which the
+ * caller zeroes (one memset of a whole batch instead of one per head and row; the sums start at
+ * +0 and are never -0, so the same bits). Backward ACCUMULATES into d_q, d_k, d_v (any may be
+ * NULL). */
+void attn_attention_forward_rows(float *out, int ld_out, float *probs, const float *q, int ld_q,
+                                 const float *k, int ld_k, const float *v, int ld_v,
+                                 const float *bias, int NH, int n_q, int n_k, int HS, int n_valid);
+void attn_attention_backward_rows(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                  int ld_out, const float *probs, const float *q, int ld_q,
+                                  const float *k, int ld_k, const float *v, int ld_v, int NH,
+                                  int n_q, int n_k, int HS, int n_valid, float *work);
 size_t attn_attention_forward_work_size(int n_q, int n_k);
 size_t attn_attention_backward_work_size(int n_q, int n_k);
 /* Key sequences longer than this take the blocked path (forward without probs). */

@@ -523,6 +523,20 @@ void attn_cross_attention_backward(float *d_q, float *d_k, float *d_v, const flo
                                    const float *v, int NH, int n_q, int n_k, int HS,
                                    size_t q_stride, size_t kv_stride, float *work);
 
+/* The same on operands whose heads sit side by side in each row (the in-projections' outputs
+ * and the concatenated heads): head h, row r of x at x + h*HS + r*ld_x (d_ shares its tensor's
+ * ld; ld >= NH*HS); the same products with the same shapes, so the same bits. HS == 1 needs
+ * ld_out == 1 (forward) and ld_q == 1 (backward). Forward with the mask of q_pos (< 0: none);
+ * it ACCUMULATES the scores into probs and the heads into out, which the caller zeroes. */
+void attn_masked_attention_forward_rows(float *out, int ld_out, float *probs, const float *q,
+                                        int ld_q, const float *k, int ld_k, const float *v,
+                                        int ld_v, const float *bias, int NH, int n_q, int n_k,
+                                        int HS, int q_pos);
+void attn_masked_attention_backward_rows(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                         int ld_out, const float *probs, const float *q, int ld_q,
+                                         const float *k, int ld_k, const float *v, int ld_v, int NH,
+                                         int n_q, int n_k, int HS, float *work);
+
 /* ---- the seq2seq loss (src/kernels/cross_entropy.c) ---------------------------------------- *
  * nn.CrossEntropyLoss(ignore_index=ignore), reduction mean: logits [rows, V], labels [rows];
  * rows labelled `ignore` count for nothing (NaN when every row is ignored, as PyTorch). In

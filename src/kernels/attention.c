@@ -49,16 +49,34 @@ static bool head_loops(int n_q, int n_k, int HS) {
 }
 
 /* One head, naive: probs[n_q,n_k] = softmax(q.k^T) (scores written into probs, softmax in
- * place), out[n_q,HS] = probs.v, both products PyTorch's per-head bmm. */
-static void head_naive_forward(float *out, float *probs, const float *q, const float *k,
-                               const float *v, const float *bias, int n_q, int n_k, int HS,
-                               int n_valid) {
+ * place), out[n_q,HS] = probs.v, both products PyTorch's per-head bmm; the rows of out, q, k, v
+ * ld_o, ld_q, ld_k, ld_v floats apart. beta 1: both products add to probs and out, which the
+ * caller zeroed (the same bits as beta 0: the sums start at +0 and are never -0). */
+static void head_naive_forward(float *out, int ld_o, float *probs, const float *q, int ld_q,
+                               const float *k, int ld_k, const float *v, int ld_v,
+                               const float *bias, int n_q, int n_k, int HS, int n_valid,
+                               float beta) {
     const bool loop = head_loops(n_q, n_k, HS);
-    attn_bmm_nt(probs, q, k, n_q, n_k, HS, 0.0f, loop, ATTN_OP_QK, ATTN_PASS_FORWARD);
+    attn_bmm_ld(probs, n_k, q, ld_q, k, ld_k, n_q, n_k, HS, false, true, beta, loop, ATTN_OP_QK,
+                ATTN_PASS_FORWARD);
     if (bias) /* scores + bias, one float add each (a separate `scores + bias` in PyTorch) */
         for (size_t i = 0; i < (size_t)n_q * (size_t)n_k; i++) probs[i] += bias[i];
     attn_softmax_forward(probs, probs, n_q, n_k, n_valid);
-    attn_bmm_nn(out, probs, v, n_q, HS, n_k, 0.0f, loop, ATTN_OP_AV, ATTN_PASS_FORWARD);
+    attn_bmm_ld(out, ld_o, probs, n_k, v, ld_v, n_q, HS, n_k, false, false, beta, loop, ATTN_OP_AV,
+                ATTN_PASS_FORWARD);
+}
+
+void attn_attention_forward_rows(float *out, int ld_out, float *probs, const float *q, int ld_q,
+                                 const float *k, int ld_k, const float *v, int ld_v,
+                                 const float *bias, int NH, int n_q, int n_k, int HS, int n_valid) {
+    ATTN_ASSERT(NH >= 1 && n_valid >= 0 && n_valid <= n_k && probs);
+    ATTN_ASSERT(HS > 1 || ld_out == 1);
+    const size_t pn = (size_t)n_q * (size_t)n_k; /* one head's probabilities */
+    for (int h = 0; h < NH; h++) {
+        const size_t o = (size_t)h * HS;
+        head_naive_forward(out + o, ld_out, probs + h * pn, q + o, ld_q, k + o, ld_k, v + o, ld_v,
+                           bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid, 1.0f);
+    }
 }
 
 void attn_attention_forward(float *out, float *probs, const float *q, const float *k,
@@ -82,8 +100,8 @@ void attn_attention_forward_bias(float *out, float *probs, const float *q, const
             attn_attention_blocked_forward(out + o, q + o, k + o, v + o, n_q, n_k, HS, n_valid,
                                            work, ATTN_ATTENTION_TILE);
         else
-            head_naive_forward(out + o, probs ? probs + h * pn : work, q + o, k + o, v + o,
-                               bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid);
+            head_naive_forward(out + o, HS, probs ? probs + h * pn : work, q + o, HS, k + o, HS,
+                               v + o, HS, bias ? bias + h * pn : NULL, n_q, n_k, HS, n_valid, 0.0f);
     }
 }
 
@@ -97,15 +115,45 @@ void attn_attention_head_backward(float *d_q, float *d_k, float *d_v, const floa
                                   const float *probs, const float *q, const float *k,
                                   const float *v, int n_q, int n_k, int HS, int n_valid, bool loop,
                                   float *work) {
+    attn_attention_head_backward_ld(d_q, d_k, d_v, d_out, HS, probs, q, HS, k, HS, v, HS, n_q, n_k,
+                                    HS, n_valid, loop, work);
+}
+
+void attn_attention_head_backward_ld(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                     int ldo, const float *probs, const float *q, int ldq,
+                                     const float *k, int ldk, const float *v, int ldv, int n_q,
+                                     int n_k, int HS, int n_valid, bool loop, float *work) {
     const size_t pn = (size_t)n_q * (size_t)n_k;
     float *d_probs = work, *d_scores = work + pn;
     const attn_pass bw = ATTN_PASS_BACKWARD;
-    attn_bmm_nt(d_probs, d_out, v, n_q, n_k, HS, 0.0f, loop, ATTN_OP_AV, bw);
-    if (d_v) attn_bmm_tn(d_v, probs, d_out, n_k, HS, n_q, 1.0f, loop, ATTN_OP_AV, bw);
-    memset(d_scores, 0, pn * sizeof *d_scores);
-    attn_softmax_backward(d_scores, d_probs, probs, n_q, n_k, n_valid);
-    if (d_q) attn_bmm_nn(d_q, d_scores, k, n_q, HS, n_k, 1.0f, loop, ATTN_OP_QK, bw);
-    if (d_k) attn_bmm_tn(d_k, d_scores, q, n_k, HS, n_q, 1.0f, loop, ATTN_OP_QK, bw);
+    attn_bmm_ld(d_probs, n_k, d_out, ldo, v, ldv, n_q, n_k, HS, false, true, 0.0f, loop, ATTN_OP_AV,
+                bw);
+    if (d_v)
+        attn_bmm_ld(d_v, ldv, probs, n_k, d_out, ldo, n_k, HS, n_q, true, false, 1.0f, loop,
+                    ATTN_OP_AV, bw);
+    attn_softmax_backward_set(d_scores, d_probs, probs, n_q, n_k, n_valid);
+    if (d_q)
+        attn_bmm_ld(d_q, ldq, d_scores, n_k, k, ldk, n_q, HS, n_k, false, false, 1.0f, loop,
+                    ATTN_OP_QK, bw);
+    if (d_k)
+        attn_bmm_ld(d_k, ldk, d_scores, n_k, q, ldq, n_k, HS, n_q, true, false, 1.0f, loop,
+                    ATTN_OP_QK, bw);
+}
+
+void attn_attention_backward_rows(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                  int ld_out, const float *probs, const float *q, int ld_q,
+                                  const float *k, int ld_k, const float *v, int ld_v, int NH,
+                                  int n_q, int n_k, int HS, int n_valid, float *work) {
+    ATTN_ASSERT(NH >= 1 && n_valid >= 0 && n_valid <= n_k && probs && work);
+    ATTN_ASSERT(HS > 1 || ld_q == 1);
+    const size_t pn = (size_t)n_q * (size_t)n_k;
+    for (int h = 0; h < NH; h++) {
+        const size_t o = (size_t)h * HS;
+        attn_attention_head_backward_ld(d_q ? d_q + o : NULL, d_k ? d_k + o : NULL,
+                                        d_v ? d_v + o : NULL, d_out + o, ld_out, probs + h * pn,
+                                        q + o, ld_q, k + o, ld_k, v + o, ld_v, n_q, n_k, HS,
+                                        n_valid, head_loops(n_q, n_k, HS), work);
+    }
 }
 
 void attn_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,

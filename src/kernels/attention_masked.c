@@ -25,18 +25,52 @@
 
 /* One head; q_pos < 0: no mask (cross-attention). bias: NULL or [n_q, n_k], added to each
  * rounded score in float before the mask (score + bias + -inf is -inf, so either order gives
- * the same bits). */
-static void head_forward(float *out, float *probs, const float *q, const float *k, const float *v,
-                         const float *bias, int n_q, int n_k, int HS, int q_pos) {
+ * the same bits). Rows of out, q, k, v ld_o, ld_q, ld_k, ld_v floats apart. beta 1: the
+ * products add to probs and out, zeroed by the caller (the same bits as beta 0). */
+static void head_forward(float *out, int ld_o, float *probs, const float *q, int ld_q,
+                         const float *k, int ld_k, const float *v, int ld_v, const float *bias,
+                         int n_q, int n_k, int HS, int q_pos, float beta) {
     const bool loop = attn_bmm_is_loop(n_q, n_k, HS);
-    attn_bmm_nt(probs, q, k, n_q, n_k, HS, 0.0f, loop, ATTN_OP_QK, ATTN_PASS_FORWARD);
+    attn_bmm_ld(probs, n_k, q, ld_q, k, ld_k, n_q, n_k, HS, false, true, beta, loop, ATTN_OP_QK,
+                ATTN_PASS_FORWARD);
     if (bias)
         for (size_t i = 0; i < (size_t)n_q * (size_t)n_k; i++) probs[i] += bias[i];
     if (q_pos >= 0)
         for (int i = 0; i < n_q; i++)
             for (int j = q_pos + i + 1; j < n_k; j++) probs[(size_t)i * n_k + j] += -INFINITY;
     attn_softmax_forward(probs, probs, n_q, n_k, n_k);
-    attn_bmm_nn(out, probs, v, n_q, HS, n_k, 0.0f, loop, ATTN_OP_AV, ATTN_PASS_FORWARD);
+    attn_bmm_ld(out, ld_o, probs, n_k, v, ld_v, n_q, HS, n_k, false, false, beta, loop, ATTN_OP_AV,
+                ATTN_PASS_FORWARD);
+}
+
+void attn_masked_attention_forward_rows(float *out, int ld_out, float *probs, const float *q,
+                                        int ld_q, const float *k, int ld_k, const float *v,
+                                        int ld_v, const float *bias, int NH, int n_q, int n_k,
+                                        int HS, int q_pos) {
+    ATTN_ASSERT(NH >= 1 && n_q >= 1 && n_k >= 1 && probs);
+    ATTN_ASSERT(q_pos < 0 || q_pos + n_q <= n_k);
+    ATTN_ASSERT(HS > 1 || ld_out == 1);
+    const size_t pn = (size_t)n_q * (size_t)n_k;
+    for (int h = 0; h < NH; h++) {
+        const size_t o = (size_t)h * HS;
+        head_forward(out + o, ld_out, probs + h * pn, q + o, ld_q, k + o, ld_k, v + o, ld_v,
+                     bias ? bias + h * pn : NULL, n_q, n_k, HS, q_pos, 1.0f);
+    }
+}
+
+void attn_masked_attention_backward_rows(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                         int ld_out, const float *probs, const float *q, int ld_q,
+                                         const float *k, int ld_k, const float *v, int ld_v, int NH,
+                                         int n_q, int n_k, int HS, float *work) {
+    ATTN_ASSERT(NH >= 1 && probs && work);
+    ATTN_ASSERT(HS > 1 || ld_q == 1);
+    for (int h = 0; h < NH; h++) {
+        const size_t o = (size_t)h * HS;
+        attn_attention_head_backward_ld(
+            d_q ? d_q + o : NULL, d_k ? d_k + o : NULL, d_v ? d_v + o : NULL, d_out + o, ld_out,
+            probs + (size_t)h * n_q * n_k, q + o, ld_q, k + o, ld_k, v + o, ld_v, n_q, n_k, HS, n_k,
+            attn_bmm_is_loop(n_q, n_k, HS), work);
+    }
 }
 
 void attn_masked_attention_forward(float *out, float *probs, const float *q, const float *k,
@@ -46,8 +80,9 @@ void attn_masked_attention_forward(float *out, float *probs, const float *q, con
     ATTN_ASSERT(q_pos < 0 || q_pos + n_q <= n_k);
     const size_t pn = (size_t)n_q * (size_t)n_k;
     for (int h = 0; h < NH; h++)
-        head_forward(out + h * q_stride, probs + h * pn, q + h * q_stride, k + h * kv_stride,
-                     v + h * kv_stride, bias ? bias + h * pn : NULL, n_q, n_k, HS, q_pos);
+        head_forward(out + h * q_stride, HS, probs + h * pn, q + h * q_stride, HS,
+                     k + h * kv_stride, HS, v + h * kv_stride, HS, bias ? bias + h * pn : NULL, n_q,
+                     n_k, HS, q_pos, 0.0f);
 }
 
 void attn_causal_attention_forward(float *out, float *probs, const float *q, const float *k,

@@ -89,6 +89,8 @@ void attn_softmax_forward_avx2(float *probs, const float *x, int rows, int cols,
 void attn_softmax_forward_avx512(float *probs, const float *x, int rows, int cols, int n_valid);
 void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
                                 int cols, int n_valid);
+void attn_softmax_backward_set_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
+                                    int cols, int n_valid);
 void attn_layernorm_forward_avx2(float *y, float *mean, float *rstd, const float *x,
                                  const float *gamma, const float *beta, int n, int D);
 void attn_layernorm_backward_avx2(float *d_x, float *d_gamma, float *d_beta, const float *d_y,
@@ -117,6 +119,31 @@ void attn_attention_head_backward(float *d_q, float *d_k, float *d_v, const floa
                                   const float *probs, const float *q, const float *k,
                                   const float *v, int n_q, int n_k, int HS, int n_valid, bool loop,
                                   float *work);
+
+/* attn_softmax_backward written instead of added (softmax.c): d_x[rows, cols] = +0 + the
+ * gradient, the masked columns +0 -- the bits of zeroing d_x first, in one pass. */
+void attn_softmax_backward_set(float *d_x, const float *d_probs, const float *probs, int rows,
+                               int cols, int n_valid);
+
+/* The same head with its operands' rows ld floats apart (row-major, ld >= HS; d_x shares x's
+ * stride; probs and work contiguous): the same products with the same shapes, so the same bits as
+ * copying the rows together first. HS == 1 needs ldq == 1 (a column result is contiguous). */
+void attn_attention_head_backward_ld(float *d_q, float *d_k, float *d_v, const float *d_out,
+                                     int ldo, const float *probs, const float *q, int ldq,
+                                     const float *k, int ldk, const float *v, int ldv, int n_q,
+                                     int n_k, int HS, int n_valid, bool loop, float *work);
+
+/* c = op(a).op(b) (+ beta c) with explicit row strides (attn_sgemm's contract otherwise) and
+ * one batch entry of a bmm (attn_bmm_nn/nt/tn's contract: `loop` is ATen's small-bmm loop) with
+ * them: the same OpenBLAS call with the same shape as the contiguous one, only its leading
+ * dimensions differ, so the same bits (OpenBLAS packs both operands before its kernel reads
+ * them). A column result (n == 1, no transposes, not the loop) needs ldc == 1. */
+void attn_sgemm_ld(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int m,
+                   int n, int k, bool trans_a, bool trans_b, float alpha, float beta, attn_op tag,
+                   attn_pass pass);
+void attn_bmm_ld(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int m, int n,
+                 int k, bool trans_a, bool trans_b, float beta, bool loop, attn_op tag,
+                 attn_pass pass);
 
 /* ---- 8-lane helpers, only in files compiled with -mavx2 ------------------------------------ */
 #ifdef __AVX2__

@@ -185,15 +185,23 @@ static void count_madds(attn_op tag, bool backward, int m, int n, int k) {
  * (trans_b); C: [m,n]. Counts m*n*k multiply-adds under `tag`. */
 void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, bool trans_a,
                 bool trans_b, float alpha, float beta, attn_op tag, attn_pass pass) {
+    /* Row-major leading dimensions: the stored row length of each operand. */
+    attn_sgemm_ld(c, n, a, trans_a ? m : k, b, trans_b ? k : n, m, n, k, trans_a, trans_b, alpha,
+                  beta, tag, pass);
+}
+
+void attn_sgemm_ld(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int m,
+                   int n, int k, bool trans_a, bool trans_b, float alpha, float beta, attn_op tag,
+                   attn_pass pass) {
     count_madds(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
     if (m == 0 || n == 0) return;
-    /* Row-major leading dimensions: the stored row length of each operand. */
-    int lda = trans_a ? m : k; /* A stored [k,m] if transposed, else [m,k] */
-    int ldb = trans_b ? k : n; /* B stored [n,k] if transposed, else [k,n] */
-    int ldc = n;
 #ifndef ATTN_NAIVE_GEMM
     if (k == 0) { /* OpenBLAS rejects lda = 0; the product is empty, only beta applies */
-        for (size_t i = 0; i < (size_t)m * (size_t)n; i++) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+        for (size_t i = 0; i < (size_t)m; i++)
+            for (size_t j = 0; j < (size_t)n; j++) {
+                float *cij = c + i * (size_t)ldc + j;
+                *cij = beta == 0.0f ? 0.0f : beta * *cij;
+            }
         return;
     }
     if (beta == 0.0f && alpha == 1.0f) {
@@ -201,7 +209,11 @@ void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, b
          * 1.6 % of a small Transformer's training step) and then adds its accumulator to it like
          * for beta 1; one memset here and beta 1 give the same bits (the accumulator starts at
          * +0, so it is never -0, and acc + 0 = acc) in fewer calls. */
-        memset(c, 0, (size_t)m * (size_t)n * sizeof *c);
+        if (ldc == n)
+            memset(c, 0, (size_t)m * (size_t)n * sizeof *c);
+        else
+            for (size_t i = 0; i < (size_t)m; i++)
+                memset(c + i * (size_t)ldc, 0, (size_t)n * sizeof *c);
         beta = 1.0f;
     }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
@@ -248,22 +260,54 @@ bool attn_bmm_is_loop(int rows, int cols, int contraction) {
 
 /* c[m,n] (+)= op(a).op(b) as ATen's small bmm kernel: per element a float accumulator that
  * starts at 0 and adds the rounded products in k order (a multiply, then an add: no FMA),
- * stored as is (beta 0) or added to c (beta 1, the accumulate contract). */
-static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const float *a,
-                     const float *b, float beta, float *c) {
-    const size_t lda = (size_t)(trans_a ? m : k), ldb = (size_t)(trans_b ? k : n);
-    for (int i = 0; i < m; i++) {
-        for (int j = 0; j < n; j++) {
-            float acc = 0.0f;
-            for (int p = 0; p < k; p++) {
-                float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
-                float bv = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
-                float prod = av * bv;
-                acc += prod;
+ * stored as is (beta 0) or added to c (beta 1, the accumulate contract). Row strides lda, ldb,
+ * ldc (the stored row lengths). A row of c at a time: for each k the row's accumulators all
+ * take their next product (loop order i, p, j), so each element still sums in k order -- the
+ * same roundings -- while the n independent sums overlap instead of waiting on one another
+ * (and vectorise when b's rows are contiguous). */
+static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const float *a, size_t lda,
+                     const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    float acc[ATTN_BMM_LOOP_BELOW];
+    if (n > ATTN_BMM_LOOP_BELOW) { /* not a shape of the rule: one element at a time */
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                float sum = 0.0f;
+                for (int p = 0; p < k; p++) {
+                    float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+                    float bv = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
+                    float prod = av * bv;
+                    sum += prod;
+                }
+                float *cij = &c[(size_t)i * ldc + j];
+                *cij = beta == 0.0f ? sum : beta * *cij + sum;
             }
-            float *cij = &c[(size_t)i * (size_t)n + j];
-            *cij = beta == 0.0f ? acc : beta * *cij + acc;
+        return;
+    }
+    for (int i = 0; i < m; i++) {
+        /* the first product lands on +0 (0 + prod, as the loop above; no memset call per row) */
+        const float a0 = k > 0 ? (trans_a ? a[i] : a[(size_t)i * lda]) : 0.0f;
+        for (int j = 0; j < n; j++)
+            acc[j] = k > 0 ? 0.0f + a0 * (trans_b ? b[(size_t)j * ldb] : b[j]) : 0.0f;
+        for (int p = 1; p < k; p++) {
+            const float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
+            if (trans_b) {
+                for (int j = 0; j < n; j++) {
+                    const float prod = av * b[(size_t)j * ldb + p];
+                    acc[j] += prod;
+                }
+            } else {
+                const float *restrict brow = b + (size_t)p * ldb;
+                for (int j = 0; j < n; j++) {
+                    const float prod = av * brow[j];
+                    acc[j] += prod;
+                }
+            }
         }
+        float *ci = c + (size_t)i * ldc;
+        if (beta == 0.0f)
+            for (int j = 0; j < n; j++) ci[j] = acc[j];
+        else
+            for (int j = 0; j < n; j++) ci[j] = beta * ci[j] + acc[j];
     }
 }
 
@@ -271,30 +315,40 @@ static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const floa
  * [m,1] tensor has strides (1, 1), which addmm_impl_cpu_ reads as column-major, so the call is
  * sgemm('T', 'T', m, 1, k) on the row-major a and b read as a 1 x k row (ldb 1), not the
  * row-major call's transposed geometry. OpenBLAS runs other kernels for it, which round
- * differently (measured: head width 1, up to 13 ULP in the logit). */
-static void sgemm_column(attn_op tag, attn_pass pass, int m, int k, const float *a, const float *b,
-                         float beta, float *c) {
+ * differently (measured: head width 1, up to 13 ULP in the logit). a's rows lda floats apart,
+ * b's elements ldb apart; c contiguous. */
+static void sgemm_column(attn_op tag, attn_pass pass, int m, int k, const float *a, int lda,
+                         const float *b, int ldb, float beta, float *c) {
 #ifndef ATTN_NAIVE_GEMM
     count_madds(tag, pass == ATTN_PASS_BACKWARD, m, 1, k);
-    cblas_sgemm(CblasColMajor, CblasTrans, CblasTrans, m, 1, k, 1.0f, a, k, b, 1, beta, c, m);
+    cblas_sgemm(CblasColMajor, CblasTrans, CblasTrans, m, 1, k, 1.0f, a, lda, b, ldb, beta, c, m);
 #else
-    attn_sgemm(c, a, b, m, 1, k, false, false, 1.0f, beta, tag, pass);
+    attn_sgemm_ld(c, 1, a, lda, b, ldb, m, 1, k, false, false, 1.0f, beta, tag, pass);
 #endif
 }
 
-/* One batch entry of a bmm: the loop when ATen would take it, else one sgemm. */
-static void bmm(attn_op tag, attn_pass pass, bool trans_a, bool trans_b, int m, int n, int k,
-                bool loop, const float *a, const float *b, float beta, float *c) {
+void attn_bmm_ld(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int m, int n,
+                 int k, bool trans_a, bool trans_b, float beta, bool loop, attn_op tag,
+                 attn_pass pass) {
     if (!loop && n == 1 && m > 1 && k > 0 && !trans_a && !trans_b) {
-        sgemm_column(tag, pass, m, k, a, b, beta, c);
+        ATTN_ASSERT(ldc == 1); /* a column result must be contiguous (column-major C) */
+        sgemm_column(tag, pass, m, k, a, lda, b, ldb, beta, c);
         return;
     }
     if (!loop) {
-        attn_sgemm(c, a, b, m, n, k, trans_a, trans_b, 1.0f, beta, tag, pass);
+        attn_sgemm_ld(c, ldc, a, lda, b, ldb, m, n, k, trans_a, trans_b, 1.0f, beta, tag, pass);
         return;
     }
     count_madds(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
-    bmm_loop(trans_a, trans_b, m, n, k, a, b, beta, c);
+    bmm_loop(trans_a, trans_b, m, n, k, a, (size_t)lda, b, (size_t)ldb, beta, c, (size_t)ldc);
+}
+
+/* One batch entry of a bmm, contiguous operands: the loop when ATen would take it, else one
+ * sgemm. */
+static void bmm(attn_op tag, attn_pass pass, bool trans_a, bool trans_b, int m, int n, int k,
+                bool loop, const float *a, const float *b, float beta, float *c) {
+    attn_bmm_ld(c, n, a, trans_a ? m : k, b, trans_b ? k : n, m, n, k, trans_a, trans_b, beta, loop,
+                tag, pass);
 }
 
 void attn_bmm_nn(float *c, const float *a, const float *b, int m, int n, int k, float beta,
@@ -379,6 +433,20 @@ void attn_linear_relu_forward(float *lin, float *act, const float *x, const floa
             lr[j] = v;
             ar[j] = v < 0.0f ? 0.0f : v;
         }
+    }
+}
+
+/* The select as a mask on the bits (x > 0: all ones, else 0), so that the compiler vectorises it
+ * without a branch (a `?:` whose other arm folds `0 + 0` compiles to a branch per element that
+ * mispredicts on every other one), then + 0.0f: -0 becomes +0 as in `0 + select`. */
+void attn_relu_backward_set(float *d_x, const float *d_y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t g;
+        float f;
+        memcpy(&g, &d_y[i], sizeof g);
+        g &= x[i] > 0.0f ? 0xffffffffu : 0u;
+        memcpy(&f, &g, sizeof f);
+        d_x[i] = 0.0f + f;
     }
 }
 

@@ -87,3 +87,23 @@ void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs,
         for (int j = 0; j < n_valid; j++) dxr[j] += (float)(pr[j] * (dpr[j] - dot));
     }
 }
+
+/* The same written instead of added: d_x = +0 + the gradient (the masked columns +0): the bits
+ * of zeroing d_x and calling attn_softmax_backward, without the zeroing pass. */
+void attn_softmax_backward_set(float *d_x, const float *d_probs, const float *probs, int rows,
+                               int cols, int n_valid) {
+#if ATTN_HAVE_AVX2_KERNELS
+    if (attn_cpu_use_avx2()) {
+        attn_softmax_backward_set_avx2(d_x, d_probs, probs, rows, cols, n_valid);
+        return;
+    }
+#endif
+    for (int r = 0; r < rows; r++) {
+        const float *pr = probs + (size_t)r * cols, *dpr = d_probs + (size_t)r * cols;
+        float *dxr = d_x + (size_t)r * cols;
+        double dot = 0.0;
+        for (int j = 0; j < n_valid; j++) dot += (double)pr[j] * dpr[j];
+        for (int j = 0; j < n_valid; j++) dxr[j] = 0.0f + (float)(pr[j] * (dpr[j] - dot));
+        for (int j = n_valid; j < cols; j++) dxr[j] = 0.0f;
+    }
+}

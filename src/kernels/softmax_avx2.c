@@ -161,10 +161,10 @@ void attn_softmax_forward_avx512(float *probs, const float *x, int rows, int col
 }
 
 /* d_x[rows,cols] += p * (d_p - sum_j p_j d_p_j) (the softmax Jacobian diag(p) - p p^T applied
- * to d_p); masked columns have p = 0 and get nothing. In double, 4 lanes at a time. */
-void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
-                                int cols, int n_valid) {
-    if (!d_x) return;
+ * to d_p); masked columns have p = 0 and get nothing. In double, 4 lanes at a time. set: d_x =
+ * +0 + that instead (masked columns +0), the bits of adding it to a zeroed d_x. */
+static void softmax_backward(float *d_x, const float *d_probs, const float *probs, int rows,
+                             int cols, int n_valid, bool set) {
     const int n4 = n_valid - n_valid % 4;
     for (int r = 0; r < rows; r++) {
         const float *pr = probs + (size_t)r * cols, *dpr = d_probs + (size_t)r * cols;
@@ -182,10 +182,24 @@ void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *p
         for (j = 0; j < n4; j += 4) {
             __m256d t = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(pr + j)),
                                       _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(dpr + j)), vdot));
-            _mm_storeu_ps(dxr + j, _mm_add_ps(_mm_loadu_ps(dxr + j), _mm256_cvtpd_ps(t)));
+            const __m128 old = set ? _mm_setzero_ps() : _mm_loadu_ps(dxr + j);
+            _mm_storeu_ps(dxr + j, _mm_add_ps(old, _mm256_cvtpd_ps(t)));
         }
-        for (; j < n_valid; j++) dxr[j] += (float)(pr[j] * (dpr[j] - dot));
+        for (; j < n_valid; j++) dxr[j] = (set ? 0.0f : dxr[j]) + (float)(pr[j] * (dpr[j] - dot));
+        if (set)
+            for (; j < cols; j++) dxr[j] = 0.0f;
     }
+}
+
+void attn_softmax_backward_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
+                                int cols, int n_valid) {
+    if (!d_x) return;
+    softmax_backward(d_x, d_probs, probs, rows, cols, n_valid, false);
+}
+
+void attn_softmax_backward_set_avx2(float *d_x, const float *d_probs, const float *probs, int rows,
+                                    int cols, int n_valid) {
+    softmax_backward(d_x, d_probs, probs, rows, cols, n_valid, true);
 }
 
 #endif /* ATTN_HAVE_AVX2_KERNELS */

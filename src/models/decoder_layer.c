@@ -99,15 +99,54 @@ static float head_root(const attn_seq2seq_config *c) {
     return sqrtf((float)(c->d_model / c->n_heads));
 }
 
-/* Rows row0 .. row0+n-1 of every head of x (head stride hs) rotated at positions p0 .. p0+n-1,
- * or by the transpose (backward); nothing unless pos rope. */
-static void rope_heads(float *x, size_t hs, int row0, int n, int p0, const attn_decoder_acts *a,
-                       const attn_seq2seq_config *c, bool transpose) {
+/* Rows row0 .. row0+n-1 of every head of x (head stride hs, rows ld floats apart) rotated at
+ * positions p0 .. p0+n-1, or by the transpose (backward); nothing unless pos rope. */
+static void rope_heads_ld(float *x, size_t hs, size_t ld, int row0, int n, int p0,
+                          const attn_decoder_acts *a, const attn_seq2seq_config *c,
+                          bool transpose) {
     const int NH = c->n_heads, HS = c->d_model / NH;
     if (c->pos != ATTN_POS_ROPE) return;
     for (int h = 0; h < NH; h++)
         for (int t = 0; t < n; t++)
-            attn_rope_row(x + h * hs + ((size_t)row0 + t) * HS, a->rope, p0 + t, HS, transpose);
+            attn_rope_row(x + h * hs + ((size_t)row0 + t) * ld, a->rope, p0 + t, HS, transpose);
+}
+
+/* The same on a head-major [NH, rows, HS] x. */
+static void rope_heads(float *x, size_t hs, int row0, int n, int p0, const attn_decoder_acts *a,
+                       const attn_seq2seq_config *c, bool transpose) {
+    rope_heads_ld(x, hs, (size_t)(c->d_model / c->n_heads), row0, n, p0, a, c, transpose);
+}
+
+/* Whether a full pass keeps q, k, v in the in-projections' outputs (q divided in place, heads
+ * side by side in each row) and writes the heads straight into the concatenated [N, D]: heads
+ * wider than one float (a one-float head's P.v is a column, which OpenBLAS writes contiguously).
+ * Else split into head-major buffers and merged back. The same products with the same shapes
+ * either way, so the same bits. */
+static bool heads_in_rows(const attn_seq2seq_config *c) {
+    return c->d_model / c->n_heads > 1;
+}
+
+/* Floats of one full pass's self- (T x T per pair and head) or cross-attention (T x S)
+ * probabilities. */
+static size_t probs_floats(const attn_decoder_rows *r, int NH, bool cross) {
+    size_t n = 0;
+    for (int i = 0; i < r->B; i++) {
+        const size_t T = (size_t)rows_of(r->trows, i);
+        n += (size_t)NH * T * (cross ? (size_t)rows_of(r->srows, i) : T);
+    }
+    return n;
+}
+
+/* In place: the first D columns of n rows of width `width` divided by root (or multiplied by
+ * scale when root is 0): the head split's and merge's operations on the same values. */
+static void scale_q_columns(float *x, int n, int width, int D, float root, float scale) {
+    for (int r = 0; r < n; r++) {
+        float *restrict row = x + (size_t)r * width;
+        if (root != 0.0f)
+            for (int j = 0; j < D; j++) row[j] = row[j] / root;
+        else
+            for (int j = 0; j < D; j++) row[j] = row[j] * scale;
+    }
 }
 
 /* The self-attention's score bias for n_q queries from position q_pos over keys 0..n_k-1 (pos
@@ -129,22 +168,41 @@ static void sa_forward(attn_decoder_acts *a, float *sum, const float *in, const 
     const int N = r->N, D = c->d_model, NH = c->n_heads, HS = D / NH;
     const size_t hs = (size_t)N * HS;
     attn_linear_forward(a->qkv, in, w->sa_in_w, w->sa_in_b, N, D, 3 * D, ATTN_OP_QKV);
-    split_heads(a->q, hs, 0, a->qkv, N, 3 * D, 0, NH, HS, head_root(c));
-    split_heads(a->k, hs, 0, a->qkv, N, 3 * D, D, NH, HS, 0.0f);
-    split_heads(a->v, hs, 0, a->qkv, N, 3 * D, 2 * D, NH, HS, 0.0f);
+    const bool rows = heads_in_rows(c);
+    if (rows) {
+        scale_q_columns(a->qkv, N, 3 * D, D, head_root(c), 0.0f);
+    } else {
+        split_heads(a->q, hs, 0, a->qkv, N, 3 * D, 0, NH, HS, head_root(c));
+        split_heads(a->k, hs, 0, a->qkv, N, 3 * D, D, NH, HS, 0.0f);
+        split_heads(a->v, hs, 0, a->qkv, N, 3 * D, 2 * D, NH, HS, 0.0f);
+    }
+    if (rows) { /* the scores and heads accumulate onto zeros: one memset each for the batch */
+        memset(a->sa_probs, 0, probs_floats(r, NH, false) * sizeof(float));
+        memset(a->sa_att, 0, (size_t)N * D * sizeof(float));
+    }
     size_t p = 0;
     for (int i = 0; i < r->B; i++) {
         const int T = rows_of(r->trows, i);
         const size_t o = (size_t)r->trows[i] * HS;
-        rope_heads(a->q, hs, r->trows[i], T, 0, a, c, false);
-        rope_heads(a->k, hs, r->trows[i], T, 0, a, c, false);
         /* unmasked: every target row sees every other (the causal-mask experiment's control) */
-        attn_masked_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o, a->v + o,
-                                      sa_bias(a, c, 0, T, T), NH, T, T, HS, r->unmasked ? -1 : 0,
-                                      hs, hs);
+        const int q_pos = r->unmasked ? -1 : 0;
+        if (rows) {
+            float *qkv = a->qkv + (size_t)r->trows[i] * 3 * D;
+            rope_heads_ld(qkv, (size_t)HS, (size_t)3 * D, 0, T, 0, a, c, false);
+            rope_heads_ld(qkv + D, (size_t)HS, (size_t)3 * D, 0, T, 0, a, c, false);
+            attn_masked_attention_forward_rows(
+                a->sa_att + (size_t)r->trows[i] * D, D, a->sa_probs + p, qkv, 3 * D, qkv + D, 3 * D,
+                qkv + 2 * D, 3 * D, sa_bias(a, c, 0, T, T), NH, T, T, HS, q_pos);
+        } else {
+            rope_heads(a->q, hs, r->trows[i], T, 0, a, c, false);
+            rope_heads(a->k, hs, r->trows[i], T, 0, a, c, false);
+            attn_masked_attention_forward(a->sa_ctx + o, a->sa_probs + p, a->q + o, a->k + o,
+                                          a->v + o, sa_bias(a, c, 0, T, T), NH, T, T, HS, q_pos, hs,
+                                          hs);
+        }
         p += (size_t)NH * T * T;
     }
-    merge_heads(a->sa_att, D, 0, a->sa_ctx, hs, 0, N, NH, HS, 0.0f);
+    if (!rows) merge_heads(a->sa_att, D, 0, a->sa_ctx, hs, 0, N, NH, HS, 0.0f);
     attn_linear_residual_forward(sum, a->sa_att, w->sa_out_w, w->sa_out_b, res, N, D, D,
                                  ATTN_OP_OUT_PROJ);
 }
@@ -165,18 +223,35 @@ static void ca_forward(attn_decoder_acts *a, float *sum, const float *in, const 
                        const attn_seq2seq_config *c, const attn_decoder_rows *r) {
     const int N = r->N, D = c->d_model, NH = c->n_heads, HS = D / NH;
     const size_t hs = (size_t)N * HS, hss = (size_t)r->Ns * HS;
+    const bool rows = heads_in_rows(c);
     attn_linear_forward(a->cq_lin, in, w->ca_in_w, w->ca_in_b, N, D, D, ATTN_OP_QKV);
-    split_heads(a->cq, hs, 0, a->cq_lin, N, D, 0, NH, HS, head_root(c));
-    memory_kv(a->ckv, a->ck, a->cv, mem, r->Ns, w, c);
+    if (rows) {
+        memset(a->ca_probs, 0, probs_floats(r, NH, true) * sizeof(float));
+        memset(a->ca_att, 0, (size_t)N * D * sizeof(float));
+        scale_q_columns(a->cq_lin, N, D, D, head_root(c), 0.0f);
+        attn_linear_forward(a->ckv, mem, w->ca_in_w + (size_t)D * D, w->ca_in_b + D, r->Ns, D,
+                            2 * D, ATTN_OP_QKV);
+    } else {
+        split_heads(a->cq, hs, 0, a->cq_lin, N, D, 0, NH, HS, head_root(c));
+        memory_kv(a->ckv, a->ck, a->cv, mem, r->Ns, w, c);
+    }
     size_t p = 0;
     for (int i = 0; i < r->B; i++) {
         const int T = rows_of(r->trows, i), S = rows_of(r->srows, i);
         const size_t oq = (size_t)r->trows[i] * HS, ok = (size_t)r->srows[i] * HS;
-        attn_cross_attention_forward(a->ca_ctx + oq, a->ca_probs + p, a->cq + oq, a->ck + ok,
-                                     a->cv + ok, NH, T, S, HS, hs, hss);
+        if (rows) {
+            const float *ckv = a->ckv + (size_t)r->srows[i] * 2 * D;
+            attn_masked_attention_forward_rows(a->ca_att + (size_t)r->trows[i] * D, D,
+                                               a->ca_probs + p, a->cq_lin + (size_t)r->trows[i] * D,
+                                               D, ckv, 2 * D, ckv + D, 2 * D, NULL, NH, T, S, HS,
+                                               -1);
+        } else {
+            attn_cross_attention_forward(a->ca_ctx + oq, a->ca_probs + p, a->cq + oq, a->ck + ok,
+                                         a->cv + ok, NH, T, S, HS, hs, hss);
+        }
         p += (size_t)NH * T * S;
     }
-    merge_heads(a->ca_att, D, 0, a->ca_ctx, hs, 0, N, NH, HS, 0.0f);
+    if (!rows) merge_heads(a->ca_att, D, 0, a->ca_ctx, hs, 0, N, NH, HS, 0.0f);
     attn_linear_residual_forward(sum, a->ca_att, w->ca_out_w, w->ca_out_b, res, N, D, D,
                                  ATTN_OP_OUT_PROJ);
 }
@@ -244,28 +319,47 @@ static void sa_backward(float *d_in, const attn_decoder_weights *d_w, const floa
                         const attn_decoder_scratch *s) {
     const int N = r->N, D = c->d_model, NH = c->n_heads, HS = D / NH;
     const size_t hs = (size_t)N * HS, ND = (size_t)N * D;
+    const float inv_root = 1.0f / head_root(c);
     memset(s->d_att, 0, ND * sizeof(float));
     attn_linear_backward(s->d_att, d_w->sa_out_w, d_w->sa_out_b, d_sum, a->sa_att, w->sa_out_w, N,
                          D, D, ATTN_OP_OUT_PROJ);
-    split_heads(s->d_ctx, hs, 0, s->d_att, N, D, 0, NH, HS, 0.0f);
-    memset(s->d_q, 0, ND * sizeof(float));
-    memset(s->d_k, 0, ND * sizeof(float));
-    memset(s->d_v, 0, ND * sizeof(float));
-    size_t p = 0;
-    for (int i = 0; i < r->B; i++) {
-        const int T = rows_of(r->trows, i);
-        const size_t o = (size_t)r->trows[i] * HS;
-        attn_causal_attention_backward(s->d_q + o, s->d_k + o, s->d_v + o, s->d_ctx + o,
-                                       a->sa_probs + p, a->q + o, a->k + o, a->v + o, NH, T, T, HS,
-                                       hs, hs, s->attn_work);
-        rope_heads(s->d_q, hs, r->trows[i], T, 0, a, c, true);
-        rope_heads(s->d_k, hs, r->trows[i], T, 0, a, c, true);
-        p += (size_t)NH * T * T;
+    if (heads_in_rows(c)) { /* d_q, d_k, d_v straight into d_qkv's columns */
+        memset(s->d_qkv, 0, 3 * ND * sizeof(float));
+        size_t p = 0;
+        for (int i = 0; i < r->B; i++) {
+            const int T = rows_of(r->trows, i);
+            const size_t o = (size_t)r->trows[i] * 3 * D;
+            const float *qkv = a->qkv + o;
+            float *d_qkv = s->d_qkv + o;
+            attn_masked_attention_backward_rows(d_qkv, d_qkv + D, d_qkv + 2 * D,
+                                                s->d_att + (size_t)r->trows[i] * D, D,
+                                                a->sa_probs + p, qkv, 3 * D, qkv + D, 3 * D,
+                                                qkv + 2 * D, 3 * D, NH, T, T, HS, s->attn_work);
+            rope_heads_ld(d_qkv, (size_t)HS, (size_t)3 * D, 0, T, 0, a, c, true);
+            rope_heads_ld(d_qkv + D, (size_t)HS, (size_t)3 * D, 0, T, 0, a, c, true);
+            p += (size_t)NH * T * T;
+        }
+        scale_q_columns(s->d_qkv, N, 3 * D, D, 0.0f, inv_root);
+    } else {
+        split_heads(s->d_ctx, hs, 0, s->d_att, N, D, 0, NH, HS, 0.0f);
+        memset(s->d_q, 0, ND * sizeof(float));
+        memset(s->d_k, 0, ND * sizeof(float));
+        memset(s->d_v, 0, ND * sizeof(float));
+        size_t p = 0;
+        for (int i = 0; i < r->B; i++) {
+            const int T = rows_of(r->trows, i);
+            const size_t o = (size_t)r->trows[i] * HS;
+            attn_causal_attention_backward(s->d_q + o, s->d_k + o, s->d_v + o, s->d_ctx + o,
+                                           a->sa_probs + p, a->q + o, a->k + o, a->v + o, NH, T, T,
+                                           HS, hs, hs, s->attn_work);
+            rope_heads(s->d_q, hs, r->trows[i], T, 0, a, c, true);
+            rope_heads(s->d_k, hs, r->trows[i], T, 0, a, c, true);
+            p += (size_t)NH * T * T;
+        }
+        merge_heads(s->d_qkv, 3 * D, 0, s->d_q, hs, 0, N, NH, HS, inv_root);
+        merge_heads(s->d_qkv, 3 * D, D, s->d_k, hs, 0, N, NH, HS, 0.0f);
+        merge_heads(s->d_qkv, 3 * D, 2 * D, s->d_v, hs, 0, N, NH, HS, 0.0f);
     }
-    const float inv_root = 1.0f / head_root(c);
-    merge_heads(s->d_qkv, 3 * D, 0, s->d_q, hs, 0, N, NH, HS, inv_root);
-    merge_heads(s->d_qkv, 3 * D, D, s->d_k, hs, 0, N, NH, HS, 0.0f);
-    merge_heads(s->d_qkv, 3 * D, 2 * D, s->d_v, hs, 0, N, NH, HS, 0.0f);
     attn_linear_backward(d_in, d_w->sa_in_w, d_w->sa_in_b, s->d_qkv, in, w->sa_in_w, N, D, 3 * D,
                          ATTN_OP_QKV);
 }
@@ -281,26 +375,42 @@ static void ca_backward(float *d_in, float *d_mem, const attn_decoder_weights *d
     memset(s->d_att, 0, ND * sizeof(float));
     attn_linear_backward(s->d_att, d_w->ca_out_w, d_w->ca_out_b, d_sum, a->ca_att, w->ca_out_w, N,
                          D, D, ATTN_OP_OUT_PROJ);
-    split_heads(s->d_ctx, hs, 0, s->d_att, N, D, 0, NH, HS, 0.0f);
-    memset(s->d_q, 0, ND * sizeof(float));
-    memset(s->d_ck, 0, (size_t)Ns * D * sizeof(float));
-    memset(s->d_cv, 0, (size_t)Ns * D * sizeof(float));
-    size_t p = 0;
-    for (int i = 0; i < r->B; i++) {
-        const int T = rows_of(r->trows, i), S = rows_of(r->srows, i);
-        const size_t oq = (size_t)r->trows[i] * HS, ok = (size_t)r->srows[i] * HS;
-        attn_cross_attention_backward(s->d_q + oq, s->d_ck + ok, s->d_cv + ok, s->d_ctx + oq,
-                                      a->ca_probs + p, a->cq + oq, a->ck + ok, a->cv + ok, NH, T, S,
-                                      HS, hs, hss, s->attn_work);
-        p += (size_t)NH * T * S;
+    if (heads_in_rows(c)) { /* d_q into d_qkv [N, D], d_k | d_v into d_ckv [Ns, 2D] */
+        memset(s->d_qkv, 0, ND * sizeof(float));
+        memset(s->d_ckv, 0, 2 * (size_t)Ns * D * sizeof(float));
+        size_t p = 0;
+        for (int i = 0; i < r->B; i++) {
+            const int T = rows_of(r->trows, i), S = rows_of(r->srows, i);
+            const size_t oq = (size_t)r->trows[i] * D, ok = (size_t)r->srows[i] * 2 * D;
+            attn_masked_attention_backward_rows(s->d_qkv + oq, s->d_ckv + ok, s->d_ckv + ok + D,
+                                                s->d_att + oq, D, a->ca_probs + p, a->cq_lin + oq,
+                                                D, a->ckv + ok, 2 * D, a->ckv + ok + D, 2 * D, NH,
+                                                T, S, HS, s->attn_work);
+            p += (size_t)NH * T * S;
+        }
+        scale_q_columns(s->d_qkv, N, D, D, 0.0f, 1.0f / head_root(c));
+    } else {
+        split_heads(s->d_ctx, hs, 0, s->d_att, N, D, 0, NH, HS, 0.0f);
+        memset(s->d_q, 0, ND * sizeof(float));
+        memset(s->d_ck, 0, (size_t)Ns * D * sizeof(float));
+        memset(s->d_cv, 0, (size_t)Ns * D * sizeof(float));
+        size_t p = 0;
+        for (int i = 0; i < r->B; i++) {
+            const int T = rows_of(r->trows, i), S = rows_of(r->srows, i);
+            const size_t oq = (size_t)r->trows[i] * HS, ok = (size_t)r->srows[i] * HS;
+            attn_cross_attention_backward(s->d_q + oq, s->d_ck + ok, s->d_cv + ok, s->d_ctx + oq,
+                                          a->ca_probs + p, a->cq + oq, a->ck + ok, a->cv + ok, NH,
+                                          T, S, HS, hs, hss, s->attn_work);
+            p += (size_t)NH * T * S;
+        }
+        /* q = (in.W_q^T + b_q) / root */
+        merge_heads(s->d_qkv, D, 0, s->d_q, hs, 0, N, NH, HS, 1.0f / head_root(c));
+        /* k | v = mem.W_kv^T + b_kv */
+        merge_heads(s->d_ckv, 2 * D, 0, s->d_ck, hss, 0, Ns, NH, HS, 0.0f);
+        merge_heads(s->d_ckv, 2 * D, D, s->d_cv, hss, 0, Ns, NH, HS, 0.0f);
     }
-    /* q = (in.W_q^T + b_q) / root */
-    merge_heads(s->d_qkv, D, 0, s->d_q, hs, 0, N, NH, HS, 1.0f / head_root(c));
     attn_linear_backward(d_in, d_w->ca_in_w, d_w->ca_in_b, s->d_qkv, in, w->ca_in_w, N, D, D,
                          ATTN_OP_QKV);
-    /* k | v = mem.W_kv^T + b_kv */
-    merge_heads(s->d_ckv, 2 * D, 0, s->d_ck, hss, 0, Ns, NH, HS, 0.0f);
-    merge_heads(s->d_ckv, 2 * D, D, s->d_cv, hss, 0, Ns, NH, HS, 0.0f);
     attn_linear_backward(d_mem, d_w->ca_in_w + (size_t)D * D, d_w->ca_in_b + D, s->d_ckv, mem,
                          w->ca_in_w + (size_t)D * D, Ns, D, 2 * D, ATTN_OP_QKV);
 }
@@ -313,13 +423,15 @@ static void ff_backward(float *d_in, const attn_decoder_weights *d_w, const floa
     memset(s->d_act, 0, nF * sizeof(float));
     attn_linear_backward(s->d_act, d_w->l2_w, d_w->l2_b, d_sum, a->act, w->l2_w, n, F, D,
                          ATTN_OP_FFN_DOWN);
-    memset(s->d_ff1, 0, nF * sizeof(float));
-    if (c->activation == ATTN_ACT_GELU)
-        attn_gelu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    else
-        attn_relu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    attn_linear_backward(d_in, d_w->l1_w, d_w->l1_b, s->d_ff1, in, w->l1_w, n, D, F,
-                         ATTN_OP_FFN_UP);
+    float *d_ff1 = s->d_ff1;
+    if (c->activation == ATTN_ACT_GELU) {
+        memset(d_ff1, 0, nF * sizeof(float));
+        attn_gelu_backward(d_ff1, s->d_act, a->ff1, nF);
+    } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
+        d_ff1 = s->d_act;
+        attn_relu_backward_set(d_ff1, s->d_act, a->ff1, nF);
+    }
+    attn_linear_backward(d_in, d_w->l1_w, d_w->l1_b, d_ff1, in, w->l1_w, n, D, F, ATTN_OP_FFN_UP);
 }
 
 void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights *d_w,

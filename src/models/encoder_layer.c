@@ -44,15 +44,21 @@ size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_ro
  * transpose to d_q, d_k. alibi: scores + bias, bias = -slope_h * |i - j| (symmetric: an
  * encoder), slope_h of Press et al. 2022. */
 
-/* Every row of a head-major [NH, N, HS] x (cls_only: the [CLS] rows, position 0). */
-static void rope_rows(float *x, const float *table, const attn_encoder_rows *r, int NH, int HS,
-                      bool cls_only, bool transpose) {
+/* Which rows rope_rows rotates: every row of every sentence, the [CLS] rows of the packed
+ * batch (row rows[i], position 0), or the [CLS] rows packed one per sentence (row i). */
+typedef enum rope_rows_of { ROPE_ALL, ROPE_CLS, ROPE_CLS_PACKED } rope_rows_of;
+
+/* Rows of x, head h of row n at x + h * hs + n * ld (hs = N*HS, ld = HS: head-major
+ * [NH, N, HS]; hs = HS, ld = 3D: heads side by side in the in-projection's rows). */
+static void rope_rows(float *x, size_t hs, size_t ld, const float *table,
+                      const attn_encoder_rows *r, int NH, int HS, rope_rows_of which,
+                      bool transpose) {
     for (int h = 0; h < NH; h++)
         for (int i = 0; i < r->B; i++) {
-            const int S = cls_only ? 1 : seq_len(r, i);
+            const int S = which == ROPE_ALL ? seq_len(r, i) : 1;
+            const size_t row0 = which == ROPE_CLS_PACKED ? (size_t)i : (size_t)r->rows[i];
             for (int p = 0; p < S; p++)
-                attn_rope_row(x + ((size_t)h * r->N + r->rows[i] + p) * HS, table, p, HS,
-                              transpose);
+                attn_rope_row(x + h * hs + (row0 + p) * ld, table, p, HS, transpose);
         }
 }
 
@@ -100,23 +106,85 @@ static void qkv_split_python(attn_encoder_acts *a, int N, int D, int NH, float r
         }
 }
 
+/* Whether q, k, v stay in the in-projection's output (biased and scaled in place, heads side
+ * by side in each row) and the attention writes its heads straight into att: with kept
+ * probabilities (training; the blocked path of a forward-only use wants head-major rows) and
+ * heads wider than one float (a one-float head's P.v is a column, which OpenBLAS writes
+ * contiguously). Else the heads are split into the head-major a->q, k, v and gathered back from
+ * a->ctx. The same products with the same shapes either way, so the same bits. */
+static bool heads_in_rows(const attn_encoder_acts *a, int D, int NH) {
+    return a->probs != NULL && D / NH > 1;
+}
+
+/* Where q, k, v (or d_q, d_k, d_v) are: head h of sentence i's query row t at
+ * q + h * hs + (q_row(i) + t) * ld_q, of its key row t at k + h * hs + (rows[i] + t) * ld_kv
+ * (v likewise); q_row(i) = i when q_packed (the [CLS]-only layer's [B, D] queries), else
+ * rows[i]. */
+typedef struct heads_at {
+    float *q, *k, *v;
+    size_t hs;
+    int ld_q, ld_kv;
+    bool q_packed;
+} heads_at;
+
+/* qkv_base: a->qkv (the values) or s->d_qkv (their gradients); q, k, v: the head-major
+ * buffers of the other layout. */
+static heads_at heads_where(bool rows, float *qkv_base, float *q, float *k, float *v, int N, int D,
+                            int NH, bool cls_only) {
+    if (!rows) return (heads_at){q, k, v, (size_t)N * (D / NH), D / NH, D / NH, false};
+    if (cls_only) /* kv [N, 2D], then q_cls [B, D] */
+        return (heads_at){
+            qkv_base + (size_t)N * 2 * D, qkv_base, qkv_base + D, (size_t)(D / NH), D, 2 * D, true};
+    return (heads_at){qkv_base, qkv_base + D, qkv_base + 2 * D, (size_t)(D / NH), 3 * D,
+                      3 * D,    false};
+}
+
+static size_t q_row(const heads_at *at, const attn_encoder_rows *r, int i) {
+    return at->q_packed ? (size_t)i : (size_t)r->rows[i];
+}
+
+/* In place on n rows of width `width`: the first D columns (q) (x + b) * scale, or x / root
+ * when b is NULL (the bias already in: the odd-heads path); the others x + b (nothing when b is
+ * NULL). The same operations as the head split's, on the same values. */
+static void bias_in_place(float *x, int n, int width, int D, const float *b, float scale,
+                          float root) {
+    for (int r = 0; r < n; r++) {
+        float *restrict row = x + (size_t)r * width;
+        if (!b) {
+            for (int j = 0; j < D; j++) row[j] = row[j] / root;
+            continue;
+        }
+        for (int j = 0; j < D; j++) row[j] = (row[j] + b[j]) * scale;
+        for (int j = D; j < width; j++) row[j] = row[j] + b[j];
+    }
+}
+
 /* qkv[N, 3D] = in.W_in^T; then per head and row: q = (qkv_q + b_q) * scale, k = qkv_k + b_k,
  * v = qkv_v + b_v into the head-major q, k, v (PyTorch's fast path, an even number of heads;
- * odd: qkv_split_python). */
+ * odd: qkv_split_python), or in place (heads_in_rows). */
 static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w, int N,
                         int D, int NH, float root) {
     const int HS = D / NH;
     const float scale = 1.0f / root;
+    const bool rows = heads_in_rows(a, D, NH);
     if (NH % 2 == 1) {
         attn_linear_forward(a->qkv, in, w->in_proj_weight, w->in_proj_bias, N, D, 3 * D,
                             ATTN_OP_QKV);
         lap(a, ATTN_ENCODER_QKV);
-        qkv_split_python(a, N, D, NH, root);
+        if (rows)
+            bias_in_place(a->qkv, N, 3 * D, D, NULL, 0.0f, root);
+        else
+            qkv_split_python(a, N, D, NH, root);
         lap(a, ATTN_ENCODER_SPLIT);
         return;
     }
     attn_linear_forward(a->qkv, in, w->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
     lap(a, ATTN_ENCODER_QKV);
+    if (rows) {
+        bias_in_place(a->qkv, N, 3 * D, D, w->in_proj_bias, scale, root);
+        lap(a, ATTN_ENCODER_SPLIT);
+        return;
+    }
     for (int h = 0; h < NH; h++)
         for (int r = 0; r < N; r++) {
             const size_t o = ((size_t)h * N + r) * HS, c = (size_t)h * HS;
@@ -128,22 +196,29 @@ static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encode
     lap(a, ATTN_ENCODER_SPLIT);
 }
 
-/* Its backward: d_qkv row r = (d_q * scale, d_k, d_v) per head; d_in += d_qkv.W_in;
- * d_W_in, d_b_in accumulate. */
+/* Its backward: d_qkv row r = (d_q * scale, d_k, d_v) per head (rows: d_qkv holds them
+ * already, d_q scaled in place); d_in += d_qkv.W_in; d_W_in, d_b_in accumulate. */
 static void qkv_backward(float *d_in, const attn_encoder_weights *d_w,
                          const attn_encoder_scratch *s, const float *in,
-                         const attn_encoder_weights *w, int N, int D, int NH, float root) {
+                         const attn_encoder_weights *w, int N, int D, int NH, float root,
+                         bool rows) {
     const int HS = D / NH;
     const float scale = 1.0f / root;
     const float *restrict d_q = s->d_q, *restrict d_k = s->d_k, *restrict d_v = s->d_v;
-    for (int h = 0; h < NH; h++)
+    if (rows)
         for (int r = 0; r < N; r++) {
-            const size_t o = ((size_t)h * N + r) * HS;
-            float *restrict row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
-            for (int j = 0; j < HS; j++) row[j] = d_q[o + j] * scale;
-            for (int j = 0; j < HS; j++) row[D + j] = d_k[o + j];
-            for (int j = 0; j < HS; j++) row[2 * D + j] = d_v[o + j];
+            float *restrict row = s->d_qkv + (size_t)r * 3 * D;
+            for (int j = 0; j < D; j++) row[j] = row[j] * scale;
         }
+    else
+        for (int h = 0; h < NH; h++)
+            for (int r = 0; r < N; r++) {
+                const size_t o = ((size_t)h * N + r) * HS;
+                float *restrict row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
+                for (int j = 0; j < HS; j++) row[j] = d_q[o + j] * scale;
+                for (int j = 0; j < HS; j++) row[D + j] = d_k[o + j];
+                for (int j = 0; j < HS; j++) row[2 * D + j] = d_v[o + j];
+            }
     attn_linear_backward(d_in, d_w->in_proj_weight, d_w->in_proj_bias, s->d_qkv, in,
                          w->in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
 }
@@ -164,6 +239,14 @@ static void qkv_cls_forward(attn_encoder_acts *a, const float *in, const attn_en
         memcpy(a->x_cls + (size_t)i * D, in + (size_t)r->rows[i] * D, (size_t)D * sizeof(float));
     attn_linear_forward(kv, in, w->in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D, ATTN_OP_QKV);
     attn_linear_forward(q_cls, a->x_cls, w->in_proj_weight, NULL, B, D, D, ATTN_OP_QKV);
+    if (heads_in_rows(a, D, NH)) { /* k | v of each row, then the [CLS] queries, in place */
+        for (int row = 0; row < N; row++) {
+            float *restrict x = kv + (size_t)row * 2 * D;
+            for (int j = 0; j < 2 * D; j++) x[j] = x[j] + bias[D + j];
+        }
+        bias_in_place(q_cls, B, D, D, bias, scale, root);
+        return;
+    }
     for (int h = 0; h < NH; h++) {
         const size_t c = (size_t)h * HS;
         for (int row = 0; row < N; row++) {
@@ -186,17 +269,21 @@ static void qkv_cls_backward(float *d_in, const attn_encoder_weights *d_w,
     const int B = r->B, N = r->N, HS = D / NH;
     const float scale = 1.0f / root;
     float *d_kv = s->d_qkv, *d_q_cls = s->d_qkv + (size_t)N * 2 * D;
-    for (int h = 0; h < NH; h++) {
-        for (int row = 0; row < N; row++) {
-            const size_t o = ((size_t)h * N + row) * HS;
-            float *dst = d_kv + (size_t)row * 2 * D + (size_t)h * HS;
-            memcpy(dst, s->d_k + o, (size_t)HS * sizeof(float));
-            memcpy(dst + D, s->d_v + o, (size_t)HS * sizeof(float));
-        }
-        for (int i = 0; i < B; i++) {
-            const float *src = s->d_q + ((size_t)h * N + r->rows[i]) * HS;
-            float *dst = d_q_cls + (size_t)i * D + (size_t)h * HS;
-            for (int j = 0; j < HS; j++) dst[j] = src[j] * scale;
+    if (heads_in_rows(a, D, NH)) { /* d_kv and d_q_cls are there; d_q scaled in place */
+        for (size_t j = 0; j < (size_t)B * D; j++) d_q_cls[j] = d_q_cls[j] * scale;
+    } else {
+        for (int h = 0; h < NH; h++) {
+            for (int row = 0; row < N; row++) {
+                const size_t o = ((size_t)h * N + row) * HS;
+                float *dst = d_kv + (size_t)row * 2 * D + (size_t)h * HS;
+                memcpy(dst, s->d_k + o, (size_t)HS * sizeof(float));
+                memcpy(dst + D, s->d_v + o, (size_t)HS * sizeof(float));
+            }
+            for (int i = 0; i < B; i++) {
+                const float *src = s->d_q + ((size_t)h * N + r->rows[i]) * HS;
+                float *dst = d_q_cls + (size_t)i * D + (size_t)h * HS;
+                for (int j = 0; j < HS; j++) dst[j] = src[j] * scale;
+            }
         }
     }
     attn_linear_backward(d_in, d_w->in_proj_weight + (size_t)D * D, d_w->in_proj_bias + D, d_kv, in,
@@ -225,6 +312,12 @@ static bool fuse_linear(const attn_encoder_acts *a, int in) {
 static void heads_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
                           const attn_model_config *c, const attn_encoder_rows *r, bool cls_only) {
     const int N = r->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
+    const bool rows = heads_in_rows(a, D, NH);
+    const heads_at at = heads_where(rows, a->qkv, a->q, a->k, a->v, N, D, NH, cls_only);
+    if (rows) { /* the scores and heads accumulate onto zeros: one memset each for the batch */
+        memset(a->probs, 0, attn_encoder_probs_size(c, r, cls_only) * sizeof(float));
+        memset(a->att, 0, (size_t)(cls_only ? r->B : N) * D * sizeof(float));
+    }
     size_t p = 0; /* this sentence's probabilities */
     for (int i = 0; i < r->B; i++) {
         const int S = seq_len(r, i), n_q = cls_only ? 1 : S;
@@ -238,11 +331,19 @@ static void heads_forward(attn_encoder_acts *a, const float *x, const attn_encod
             padding_bias(a->score_bias, bias != NULL, a->key_padding + r->rows[i], NH, n_q, S);
             bias = a->score_bias;
         }
+        float *att = a->att + (size_t)(cls_only ? i : r->rows[i]) * D;
+        if (rows) { /* the heads land in att's columns directly */
+            const size_t ok = (size_t)r->rows[i] * at.ld_kv;
+            attn_attention_forward_rows(att, D, a->probs + p, at.q + q_row(&at, r, i) * at.ld_q,
+                                        at.ld_q, at.k + ok, at.ld_kv, at.v + ok, at.ld_kv, bias, NH,
+                                        n_q, S, HS, S);
+            p += (size_t)NH * n_q * S;
+            continue;
+        }
         attn_attention_forward_bias(a->ctx + o, a->probs ? a->probs + p : NULL, a->q + o, a->k + o,
                                     a->v + o, bias, NH, n_q, S, HS, S, (size_t)N * HS,
                                     a->attn_work);
         p += (size_t)NH * n_q * S;
-        float *att = a->att + (size_t)(cls_only ? i : r->rows[i]) * D;
         for (int h = 0; h < NH; h++)
             for (int s = 0; s < n_q; s++)
                 memcpy(att + (size_t)s * D + (size_t)h * HS,
@@ -265,16 +366,34 @@ static void heads_forward(attn_encoder_acts *a, const float *x, const attn_encod
 }
 
 /* Its backward from d_r1[n_out, D]: d_att, then per sentence d_q, d_k, d_v (zeroed here,
- * accumulated by the kernel); d_W_o, d_b_o accumulate. */
+ * accumulated by the kernel; heads_in_rows: in d_qkv's layout of the forward's qkv); d_W_o,
+ * d_b_o accumulate. */
 static void heads_backward(const attn_encoder_weights *d_w, const attn_encoder_scratch *s,
                            const attn_encoder_acts *a, const attn_encoder_weights *w,
                            const attn_model_config *c, const attn_encoder_rows *r, bool cls_only) {
     const int N = r->N, D = c->embed_dim, NH = c->n_heads, HS = D / NH;
     const int n_out = cls_only ? r->B : N;
     const size_t ND = (size_t)N * D;
+    const bool rows = heads_in_rows(a, D, NH);
     memset(s->d_att, 0, (size_t)n_out * D * sizeof(float));
     attn_linear_backward(s->d_att, d_w->out_proj_weight, d_w->out_proj_bias, s->d_r1, a->att,
                          w->out_proj_weight, n_out, D, D, ATTN_OP_OUT_PROJ);
+    if (rows) {
+        const heads_at at = heads_where(true, a->qkv, NULL, NULL, NULL, N, D, NH, cls_only);
+        const heads_at dat = heads_where(true, s->d_qkv, NULL, NULL, NULL, N, D, NH, cls_only);
+        memset(s->d_qkv, 0, (cls_only ? 2 * ND + (size_t)r->B * D : 3 * ND) * sizeof(float));
+        size_t p = 0;
+        for (int i = 0; i < r->B; i++) {
+            const int S = seq_len(r, i), n_q = cls_only ? 1 : S;
+            const size_t oq = q_row(&at, r, i) * at.ld_q, ok = (size_t)r->rows[i] * at.ld_kv;
+            const float *d_att = s->d_att + (size_t)(cls_only ? i : r->rows[i]) * D;
+            attn_attention_backward_rows(dat.q + oq, dat.k + ok, dat.v + ok, d_att, D, a->probs + p,
+                                         at.q + oq, at.ld_q, at.k + ok, at.ld_kv, at.v + ok,
+                                         at.ld_kv, NH, n_q, S, HS, S, s->attn_work);
+            p += (size_t)NH * n_q * S;
+        }
+        return;
+    }
     memset(s->d_q, 0, ND * sizeof(float));
     memset(s->d_k, 0, ND * sizeof(float));
     memset(s->d_v, 0, ND * sizeof(float));
@@ -333,13 +452,16 @@ static void ffn_backward(float *d_in, const attn_encoder_weights *d_w, const flo
     memset(s->d_act, 0, nF * sizeof(float));
     attn_linear_backward(s->d_act, d_w->linear2_weight, d_w->linear2_bias, d_out, a->act,
                          w->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
-    memset(s->d_ff1, 0, nF * sizeof(float));
-    if (c->activation == ATTN_ACT_GELU)
-        attn_gelu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    else
-        attn_relu_backward(s->d_ff1, s->d_act, a->ff1, nF);
-    attn_linear_backward(d_in, d_w->linear1_weight, d_w->linear1_bias, s->d_ff1, in,
-                         w->linear1_weight, n, D, F, ATTN_OP_FFN_UP);
+    float *d_ff1 = s->d_ff1;
+    if (c->activation == ATTN_ACT_GELU) {
+        memset(d_ff1, 0, nF * sizeof(float));
+        attn_gelu_backward(d_ff1, s->d_act, a->ff1, nF);
+    } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
+        d_ff1 = s->d_act;
+        attn_relu_backward_set(d_ff1, s->d_act, a->ff1, nF);
+    }
+    attn_linear_backward(d_in, d_w->linear1_weight, d_w->linear1_bias, d_ff1, in, w->linear1_weight,
+                         n, D, F, ATTN_OP_FFN_UP);
 }
 
 /* From r1[n, D] to the layer output: pre: out = r1 + FF(LN2(r1));
@@ -391,6 +513,19 @@ static void tail_backward(const attn_encoder_weights *d_w, const float *d_out,
 
 /* ---- the layer, full and [CLS]-only ------------------------------------------------------- */
 
+/* Rotates q and k (or d_q, d_k by the transpose) of the layer where they are (pos rope). */
+static void rope_qk(const heads_at *at, const attn_encoder_acts *a, const attn_model_config *c,
+                    const attn_encoder_rows *r, bool cls_only, bool transpose) {
+    const int NH = c->n_heads, HS = c->embed_dim / NH;
+    if (c->pos != ATTN_POS_ROPE) return;
+    rope_rows(at->q, at->hs, (size_t)at->ld_q, a->rope, r, NH, HS,
+              !cls_only      ? ROPE_ALL
+              : at->q_packed ? ROPE_CLS_PACKED
+                             : ROPE_CLS,
+              transpose);
+    rope_rows(at->k, at->hs, (size_t)at->ld_kv, a->rope, r, NH, HS, ROPE_ALL, transpose);
+}
+
 void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
                           const attn_model_config *c, const attn_encoder_rows *r) {
     const int N = r->N, D = c->embed_dim;
@@ -401,10 +536,9 @@ void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encod
         lap(a, ATTN_ENCODER_LAYERNORM);
     }
     qkv_forward(a, in, w, N, D, c->n_heads, score_root(c));
-    if (c->pos == ATTN_POS_ROPE) {
-        rope_rows(a->q, a->rope, r, c->n_heads, D / c->n_heads, false, false);
-        rope_rows(a->k, a->rope, r, c->n_heads, D / c->n_heads, false, false);
-    }
+    const heads_at at = heads_where(heads_in_rows(a, D, c->n_heads), a->qkv, a->q, a->k, a->v, N, D,
+                                    c->n_heads, false);
+    rope_qk(&at, a, c, r, false, false);
     heads_forward(a, x, w, c, r, false);
     tail_forward(a, w, c, N);
 }
@@ -415,21 +549,21 @@ void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const fl
                            const attn_encoder_rows *r, const attn_encoder_scratch *s) {
     const int N = r->N, D = c->embed_dim;
     const size_t ND = (size_t)N * D;
+    const bool rows = heads_in_rows(a, D, c->n_heads);
     tail_backward(d_w, d_out, s, a, w, c, N);
     heads_backward(d_w, s, a, w, c, r, false);
-    if (c->pos == ATTN_POS_ROPE) {
-        rope_rows(s->d_q, a->rope, r, c->n_heads, D / c->n_heads, false, true);
-        rope_rows(s->d_k, a->rope, r, c->n_heads, D / c->n_heads, false, true);
-    }
+    const heads_at dat =
+        heads_where(rows, s->d_qkv, s->d_q, s->d_k, s->d_v, N, D, c->n_heads, false);
+    rope_qk(&dat, a, c, r, false, true);
     /* r1 = x + SA(in): d_x += d_r1 + in'(SA'(d_r1)) */
     attn_add_forward(d_x, d_x, s->d_r1, ND);
     if (c->norm == ATTN_NORM_PRE) {
         memset(s->d_n1, 0, ND * sizeof(float));
-        qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads, score_root(c));
+        qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads, score_root(c), rows);
         attn_layernorm_backward(d_x, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, x, a->mean1,
                                 a->rstd1, w->norm1_weight, N, D);
     } else {
-        qkv_backward(d_x, d_w, s, x, w, N, D, c->n_heads, score_root(c));
+        qkv_backward(d_x, d_w, s, x, w, N, D, c->n_heads, score_root(c), rows);
     }
 }
 
@@ -442,10 +576,9 @@ void attn_encoder_cls_forward(attn_encoder_acts *a, const float *x, const attn_e
         in = a->n1;
     }
     qkv_cls_forward(a, in, w, r, D, c->n_heads, score_root(c));
-    if (c->pos == ATTN_POS_ROPE) {
-        rope_rows(a->q, a->rope, r, c->n_heads, D / c->n_heads, true, false);
-        rope_rows(a->k, a->rope, r, c->n_heads, D / c->n_heads, false, false);
-    }
+    const heads_at at = heads_where(heads_in_rows(a, D, c->n_heads), a->qkv, a->q, a->k, a->v, N, D,
+                                    c->n_heads, true);
+    rope_qk(&at, a, c, r, true, false);
     heads_forward(a, NULL, w, c, r, true);
     for (int i = 0; i < r->B; i++) /* r1 = x + SA at the [CLS] rows */
         attn_add_forward(a->r1 + (size_t)i * D, x + (size_t)r->rows[i] * D, a->r1 + (size_t)i * D,
@@ -460,10 +593,9 @@ void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, cons
     const int N = r->N, D = c->embed_dim;
     tail_backward(d_w, d_out, s, a, w, c, r->B);
     heads_backward(d_w, s, a, w, c, r, true);
-    if (c->pos == ATTN_POS_ROPE) {
-        rope_rows(s->d_q, a->rope, r, c->n_heads, D / c->n_heads, true, true);
-        rope_rows(s->d_k, a->rope, r, c->n_heads, D / c->n_heads, false, true);
-    }
+    const heads_at dat = heads_where(heads_in_rows(a, D, c->n_heads), s->d_qkv, s->d_q, s->d_k,
+                                     s->d_v, N, D, c->n_heads, true);
+    rope_qk(&dat, a, c, r, true, true);
     /* r1[i] = x[rows[i]] + SA(in)[i]: the residual reaches the [CLS] rows only */
     for (int i = 0; i < r->B; i++) {
         float *d_row = d_x + (size_t)r->rows[i] * D;
