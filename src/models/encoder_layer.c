@@ -8,8 +8,10 @@
  * Numerics follow PyTorch's eval-mode layer (docs/numerics.md): the in_proj GEMM has no
  * bias; the bias is added and q scaled by 1/sqrt(HS) in the head split (ATen's
  * transform_bias_rescale_qkv); per-head Q.K^T and P.V GEMMs (attn_attention_forward).
- * Shapes and the packed layout: encoder_layer.h. Backward accumulates into d_x and d_w. */
+ * Shapes and the packed layout: encoder_layer.h; q, k, v (projection, bias, scale, head split,
+ * rope): encoder_qkv.c. Backward accumulates into d_x and d_w. */
 #include "encoder_layer.h"
+#include "encoder_qkv.h"
 
 #include "attention_positions.h"
 
@@ -17,15 +19,6 @@
 
 #include <math.h>
 #include <string.h>
-
-/* Reports the end of a stage to the lap hook, if any. */
-static void lap(const attn_encoder_acts *a, attn_encoder_stage stage) {
-    if (a->lap) a->lap(a->lap_ctx, stage);
-}
-
-static int seq_len(const attn_encoder_rows *r, int i) {
-    return r->rows[i + 1] - r->rows[i];
-}
 
 size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_rows *r,
                                bool cls_only) {
@@ -37,34 +30,17 @@ size_t attn_encoder_probs_size(const attn_model_config *c, const attn_encoder_ro
     return n;
 }
 
-/* ---- positions inside the attention: rotary q, k (rope) and the ALiBi score bias ----------
- * rope: each head's q and k row at position p (its row within the sentence, [CLS] = 0) is
- * rotated in halves (GPT-NeoX): (x1, x2) -> (x1 c - x2 s, x2 c + x1 s), c, s = cos, sin of
- * p / 10000^(2i/HS) (a->rope), after the bias and the 1/sqrt(HS) scale; backward applies the
- * transpose to d_q, d_k. alibi: scores + bias, bias = -slope_h * |i - j| (symmetric: an
- * encoder), slope_h of Press et al. 2022. */
-
-/* Which rows rope_rows rotates: every row of every sentence, the [CLS] rows of the packed
- * batch (row rows[i], position 0), or the [CLS] rows packed one per sentence (row i). */
-typedef enum rope_rows_of { ROPE_ALL, ROPE_CLS, ROPE_CLS_PACKED } rope_rows_of;
-
-/* Rows of x, head h of row n at x + h * hs + n * ld (hs = N*HS, ld = HS: head-major
- * [NH, N, HS]; hs = HS, ld = 3D: heads side by side in the in-projection's rows). */
-static void rope_rows(float *x, size_t hs, size_t ld, const float *table,
-                      const attn_encoder_rows *r, int NH, int HS, rope_rows_of which,
-                      bool transpose) {
-    for (int h = 0; h < NH; h++)
-        for (int i = 0; i < r->B; i++) {
-            const int S = which == ROPE_ALL ? seq_len(r, i) : 1;
-            const size_t row0 = which == ROPE_CLS_PACKED ? (size_t)i : (size_t)r->rows[i];
-            for (int p = 0; p < S; p++)
-                attn_rope_row(x + h * hs + (row0 + p) * ld, table, p, HS, transpose);
-        }
+/* sqrt(HS), the divisor of the scores (applied to q); 1 when the config turns the scaling off
+ * (attn_unscaled: the scaling experiment), which leaves q exactly as it is. */
+static float score_root(const attn_model_config *c) {
+    return c->attn_unscaled ? 1.0f : sqrtf((float)(c->embed_dim / c->n_heads));
 }
 
-/* ---- q, k, v projection and head split ------------------------------------------------- */
+/* ---- attention of every sentence, and the output projection ----------------------------- */
 
-/* y[n] = (x + b) * scale, or x + b when scale is 0. */
+/* pos alibi: scores + bias, bias = -slope_h * |i - j| (symmetric: an encoder), slope_h of Press
+ * et al. 2022 (attn_alibi_bias); a key-padding mask adds -inf at the padding keys. */
+
 /* bias [NH, n_q, S]: -inf at the padding keys, elsewhere 0 (or the bias already there). */
 static void padding_bias(float *bias, bool keep, const unsigned char *padding, int NH, int n_q,
                          int S) {
@@ -75,229 +51,6 @@ static void padding_bias(float *bias, bool keep, const unsigned char *padding, i
             else if (!keep)
                 bias[row * S + j] = 0.0f;
 }
-
-static void add_bias(float *restrict y, const float *restrict x, const float *restrict b, int n,
-                     float scale) {
-    if (scale != 0.0f)
-        for (int j = 0; j < n; j++) y[j] = (x[j] + b[j]) * scale;
-    else
-        for (int j = 0; j < n; j++) y[j] = x[j] + b[j];
-}
-
-/* sqrt(HS), the divisor of the scores (applied to q); 1 when the config turns the scaling off
- * (attn_unscaled: the scaling experiment), which leaves q exactly as it is. */
-static float score_root(const attn_model_config *c) {
-    return c->attn_unscaled ? 1.0f : sqrtf((float)(c->embed_dim / c->n_heads));
-}
-
-/* The head split of an odd number of heads: PyTorch 1.13 leaves its fast path ("num_head is
- * odd") for F.multi_head_attention_forward, which computes qkv = in.W_in^T + b_in in one GEMM
- * (bias pre-filled) and then q = q / sqrt(HS) (a float division, not a multiplication by
- * 1/sqrt(HS)). */
-static void qkv_split_python(attn_encoder_acts *a, int N, int D, int NH, float root) {
-    const int HS = D / NH;
-    for (int h = 0; h < NH; h++)
-        for (int r = 0; r < N; r++) {
-            const size_t o = ((size_t)h * N + r) * HS, c = (size_t)h * HS;
-            const float *row = a->qkv + (size_t)r * 3 * D + c;
-            for (int j = 0; j < HS; j++) a->q[o + j] = row[j] / root;
-            memcpy(a->k + o, row + D, (size_t)HS * sizeof(float));
-            memcpy(a->v + o, row + 2 * D, (size_t)HS * sizeof(float));
-        }
-}
-
-/* Whether q, k, v stay in the in-projection's output (biased and scaled in place, heads side
- * by side in each row) and the attention writes its heads straight into att: with kept
- * probabilities (training; the blocked path of a forward-only use wants head-major rows) and
- * heads wider than one float (a one-float head's P.v is a column, which OpenBLAS writes
- * contiguously). Else the heads are split into the head-major a->q, k, v and gathered back from
- * a->ctx. The same products with the same shapes either way, so the same bits. */
-static bool heads_in_rows(const attn_encoder_acts *a, int D, int NH) {
-    return a->probs != NULL && D / NH > 1;
-}
-
-/* Where q, k, v (or d_q, d_k, d_v) are: head h of sentence i's query row t at
- * q + h * hs + (q_row(i) + t) * ld_q, of its key row t at k + h * hs + (rows[i] + t) * ld_kv
- * (v likewise); q_row(i) = i when q_packed (the [CLS]-only layer's [B, D] queries), else
- * rows[i]. */
-typedef struct heads_at {
-    float *q, *k, *v;
-    size_t hs;
-    int ld_q, ld_kv;
-    bool q_packed;
-} heads_at;
-
-/* qkv_base: a->qkv (the values) or s->d_qkv (their gradients); q, k, v: the head-major
- * buffers of the other layout. */
-static heads_at heads_where(bool rows, float *qkv_base, float *q, float *k, float *v, int N, int D,
-                            int NH, bool cls_only) {
-    if (!rows) return (heads_at){q, k, v, (size_t)N * (D / NH), D / NH, D / NH, false};
-    if (cls_only) /* kv [N, 2D], then q_cls [B, D] */
-        return (heads_at){
-            qkv_base + (size_t)N * 2 * D, qkv_base, qkv_base + D, (size_t)(D / NH), D, 2 * D, true};
-    return (heads_at){qkv_base, qkv_base + D, qkv_base + 2 * D, (size_t)(D / NH), 3 * D,
-                      3 * D,    false};
-}
-
-static size_t q_row(const heads_at *at, const attn_encoder_rows *r, int i) {
-    return at->q_packed ? (size_t)i : (size_t)r->rows[i];
-}
-
-/* In place on n rows of width `width`: the first D columns (q) (x + b) * scale, or x / root
- * when b is NULL (the bias already in: the odd-heads path); the others x + b (nothing when b is
- * NULL). The same operations as the head split's, on the same values. */
-static void bias_in_place(float *x, int n, int width, int D, const float *b, float scale,
-                          float root) {
-    for (int r = 0; r < n; r++) {
-        float *restrict row = x + (size_t)r * width;
-        if (!b) {
-            for (int j = 0; j < D; j++) row[j] = row[j] / root;
-            continue;
-        }
-        for (int j = 0; j < D; j++) row[j] = (row[j] + b[j]) * scale;
-        for (int j = D; j < width; j++) row[j] = row[j] + b[j];
-    }
-}
-
-/* qkv[N, 3D] = in.W_in^T; then per head and row: q = (qkv_q + b_q) * scale, k = qkv_k + b_k,
- * v = qkv_v + b_v into the head-major q, k, v (PyTorch's fast path, an even number of heads;
- * odd: qkv_split_python), or in place (heads_in_rows). */
-static void qkv_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w, int N,
-                        int D, int NH, float root) {
-    const int HS = D / NH;
-    const float scale = 1.0f / root;
-    const bool rows = heads_in_rows(a, D, NH);
-    if (NH % 2 == 1) {
-        attn_linear_forward(a->qkv, in, w->in_proj_weight, w->in_proj_bias, N, D, 3 * D,
-                            ATTN_OP_QKV);
-        lap(a, ATTN_ENCODER_QKV);
-        if (rows)
-            bias_in_place(a->qkv, N, 3 * D, D, NULL, 0.0f, root);
-        else
-            qkv_split_python(a, N, D, NH, root);
-        lap(a, ATTN_ENCODER_SPLIT);
-        return;
-    }
-    attn_linear_forward(a->qkv, in, w->in_proj_weight, NULL, N, D, 3 * D, ATTN_OP_QKV);
-    lap(a, ATTN_ENCODER_QKV);
-    if (rows) {
-        bias_in_place(a->qkv, N, 3 * D, D, w->in_proj_bias, scale, root);
-        lap(a, ATTN_ENCODER_SPLIT);
-        return;
-    }
-    for (int h = 0; h < NH; h++)
-        for (int r = 0; r < N; r++) {
-            const size_t o = ((size_t)h * N + r) * HS, c = (size_t)h * HS;
-            const float *row = a->qkv + (size_t)r * 3 * D + c;
-            add_bias(a->q + o, row, w->in_proj_bias + c, HS, scale);
-            add_bias(a->k + o, row + D, w->in_proj_bias + D + c, HS, 0.0f);
-            add_bias(a->v + o, row + 2 * D, w->in_proj_bias + 2 * D + c, HS, 0.0f);
-        }
-    lap(a, ATTN_ENCODER_SPLIT);
-}
-
-/* Its backward: d_qkv row r = (d_q * scale, d_k, d_v) per head (rows: d_qkv holds them
- * already, d_q scaled in place); d_in += d_qkv.W_in; d_W_in, d_b_in accumulate. */
-static void qkv_backward(float *d_in, const attn_encoder_weights *d_w,
-                         const attn_encoder_scratch *s, const float *in,
-                         const attn_encoder_weights *w, int N, int D, int NH, float root,
-                         bool rows) {
-    const int HS = D / NH;
-    const float scale = 1.0f / root;
-    const float *restrict d_q = s->d_q, *restrict d_k = s->d_k, *restrict d_v = s->d_v;
-    if (rows)
-        for (int r = 0; r < N; r++) {
-            float *restrict row = s->d_qkv + (size_t)r * 3 * D;
-            for (int j = 0; j < D; j++) row[j] = row[j] * scale;
-        }
-    else
-        for (int h = 0; h < NH; h++)
-            for (int r = 0; r < N; r++) {
-                const size_t o = ((size_t)h * N + r) * HS;
-                float *restrict row = s->d_qkv + (size_t)r * 3 * D + (size_t)h * HS;
-                for (int j = 0; j < HS; j++) row[j] = d_q[o + j] * scale;
-                for (int j = 0; j < HS; j++) row[D + j] = d_k[o + j];
-                for (int j = 0; j < HS; j++) row[2 * D + j] = d_v[o + j];
-            }
-    attn_linear_backward(d_in, d_w->in_proj_weight, d_w->in_proj_bias, s->d_qkv, in,
-                         w->in_proj_weight, N, D, 3 * D, ATTN_OP_QKV);
-}
-
-/* ---- the [CLS]-only layer (the model's last layer when B > 1) ---------------------------- */
-
-/* k, v for all N rows (kv[N, 2D] = in.W_kv^T) and q for the B [CLS] rows only (q_cls[B, D] =
- * x_cls.W_q^T); biases and scale as in qkv_forward. Two GEMMs over K = D, not one over 3D:
- * the rows they share round the same as the full layer's, and the model's training bits
- * depend on exactly this split. */
-static void qkv_cls_forward(attn_encoder_acts *a, const float *in, const attn_encoder_weights *w,
-                            const attn_encoder_rows *r, int D, int NH, float root) {
-    const int B = r->B, N = r->N, HS = D / NH;
-    const float scale = 1.0f / root;
-    float *kv = a->qkv, *q_cls = a->qkv + (size_t)N * 2 * D;
-    const float *bias = w->in_proj_bias;
-    for (int i = 0; i < B; i++)
-        memcpy(a->x_cls + (size_t)i * D, in + (size_t)r->rows[i] * D, (size_t)D * sizeof(float));
-    attn_linear_forward(kv, in, w->in_proj_weight + (size_t)D * D, NULL, N, D, 2 * D, ATTN_OP_QKV);
-    attn_linear_forward(q_cls, a->x_cls, w->in_proj_weight, NULL, B, D, D, ATTN_OP_QKV);
-    if (heads_in_rows(a, D, NH)) { /* k | v of each row, then the [CLS] queries, in place */
-        for (int row = 0; row < N; row++) {
-            float *restrict x = kv + (size_t)row * 2 * D;
-            for (int j = 0; j < 2 * D; j++) x[j] = x[j] + bias[D + j];
-        }
-        bias_in_place(q_cls, B, D, D, bias, scale, root);
-        return;
-    }
-    for (int h = 0; h < NH; h++) {
-        const size_t c = (size_t)h * HS;
-        for (int row = 0; row < N; row++) {
-            const size_t o = ((size_t)h * N + row) * HS;
-            add_bias(a->k + o, kv + (size_t)row * 2 * D + c, bias + D + c, HS, 0.0f);
-            add_bias(a->v + o, kv + (size_t)row * 2 * D + D + c, bias + 2 * D + c, HS, 0.0f);
-        }
-        for (int i = 0; i < B; i++)
-            add_bias(a->q + ((size_t)h * N + r->rows[i]) * HS, q_cls + (size_t)i * D + c, bias + c,
-                     HS, scale);
-    }
-}
-
-/* Its backward, from d_q (the [CLS] rows), d_k and d_v: d_in += d_kv.W_kv, then the [CLS]
- * rows += d_q_cls.W_q; d_W_in, d_b_in accumulate. */
-static void qkv_cls_backward(float *d_in, const attn_encoder_weights *d_w,
-                             const attn_encoder_scratch *s, const attn_encoder_acts *a,
-                             const float *in, const attn_encoder_weights *w,
-                             const attn_encoder_rows *r, int D, int NH, float root) {
-    const int B = r->B, N = r->N, HS = D / NH;
-    const float scale = 1.0f / root;
-    float *d_kv = s->d_qkv, *d_q_cls = s->d_qkv + (size_t)N * 2 * D;
-    if (heads_in_rows(a, D, NH)) { /* d_kv and d_q_cls are there; d_q scaled in place */
-        for (size_t j = 0; j < (size_t)B * D; j++) d_q_cls[j] = d_q_cls[j] * scale;
-    } else {
-        for (int h = 0; h < NH; h++) {
-            for (int row = 0; row < N; row++) {
-                const size_t o = ((size_t)h * N + row) * HS;
-                float *dst = d_kv + (size_t)row * 2 * D + (size_t)h * HS;
-                memcpy(dst, s->d_k + o, (size_t)HS * sizeof(float));
-                memcpy(dst + D, s->d_v + o, (size_t)HS * sizeof(float));
-            }
-            for (int i = 0; i < B; i++) {
-                const float *src = s->d_q + ((size_t)h * N + r->rows[i]) * HS;
-                float *dst = d_q_cls + (size_t)i * D + (size_t)h * HS;
-                for (int j = 0; j < HS; j++) dst[j] = src[j] * scale;
-            }
-        }
-    }
-    attn_linear_backward(d_in, d_w->in_proj_weight + (size_t)D * D, d_w->in_proj_bias + D, d_kv, in,
-                         w->in_proj_weight + (size_t)D * D, N, D, 2 * D, ATTN_OP_QKV);
-    memset(s->d_x_cls, 0, (size_t)B * D * sizeof(float));
-    attn_linear_backward(s->d_x_cls, d_w->in_proj_weight, d_w->in_proj_bias, d_q_cls, a->x_cls,
-                         w->in_proj_weight, B, D, D, ATTN_OP_QKV);
-    for (int i = 0; i < B; i++) {
-        float *d_row = d_in + (size_t)r->rows[i] * D;
-        attn_add_forward(d_row, d_row, s->d_x_cls + (size_t)i * D, (size_t)D);
-    }
-}
-
-/* ---- attention of every sentence, and the output projection ----------------------------- */
 
 /* Whether the linears fuse with the residual add and the relu that follow them (a lap stage
  * each otherwise; bench/vit_layer.h times the stages of a ViT layer, whose in > 128 does not
@@ -513,19 +266,6 @@ static void tail_backward(const attn_encoder_weights *d_w, const float *d_out,
 
 /* ---- the layer, full and [CLS]-only ------------------------------------------------------- */
 
-/* Rotates q and k (or d_q, d_k by the transpose) of the layer where they are (pos rope). */
-static void rope_qk(const heads_at *at, const attn_encoder_acts *a, const attn_model_config *c,
-                    const attn_encoder_rows *r, bool cls_only, bool transpose) {
-    const int NH = c->n_heads, HS = c->embed_dim / NH;
-    if (c->pos != ATTN_POS_ROPE) return;
-    rope_rows(at->q, at->hs, (size_t)at->ld_q, a->rope, r, NH, HS,
-              !cls_only      ? ROPE_ALL
-              : at->q_packed ? ROPE_CLS_PACKED
-                             : ROPE_CLS,
-              transpose);
-    rope_rows(at->k, at->hs, (size_t)at->ld_kv, a->rope, r, NH, HS, ROPE_ALL, transpose);
-}
-
 void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
                           const attn_model_config *c, const attn_encoder_rows *r) {
     const int N = r->N, D = c->embed_dim;
@@ -535,10 +275,10 @@ void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encod
         in = a->n1;
         lap(a, ATTN_ENCODER_LAYERNORM);
     }
-    qkv_forward(a, in, w, N, D, c->n_heads, score_root(c));
+    attn_encoder_qkv_forward(a, in, w, N, D, c->n_heads, score_root(c));
     const heads_at at = heads_where(heads_in_rows(a, D, c->n_heads), a->qkv, a->q, a->k, a->v, N, D,
                                     c->n_heads, false);
-    rope_qk(&at, a, c, r, false, false);
+    attn_encoder_rope_qk(&at, a, c, r, false, false);
     heads_forward(a, x, w, c, r, false);
     tail_forward(a, w, c, N);
 }
@@ -554,16 +294,16 @@ void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const fl
     heads_backward(d_w, s, a, w, c, r, false);
     const heads_at dat =
         heads_where(rows, s->d_qkv, s->d_q, s->d_k, s->d_v, N, D, c->n_heads, false);
-    rope_qk(&dat, a, c, r, false, true);
+    attn_encoder_rope_qk(&dat, a, c, r, false, true);
     /* r1 = x + SA(in): d_x += d_r1 + in'(SA'(d_r1)) */
     attn_add_forward(d_x, d_x, s->d_r1, ND);
     if (c->norm == ATTN_NORM_PRE) {
         memset(s->d_n1, 0, ND * sizeof(float));
-        qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads, score_root(c), rows);
+        attn_encoder_qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads, score_root(c), rows);
         attn_layernorm_backward(d_x, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, x, a->mean1,
                                 a->rstd1, w->norm1_weight, N, D);
     } else {
-        qkv_backward(d_x, d_w, s, x, w, N, D, c->n_heads, score_root(c), rows);
+        attn_encoder_qkv_backward(d_x, d_w, s, x, w, N, D, c->n_heads, score_root(c), rows);
     }
 }
 
@@ -575,10 +315,10 @@ void attn_encoder_cls_forward(attn_encoder_acts *a, const float *x, const attn_e
         attn_layernorm_forward(a->n1, a->mean1, a->rstd1, x, w->norm1_weight, w->norm1_bias, N, D);
         in = a->n1;
     }
-    qkv_cls_forward(a, in, w, r, D, c->n_heads, score_root(c));
+    attn_encoder_qkv_cls_forward(a, in, w, r, D, c->n_heads, score_root(c));
     const heads_at at = heads_where(heads_in_rows(a, D, c->n_heads), a->qkv, a->q, a->k, a->v, N, D,
                                     c->n_heads, true);
-    rope_qk(&at, a, c, r, true, false);
+    attn_encoder_rope_qk(&at, a, c, r, true, false);
     heads_forward(a, NULL, w, c, r, true);
     for (int i = 0; i < r->B; i++) /* r1 = x + SA at the [CLS] rows */
         attn_add_forward(a->r1 + (size_t)i * D, x + (size_t)r->rows[i] * D, a->r1 + (size_t)i * D,
@@ -595,7 +335,7 @@ void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, cons
     heads_backward(d_w, s, a, w, c, r, true);
     const heads_at dat = heads_where(heads_in_rows(a, D, c->n_heads), s->d_qkv, s->d_q, s->d_k,
                                      s->d_v, N, D, c->n_heads, true);
-    rope_qk(&dat, a, c, r, true, true);
+    attn_encoder_rope_qk(&dat, a, c, r, true, true);
     /* r1[i] = x[rows[i]] + SA(in)[i]: the residual reaches the [CLS] rows only */
     for (int i = 0; i < r->B; i++) {
         float *d_row = d_x + (size_t)r->rows[i] * D;
@@ -603,10 +343,11 @@ void attn_encoder_cls_backward(float *d_x, const attn_encoder_weights *d_w, cons
     }
     if (c->norm == ATTN_NORM_PRE) {
         memset(s->d_n1, 0, (size_t)N * D * sizeof(float));
-        qkv_cls_backward(s->d_n1, d_w, s, a, a->n1, w, r, D, c->n_heads, score_root(c));
+        attn_encoder_qkv_cls_backward(s->d_n1, d_w, s, a, a->n1, w, r, D, c->n_heads,
+                                      score_root(c));
         attn_layernorm_backward(d_x, d_w->norm1_weight, d_w->norm1_bias, s->d_n1, x, a->mean1,
                                 a->rstd1, w->norm1_weight, N, D);
     } else {
-        qkv_cls_backward(d_x, d_w, s, a, x, w, r, D, c->n_heads, score_root(c));
+        attn_encoder_qkv_cls_backward(d_x, d_w, s, a, x, w, r, D, c->n_heads, score_root(c));
     }
 }
