@@ -1,7 +1,8 @@
 /* attn_seq2seq.h -- the generative half of attn (write-up §6): sequence-to-sequence tasks and
  * three encoder-decoder models (a GRU squeezing the source into one vector, a GRU with additive
  * attention, PyTorch's nn.Transformer) with teacher-forced training and generation. attn.h is the
- * umbrella; this header adds the seq2seq API.
+ * umbrella; this header adds the seq2seq API, with attn_seq2seq_ops.h (the decoder's ops) and
+ * attn_seq2seq_explain.h (explanations and their JSON), which it includes.
  *
  * Example: rewrite one review into its verdict with a trained model.
  *
@@ -30,6 +31,7 @@
 #define ATTN_SEQ2SEQ_H
 
 #include "attn.h"
+#include "attn_seq2seq_ops.h" /* the decoder's attentions and the seq2seq loss */
 
 #ifdef __cplusplus
 extern "C" {
@@ -259,96 +261,6 @@ attn_status attn_seq2seq_source_input(const attn_seq2seq *m, const int *src, int
 attn_status attn_seq2seq_backward_source(attn_seq2seq *m, const attn_s2s_batch *b,
                                          const float *d_logits, float *d_src, attn_error *err);
 
-/* ---- explain (src/explain/seq2seq_explain.c) ---------------------------------------------- *
- * What the decoder did with one source: the words it writes (greedy, recomputing the decoder
- * over [BOS] + the words so far at every step: PyTorch's loop over nn.Transformer, bit for bit),
- * optionally after a forced prefix of target tokens; per step the top ATTN_S2S_TOP_K next
- * tokens with their probabilities (softmax of the step's float logits, as torch.softmax); the
- * attention maps of the teacher-forced pass over [BOS] + the output (attn_seq2seq_maps); and
- * saliency: for each step t and source word i, with g = d logit_t[chosen_t] / d x_i (x_i the
- * word's first-layer input row, attn_seq2seq_source_input) in that teacher-forced pass:
- *   grad_norm[t, i] = |g|_2,   grad_x_input[t, i] = sum_j g_j x_ij   (as attn_explain's).
- *
- *     attn_s2s_explanation *e = NULL;
- *     if (attn_seq2seq_explain(m, src, n_src, NULL, &e, &err) == ATTN_OK) {
- *         // e->out[e->n_out], e->top_ids / e->top_probs [T, 5], e->cross [L, NH, T, S], ...
- *     }
- *     attn_s2s_explanation_free(e);
- */
-#define ATTN_S2S_TOP_K 5
-typedef struct attn_s2s_explain_opts {
-    const int *prefix; /* NULL or [n_prefix] target ids written first, whatever the model would
-                        * choose (not [PAD], [BOS] or [EOS]) */
-    int n_prefix;
-    int max_out;      /* words at most (prefix included); 0: max_tgt_len - 1 */
-    bool no_saliency; /* skip the backward passes (grad_norm, grad_x_input NULL; NULL too for a
-                       * model without "src_embedding.weight") */
-} attn_s2s_explain_opts;
-
-typedef struct attn_s2s_explanation {
-    attn_s2s_arch arch;
-    int n_src;             /* S */
-    int n_out, n_prefix;   /* words written ([EOS] not included), the forced ones among them */
-    int *out;              /* [n_out] target ids */
-    int T;                 /* steps = decoder rows: n_out + 1 when [EOS] ended it, else n_out */
-    bool ended;            /* [EOS] was chosen */
-    int *chosen;           /* [T] the token of step t: out[t], or [EOS] last */
-    float *chosen_prob;    /* [T] its probability */
-    int *top_ids;          /* [T, ATTN_S2S_TOP_K] most probable first (ties: lower id) */
-    float *top_probs;      /* [T, ATTN_S2S_TOP_K] */
-    int n_layers, n_heads; /* the maps' L, NH (0: no maps) */
-    float *cross;          /* [L, NH, T, S] or NULL */
-    float *self;           /* [L, NH, T, T] or NULL */
-    float *grad_norm;      /* [T, S] or NULL */
-    float *grad_x_input;   /* [T, S] or NULL */
-} attn_s2s_explanation;
-
-attn_status attn_seq2seq_explain(attn_seq2seq *m, const int *src, int n_src,
-                                 const attn_s2s_explain_opts *opts, attn_s2s_explanation **out,
-                                 attn_error *err);
-void attn_s2s_explanation_free(attn_s2s_explanation *e); /* NULL ok */
-
-/* ---- explanations and decoder requests as JSON (src/io/seq2seq_explain_json.c) -------------
- * {"sentence", "model", "tokens" (source), "output", "words", "ended", "prefix" (forced words),
- *  "steps": [{"token", "id", "probability", "forced", "top": [{"token", "id", "probability"}]}],
- *  "n_layers", "n_heads", "cross_attention" [L][NH][T][S], "self_attention" [L][NH][T][T]
- *  (with maps), "alignment_layer", "alignment_head", "alignment" [T][S] (with alignment: the
- *  layer's and head's cross-attention, -1 = the mean over layers or heads), "saliency":
- *  {"grad_norm" [T][S], "grad_x_input" [T][S]}}; floats %.9g. opts NULL: maps, no alignment. */
-typedef struct attn_s2s_json_opts {
-    bool maps;       /* cross_attention and self_attention in full */
-    bool alignment;  /* one [T][S] cross-attention map: */
-    int layer, head; /* -1: the mean */
-} attn_s2s_json_opts;
-attn_status attn_s2s_explanation_to_json(const char *sentence, const int *src,
-                                         const attn_s2s_explanation *e, const attn_s2s_json_opts *o,
-                                         char **out, size_t *len, attn_error *err);
-
-/* POST /api/generate {"model"?, "text", "prefix"? [target words], "layer"?, "head"? (-1 = the
- * mean), "maps"? (bool)}, read strictly (attn_explain_request_parse's rules). */
-typedef struct attn_generate_request {
-    char model[64]; /* "" = the server's default */
-    char *text;     /* owned */
-    int prefix[ATTN_S2S_MAX_TGT], n_prefix;
-    int layer, head; /* -1 when absent */
-    bool maps;
-} attn_generate_request;
-attn_status attn_generate_request_parse(const char *buf, size_t len, attn_generate_request *r,
-                                        attn_error *err);
-void attn_generate_request_clear(attn_generate_request *r);
-
-/* POST /api/compose {"model"?, "polarity": "positive"|"negative", "subject"?, "temperature"?
- * (0.01..100, 1), "top_p"? (0..1, 0.9), "n"? (1..ATTN_COMPOSE_MAX_SAMPLES, 4), "seed"? (1)}. */
-#define ATTN_COMPOSE_MAX_SAMPLES 16
-typedef struct attn_compose_request {
-    char model[64], polarity[16], subject[32];
-    double temperature, top_p;
-    int n;
-    uint64_t seed;
-} attn_compose_request;
-attn_status attn_compose_request_parse(const char *buf, size_t len, attn_compose_request *r,
-                                       attn_error *err);
-
 /* ---- training and evaluation (src/train/seq2seq_train.c) ------------------------------------ */
 
 typedef struct attn_s2s_train_config {
@@ -492,65 +404,11 @@ attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char 
                                      attn_error *err);
 attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st, attn_error *err);
 
-/* ---- the decoder's attentions (src/kernels/attention_masked.c), ops as in attn_kernels.h ----
- * out_h[n_q,HS] = softmax(q_h.k_h^T + mask) . v_h for h < NH, as PyTorch 1.13's
- * F.multi_head_attention_forward (baddbmm with the mask, softmax over the full row, bmm).
- * q is already divided by sqrt(HS). Head h of q/out (and d_q/d_out) starts at h * q_stride, of
- * k/v (and d_k/d_v) at h * kv_stride. probs [NH, n_q, n_k]: kept for backward (required).
- * Causal: query i is at position q_pos + i and sees keys 0..q_pos+i (q_pos + n_q <= n_k); the
- * rest get -inf and probability 0 (teacher forcing: q_pos 0, n_k = n_q; a cached step: n_q 1,
- * q_pos n_k - 1). Cross: every key. Backward ACCUMULATES (any d_ may be NULL); work:
- * attn_attention_backward_work_size(n_q, n_k) floats. */
-void attn_causal_attention_forward(float *out, float *probs, const float *q, const float *k,
-                                   const float *v, int NH, int n_q, int n_k, int HS, int q_pos,
-                                   size_t q_stride, size_t kv_stride);
-void attn_causal_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
-                                    const float *probs, const float *q, const float *k,
-                                    const float *v, int NH, int n_q, int n_k, int HS,
-                                    size_t q_stride, size_t kv_stride, float *work);
-void attn_cross_attention_forward(float *out, float *probs, const float *q, const float *k,
-                                  const float *v, int NH, int n_q, int n_k, int HS, size_t q_stride,
-                                  size_t kv_stride);
-/* Both in one, with an optional additive score bias (ALiBi in the decoder's self-attention):
- * softmax(q_h.k_h^T + bias_h + mask); bias NULL or [NH, n_q, n_k] contiguous, added to each
- * rounded score in float; q_pos >= 0 causal as above, q_pos < 0 no mask (cross). The bias is a
- * constant: the backward above is unchanged. */
-void attn_masked_attention_forward(float *out, float *probs, const float *q, const float *k,
-                                   const float *v, const float *bias, int NH, int n_q, int n_k,
-                                   int HS, int q_pos, size_t q_stride, size_t kv_stride);
-void attn_cross_attention_backward(float *d_q, float *d_k, float *d_v, const float *d_out,
-                                   const float *probs, const float *q, const float *k,
-                                   const float *v, int NH, int n_q, int n_k, int HS,
-                                   size_t q_stride, size_t kv_stride, float *work);
-
-/* The same on operands whose heads sit side by side in each row (the in-projections' outputs
- * and the concatenated heads): head h, row r of x at x + h*HS + r*ld_x (d_ shares its tensor's
- * ld; ld >= NH*HS); the same products with the same shapes, so the same bits. HS == 1 needs
- * ld_out == 1 (forward) and ld_q == 1 (backward). Forward with the mask of q_pos (< 0: none);
- * it ACCUMULATES the scores into probs and the heads into out, which the caller zeroes. */
-void attn_masked_attention_forward_rows(float *out, int ld_out, float *probs, const float *q,
-                                        int ld_q, const float *k, int ld_k, const float *v,
-                                        int ld_v, const float *bias, int NH, int n_q, int n_k,
-                                        int HS, int q_pos);
-void attn_masked_attention_backward_rows(float *d_q, float *d_k, float *d_v, const float *d_out,
-                                         int ld_out, const float *probs, const float *q, int ld_q,
-                                         const float *k, int ld_k, const float *v, int ld_v, int NH,
-                                         int n_q, int n_k, int HS, float *work);
-
-/* ---- the seq2seq loss (src/kernels/cross_entropy.c) ---------------------------------------- *
- * nn.CrossEntropyLoss(ignore_index=ignore), reduction mean: logits [rows, V], labels [rows];
- * rows labelled `ignore` count for nothing (NaN when every row is ignored, as PyTorch). In
- * double. Backward: d_logits += d_loss * (softmax - onehot) / (rows not ignored). */
-double attn_cross_entropy_forward(const float *logits, const int *labels, int rows, int V,
-                                  int ignore);
-void attn_cross_entropy_backward(float *d_logits, float d_loss, const float *logits,
-                                 const int *labels, int rows, int V, int ignore);
-/* Both in one pass over the logits (each row's log-sum-exp computed once): returns the loss and
- * adds the gradient, the same bits as forward then backward. */
-double attn_cross_entropy_forward_backward(float *d_logits, float d_loss, const float *logits,
-                                           const int *labels, int rows, int V, int ignore);
-
 #ifdef __cplusplus
 }
 #endif
+
+/* what a model did with one source, and its JSON (after the models it explains) */
+#include "attn_seq2seq_explain.h"
+
 #endif /* ATTN_SEQ2SEQ_H */

@@ -18,7 +18,7 @@
  * of k and v at h * kv_stride (head-major layouts of different row counts); probs [NH, n_q, n_k]
  * contiguous, kept for backward. Backward ACCUMULATES into d_q, d_k, d_v (any may be NULL);
  * work: attn_attention_backward_work_size(n_q, n_k) floats. */
-#include "attn_seq2seq.h"
+#include "attn_seq2seq_ops.h"
 #include "kernels_internal.h"
 
 #include <math.h>

@@ -1,13 +1,13 @@
 /* cross_entropy.c -- mean cross-entropy over rows of logits with an ignored label, as PyTorch's
  * nn.CrossEntropyLoss(ignore_index=ignore) (reduction "mean": the sum over the rows whose label
- * is not `ignore`, divided by their count). The seq2seq loss (attn_seq2seq.h).
+ * is not `ignore`, divided by their count). The seq2seq loss (attn_seq2seq_ops.h).
  *
  *   loss = (1/n) sum_{r: y_r != ignore} [ logsumexp(z_r) - z_r[y_r] ]
  *   d z_r += d_loss * (softmax(z_r) - onehot(y_r)) / n   (rows with y_r == ignore get nothing)
  *
  * Computed in double (stable: the row maximum subtracted). Not bit-identical to PyTorch's
  * log_softmax + nll_loss (training bits are attn's own; the logits are what is exact). */
-#include "attn_seq2seq.h"
+#include "attn_seq2seq_ops.h"
 #include "kernels_internal.h"
 
 #include <math.h>
