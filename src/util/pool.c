@@ -32,6 +32,12 @@
  * exit to the hypervisor. */
 #define SPIN 2000
 
+/* One worker's share of a trace, on its own cache line (no sharing between workers). */
+typedef struct worker_trace {
+    _Alignas(64) double task_s; /* CPU time in tasks */
+    long tasks;
+} worker_trace;
+
 struct attn_pool {
     int n_threads; /* workers, the caller's thread included */
     pthread_t *tid;
@@ -56,11 +62,8 @@ struct attn_pool {
     /* measuring (attn_pool_trace_start) */
     double trace_t0, inside_s;
     attn_pool_trace trace;
-    double *free_at; /* measuring: [n_threads] simulated finish times within a run */
-    struct {
-        _Alignas(64) double task_s; /* CPU time in tasks, per worker (no sharing) */
-        long tasks;
-    } * per; /* [n_threads] */
+    double *free_at;   /* measuring: [n_threads] simulated finish times within a run */
+    worker_trace *per; /* [n_threads] */
 };
 
 /* Tasks in one published run: the ticket's fields are 16 bits. */
@@ -173,7 +176,7 @@ static attn_pool *pool_alloc(int n_threads) {
     if (!p) return NULL;
     memset(p, 0, sizeof *p);
     const size_t per = (size_t)n_threads * sizeof *p->per;
-    p->per = aligned_alloc(_Alignof(*p->per), per);
+    p->per = aligned_alloc(_Alignof(worker_trace), per);
     p->tid = calloc((size_t)n_threads, sizeof *p->tid);
     if (!p->per || !p->tid || pthread_mutex_init(&p->lock, NULL) != 0) {
         free(p->per);
