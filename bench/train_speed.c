@@ -7,7 +7,7 @@
  *
  *   build/bench/train_speed [--torch] [--epochs N] [--model rnn|lstm|transformer|gru]
  *                           [--source DIR] [--attn PATH] [-h|--help]
- * --model times one model only, for profiling: no sgemm ceiling (printed as nan), no --torch.
+ * --model times one model only, for profiling: no sgemm ceiling (printed as -), no --torch.
  * Exit status: 0 ok, 1 runtime error, 2 usage error (see --help).
  */
 #include "attn.h"
@@ -90,7 +90,7 @@ static void usage(FILE *f) {
            "                  /usr/bin/python3) on the same data and print attn / PyTorch\n"
            "  --epochs N      epochs per model, N >= 1 (default 1)\n"
            "  --model ARCH    time one model only (rnn, lstm, transformer or gru), for profiling:\n"
-           "                  no sgemm ceiling (printed as nan), --torch is ignored\n"
+           "                  no sgemm ceiling (printed as -), --torch is ignored\n"
            "  --source DIR    source tree with tools/train_torch.py (default $ATTN_SOURCE_DIR,\n"
            "                  else two levels above this program)\n"
            "  --attn PATH     the attn program train_torch.py compares with (default\n"
@@ -164,7 +164,10 @@ int main(int argc, char **argv) {
         return 1;
     }
     double ceiling = only >= 0 ? NAN : sgemm_ceiling(3); /* --model: profile the model only */
-    printf("sgemm 2048^3, 1 thread: %.1f GFLOP/s (the ceiling)\n\n", ceiling);
+    if (only >= 0)
+        printf("sgemm 2048^3: not measured (--model)\n\n");
+    else
+        printf("sgemm 2048^3, 1 thread: %.1f GFLOP/s (the ceiling)\n\n", ceiling);
     printf("%-12s %12s %10s %10s %10s\n", "model", "sentences/s", "epoch s", "GFLOP/s",
            "of ceiling");
     result res[N_ARCHS] = {{0}};
@@ -195,8 +198,12 @@ int main(int argc, char **argv) {
         /* the counts include the held-out evaluation, and so does the time */
         res[a].epoch_s = secs / epochs;
         res[a].gflops = 2.0 * (double)total_madds(&counts) / secs / 1e9;
-        printf("%-12s %12.0f %10.3f %10.2f %9.1f%%\n", attn_arch_name((attn_arch)a),
-               res[a].sent_per_s, res[a].epoch_s, res[a].gflops, 100.0 * res[a].gflops / ceiling);
+        printf("%-12s %12.0f %10.3f %10.2f", attn_arch_name((attn_arch)a), res[a].sent_per_s,
+               res[a].epoch_s, res[a].gflops);
+        if (only >= 0)
+            printf("%10s\n", "-");
+        else
+            printf("%9.1f%%\n", 100.0 * res[a].gflops / ceiling);
         attn_trainer_free(t);
         attn_model_free(m);
     }
