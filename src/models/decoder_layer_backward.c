@@ -3,6 +3,7 @@
  * reverse, each attention's gradient in the layout its forward used (heads_in_rows). Backward
  * accumulates into d_x, d_mem and d_w. */
 #include "decoder_heads.h"
+#include "encoder_layer.h"
 
 #include "attn_kernels.h"
 
@@ -114,20 +115,10 @@ static void ca_backward(float *d_in, float *d_mem, const attn_decoder_weights *d
 static void ff_backward(float *d_in, const attn_decoder_weights *d_w, const float *d_sum,
                         const attn_decoder_acts *a, const float *in, const attn_decoder_weights *w,
                         const attn_seq2seq_config *c, int n, const attn_decoder_scratch *s) {
-    const int D = c->d_model, F = c->ffn_dim;
-    const size_t nF = (size_t)n * F;
-    memset(s->d_act, 0, nF * sizeof(float));
-    attn_linear_backward(s->d_act, d_w->l2_w, d_w->l2_b, d_sum, a->act, w->l2_w, n, F, D,
-                         ATTN_OP_FFN_DOWN);
-    float *d_ff1 = s->d_ff1;
-    if (c->activation == ATTN_ACT_GELU) {
-        memset(d_ff1, 0, nF * sizeof(float));
-        attn_gelu_backward(d_ff1, s->d_act, a->ff1, nF);
-    } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
-        d_ff1 = s->d_act;
-        attn_relu_backward_set(d_ff1, s->d_act, a->ff1, nF);
-    }
-    attn_linear_backward(d_in, d_w->l1_w, d_w->l1_b, d_ff1, in, w->l1_w, n, D, F, ATTN_OP_FFN_UP);
+    const attn_ffn_tensors d_ff = {d_w->l1_w, d_w->l1_b, d_w->l2_w, d_w->l2_b};
+    const attn_ffn_tensors ff = {w->l1_w, w->l1_b, w->l2_w, w->l2_b};
+    attn_ffn_backward(d_in, d_ff, d_sum, in, a->ff1, a->act, ff, n, c->d_model, c->ffn_dim,
+                      c->activation, s->d_act, s->d_ff1);
 }
 
 void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights *d_w,

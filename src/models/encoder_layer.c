@@ -197,24 +197,32 @@ static void ffn_forward(attn_encoder_acts *a, float *out, const float *in, const
 }
 
 /* d_in[n, D] += d(in) given d_out[n, D]; the weights' gradients accumulate. */
+void attn_ffn_backward(float *d_in, attn_ffn_tensors d_w, const float *d_out, const float *in,
+                       const float *ff1, const float *act, attn_ffn_tensors w, int n, int D, int F,
+                       attn_activation activation, float *d_act, float *d_ff1) {
+    const size_t nF = (size_t)n * F;
+    memset(d_act, 0, nF * sizeof(float));
+    attn_linear_backward(d_act, d_w.l2_w, d_w.l2_b, d_out, act, w.l2_w, n, F, D, ATTN_OP_FFN_DOWN);
+    if (activation == ATTN_ACT_GELU) {
+        memset(d_ff1, 0, nF * sizeof(float));
+        attn_gelu_backward(d_ff1, d_act, ff1, nF);
+    } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
+        d_ff1 = d_act;
+        attn_relu_backward_set(d_ff1, d_act, ff1, nF);
+    }
+    attn_linear_backward(d_in, d_w.l1_w, d_w.l1_b, d_ff1, in, w.l1_w, n, D, F, ATTN_OP_FFN_UP);
+}
+
+static attn_ffn_tensors ffn_tensors(const attn_encoder_weights *w) {
+    return (attn_ffn_tensors){w->linear1_weight, w->linear1_bias, w->linear2_weight,
+                              w->linear2_bias};
+}
+
 static void ffn_backward(float *d_in, const attn_encoder_weights *d_w, const float *d_out,
                          const attn_encoder_scratch *s, const attn_encoder_acts *a, const float *in,
                          const attn_encoder_weights *w, const attn_model_config *c, int n) {
-    const int D = c->embed_dim, F = c->ffn_dim;
-    const size_t nF = (size_t)n * F;
-    memset(s->d_act, 0, nF * sizeof(float));
-    attn_linear_backward(s->d_act, d_w->linear2_weight, d_w->linear2_bias, d_out, a->act,
-                         w->linear2_weight, n, F, D, ATTN_OP_FFN_DOWN);
-    float *d_ff1 = s->d_ff1;
-    if (c->activation == ATTN_ACT_GELU) {
-        memset(d_ff1, 0, nF * sizeof(float));
-        attn_gelu_backward(d_ff1, s->d_act, a->ff1, nF);
-    } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
-        d_ff1 = s->d_act;
-        attn_relu_backward_set(d_ff1, s->d_act, a->ff1, nF);
-    }
-    attn_linear_backward(d_in, d_w->linear1_weight, d_w->linear1_bias, d_ff1, in, w->linear1_weight,
-                         n, D, F, ATTN_OP_FFN_UP);
+    attn_ffn_backward(d_in, ffn_tensors(d_w), d_out, in, a->ff1, a->act, ffn_tensors(w), n,
+                      c->embed_dim, c->ffn_dim, c->activation, s->d_act, s->d_ff1);
 }
 
 /* From r1[n, D] to the layer output: pre: out = r1 + FF(LN2(r1));

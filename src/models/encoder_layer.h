@@ -29,6 +29,20 @@ typedef struct attn_encoder_weights {
     float *norm1_weight, *norm1_bias, *norm2_weight, *norm2_bias; /* [D] */
 } attn_encoder_weights;
 
+/* The feed-forward block's four tensors (linear1 [F, D] and [F], linear2 [D, F] and [D]), or
+ * their gradients: what the encoder and the decoder layers share. */
+typedef struct attn_ffn_tensors {
+    float *l1_w, *l1_b, *l2_w, *l2_b;
+} attn_ffn_tensors;
+
+/* The feed-forward block's backward, in both layers: from d_out [n, D] through linear2, the
+ * activation (relu or gelu) and linear1, adding into d_in [n, D] and into the gradients d_w.
+ * in [n, D] is the block's input, ff1 [n, F] linear1's output, act [n, F] the activation's;
+ * d_act and d_ff1 [n, F] are scratch (with relu, d_ff1 is not used: written in place). */
+void attn_ffn_backward(float *d_in, attn_ffn_tensors d_w, const float *d_out, const float *in,
+                       const float *ff1, const float *act, attn_ffn_tensors w, int n, int D, int F,
+                       attn_activation activation, float *d_act, float *d_ff1);
+
 /* The packed batch: B sentences in N rows. */
 typedef struct attn_encoder_rows {
     int B, N;
