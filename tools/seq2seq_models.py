@@ -43,7 +43,8 @@ import torch.nn as nn  # noqa: E402
 
 import attn_models  # noqa: E402
 import seq2seq_pos  # noqa: E402
-from seq2seq_sampling import SplitMix64, sample_step  # noqa: E402,F401 -- sample() uses them
+from attn_rng import Rng  # noqa: E402
+from seq2seq_sampling import sample_step  # noqa: E402
 import weights_json  # noqa: E402
 
 FORMAT = "attn-seq2seq-weights-v1"
@@ -427,7 +428,7 @@ def beam(model, src, max_out, k):
 def sample(model, src, max_out, temperature=1.0, top_k=0, top_p=1.0, seed=1, cache=True):
     """Sampled decoding as `attn generate --temperature T --top-k K --top-p P --seed S`: on the
     incremental decoder (cache) or nn.Transformer's recomputing loop. Returns the words."""
-    rng = SplitMix64(seed)
+    rng = Rng(seed)
     with torch.no_grad():
         memory = model.encode(torch.tensor([src]))
         dec = incremental(model, src) if cache else None

@@ -1,28 +1,8 @@
 #!/usr/bin/python3
 """seq2seq_sampling.py -- attn's sampling in Python, for the seq2seq reference (seq2seq_models.sample):
-its generator (SplitMix64, src/util/rng.c) and one sampling step (src/models/seq2seq_sample.c),
+one sampling step (src/models/seq2seq_sample.c), drawing from attn's generator (attn_rng.py),
 so that a seeded sample of attn and of the reference pick the same tokens."""
 import math
-
-
-MASK64 = (1 << 64) - 1
-
-
-class SplitMix64:
-    """attn's PRNG (src/util/rng.c) in Python integers: the same seed, the same stream."""
-
-    def __init__(self, seed):
-        self.state = seed & MASK64
-
-    def next(self):
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        return z ^ (z >> 31)
-
-    def uniform(self):
-        return (self.next() >> 11) * 2.0 ** -53
 
 
 def sample_step(x, temperature, top_k, top_p, rng):

@@ -5,7 +5,7 @@ trains them in C, and prints the same table (or, with --bench, training throughp
 Same data (the TSV of `attn data`, tokenised with `attn vocab --json`), same held-out slice
 (all training sentences trained on; the 500 sentences of `attn data --set holdout` held out),
 same batches (the project PRNG, splitmix64, reimplemented
-here: shuffle, sort chunks of 8 batches by length, shuffle the batch order), same
+in attn_rng.py: shuffle, sort chunks of 8 batches by length, shuffle the batch order), same
 hyperparameters (Adam defaults, lr 1e-3, batch 32, 20 epochs, mean BCEWithLogitsLoss), same
 model selection (the parameters of the epoch with the best held-out accuracy, ties: the later
 epoch, are the ones evaluated; --keep-best 0 keeps the last epoch's).
@@ -28,41 +28,15 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-MASK64 = (1 << 64) - 1
+from attn_rng import Rng  # noqa: E402
+
 ARCHS = ["rnn", "gru", "lstm", "transformer"]  # the table's column order
 DEFAULT_ARCHS = ["rnn", "lstm", "transformer"]  # the write-up's three (--models adds gru)
 TITLES = {"rnn": "RNN", "gru": "GRU", "lstm": "LSTM", "transformer": "Transformer"}
 TEST_SETS = ["plain", "distractor", "fill4", "fill8"]
 
 
-# ---- the project PRNG (src/util/rng.c) and batcher (src/train/batch.c) ----------------------
-
-class Rng:
-    def __init__(self, seed):
-        self.state = seed & MASK64
-
-    def next(self):
-        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        return z ^ (z >> 31)
-
-    def below(self, n):  # Lemire's multiply-shift with rejection
-        m = (self.next() >> 32) * n
-        low = m & 0xFFFFFFFF
-        if low < n:
-            threshold = ((1 << 32) - n) % n
-            while low < threshold:
-                m = (self.next() >> 32) * n
-                low = m & 0xFFFFFFFF
-        return m >> 32
-
-    def shuffle(self, a):
-        for i in range(len(a) - 1, 0, -1):
-            j = self.below(i + 1)
-            a[i], a[j] = a[j], a[i]
-
+# ---- the project batcher (src/train/batch.c), on its PRNG (attn_rng.py) ---------------------
 
 def epoch_batches(rng, n, lengths, batch_size, bucket):
     """Lists of sentence indices, in run order, exactly as attn_batcher_shuffle."""
