@@ -69,7 +69,22 @@ void attn_softmax_forward(float *probs, const float *x, int rows, int cols, int 
 }
 
 /* d_x[rows,cols] += p * (d_p - sum_j p_j d_p_j) (the softmax Jacobian diag(p) - p p^T applied
- * to d_p); masked columns have p = 0 and get nothing. In double. */
+ * to d_p); masked columns have p = 0 and get nothing. In double. set: d_x = +0 + that instead
+ * (masked columns +0), the bits of adding it to a zeroed d_x (softmax_avx2.c has the twin). */
+static void softmax_backward_scalar(float *d_x, const float *d_probs, const float *probs, int rows,
+                                    int cols, int n_valid, bool set) {
+    for (int r = 0; r < rows; r++) {
+        const float *pr = probs + (size_t)r * cols, *dpr = d_probs + (size_t)r * cols;
+        float *dxr = d_x + (size_t)r * cols;
+        double dot = 0.0;
+        for (int j = 0; j < n_valid; j++) dot += (double)pr[j] * dpr[j];
+        for (int j = 0; j < n_valid; j++)
+            dxr[j] = (set ? 0.0f : dxr[j]) + (float)(pr[j] * (dpr[j] - dot));
+        if (set)
+            for (int j = n_valid; j < cols; j++) dxr[j] = 0.0f;
+    }
+}
+
 void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs, int rows, int cols,
                            int n_valid) {
     if (!d_x) return;
@@ -79,13 +94,7 @@ void attn_softmax_backward(float *d_x, const float *d_probs, const float *probs,
         return;
     }
 #endif
-    for (int r = 0; r < rows; r++) {
-        const float *pr = probs + (size_t)r * cols, *dpr = d_probs + (size_t)r * cols;
-        float *dxr = d_x + (size_t)r * cols;
-        double dot = 0.0;
-        for (int j = 0; j < n_valid; j++) dot += (double)pr[j] * dpr[j];
-        for (int j = 0; j < n_valid; j++) dxr[j] += (float)(pr[j] * (dpr[j] - dot));
-    }
+    softmax_backward_scalar(d_x, d_probs, probs, rows, cols, n_valid, false);
 }
 
 /* The same written instead of added: d_x = +0 + the gradient (the masked columns +0): the bits
@@ -98,12 +107,5 @@ void attn_softmax_backward_set(float *d_x, const float *d_probs, const float *pr
         return;
     }
 #endif
-    for (int r = 0; r < rows; r++) {
-        const float *pr = probs + (size_t)r * cols, *dpr = d_probs + (size_t)r * cols;
-        float *dxr = d_x + (size_t)r * cols;
-        double dot = 0.0;
-        for (int j = 0; j < n_valid; j++) dot += (double)pr[j] * dpr[j];
-        for (int j = 0; j < n_valid; j++) dxr[j] = 0.0f + (float)(pr[j] * (dpr[j] - dot));
-        for (int j = n_valid; j < cols; j++) dxr[j] = 0.0f;
-    }
+    softmax_backward_scalar(d_x, d_probs, probs, rows, cols, n_valid, true);
 }
