@@ -133,10 +133,6 @@ void attn_linear_residual_forward(float *y, const float *x, const float *w, cons
                                   const float *res, int n, int in, int out, attn_op tag);
 void attn_linear_relu_forward(float *lin, float *act, const float *x, const float *w,
                               const float *bias, int n, int in, int out, attn_op tag);
-/* The relu's backward written instead of added, for a first writer: d_x[i] = +0 + (x[i] > 0 ?
- * d_y[i] : 0), the bits of zeroing d_x and calling attn_relu_backward (-0 included), in one
- * branch-free pass; d_x may be d_y (in place). */
-void attn_relu_backward_set(float *d_x, const float *d_y, const float *x, size_t n);
 
 /* ---- elementwise activations (src/kernels/activations.c) ---------------------------------- */
 
@@ -199,6 +195,10 @@ void attn_rnn_cell_forward(float *h, float *hw, const float *xw, const float *b_
 /* y = x < 0 ? 0 : x (keeps -0 and NaN like PyTorch). Backward: d_x += x > 0 ? d_y : 0. */
 void attn_relu_forward(float *y, const float *x, size_t n);
 void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n);
+/* The relu's backward written instead of added, for a first writer: d_x[i] = +0 + (x[i] > 0 ?
+ * d_y[i] : 0), the bits of zeroing d_x and calling attn_relu_backward (-0 included), in one
+ * branch-free pass; d_x may be d_y (in place). */
+void attn_relu_backward_set(float *d_x, const float *d_y, const float *x, size_t n);
 
 /* y = 0.5 x (1 + erf(x / sqrt 2)), erf by oneDNN's approximation on both paths (bit-identical).
  * Backward: d_x += d_y * (Phi(x) + x phi(x)). */

@@ -162,6 +162,20 @@ void attn_relu_backward(float *d_x, const float *d_y, const float *x, size_t n) 
     }
 }
 
+/* The select as a mask on the bits (x > 0: all ones, else 0), so that the compiler vectorises it
+ * without a branch (a `?:` whose other arm folds `0 + 0` compiles to a branch per element that
+ * mispredicts on every other one), then + 0.0f: -0 becomes +0 as in `0 + select`. */
+void attn_relu_backward_set(float *d_x, const float *d_y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t g;
+        float f;
+        memcpy(&g, &d_y[i], sizeof g);
+        g &= x[i] > 0.0f ? 0xffffffffu : 0u;
+        memcpy(&f, &g, sizeof f);
+        d_x[i] = 0.0f + f;
+    }
+}
+
 /* ---- gelu (oneDNN 2.6 JIT eltwise_gelu_erf, one element at a time) ----------------------- */
 
 /* oneDNN's exp(x) for its JIT injector: clamp, n = floor(x log2e + 1/2), r = x - n ln2 (one

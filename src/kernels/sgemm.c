@@ -436,20 +436,6 @@ void attn_linear_relu_forward(float *lin, float *act, const float *x, const floa
     }
 }
 
-/* The select as a mask on the bits (x > 0: all ones, else 0), so that the compiler vectorises it
- * without a branch (a `?:` whose other arm folds `0 + 0` compiles to a branch per element that
- * mispredicts on every other one), then + 0.0f: -0 becomes +0 as in `0 + select`. */
-void attn_relu_backward_set(float *d_x, const float *d_y, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        uint32_t g;
-        float f;
-        memcpy(&g, &d_y[i], sizeof g);
-        g &= x[i] > 0.0f ? 0xffffffffu : 0u;
-        memcpy(&f, &g, sizeof f);
-        d_x[i] = 0.0f + f;
-    }
-}
-
 /* d_x[n,in] += d_y[n,out].w[out,in]; d_w[out,in] += d_y^T.x; d_bias[out] += sum_rows d_y. */
 void attn_linear_backward(float *d_x, float *d_w, float *d_bias, const float *d_y, const float *x,
                           const float *w, int n, int in, int out, attn_op tag) {
