@@ -95,6 +95,7 @@ start=$(date +%s)
     echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
     echo "cores $(nproc)"
     echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"
+    echo "openblas $(ldd "$b/threads" | awk '/libopenblas/ {print $3}')"
     echo "load_start $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "quick $quick"
 } >"$raw/machine.txt"

@@ -246,7 +246,7 @@ def main():
                        .splitlines() if " " in line)
         table = tables(raw, out, machine)
         S = ["# Benchmarks: one run of bench/all.sh", ""]
-        for k in ("date", "cpu", "cores", "commit", "load_start", "load_end", "total_seconds"):
+        for k in ("date", "cpu", "cores", "commit", "openblas", "load_start", "load_end", "total_seconds"):
             S.append("- %s: %s" % (k.replace("_", " "), machine.get(k, "?")))
         if machine.get("quick") == "1":
             S.append("- **--quick: a smoke test, the figures mean little**")

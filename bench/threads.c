@@ -368,10 +368,11 @@ int main(int argc, char **argv) {
         run_at(&c, works, N_WORK, &bd, pool, measuring, out[0]);
         goto done;
     }
-    printf("# threads: 1 vs %d threads on %d cores, OpenBLAS %s kernels, one BLAS thread per "
-           "product; %d pairs of runs (1, %d, 1, %d, ...): median rates, median of the pairs' "
-           "speed-ups\n",
-           c.threads, attn_cores(), attn_blas_corename(), c.reps, c.threads, c.threads);
+    printf("# threads: 1 vs %d threads on %d cores, OpenBLAS %s kernels (%s build), one BLAS "
+           "thread per product; %d pairs of runs (1, %d, 1, %d, ...): median rates, median of the "
+           "pairs' speed-ups\n",
+           c.threads, attn_cores(), attn_blas_corename(), attn_blas_threading(), c.reps, c.threads,
+           c.threads);
     printf("%-34s %10s %10s %9s  %-12s %s\n", "run (sentences/s)", "1 thread",
            c.threads == 2 ? "2 threads" : "N threads", "speed-up", "target", "bytes");
     row rows[N_WORK];

@@ -82,6 +82,11 @@ void attn_matmul_tn(float *c, const float *a, const float *b, int m, int n, int 
 
 /* The BLAS thread count in force (attn_set_num_threads; 1 in the ATTN_NAIVE_GEMM build). */
 int attn_num_threads(void);
+/* How the linked OpenBLAS runs its threads: "openmp" (Debian's libopenblas0-openmp, which
+ * CMakeLists.txt prefers: no lock around its buffers), "pthread", "serial"; "naive" in the
+ * ATTN_NAIVE_GEMM build. The same kernels and bits either way; only the speed of products
+ * issued from several threads at once differs. Static string. */
+const char *attn_blas_threading(void);
 
 /* One batch entry of a batched product (torch.bmm) under ATen's size rule (PyTorch 1.13,
  * aten/src/ATen/native/LinearAlgebra.cpp, bmm_out_or_baddbmm_): a bmm whose

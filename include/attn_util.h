@@ -80,7 +80,8 @@ void attn_set_log(attn_log_fn fn, void *user);
  * older or wrapped file); dropped unless a hook is installed. */
 void attn_log(attn_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Sets OpenBLAS's thread count (exact mode and training use 1). */
+/* Sets OpenBLAS's thread count (exact mode and training use 1) for every thread that issues
+ * products, also under an OpenMP build of OpenBLAS, whose own setting is per thread. */
 void attn_set_num_threads(int n);
 
 /* ---- hashing: 64-bit FNV-1a (src/util/hash.c) ------------------------------------------- *

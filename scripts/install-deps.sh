@@ -6,10 +6,11 @@
 #                                              (the headless browser of the attn serve test),
 #                                              slowhttptest and wrk (serve tests, bench/serve)
 # Check (the C unit-test library, small) is in the first list: CMakeLists.txt requires it to
-# configure at all. Open MPI (optional for the build) runs `mpirun -np N attn ...` (docs/mpi.md).
+# configure at all. libopenblas0-openmp is OpenBLAS's OpenMP build beside the pthread one: the
+# same kernels, no lock shared by threads (docs/numerics.md, "Threads"). Open MPI (optional for the build) runs `mpirun -np N attn ...` (docs/mpi.md).
 set -euo pipefail
-packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev libsleef-dev zlib1g-dev check
-          gnuplot-nox libmicrohttpd-dev openmpi-bin libopenmpi-dev)
+packages=(build-essential cmake pkg-config libopenblas-dev libopenblas0-openmp libcjson-dev
+          libsleef-dev zlib1g-dev check gnuplot-nox libmicrohttpd-dev openmpi-bin libopenmpi-dev)
 test_packages=(python3 python3-torch python3-numpy clang-format clang libfuzzer-14-dev chromium
                slowhttptest wrk)
 case "${1:-}" in

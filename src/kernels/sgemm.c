@@ -21,6 +21,7 @@
 #ifndef ATTN_NAIVE_GEMM
 #include <cblas.h>
 #include <dlfcn.h>
+#include <stdatomic.h>
 #endif
 
 #ifdef ATTN_NAIVE_GEMM
@@ -78,11 +79,56 @@ const char *attn_op_name(attn_op op) {
     return "unknown";
 }
 
+/* ---- BLAS threads ------------------------------------------------------------------------ */
+
+#ifndef ATTN_NAIVE_GEMM
+/* Debian builds OpenBLAS for pthreads and for OpenMP (openblas_get_parallel() 1 and 2);
+ * CMakeLists.txt links the OpenMP build when it is installed, because it hands out its per-call
+ * buffers without the process-wide mutex the pthread build takes around them, on which two
+ * threads issuing products at once queue. Under OpenMP the BLAS thread count is OpenMP's, and
+ * that is per thread: openblas_set_num_threads(n) sets it for the calling thread only, and a
+ * product issued on another thread (a pool worker, a server thread) would run on that thread's
+ * own count -- the cores -- split differently, and round differently. So the count set here is
+ * published with a generation number, and each thread applies it before its next product. */
+static _Atomic int blas_threads_wanted;          /* the last count set; 0 before the first */
+static _Atomic unsigned blas_threads_generation; /* bumped by each set under OpenMP; 0: never */
+static _Thread_local unsigned blas_threads_seen; /* the generation this thread has applied */
+
+static void blas_threads_follow(void) {
+    unsigned g = atomic_load_explicit(&blas_threads_generation, memory_order_acquire);
+    if (g == blas_threads_seen) return;
+    blas_threads_seen = g;
+    openblas_set_num_threads(atomic_load_explicit(&blas_threads_wanted, memory_order_relaxed));
+}
+#endif
+
 void attn_set_num_threads(int n) {
 #ifndef ATTN_NAIVE_GEMM
-    openblas_set_num_threads(n < 1 ? 1 : n);
+    n = n < 1 ? 1 : n;
+    openblas_set_num_threads(n);
+    if (openblas_get_parallel() == 2) {
+        atomic_store_explicit(&blas_threads_wanted, n, memory_order_relaxed);
+        blas_threads_seen =
+            atomic_fetch_add_explicit(&blas_threads_generation, 1, memory_order_release) + 1;
+    }
 #else
     (void)n;
+#endif
+}
+
+const char *attn_blas_threading(void) {
+#ifndef ATTN_NAIVE_GEMM
+    switch (openblas_get_parallel()) {
+    case 0:
+        return "serial";
+    case 1:
+        return "pthread";
+    case 2:
+        return "openmp";
+    }
+    return "unknown";
+#else
+    return "naive";
 #endif
 }
 
@@ -216,6 +262,7 @@ void attn_sgemm_ld(float *c, int ldc, const float *a, int lda, const float *b, i
                 memset(c + i * (size_t)ldc, 0, (size_t)n * sizeof *c);
         beta = 1.0f;
     }
+    blas_threads_follow();
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else
@@ -321,6 +368,7 @@ static void sgemm_column(attn_op tag, attn_pass pass, int m, int k, const float 
                          const float *b, int ldb, float beta, float *c) {
 #ifndef ATTN_NAIVE_GEMM
     count_madds(tag, pass == ATTN_PASS_BACKWARD, m, 1, k);
+    blas_threads_follow();
     cblas_sgemm(CblasColMajor, CblasTrans, CblasTrans, m, 1, k, 1.0f, a, lda, b, ldb, beta, c, m);
 #else
     attn_sgemm_ld(c, 1, a, lda, b, ldb, m, 1, k, false, false, 1.0f, beta, tag, pass);

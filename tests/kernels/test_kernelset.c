@@ -7,6 +7,7 @@
 #include "kernels_internal.h"
 #include "test_util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,45 @@ START_TEST(test_pinned_then_native_then_pinned) {
 }
 END_TEST
 
+/* The BLAS thread count set on one thread holds for products issued on any other. Under an
+ * OpenMP build of OpenBLAS the count is per thread: without attn's hand-over a product from a
+ * new thread ran on as many BLAS threads as cores and set that count for the whole process. */
+enum { BIG = 256 };
+static void *product_on_new_thread(void *arg) {
+    float *abc = arg;
+    attn_matmul_nt(abc + 2 * BIG * BIG, abc, abc + BIG * BIG, BIG, BIG, BIG, 0.0f, ATTN_OP_OTHER,
+                   ATTN_PASS_FORWARD);
+    int *threads = malloc(sizeof *threads);
+    if (threads) *threads = attn_num_threads();
+    return threads;
+}
+
+START_TEST(test_thread_count_on_every_thread) {
+    printf("  OpenBLAS %s build on %d cores\n", attn_blas_threading(), attn_cores());
+    if (attn_sgemm_naive || attn_cores() < 2) {
+        printf("  no OpenBLAS or one core: no BLAS threads to split into, skipped\n");
+        return;
+    }
+    float *abc = calloc(3 * BIG * BIG, sizeof *abc);
+    ck_assert_ptr_nonnull(abc);
+    for (int i = 0; i < 2 * BIG * BIG; i++) abc[i] = (float)(i % 7) - 3.0f;
+    for (int n = 1; n <= 2; n++) {
+        attn_set_num_threads(n);
+        pthread_t tid;
+        ck_assert_int_eq(pthread_create(&tid, NULL, product_on_new_thread, abc), 0);
+        int *seen = NULL;
+        ck_assert_int_eq(pthread_join(tid, (void **)&seen), 0);
+        ck_assert_ptr_nonnull(seen);
+        ck_assert_msg(*seen == n, "set %d BLAS threads, a product on another thread left %d", n,
+                      *seen);
+        free(seen);
+        ck_assert_int_eq(attn_num_threads(), n);
+    }
+    attn_set_num_threads(1);
+    free(abc);
+}
+END_TEST
+
 START_TEST(test_record_same_and_json) {
     attn_kernels_info a = {"pinned", "0.3.21", "Haswell", 1, "avx2"}, b = a;
     snprintf(b.mode, sizeof b.mode, "native"); /* the mode does not decide the bytes */
@@ -116,6 +156,7 @@ static Suite *kernelset_suite(void) {
     tcase_add_test(tc, test_mode_names);
     tcase_add_test(tc, test_pinned_then_native_then_pinned);
     tcase_add_test(tc, test_record_same_and_json);
+    tcase_add_test(tc, test_thread_count_on_every_thread);
     suite_add_tcase(s, tc);
     return s;
 }
