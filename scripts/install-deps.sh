@@ -7,7 +7,8 @@
 #                                              slowhttptest and wrk (serve tests, bench/serve)
 # Check (the C unit-test library, small) is in the first list: CMakeLists.txt requires it to
 # configure at all. libopenblas0-openmp is OpenBLAS's OpenMP build beside the pthread one: the
-# same kernels, no lock shared by threads (docs/numerics.md, "Threads"). Open MPI (optional for the build) runs `mpirun -np N attn ...` (docs/mpi.md).
+# same kernels, no lock shared by threads (docs/numerics.md, "Threads"). Open MPI (optional for
+# the build) runs `mpirun -np N attn ...` (docs/mpi.md).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libopenblas-dev libopenblas0-openmp libcjson-dev
           libsleef-dev zlib1g-dev check gnuplot-nox libmicrohttpd-dev openmpi-bin libopenmpi-dev)
