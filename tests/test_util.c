@@ -4,12 +4,14 @@
 #include "kernels_internal.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int32_t float_ordered(float f) {
     int32_t i;
@@ -364,4 +366,32 @@ int tu_run_suite(Suite *s) {
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? 0 : 1;
+}
+
+void tu_remove_tree(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) {
+        unlink(path);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char child[1024];
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        tu_remove_tree(child);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+int tu_run_suite_in_tmp(Suite *s, char *dir, size_t dir_size, const char *name) {
+    snprintf(dir, dir_size, "/tmp/attn_test_%s_XXXXXX", name);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    int rc = tu_run_suite(s);
+    tu_remove_tree(dir);
+    return rc;
 }

@@ -148,5 +148,10 @@ bool tu_small(void);
 
 /* Runs a suite with CK_NORMAL output; returns the process exit code (0 iff all passed). */
 int tu_run_suite(Suite *s);
+/* tu_run_suite inside a fresh folder /tmp/attn_test_<name>_XXXXXX, written to dir (the tests
+ * build their paths from it), removed with everything in it afterwards; 1 if it cannot be made. */
+int tu_run_suite_in_tmp(Suite *s, char *dir, size_t dir_size, const char *name);
+/* Removes path, and everything under it if it is a folder. */
+void tu_remove_tree(const char *path);
 
 #endif

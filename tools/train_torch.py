@@ -18,7 +18,6 @@ Run with Debian's torch (/usr/bin/python3).
 """
 import argparse
 import json
-import math
 import multiprocessing
 import os
 import subprocess

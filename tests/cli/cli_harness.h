@@ -180,34 +180,10 @@ static inline long count_params_in_file(const char *path) {
 
 /* ---- the temp dir --------------------------------------------------------------------------- */
 
-__attribute__((unused)) static void remove_tree(const char *path) {
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char child[1024];
-            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-            remove_tree(child);
-        }
-        closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 /* Runs suite s inside a fresh temporary folder (tmp_dir) and removes the folder after; the
  * process exit code (what every CLI test's main returns). */
 __attribute__((unused)) static int cli_run_suite_in_tmp(Suite *s) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_cli_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    int rc = tu_run_suite(s);
-    remove_tree(tmp_dir);
-    return rc;
+    return tu_run_suite_in_tmp(s, tmp_dir, sizeof tmp_dir, "cli");
 }
 
 #endif

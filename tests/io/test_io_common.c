@@ -199,12 +199,5 @@ static Suite *io_common_suite(void) {
 }
 
 int main(void) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_iocommon_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    int rc = tu_run_suite(io_common_suite());
-    rmdir(tmp_dir);
-    return rc;
+    return tu_run_suite_in_tmp(io_common_suite(), tmp_dir, sizeof tmp_dir, "iocommon");
 }

@@ -77,12 +77,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_report_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    int rc = tu_run_suite(suite());
-    rmdir(tmp_dir);
-    return rc;
+    return tu_run_suite_in_tmp(suite(), tmp_dir, sizeof tmp_dir, "report");
 }

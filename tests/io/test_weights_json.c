@@ -579,12 +579,5 @@ static Suite *weights_json_suite(void) {
 }
 
 int main(void) {
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/attn_test_io_XXXXXX");
-    if (!mkdtemp(tmp_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    int rc = tu_run_suite(weights_json_suite());
-    rmdir(tmp_dir);
-    return rc;
+    return tu_run_suite_in_tmp(weights_json_suite(), tmp_dir, sizeof tmp_dir, "io");
 }
