@@ -6,12 +6,13 @@
  * generation at batch 1 produce -- attn with the KV cache, attn recomputing the decoder over the
  * prefix, and PyTorch's greedy loop (tools/seq2seq_models.greedy, which recomputes too)?
  *
- * Method (STYLE.md section 14): one BLAS thread on both sides. Training: one epoch of --train-size
+ * Method (STYLE.md section 14): one BLAS thread on both sides. Training: epochs of --train-size
  * rewrite pairs of seed 1 (attn_pairs_generate, the pairs `attn data --task rewrite` prints), batch
  * 32, Adam, from the seed-1 initialisation, through attn_seq2seq_train (shuffled as `attn train`
  * does); PyTorch trains on the same pairs, in file order, batch 32 (tools/bench_seq2seq.py
- * --pairs). Target tokens = target words + [EOS]. The multiply-adds of attn's epoch come from the
- * attn_sgemm counter, over the 2048^3 sgemm of this run: the fraction of the ceiling.
+ * --pairs); each side times --train-reps epochs (one after the other on the same model: the same
+ * work each), the median. Target tokens = target words + [EOS]. The multiply-adds of attn's epoch
+ * come from the attn_sgemm counter, over the 2048^3 sgemm of this run: the fraction of the ceiling.
  * Generation: the model after one more epoch (so that outputs have their trained length), on
  * --sources sources of the four test sets; every source decoded greedily up to max_tgt_len - 1
  * words; tokens = steps taken ([EOS] included); attn in-process (model loaded once), PyTorch
@@ -43,7 +44,7 @@
 
 typedef struct options {
     const char *src;
-    int train_size, sources, reps;
+    int train_size, sources, reps, train_reps;
     int profile; /* --profile N: N training epochs only (0: the full benchmark) */
     bool torch;
 } options;
@@ -188,8 +189,8 @@ static bool torch_run(const options *o, const char *dir, torch_result *r) {
         cmd, sizeof cmd,
         "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 '%s/tools/bench_seq2seq.py' "
         "--pairs '%s/pairs.txt' --sources-file '%s/sources.txt' --weights '%s/w.json' "
-        "--gen-out '%s/torch_gen.txt' --reps %d --vocab-size %d",
-        o->src, dir, dir, dir, dir, o->reps, ATTN_VOCAB_SIZE);
+        "--gen-out '%s/torch_gen.txt' --reps %d --train-reps %d --vocab-size %d",
+        o->src, dir, dir, dir, dir, o->reps, o->train_reps, ATTN_VOCAB_SIZE);
     FILE *p = popen(cmd, "r");
     if (!p) return false;
     char line[1024];
@@ -232,27 +233,30 @@ static bool read_tokens(const char *path, int n, int max_out, int *out, int *n_o
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void usage(FILE *f) {
-    fprintf(f, "Usage: seq2seq [--torch] [--quick] [--train-size N] [--sources N] [--reps R]\n"
-               "               [--src DIR] [--profile N]\n\n"
-               "seq2seq-transformer on the rewrite task, one BLAS thread: training target\n"
-               "tokens/s (one epoch, batch 32) and greedy generation tokens/s at batch 1 with the\n"
-               "KV cache and recomputing, with --torch against PyTorch on the same pairs, sources\n"
-               "and weights (tools/bench_seq2seq.py), ratios by CPU time.\n\n"
-               "  --torch         also run PyTorch (/usr/bin/python3) and print the ratios\n"
-               "  --quick         smoke test: --train-size 300 --sources 40 --reps 1\n"
-               "  --train-size N  training pairs (default 4000)\n"
-               "  --sources N     generation sources, from the four test sets (default 200)\n"
-               "  --reps R        generation passes, median (default 3)\n"
-               "  --src DIR       source tree with tools/ (default .)\n"
-               "  --profile N     only N training epochs, nothing else (no ceiling, no\n"
-               "                  generation, no PyTorch): the workload for perf record\n"
-               "  -h, --help      this text\n\n"
-               "Exit codes: 0 ok (a MISSed target does not fail the run), 1 validation or\n"
-               "runtime failure, 2 usage.\n");
+    fprintf(f,
+            "Usage: seq2seq [--torch] [--quick] [--train-size N] [--sources N] [--reps R]\n"
+            "               [--train-reps E] [--src DIR] [--profile N]\n\n"
+            "seq2seq-transformer on the rewrite task, one BLAS thread: training target\n"
+            "tokens/s (median epoch, batch 32) and greedy generation tokens/s at batch 1 with the\n"
+            "KV cache and recomputing, with --torch against PyTorch on the same pairs, sources\n"
+            "and weights (tools/bench_seq2seq.py), ratios by CPU time.\n\n"
+            "  --torch         also run PyTorch (/usr/bin/python3) and print the ratios\n"
+            "  --quick         smoke test: --train-size 300 --sources 40 --reps 1\n"
+            "                  --train-reps 1\n"
+            "  --train-size N  training pairs (default 4000)\n"
+            "  --sources N     generation sources, from the four test sets (default 200)\n"
+            "  --reps R        generation passes, median (default 3)\n"
+            "  --train-reps E  timed training epochs on each side, median (default 3)\n"
+            "  --src DIR       source tree with tools/ (default .)\n"
+            "  --profile N     only N training epochs, nothing else (no ceiling, no\n"
+            "                  generation, no PyTorch): the workload for perf record\n"
+            "  -h, --help      this text\n\n"
+            "Exit codes: 0 ok (a MISSed target does not fail the run), 1 validation or\n"
+            "runtime failure, 2 usage.\n");
 }
 
 static int parse(int argc, char **argv, options *o) {
-    *o = (options){.src = ".", .train_size = 4000, .sources = 200, .reps = 3};
+    *o = (options){.src = ".", .train_size = 4000, .sources = 200, .reps = 3, .train_reps = 3};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int *num = NULL;
@@ -265,6 +269,7 @@ static int parse(int argc, char **argv, options *o) {
             o->train_size = 300;
             o->sources = 40;
             o->reps = 1;
+            o->train_reps = 1;
         } else if (strcmp(a, "--src") == 0 && v) {
             o->src = argv[++i];
         } else if (strcmp(a, "--train-size") == 0 && v) {
@@ -273,6 +278,8 @@ static int parse(int argc, char **argv, options *o) {
             num = &o->sources;
         } else if (strcmp(a, "--reps") == 0 && v) {
             num = &o->reps;
+        } else if (strcmp(a, "--train-reps") == 0 && v) {
+            num = &o->train_reps;
         } else if (strcmp(a, "--profile") == 0 && v) {
             num = &o->profile;
         } else {
@@ -353,6 +360,21 @@ static bool train_epoch(run *r, timing *tm, uint64_t *madds) {
     return true;
 }
 
+/* n epochs one after the other; *tm the medians of their wall and CPU times, *madds the
+ * multiply-adds of one (every epoch does the same products). */
+static bool train_epochs(run *r, int n, timing *tm, uint64_t *madds) {
+    double *wall = malloc(2 * sizeof(double) * (size_t)n), *cpu = wall ? wall + n : NULL;
+    bool ok = wall != NULL;
+    for (int e = 0; ok && e < n; e++) {
+        timing t;
+        ok = train_epoch(r, &t, e == 0 ? madds : NULL);
+        if (ok) wall[e] = t.wall, cpu[e] = t.cpu;
+    }
+    if (ok) *tm = (timing){median(wall, n), median(cpu, n)};
+    free(wall);
+    return ok;
+}
+
 /* Medians of o->reps passes of each decoder, alternating; tokens in *tokens. */
 static bool time_generation(run *r, const options *o, int max_out, timing tm[2], long *tokens) {
     double *v = malloc(sizeof(double) * 4 * (size_t)o->reps);
@@ -414,14 +436,15 @@ static int bench(const options *o, run *r) {
     const double ceiling = sgemm_ceiling(3);
     printf("sgemm 2048^3, 1 thread: %.1f GFLOP/s by CPU time (the ceiling)\n", ceiling);
 
-    /* training: the timed epoch, then one more for a model with real output lengths */
+    /* training: the timed epochs, then one more for a model with real output lengths */
     const long tokens = target_tokens(r->train);
     timing tt;
     uint64_t madds = 0;
-    if (!train_epoch(r, &tt, &madds)) return 1;
+    if (!train_epochs(r, o->train_reps, &tt, &madds)) return 1;
     const double gflops = 2.0 * (double)madds / tt.cpu / 1e9;
-    printf("training: %d pairs of seed 1, 1 epoch, batch 32, %ld target tokens ([EOS] included)\n",
-           r->train->src->n, tokens);
+    printf("training: %d pairs of seed 1, median of %d epochs, batch 32, %ld target tokens ([EOS] "
+           "included)\n",
+           r->train->src->n, o->train_reps, tokens);
     printf("training attn : %8.0f target tokens/s by CPU time (%.3f s), %8.0f by wall (%.3f s); "
            "%.2f GFLOP/s, %.1f%% of the sgemm ceiling\n",
            tokens / tt.cpu, tt.cpu, tokens / tt.wall, tt.wall, gflops, 100.0 * gflops / ceiling);
