@@ -71,7 +71,8 @@ if [ $quick = 1 ]; then
     q_kernels=(--train-size 500 --infer 100 --reps 1)
     q_serve=(--seconds 2 --requests 2000 --cheap 2000)
 else
-    q_train=() q_infer=() q_flops=() q_s2s=() q_threads=() q_kernels=() q_serve=()
+    # threads: 5 pairs of runs, not 3 (each row moves 10-20 % between pairs on a VM)
+    q_train=() q_infer=() q_flops=() q_s2s=() q_threads=(--reps 5) q_kernels=() q_serve=()
 fi
 # name, command...: output to $raw/name.txt, the command line to .cmd, the seconds to .secs
 run() {
