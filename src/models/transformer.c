@@ -409,13 +409,19 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
         }
 }
 
-const attn_model_vt attn_transformer_vt = {
-    "transformer",          transformer_specs,
-    transformer_setup,      transformer_set_grads,
-    transformer_forward,    transformer_backward,
-    transformer_destroy,    attn_transformer_forward_embedded,
-    attn_transformer_input, attn_transformer_input_grad,
-    attn_transformer_probs, NULL};
+const attn_model_vt attn_transformer_vt = {"transformer",
+                                           transformer_specs,
+                                           transformer_setup,
+                                           transformer_set_grads,
+                                           transformer_forward,
+                                           transformer_backward,
+                                           transformer_destroy,
+                                           attn_transformer_forward_embedded,
+                                           attn_transformer_input,
+                                           attn_transformer_input_grad,
+                                           attn_transformer_probs,
+                                           NULL,
+                                           NULL};
 
 /* ---- looking inside (attn.h) ------------------------------------------------------------- */
 

@@ -177,7 +177,7 @@ static void eval_task(void *vc, int task, int worker) {
     attn_batcher_fill_into(c->bt, task, c->ids + worker * bs * (size_t)c->bt->max_len,
                            c->lengths + worker * bs, labels, &b);
     attn_model *m = worker ? c->r->m[worker - 1] : c->m;
-    c->status[task] = attn_model_forward(m, &b, logits, &c->errs[task]);
+    c->status[task] = attn_model_forward_infer(m, &b, logits, &c->errs[task]);
     long n = 0;
     for (int i = 0; i < b.B; i++) n += (logits[i] > 0.0f) == (labels[i] > 0.5f);
     c->correct[task] = n;
