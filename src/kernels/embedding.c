@@ -33,6 +33,10 @@ void attn_add_forward(float *y, const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
 }
 
+void attn_add_onto_zero(float *y, const float *a, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = 0.0f + a[i];
+}
+
 /* d_a[n] += d_y, d_b[n] += d_y (either may be NULL). */
 void attn_add_backward(float *d_a, float *d_b, const float *d_y, size_t n) {
     if (d_a)
