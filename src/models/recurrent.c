@@ -262,8 +262,11 @@ static void rec_step_forward(rec_impl *v, int l, int t, int H) {
             if (v->slot_len[s] - 1 == t)
                 memcpy(v->h_last + (size_t)v->order[s] * H, all.h + (size_t)s * H,
                        (size_t)H * sizeof(float));
-    /* one memset per run of consecutive finished slots (packed: the one run rows..B-1) */
-    for (int s = 0; s < B;) {
+    /* one memset per run of consecutive finished slots (packed: the one run rows..B-1); not for
+     * the rolling buffers of a forward without backward: there no gradient GEMM meets them, the
+     * cell skips them and a product row of one (unpacked) is discarded, each row of a product
+     * reading only its own row of h */
+    for (int s = l == v->roll_h ? B : 0; s < B;) {
         if (rec_active(v, t, rows, s)) {
             s++;
             continue;
