@@ -160,7 +160,7 @@ static bool corpus_make(corpus *c, const options *o) {
 
 /* ---- attn side -------------------------------------------------------------------------- */
 
-/* One pass over all batches; logits[n]. */
+/* One pass over all batches; logits[n]. A forward no backward follows, as evaluation runs it. */
 static bool run_pass(attn_model *m, const corpus *c, int batch, float *logits) {
     attn_error err;
     for (int k = 0; k < c->n_batches; k++) {
@@ -169,7 +169,7 @@ static bool run_pass(attn_model *m, const corpus *c, int batch, float *logits) {
                         .T = c->batch_t[k],
                         .ids = c->batch_ids + c->batch_at[k],
                         .lengths = c->lengths + (size_t)k * batch};
-        if (attn_model_forward(m, &b, logits + (size_t)k * batch, &err) != ATTN_OK) {
+        if (attn_model_forward_infer(m, &b, logits + (size_t)k * batch, &err) != ATTN_OK) {
             fprintf(stderr, "infer_speed: forward: %s\n", err.msg);
             return false;
         }

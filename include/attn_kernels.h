@@ -244,6 +244,9 @@ void attn_embedding_backward(float *d_table, const float *d_y, const int *ids, i
 
 /* y = a + b (y may alias a or b). Backward: d_a += d_y, d_b += d_y. */
 void attn_add_forward(float *y, const float *a, const float *b, size_t n);
+/* y[n] = 0.0f + a: what attn_add_forward onto a zeroed y writes, bit for bit (-0 becomes +0),
+ * without the zeroing pass. */
+void attn_add_onto_zero(float *y, const float *a, size_t n);
 void attn_add_backward(float *d_a, float *d_b, const float *d_y, size_t n);
 
 /* ---- loss (src/kernels/loss.c) ----------------------------------------------------------- */

@@ -111,6 +111,12 @@ const attn_model_config *attn_model_config_of(const attn_model *m);
 /* logits: [B], one logit per sentence (probability = sigmoid(logit)). Keeps the activations
  * needed by attn_model_backward. Grows the activation arena as needed. */
 attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits, attn_error *err);
+/* The same logits, bit for bit, from a forward that no backward will follow (evaluation,
+ * prediction): the RNN, LSTM and GRU keep only one step's gates and states instead of every
+ * step's, so their working set stays in cache. A following attn_model_backward back-propagates
+ * nothing (as after attn_model_prefix_logits). */
+attn_status attn_model_forward_infer(attn_model *m, const attn_batch *b, float *logits,
+                                     attn_error *err);
 /* Back-propagates d_logits [B] through the last forward (same batch) and ACCUMULATES into the
  * gradient buffer (allocated on first use; ATTN_ERR_NOMEM if that fails). */
 attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,

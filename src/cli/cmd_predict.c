@@ -128,7 +128,8 @@ static void predict_compute(void *ctx, int worker, const char *sentence, void *s
                 : attn_tokenize_vocab_unk(c->vocab, sentence, c->unk_id, r->ids, max_ids, &r->n,
                                           &r->n_unk, &r->err);
     attn_batch b = {.B = 1, .T = r->n, .ids = r->ids, .lengths = &r->n};
-    if (r->st == ATTN_OK) r->st = attn_model_forward(c->models[worker], &b, &r->logit, &r->err);
+    if (r->st == ATTN_OK)
+        r->st = attn_model_forward_infer(c->models[worker], &b, &r->logit, &r->err);
 }
 
 /* Prints the result (or says why there is none, naming `where` "sentence" or "line" and its

@@ -3,11 +3,18 @@
  */
 #include "kernels_internal.h"
 
-/* y[n,D] = table[ids[i], :] for each row i (ids in range: checked at the API boundary). */
+/* y[n,D] = table[ids[i], :] for each row i (ids in range: checked at the API boundary). The
+ * rows are short (D = 16-128 floats) and a batched recurrent forward gathers one row per call:
+ * copied 4 floats at a time by constant-size copies the compiler inlines, not a library call per
+ * row (a plain loop would be turned back into one). A copy either way: the same bytes. */
 void attn_embedding_forward(float *y, const int *ids, const float *table, int n, int D) {
     for (int i = 0; i < n; i++) {
         ATTN_ASSERT(ids[i] >= 0);
-        memcpy(y + (size_t)i * D, table + (size_t)ids[i] * D, (size_t)D * sizeof *y);
+        float *dst = y + (size_t)i * D;
+        const float *src = table + (size_t)ids[i] * D;
+        int j = 0;
+        for (; j + 4 <= D; j += 4) memcpy(dst + j, src + j, 4 * sizeof *dst);
+        for (; j < D; j++) dst[j] = src[j];
     }
 }
 
@@ -24,6 +31,10 @@ void attn_embedding_backward(float *d_table, const float *d_y, const int *ids, i
 /* y[n] = a + b, one float add per element (y may alias a or b). */
 void attn_add_forward(float *y, const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
+void attn_add_onto_zero(float *y, const float *a, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = 0.0f + a[i];
 }
 
 /* d_a[n] += d_y, d_b[n] += d_y (either may be NULL). */

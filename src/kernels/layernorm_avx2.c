@@ -72,10 +72,8 @@ static const float inv_count[LN_CHUNK] = {1.0f / 1.0f,  1.0f / 2.0f,  1.0f / 3.0
                                           1.0f / 13.0f, 1.0f / 14.0f, 1.0f / 15.0f, 1.0f / 16.0f};
 
 /* The 8-lane part of RowwiseMoments(x, N): the lanes' means and squared-deviation sums into
- * l1[8 * stride], l2[8 * stride] (lane l at [l * stride]), and the scalar Welford over the
- * N mod 8 tail into *t1, *t2. */
-static void row_lanes(const float *x, int N, float *l1, float *l2, int stride, float *t1,
-                      float *t2) {
+ * *l1, *l2 (lane l in lane l), and the scalar Welford over the N mod 8 tail into *t1, *t2. */
+static inline void row_lanes(const float *x, int N, __m256 *l1, __m256 *l2, float *t1, float *t2) {
     const int64_t n = N / 8, m = (n + LN_CHUNK - 1) / LN_CHUNK;
     const int depth = ceil_log2(m);
     moments8 stk[LN_MAX_DEPTH];
@@ -101,13 +99,8 @@ static void row_lanes(const float *x, int N, float *l1, float *l2, int stride, f
         }
     }
     for (int d = 1; d < depth; d++) moments8_add(&stk[0], stk[d].m0, stk[d].m1, stk[d].m2);
-    float m1_arr[8], m2_arr[8];
-    _mm256_storeu_ps(m1_arr, stk[0].m1);
-    _mm256_storeu_ps(m2_arr, stk[0].m2);
-    for (int l = 0; l < 8; l++) {
-        l1[l * stride] = m1_arr[l];
-        l2[l * stride] = m2_arr[l];
-    }
+    *l1 = stk[0].m1;
+    *l2 = stk[0].m2;
     /* scalar Welford over the N mod 8 tail */
     int64_t m0 = 0;
     float m1 = 0.0f, m2 = 0.0f;
@@ -124,7 +117,10 @@ static void row_lanes(const float *x, int N, float *l1, float *l2, int stride, f
 /* RowwiseMoments(x, N): *mean = mean of x[N], *var = biased variance; plan = ln_plan_make(N). */
 static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *mean, float *var) {
     float m1_arr[8], m2_arr[8], m1, m2;
-    row_lanes(x, N, m1_arr, m2_arr, 1, &m1, &m2);
+    __m256 l1, l2;
+    row_lanes(x, N, &l1, &l2, &m1, &m2);
+    _mm256_storeu_ps(m1_arr, l1);
+    _mm256_storeu_ps(m2_arr, l2);
     /* merge the 8 lanes (n values each) into the tail's moments */
     for (int l = 0; l < 8; l++) {
         const float c = plan->c[l];
@@ -136,21 +132,43 @@ static void rowwise_moments(const float *x, int N, const ln_plan *plan, float *m
     *var = m2 / (float)N;
 }
 
+/* v[r] (row r, lane l) -> v[l] (lane l, row r): an 8 x 8 transpose in registers (moves only). */
+static inline void transpose8(__m256 v[8]) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; i++) {
+        v[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        v[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
 /* rowwise_moments of 8 rows x + r * N (r < 8) at once: the lane merge, a chain of dependent
  * scalar steps per row, runs with the 8 rows in the 8 lanes of a vector -- the same float
- * operations in the same order for every row, so the same bits. */
+ * operations in the same order for every row, so the same bits. The rows' lane vectors are
+ * turned into per-lane vectors of the 8 rows by a transpose in registers. */
 static void rowwise_moments8(const float *x, int N, const ln_plan *plan, float *mean, float *var) {
-    float l1[8][8], l2[8][8], t1[8], t2[8]; /* [lane][row], [row] */
-    for (int r = 0; r < 8; r++)
-        row_lanes(x + (size_t)r * N, N, &l1[0][r], &l2[0][r], 8, &t1[r], &t2[r]);
+    __m256 l1[8], l2[8]; /* [row] (lanes), then [lane] (rows) */
+    float t1[8], t2[8];  /* [row] */
+    for (int r = 0; r < 8; r++) row_lanes(x + (size_t)r * N, N, &l1[r], &l2[r], &t1[r], &t2[r]);
+    transpose8(l1);
+    transpose8(l2);
     __m256 m1 = _mm256_loadu_ps(t1), m2 = _mm256_loadu_ps(t2);
     for (int l = 0; l < 8; l++) {
         const __m256 c = _mm256_set1_ps(plan->c[l]), m0f = _mm256_set1_ps(plan->m0f[l]);
-        const __m256 delta = _mm256_sub_ps(_mm256_loadu_ps(l1[l]), m1);
+        const __m256 delta = _mm256_sub_ps(l1[l], m1);
         m1 = _mm256_add_ps(m1, _mm256_mul_ps(c, delta));
         /* m2 += m2_l + delta * delta * c * m0f (left to right) */
         const __m256 t = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(delta, delta), c), m0f);
-        m2 = _mm256_add_ps(m2, _mm256_add_ps(_mm256_loadu_ps(l2[l]), t));
+        m2 = _mm256_add_ps(m2, _mm256_add_ps(l2[l], t));
     }
     _mm256_storeu_ps(mean, m1);
     _mm256_storeu_ps(var, _mm256_div_ps(m2, _mm256_set1_ps((float)N)));

@@ -81,7 +81,8 @@ void attn_decoder_layout(attn_decoder_acts *a, attn_decoder_scratch *s,
 void attn_decoder_forward(attn_decoder_acts *a, const float *x, const float *mem,
                           const attn_decoder_weights *w, const attn_seq2seq_config *c,
                           const attn_decoder_rows *r);
-/* d_x [N, D] += d(x), d_mem [Ns, D] += d(mem) given d_out [N, D]; d_w accumulates. */
+/* d_x [N, D] = d(x) (written: the caller need not zero it), d_mem [Ns, D] += d(mem) given
+ * d_out [N, D]; d_w accumulates. */
 void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights *d_w,
                            const float *d_out, const attn_decoder_acts *a, const float *x,
                            const float *mem, const attn_decoder_weights *w,

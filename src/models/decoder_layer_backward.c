@@ -1,7 +1,7 @@
 /* decoder_layer_backward.c -- the backward of one nn.TransformerDecoderLayer over packed pairs
  * (decoder_layer.h; the forward and the cached step: decoder_layer.c): the three blocks in
  * reverse, each attention's gradient in the layout its forward used (heads_in_rows). Backward
- * accumulates into d_x, d_mem and d_w. */
+ * writes d_x and accumulates into d_mem and d_w. */
 #include "decoder_heads.h"
 #include "encoder_layer.h"
 
@@ -158,5 +158,5 @@ void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights 
         else
             attn_add_forward(s->d_res, s->d_res, s->d_in, ND);
     }
-    attn_add_forward(d_x, d_x, s->d_res, ND);
+    attn_add_onto_zero(d_x, s->d_res, ND); /* d_x's only write */
 }

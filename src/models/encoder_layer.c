@@ -303,8 +303,8 @@ void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const fl
     const heads_at dat =
         heads_where(rows, s->d_qkv, s->d_q, s->d_k, s->d_v, N, D, c->n_heads, false);
     attn_encoder_rope_qk(&dat, a, c, r, false, true);
-    /* r1 = x + SA(in): d_x += d_r1 + in'(SA'(d_r1)) */
-    attn_add_forward(d_x, d_x, s->d_r1, ND);
+    /* r1 = x + SA(in): d_x = d_r1 + in'(SA'(d_r1)), its first write the add onto zeros */
+    attn_add_onto_zero(d_x, s->d_r1, ND);
     if (c->norm == ATTN_NORM_PRE) {
         memset(s->d_n1, 0, ND * sizeof(float));
         attn_encoder_qkv_backward(s->d_n1, d_w, s, a->n1, w, N, D, c->n_heads, score_root(c), rows);

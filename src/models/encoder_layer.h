@@ -107,8 +107,9 @@ typedef struct attn_encoder_scratch {
     float *attn_work;          /* attn_attention_backward_work_size(S_max, S_max) */
 } attn_encoder_scratch;
 
-/* out = layer(x), x [N, D]; fills a (a->out [n_out, D]). Backward: d_x[N, D] += d(x) given
- * d_out[n_out, D]; accumulates the parameter gradients into d_w. */
+/* out = layer(x), x [N, D]; fills a (a->out [n_out, D]). Backward: d_x[N, D] = d(x) given
+ * d_out[n_out, D] (written: the caller need not zero it; [CLS]-only: += d(x)); accumulates the
+ * parameter gradients into d_w. */
 void attn_encoder_forward(attn_encoder_acts *a, const float *x, const attn_encoder_weights *w,
                           const attn_model_config *c, const attn_encoder_rows *r);
 void attn_encoder_backward(float *d_x, const attn_encoder_weights *d_w, const float *d_out,

@@ -223,6 +223,13 @@ attn_status attn_model_forward(attn_model *m, const attn_batch *b, float *logits
     return m->vt->forward(m, b, logits, err);
 }
 
+attn_status attn_model_forward_infer(attn_model *m, const attn_batch *b, float *logits,
+                                     attn_error *err) {
+    attn_status st = attn_batch_validate(m, b, err);
+    if (st != ATTN_OK) return st;
+    return (m->vt->forward_infer ? m->vt->forward_infer : m->vt->forward)(m, b, logits, err);
+}
+
 attn_status attn_model_grads_alloc(attn_model *m, attn_error *err) {
     bool fresh;
     attn_status st = attn_param_layout_grads(&m->layout, &fresh, err);

@@ -84,6 +84,9 @@ typedef struct attn_model_vt {
     const float *(*attention_probs)(const attn_model *m, int layer, int *S);
     attn_status (*prefix_logits)(attn_model *m, const int *ids, int n_words, float *logits,
                                  attn_error *err);
+    /* attn_model_forward_infer: the same logits, keeping nothing for a backward; NULL: forward */
+    attn_status (*forward_infer)(attn_model *m, const attn_batch *b, float *logits,
+                                 attn_error *err);
 } attn_model_vt;
 
 struct attn_model {
@@ -99,7 +102,8 @@ struct attn_model {
     {                                                                                              \
         kind, specs_fn, setup_fn, attn_recurrent_set_grads, attn_recurrent_forward,                \
             attn_recurrent_backward, attn_recurrent_destroy, attn_recurrent_forward_embedded,      \
-            attn_recurrent_input, attn_recurrent_input_grad, NULL, attn_recurrent_prefix_logits    \
+            attn_recurrent_input, attn_recurrent_input_grad, NULL, attn_recurrent_prefix_logits,   \
+            attn_recurrent_forward_infer                                                           \
     }
 
 extern const attn_model_vt attn_rnn_vt;
@@ -190,6 +194,8 @@ attn_status attn_recurrent_setup(attn_model *m, const attn_recurrent_cell *cell,
 void attn_recurrent_set_grads(attn_model *m);
 attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *logits,
                                    attn_error *err);
+attn_status attn_recurrent_forward_infer(attn_model *m, const attn_batch *b, float *logits,
+                                         attn_error *err);
 void attn_recurrent_backward(attn_model *m, const attn_batch *b, const float *d_logits);
 void attn_recurrent_destroy(attn_model *m);
 /* Points t at the tensors of `cell` ("rnn" or "lstm") in base (params or grads). */

@@ -50,6 +50,13 @@ typedef struct rec_impl {
     float *arena;
     size_t cap;
     int B, T;
+    /* the forward keeps nothing for a backward (attn_recurrent_forward_infer): saved is one
+     * step's [B, A*H], state two steps' [2, B, S*H] and the top layer's h two steps' [2, B, H]
+     * (step t in half t % 2), each sentence's last h copied to h_last as its slot finishes; the
+     * other layers keep their h slab (the layer above reads it in one GEMM). Only the buffers
+     * change, not one operation, so the logits are the same bits. */
+    bool infer;
+    int roll_h; /* the layer whose h rolls (the top layer when infer, else -1) */
     /* slots (rec_schedule): sentence order[s] sits in slot s; step t runs the hh GEMM on
      * slots 0..rows[t]-1 and the cell on those of them still inside their sentence */
     int *slot_ints; /* [2B + T] the three tables below */
@@ -77,25 +84,31 @@ typedef struct rec_impl {
 static size_t rec_layout(rec_impl *v, float *base, int n_layers, int B, int T, int E, int H) {
     const attn_recurrent_cell *c = v->cell;
     const size_t TB = (size_t)T * B, BH = (size_t)B * H, GH = (size_t)c->G * H;
+    /* steps kept: all T (+ h[0]) for a backward, else the rolling buffers (rec_impl.infer);
+     * the backward's buffers get nothing then */
+    const size_t TS = v->infer ? 2 * (size_t)B : TB + B, TA = v->infer ? (size_t)B : TB;
+    const size_t TD = v->infer ? 0 : TB;
+    v->roll_h = v->infer ? n_layers - 1 : -1;
     size_t u = 0;
     v->x = attn_arena_carve(base, &u, TB * E);
     for (int l = 0; l < n_layers; l++) {
         rec_layer *L = &v->layer[l];
         L->xw = attn_arena_carve(base, &u, TB * GH);
-        L->h = attn_arena_carve(base, &u, (TB + B) * H);
-        L->state = attn_arena_carve(base, &u, (TB + B) * c->S * H);
-        L->saved = attn_arena_carve(base, &u, TB * c->A * H);
-        L->d_xw = attn_arena_carve(base, &u, TB * GH);
-        L->d_hw = c->split_hh ? attn_arena_carve(base, &u, TB * GH) : L->d_xw;
+        L->h = attn_arena_carve(base, &u, (l == v->roll_h ? TS : TB + B) * H);
+        L->state = attn_arena_carve(base, &u, TS * c->S * H);
+        L->saved = attn_arena_carve(base, &u, TA * c->A * H);
+        L->d_xw = attn_arena_carve(base, &u, TD * GH);
+        L->d_hw = c->split_hh ? attn_arena_carve(base, &u, TD * GH) : L->d_xw;
     }
     v->hw = attn_arena_carve(base, &u, (size_t)B * GH);
     v->h_last = attn_arena_carve(base, &u, BH);
-    v->d_h = attn_arena_carve(base, &u, BH);
-    v->d_h_prev = attn_arena_carve(base, &u, BH);
-    v->d_state = attn_arena_carve(base, &u, BH * c->S);
-    v->d_h_last = attn_arena_carve(base, &u, BH);
-    v->d_x = attn_arena_carve(base, &u, TB * E);
-    for (int i = 0; i < 2; i++) v->d_mid[i] = attn_arena_carve(base, &u, n_layers > 1 ? TB * H : 0);
+    const size_t DBH = v->infer ? 0 : BH;
+    v->d_h = attn_arena_carve(base, &u, DBH);
+    v->d_h_prev = attn_arena_carve(base, &u, DBH);
+    v->d_state = attn_arena_carve(base, &u, DBH * c->S);
+    v->d_h_last = attn_arena_carve(base, &u, DBH);
+    v->d_x = attn_arena_carve(base, &u, TD * E);
+    for (int i = 0; i < 2; i++) v->d_mid[i] = attn_arena_carve(base, &u, n_layers > 1 ? TD * H : 0);
     return u;
 }
 
@@ -187,16 +200,19 @@ static attn_recurrent_step rec_step_at(const rec_impl *v, int l, int t, int s0, 
     const rec_layer *L = &v->layer[l];
     const size_t B = (size_t)v->B, GH = (size_t)c->G * H, SH = (size_t)c->S * H;
     const size_t r = (size_t)t * B + s0, r1 = r + B; /* row of step t, of step t + 1 */
+    /* the same rows in the rolling buffers (rec_impl.infer): half t % 2, the other half */
+    const size_t q = (size_t)(t % 2) * B + s0, q1 = (size_t)((t + 1) % 2) * B + s0;
+    const size_t rh = l == v->roll_h ? q : r, rh1 = l == v->roll_h ? q1 : r1;
     return (attn_recurrent_step){
         .n = n,
         .H = H,
         .xw = L->xw + r * GH,
         .hw = v->hw + (size_t)s0 * GH,
-        .h_prev = L->h + r * H,
-        .state_prev = L->state + r * SH,
-        .h = L->h + r1 * H,
-        .state = L->state + r1 * SH,
-        .saved = L->saved + r * c->A * H,
+        .h_prev = L->h + rh * H,
+        .state_prev = L->state + (v->infer ? q : r) * SH,
+        .h = L->h + rh1 * H,
+        .state = L->state + (v->infer ? q1 : r1) * SH,
+        .saved = L->saved + (v->infer ? (size_t)s0 : r) * c->A * H,
         .d_h = v->d_h + (size_t)s0 * H,
         .d_state = v->d_state + (size_t)s0 * SH,
         .d_xw = L->d_xw + r * GH,
@@ -240,8 +256,17 @@ static void rec_step_forward(rec_impl *v, int l, int t, int H) {
         run.b_ih = v->xw_bias[l];
         c->step_forward(&run);
     }
-    /* one memset per run of consecutive finished slots (packed: the one run rows..B-1) */
-    for (int s = 0; s < B;) {
+    /* rolling h: the sentences whose last word was step t leave their h in h_last now */
+    if (l == v->roll_h)
+        for (int s = 0; s < rows; s++)
+            if (v->slot_len[s] - 1 == t)
+                memcpy(v->h_last + (size_t)v->order[s] * H, all.h + (size_t)s * H,
+                       (size_t)H * sizeof(float));
+    /* one memset per run of consecutive finished slots (packed: the one run rows..B-1); not for
+     * the rolling buffers of a forward without backward: there no gradient GEMM meets them, the
+     * cell skips them and a product row of one (unpacked) is discarded, each row of a product
+     * reading only its own row of h */
+    for (int s = l == v->roll_h ? B : 0; s < B;) {
         if (rec_active(v, t, rows, s)) {
             s++;
             continue;
@@ -267,10 +292,12 @@ static void rec_layer_forward(rec_impl *v, int l, const float *in, int I, int H)
     for (int t = 0; t < T; t++) rec_step_forward(v, l, t, H);
 }
 
-/* Reserves the arena for b and makes its slot table; x is then filled by the caller. */
-static attn_status rec_begin(attn_model *m, const attn_batch *b, attn_error *err) {
+/* Reserves the arena for b (infer: the layout without a backward's buffers, rec_impl.infer)
+ * and makes its slot table; x is then filled by the caller. */
+static attn_status rec_begin(attn_model *m, const attn_batch *b, bool infer, attn_error *err) {
     rec_impl *v = m->impl;
     v->B = v->T = 0; /* nothing to back-propagate until this forward has succeeded */
+    v->infer = infer;
     attn_status st = rec_reserve(m, b->B, b->T, err);
     if (st != ATTN_OK) return st;
     v->B = b->B;
@@ -289,8 +316,9 @@ static void rec_finish(attn_model *m, const attn_batch *b, float *logits) {
         rec_layer_forward(v, l, l == 0 ? v->x : v->layer[l - 1].h + (size_t)B * H, l == 0 ? E : H,
                           H);
 
-    /* h_last[i] = h after word lengths[i]; logits = h_last.head_w^T + head_b */
-    for (int s = 0; s < B; s++)
+    /* h_last[i] = h after word lengths[i] (rolling h: copied by the steps); logits =
+     * h_last.head_w^T + head_b */
+    for (int s = 0; s < B && v->roll_h < 0; s++)
         memcpy(v->h_last + (size_t)order[s] * H,
                v->layer[top].h + ((size_t)b->lengths[order[s]] * B + s) * H,
                (size_t)H * sizeof(float));
@@ -298,12 +326,13 @@ static void rec_finish(attn_model *m, const attn_batch *b, float *logits) {
 }
 
 /* logits[B]. Final state rule (tools/attn_models.py): the output is taken at step
- * lengths[b]-1 of the last layer; later (padding) steps never reach the loss. */
-attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *logits,
-                                   attn_error *err) {
+ * lengths[b]-1 of the last layer; later (padding) steps never reach the loss. infer: keep
+ * nothing for a backward (rec_impl.infer). */
+static attn_status rec_forward(attn_model *m, const attn_batch *b, float *logits, bool infer,
+                               attn_error *err) {
     rec_impl *v = m->impl;
     const int B = b->B, T = b->T, E = m->cfg.embed_dim;
-    attn_status st = rec_begin(m, b, err);
+    attn_status st = rec_begin(m, b, infer, err);
     if (st != ATTN_OK) return st;
     /* x[t, s, :] = embedding[ids[order[s], t], :] (time-major) */
     for (int t = 0; t < T; t++)
@@ -312,7 +341,18 @@ attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *lo
             attn_embedding_forward(v->x + ((size_t)t * B + s) * E, &id, v->w.embedding, 1, E);
         }
     rec_finish(m, b, logits);
+    if (infer) v->B = v->T = 0; /* the arena holds nothing to back-propagate */
     return ATTN_OK;
+}
+
+attn_status attn_recurrent_forward(attn_model *m, const attn_batch *b, float *logits,
+                                   attn_error *err) {
+    return rec_forward(m, b, logits, false, err);
+}
+
+attn_status attn_recurrent_forward_infer(attn_model *m, const attn_batch *b, float *logits,
+                                         attn_error *err) {
+    return rec_forward(m, b, logits, true, err);
 }
 
 /* ---- backward (BPTT) ----------------------------------------------------------------------- */
@@ -408,7 +448,7 @@ attn_status attn_recurrent_forward_embedded(attn_model *m, const float *x, const
     rec_impl *v = m->impl;
     const int B = b->B, T = b->T;
     const size_t E = (size_t)m->cfg.embed_dim;
-    attn_status st = rec_begin(m, b, err);
+    attn_status st = rec_begin(m, b, false, err);
     if (st != ATTN_OK) return st;
     for (int s = 0; s < B; s++) /* x[t, s, :] = sentence order[s]'s row t */
         for (int t = 0; t < T; t++)
@@ -455,7 +495,7 @@ attn_status attn_recurrent_prefix_logits(attn_model *m, const int *ids, int n_wo
     rec_impl *v = m->impl;
     const int E = m->cfg.embed_dim, H = m->cfg.hidden_size, top = m->cfg.n_layers - 1;
     const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
-    attn_status st = rec_begin(m, &b, err);
+    attn_status st = rec_begin(m, &b, false, err);
     const size_t GH = (size_t)v->cell->G * H;
     float *fresh = st == ATTN_OK ? malloc((size_t)n_words * GH * sizeof(float)) : NULL;
     if (st == ATTN_OK && !fresh)

@@ -361,7 +361,6 @@ static void s2s_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *
     memset(v->d_mem, 0, (size_t)Ns * D * sizeof(float));
     for (int l = Ld - 1; l >= 0; l--) {
         const float *y = l == 0 ? v->xt0 : v->dacts[l - 1].out;
-        memset(v->d_dec[l], 0, (size_t)Nt * D * sizeof(float));
         attn_decoder_backward(v->d_dec[l], v->d_mem, &v->d.dec[l], v->d_dec[l + 1], &v->dacts[l], y,
                               v->mem, &v->w.dec[l], c, &v->drows, &v->dscratch);
     }
@@ -371,7 +370,6 @@ static void s2s_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *
                             v->mem_mean, v->mem_rstd, v->w.enc_norm_w, Ns, D);
     for (int l = Le - 1; l >= 0; l--) {
         const float *x = l == 0 ? v->xs0 : v->eacts[l - 1].out;
-        memset(v->d_enc[l], 0, (size_t)Ns * D * sizeof(float));
         attn_encoder_backward(v->d_enc[l], &v->d.enc[l], v->d_enc[l + 1], &v->eacts[l], x,
                               &v->w.enc[l], &v->enc_cfg, &v->erows, &v->escratch);
     }

@@ -360,7 +360,7 @@ static attn_status transformer_forward(attn_model *m, const attn_batch *b, float
     return ATTN_OK;
 }
 
-/* d_hidden[L] (zeroed, [n_out, D]) at the [CLS] rows += d loss / d cls via the head and the
+/* d_hidden[L] ([n_out, D], zero but at the [CLS] rows) = d loss / d cls via the head and the
  * final LayerNorm. */
 static void head_backward(tf_impl *v, const attn_model_config *c, const float *d_logits) {
     const int B = v->batch.B, D = c->embed_dim;
@@ -378,7 +378,8 @@ static void head_backward(tf_impl *v, const attn_model_config *c, const float *d
     }
     /* cls[i] is a copy of the last layer's output at [CLS] */
     float *d_out = v->d_hidden[c->n_layers];
-    memset(d_out, 0, (size_t)v->batch.N * D * sizeof(float));
+    /* a [CLS]-only last layer reads the B rows written below; a full one reads all N */
+    if (!v->cls_last) memset(d_out, 0, (size_t)v->batch.N * D * sizeof(float));
     for (int i = 0; i < B; i++)
         memcpy(d_out + (size_t)cls_row(v, i) * D, d_cls + (size_t)i * D, (size_t)D * sizeof(float));
 }
@@ -391,13 +392,14 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
     head_backward(v, c, d_logits);
     for (int l = L - 1; l >= 0; l--) {
         const float *x = l == 0 ? v->x0 : v->acts[l - 1].out;
-        memset(v->d_hidden[l], 0, ND * sizeof(float));
-        if (v->cls_last && l == L - 1)
+        if (v->cls_last && l == L - 1) { /* adds to the [CLS] rows only; the full layer writes */
+            memset(v->d_hidden[l], 0, ND * sizeof(float));
             attn_encoder_cls_backward(v->d_hidden[l], &v->layer_d[l], v->d_hidden[l + 1],
                                       &v->acts[l], x, &v->layer_w[l], c, &v->batch, &v->scratch);
-        else
+        } else {
             attn_encoder_backward(v->d_hidden[l], &v->layer_d[l], v->d_hidden[l + 1], &v->acts[l],
                                   x, &v->layer_w[l], c, &v->batch, &v->scratch);
+        }
     }
     /* x0 = embedding[token] + position s */
     for (int i = 0; i < v->batch.B; i++)
@@ -409,13 +411,19 @@ static void transformer_backward(attn_model *m, const attn_batch *b, const float
         }
 }
 
-const attn_model_vt attn_transformer_vt = {
-    "transformer",          transformer_specs,
-    transformer_setup,      transformer_set_grads,
-    transformer_forward,    transformer_backward,
-    transformer_destroy,    attn_transformer_forward_embedded,
-    attn_transformer_input, attn_transformer_input_grad,
-    attn_transformer_probs, NULL};
+const attn_model_vt attn_transformer_vt = {"transformer",
+                                           transformer_specs,
+                                           transformer_setup,
+                                           transformer_set_grads,
+                                           transformer_forward,
+                                           transformer_backward,
+                                           transformer_destroy,
+                                           attn_transformer_forward_embedded,
+                                           attn_transformer_input,
+                                           attn_transformer_input_grad,
+                                           attn_transformer_probs,
+                                           NULL,
+                                           NULL};
 
 /* ---- looking inside (attn.h) ------------------------------------------------------------- */
 

@@ -148,7 +148,7 @@ static void set_answer(serve_app *app, int ctx, int entry, attn_set set, sbuf *s
         const attn_batch b = {
             .B = 1, .T = d->lengths[i], .ids = d->ids + d->offsets[i], .lengths = &d->lengths[i]};
         float logit;
-        st = attn_model_forward(m, &b, &logit, err);
+        st = attn_model_forward_infer(m, &b, &logit, err);
         if (st != ATTN_OK) break;
         if ((logit > 0.0f) == (d->labels[i] == 1)) {
             correct++;

@@ -88,7 +88,7 @@ static bool predict_lines(serve_app *app, int ctx, int entry, char **lines, int 
             return false;
         }
         const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
-        if (attn_model_forward(m, &b, &logits[i], &err) != ATTN_OK) {
+        if (attn_model_forward_infer(m, &b, &logits[i], &err) != ATTN_OK) {
             serve_error_response(rs, 503, "predict_failed", err.msg);
             return false;
         }

@@ -84,21 +84,37 @@ static void piece(int task, int n_tasks, size_t n, size_t *lo, size_t *hi) {
     *hi = *lo + per < n ? *lo + per : n;
 }
 
+/* sum[n] += g[n]; returns whether every new sum is finite (exponent bits not all ones: the
+ * integer test vectorizes with the add, so the sum and the check are one pass) */
+static bool add_finite(float *restrict sum, const float *restrict g, size_t n) {
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float s = sum[i] + g[i];
+        sum[i] = s;
+        uint32_t bits;
+        memcpy(&bits, &s, sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return !bad;
+}
+
 static void sum_task(void *vc, int task, int worker) {
     (void)worker;
     step_ctx *c = vc;
     size_t lo, hi;
     piece(task, c->n_pieces, c->n_params, &lo, &hi);
+    const bool last = c->k0 + c->n_wave == c->K; /* the last wave: is the sum finite? */
+    bool ok = true;
     for (int j = 0; j < c->n_wave; j++) {
         const float *g = attn_model_grads_const(c->r->m[j]);
         if (c->k0 + j == 0)
             memcpy(c->grads + lo, g + lo, (hi - lo) * sizeof(float));
         else
-            for (size_t i = lo; i < hi; i++) c->grads[i] += g[i];
+            ok = add_finite(c->grads + lo, g + lo, hi - lo); /* the last add decides */
     }
-    if (c->k0 + c->n_wave == c->K) { /* the last wave: is the sum finite? */
-        bool ok = true;
-        for (size_t i = lo; i < hi; i++) ok &= isfinite(c->grads[i]) != 0;
+    if (last) {
+        if (c->K == 1) /* no add: check the copy */
+            for (size_t i = lo; i < hi; i++) ok &= isfinite(c->grads[i]) != 0;
         c->finite[task] = ok;
     }
 }
@@ -177,7 +193,7 @@ static void eval_task(void *vc, int task, int worker) {
     attn_batcher_fill_into(c->bt, task, c->ids + worker * bs * (size_t)c->bt->max_len,
                            c->lengths + worker * bs, labels, &b);
     attn_model *m = worker ? c->r->m[worker - 1] : c->m;
-    c->status[task] = attn_model_forward(m, &b, logits, &c->errs[task]);
+    c->status[task] = attn_model_forward_infer(m, &b, logits, &c->errs[task]);
     long n = 0;
     for (int i = 0; i < b.B; i++) n += (logits[i] > 0.0f) == (labels[i] > 0.5f);
     c->correct[task] = n;

@@ -191,7 +191,7 @@ static attn_status eval_batches(attn_model *m, attn_batcher *b, float *logits, a
     for (int i = 0; i < b->n_batches; i++) {
         attn_batch batch;
         const float *labels = attn_batcher_fill(b, i, &batch);
-        attn_status st = attn_model_forward(m, &batch, logits, err);
+        attn_status st = attn_model_forward_infer(m, &batch, logits, err);
         if (st != ATTN_OK) return st;
         correct += count_correct(logits, labels, batch.B);
     }

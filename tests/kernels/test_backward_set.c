@@ -4,7 +4,7 @@
  * 4-lane blocks, masked columns, rows whose gradient is -0 (a probability of exactly 0 times a
  * negative difference: the zeroed buffer turns it into +0, and so must the written one) -- and
  * attn_relu_backward_set (src/kernels/sgemm.c, the feed-forward's d_ff1, in place) with -0,
- * zero, NaN and infinite gradients and inputs. */
+ * zero, NaN and infinite gradients and inputs; attn_add_onto_zero (src/kernels/embedding.c). */
 #include "kernels_internal.h"
 #include "test_util.h"
 
@@ -74,11 +74,31 @@ START_TEST(test_relu_set_equals_zero_then_add) {
 }
 END_TEST
 
+/* attn_add_onto_zero (the encoder and decoder layers' first write of d_x) against zeroing and
+ * attn_add_forward, byte for byte: -0 must come out +0 as from the add onto +0, NaN payloads and
+ * infinities pass through the same add. */
+START_TEST(test_add_onto_zero_equals_zero_then_add) {
+    enum { N = 203 };
+    float a[N], want[N], got[N];
+    attn_rng rng = attn_rng_seed(9);
+    tu_fill_uniform(a, N, -1.0f, 1.0f, &rng);
+    const float special[] = {-0.0f, 0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-45f, -1e-45f};
+    for (int i = 0; i < N; i += 5) a[i] = special[(i / 5) % 8];
+    memset(want, 0, sizeof want);
+    attn_add_forward(want, want, a, N);
+    for (int i = 0; i < N; i++) got[i] = 7.0f; /* every element must be written */
+    attn_add_onto_zero(got, a, N);
+    ck_assert(memcmp(got, want, sizeof got) == 0);
+    for (int i = 0; i < N; i++) ck_assert(!signbit(got[i]) || got[i] != 0.0f);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("backward_set");
     TCase *tc = tcase_create("backward_set");
     tcase_add_loop_test(tc, test_set_equals_zero_then_add, 0, N_DIMS);
     tcase_add_test(tc, test_relu_set_equals_zero_then_add);
+    tcase_add_test(tc, test_add_onto_zero_equals_zero_then_add);
     suite_add_tcase(s, tc);
     return s;
 }

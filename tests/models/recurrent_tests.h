@@ -153,6 +153,72 @@ START_TEST(test_trailing_padding_3_layers) {
 }
 END_TEST
 
+/* A forward that no backward follows (attn_model_forward_infer: one step's gates and states in
+ * rolling buffers, the top layer's last h copied out as each sentence ends) gives the logits of
+ * attn_model_forward bit for bit: 1-3 layers, H on and off the cells' 16-unit vector path,
+ * batches of 1, 37 and 256 generated sentences padded past their longest. The arena is shared, so
+ * the forwards alternate in both orders, and a training forward and backward after an infer
+ * forward give the gradients of a model that never ran one. A backward right after an infer
+ * forward adds nothing. */
+static void infer_same_bits(int n_layers, int H, int B) {
+    attn_model_config c = attn_model_config_default(rec_arch);
+    c.n_layers = n_layers;
+    c.hidden_size = H;
+    attn_model *m = tu_model_new(&c, 8), *fresh = tu_model_new(&c, 8);
+    mc_grad_batch g;
+    mc_batch_generate(&g, B, 21 + (uint64_t)B);
+    const int T = g.T + 3; /* steps past every sentence */
+    int *ids = calloc((size_t)B * T, sizeof *ids);
+    float *want = malloc((size_t)B * sizeof(float)), *got = malloc((size_t)B * sizeof(float));
+    float *r = malloc((size_t)B * sizeof(float));
+    ck_assert(ids && want && got && r);
+    for (int i = 0; i < B; i++) {
+        memcpy(ids + (size_t)i * T, g.ids + (size_t)i * g.T, (size_t)g.T * sizeof *ids);
+        r[i] = (float)(i % 5) - 2.0f;
+    }
+    const attn_batch b = {.B = B, .T = T, .ids = ids, .lengths = g.lengths};
+    attn_error err;
+    ck_assert_int_eq(attn_model_forward(m, &b, want, &err), ATTN_OK);
+    ck_assert_int_eq(attn_model_forward_infer(m, &b, got, &err), ATTN_OK);
+    ck_assert_msg(memcmp(got, want, (size_t)B * sizeof(float)) == 0,
+                  "%s, %d layers, H %d, B %d: infer logits differ", attn_arch_name(rec_arch),
+                  n_layers, H, B);
+    /* a backward after the infer forward adds nothing */
+    attn_model_zero_grad(m);
+    ck_assert_int_eq(attn_model_backward(m, &b, r, &err), ATTN_OK);
+    const size_t n = attn_model_n_params(m);
+    for (size_t j = 0; j < n; j++) ck_assert(attn_model_grads(m)[j] == 0.0f);
+    /* training after it: the same logits and gradients as the model that never inferred */
+    attn_model_zero_grad(m);
+    ck_assert_int_eq(attn_model_forward(m, &b, got, &err), ATTN_OK);
+    ck_assert_int_eq(attn_model_backward(m, &b, r, &err), ATTN_OK);
+    attn_model_zero_grad(fresh);
+    ck_assert_int_eq(attn_model_forward(fresh, &b, want, &err), ATTN_OK);
+    ck_assert_int_eq(attn_model_backward(fresh, &b, r, &err), ATTN_OK);
+    ck_assert(memcmp(got, want, (size_t)B * sizeof(float)) == 0);
+    ck_assert(memcmp(attn_model_grads(m), attn_model_grads(fresh), n * sizeof(float)) == 0);
+    /* and an infer forward of a smaller batch in the grown arena */
+    const attn_batch b1 = {.B = 1, .T = g.lengths[0], .ids = g.ids, .lengths = g.lengths};
+    ck_assert_int_eq(attn_model_forward_infer(m, &b1, got, &err), ATTN_OK);
+    ck_assert_int_eq(attn_model_forward(fresh, &b1, want, &err), ATTN_OK);
+    ck_assert(memcmp(got, want, sizeof(float)) == 0);
+    free(ids);
+    free(want);
+    free(got);
+    free(r);
+    mc_grad_batch_free(&g);
+    attn_model_free(m);
+    attn_model_free(fresh);
+}
+
+START_TEST(test_forward_infer_same_bits) {
+    const int layers[] = {1, 2, 3}, hs[] = {32, 20}, bs[] = {1, 37, 256};
+    for (int l = 0; l < 3; l++)
+        for (int h = 0; h < 2; h++)
+            for (int k = 0; k < 3; k++) infer_same_bits(layers[l], hs[h], bs[k]);
+}
+END_TEST
+
 /* Runs the suite "models/<arch>" for arch (ATTN_ARCH_RNN, ATTN_ARCH_LSTM or ATTN_ARCH_GRU). */
 static int mc_recurrent_main(attn_arch arch) {
     rec_arch = arch;
@@ -170,6 +236,7 @@ static int mc_recurrent_main(attn_arch arch) {
     tcase_add_test(tc, test_finite_differences_3_layers);
     tcase_add_test(tc, test_padding_invariance_2_layers);
     tcase_add_test(tc, test_trailing_padding_3_layers);
+    tcase_add_test(tc, test_forward_infer_same_bits);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

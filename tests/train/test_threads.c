@@ -155,6 +155,39 @@ START_TEST(test_pool_measuring) {
 }
 END_TEST
 
+/* The step's finite flag (the check folded into the micro-batch sum): true for a clean step,
+ * false when the last micro-batch's gradient holds NaNs (a NaN label in sentence 30), on 1
+ * thread (one micro-batch per wave: the last add decides) and on 3 (one wave). */
+START_TEST(test_step_finite_flag) {
+    attn_dataset *d = tu_train_data(64, 11);
+    for (int threads = 1; threads <= 3; threads += 2)
+        for (int bad = -1; bad < 32; bad += 31) { /* none, sentence 30 */
+            attn_set_num_threads(1);
+            attn_model *m = tu_model_default(ATTN_ARCH_LSTM, 5);
+            attn_batcher *bt = NULL;
+            attn_error err;
+            ck_assert(attn_batcher_create(d, 0, 64, 32, 1, &bt, &err) == ATTN_OK);
+            attn_batch b;
+            const float *labels = attn_batcher_fill(bt, 1, &b);
+            float lab[32], logits[32], d_logits[32];
+            memcpy(lab, labels, sizeof lab);
+            if (bad >= 0) lab[bad] = NAN; /* d_logit NaN: that micro-batch's gradients too */
+            attn_pool *p = pool_of(threads);
+            attn_replicas reps = {0};
+            bool finite = bad < 0;
+            ck_assert(attn_train_forward_backward(m, &reps, p, &b, lab, logits, d_logits, &finite,
+                                                  &err) == ATTN_OK);
+            ck_assert_msg(finite == (bad < 0), "%d threads, NaN in sentence %d: finite %d", threads,
+                          bad, finite);
+            attn_replicas_free(&reps);
+            attn_pool_free(p);
+            attn_batcher_free(bt);
+            attn_model_free(m);
+        }
+    attn_dataset_free(d);
+}
+END_TEST
+
 /* One step's forward/backward of a batch of 32 on 3 threads against the rule done by hand:
  * micro-batches of ATTN_MICRO_BATCH consecutive sentences, each from zeroed gradients, d logits
  * with the whole batch's 1/32, summed in micro-batch order. */
@@ -376,6 +409,7 @@ int main(void) {
     tcase_add_test(tc, test_pool_many_runs);
     tcase_add_test(tc, test_pool_measuring);
     tcase_add_test(tc, test_micro_batch_rule);
+    tcase_add_test(tc, test_step_finite_flag);
     tcase_add_test(tc, test_training_same_for_every_thread_count);
     tcase_add_test(tc, test_evaluate_same_for_every_thread_count);
     tcase_add_test(tc, test_explain_same_for_every_thread_count);
