@@ -93,19 +93,29 @@ const char *attn_op_name(attn_op op) {
 static _Atomic int blas_threads_wanted;          /* the last count set; 0 before the first */
 static _Atomic unsigned blas_threads_generation; /* bumped by each set under OpenMP; 0: never */
 static _Thread_local unsigned blas_threads_seen; /* the generation this thread has applied */
+/* openblas_set_num_threads also resizes a table of OpenBLAS's thread buffers without a lock: one
+ * caller at a time (rare: once per thread and count). */
+static atomic_flag blas_threads_busy = ATOMIC_FLAG_INIT;
+
+static void blas_threads_set(int n) {
+    while (atomic_flag_test_and_set_explicit(&blas_threads_busy, memory_order_acquire)) {
+    }
+    openblas_set_num_threads(n);
+    atomic_flag_clear_explicit(&blas_threads_busy, memory_order_release);
+}
 
 static void blas_threads_follow(void) {
     unsigned g = atomic_load_explicit(&blas_threads_generation, memory_order_acquire);
     if (g == blas_threads_seen) return;
     blas_threads_seen = g;
-    openblas_set_num_threads(atomic_load_explicit(&blas_threads_wanted, memory_order_relaxed));
+    blas_threads_set(atomic_load_explicit(&blas_threads_wanted, memory_order_relaxed));
 }
 #endif
 
 void attn_set_num_threads(int n) {
 #ifndef ATTN_NAIVE_GEMM
     n = n < 1 ? 1 : n;
-    openblas_set_num_threads(n);
+    blas_threads_set(n);
     if (openblas_get_parallel() == 2) {
         atomic_store_explicit(&blas_threads_wanted, n, memory_order_relaxed);
         blas_threads_seen =
