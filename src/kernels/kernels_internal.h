@@ -24,6 +24,10 @@
  * matrix products are correct but not bit-identical to PyTorch, and tests say so. */
 extern const bool attn_sgemm_naive;
 
+/* Books one product of m*n*k multiply-adds under `tag` into the calling thread's counter, if it
+ * set one (src/kernels/flops.c); every product sgemm.c issues calls it. */
+void attn_flops_count(attn_op tag, bool backward, int m, int n, int k);
+
 /* The float with the given IEEE-754 bit pattern (constants copied from other libraries' hex). */
 static inline float attn_f32_from_bits(uint32_t bits) {
     float f;

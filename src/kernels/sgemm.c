@@ -1,5 +1,6 @@
 /* sgemm.c -- the one wrapper every matrix product goes through (the ONLY file that includes
- * <cblas.h>), the FLOP accountant, and the linear layer built on it.
+ * <cblas.h>), OpenBLAS's kernel table and thread count, and the linear layer built on it (the
+ * FLOP accountant every product books into: flops.c).
  *
  *   attn_sgemm:  c[m,n] = alpha * op(a)[m,k] . op(b)[k,n] + beta * c, row-major, contiguous.
  *   Leading dimensions are derived here and nowhere else. With -DATTN_NAIVE_GEMM=ON a plain
@@ -29,55 +30,6 @@ const bool attn_sgemm_naive = true;
 #else
 const bool attn_sgemm_naive = false;
 #endif
-
-/* ---- FLOP accountant ------------------------------------------------------------------ */
-
-/* Thread-local on purpose: a counter set in one thread never sees another thread's calls. */
-static _Thread_local attn_flop_counts *flop_counter;
-
-void attn_flops_set_counter(attn_flop_counts *c) {
-    flop_counter = c;
-}
-
-attn_flop_counts *attn_flops_get_counter(void) {
-    return flop_counter;
-}
-
-void attn_flops_add(attn_flop_counts *sum, const attn_flop_counts *c) {
-    for (int t = 0; t < ATTN_OP_COUNT; t++) {
-        sum->fwd_madds[t] += c->fwd_madds[t];
-        sum->bwd_madds[t] += c->bwd_madds[t];
-        sum->calls[t] += c->calls[t];
-    }
-}
-
-const char *attn_op_name(attn_op op) {
-    switch (op) {
-    case ATTN_OP_OTHER:
-        return "other";
-    case ATTN_OP_QKV:
-        return "qkv";
-    case ATTN_OP_QK:
-        return "qk";
-    case ATTN_OP_AV:
-        return "av";
-    case ATTN_OP_OUT_PROJ:
-        return "out_proj";
-    case ATTN_OP_FFN_UP:
-        return "ffn_up";
-    case ATTN_OP_FFN_DOWN:
-        return "ffn_down";
-    case ATTN_OP_INPUT:
-        return "input";
-    case ATTN_OP_RECURRENT:
-        return "recurrent";
-    case ATTN_OP_HEAD:
-        return "head";
-    case ATTN_OP_COUNT:
-        break;
-    }
-    return "unknown";
-}
 
 /* ---- BLAS threads ------------------------------------------------------------------------ */
 
@@ -224,19 +176,6 @@ bool attn_blas_use_core(const char *core) {
 
 /* ---- sgemm ------------------------------------------------------------------------------ */
 
-/* Books one product of m*n*k multiply-adds under `tag` (forward or backward counter). */
-static void count_madds(attn_op tag, bool backward, int m, int n, int k) {
-    ATTN_ASSERT(tag >= 0 && tag < ATTN_OP_COUNT);
-    ATTN_ASSERT(m >= 0 && n >= 0 && k >= 0);
-    if (!flop_counter) return;
-    uint64_t madds = (uint64_t)m * (uint64_t)n * (uint64_t)k;
-    if (backward)
-        flop_counter->bwd_madds[tag] += madds;
-    else
-        flop_counter->fwd_madds[tag] += madds;
-    flop_counter->calls[tag]++;
-}
-
 /* C[m,n] = alpha * op(A) . op(B) + beta * C. A: [m,k] or [k,m] (trans_a); B: [k,n] or [n,k]
  * (trans_b); C: [m,n]. Counts m*n*k multiply-adds under `tag`. */
 void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, bool trans_a,
@@ -249,7 +188,7 @@ void attn_sgemm(float *c, const float *a, const float *b, int m, int n, int k, b
 void attn_sgemm_ld(float *c, int ldc, const float *a, int lda, const float *b, int ldb, int m,
                    int n, int k, bool trans_a, bool trans_b, float alpha, float beta, attn_op tag,
                    attn_pass pass) {
-    count_madds(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
+    attn_flops_count(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
     if (m == 0 || n == 0) return;
 #ifndef ATTN_NAIVE_GEMM
     if (k == 0) { /* OpenBLAS rejects lda = 0; the product is empty, only beta applies */
@@ -377,7 +316,7 @@ static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const floa
 static void sgemm_column(attn_op tag, attn_pass pass, int m, int k, const float *a, int lda,
                          const float *b, int ldb, float beta, float *c) {
 #ifndef ATTN_NAIVE_GEMM
-    count_madds(tag, pass == ATTN_PASS_BACKWARD, m, 1, k);
+    attn_flops_count(tag, pass == ATTN_PASS_BACKWARD, m, 1, k);
     blas_threads_follow();
     cblas_sgemm(CblasColMajor, CblasTrans, CblasTrans, m, 1, k, 1.0f, a, lda, b, ldb, beta, c, m);
 #else
@@ -397,7 +336,7 @@ void attn_bmm_ld(float *c, int ldc, const float *a, int lda, const float *b, int
         attn_sgemm_ld(c, ldc, a, lda, b, ldb, m, n, k, trans_a, trans_b, 1.0f, beta, tag, pass);
         return;
     }
-    count_madds(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
+    attn_flops_count(tag, pass == ATTN_PASS_BACKWARD, m, n, k);
     bmm_loop(trans_a, trans_b, m, n, k, a, (size_t)lda, b, (size_t)ldb, beta, c, (size_t)ldc);
 }
 

@@ -4,7 +4,8 @@
  * -> Linear(H, 1). The cell files (rnn.c, lstm.c) add only
  * their spec names and one time step forward/backward (attn_recurrent_cell).
  *
- * The spec table and the named views are in recurrent_specs.c.
+ * The spec table and the named views are in recurrent_specs.c, the state (rec_impl) in
+ * recurrent_internal.h, the looking-inside entry points (attn.h) in recurrent_inspect.c.
  *
  * Shapes: [T, B, ...] time-major slabs in one activation arena; G gate blocks of H per unit.
  * Numerics follow ATen RNN.cpp (docs/numerics.md): one GEMM for all steps' input projections
@@ -22,7 +23,7 @@
  * row by its position and the row count, so the two tables round differently in a padded
  * batch, and each cell keeps the table its results were made with (measured: either table
  * alone changes the other model's batch-32 gradients and training). */
-#include "model_internal.h"
+#include "recurrent_internal.h"
 
 #include "attn_kernels.h"
 
@@ -30,55 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- activation arena ---------------------------------------------------------------------- */
-
-/* One layer's time-indexed slabs. */
-typedef struct rec_layer {
-    float *xw;    /* [T, B, G*H] x.W_ih^T + b_ih for all steps (x: the layer's input) */
-    float *h;     /* [T+1, B, H] hidden states, h[0] = 0; finished slots hold 0 */
-    float *state; /* [T+1, B, S*H] the cell's other state (LSTM c), state[0] = 0 */
-    float *saved; /* [T, B, A*H] what the cell's backward reads */
-    float *d_xw;  /* [T, B, G*H] d loss / d xw */
-    float *d_hw;  /* [T, B, G*H] d loss / d hw; == d_xw unless the cell has split_hh */
-} rec_layer;
-
-typedef struct rec_impl {
-    const attn_recurrent_cell *cell;
-    attn_recurrent_tensors w; /* parameters (views into m->params) */
-    attn_recurrent_tensors d; /* gradients (views into m->grads, set by set_grads) */
-    /* activation arena, carved for the last forward's (B, T) */
-    float *arena;
-    size_t cap;
-    int B, T;
-    /* the forward keeps nothing for a backward (attn_recurrent_forward_infer): saved is one
-     * step's [B, A*H], state two steps' [2, B, S*H] and the top layer's h two steps' [2, B, H]
-     * (step t in half t % 2), each sentence's last h copied to h_last as its slot finishes; the
-     * other layers keep their h slab (the layer above reads it in one GEMM). Only the buffers
-     * change, not one operation, so the logits are the same bits. */
-    bool infer;
-    int roll_h; /* the layer whose h rolls (the top layer when infer, else -1) */
-    /* slots (rec_schedule): sentence order[s] sits in slot s; step t runs the hh GEMM on
-     * slots 0..rows[t]-1 and the cell on those of them still inside their sentence */
-    int *slot_ints; /* [2B + T] the three tables below */
-    int slot_cap;   /* ints allocated in slot_ints */
-    int *order;     /* [B] sentence in slot s */
-    int *slot_len;  /* [B] its length in words */
-    int *rows;      /* [T] GEMM rows of step t */
-    float *x;       /* [T, B, E] word embeddings (slot order) */
-    rec_layer layer[ATTN_RECURRENT_MAX_LAYERS];
-    /* per layer: b_ih when its xw slab was computed without it (rec_project), else NULL */
-    const float *xw_bias[ATTN_RECURRENT_MAX_LAYERS];
-    float *hw;     /* [B, G*H] one step's h.W_hh^T + b_hh (scratch) */
-    float *h_last; /* [B, H] h after each sentence's last word (sentence order) */
-    /* backward scratch */
-    float *d_h;      /* [B, H] d loss / d h[t+1] */
-    float *d_h_prev; /* [B, H] d loss / d h[t] (swapped with d_h after each step) */
-    float *d_state;  /* [B, S*H] d loss / d state[t+1] */
-    float *d_h_last; /* [B, H] (sentence order) */
-    float *d_x;      /* [T, B, E] d loss / d x */
-    float *d_mid[2]; /* [T, B, H] d loss / d h[1..T] of the layer below the one being back-
-                      * propagated (alternating; only with more than one layer) */
-} rec_impl;
+/* ---- activation arena (rec_impl: recurrent_internal.h) ----------------------------------- */
 
 /* Lays the arena out for (B, T); with base NULL it only counts. Returns the floats needed. */
 static size_t rec_layout(rec_impl *v, float *base, int n_layers, int B, int T, int E, int H) {
@@ -230,8 +183,8 @@ static attn_recurrent_step rec_step_at(const rec_impl *v, int l, int t, int s0, 
  * left to the cell (returned; the step's b_ih / b_hh), which adds it in the pass that reads the
  * product: no [rows, GH] pre-fill copy (the input projection's is the whole [T*B, GH] slab).
  * Returns NULL when the bias is in out. */
-static const float *rec_project(float *out, const float *in, const float *w, const float *bias,
-                                int rows, int K, int GH, attn_op tag) {
+const float *attn_rec_project(float *out, const float *in, const float *w, const float *bias,
+                              int rows, int K, int GH, attn_op tag) {
     if (bias && K <= ATTN_LINEAR_BIAS_AFTER_MAX_IN) {
         attn_matmul_nt(out, in, w, rows, GH, K, 0.0f, tag, ATTN_PASS_FORWARD);
         return bias;
@@ -243,13 +196,14 @@ static const float *rec_project(float *out, const float *in, const float *w, con
 /* Step t of layer l: hw = h[t].W_hh^T + b_hh on the GEMM rows, then the cell on each run of
  * slots inside their sentence. Finished slots get zero states: their h is never read (the
  * head took it at the last word) and the weight-gradient GEMMs meet it with zero gradients. */
-static void rec_step_forward(rec_impl *v, int l, int t, int H) {
+void attn_rec_step_forward(rec_impl *v, int l, int t, int H) {
     const attn_recurrent_cell *c = v->cell;
     const int B = v->B, rows = v->rows[t];
     const size_t GH = (size_t)c->G * H, SH = (size_t)c->S * H;
     const attn_recurrent_step all = rec_step_at(v, l, t, 0, B, H);
-    const float *b_hh = rec_project(v->hw, all.h_prev, v->w.layer[l].weight_hh,
-                                    v->w.layer[l].bias_hh, rows, H, (int)GH, ATTN_OP_RECURRENT);
+    const float *b_hh =
+        attn_rec_project(v->hw, all.h_prev, v->w.layer[l].weight_hh, v->w.layer[l].bias_hh, rows, H,
+                         (int)GH, ATTN_OP_RECURRENT);
     for (int s = 0, e; (e = rec_run(v, t, rows, &s)) > s; s = e) {
         attn_recurrent_step run = rec_step_at(v, l, t, s, e - s, H);
         run.b_hh = b_hh;
@@ -284,17 +238,17 @@ static void rec_layer_forward(rec_impl *v, int l, const float *in, int I, int H)
     const rec_layer *L = &v->layer[l];
     const int B = v->B, T = v->T, GH = v->cell->G * H;
     /* xw[T*B, G*H] = in.W_ih^T + b_ih: all input projections in one GEMM (ATen RNN.cpp), b_ih
-     * left to the cells where rec_project allows it */
-    v->xw_bias[l] = rec_project(L->xw, in, v->w.layer[l].weight_ih, v->w.layer[l].bias_ih, T * B, I,
-                                GH, ATTN_OP_INPUT);
+     * left to the cells where attn_rec_project allows it */
+    v->xw_bias[l] = attn_rec_project(L->xw, in, v->w.layer[l].weight_ih, v->w.layer[l].bias_ih,
+                                     T * B, I, GH, ATTN_OP_INPUT);
     memset(L->h, 0, (size_t)B * H * sizeof(float));
     memset(L->state, 0, (size_t)B * v->cell->S * H * sizeof(float));
-    for (int t = 0; t < T; t++) rec_step_forward(v, l, t, H);
+    for (int t = 0; t < T; t++) attn_rec_step_forward(v, l, t, H);
 }
 
 /* Reserves the arena for b (infer: the layout without a backward's buffers, rec_impl.infer)
  * and makes its slot table; x is then filled by the caller. */
-static attn_status rec_begin(attn_model *m, const attn_batch *b, bool infer, attn_error *err) {
+attn_status attn_rec_begin(attn_model *m, const attn_batch *b, bool infer, attn_error *err) {
     rec_impl *v = m->impl;
     v->B = v->T = 0; /* nothing to back-propagate until this forward has succeeded */
     v->infer = infer;
@@ -307,7 +261,7 @@ static attn_status rec_begin(attn_model *m, const attn_batch *b, bool infer, att
 }
 
 /* The layers over v->x, then the head on h after each sentence's last word. */
-static void rec_finish(attn_model *m, const attn_batch *b, float *logits) {
+void attn_rec_finish(attn_model *m, const attn_batch *b, float *logits) {
     rec_impl *v = m->impl;
     const int B = b->B, E = m->cfg.embed_dim, H = m->cfg.hidden_size;
     const int top = m->cfg.n_layers - 1;
@@ -332,7 +286,7 @@ static attn_status rec_forward(attn_model *m, const attn_batch *b, float *logits
                                attn_error *err) {
     rec_impl *v = m->impl;
     const int B = b->B, T = b->T, E = m->cfg.embed_dim;
-    attn_status st = rec_begin(m, b, infer, err);
+    attn_status st = attn_rec_begin(m, b, infer, err);
     if (st != ATTN_OK) return st;
     /* x[t, s, :] = embedding[ids[order[s], t], :] (time-major) */
     for (int t = 0; t < T; t++)
@@ -340,7 +294,7 @@ static attn_status rec_forward(attn_model *m, const attn_batch *b, float *logits
             int id = word_at(b, v->order[s], t);
             attn_embedding_forward(v->x + ((size_t)t * B + s) * E, &id, v->w.embedding, 1, E);
         }
-    rec_finish(m, b, logits);
+    attn_rec_finish(m, b, logits);
     if (infer) v->B = v->T = 0; /* the arena holds nothing to back-propagate */
     return ATTN_OK;
 }
@@ -438,92 +392,4 @@ void attn_recurrent_backward(attn_model *m, const attn_batch *b, const float *d_
             int id = word_at(b, order[s], t);
             attn_embedding_backward(v->d.embedding, v->d_x + ((size_t)t * B + s) * E, &id, 1, E);
         }
-}
-
-/* ---- looking inside (attn.h) ------------------------------------------------------------- */
-
-/* x [B, T, E] sentence-major; every sentence has T words, so slot s holds sentence s. */
-attn_status attn_recurrent_forward_embedded(attn_model *m, const float *x, const attn_batch *b,
-                                            float *logits, attn_error *err) {
-    rec_impl *v = m->impl;
-    const int B = b->B, T = b->T;
-    const size_t E = (size_t)m->cfg.embed_dim;
-    attn_status st = rec_begin(m, b, false, err);
-    if (st != ATTN_OK) return st;
-    for (int s = 0; s < B; s++) /* x[t, s, :] = sentence order[s]'s row t */
-        for (int t = 0; t < T; t++)
-            memcpy(v->x + ((size_t)t * B + s) * E, x + ((size_t)v->order[s] * T + t) * E,
-                   E * sizeof(float));
-    rec_finish(m, b, logits);
-    return ATTN_OK;
-}
-
-bool attn_recurrent_input_grad(const attn_model *m, int i, float *d_x) {
-    const rec_impl *v = m->impl;
-    const size_t E = (size_t)m->cfg.embed_dim;
-    for (int s = 0; s < v->B; s++) {
-        if (v->order[s] != i) continue;
-        for (int t = 0; t < v->slot_len[s]; t++)
-            memcpy(d_x + (size_t)t * E, v->d_x + ((size_t)t * v->B + s) * E, E * sizeof(float));
-        return true;
-    }
-    return false;
-}
-
-/* Layer l's part of the forward of the prefix of p words (prefix_logits): xw = the p-row input
- * GEMM the prefix's own forward computes, into fresh [p, G*H]. The steps before the first row
- * that differs bit for bit from the xw of the last prefix (*done rows of it) have the same
- * inputs as then, so their h and state are still in the arena: only the later steps run. */
-static void rec_prefix_layer(rec_impl *v, int l, const float *in, int I, int H, int p, int *done,
-                             float *fresh) {
-    rec_layer *L = &v->layer[l];
-    const size_t GH = (size_t)v->cell->G * H;
-    v->xw_bias[l] = rec_project(fresh, in, v->w.layer[l].weight_ih, v->w.layer[l].bias_ih, p, I,
-                                (int)GH, ATTN_OP_INPUT);
-    int t0 = 0;
-    while (t0 < *done && memcmp(fresh + t0 * GH, L->xw + t0 * GH, GH * sizeof(float)) == 0) t0++;
-    memcpy(L->xw + t0 * GH, fresh + t0 * GH, (size_t)(p - t0) * GH * sizeof(float));
-    for (int t = t0; t < p; t++) rec_step_forward(v, l, t, H);
-    *done = p;
-}
-
-/* logits[p-1] = the logit attn_recurrent_forward gives ids[0..p) at batch 1, p = 1..n_words,
- * bit for bit: the same GEMMs and steps, with each step that a forward of the prefix would
- * repeat unchanged taken from the previous prefix (rec_prefix_layer). */
-attn_status attn_recurrent_prefix_logits(attn_model *m, const int *ids, int n_words, float *logits,
-                                         attn_error *err) {
-    rec_impl *v = m->impl;
-    const int E = m->cfg.embed_dim, H = m->cfg.hidden_size, top = m->cfg.n_layers - 1;
-    const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
-    attn_status st = rec_begin(m, &b, false, err);
-    const size_t GH = (size_t)v->cell->G * H;
-    float *fresh = st == ATTN_OK ? malloc((size_t)n_words * GH * sizeof(float)) : NULL;
-    if (st == ATTN_OK && !fresh)
-        st = attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory for prefixes", v->cell->name);
-    if (st != ATTN_OK) return st;
-    for (int t = 0; t < n_words; t++)
-        attn_embedding_forward(v->x + (size_t)t * E, &ids[t], v->w.embedding, 1, E);
-    int done[ATTN_RECURRENT_MAX_LAYERS] = {0};
-    for (int l = 0; l <= top; l++) {
-        memset(v->layer[l].h, 0, (size_t)H * sizeof(float));
-        memset(v->layer[l].state, 0, (size_t)v->cell->S * H * sizeof(float));
-    }
-    for (int p = 1; p <= n_words; p++) {
-        for (int l = 0; l <= top; l++)
-            rec_prefix_layer(v, l, l == 0 ? v->x : v->layer[l - 1].h + H, l == 0 ? E : H, H, p,
-                             &done[l], fresh);
-        memcpy(v->h_last, v->layer[top].h + (size_t)p * H, (size_t)H * sizeof(float));
-        attn_linear_forward(&logits[p - 1], v->h_last, v->w.head_weight, v->w.head_bias, 1, H, 1,
-                            ATTN_OP_HEAD);
-    }
-    free(fresh);
-    v->B = v->T = 0; /* the arena holds no one forward to back-propagate */
-    return ATTN_OK;
-}
-
-void attn_recurrent_input(const attn_model *m, const float **x, const float **d_x, int *n_rows) {
-    const rec_impl *v = m->impl;
-    *x = v->x;
-    *d_x = v->d_x;
-    *n_rows = v->B == 1 ? v->T : 0;
 }
