@@ -213,9 +213,13 @@ static void infer_same_bits(int n_layers, int H, int B) {
 
 START_TEST(test_forward_infer_same_bits) {
     const int layers[] = {1, 2, 3}, hs[] = {32, 20}, bs[] = {1, 37, 256};
+    /* the sanitizer build (tu_small): 1 and 3 layers at B 1 and 37, and B 256 at one layer */
+    const bool small = tu_small();
     for (int l = 0; l < 3; l++)
         for (int h = 0; h < 2; h++)
-            for (int k = 0; k < 3; k++) infer_same_bits(layers[l], hs[h], bs[k]);
+            for (int k = 0; k < 3; k++)
+                if (!small || (l != 1 && k < 2) || (l == 0 && h == 0))
+                    infer_same_bits(layers[l], hs[h], bs[k]);
 }
 END_TEST
 
