@@ -175,12 +175,6 @@ static void gelu_on(const char *path, float *y, const float *x, size_t n) {
     attn_gelu_forward(y, x, n);
 }
 
-static float bits_to_float(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Index of the first element whose bit patterns differ (NaN payloads and signs included), or n. */
 static size_t first_bit_difference(const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -205,7 +199,7 @@ static size_t gelu_special_values(float *v) {
                                     0x80000001u, 0x007fffffu, 0x807fffffu, 0x00400000u, 0x00800000u,
                                     0x80800000u, 0x7f7fffffu, 0xff7fffffu};
     size_t k = 0;
-    for (size_t i = 0; i < sizeof bits / sizeof *bits; i++) v[k++] = bits_to_float(bits[i]);
+    for (size_t i = 0; i < sizeof bits / sizeof *bits; i++) v[k++] = attn_f32_from_bits(bits[i]);
     for (int e = -149; e <= 127; e++) {
         v[k++] = ldexpf(1.0f, e);
         v[k++] = -ldexpf(1.0f, e);
@@ -237,7 +231,7 @@ START_TEST(test_gelu_avx2_matches_scalar) {
     size_t n = 0;
     for (size_t i = 0; i < n_grid; i++) x[n++] = (float)(-12.0 + 24.0 * (double)i / (n_grid - 1));
     attn_rng rng = attn_rng_seed(20240613);
-    for (size_t i = 0; i < n_rand; i++) x[n++] = bits_to_float((uint32_t)attn_rng_next(&rng));
+    for (size_t i = 0; i < n_rand; i++) x[n++] = attn_f32_from_bits((uint32_t)attn_rng_next(&rng));
     float *special = x + n;
     size_t n_special = gelu_special_values(special);
     n += n_special;
@@ -253,7 +247,7 @@ START_TEST(test_gelu_avx2_matches_scalar) {
     ck_assert(isnan(got[n - n_special + 4]));                    /* gelu(NaN) */
 
     /* every tail length 1..40, unaligned starts, specials in the tail; nothing written past n */
-    const float sentinel = bits_to_float(0x7fc0deadu);
+    const float sentinel = attn_f32_from_bits(0x7fc0deadu);
     for (size_t len = 1; len <= 40; len++)
         for (size_t off = 0; off < 4; off++) {
             float out[48], ref[48];

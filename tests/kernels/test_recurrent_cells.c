@@ -21,12 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static float bits_to_float(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Index of the first element whose bits differ, n if none. Two NaNs count as equal whatever
  * their sign and payload: when both operands of an x86 multiply or add are NaN the result is the
  * first operand's, and which operand C code puts first is the compiler's choice (the -O0 build
@@ -45,8 +39,9 @@ static void fill(float *x, size_t n, float lo, attn_rng *rng) {
                                        0x7fc00000u, 0x42c80000u, 0xc2c80000u, 0x00000001u,
                                        0x3f800000u, 0xbf800000u, 0x41100000u, 0xc1100000u};
     for (size_t i = 0; i < n; i++)
-        x[i] = i % 13 == 5 ? bits_to_float(special[(i / 13) % (sizeof special / sizeof *special)])
-                           : attn_rng_uniform_range(rng, -lo, lo);
+        x[i] = i % 13 == 5
+                   ? attn_f32_from_bits(special[(i / 13) % (sizeof special / sizeof *special)])
+                   : attn_rng_uniform_range(rng, -lo, lo);
 }
 
 /* What lstm.c computed before the fused kernel: biases pre-added (the pre-filled products),
@@ -269,7 +264,7 @@ START_TEST(test_rnn_cell_matches_separate_kernels) {
     const int H = rnn_H[_i % N_RNN_H];
     attn_rng rng = attn_rng_seed(0x2a0u + (uint64_t)H);
     const int rows[] = {1, 3, 37};
-    const float sentinel = bits_to_float(0x7fc0deadu);
+    const float sentinel = attn_f32_from_bits(0x7fc0deadu);
     for (size_t ri = 0; ri < 3; ri++)
         for (int bias = 0; bias < 4; bias++) {
             const int n = rows[ri];

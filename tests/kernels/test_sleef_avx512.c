@@ -15,12 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static float bits_to_float(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* The sampled bit patterns: every 2^32/2^17-th from a random start (all exponents, both
  * signs, NaN payloads), 2^17 random ones, and the ends of the ranges where tanh and exp
  * saturate, overflow and underflow. */
@@ -84,10 +78,10 @@ END_TEST
 START_TEST(test_avx512f_kernels_match_avx2) {
     attn_rng rng = attn_rng_seed(77);
     float x[80], got[82], want[80];
-    const float sentinel = bits_to_float(0x7fc0deadu);
+    const float sentinel = attn_f32_from_bits(0x7fc0deadu);
     for (int len = 1; len <= 70; len++) {
         for (int i = 0; i < len; i++)
-            x[i] = i % 11 == 3 ? bits_to_float(0x7f800000u ^ (uint32_t)(i & 1) << 31)
+            x[i] = i % 11 == 3 ? attn_f32_from_bits(0x7f800000u ^ (uint32_t)(i & 1) << 31)
                                : attn_rng_uniform_range(&rng, -12.0f, 12.0f);
         for (int op = 0; op < 3; op++) {
             for (int i = 0; i < 82; i++) got[i] = sentinel;
