@@ -261,26 +261,13 @@ bool attn_bmm_is_loop(int rows, int cols, int contraction) {
  * take their next product (loop order i, p, j), so each element still sums in k order -- the
  * same roundings -- while the n independent sums overlap instead of waiting on one another
  * (and vectorise when b's rows are contiguous). */
-static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const float *a, size_t lda,
-                     const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+static void bmm_loop_columns(bool trans_a, bool trans_b, int m, int n, int k, const float *a,
+                             size_t lda, const float *b, size_t ldb, float beta, float *c,
+                             size_t ldc) {
+    ATTN_ASSERT(n <= ATTN_BMM_LOOP_BELOW);
     float acc[ATTN_BMM_LOOP_BELOW];
-    if (n > ATTN_BMM_LOOP_BELOW) { /* not a shape of the rule: one element at a time */
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) {
-                float sum = 0.0f;
-                for (int p = 0; p < k; p++) {
-                    float av = trans_a ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p];
-                    float bv = trans_b ? b[(size_t)j * ldb + p] : b[(size_t)p * ldb + j];
-                    float prod = av * bv;
-                    sum += prod;
-                }
-                float *cij = &c[(size_t)i * ldc + j];
-                *cij = beta == 0.0f ? sum : beta * *cij + sum;
-            }
-        return;
-    }
     for (int i = 0; i < m; i++) {
-        /* the first product lands on +0 (0 + prod, as the loop above; no memset call per row) */
+        /* the first product lands on +0 (0 + prod, as a sum from 0 does; no memset per row) */
         const float a0 = k > 0 ? (trans_a ? a[i] : a[(size_t)i * lda]) : 0.0f;
         for (int j = 0; j < n; j++)
             acc[j] = k > 0 ? 0.0f + a0 * (trans_b ? b[(size_t)j * ldb] : b[j]) : 0.0f;
@@ -304,6 +291,18 @@ static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const floa
             for (int j = 0; j < n; j++) ci[j] = acc[j];
         else
             for (int j = 0; j < n; j++) ci[j] = beta * ci[j] + acc[j];
+    }
+}
+
+/* The rule's shapes have fewer than ATTN_BMM_LOOP_BELOW columns (rows * cols * contraction below
+ * it, contraction >= 1); wider ones (an empty contraction) go in blocks of columns, which does
+ * not touch any element's sum. */
+static void bmm_loop(bool trans_a, bool trans_b, int m, int n, int k, const float *a, size_t lda,
+                     const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    for (int j0 = 0; j0 < n; j0 += ATTN_BMM_LOOP_BELOW) {
+        const int nb = n - j0 < ATTN_BMM_LOOP_BELOW ? n - j0 : ATTN_BMM_LOOP_BELOW;
+        bmm_loop_columns(trans_a, trans_b, m, nb, k, a, lda,
+                         b + (trans_b ? (size_t)j0 * ldb : (size_t)j0), ldb, beta, c + j0, ldc);
     }
 }
 

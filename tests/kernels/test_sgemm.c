@@ -117,7 +117,9 @@ static float seq_dot(const float *a, size_t sa, const float *b, size_t sb, int k
     return acc;
 }
 
-static const int bmm_shapes[][3] = {{1, 1, 16}, {4, 4, 16}, {4, 16, 4}, {3, 5, 7}, {7, 8, 7}};
+/* the last is wider than any shape of the rule (forced with loop = true): columns in blocks */
+static const int bmm_shapes[][3] = {{1, 1, 16}, {4, 4, 16}, {4, 16, 4},
+                                    {3, 5, 7},  {7, 8, 7},  {2, 450, 3}};
 
 /* loop = true: bit-identical to the sequential float sum (nn, nt, tn; beta 0 ignores a NaN in
  * c, beta 1 adds the sum to c), within float accuracy of a double product, and counted;
