@@ -218,6 +218,17 @@ void attn_seq2seq_zero_grad(attn_seq2seq *m);
  * the teacher-forced forward, would run unmasked: do not).
  * seq2seq-transformer only (ATTN_ERR_VALUE for other architectures). */
 attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err);
+/* Whether the decoder's self-attention is masked (true for every architecture but a
+ * seq2seq-transformer after attn_seq2seq_set_causal_mask(m, false)). */
+bool attn_seq2seq_causal_mask(const attn_seq2seq *m);
+
+/* A model that reads m's parameters (borrowed: m must outlive it; m's parameter values may
+ * change between calls) and owns its gradients, activations and decoding buffers, so that
+ * replicas of one model can train and decode at the same time on different threads (the
+ * causal-mask setting is copied). Its forward, backward and decoding are m's to the bit. */
+attn_status attn_seq2seq_replica(attn_seq2seq *m, attn_seq2seq **out, attn_error *err);
+/* Allocates m's gradients (zeroed) if a backward has not yet done so. */
+attn_status attn_seq2seq_grads_alloc(attn_seq2seq *m, attn_error *err);
 
 /* Greedy decoding of source src[n_src]: from [BOS], the argmax word (ties: the lower id) until
  * [EOS] or max_out words. cache true: one new decoder row per step with a KV cache; false: the

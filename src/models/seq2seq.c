@@ -126,6 +126,26 @@ attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, a
     return ATTN_OK;
 }
 
+attn_status attn_seq2seq_replica(attn_seq2seq *m, attn_seq2seq **out, attn_error *err) {
+    if (!m || !out)
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_replica: NULL model or out");
+    *out = NULL;
+    attn_seq2seq *r = calloc(1, sizeof *r);
+    if (!r) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a seq2seq replica");
+    r->vt = m->vt;
+    r->cfg = m->cfg;
+    r->layout = attn_param_layout_borrow(&m->layout); /* setup's views point into m's params */
+    attn_status st = r->vt->setup(r, err);
+    if (st == ATTN_OK && !attn_seq2seq_causal_mask(m))
+        st = attn_seq2seq_set_causal_mask(r, false, err);
+    if (st != ATTN_OK) {
+        attn_seq2seq_free(r);
+        return st;
+    }
+    *out = r;
+    return ATTN_OK;
+}
+
 void attn_seq2seq_free(attn_seq2seq *m) {
     if (!m) return;
     if (m->vt && m->impl) m->vt->destroy(m);
@@ -188,12 +208,17 @@ attn_status attn_seq2seq_forward(attn_seq2seq *m, const attn_s2s_batch *b, float
 attn_status attn_seq2seq_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *d_logits,
                                   attn_error *err) {
     if (!d_logits) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_backward: NULL d_logits");
-    bool fresh;
-    attn_status st = attn_param_layout_grads(&m->layout, &fresh, err);
+    attn_status st = attn_seq2seq_grads_alloc(m, err);
     if (st != ATTN_OK) return st;
-    if (fresh) m->vt->set_grads(m);
     m->vt->backward(m, b, d_logits);
     return ATTN_OK;
+}
+
+attn_status attn_seq2seq_grads_alloc(attn_seq2seq *m, attn_error *err) {
+    bool fresh;
+    attn_status st = attn_param_layout_grads(&m->layout, &fresh, err);
+    if (st == ATTN_OK && fresh) m->vt->set_grads(m);
+    return st;
 }
 
 void attn_seq2seq_zero_grad(attn_seq2seq *m) {

@@ -142,3 +142,7 @@ attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_erro
     ((s2s_impl *)m->impl)->unmasked = !masked;
     return ATTN_OK;
 }
+
+bool attn_seq2seq_causal_mask(const attn_seq2seq *m) {
+    return m->vt != &attn_s2s_transformer_vt || !((const s2s_impl *)m->impl)->unmasked;
+}
