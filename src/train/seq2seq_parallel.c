@@ -123,16 +123,15 @@ attn_status attn_s2s_forward_backward(attn_seq2seq *m, attn_s2s_replicas *r, att
     int n_mean = 0;
     for (size_t i = 0; i < row0[K]; i++) n_mean += labels[i] != ATTN_PAD_ID;
     /* no counted row: nothing is added, whatever the divisor; the loss stays NaN (PyTorch 0/0) */
-    s2s_step_ctx c = {r,
-                      b,
-                      labels,
-                      logits,
-                      d_logits,
-                      row0,
-                      attn_seq2seq_config_of(m)->tgt_vocab,
-                      n_mean > 0 ? n_mean : 1,
-                      0,
-                      loss_sum};
+    s2s_step_ctx c = {.r = r,
+                      .b = b,
+                      .labels = labels,
+                      .logits = logits,
+                      .d_logits = d_logits,
+                      .row0 = row0,
+                      .V = attn_seq2seq_config_of(m)->tgt_vocab,
+                      .n_mean = n_mean > 0 ? n_mean : 1,
+                      .loss_sum = loss_sum};
     bool fin = true;
     st = run_waves(m, pool, &c, K, W, &fin, err);
     if (st == ATTN_OK && n_mean > 0) {
