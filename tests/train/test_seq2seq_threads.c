@@ -5,7 +5,8 @@
  * micro-batch smaller than ATTN_MICRO_BATCH); a step's micro-batched gradient and loss are the
  * whole batch's (the same quantity summed in another order: within a tolerance that a
  * micro-batch's own 1/n in place of the batch's would break); a run checkpointed after one epoch
- * on one thread and resumed on two ends with the bytes of two epochs on two threads. */
+ * on one thread and resumed on two ends with the bytes of two epochs on two threads; a NaN
+ * parameter is caught by the summed gradient's check and stops the training at step 1. */
 #include "test_util.h"
 #include "train_internal.h"
 
@@ -267,6 +268,46 @@ START_TEST(test_resume_on_another_thread_count) {
 }
 END_TEST
 
+START_TEST(test_non_finite_stops_training) {
+    attn_error err;
+    attn_pairs *pairs = NULL;
+    ck_assert_int_eq(attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, 40, 5, &pairs, &err),
+                     ATTN_OK);
+    static batch_buf x;
+    fill(&x, pairs, 40);
+    for (int threads = 0; threads <= 2; threads += 2) {
+        attn_seq2seq *m = make(ATTN_S2S_TRANSFORMER);
+        const int V = attn_seq2seq_config_of(m)->tgt_vocab;
+        float *logits = malloc((size_t)x.rows * V * sizeof *logits);
+        float *d = malloc((size_t)x.rows * V * sizeof *d);
+        ck_assert(logits && d);
+        attn_pool *pool = pool_of(threads);
+        attn_s2s_replicas r = {0};
+        double loss = 0;
+        bool finite = true;
+        ck_assert(attn_s2s_forward_backward(m, &r, pool, &x.b, x.labels, logits, d, &loss, &finite,
+                                            &err) == ATTN_OK);
+        ck_assert(finite && isfinite(loss)); /* the check can say yes */
+        attn_seq2seq_params(m)[attn_seq2seq_n_params(m) / 2] = NAN;
+        ck_assert(attn_s2s_forward_backward(m, &r, pool, &x.b, x.labels, logits, d, &loss, &finite,
+                                            &err) == ATTN_OK);
+        ck_assert_msg(!finite, "%d threads: a NaN parameter left the gradient finite", threads);
+        attn_s2s_train_config tc = attn_s2s_train_config_default();
+        tc.epochs = 1;
+        tc.holdout = 0;
+        ck_assert_int_eq(attn_seq2seq_train_pool(m, pairs, NULL, &tc, NULL, NULL, pool, &err),
+                         ATTN_ERR_VALUE);
+        ck_assert_msg(strstr(err.msg, "at step 1"), "%s", err.msg);
+        attn_s2s_replicas_free(&r);
+        attn_pool_free(pool);
+        free(logits);
+        free(d);
+        attn_seq2seq_free(m);
+    }
+    attn_pairs_free(pairs);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("seq2seq_threads");
     TCase *tc = tcase_create("core");
@@ -276,6 +317,7 @@ int main(void) {
     tcase_add_loop_test(tc, test_step_is_the_whole_batch_gradient, ATTN_S2S_TRANSFORMER,
                         ATTN_S2S_ATTN + 1);
     tcase_add_test(tc, test_resume_on_another_thread_count);
+    tcase_add_test(tc, test_non_finite_stops_training);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
