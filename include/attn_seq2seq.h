@@ -365,6 +365,26 @@ attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, i
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err);
 
+/* Training on several threads (src/train/seq2seq_parallel.c, docs/numerics.md "Threads"), with
+ * the same bytes for every thread count:
+ *
+ *     attn_pool *pool = NULL;
+ *     attn_pool_create(attn_threads_default(), &pool, &err);
+ *     attn_set_num_threads(1);                      // one BLAS thread per product
+ *     attn_seq2seq_train_pool(m, train, held, &cfg, &cb, NULL, pool, &err);
+ *     attn_pool_free(pool);
+ *
+ * attn_seq2seq_train_resume with each step's batch cut into micro-batches of ATTN_MICRO_BATCH
+ * consecutive pairs (whatever the pool), run on replicas of m over pool's threads, their
+ * gradients summed in micro-batch order, Adam by parameter ranges. The pool is borrowed (NULL:
+ * the caller's thread) and is not part of the state: a run resumed on another pool ends with the
+ * same bytes. attn_seq2seq_train and _resume are this with pool NULL: the same steps. The
+ * held-out scoring after each epoch runs on the caller's thread. */
+attn_status attn_seq2seq_train_pool(attn_seq2seq *m, const attn_pairs *train,
+                                    const attn_pairs *heldout, const attn_s2s_train_config *cfg,
+                                    const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
+                                    attn_pool *pool, attn_error *err);
+
 /* Sampling (src/models/seq2seq_sample.c, docs/decoder.md): each step draws the next token from
  * softmax(logits / temperature) restricted to the top_k most probable (0: all) and then to the
  * smallest set whose probability reaches top_p (0 or 1: no limit), with the project's splitmix64

@@ -68,6 +68,14 @@ void attn_cross_entropy_backward(float *d_logits, float d_loss, const float *log
  * adds the gradient, the same bits as forward then backward. */
 double attn_cross_entropy_forward_backward(float *d_logits, float d_loss, const float *logits,
                                            const int *labels, int rows, int V, int ignore);
+/* The same over rows that are one part of a larger batch's mean (a training micro-batch):
+ * d_logits += d_loss * (softmax - onehot) / n_mean, n_mean >= 1 the WHOLE batch's counted rows,
+ * and returns the SUM of these rows' losses (double, not divided), so that the batch's mean is
+ * (sum_0 + sum_1 + ...) / n_mean. With n_mean = this call's counted rows: the gradient of
+ * attn_cross_entropy_forward_backward bit for bit, and its loss is this sum / n_mean. */
+double attn_cross_entropy_sum_forward_backward(float *d_logits, float d_loss, const float *logits,
+                                               const int *labels, int rows, int V, int ignore,
+                                               int n_mean);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,11 @@ static const char notes[] =
     "settings (--epochs may extend it) and ends with the same bytes as an uninterrupted run.\n"
     "--log FILE.jsonl: {\"epoch\", \"epochs\", \"steps\", \"loss\", \"holdout_exact\",\n"
     "\"holdout_loss\", \"tokens_per_s\", \"elapsed_s\"} per epoch (null where not measured); a\n"
-    "resumed run keeps one line per epoch the checkpoint holds.";
+    "resumed run keeps one line per epoch the checkpoint holds.\n\n"
+    "--threads N: each batch is cut into micro-batches of 16 pairs whose gradients are\n"
+    "summed in order, whatever N, so the weights, losses and checkpoints are the same bytes\n"
+    "for every N (a run may be resumed with another N; docs/numerics.md, \"Threads\").\n"
+    "The held-out scoring and the test sets are decoded on one thread.";
 
 static const char *const norm_names[] = {"pre", "post"};
 static const char *const act_names[] = {"relu", "gelu"};
@@ -45,6 +49,7 @@ typedef struct s2s_args {
     attn_task task_id;
     uint64_t seed;
     int train_size, quiet;
+    int threads;       /* --threads (0: ATTN_THREADS, else the cores) */
     int hidden, bidir; /* GRU models: 0 / -1 = the model's default */
     attn_seq2seq_config mc;
     attn_s2s_train_config tc;
@@ -130,7 +135,11 @@ static int run(s2s_args *a) {
     attn_error err;
     attn_pairs *train = NULL, *held = NULL;
     attn_seq2seq *m = NULL;
-    int rc = CLI_OK;
+    attn_pool *pool = NULL;
+    /* the same bytes for every thread count (attn_seq2seq_train_pool) */
+    int rc = cli_threads_start("train", &a->threads, &pool);
+    if (rc >= 0) goto done;
+    rc = CLI_OK;
     if (attn_pairs_generate(a->task_id, ATTN_SET_TRAIN, a->train_size, a->seed, &train, &err) !=
             ATTN_OK ||
         (a->tc.holdout > 0 && attn_pairs_generate(a->task_id, ATTN_SET_HOLDOUT, a->tc.holdout,
@@ -139,7 +148,6 @@ static int run(s2s_args *a) {
         rc = cli_fail("train", &err);
         goto done;
     }
-    attn_set_num_threads(1);
     a->tc.seed = a->seed;
     if (a->log && (rc = cli_train_log_open(a->log, a->from.epoch, a->resume, &a->log_f)) >= 0)
         goto done;
@@ -148,7 +156,7 @@ static int run(s2s_args *a) {
     const attn_s2s_resume rs = {a->resume ? &a->from : NULL,
                                 a->checkpoint ? cli_s2s_write_checkpoint : NULL,
                                 (void *)a->checkpoint};
-    if (attn_seq2seq_train_resume(m, train, held, &a->tc, &cb, &rs, &err) != ATTN_OK) {
+    if (attn_seq2seq_train_pool(m, train, held, &a->tc, &cb, &rs, pool, &err) != ATTN_OK) {
         rc = cli_fail("train", &err);
         goto done;
     }
@@ -190,6 +198,7 @@ done:
     attn_seq2seq_free(m);
     attn_pairs_free(train);
     attn_pairs_free(held);
+    attn_pool_free(pool);
     return rc;
 }
 
@@ -242,6 +251,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
         {"--resume", "FILE", CLI_OPT_STR, &a.resume,
          .help = "continue the run of this checkpoint (its model,\ndata and settings)"},
         {"--log", "FILE.jsonl", CLI_OPT_STR, &a.log, .help = "one JSON line per epoch"},
+        CLI_THREADS_OPT(&a.threads),
     };
     cli_spec spec = CLI_SPEC("train",
                              "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task "

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 /* Options a resumed run may be given: everything else is the checkpoint's. */
-static const char *const resume_opts[] = {"--resume",     "--epochs", "--out",
-                                          "--checkpoint", "--log",    "--quiet"};
+static const char *const resume_opts[] = {"--resume", "--epochs", "--out",    "--checkpoint",
+                                          "--log",    "--quiet",  "--threads"};
 
 int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state *from,
                          attn_seq2seq_config *mc, attn_s2s_train_config *tc, int *train_size,
@@ -24,7 +24,8 @@ int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state 
             return cli_usage_error("train",
                                    "%s does not go with --resume: a resumed run keeps the "
                                    "checkpoint's model, data and settings (only --epochs, "
-                                   "--out, --checkpoint, --log and --quiet may be given)",
+                                   "--out, --checkpoint, --log, --quiet and --threads may be "
+                                   "given)",
                                    spec->opts[i].name);
     }
     attn_error err;

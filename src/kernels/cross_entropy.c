@@ -74,3 +74,23 @@ double attn_cross_entropy_forward_backward(float *d_logits, float d_loss, const 
     }
     return sum / n;
 }
+
+/* The rows of a micro-batch that is part of a larger mean: the same row terms and gradient as
+ * attn_cross_entropy_forward_backward, scaled by d_loss / n_mean (the whole batch's count), and
+ * the rows' loss SUM returned, so the caller adds the parts in its own order. */
+double attn_cross_entropy_sum_forward_backward(float *d_logits, float d_loss, const float *logits,
+                                               const int *labels, int rows, int V, int ignore,
+                                               int n_mean) {
+    ATTN_ASSERT(n_mean >= 1);
+    const double scale = (double)d_loss / n_mean;
+    double sum = 0.0;
+    for (int r = 0; r < rows; r++) {
+        if (labels[r] == ignore) continue;
+        const float *z = logits + (size_t)r * V;
+        ATTN_ASSERT(labels[r] >= 0 && labels[r] < V);
+        const double lse = logsumexp(z, V);
+        sum += lse - (double)z[labels[r]];
+        row_gradient(d_logits + (size_t)r * V, z, V, labels[r], lse, scale);
+    }
+    return sum;
+}

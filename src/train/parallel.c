@@ -46,12 +46,6 @@ typedef struct step_ctx {
     const float *labels;
     float *logits, *d_logits;
     int k0; /* the wave's first micro-batch */
-    int K;  /* micro-batches */
-    /* the gradient sum */
-    float *grads;
-    size_t n_params;
-    int n_wave, n_pieces;
-    bool *finite; /* [n_pieces] after the last wave: the piece's sum is finite */
 } step_ctx;
 
 /* Micro-batch k0 + task on replica `task` (a replica per task, not per thread: its gradients
@@ -75,18 +69,13 @@ static void micro_task(void *vc, int task, int worker) {
     err->status = attn_model_backward(m, &sub, c->d_logits + r0, err);
 }
 
-/* [lo, hi) of piece `task` of n_tasks over n elements: equal pieces, boundaries on multiples of
- * 16 floats (a 64-byte line when the buffer is aligned). Elementwise work split anywhere gives the
- * same floats, so the pieces may follow the thread count. */
-static void piece(int task, int n_tasks, size_t n, size_t *lo, size_t *hi) {
+void attn_piece_range(int task, int n_tasks, size_t n, size_t *lo, size_t *hi) {
     const size_t per = ((n + (size_t)n_tasks - 1) / (size_t)n_tasks + 15) / 16 * 16;
     *lo = (size_t)task * per < n ? (size_t)task * per : n;
     *hi = *lo + per < n ? *lo + per : n;
 }
 
-/* sum[n] += g[n]; returns whether every new sum is finite (exponent bits not all ones: the
- * integer test vectorizes with the add, so the sum and the check are one pass) */
-static bool add_finite(float *restrict sum, const float *restrict g, size_t n) {
+bool attn_add_finite(float *restrict sum, const float *restrict g, size_t n) {
     uint32_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         const float s = sum[i] + g[i];
@@ -98,25 +87,43 @@ static bool add_finite(float *restrict sum, const float *restrict g, size_t n) {
     return !bad;
 }
 
+typedef struct sum_ctx {
+    float *sum;
+    size_t n;
+    const float *const *g; /* [n_wave] the wave's gradients, micro-batches k0 .. k0 + n_wave - 1 */
+    int k0, n_wave, K, n_pieces;
+    bool finite[ATTN_MAX_THREADS]; /* [n_pieces] after the last wave: the piece's sum is finite */
+} sum_ctx;
+
 static void sum_task(void *vc, int task, int worker) {
     (void)worker;
-    step_ctx *c = vc;
+    sum_ctx *c = vc;
     size_t lo, hi;
-    piece(task, c->n_pieces, c->n_params, &lo, &hi);
+    attn_piece_range(task, c->n_pieces, c->n, &lo, &hi);
     const bool last = c->k0 + c->n_wave == c->K; /* the last wave: is the sum finite? */
     bool ok = true;
     for (int j = 0; j < c->n_wave; j++) {
-        const float *g = attn_model_grads_const(c->r->m[j]);
+        const float *g = c->g[j];
         if (c->k0 + j == 0)
-            memcpy(c->grads + lo, g + lo, (hi - lo) * sizeof(float));
+            memcpy(c->sum + lo, g + lo, (hi - lo) * sizeof(float));
         else
-            ok = add_finite(c->grads + lo, g + lo, hi - lo); /* the last add decides */
+            ok = attn_add_finite(c->sum + lo, g + lo, hi - lo); /* the last add decides */
     }
     if (last) {
         if (c->K == 1) /* no add: check the copy */
-            for (size_t i = lo; i < hi; i++) ok &= isfinite(c->grads[i]) != 0;
+            for (size_t i = lo; i < hi; i++) ok &= isfinite(c->sum[i]) != 0;
         c->finite[task] = ok;
     }
+}
+
+bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, const float *const *g, int k0,
+                         int n_wave, int K) {
+    sum_ctx c = {sum, n, g, k0, n_wave, K, attn_pool_threads(pool), {0}};
+    attn_pool_run(pool, c.n_pieces, sum_task, &c);
+    bool finite = true;
+    if (k0 + n_wave == K)
+        for (int i = 0; i < c.n_pieces; i++) finite &= c.finite[i];
+    return finite;
 }
 
 attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_pool *pool,
@@ -128,24 +135,22 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
     attn_status st = attn_replicas_reserve(r, m, W, err);
     if (st == ATTN_OK) st = attn_model_grads_alloc(m, err);
     if (st != ATTN_OK) return st;
-    bool fin[ATTN_MAX_THREADS];
-    step_ctx c = {
-        r, b,       labels, logits, d_logits, 0, K, attn_model_grads(m), attn_model_n_params(m),
-        0, threads, fin};
+    bool fin = true;
+    const float *g[ATTN_MAX_THREADS];
+    step_ctx c = {r, b, labels, logits, d_logits, 0};
     for (c.k0 = 0; c.k0 < K; c.k0 += W) {
-        c.n_wave = K - c.k0 < W ? K - c.k0 : W;
-        attn_pool_run(pool, c.n_wave, micro_task, &c);
-        for (int j = 0; j < c.n_wave; j++) /* the first failure in micro-batch order */
+        const int n_wave = K - c.k0 < W ? K - c.k0 : W;
+        attn_pool_run(pool, n_wave, micro_task, &c);
+        for (int j = 0; j < n_wave; j++) /* the first failure in micro-batch order */
             if (r->errs[j].status != ATTN_OK) {
                 if (err) *err = r->errs[j];
                 return r->errs[j].status;
             }
-        attn_pool_run(pool, c.n_pieces, sum_task, &c);
+        for (int j = 0; j < n_wave; j++) g[j] = attn_model_grads_const(r->m[j]);
+        fin = attn_grads_sum_pool(pool, attn_model_grads(m), attn_model_n_params(m), g, c.k0,
+                                  n_wave, K);
     }
-    if (finite) {
-        *finite = true;
-        for (int i = 0; i < c.n_pieces; i++) *finite &= fin[i];
-    }
+    if (finite) *finite = fin;
     return ATTN_OK;
 }
 
@@ -163,7 +168,7 @@ static void adam_task(void *vc, int task, int worker) {
     (void)worker;
     const adam_ctx *c = vc;
     size_t lo, hi;
-    piece(task, c->n_pieces, c->opt->n, &lo, &hi);
+    attn_piece_range(task, c->n_pieces, c->opt->n, &lo, &hi);
     attn_adam_update(c->params + lo, c->opt->m + lo, c->opt->v + lo, c->grads + lo, hi - lo, &c->s);
 }
 

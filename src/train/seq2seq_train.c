@@ -3,16 +3,17 @@
  *
  * Each epoch shuffles the training pairs with the project PRNG (seeded from cfg.seed, the state
  * carried over epochs) and cuts the permutation into batches of batch_size pairs (the last may
- * be smaller). Each step: zero_grad, forward on [BOS] + target, mean cross-entropy over the
- * target words and [EOS] (padding would be ignored like CrossEntropyLoss(ignore_index=0); the
- * packed rows hold none), backward, NaN/Inf check, Adam step (attn_adam_step: torch.optim.Adam).
+ * be smaller). Each step: forward on [BOS] + target, mean cross-entropy over the target words
+ * and [EOS] (padding would be ignored like CrossEntropyLoss(ignore_index=0); the packed rows hold
+ * none), backward, in micro-batches of ATTN_MICRO_BATCH pairs whose gradients are summed in
+ * order (seq2seq_parallel.c: the same bytes on every pool), NaN/Inf check, Adam step
+ * (torch.optim.Adam's update, by parameter ranges on the pool).
  * After each epoch the held-out pairs are decoded greedily (KV cache) and scored by exact match
  * (rewrite), or their teacher-forced loss is measured (compose, where a sentence other than the
  * target can be just as right); with keep_best the best epoch's parameters (ties: the later) are
  * put back at the end. */
-#include "attn_seq2seq.h"
+#include "train_internal.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,29 +106,38 @@ static void fill_batch(s2s_batch_buf *b, const attn_pairs *p, const int *order, 
     }
 }
 
-static attn_status check_finite(attn_seq2seq *m, double loss, long step, attn_error *err) {
+/* The step's loss and gradient are finite (finite: what the gradient sum found); else the
+ * error names the first tensor with a NaN/Inf. */
+static attn_status check_finite(attn_seq2seq *m, double loss, bool finite, long step,
+                                attn_error *err) {
     if (!isfinite(loss))
         return attn_errorf(err, ATTN_ERR_VALUE, "training: the loss is %g at step %ld", loss, step);
+    if (finite) return ATTN_OK;
     const float *g = attn_seq2seq_grads(m);
-    /* one pass over the flat array first (the usual case); the tensor only for the message */
-    const size_t P = attn_seq2seq_n_params(m);
-    int bad = 0;
-    for (size_t j = 0; j < P; j++) bad |= !(fabsf(g[j]) <= FLT_MAX); /* Inf or NaN */
-    if (!bad) return ATTN_OK;
     for (size_t t = 0; t < attn_seq2seq_tensor_count(m); t++)
         for (size_t j = 0; j < attn_seq2seq_tensor_numel(m, t); j++)
             if (!isfinite(g[attn_seq2seq_tensor_offset(m, t) + j]))
                 return attn_errorf(err, ATTN_ERR_VALUE,
                                    "training: the gradient of \"%s\" is not finite at step %ld",
                                    attn_seq2seq_tensor_name(m, t), step);
-    return ATTN_OK;
+    return attn_errorf(err, ATTN_ERR_VALUE, "training: the gradient is not finite at step %ld",
+                       step);
 }
 
-/* One epoch over the shuffled pairs; fills loss and tokens. */
+/* The step's threads: the pool (borrowed, NULL: the caller's) and the replicas of the model
+ * that run its micro-batches (seq2seq_parallel.c). */
+typedef struct s2s_threads {
+    attn_pool *pool;
+    attn_s2s_replicas reps;
+} s2s_threads;
+
+/* One epoch over the shuffled pairs; fills loss and tokens. Each step: the batch's micro-batches
+ * on the pool, their gradients summed in order (attn_s2s_forward_backward), the NaN/Inf check,
+ * Adam by parameter ranges on the pool: the same bytes for every pool. */
 static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *order,
                              const attn_s2s_train_config *cfg, attn_adam *opt, s2s_batch_buf *b,
-                             double *loss, long *tokens, attn_error *err) {
-    const int n = p->src->n, V = attn_seq2seq_config_of(m)->tgt_vocab;
+                             s2s_threads *th, double *loss, long *tokens, attn_error *err) {
+    const int n = p->src->n;
     double sum = 0.0;
     int batches = 0;
     *tokens = 0;
@@ -135,16 +145,13 @@ static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *or
         const int B = n - first < cfg->batch_size ? n - first : cfg->batch_size;
         fill_batch(b, p, order + first, B);
         const attn_s2s_batch batch = {B, b->S, b->T, b->src, b->src_len, b->tgt, b->tgt_len};
-        attn_seq2seq_zero_grad(m);
-        attn_status st = attn_seq2seq_forward(m, &batch, b->logits, err);
+        double l = NAN;
+        bool finite = false;
+        attn_status st = attn_s2s_forward_backward(m, &th->reps, th->pool, &batch, b->labels,
+                                                   b->logits, b->d_logits, &l, &finite, err);
+        if (st == ATTN_OK) st = check_finite(m, l, finite, opt->step + 1, err);
         if (st != ATTN_OK) return st;
-        memset(b->d_logits, 0, (size_t)b->rows * V * sizeof(float));
-        const double l = attn_cross_entropy_forward_backward(b->d_logits, 1.0f, b->logits,
-                                                             b->labels, b->rows, V, ATTN_PAD_ID);
-        st = attn_seq2seq_backward(m, &batch, b->d_logits, err);
-        if (st == ATTN_OK) st = check_finite(m, l, opt->step + 1, err);
-        if (st != ATTN_OK) return st;
-        attn_adam_step(opt, attn_seq2seq_params(m), attn_seq2seq_grads(m));
+        attn_adam_step_pool(opt, attn_seq2seq_params(m), attn_seq2seq_grads(m), th->pool);
         sum += l;
         batches++;
         *tokens += b->rows;
@@ -244,6 +251,7 @@ typedef struct s2s_run {
     double best_score; /* exact match, or minus the loss */
     attn_rng rng;
     size_t P;
+    s2s_threads th;
 } s2s_run;
 
 /* The same model blueprint (the fields a state must agree on). */
@@ -364,7 +372,8 @@ static attn_status run_epochs(s2s_run *r, const attn_s2s_callbacks *cb, const at
         const double t_epoch = attn_seconds();
         attn_s2s_epoch_stats es = {r->epoch + 1, cfg->epochs, 0, 0, NAN, 0, 0, NAN};
         long tokens = 0;
-        st = run_epoch(r->m, r->train, r->order, cfg, r->opt, &r->b, &es.loss, &tokens, err);
+        st =
+            run_epoch(r->m, r->train, r->order, cfg, r->opt, &r->b, &r->th, &es.loss, &tokens, err);
         if (st != ATTN_OK) break;
         r->epoch++;
         es.steps = r->opt->step;
@@ -382,10 +391,10 @@ static attn_status run_epochs(s2s_run *r, const attn_s2s_callbacks *cb, const at
     return st;
 }
 
-attn_status attn_seq2seq_train_resume(attn_seq2seq *m, const attn_pairs *train,
-                                      const attn_pairs *heldout, const attn_s2s_train_config *cfg,
-                                      const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
-                                      attn_error *err) {
+attn_status attn_seq2seq_train_pool(attn_seq2seq *m, const attn_pairs *train,
+                                    const attn_pairs *heldout, const attn_s2s_train_config *cfg,
+                                    const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
+                                    attn_pool *pool, attn_error *err) {
     if (!m || !train || !cfg || cfg->epochs < 0 || cfg->batch_size < 1 || cfg->holdout < 0 ||
         (cfg->holdout > 0 && (!heldout || cfg->holdout > heldout->src->n)))
         return attn_errorf(err, ATTN_ERR_ARG,
@@ -403,7 +412,8 @@ attn_status attn_seq2seq_train_resume(attn_seq2seq *m, const attn_pairs *train,
                  0,
                  -INFINITY,
                  attn_rng_seed(cfg->seed),
-                 attn_seq2seq_n_params(m)};
+                 attn_seq2seq_n_params(m),
+                 {pool, {0}}};
     const int n = train->src->n, V = attn_seq2seq_config_of(m)->tgt_vocab;
     attn_status st = attn_adam_create(r.P, &cfg->adam, &r.opt, err);
     if (st != ATTN_OK) return st;
@@ -421,9 +431,17 @@ attn_status attn_seq2seq_train_resume(attn_seq2seq *m, const attn_pairs *train,
         memcpy(attn_seq2seq_params(m), r.best, r.P * sizeof *r.best);
     free(r.best);
     free(r.order);
+    attn_s2s_replicas_free(&r.th.reps);
     batch_free(&r.b);
     attn_adam_free(r.opt);
     return st;
+}
+
+attn_status attn_seq2seq_train_resume(attn_seq2seq *m, const attn_pairs *train,
+                                      const attn_pairs *heldout, const attn_s2s_train_config *cfg,
+                                      const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
+                                      attn_error *err) {
+    return attn_seq2seq_train_pool(m, train, heldout, cfg, cb, rs, NULL, err);
 }
 
 attn_status attn_seq2seq_train(attn_seq2seq *m, const attn_pairs *train, const attn_pairs *heldout,

@@ -1,10 +1,12 @@
 /* train_internal.h -- the batcher (batch.c) and struct attn_trainer, shared by train.c,
- * checkpoint.c and the tests. */
+ * checkpoint.c and the tests; the pieces of a step on a pool (parallel.c), which the seq2seq
+ * training step (seq2seq_parallel.c) shares. */
 #ifndef ATTN_TRAIN_INTERNAL_H
 #define ATTN_TRAIN_INTERNAL_H
 
 #include "attn.h"
 #include "attn_kernels.h"
+#include "attn_seq2seq.h"
 #include "attn_threads.h"
 
 /* Cuts sentences [first, first + n) of a dataset into padded batches. Owns its buffers,
@@ -62,9 +64,44 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
 void attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool);
 /* adam.c: counts a step and returns its scalars (attn_adam_step = this + attn_adam_update). */
 attn_adam_scalars attn_adam_next(attn_adam *opt);
+/* [lo, hi) of piece `task` of n_tasks over n elements: equal pieces, boundaries on multiples of
+ * 16 floats (a 64-byte line when the buffer is aligned). Elementwise work split anywhere gives the
+ * same floats, so the pieces may follow the thread count. */
+void attn_piece_range(int task, int n_tasks, size_t n, size_t *lo, size_t *hi);
+/* sum[n] += g[n]; returns whether every new sum is finite (exponent bits not all ones: the
+ * integer test vectorizes with the add, so the sum and the check are one pass). */
+bool attn_add_finite(float *restrict sum, const float *restrict g, size_t n);
+/* One wave of a step's gradient sum: g[j] [n] is micro-batch k0 + j's gradient (j < n_wave, of K
+ * micro-batches in all); sum = g[0] (k0 == 0) then sum += g[j] in j order, elementwise, by
+ * parameter ranges over pool's threads. After the last wave (k0 + n_wave == K) returns whether
+ * every element of the sum is finite; before it, true. */
+bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, const float *const *g, int k0,
+                         int n_wave, int K);
 /* Correct predictions over every batch of bt (in its current order), batches spread over pool. */
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
                                    const attn_batcher *bt, long *correct, attn_error *err);
+
+/* ---- seq2seq_parallel.c: a seq2seq training step in micro-batches --------------------------- */
+
+/* seq2seq replicas for the tasks of a wave, grown on demand. */
+typedef struct attn_s2s_replicas {
+    attn_seq2seq **m; /* [n] replicas of one model */
+    attn_error *errs; /* [n] one error per concurrent task */
+    int n;
+} attn_s2s_replicas;
+attn_status attn_s2s_replicas_reserve(attn_s2s_replicas *r, attn_seq2seq *m, int n,
+                                      attn_error *err);
+void attn_s2s_replicas_free(attn_s2s_replicas *r);
+/* One training step's forward and backward of batch b: pairs cut into micro-batches of
+ * ATTN_MICRO_BATCH consecutive pairs (padded to b's S and T), each on a replica, their gradients
+ * summed in micro-batch order into m's gradients. labels [rows] (rows = sum of b->tgt_lengths,
+ * pair by pair; ATTN_PAD_ID rows count for nothing), logits and d_logits [rows, Vt] filled.
+ * d_logits is the gradient of the whole batch's mean cross-entropy (each micro-batch's rows
+ * scaled by 1 / the batch's counted rows); *loss that mean (the micro-batches' sums added in
+ * order, NaN when no row counts); *finite (unless NULL): every gradient element is finite. */
+attn_status attn_s2s_forward_backward(attn_seq2seq *m, attn_s2s_replicas *r, attn_pool *pool,
+                                      const attn_s2s_batch *b, const int *labels, float *logits,
+                                      float *d_logits, double *loss, bool *finite, attn_error *err);
 
 struct attn_trainer {
     attn_model *model;        /* borrowed */

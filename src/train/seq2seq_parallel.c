@@ -1,0 +1,146 @@
+/* seq2seq_parallel.c -- a seq2seq training step in micro-batches whose boundaries do not depend
+ * on the thread count (attn_threads.h, docs/numerics.md "Threads"), as parallel.c does for the
+ * classifiers.
+ *
+ * A batch of B pairs is cut into K = ceil(B / ATTN_MICRO_BATCH) micro-batches of consecutive
+ * pairs, each padded to the batch's S and T. Micro-batch k runs forward and backward on a
+ * replica whose gradients were zeroed; its d_logits are scaled by 1 / (the whole batch's counted
+ * target rows), so g_k is its share of the gradient of the batch's mean, and the model's gradient
+ * is ((g_0 + g_1) + g_2) + ... elementwise, in k order (parallel.c's attn_grads_sum_pool). The
+ * loss is (s_0 + s_1 + ...) / rows in k order, s_k the micro-batch's summed row losses. */
+#include "train_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void attn_s2s_replicas_free(attn_s2s_replicas *r) {
+    for (int i = 0; i < r->n; i++) attn_seq2seq_free(r->m[i]);
+    free(r->m);
+    free(r->errs);
+    memset(r, 0, sizeof *r);
+}
+
+attn_status attn_s2s_replicas_reserve(attn_s2s_replicas *r, attn_seq2seq *m, int n,
+                                      attn_error *err) {
+    if (n <= r->n) return ATTN_OK;
+    attn_seq2seq **ms = realloc(r->m, (size_t)n * sizeof *ms);
+    if (!ms) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq replicas: out of memory");
+    r->m = ms;
+    attn_error *errs = realloc(r->errs, (size_t)n * sizeof *errs);
+    if (!errs) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq replicas: out of memory");
+    r->errs = errs;
+    while (r->n < n) {
+        attn_status st = attn_seq2seq_replica(m, &r->m[r->n], err);
+        if (st != ATTN_OK) return st;
+        r->n++;
+    }
+    return ATTN_OK;
+}
+
+typedef struct s2s_step_ctx {
+    attn_s2s_replicas *r;
+    const attn_s2s_batch *b;
+    const int *labels;
+    float *logits, *d_logits;
+    const size_t *row0; /* [K + 1] micro-batch k's rows are [row0[k], row0[k + 1]) */
+    int V, n_mean, k0;  /* n_mean: the batch's counted rows */
+    double *loss_sum;   /* [K] s_k */
+} s2s_step_ctx;
+
+/* Micro-batch k0 + task on replica `task` (its gradients wait there for the sum). */
+static void micro_task(void *vc, int task, int worker) {
+    (void)worker;
+    s2s_step_ctx *c = vc;
+    const attn_s2s_batch *b = c->b;
+    const int k = c->k0 + task, p0 = k * ATTN_MICRO_BATCH;
+    const int n = b->B - p0 < ATTN_MICRO_BATCH ? b->B - p0 : ATTN_MICRO_BATCH;
+    attn_seq2seq *m = c->r->m[task];
+    attn_error *err = &c->r->errs[task];
+    const size_t row0 = c->row0[k], rows = c->row0[k + 1] - row0, off = row0 * (size_t)c->V;
+    const attn_s2s_batch sub = {n,
+                                b->S,
+                                b->T,
+                                b->src_ids + (size_t)p0 * b->S,
+                                b->src_lengths + p0,
+                                b->tgt_ids + (size_t)p0 * b->T,
+                                b->tgt_lengths + p0};
+    attn_seq2seq_zero_grad(m);
+    err->status = attn_seq2seq_forward(m, &sub, c->logits + off, err);
+    if (err->status != ATTN_OK) return;
+    memset(c->d_logits + off, 0, rows * (size_t)c->V * sizeof(float));
+    c->loss_sum[k] = attn_cross_entropy_sum_forward_backward(
+        c->d_logits + off, 1.0f, c->logits + off, c->labels + row0, (int)rows, c->V, ATTN_PAD_ID,
+        c->n_mean);
+    err->status = attn_seq2seq_backward(m, &sub, c->d_logits + off, err);
+}
+
+/* The waves: micro-batches on the replicas, then their gradients added in k order. */
+static attn_status run_waves(attn_seq2seq *m, attn_pool *pool, s2s_step_ctx *c, int K, int W,
+                             bool *finite, attn_error *err) {
+    const float *g[ATTN_MAX_THREADS];
+    bool fin = true;
+    for (c->k0 = 0; c->k0 < K; c->k0 += W) {
+        const int n_wave = K - c->k0 < W ? K - c->k0 : W;
+        attn_pool_run(pool, n_wave, micro_task, c);
+        for (int j = 0; j < n_wave; j++) /* the first failure in micro-batch order */
+            if (c->r->errs[j].status != ATTN_OK) {
+                if (err) *err = c->r->errs[j];
+                return c->r->errs[j].status;
+            }
+        for (int j = 0; j < n_wave; j++) g[j] = attn_seq2seq_grads(c->r->m[j]);
+        fin = attn_grads_sum_pool(pool, attn_seq2seq_grads(m), attn_seq2seq_n_params(m), g, c->k0,
+                                  n_wave, K);
+    }
+    *finite = fin;
+    return ATTN_OK;
+}
+
+attn_status attn_s2s_forward_backward(attn_seq2seq *m, attn_s2s_replicas *r, attn_pool *pool,
+                                      const attn_s2s_batch *b, const int *labels, float *logits,
+                                      float *d_logits, double *loss, bool *finite,
+                                      attn_error *err) {
+    *loss = NAN;
+    if (b->B < 1) return attn_errorf(err, ATTN_ERR_ARG, "training step: an empty batch");
+    const int K = (b->B + ATTN_MICRO_BATCH - 1) / ATTN_MICRO_BATCH;
+    const int threads = attn_pool_threads(pool);
+    const int W = K < threads ? K : threads;
+    attn_status st = attn_s2s_replicas_reserve(r, m, W, err);
+    if (st == ATTN_OK) st = attn_seq2seq_grads_alloc(m, err);
+    if (st != ATTN_OK) return st;
+    size_t *row0 = malloc((size_t)(K + 1) * sizeof *row0);
+    double *loss_sum = malloc((size_t)K * sizeof *loss_sum);
+    if (!row0 || !loss_sum) {
+        free(row0), free(loss_sum);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "training step: out of memory");
+    }
+    row0[0] = 0;
+    for (int k = 0; k < K; k++) {
+        row0[k + 1] = row0[k];
+        for (int i = k * ATTN_MICRO_BATCH; i < b->B && i < (k + 1) * ATTN_MICRO_BATCH; i++)
+            row0[k + 1] += (size_t)b->tgt_lengths[i];
+    }
+    int n_mean = 0;
+    for (size_t i = 0; i < row0[K]; i++) n_mean += labels[i] != ATTN_PAD_ID;
+    /* no counted row: nothing is added, whatever the divisor; the loss stays NaN (PyTorch 0/0) */
+    s2s_step_ctx c = {.r = r,
+                      .b = b,
+                      .labels = labels,
+                      .logits = logits,
+                      .d_logits = d_logits,
+                      .row0 = row0,
+                      .V = attn_seq2seq_config_of(m)->tgt_vocab,
+                      .n_mean = n_mean > 0 ? n_mean : 1,
+                      .loss_sum = loss_sum};
+    bool fin = true;
+    st = run_waves(m, pool, &c, K, W, &fin, err);
+    if (st == ATTN_OK && n_mean > 0) {
+        double sum = 0.0;
+        for (int k = 0; k < K; k++) sum += loss_sum[k];
+        *loss = sum / n_mean;
+    }
+    if (finite) *finite = fin;
+    free(row0);
+    free(loss_sum);
+    return st;
+}
