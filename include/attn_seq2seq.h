@@ -365,6 +365,28 @@ attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, i
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err);
 
+/* The same on a pool of threads (src/train/seq2seq_eval_pool.c; attn_threads.h, docs/numerics.md
+ * "Threads"): the caller's thread works on m, every other worker on a replica of m made for the
+ * call. The results are attn_seq2seq_evaluate's and attn_seq2seq_loss's to the bit for every
+ * pool, NULL included: a pair's decoding (or a batch of 32 pairs' loss) is one piece whichever
+ * thread runs it; counts are added as integers, batch losses in batch order.
+ *   attn_s2s_eval ev;
+ *   attn_seq2seq_evaluate_pool(m, held, 0, held->src->n, pool, &ev, &err);   // = evaluate */
+attn_status attn_seq2seq_evaluate_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                       attn_pool *pool, attn_s2s_eval *out, attn_error *err);
+attn_status attn_seq2seq_loss_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                   attn_pool *pool, double *loss, attn_error *err);
+/* One pair's greedy decoding (KV cache) against its target: attn_seq2seq_evaluate of that pair
+ * alone has exact = exact, token_acc = (double)right / tokens. */
+typedef struct attn_s2s_pair_score {
+    bool exact; /* the output is the target */
+    int right;  /* target positions ([EOS] included) predicted right */
+    int tokens; /* target positions: words + 1 */
+} attn_s2s_pair_score;
+/* scores[n]: pair first + i's score in scores[i] (what `attn eval` sorts by source length). */
+attn_status attn_seq2seq_score_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                    attn_pool *pool, attn_s2s_pair_score *scores, attn_error *err);
+
 /* Sampling (src/models/seq2seq_sample.c, docs/decoder.md): each step draws the next token from
  * softmax(logits / temperature) restricted to the top_k most probable (0: all) and then to the
  * smallest set whose probability reaches top_p (0 or 1: no limit), with the project's splitmix64
