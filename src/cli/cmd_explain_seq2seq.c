@@ -136,7 +136,7 @@ static bool explain_source(void *ctx, const char *source, const char *where, int
     attn_status st = src ? attn_tokenize(source, src, max_ids, &n, &err)
                          : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
     if (st == ATTN_OK && attn_seq2seq_config_of(v->m)->task == ATTN_TASK_REWRITE)
-        cli_s2s_note_off_task("explain", src, n, where, index);
+        cli_s2s_note_off_task(stderr, "explain", src, n, where, index);
     if (st == ATTN_OK) st = attn_seq2seq_explain(v->m, src, n, &v->opts, &e, &err);
     if (st == ATTN_OK && v->fmt == FORMAT_JSON) {
         char *json = NULL;
