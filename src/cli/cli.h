@@ -402,5 +402,8 @@ bool cli_want_color(int choice);
  * alike. Below t = 0.05 the word keeps the terminal's colours (weightless words do not glare on
  * a dark terminal). */
 void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note);
+/* The same on f (a thread's buffer, written out later in input order). */
+void cli_shaded_to(FILE *f, bool color, const char *word, double t, int r, int g, int b,
+                   const char *note);
 
 #endif

@@ -1,10 +1,10 @@
-/* test_cli_seq2seq_threads.c -- `attn generate` and `attn eval` on seq2seq weights with
+/* test_cli_seq2seq_threads.c -- `attn generate`, `eval` and `explain` on seq2seq weights with
  * `--threads N`: the same stdout, stderr and exit code for 1, 2 and 3 threads (and for
  * ATTN_THREADS), for greedy decoding with and without the KV cache, beam search, sampling
  * (several draws per source, and more draws than a block of 512 holds), json, --teacher and a
- * compose model, over sources from `attn data --task rewrite` with bad lines among them; bad
- * thread counts are usage errors. The committed weights are only read: the runs are compared
- * with one another, never with stored output. */
+ * compose model, over sources from `attn data --task rewrite` with bad lines among them, and
+ * `attn explain` on seq2seq weights; bad thread counts are usage errors. The committed weights are
+ * only read: the runs are compared with one another, never with stored output. */
 #include "cli_harness.h"
 
 static const char *weights(const char *name) {
@@ -154,6 +154,22 @@ START_TEST(test_eval_same_for_every_thread_count) {
 }
 END_TEST
 
+/* attn explain on seq2seq weights: one source per piece, saliency (backward passes) on the
+ * replicas too. */
+START_TEST(test_explain_same_for_every_thread_count) {
+    char *pairs = pairs_text(tu_small() ? 8 : 40), *sources = sources_of(pairs);
+    char *json[] = {"explain",  "--weights", (char *)weights("seq2seq-transformer"),
+                    "--format", "json",      NULL};
+    same_for_every_thread_count("explain json", sources, json, 1);
+    char *text[] = {"explain",  "--weights", (char *)weights("seq2seq-attn"),
+                    "--color",  "always",    "--prefix",
+                    "negative", NULL};
+    same_for_every_thread_count("explain text", sources, text, 1);
+    free(sources);
+    free(pairs);
+}
+END_TEST
+
 START_TEST(test_bad_thread_counts) {
     const char *w = weights("seq2seq-transformer");
     run_result r = run("the exam was great\n", "generate", "--weights", w, "--threads", "0", NULL);
@@ -184,6 +200,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_generate_same_for_every_thread_count);
     tcase_add_test(tc, test_samples_across_blocks);
     tcase_add_test(tc, test_eval_same_for_every_thread_count);
+    tcase_add_test(tc, test_explain_same_for_every_thread_count);
     tcase_add_test(tc, test_bad_thread_counts);
     suite_add_tcase(s, tc);
     return s;
