@@ -88,7 +88,7 @@ static void flush(block *b, attn_pool *pool) {
         src_rec *r = &b->src[j];
         const bool finished = emit_source(b, r, first_pc);
         while (first_pc < b->n_pc && b->pc[first_pc].src == j) first_pc++;
-        if (finished || r->next == r->n_pieces) { /* failed with pieces never handed out too */
+        if (finished) { /* a failed source's later pieces are never handed out */
             b->failed += r->failed || !r->state;
             if (r->state) b->s->release(r->state);
         } else {
