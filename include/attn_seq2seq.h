@@ -365,6 +365,28 @@ attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, i
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err);
 
+/* The same on a pool of threads (src/train/seq2seq_eval_pool.c; attn_threads.h, docs/numerics.md
+ * "Threads"): the caller's thread works on m, every other worker on a replica of m made for the
+ * call. The results are attn_seq2seq_evaluate's and attn_seq2seq_loss's to the bit for every
+ * pool, NULL included: a pair's decoding (or a batch of 32 pairs' loss) is one piece whichever
+ * thread runs it; counts are added as integers, batch losses in batch order.
+ *   attn_s2s_eval ev;
+ *   attn_seq2seq_evaluate_pool(m, held, 0, held->src->n, pool, &ev, &err);   // = evaluate */
+attn_status attn_seq2seq_evaluate_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                       attn_pool *pool, attn_s2s_eval *out, attn_error *err);
+attn_status attn_seq2seq_loss_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                   attn_pool *pool, double *loss, attn_error *err);
+/* One pair's greedy decoding (KV cache) against its target: attn_seq2seq_evaluate of that pair
+ * alone has exact = exact, token_acc = (double)right / tokens. */
+typedef struct attn_s2s_pair_score {
+    bool exact; /* the output is the target */
+    int right;  /* target positions ([EOS] included) predicted right */
+    int tokens; /* target positions: words + 1 */
+} attn_s2s_pair_score;
+/* scores[n]: pair first + i's score in scores[i] (what `attn eval` sorts by source length). */
+attn_status attn_seq2seq_score_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                    attn_pool *pool, attn_s2s_pair_score *scores, attn_error *err);
+
 /* Training on several threads (src/train/seq2seq_parallel.c, docs/numerics.md "Threads"), with
  * the same bytes for every thread count:
  *
@@ -379,7 +401,8 @@ attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int firs
  * gradients summed in micro-batch order, Adam by parameter ranges. The pool is borrowed (NULL:
  * the caller's thread) and is not part of the state: a run resumed on another pool ends with the
  * same bytes. attn_seq2seq_train and _resume are this with pool NULL: the same steps. The
- * held-out scoring after each epoch runs on the caller's thread. */
+ * held-out scoring after each epoch runs on the pool too (attn_seq2seq_evaluate_pool,
+ * attn_seq2seq_loss_pool: the same scores for every pool). */
 attn_status attn_seq2seq_train_pool(attn_seq2seq *m, const attn_pairs *train,
                                     const attn_pairs *heldout, const attn_s2s_train_config *cfg,
                                     const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,

@@ -36,12 +36,14 @@ bool cli_is_seq2seq_weights(const char *path);
 bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
 int cli_info_seq2seq(const char *path);
 /* A note on stderr when a rewrite model's source src[n] is not a sentence of the task's grammar
- * (the model has only seen those, so its output says little): "SOURCE_WHERE INDEX: note: ...". */
-void cli_s2s_note_off_task(const char *cmd, const int *src, int n, const char *where, int index);
+ * (the model has only seen those, so its output says little): "SOURCE_WHERE INDEX: note: ..."
+ * (on f: stderr, or a buffer written to stderr later). */
+void cli_s2s_note_off_task(FILE *f, const char *cmd, const int *src, int n, const char *where,
+                           int index);
 /* attn eval on seq2seq weights: exact match per set of the model's task (or of the pairs of
- * the file data, when not NULL) and by source length. */
+ * the file data, when not NULL) and by source length, on `threads` threads (0: the default). */
 int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,
-                     const char *data);
+                     const char *data, int threads);
 /* compose_cli.c: samples of a compose model judged by the grammar parser, for attn train,
  * reproduce and eval (docs/decoder.md). For each of the 16 sources (2 polarities x 8 subjects)
  * per_source samples at temperature T (no top-k/top-p; sample k seeded with seed + k). train:
@@ -157,6 +159,9 @@ const char *cli_did_you_mean(const char *word, const char *const *names, int n);
 void cli_put_escaped(FILE *f, const char *s);
 /* "attn CMD: <formatted, escaped>" on stderr (cmd NULL: "attn: ..."). */
 void cli_message(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same bytes on f (a thread's buffer, written to stderr later in input order). */
+void cli_message_to(FILE *f, const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Prints "attn CMD: <msg>" to stderr and returns the exit code for the status. */
 int cli_fail(const char *cmd, const attn_error *err);
 /* Prints "attn CMD: <formatted>\nTry 'attn CMD --help'." and returns CLI_USAGE. */
@@ -364,6 +369,23 @@ typedef struct cli_par_spec {
     void *ctx;
 } cli_par_spec;
 int cli_run_sentences_pool(const cli_par_spec *s, char **args, int n_args, attn_pool *pool);
+/* source_pieces.c: cli_run_sentences for sources whose work is several independent pieces
+ * (attn generate --samples N), on a pool. prepare (on the reading thread, in input order) reads
+ * one source into a state with *n_pieces >= 1 pieces, or returns NULL (the source failed)
+ * after saying why on msg; compute (on any thread) runs piece k of a state, printing its output
+ * on out and its messages on msg, false when it failed; release frees a state. Sources are
+ * read and computed in blocks of at most 512 pieces; each source's messages and pieces' output
+ * are then written to stderr and stdout in input order, up to its first failed piece: the
+ * bytes of a serial run, for every pool. */
+typedef struct cli_piece_spec {
+    const char *cmd, *verb;
+    void *(*prepare)(void *ctx, const char *text, const char *where, int index, int *n_pieces,
+                     FILE *msg);
+    bool (*compute)(void *ctx, int worker, void *state, int k, FILE *out, FILE *msg);
+    void (*release)(void *state);
+    void *ctx;
+} cli_piece_spec;
+int cli_run_pieces_pool(const cli_piece_spec *s, char **args, int n_args, attn_pool *pool);
 
 /* --color WHEN of the commands that colour text (explain): the table entry and the decision. */
 enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
@@ -380,5 +402,8 @@ bool cli_want_color(int choice);
  * alike. Below t = 0.05 the word keeps the terminal's colours (weightless words do not glare on
  * a dark terminal). */
 void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note);
+/* The same on f (a thread's buffer, written out later in input order). */
+void cli_shaded_to(FILE *f, bool color, const char *word, double t, int r, int g, int b,
+                   const char *note);
 
 #endif

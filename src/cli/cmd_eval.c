@@ -28,7 +28,8 @@ static const char notes[] =
     "decoding per set of the model's task and by source length (10-word buckets); --data\n"
     "FILE.tsv holds 'source<TAB>target' lines as attn data --task prints them (the first bad\n"
     "line is reported with its number). Compose models add the teacher-forced loss per\n"
-    "target token.";
+    "target token. --threads decodes the pairs on N threads, one pair per thread at a time;\n"
+    "the output is the same for every N.";
 
 static int eval_report(attn_model *m, const char *name, attn_dataset *d, int batch,
                        attn_pool *pool) {
@@ -160,7 +161,7 @@ int cmd_eval(int argc, char **argv) {
     if (set && !cli_sets_from_name(set, sets, &n_sets))
         return cli_usage_error("eval", "--set expects %s, got '%s'", CLI_SET_NAMES, set);
     if (cli_is_seq2seq_weights(weights)) {
-        return cli_eval_seq2seq(weights, sets, n_sets, have_n ? n : 0, seed, data);
+        return cli_eval_seq2seq(weights, sets, n_sets, have_n ? n : 0, seed, data, threads);
     }
     return eval_weights(weights, data, sets, n_sets, n, have_n, seed, batch, threads);
 }

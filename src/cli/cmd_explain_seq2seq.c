@@ -1,7 +1,9 @@
 /* cmd_explain_seq2seq.c -- `attn explain` on seq2seq weights (cmd_explain hands over): per
  * source, the words the decoder writes with the top-5 of every step, the source words shaded
  * by the cross-attention of each output word (one layer and head, or their mean) and by
- * saliency; or the JSON object of attn_s2s_explanation_to_json, one a line. */
+ * saliency; or the JSON object of attn_s2s_explanation_to_json, one a line. Sources are
+ * explained on --threads threads (a replica of the model each) and printed in input order, the
+ * same bytes for every thread count (cli_run_pieces_pool). */
 #include "attn_seq2seq.h"
 #include "cli.h"
 
@@ -35,7 +37,9 @@ static const char notes[] =
     "(saliency [output][source]); with --layer/--head also \"alignment\" [output][source].\n"
     "Floats with %.9g (they read back exactly).\n\n"
     "--prefix \"W1 W2\": the decoder writes these target words first, whatever it would have\n"
-    "chosen, and continues greedily from them (the page's \"click an alternative\").";
+    "chosen, and continues greedily from them (the page's \"click an alternative\").\n\n"
+    "--threads N explains N sources at a time, each as one thread does, printed in input\n"
+    "order: the output is the same for every N.";
 
 typedef struct s2s_view {
     int fmt;
@@ -43,6 +47,7 @@ typedef struct s2s_view {
     int layer, head; /* -1: the mean */
     attn_s2s_explain_opts opts;
     attn_seq2seq *m;
+    attn_seq2seq **models; /* per thread: m, then replicas of it */
 } s2s_view;
 
 /* The cross-attention row of step t: one layer/head or the mean (double). */
@@ -60,55 +65,55 @@ static void attention_row(const s2s_view *v, const attn_s2s_explanation *e, int 
     for (int i = 0; n && i < S; i++) row[i] /= n;
 }
 
-static void print_step(const s2s_view *v, const attn_s2s_explanation *e, const int *src, int t,
-                       double *row) {
+static void print_step(FILE *f, const s2s_view *v, const attn_s2s_explanation *e, const int *src,
+                       int t, double *row) {
     const int S = e->n_src;
-    printf("  %2d %-10s p=%.4f%s  top:", t + 1, attn_tgt_vocab_token(e->chosen[t]),
-           (double)e->chosen_prob[t], t < e->n_prefix ? " (forced)" : "");
+    fprintf(f, "  %2d %-10s p=%.4f%s  top:", t + 1, attn_tgt_vocab_token(e->chosen[t]),
+            (double)e->chosen_prob[t], t < e->n_prefix ? " (forced)" : "");
     for (int k = 0; k < ATTN_S2S_TOP_K; k++) {
         const int id = e->top_ids[(size_t)t * ATTN_S2S_TOP_K + k];
         if (id >= 0)
-            printf(" %s %.4f", attn_tgt_vocab_token(id),
-                   (double)e->top_probs[(size_t)t * ATTN_S2S_TOP_K + k]);
+            fprintf(f, " %s %.4f", attn_tgt_vocab_token(id),
+                    (double)e->top_probs[(size_t)t * ATTN_S2S_TOP_K + k]);
     }
-    putchar('\n');
+    fputc('\n', f);
     if (e->cross) {
         attention_row(v, e, t, row);
         double max = 0.0;
         for (int i = 0; i < S; i++) max = fmax(max, row[i]);
-        printf("     attends ");
+        fprintf(f, "     attends ");
         for (int i = 0; i < S; i++) {
             char note[16];
             snprintf(note, sizeof note, "%3.0f%%", 100.0 * row[i]);
-            cli_shaded(v->color, attn_tgt_vocab_token(src[i]), max > 0 ? row[i] / max : 0, 255, 140,
-                       0, note);
+            cli_shaded_to(f, v->color, attn_tgt_vocab_token(src[i]), max > 0 ? row[i] / max : 0,
+                          255, 140, 0, note);
         }
-        putchar('\n');
+        fputc('\n', f);
     }
     if (e->grad_x_input) {
         const float *gx = e->grad_x_input + (size_t)t * S;
         double max = 0.0;
         for (int i = 0; i < S; i++) max = fmax(max, fabs(gx[i]));
-        printf("     g x in  ");
+        fprintf(f, "     g x in  ");
         for (int i = 0; i < S; i++) {
             char note[16];
             snprintf(note, sizeof note, "%+.2f", (double)gx[i]);
             const double s = max > 0 ? fabs(gx[i]) / max : 0;
             if (gx[i] >= 0)
-                cli_shaded(v->color, attn_tgt_vocab_token(src[i]), s, 60, 190, 75, note);
+                cli_shaded_to(f, v->color, attn_tgt_vocab_token(src[i]), s, 60, 190, 75, note);
             else
-                cli_shaded(v->color, attn_tgt_vocab_token(src[i]), s, 230, 75, 75, note);
+                cli_shaded_to(f, v->color, attn_tgt_vocab_token(src[i]), s, 230, 75, 75, note);
         }
-        putchar('\n');
+        fputc('\n', f);
     }
 }
 
-static void print_text(const s2s_view *v, const char *source, const int *src,
+static void print_text(FILE *f, const s2s_view *v, const char *source, const int *src,
                        const attn_s2s_explanation *e) {
-    printf("%s  <-  %s\n", source, attn_s2s_arch_name(e->arch));
-    printf("  output:");
-    for (int i = 0; i < e->n_out; i++) printf(" %s", attn_tgt_vocab_token(e->out[i]));
-    printf("%s\n", e->ended ? "" : " (no [EOS] within the length limit)");
+    fprintf(f, "%s  <-  %s\n", source, attn_s2s_arch_name(e->arch));
+    fprintf(f, "  output:");
+    for (int i = 0; i < e->n_out; i++) fprintf(f, " %s", attn_tgt_vocab_token(e->out[i]));
+    fprintf(f, "%s\n", e->ended ? "" : " (no [EOS] within the length limit)");
     if (e->cross) {
         char which[64] = "the mean of every layer and head";
         if (v->layer >= 0 || v->head >= 0) {
@@ -117,39 +122,73 @@ static void print_text(const s2s_view *v, const char *source, const int *src,
             if (v->head >= 0) snprintf(h, sizeof h, "%d", v->head);
             snprintf(which, sizeof which, "layer %s, head %s", l, h);
         }
-        printf("  cross-attention: %s (%d layer%s x %d head%s)\n", which, e->n_layers,
-               e->n_layers == 1 ? "" : "s", e->n_heads, e->n_heads == 1 ? "" : "s");
+        fprintf(f, "  cross-attention: %s (%d layer%s x %d head%s)\n", which, e->n_layers,
+                e->n_layers == 1 ? "" : "s", e->n_heads, e->n_heads == 1 ? "" : "s");
     } else {
-        printf("  (%s has no attention maps)\n", attn_s2s_arch_name(e->arch));
+        fprintf(f, "  (%s has no attention maps)\n", attn_s2s_arch_name(e->arch));
     }
     double *row = malloc((size_t)e->n_src * sizeof *row);
-    for (int t = 0; row && t < e->T; t++) print_step(v, e, src, t, row);
+    for (int t = 0; row && t < e->T; t++) print_step(f, v, e, src, t, row);
     free(row);
 }
 
-static bool explain_source(void *ctx, const char *source, const char *where, int index) {
+/* One source read: its text and ids (with "where index" for messages). */
+typedef struct s2s_source {
+    char *text;
+    int *src, n;
+    const char *where;
+    int index;
+} s2s_source;
+
+static void source_free(void *state) {
+    s2s_source *s = state;
+    free(s->src);
+    free(s->text);
+    free(s);
+}
+
+/* Tokenizes a source on the reading thread (one piece: its explanation). */
+static void *explain_prepare(void *ctx, const char *source, const char *where, int index,
+                             int *n_pieces, FILE *msg) {
     const s2s_view *v = ctx;
     const int max_ids = (int)(strlen(source) / 2 + 1);
-    int n = 0, *src = malloc((size_t)max_ids * sizeof *src);
+    s2s_source *s = calloc(1, sizeof *s);
+    attn_error err;
+    attn_status st =
+        s && (s->text = strdup(source)) && (s->src = malloc((size_t)max_ids * sizeof(int)))
+            ? attn_tokenize(source, s->src, max_ids, &s->n, &err)
+            : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
+    if (st != ATTN_OK) {
+        cli_message_to(msg, "explain", "%s %d: %s", where, index, err.msg);
+        if (s) source_free(s);
+        return NULL;
+    }
+    if (attn_seq2seq_config_of(v->m)->task == ATTN_TASK_REWRITE)
+        cli_s2s_note_off_task(msg, "explain", s->src, s->n, where, index);
+    s->where = where;
+    s->index = index;
+    *n_pieces = 1;
+    return s;
+}
+
+static bool explain_compute(void *ctx, int worker, void *state, int k, FILE *f, FILE *msg) {
+    (void)k;
+    const s2s_view *v = ctx;
+    const s2s_source *s = state;
     attn_error err;
     attn_s2s_explanation *e = NULL;
-    attn_status st = src ? attn_tokenize(source, src, max_ids, &n, &err)
-                         : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
-    if (st == ATTN_OK && attn_seq2seq_config_of(v->m)->task == ATTN_TASK_REWRITE)
-        cli_s2s_note_off_task("explain", src, n, where, index);
-    if (st == ATTN_OK) st = attn_seq2seq_explain(v->m, src, n, &v->opts, &e, &err);
+    attn_status st = attn_seq2seq_explain(v->models[worker], s->src, s->n, &v->opts, &e, &err);
     if (st == ATTN_OK && v->fmt == FORMAT_JSON) {
         char *json = NULL;
         const attn_s2s_json_opts jo = {true, v->layer >= 0 || v->head >= 0, v->layer, v->head};
-        st = attn_s2s_explanation_to_json(source, src, e, &jo, &json, NULL, &err);
-        if (st == ATTN_OK) puts(json);
+        st = attn_s2s_explanation_to_json(s->text, s->src, e, &jo, &json, NULL, &err);
+        if (st == ATTN_OK) fprintf(f, "%s\n", json);
         free(json);
     } else if (st == ATTN_OK) {
-        print_text(v, source, src, e);
+        print_text(f, v, s->text, s->src, e);
     }
-    if (st != ATTN_OK) cli_message("explain", "%s %d: %s", where, index, err.msg);
+    if (st != ATTN_OK) cli_message_to(msg, "explain", "%s %d: %s", s->where, s->index, err.msg);
     attn_s2s_explanation_free(e);
-    free(src);
     return st == ATTN_OK;
 }
 
@@ -190,8 +229,8 @@ static int check_view(const s2s_view *v) {
 
 int cmd_explain_seq2seq(int argc, char **argv) {
     const char *weights = NULL, *prefix = NULL;
-    s2s_view v = {FORMAT_TEXT, false, -1, -1, {0}, NULL};
-    int color = CLI_COLOR_AUTO, max_out = 0;
+    s2s_view v = {FORMAT_TEXT, false, -1, -1, {0}, NULL, NULL};
+    int color = CLI_COLOR_AUTO, max_out = 0, threads = 0;
     bool no_saliency = false;
     int prefix_ids[ATTN_S2S_MAX_TGT];
     cli_opt opts[] = {
@@ -209,11 +248,12 @@ int cmd_explain_seq2seq(int argc, char **argv) {
          .help = "output words at most"},
         {"--no-saliency", NULL, CLI_OPT_FLAG, &no_saliency, .help = "skip the backward passes"},
         CLI_COLOR_OPT(&color),
+        CLI_THREADS_OPT(&threads),
     };
     cli_spec spec =
         CLI_SPEC("explain",
                  "--weights SEQ2SEQ.json [--format F] [--layer L] [--head H] [--prefix WORDS]"
-                 " [--max-out N] [--no-saliency] [--color WHEN] [--] [SOURCE...]",
+                 " [--max-out N] [--no-saliency] [--color WHEN] [--threads N] [--] [SOURCE...]",
                  about, "SOURCE", notes, opts);
     char **sources = NULL;
     int n_sources = 0;
@@ -230,14 +270,29 @@ int cmd_explain_seq2seq(int argc, char **argv) {
             rc = cli_usage_error("explain", "--max-out/--prefix: the model writes at most %d words",
                                  cap);
     }
+    /* sources on every thread, each explained as one thread explains it */
+    attn_pool *pool = NULL;
+    if (rc < 0) rc = cli_threads_start("explain", &threads, &pool);
+    if (rc < 0 && !(v.models = calloc((size_t)threads, sizeof *v.models)))
+        rc = cli_runtime_error("explain", "out of memory");
     if (rc < 0) {
-        attn_set_num_threads(1);
+        v.models[0] = v.m;
+        for (int w = 1; rc < 0 && w < threads; w++)
+            if (attn_seq2seq_replica(v.m, &v.models[w], &err) != ATTN_OK)
+                rc = cli_fail("explain", &err);
+    }
+    if (rc < 0) {
         v.color = cli_want_color(color);
         v.opts.prefix = prefix_ids;
         v.opts.max_out = max_out;
         v.opts.no_saliency = no_saliency;
-        rc = cli_run_sentences("explain", "explained", sources, n_sources, explain_source, &v);
+        const cli_piece_spec ps = {"explain",       "explained", explain_prepare,
+                                   explain_compute, source_free, &v};
+        rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
     }
+    for (int w = 1; v.models && w < threads; w++) attn_seq2seq_free(v.models[w]);
+    free(v.models);
+    attn_pool_free(pool);
     attn_seq2seq_free(v.m);
     free(sources);
     return rc;

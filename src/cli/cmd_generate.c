@@ -1,7 +1,9 @@
 /* cmd_generate.c -- `attn generate`: greedy decoding with seq2seq weights (write-up §6), one
  * source per forward on one BLAS thread; or, with --teacher, the teacher-forced logits of given
  * 'source<TAB>target' pairs (what PyTorch's nn.Transformer computes for [BOS] + target, bit for
- * bit). */
+ * bit). Sources (and --samples' draws) are decoded on --threads threads, each on its own copy
+ * of the model's run state (attn_seq2seq_replica), and printed in input order: the output is
+ * the same for every thread count (cli_run_pieces_pool). */
 #include "attn_seq2seq.h"
 #include "cli.h"
 
@@ -41,10 +43,12 @@ static const char notes[] =
     "Compose models (attn train --task compose): each SOURCE is '<polarity> <subject>'\n"
     "('positive exam'), the output a review sentence; after each output a line (text:\n"
     "'  judged: ...'; json: \"judged\") says whether the grammar parser reads it as a sentence\n"
-    "of the task's grammar, and its polarity and subject against the ones asked for.";
+    "of the task's grammar, and its polarity and subject against the ones asked for.\n\n"
+    "--threads N decodes N sources (or --samples draws) at a time, each one exactly as a\n"
+    "single thread does, and prints them in input order: the output is the same for every N.";
 
 typedef struct gen_ctx {
-    attn_seq2seq *m;
+    attn_seq2seq **models; /* per thread: the model, then replicas of it */
     bool cache;
     int fmt, max_out;
     bool teacher; /* --teacher: teacher-forced logits of source<TAB>target instead of decoding */
@@ -56,7 +60,7 @@ typedef struct gen_ctx {
 
 /* compose models: the output judged by the grammar parser, after the output (text: one line;
  * json: the "judged" member, the object still open). */
-static void print_judgement(const gen_ctx *g, const int *src, const int *out, int n_out) {
+static void print_judgement(FILE *f, const gen_ctx *g, const int *src, const int *out, int n_out) {
     attn_compose_verdict v;
     attn_error err;
     const bool ok = attn_compose_judge(src, out, n_out, &v, &err) == ATTN_OK;
@@ -64,30 +68,31 @@ static void print_judgement(const gen_ctx *g, const int *src, const int *out, in
     const char *asked_subj = attn_vocab_word(src[1]);
     if (g->fmt == FORMAT_TEXT) {
         if (ok)
-            printf("  judged: grammatical, %s (asked %s), subject %s (asked %s)\n",
-                   v.label ? "positive" : "negative", asked_pol, attn_vocab_word(v.subject),
-                   asked_subj);
+            fprintf(f, "  judged: grammatical, %s (asked %s), subject %s (asked %s)\n",
+                    v.label ? "positive" : "negative", asked_pol, attn_vocab_word(v.subject),
+                    asked_subj);
         else
-            printf("  judged: not grammatical (%s)\n", err.msg);
+            fprintf(f, "  judged: not grammatical (%s)\n", err.msg);
         return;
     }
-    printf(", \"judged\": {\"grammatical\": %s", ok ? "true" : "false");
+    fprintf(f, ", \"judged\": {\"grammatical\": %s", ok ? "true" : "false");
     if (ok)
-        printf(", \"polarity\": \"%s\", \"subject\": \"%s\", \"polarity_as_asked\": %s, "
-               "\"subject_as_asked\": %s}",
-               v.label ? "positive" : "negative", attn_vocab_word(v.subject),
-               v.polarity_ok ? "true" : "false", v.subject_ok ? "true" : "false");
+        fprintf(f,
+                ", \"polarity\": \"%s\", \"subject\": \"%s\", \"polarity_as_asked\": %s, "
+                "\"subject_as_asked\": %s}",
+                v.label ? "positive" : "negative", attn_vocab_word(v.subject),
+                v.polarity_ok ? "true" : "false", v.subject_ok ? "true" : "false");
     else {
-        printf(", \"why\": ");
-        attn_json_write_string(stdout, err.msg);
-        putchar('}');
+        fprintf(f, ", \"why\": ");
+        attn_json_write_string(f, err.msg);
+        fputc('}', f);
     }
 }
 
-static void print_floats(const float *x, int n) {
-    putchar('[');
-    for (int j = 0; j < n; j++) printf(j ? ", %.9g" : "%.9g", (double)x[j]);
-    putchar(']');
+static void print_floats(FILE *f, const float *x, int n) {
+    fputc('[', f);
+    for (int j = 0; j < n; j++) fprintf(f, j ? ", %.9g" : "%.9g", (double)x[j]);
+    fputc(']', f);
 }
 
 /* p(token) = softmax(logits)[token], in double. */
@@ -99,19 +104,21 @@ static double probability(const float *logits, int V, int token) {
 }
 
 /* The target's words as target-vocabulary ids after [BOS] into ids (room for max); -1 count
- * (after the message) on an unknown token. */
-static int target_ids(const char *target, int *ids, int max) {
+ * (after the message on msg) on an unknown token. */
+static int target_ids(const char *target, int *ids, int max, FILE *msg) {
     char *copy = strdup(target);
     int n = 0;
     if (!copy) return -1;
     ids[n++] = ATTN_TGT_BOS;
-    for (char *w = strtok(copy, " \t"); w; w = strtok(NULL, " \t")) {
+    char *save = NULL; /* strtok_r: pieces run on several threads at once */
+    for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
         const int id = attn_tgt_vocab_id(w);
         if (id < 0 || n >= max) {
             if (id < 0)
-                cli_message("generate", "target word '%s' is not in the target vocabulary", w);
+                cli_message_to(msg, "generate", "target word '%s' is not in the target vocabulary",
+                               w);
             else
-                cli_message("generate", "a target of more than %d words", max - 1);
+                cli_message_to(msg, "generate", "a target of more than %d words", max - 1);
             free(copy);
             return -1;
         }
@@ -122,152 +129,196 @@ static int target_ids(const char *target, int *ids, int max) {
 }
 
 /* seq2seq-attn: `, "alignment": [[..], ..]`, the attention over the source at each step. */
-static bool print_alignment(const gen_ctx *g, const int *src, int n_src, const int *tgt, int T) {
+static bool print_alignment(FILE *f, FILE *msg, attn_seq2seq *m, const int *src, int n_src,
+                            const int *tgt, int T) {
     float *alpha = malloc((size_t)T * n_src * sizeof *alpha);
     attn_error err;
-    if (!alpha || attn_seq2seq_alignment(g->m, src, n_src, tgt, T, alpha, &err) != ATTN_OK) {
-        cli_message("generate", "%s", alpha ? err.msg : "out of memory");
+    if (!alpha || attn_seq2seq_alignment(m, src, n_src, tgt, T, alpha, &err) != ATTN_OK) {
+        cli_message_to(msg, "generate", "%s", alpha ? err.msg : "out of memory");
         free(alpha);
         return false;
     }
-    printf(", \"alignment\": [");
+    fprintf(f, ", \"alignment\": [");
     for (int t = 0; t < T; t++) {
-        if (t) printf(", ");
-        print_floats(alpha + (size_t)t * n_src, n_src);
+        if (t) fprintf(f, ", ");
+        print_floats(f, alpha + (size_t)t * n_src, n_src);
     }
-    printf("]");
+    fprintf(f, "]");
     free(alpha);
     return true;
 }
 
-static bool score_target(const gen_ctx *g, const char *source, const char *target, const int *src,
-                         int n_src) {
-    const attn_seq2seq_config *c = attn_seq2seq_config_of(g->m);
+static bool score_target(FILE *f, FILE *msg, attn_seq2seq *m, const char *source,
+                         const char *target, const int *src, int n_src) {
+    const attn_seq2seq_config *c = attn_seq2seq_config_of(m);
     int tgt[ATTN_S2S_MAX_TGT + 1];
-    const int T = target_ids(target, tgt, ATTN_S2S_MAX_TGT + 1);
+    const int T = target_ids(target, tgt, ATTN_S2S_MAX_TGT + 1, msg);
     if (T < 0) return false;
     float *logits = malloc((size_t)T * c->tgt_vocab * sizeof *logits);
     attn_error err;
     const attn_s2s_batch b = {1, n_src, T, src, &n_src, tgt, &T};
-    if (!logits || attn_seq2seq_forward(g->m, &b, logits, &err) != ATTN_OK) {
-        cli_message("generate", "%s", logits ? err.msg : "out of memory");
+    if (!logits || attn_seq2seq_forward(m, &b, logits, &err) != ATTN_OK) {
+        cli_message_to(msg, "generate", "%s", logits ? err.msg : "out of memory");
         free(logits);
         return false;
     }
-    printf("{\"source\": ");
-    attn_json_write_string(stdout, source);
-    printf(", \"target\": ");
-    attn_json_write_string(stdout, target);
-    printf(", \"logits\": [");
+    fprintf(f, "{\"source\": ");
+    attn_json_write_string(f, source);
+    fprintf(f, ", \"target\": ");
+    attn_json_write_string(f, target);
+    fprintf(f, ", \"logits\": [");
     for (int t = 0; t < T; t++) {
-        if (t) printf(", ");
-        print_floats(logits + (size_t)t * c->tgt_vocab, c->tgt_vocab);
+        if (t) fprintf(f, ", ");
+        print_floats(f, logits + (size_t)t * c->tgt_vocab, c->tgt_vocab);
     }
-    printf("]");
-    if (c->arch == ATTN_S2S_ATTN && !print_alignment(g, src, n_src, tgt, T)) {
+    fprintf(f, "]");
+    if (c->arch == ATTN_S2S_ATTN && !print_alignment(f, msg, m, src, n_src, tgt, T)) {
         free(logits);
         return false;
     }
-    printf("}\n");
+    fprintf(f, "}\n");
     free(logits);
     return true;
 }
 
-static void print_output(const gen_ctx *g, const char *source, const int *src, const int *out,
-                         int n_out, const float *step_logits, int n_steps) {
-    const int V = attn_seq2seq_config_of(g->m)->tgt_vocab;
-    const bool compose = attn_seq2seq_config_of(g->m)->task == ATTN_TASK_COMPOSE;
+/* The output words, separated by single spaces. */
+static void print_words(FILE *f, const int *out, int n_out) {
+    for (int i = 0; i < n_out; i++) fprintf(f, i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
+}
+
+static void print_output(FILE *f, const gen_ctx *g, const char *source, const int *src,
+                         const int *out, int n_out, const float *step_logits, int n_steps) {
+    const int V = attn_seq2seq_config_of(g->models[0])->tgt_vocab;
+    const bool compose = attn_seq2seq_config_of(g->models[0])->task == ATTN_TASK_COMPOSE;
     if (g->fmt == FORMAT_TEXT) {
-        for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
-        putchar('\n');
-        if (compose) print_judgement(g, src, out, n_out);
+        print_words(f, out, n_out);
+        fputc('\n', f);
+        if (compose) print_judgement(f, g, src, out, n_out);
         return;
     }
-    printf("{\"source\": ");
-    attn_json_write_string(stdout, source);
-    printf(", \"output\": \"");
-    for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
-    printf("\", \"steps\": [");
+    fprintf(f, "{\"source\": ");
+    attn_json_write_string(f, source);
+    fprintf(f, ", \"output\": \"");
+    print_words(f, out, n_out);
+    fprintf(f, "\", \"steps\": [");
     for (int s = 0; s < n_steps; s++) {
         const int token = s < n_out ? out[s] : ATTN_TGT_EOS;
         const float *l = step_logits + (size_t)s * V;
-        printf("%s{\"token\": \"%s\", \"probability\": %.9g, \"logits\": ", s ? ", " : "",
-               attn_tgt_vocab_token(token), probability(l, V, token));
-        print_floats(l, V);
-        putchar('}');
+        fprintf(f, "%s{\"token\": \"%s\", \"probability\": %.9g, \"logits\": ", s ? ", " : "",
+                attn_tgt_vocab_token(token), probability(l, V, token));
+        print_floats(f, l, V);
+        fputc('}', f);
     }
-    putchar(']');
-    if (compose) print_judgement(g, src, out, n_out);
-    printf("}\n");
+    fputc(']', f);
+    if (compose) print_judgement(f, g, src, out, n_out);
+    fprintf(f, "}\n");
 }
 
-static bool generate_one(void *ctx, const char *line, const char *where, int index) {
+/* One source read: its text (the target cut off after the tab with --teacher) and ids. */
+typedef struct gen_source {
+    char *source, *target;
+    int *src, n_src;
+    const char *where; /* "sentence" or "line", and its 1-based number, for messages */
+    int index;
+} gen_source;
+
+static void source_free(void *state) {
+    gen_source *s = state;
+    free(s->src);
+    free(s->source);
+    free(s);
+}
+
+/* Reads a source on the reading thread: one piece per --samples draw, else one. */
+static void *generate_prepare(void *ctx, const char *line, const char *where, int index,
+                              int *n_pieces, FILE *msg) {
     const gen_ctx *g = ctx;
-    const attn_seq2seq_config *c = attn_seq2seq_config_of(g->m);
-    char *source = strdup(line), *target = NULL;
-    if (!source) return false;
-    if (g->teacher) {
-        target = strchr(source, '\t');
-        if (!target) {
-            cli_message("generate", "%s %d: --teacher expects 'source<TAB>target'", where, index);
-            free(source);
-            return false;
-        }
-        *target++ = '\0';
+    const attn_seq2seq_config *c = attn_seq2seq_config_of(g->models[0]);
+    gen_source *s = calloc(1, sizeof *s);
+    if (!s || !(s->source = strdup(line))) {
+        free(s);
+        return NULL;
     }
-    int max_ids = (int)(strlen(source) / 2 + 1 + ATTN_COMPOSE_SRC), n_src = 0;
-    int *src = malloc((size_t)max_ids * sizeof *src);
+    s->where = where;
+    s->index = index;
+    if (g->teacher) {
+        s->target = strchr(s->source, '\t');
+        if (!s->target) {
+            cli_message_to(msg, "generate", "%s %d: --teacher expects 'source<TAB>target'", where,
+                           index);
+            source_free(s);
+            return NULL;
+        }
+        *s->target++ = '\0';
+    }
+    int max_ids = (int)(strlen(s->source) / 2 + 1 + ATTN_COMPOSE_SRC);
+    s->src = malloc((size_t)max_ids * sizeof *s->src);
     attn_error err;
     const bool compose = c->task == ATTN_TASK_COMPOSE; /* "<polarity> <subject>" */
-    if (src && compose) n_src = ATTN_COMPOSE_SRC;
-    if (!src || (compose ? attn_compose_source(source, src, &err)
-                         : attn_tokenize(source, src, max_ids, &n_src, &err)) != ATTN_OK) {
-        cli_message("generate", "%s %d: %s", where, index, src ? err.msg : "out of memory");
-        free(src);
-        free(source);
+    if (s->src && compose) s->n_src = ATTN_COMPOSE_SRC;
+    if (!s->src ||
+        (compose ? attn_compose_source(s->source, s->src, &err)
+                 : attn_tokenize(s->source, s->src, max_ids, &s->n_src, &err)) != ATTN_OK) {
+        cli_message_to(msg, "generate", "%s %d: %s", where, index,
+                       s->src ? err.msg : "out of memory");
+        source_free(s);
+        return NULL;
+    }
+    if (!compose) cli_s2s_note_off_task(msg, "generate", s->src, s->n_src, where, index);
+    *n_pieces = g->sample ? g->samples : 1;
+    return s;
+}
+
+static bool generate_beam(FILE *f, FILE *msg, const gen_ctx *g, attn_seq2seq *m,
+                          const gen_source *s) {
+    int out[ATTN_S2S_MAX_TGT], n_out = 0;
+    double score = 0.0;
+    attn_error err;
+    if (attn_seq2seq_beam(m, s->src, s->n_src, g->max_out, g->beam, out, &n_out, &score, &err) !=
+        ATTN_OK) {
+        cli_message_to(msg, "generate", "%s %d: %s", s->where, s->index, err.msg);
         return false;
     }
-    if (!compose) cli_s2s_note_off_task("generate", src, n_src, where, index);
-    bool ok;
-    if (g->beam > 0) {
-        int out[ATTN_S2S_MAX_TGT], n_out = 0;
-        double score = 0.0;
-        ok = attn_seq2seq_beam(g->m, src, n_src, g->max_out, g->beam, out, &n_out, &score, &err) ==
-             ATTN_OK;
-        if (!ok)
-            cli_message("generate", "%s %d: %s", where, index, err.msg);
-        else if (g->fmt == FORMAT_TEXT)
-            print_output(g, source, src, out, n_out, NULL, 0);
-        else {
-            printf("{\"source\": ");
-            attn_json_write_string(stdout, source);
-            printf(", \"output\": \"");
-            for (int i = 0; i < n_out; i++) printf(i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
-            printf("\", \"beam\": %d, \"score\": %.17g", g->beam, score);
-            if (compose) print_judgement(g, src, out, n_out);
-            printf("}\n");
-        }
-    } else if (g->teacher) {
-        ok = score_target(g, source, target, src, n_src);
-    } else {
-        int out[ATTN_S2S_MAX_TGT], n_out = 0, n_steps = 0;
-        float *steps = malloc((size_t)(g->max_out + 1) * c->tgt_vocab * sizeof *steps);
-        ok = steps != NULL;
-        for (int k = 0; ok && k < (g->sample ? g->samples : 1); k++) {
-            attn_s2s_sampling sampling = g->sampling;
-            sampling.seed += (uint64_t)k;
-            ok = (g->sample ? attn_seq2seq_sample(g->m, src, n_src, g->max_out, g->cache, &sampling,
-                                                  out, &n_out, steps, &n_steps, &err)
-                            : attn_seq2seq_greedy(g->m, src, n_src, g->max_out, g->cache, out,
-                                                  &n_out, steps, &n_steps, &err)) == ATTN_OK;
-            if (ok) print_output(g, source, src, out, n_out, steps, n_steps);
-        }
-        if (!ok)
-            cli_message("generate", "%s %d: %s", where, index, steps ? err.msg : "out of memory");
-        free(steps);
+    if (g->fmt == FORMAT_TEXT) {
+        print_output(f, g, s->source, s->src, out, n_out, NULL, 0);
+        return true;
     }
-    free(src);
-    free(source);
+    fprintf(f, "{\"source\": ");
+    attn_json_write_string(f, s->source);
+    fprintf(f, ", \"output\": \"");
+    print_words(f, out, n_out);
+    fprintf(f, "\", \"beam\": %d, \"score\": %.17g", g->beam, score);
+    if (attn_seq2seq_config_of(m)->task == ATTN_TASK_COMPOSE)
+        print_judgement(f, g, s->src, out, n_out);
+    fprintf(f, "}\n");
+    return true;
+}
+
+/* Piece k of a source on thread `worker`: draw k (seed S + k) when sampling, else the one
+ * decoding (or teacher-forced pass); output on f, messages on msg. */
+static bool generate_compute(void *ctx, int worker, void *state, int k, FILE *f, FILE *msg) {
+    const gen_ctx *g = ctx;
+    const gen_source *s = state;
+    attn_seq2seq *m = g->models[worker];
+    if (g->beam > 0) return generate_beam(f, msg, g, m, s);
+    if (g->teacher) return score_target(f, msg, m, s->source, s->target, s->src, s->n_src);
+    const int V = attn_seq2seq_config_of(m)->tgt_vocab;
+    int out[ATTN_S2S_MAX_TGT], n_out = 0, n_steps = 0;
+    float *steps = malloc((size_t)(g->max_out + 1) * V * sizeof *steps);
+    attn_s2s_sampling sampling = g->sampling;
+    sampling.seed += (uint64_t)k;
+    attn_error err;
+    const bool ok =
+        steps && (g->sample ? attn_seq2seq_sample(m, s->src, s->n_src, g->max_out, g->cache,
+                                                  &sampling, out, &n_out, steps, &n_steps, &err)
+                            : attn_seq2seq_greedy(m, s->src, s->n_src, g->max_out, g->cache, out,
+                                                  &n_out, steps, &n_steps, &err)) == ATTN_OK;
+    if (ok)
+        print_output(f, g, s->source, s->src, out, n_out, steps, n_steps);
+    else
+        cli_message_to(msg, "generate", "%s %d: %s", s->where, s->index,
+                       steps ? err.msg : "out of memory");
+    free(steps);
     return ok;
 }
 
@@ -275,7 +326,7 @@ int cmd_generate(int argc, char **argv) {
     const char *weights = NULL;
     int fmt = FORMAT_TEXT, max_out = 0;
     bool no_cache = false, teacher = false;
-    int beam = 0, top_k = 0, samples = 1;
+    int beam = 0, top_k = 0, samples = 1, threads = 0;
     double temperature = 1.0, top_p = 1.0;
     uint64_t seed = 1;
     cli_opt opts[] = {
@@ -301,12 +352,13 @@ int cmd_generate(int argc, char **argv) {
          .help = "sampling: N draws per source, seeds S, S+1, .., S+N-1"},
         {"--teacher", NULL, CLI_OPT_FLAG, &teacher,
          .help = "inputs are 'source<TAB>target': print the teacher-forced\nlogits (json)"},
+        CLI_THREADS_OPT(&threads),
     };
     cli_spec spec =
         CLI_SPEC("generate",
                  "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
                  "[--beam K | --temperature T --top-k K --top-p P --seed S --samples N |\n"
-                 "--teacher]\n"
+                 "--teacher] [--threads N]\n"
                  "[--] [SOURCE...]",
                  about, "SOURCE", notes, opts);
     char **sources = NULL;
@@ -325,16 +377,33 @@ int cmd_generate(int argc, char **argv) {
     attn_error err;
     if (rc < 0 && attn_seq2seq_load_json(weights, &m, &err) != ATTN_OK)
         rc = cli_fail("generate", &err);
+    /* sources on every thread, each decoded as one thread decodes it: the same output for every
+     * N; the caller's thread uses the model, the others a replica each, kept for the run */
+    attn_pool *pool = NULL;
+    attn_seq2seq **models = NULL;
+    if (rc < 0) rc = cli_threads_start("generate", &threads, &pool);
+    if (rc < 0 && !(models = calloc((size_t)threads, sizeof *models)))
+        rc = cli_runtime_error("generate", "out of memory");
+    if (rc < 0) {
+        models[0] = m;
+        for (int w = 1; rc < 0 && w < threads; w++)
+            if (attn_seq2seq_replica(m, &models[w], &err) != ATTN_OK)
+                rc = cli_fail("generate", &err);
+    }
     if (rc < 0) {
         const int cap = attn_seq2seq_config_of(m)->max_tgt_len - 1;
         if (max_out == 0 || max_out > cap)
             max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
-        attn_set_num_threads(1);
-        gen_ctx ctx = {m,       !no_cache, fmt,    max_out,
+        gen_ctx ctx = {models,  !no_cache, fmt,    max_out,
                        teacher, beam,      sample, {temperature, top_k, top_p, seed},
                        samples};
-        rc = cli_run_sentences("generate", "rewritten", sources, n_sources, generate_one, &ctx);
+        const cli_piece_spec ps = {"generate",       "rewritten", generate_prepare,
+                                   generate_compute, source_free, &ctx};
+        rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
     }
+    for (int w = 1; models && w < threads; w++) attn_seq2seq_free(models[w]);
+    free(models);
+    attn_pool_free(pool);
     attn_seq2seq_free(m);
     free(sources);
     return rc;

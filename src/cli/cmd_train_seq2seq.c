@@ -39,7 +39,8 @@ static const char notes[] =
     "--threads N: each batch is cut into micro-batches of 16 pairs whose gradients are\n"
     "summed in order, whatever N, so the weights, losses and checkpoints are the same bytes\n"
     "for every N (a run may be resumed with another N; docs/numerics.md, \"Threads\").\n"
-    "The held-out scoring and the test sets are decoded on one thread.";
+    "The held-out scoring and the rewrite test sets are decoded on the N threads too, one pair\n"
+    "per piece (the same scores for every N); the compose report runs on one thread.";
 
 static const char *const norm_names[] = {"pre", "post"};
 static const char *const act_names[] = {"relu", "gelu"};
@@ -177,7 +178,7 @@ static int run(s2s_args *a) {
         attn_s2s_eval ev;
         if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], ATTN_TEST_DEFAULT_N, a->seed, &t,
                                 &err) != ATTN_OK ||
-            attn_seq2seq_evaluate(m, t, 0, t->src->n, &ev, &err) != ATTN_OK) {
+            attn_seq2seq_evaluate_pool(m, t, 0, t->src->n, pool, &ev, &err) != ATTN_OK) {
             attn_pairs_free(t);
             rc = cli_fail("train", &err);
             goto done;

@@ -21,13 +21,24 @@ void cli_put_escaped(FILE *f, const char *s) {
     }
 }
 
-/* "attn CMD: <formatted, escaped>\n" on stderr. */
-static void vmessage(const char *cmd, const char *fmt, va_list ap) {
+/* "attn CMD: <formatted, escaped>\n" on f. */
+static void vmessage_to(FILE *f, const char *cmd, const char *fmt, va_list ap) {
     char msg[2048];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    fprintf(stderr, "attn%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    cli_put_escaped(stderr, msg);
-    fputc('\n', stderr);
+    fprintf(f, "attn%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    cli_put_escaped(f, msg);
+    fputc('\n', f);
+}
+
+static void vmessage(const char *cmd, const char *fmt, va_list ap) {
+    vmessage_to(stderr, cmd, fmt, ap);
+}
+
+void cli_message_to(FILE *f, const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage_to(f, cmd, fmt, ap);
+    va_end(ap);
 }
 
 void cli_message(const char *cmd, const char *fmt, ...) {

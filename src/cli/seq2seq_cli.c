@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,14 +33,15 @@ bool cli_is_seq2seq_checkpoint(const char *path) {
     return file_starts_with_format(path, "\"attn-seq2seq-checkpoint-v1\"");
 }
 
-void cli_s2s_note_off_task(const char *cmd, const int *src, int n, const char *where, int index) {
+void cli_s2s_note_off_task(FILE *f, const char *cmd, const int *src, int n, const char *where,
+                           int index) {
     attn_parse parse;
     attn_error err;
     if (attn_grammar_parse(src, n, &parse, &err) == ATTN_OK) return;
-    cli_message(cmd,
-                "%s %d: note: %s; the model was trained on sentences of the rewrite task "
-                "only, so its output says little here",
-                where, index, err.msg);
+    cli_message_to(f, cmd,
+                   "%s %d: note: %s; the model was trained on sentences of the rewrite task "
+                   "only, so its output says little here",
+                   where, index, err.msg);
 }
 
 int cli_info_seq2seq(const char *path) {
@@ -90,29 +92,39 @@ typedef struct eval_buckets {
     int rows; /* sets scored */
 } eval_buckets;
 
-/* Scores p (one row named `name`), adding to the buckets. */
-static int eval_pairs(attn_seq2seq *m, const attn_pairs *p, const char *name, eval_buckets *b) {
+/* Scores p (one row named `name`) on the pool, adding to the buckets. Each pair's counts come
+ * from attn_seq2seq_score_pool (one pair per piece); the sums below run in pair order over
+ * the serial path's values (a pair's token accuracy right / tokens times its tokens), so the
+ * output is the same for every thread count. */
+static int eval_pairs(attn_seq2seq *m, const attn_pairs *p, const char *name, attn_pool *pool,
+                      eval_buckets *b) {
     attn_error err;
     if (b->rows++ == 0) /* the header once the first set is read */
         printf("%-10s %6s  %-11s  %s%s\n", "set", "pairs", "exact match", "token accuracy",
                p->task == ATTN_TASK_COMPOSE ? "  loss per token" : "");
+    attn_s2s_pair_score *s = malloc((size_t)p->src->n * sizeof *s);
+    if (!s) return cli_runtime_error("eval", "out of memory");
+    if (attn_seq2seq_score_pool(m, p, 0, p->src->n, pool, s, &err) != ATTN_OK) {
+        free(s);
+        return cli_fail("eval", &err);
+    }
     long exact = 0;
     double right = 0, tokens = 0;
     for (int i = 0; i < p->src->n; i++) {
-        attn_s2s_eval ev;
-        if (attn_seq2seq_evaluate(m, p, i, 1, &ev, &err) != ATTN_OK) return cli_fail("eval", &err);
         const int len = p->src->lengths[i], k = len > 70 ? 7 : (len - 1) / 10;
         const double toks = p->tgt_lengths[i] + 1;
-        exact += ev.exact == 1.0;
-        right += ev.token_acc * toks;
+        const double token_acc = (double)s[i].right / (double)s[i].tokens; /* toks == tokens */
+        exact += s[i].exact;
+        right += token_acc * toks;
         tokens += toks;
-        b->pairs[k]++, b->exact[k] += ev.exact == 1.0, b->tok[k] += ev.token_acc * toks;
+        b->pairs[k]++, b->exact[k] += s[i].exact, b->tok[k] += token_acc * toks;
         b->toks[k] += toks;
     }
+    free(s);
     printf("%-10s %6d  %-11.4f  %.4f", name, p->src->n, (double)exact / p->src->n, right / tokens);
     if (p->task == ATTN_TASK_COMPOSE) {
         double loss = 0.0;
-        if (attn_seq2seq_loss(m, p, 0, p->src->n, &loss, &err) != ATTN_OK) {
+        if (attn_seq2seq_loss_pool(m, p, 0, p->src->n, pool, &loss, &err) != ATTN_OK) {
             putchar('\n');
             return cli_fail("eval", &err);
         }
@@ -123,15 +135,20 @@ static int eval_pairs(attn_seq2seq *m, const attn_pairs *p, const char *name, ev
 }
 
 int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,
-                     const char *data) {
+                     const char *data, int threads) {
     attn_error err;
     attn_seq2seq *m = NULL;
+    attn_pool *pool = NULL;
     if (attn_seq2seq_load_json(path, &m, &err) != ATTN_OK) return cli_fail("eval", &err);
-    attn_set_num_threads(1);
+    int rc = cli_threads_start("eval", &threads, &pool); /* the same output for every N */
+    if (rc >= 0) {
+        attn_seq2seq_free(m);
+        return rc;
+    }
     const attn_seq2seq_config *c = attn_seq2seq_config_of(m);
     eval_buckets b;
     memset(&b, 0, sizeof b);
-    int rc = CLI_OK;
+    rc = CLI_OK;
     for (int s = 0; s < (data ? 1 : n_sets) && rc == CLI_OK; s++) {
         attn_pairs *p = NULL;
         const int size = n > 0 ? n : cli_set_default_n(sets[s]);
@@ -141,7 +158,7 @@ int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, 
                   : attn_pairs_generate(c->task, sets[s], size, seed, &p, &err)) != ATTN_OK)
             rc = cli_fail("eval", &err);
         else
-            rc = eval_pairs(m, p, data ? data : attn_set_name(sets[s]), &b);
+            rc = eval_pairs(m, p, data ? data : attn_set_name(sets[s]), pool, &b);
         attn_pairs_free(p);
     }
     if (rc == CLI_OK) {
@@ -158,5 +175,6 @@ int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, 
         }
     }
     attn_seq2seq_free(m);
+    attn_pool_free(pool);
     return rc;
 }

@@ -167,13 +167,18 @@ bool cli_want_color(int choice) {
     return isatty(STDOUT_FILENO) && !(no && no[0]);
 }
 
-void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note) {
+void cli_shaded_to(FILE *f, bool color, const char *word, double t, int r, int g, int b,
+                   const char *note) {
     if (!color || t < 0.05) {
-        printf(" %s %s ", word, note);
+        fprintf(f, " %s %s ", word, note);
         return;
     }
     t = t > 1.0 ? 1.0 : t;
     const int R = (int)lround(255 - t * (255 - r)), G = (int)lround(255 - t * (255 - g)),
               B = (int)lround(255 - t * (255 - b));
-    printf("\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
+    fprintf(f, "\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
+}
+
+void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note) {
+    cli_shaded_to(stdout, color, word, t, r, g, b, note);
 }

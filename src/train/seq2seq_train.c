@@ -35,41 +35,15 @@ static int src_len(const attn_pairs *p, int i) {
 
 /* ---- evaluation -------------------------------------------------------------------------- */
 
+/* The serial evaluations are the pool versions (seq2seq_eval_pool.c) on the caller's thread. */
 attn_status attn_seq2seq_evaluate(attn_seq2seq *m, const attn_pairs *p, int first, int n,
                                   attn_s2s_eval *out, attn_error *err) {
-    memset(out, 0, sizeof *out);
-    if (!p || first < 0 || n < 0 || first + n > p->src->n)
-        return attn_errorf(err, ATTN_ERR_ARG, "evaluate: pairs %d..%d of %d", first, first + n,
-                           p ? p->src->n : 0);
-    const int max_out = attn_seq2seq_config_of(m)->max_tgt_len - 1;
-    int *gen = malloc((size_t)(max_out + 1) * sizeof *gen);
-    if (!gen) return attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
-    long exact = 0, right = 0, tokens = 0;
-    for (int i = first; i < first + n; i++) {
-        const int *tgt = p->tgt_ids + p->tgt_offsets[i], L = p->tgt_lengths[i];
-        int n_out = 0;
-        attn_status st = attn_seq2seq_greedy(m, p->src->ids + p->src->offsets[i], src_len(p, i),
-                                             max_out, true, gen, &n_out, NULL, NULL, err);
-        if (st != ATTN_OK) {
-            free(gen);
-            return st;
-        }
-        gen[n_out] = ATTN_TGT_EOS; /* the target's words then [EOS], position by position */
-        bool same = n_out == L;
-        for (int t = 0; t <= L; t++) {
-            const int want = t < L ? tgt[t] : ATTN_TGT_EOS;
-            const bool hit = t <= n_out && gen[t] == want;
-            right += hit;
-            same = same && hit;
-        }
-        tokens += L + 1;
-        exact += same;
-    }
-    free(gen);
-    out->n = n;
-    out->exact = n ? (double)exact / n : NAN;
-    out->token_acc = tokens ? (double)right / (double)tokens : NAN;
-    return ATTN_OK;
+    return attn_seq2seq_evaluate_pool(m, p, first, n, NULL, out, err);
+}
+
+attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, int n, double *loss,
+                              attn_error *err) {
+    return attn_seq2seq_loss_pool(m, p, first, n, NULL, loss, err);
 }
 
 /* ---- one batch -------------------------------------------------------------------------- */
@@ -187,34 +161,6 @@ static attn_status batch_alloc(s2s_batch_buf *b, const attn_pairs *p, int B, int
         return attn_errorf(err, ATTN_ERR_NOMEM, "training: out of memory for a batch");
     }
     return ATTN_OK;
-}
-
-attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, int n, double *loss,
-                              attn_error *err) {
-    *loss = NAN;
-    if (!m || !p || first < 0 || n < 1 || first + n > p->src->n)
-        return attn_errorf(err, ATTN_ERR_ARG, "loss: pairs %d..%d of %d", first, first + n,
-                           p ? p->src->n : 0);
-    enum { B = 32 };
-    const int V = attn_seq2seq_config_of(m)->tgt_vocab;
-    s2s_batch_buf b;
-    attn_status st = batch_alloc(&b, p, B, V, err);
-    int order[B];
-    double sum = 0.0;
-    long rows = 0;
-    for (int start = first; st == ATTN_OK && start < first + n; start += B) {
-        const int k = first + n - start < B ? first + n - start : B;
-        for (int i = 0; i < k; i++) order[i] = start + i;
-        fill_batch(&b, p, order, k);
-        const attn_s2s_batch batch = {k, b.S, b.T, b.src, b.src_len, b.tgt, b.tgt_len};
-        st = attn_seq2seq_forward(m, &batch, b.logits, err);
-        if (st == ATTN_OK)
-            sum += attn_cross_entropy_forward(b.logits, b.labels, b.rows, V, ATTN_PAD_ID) * b.rows;
-        rows += b.rows;
-    }
-    batch_free(&b);
-    if (st == ATTN_OK) *loss = sum / (double)rows;
-    return st;
 }
 
 /* ---- the loop, its state and resuming -------------------------------------------------- */
@@ -341,16 +287,18 @@ static attn_s2s_train_state state_of(const s2s_run *r) {
 /* The held-out measure of the epoch into es; keeps the best parameters. */
 static attn_status score_epoch(s2s_run *r, attn_s2s_epoch_stats *es, attn_error *err) {
     const attn_s2s_train_config *cfg = r->cfg;
+    attn_pool *pool = r->th.pool; /* the same scores for every pool (seq2seq_eval_pool.c) */
     double score;
     if (cfg->holdout == 0) return ATTN_OK;
     if (r->train->task == ATTN_TASK_COMPOSE) { /* many right answers: the held-out loss */
         attn_status st =
-            attn_seq2seq_loss(r->m, r->heldout, 0, cfg->holdout, &es->holdout_loss, err);
+            attn_seq2seq_loss_pool(r->m, r->heldout, 0, cfg->holdout, pool, &es->holdout_loss, err);
         if (st != ATTN_OK) return st;
         score = -es->holdout_loss;
     } else {
         attn_s2s_eval ev;
-        attn_status st = attn_seq2seq_evaluate(r->m, r->heldout, 0, cfg->holdout, &ev, err);
+        attn_status st =
+            attn_seq2seq_evaluate_pool(r->m, r->heldout, 0, cfg->holdout, pool, &ev, err);
         if (st != ATTN_OK) return st;
         score = es->holdout_exact = ev.exact;
     }

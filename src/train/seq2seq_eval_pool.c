@@ -1,0 +1,265 @@
+/* seq2seq_eval_pool.c -- the seq2seq model's held-out measures on a pool of threads, with the
+ * same result for every thread count (attn_seq2seq.h, docs/numerics.md "Threads").
+ *
+ * Pieces: exact match decodes one pair per task (greedy, KV cache), each pair's counts are
+ * integers and added up in any order, since integer sums do not round. The teacher-forced loss
+ * keeps attn_seq2seq_loss's batches of 32 consecutive pairs: batch k's loss times its rows is one
+ * double computed by the same forward whichever thread runs it, and the doubles are added in k
+ * order after the run, as the serial loop adds them. The caller's thread decodes on the model,
+ * worker w > 0 on a replica of its own (attn_seq2seq_replica: the same floats). */
+#include "attn_seq2seq.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LOSS_BATCH = 32 }; /* attn_seq2seq_loss's batch: its pieces */
+
+/* The models of the run's workers: [0] is m, [w > 0] a replica; plus one error slot each,
+ * holding the failure of the lowest-numbered task the worker saw fail. */
+typedef struct workers {
+    attn_seq2seq **m;
+    attn_error *errs;
+    int *bad; /* [W] the lowest failed task, n_tasks while none failed */
+    int W;
+} workers;
+
+static void workers_free(workers *w) {
+    for (int i = 1; w->m && i < w->W; i++) attn_seq2seq_free(w->m[i]);
+    free(w->m);
+    free(w->errs);
+    free(w->bad);
+    memset(w, 0, sizeof *w);
+}
+
+static attn_status workers_make(workers *w, attn_seq2seq *m, attn_pool *pool, int n_tasks,
+                                const char *what, attn_error *err) {
+    memset(w, 0, sizeof *w);
+    w->W = attn_pool_threads(pool);
+    w->m = calloc((size_t)w->W, sizeof *w->m);
+    w->errs = calloc((size_t)w->W, sizeof *w->errs);
+    w->bad = malloc((size_t)w->W * sizeof *w->bad);
+    if (!w->m || !w->errs || !w->bad) {
+        workers_free(w);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
+    }
+    w->m[0] = m;
+    for (int i = 0; i < w->W; i++) w->bad[i] = n_tasks;
+    for (int i = 1; i < w->W; i++) {
+        attn_status st = attn_seq2seq_replica(m, &w->m[i], err);
+        if (st != ATTN_OK) {
+            workers_free(w);
+            return st;
+        }
+    }
+    return ATTN_OK;
+}
+
+/* Records task's failure (in e) on worker `worker`, keeping the lowest task. */
+static void workers_fail(workers *w, int worker, int task, const attn_error *e) {
+    if (task < w->bad[worker]) {
+        w->bad[worker] = task;
+        w->errs[worker] = *e;
+    }
+}
+
+/* The failure of the lowest-numbered failed task (every task ran), or ATTN_OK. */
+static attn_status workers_status(const workers *w, int n_tasks, attn_error *err) {
+    int first = n_tasks, who = -1;
+    for (int i = 0; i < w->W; i++)
+        if (w->bad[i] < first) first = w->bad[i], who = i;
+    if (who < 0) return ATTN_OK;
+    if (err) *err = w->errs[who];
+    return w->errs[who].status;
+}
+
+/* ---- exact match ------------------------------------------------------------------------- */
+
+typedef struct score_ctx {
+    workers w;
+    const attn_pairs *p;
+    int first, max_out;
+    int *gen;                   /* per worker [max_out + 1] */
+    attn_s2s_pair_score *score; /* [n] */
+} score_ctx;
+
+static void score_task(void *vc, int task, int worker) {
+    score_ctx *c = vc;
+    const attn_pairs *p = c->p;
+    const int i = c->first + task, L = p->tgt_lengths[i];
+    const int *tgt = p->tgt_ids + p->tgt_offsets[i];
+    int *gen = c->gen + (size_t)worker * (c->max_out + 1), n_out = 0;
+    attn_error e;
+    if (attn_seq2seq_greedy(c->w.m[worker], p->src->ids + p->src->offsets[i], p->src->lengths[i],
+                            c->max_out, true, gen, &n_out, NULL, NULL, &e) != ATTN_OK) {
+        workers_fail(&c->w, worker, task, &e);
+        return;
+    }
+    gen[n_out] = ATTN_TGT_EOS; /* the target's words then [EOS], position by position */
+    int right = 0;
+    bool same = n_out == L;
+    for (int t = 0; t <= L; t++) {
+        const int want = t < L ? tgt[t] : ATTN_TGT_EOS;
+        const bool hit = t <= n_out && gen[t] == want;
+        right += hit;
+        same = same && hit;
+    }
+    c->score[task] = (attn_s2s_pair_score){same, right, L + 1};
+}
+
+attn_status attn_seq2seq_score_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                    attn_pool *pool, attn_s2s_pair_score *scores, attn_error *err) {
+    if (!m || !p || !scores || first < 0 || n < 0 || first + n > p->src->n)
+        return attn_errorf(err, ATTN_ERR_ARG, "evaluate: pairs %d..%d of %d", first, first + n,
+                           p ? p->src->n : 0);
+    score_ctx c = {.p = p, .first = first, .score = scores};
+    c.max_out = attn_seq2seq_config_of(m)->max_tgt_len - 1;
+    attn_status st = workers_make(&c.w, m, pool, n, "evaluate", err);
+    if (st != ATTN_OK) return st;
+    c.gen = malloc((size_t)c.w.W * (c.max_out + 1) * sizeof *c.gen);
+    if (!c.gen) st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
+    if (st == ATTN_OK) {
+        attn_pool_run(pool, n, score_task, &c);
+        st = workers_status(&c.w, n, err);
+    }
+    free(c.gen);
+    workers_free(&c.w);
+    return st;
+}
+
+attn_status attn_seq2seq_evaluate_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                       attn_pool *pool, attn_s2s_eval *out, attn_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!p || first < 0 || n < 0 || first + n > p->src->n)
+        return attn_errorf(err, ATTN_ERR_ARG, "evaluate: pairs %d..%d of %d", first, first + n,
+                           p ? p->src->n : 0);
+    attn_s2s_pair_score *s = malloc((size_t)(n ? n : 1) * sizeof *s);
+    if (!s) return attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
+    attn_status st = attn_seq2seq_score_pool(m, p, first, n, pool, s, err);
+    long exact = 0, right = 0, tokens = 0; /* integers: the order of the sum is free */
+    for (int i = 0; st == ATTN_OK && i < n; i++) {
+        exact += s[i].exact;
+        right += s[i].right;
+        tokens += s[i].tokens;
+    }
+    free(s);
+    if (st != ATTN_OK) return st;
+    out->n = n;
+    out->exact = n ? (double)exact / n : NAN;
+    out->token_acc = tokens ? (double)right / (double)tokens : NAN;
+    return ATTN_OK;
+}
+
+/* ---- the teacher-forced loss ------------------------------------------------------------- */
+
+/* One worker's batch: sources, [BOS] + targets, the packed rows' labels and logits. */
+typedef struct loss_buf {
+    int *src, *src_len, *tgt, *tgt_len, *labels; /* [B, S], [B], [B, T], [B], [B * T] */
+    float *logits;                               /* [B * T, Vt] */
+} loss_buf;
+
+typedef struct loss_ctx {
+    workers w;
+    const attn_pairs *p;
+    int first, n, S, T, V; /* S, T: the longest source and decoder input of the pairs */
+    loss_buf *buf;         /* [W] */
+    double *sum;           /* [n_batches] loss x rows of batch k */
+    long *rows;            /* [n_batches] */
+} loss_ctx;
+
+/* Batch k = pairs first + 32k .. (at most 32), packed as attn_seq2seq_loss packs them: S and T
+ * the batch's own longest, rows pair after pair ([BOS] + words in, words then [EOS] out). */
+static void loss_task(void *vc, int k, int worker) {
+    loss_ctx *c = vc;
+    const attn_pairs *p = c->p;
+    loss_buf *b = &c->buf[worker];
+    const int start = c->first + k * LOSS_BATCH;
+    const int B = c->first + c->n - start < LOSS_BATCH ? c->first + c->n - start : LOSS_BATCH;
+    int S = 1, T = 1, rows = 0;
+    for (int i = start; i < start + B; i++) {
+        if (p->src->lengths[i] > S) S = p->src->lengths[i];
+        if (p->tgt_lengths[i] + 1 > T) T = p->tgt_lengths[i] + 1;
+    }
+    for (int j = 0; j < B; j++) {
+        const int i = start + j, L = p->tgt_lengths[i];
+        const int *tgt = p->tgt_ids + p->tgt_offsets[i];
+        memcpy(b->src + (size_t)j * S, p->src->ids + p->src->offsets[i],
+               (size_t)p->src->lengths[i] * sizeof(int));
+        b->src_len[j] = p->src->lengths[i];
+        b->tgt[(size_t)j * T] = ATTN_TGT_BOS;
+        memcpy(b->tgt + (size_t)j * T + 1, tgt, (size_t)L * sizeof(int));
+        b->tgt_len[j] = L + 1;
+        memcpy(b->labels + rows, tgt, (size_t)L * sizeof(int));
+        b->labels[rows + L] = ATTN_TGT_EOS;
+        rows += L + 1;
+    }
+    const attn_s2s_batch batch = {B, S, T, b->src, b->src_len, b->tgt, b->tgt_len};
+    attn_error e;
+    if (attn_seq2seq_forward(c->w.m[worker], &batch, b->logits, &e) != ATTN_OK) {
+        workers_fail(&c->w, worker, k, &e);
+        return;
+    }
+    c->sum[k] = attn_cross_entropy_forward(b->logits, b->labels, rows, c->V, ATTN_PAD_ID) * rows;
+    c->rows[k] = rows;
+}
+
+static void loss_free(loss_ctx *c) {
+    for (int i = 0; c->buf && i < c->w.W; i++) {
+        loss_buf *b = &c->buf[i];
+        free(b->src), free(b->src_len), free(b->tgt), free(b->tgt_len), free(b->labels);
+        free(b->logits);
+    }
+    free(c->buf);
+    free(c->sum);
+    free(c->rows);
+    workers_free(&c->w);
+}
+
+static attn_status loss_alloc(loss_ctx *c, int n_batches, attn_error *err) {
+    c->buf = calloc((size_t)c->w.W, sizeof *c->buf);
+    c->sum = malloc((size_t)n_batches * sizeof *c->sum);
+    c->rows = malloc((size_t)n_batches * sizeof *c->rows);
+    bool ok = c->buf && c->sum && c->rows;
+    const size_t B = LOSS_BATCH, S = (size_t)c->S, T = (size_t)c->T;
+    for (int i = 0; ok && i < c->w.W; i++) {
+        loss_buf *b = &c->buf[i];
+        b->src = malloc(B * S * sizeof(int));
+        b->src_len = malloc(B * sizeof(int));
+        b->tgt = malloc(B * T * sizeof(int));
+        b->tgt_len = malloc(B * sizeof(int));
+        b->labels = malloc(B * T * sizeof(int));
+        b->logits = malloc(B * T * (size_t)c->V * sizeof(float));
+        ok = b->src && b->src_len && b->tgt && b->tgt_len && b->labels && b->logits;
+    }
+    return ok ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "loss: out of memory for a batch");
+}
+
+attn_status attn_seq2seq_loss_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
+                                   attn_pool *pool, double *loss, attn_error *err) {
+    *loss = NAN;
+    if (!m || !p || first < 0 || n < 1 || first + n > p->src->n)
+        return attn_errorf(err, ATTN_ERR_ARG, "loss: pairs %d..%d of %d", first, first + n,
+                           p ? p->src->n : 0);
+    const int n_batches = (n + LOSS_BATCH - 1) / LOSS_BATCH;
+    loss_ctx c = {.p = p, .first = first, .n = n, .S = 1, .T = 1};
+    c.V = attn_seq2seq_config_of(m)->tgt_vocab;
+    for (int i = first; i < first + n; i++) {
+        if (p->src->lengths[i] > c.S) c.S = p->src->lengths[i];
+        if (p->tgt_lengths[i] + 1 > c.T) c.T = p->tgt_lengths[i] + 1;
+    }
+    attn_status st = workers_make(&c.w, m, pool, n_batches, "loss", err);
+    if (st == ATTN_OK) st = loss_alloc(&c, n_batches, err);
+    if (st == ATTN_OK) {
+        attn_pool_run(pool, n_batches, loss_task, &c);
+        st = workers_status(&c.w, n_batches, err);
+    }
+    double sum = 0.0; /* in batch order, as the serial loop */
+    long rows = 0;
+    for (int k = 0; st == ATTN_OK && k < n_batches; k++) {
+        sum += c.sum[k];
+        rows += c.rows[k];
+    }
+    if (st == ATTN_OK) *loss = sum / (double)rows;
+    loss_free(&c);
+    return st;
+}
