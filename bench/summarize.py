@@ -120,8 +120,8 @@ def parse_seq2seq(text):
 
 def parse_threads(text):
     rows = []
-    for m in re.finditer(r"^(\S.*?)\s{2,}([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)x\s+(>= [0-9.]+x) "
-                         r"(PASS|MISS)\s+(\w+)$", text, re.M):
+    for m in re.finditer(r"^(\S.*?)\s{2,}([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)x\s+"
+                         r"(?:(>= [0-9.]+x) (PASS|MISS)|-)\s+(\w+)$", text, re.M):
         rows.append((m.group(1), num(m.group(2)), num(m.group(3)), num(m.group(4)),
                      m.group(5), m.group(6), m.group(7)))
     return rows
@@ -212,9 +212,11 @@ def tables(raw, out, machine):
              "target |")
     L.append("|---|---:|---:|---:|---|")
     for name, one, two, up, target, verdict, same in thr:
-        L.append("| %s, sentences/s (%s) | %s | %s | %.2fx | %s %s |" % (
-            name, same, format(one, ",.0f"), format(two, ",.0f"), up, target,
-            "met" if verdict == "PASS" else "missed"))
+        unit = "pairs/s" if name.startswith("seq2seq") else "sentences/s"
+        goal = "(none)" if not target else "%s %s" % (
+            target, "met" if verdict == "PASS" else "missed")
+        L.append("| %s, %s (%s) | %s | %s | %.2fx | %s |" % (
+            name, unit, same, format(one, ",.0f"), format(two, ",.0f"), up, goal))
     if fl_ceil:
         L.append("| sgemm 2048^3, GFLOP/s | %s | %s | %s | |" % (
             fmt(fl_ceil.get(1), ".1f"), fmt(fl_ceil.get(2), ".1f"),

@@ -1,6 +1,7 @@
 /* threads.c -- one run on N threads against the same run on 1: Transformer training
  * throughput, batched evaluation (batch 256) and explain with 64 integrated-gradient steps,
  * each as a speed-up ratio (the targets of issue 22: >= 1.7x, >= 1.8x, >= 1.7x at 2 threads),
+ * and the seq2seq-transformer's training and greedy evaluation (no target),
  * after checking that the N-thread result is byte-identical to the 1-thread one. The 1- and
  * N-thread runs alternate, so each pair sees the same machine; the speed-up is the median of
  * the --reps pairs' ratios; asserts nothing about timings (a MISS does not fail).
@@ -14,6 +15,7 @@
  */
 #include "attn.h"
 #include "attn_kernels.h"
+#include "attn_seq2seq.h"
 #include "attn_threads.h"
 
 #include <stdio.h>
@@ -43,13 +45,14 @@ static double median(double *v, int n) {
 }
 
 typedef struct bench_cfg {
-    int threads, reps, train_n, eval_n, explain_n;
+    int threads, reps, train_n, eval_n, explain_n, s2s_train_n, s2s_eval_n;
     unsigned rows; /* bit k: run row k (--only) */
     int at;        /* --at T: only the T-thread runs (0: both, compared) */
     bool one_cpu;  /* --one-cpu: --at T's runs on the measuring pool (every task on one thread) */
 } bench_cfg;
 
-static const char *const ROW_KEYS[] = {"train", "eval", "lstm", "explain"};
+static const char *const ROW_KEYS[] = {"train", "eval", "lstm", "explain", "s2s-train", "s2s-eval"};
+enum { N_ROW_KEYS = sizeof ROW_KEYS / sizeof ROW_KEYS[0] };
 
 /* ---- training ----------------------------------------------------------------------------- */
 
@@ -115,6 +118,62 @@ static double explain_once(attn_model *m, const attn_dataset *d, int n, attn_poo
     return n / (now_s() - t0);
 }
 
+/* ---- seq2seq ------------------------------------------------------------------------------ */
+
+static bool s2s_on_epoch(const attn_s2s_epoch_stats *st, void *user) {
+    (void)st;
+    (void)user;
+    return true;
+}
+
+/* The default seq2seq-transformer (rewrite, seed 1) trained for `epochs` on p, no held-out
+ * scoring; *m receives it. */
+static void s2s_trained(const attn_pairs *p, int epochs, attn_pool *pool, attn_seq2seq **m) {
+    attn_seq2seq_config mc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
+    attn_seq2seq_config_set_task(&mc, ATTN_TASK_REWRITE);
+    attn_s2s_train_config cfg = attn_s2s_train_config_default();
+    cfg.epochs = epochs;
+    cfg.holdout = 0;
+    attn_error err;
+    const attn_s2s_callbacks cb = {s2s_on_epoch, NULL};
+    if (attn_seq2seq_create(&mc, 1, m, &err) != ATTN_OK) die("seq2seq model", &err);
+    if (attn_seq2seq_train_pool(*m, p, NULL, &cfg, &cb, NULL, pool, &err) != ATTN_OK)
+        die("seq2seq training", &err);
+}
+
+/* One epoch of seq2seq training on p; pairs/s; the weights into params. */
+static double s2s_train_once(const attn_pairs *p, attn_pool *pool, void *params) {
+    attn_seq2seq *m = NULL;
+    const double t0 = now_s();
+    s2s_trained(p, 1, pool, &m);
+    const double rate = p->src->n / (now_s() - t0);
+    memcpy(params, attn_seq2seq_params(m), attn_seq2seq_n_params(m) * sizeof(float));
+    attn_seq2seq_free(m);
+    return rate;
+}
+
+/* Greedy decoding (KV cache) of every pair of p, scored by exact match; pairs/s; the scores
+ * (an attn_s2s_eval) into out. */
+static double s2s_eval_once(attn_seq2seq *m, const attn_pairs *p, attn_pool *pool, void *out) {
+    attn_error err;
+    const double t0 = now_s();
+    if (attn_seq2seq_evaluate_pool(m, p, 0, p->src->n, pool, out, &err) != ATTN_OK)
+        die("seq2seq evaluation", &err);
+    return p->src->n / (now_s() - t0);
+}
+
+/* The default rewrite seq2seq-transformer's parameters, in bytes. */
+static size_t s2s_params_bytes(void) {
+    attn_seq2seq_config mc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
+    attn_seq2seq_config_set_task(&mc, ATTN_TASK_REWRITE);
+    attn_seq2seq *m = NULL;
+    attn_error err;
+    if (attn_seq2seq_create(&mc, 1, &m, &err) != ATTN_OK) die("seq2seq model", &err);
+    const size_t n = attn_seq2seq_n_params(m) * sizeof(float);
+    attn_seq2seq_free(m);
+    return n;
+}
+
 /* ---- the table --------------------------------------------------------------------------- */
 
 typedef struct row {
@@ -129,9 +188,12 @@ typedef struct row {
 
 static void print_row(const row *r) {
     const double ratio = r->speedup;
-    printf("%-34s %10.1f %10.1f %8.2fx  >= %.1fx %-4s  %s\n", r->name, r->rate[0], r->rate[1],
-           ratio, r->target, ratio >= r->target ? "PASS" : "MISS",
-           r->identical ? "identical" : "DIFFERENT");
+    char target[32] = "-";
+    if (r->target > 0)
+        snprintf(target, sizeof target, ">= %.1fx %-4s", r->target,
+                 ratio >= r->target ? "PASS" : "MISS");
+    printf("%-34s %10.1f %10.1f %8.2fx  %-12s  %s\n", r->name, r->rate[0], r->rate[1], ratio,
+           target, r->identical ? "identical" : "DIFFERENT");
 }
 
 /* The load-independent half, from CPU times: the share of the run no other thread can take
@@ -158,29 +220,32 @@ static double thread_cpu_s(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "Usage: threads [--threads N] [--reps R] [--only ROWS] [--at T [--one-cpu]] [--quick]\n"
-            "\n"
-            "Speed-up of one run on N threads (default 2) over the same run on 1 thread:\n"
-            "Transformer training (one epoch of 8000 sentences), batched evaluation\n"
-            "(Transformer and LSTM, batch 256, 32000 sentences) and explain with 64\n"
-            "integrated-gradient steps (Transformer, 160 sentences). Each N-thread result is\n"
-            "checked byte for byte against the 1-thread one (and the run on a measuring pool).\n"
-            "The 1- and N-thread runs alternate (1, N, 1, N, ...); the speed-up is the median\n"
-            "of the R pairs' ratios (default R = 3). Then, from CPU times (valid on a busy\n"
-            "machine): the serial share of each run, the speed-up it allows (Amdahl) and the\n"
-            "one its pieces allow, the process CPU time of the N-thread run over the 1-thread\n"
-            "one, and the wall-time cost of one pool run.\n"
-            "--only ROWS: a comma-separated subset of train,eval,lstm,explain.\n"
-            "--at T: only the T-thread runs (T = 1: no pool), R of them, with their wall and\n"
-            "process CPU times and nothing compared (for perf stat / perf record).\n"
-            "--one-cpu: with --at T, the T-thread path with every task on the calling thread\n"
-            "(the measuring pool): its extra work without the threads.\n"
-            "--quick: smaller sets and one repetition (a smoke test; the ratios mean little).\n"
-            "Run on a quiet machine: other processes on the cores distort the ratios.\n"
-            "\n"
-            "Exit status: 0 ok (a MISSed target does not fail the run), 1 runtime error or\n"
-            "results that differ between thread counts, 2 usage error.\n");
+    fprintf(
+        f, "Usage: threads [--threads N] [--reps R] [--only ROWS] [--at T [--one-cpu]] [--quick]\n"
+           "\n"
+           "Speed-up of one run on N threads (default 2) over the same run on 1 thread:\n"
+           "Transformer training (one epoch of 8000 sentences), batched evaluation\n"
+           "(Transformer and LSTM, batch 256, 32000 sentences) and explain with 64\n"
+           "integrated-gradient steps (Transformer, 160 sentences); and the seq2seq-transformer's\n"
+           "training (one epoch of 4000 rewrite pairs, batches of 32 in micro-batches of 16)\n"
+           "and greedy evaluation (4000 distractor pairs, KV cache, a model trained 1 epoch),\n"
+           "in pairs/s, without a target. Each N-thread result is\n"
+           "checked byte for byte against the 1-thread one (and the run on a measuring pool).\n"
+           "The 1- and N-thread runs alternate (1, N, 1, N, ...); the speed-up is the median\n"
+           "of the R pairs' ratios (default R = 3). Then, from CPU times (valid on a busy\n"
+           "machine): the serial share of each run, the speed-up it allows (Amdahl) and the\n"
+           "one its pieces allow, the process CPU time of the N-thread run over the 1-thread\n"
+           "one, and the wall-time cost of one pool run.\n"
+           "--only ROWS: a comma-separated subset of train,eval,lstm,explain,s2s-train,s2s-eval.\n"
+           "--at T: only the T-thread runs (T = 1: no pool), R of them, with their wall and\n"
+           "process CPU times and nothing compared (for perf stat / perf record).\n"
+           "--one-cpu: with --at T, the T-thread path with every task on the calling thread\n"
+           "(the measuring pool): its extra work without the threads.\n"
+           "--quick: smaller sets and one repetition (a smoke test; the ratios mean little).\n"
+           "Run on a quiet machine: other processes on the cores distort the ratios.\n"
+           "\n"
+           "Exit status: 0 ok (a MISSed target does not fail the run), 1 runtime error or\n"
+           "results that differ between thread counts, 2 usage error.\n");
 }
 
 static int parse(int argc, char **argv, bench_cfg *c) {
@@ -193,6 +258,8 @@ static int parse(int argc, char **argv, bench_cfg *c) {
             c->train_n = 1000;
             c->eval_n = 1024;
             c->explain_n = 8;
+            c->s2s_train_n = 500;
+            c->s2s_eval_n = 500;
         } else if (strcmp(argv[i], "--one-cpu") == 0) {
             c->one_cpu = true;
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
@@ -202,11 +269,11 @@ static int parse(int argc, char **argv, bench_cfg *c) {
             for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
                  tok = strtok_r(NULL, ",", &save)) {
                 int k = 0;
-                while (k < 4 && strcmp(tok, ROW_KEYS[k]) != 0) k++;
-                if (k == 4) {
+                while (k < N_ROW_KEYS && strcmp(tok, ROW_KEYS[k]) != 0) k++;
+                if (k == N_ROW_KEYS) {
                     fprintf(stderr,
-                            "threads: --only takes train,eval,lstm,explain (comma-separated), "
-                            "got '%s'\n",
+                            "threads: --only takes train,eval,lstm,explain,s2s-train,s2s-eval "
+                            "(comma-separated), got '%s'\n",
                             tok);
                     return 2;
                 }
@@ -270,7 +337,7 @@ static double pool_overhead_us(attn_pool *pool) {
 typedef struct workload {
     const char *name;
     double target;
-    int kind; /* 0 training, 1 evaluation, 2 explain */
+    int kind; /* 0 training, 1 evaluation, 2 explain, 3 seq2seq training, 4 seq2seq evaluation */
     attn_model *m;
     size_t out_bytes; /* the result compared between thread counts */
 } workload;
@@ -278,12 +345,16 @@ typedef struct workload {
 typedef struct bench_data {
     const attn_dataset *train, *test;
     int explain_n;
+    const attn_pairs *s2s_train, *s2s_test; /* NULL unless their rows run */
+    attn_seq2seq *s2s;                      /* the model the s2s-eval row decodes with */
 } bench_data;
 
 /* One run of w on pool (NULL: the caller's thread); sentences/s; the result into out. */
 static double run_work(const workload *w, const bench_data *d, attn_pool *pool, void *out) {
     if (w->kind == 0) return train_once(d->train, pool, out);
     if (w->kind == 1) return eval_once(w->m, d->test, pool, out);
+    if (w->kind == 3) return s2s_train_once(d->s2s_train, pool, out);
+    if (w->kind == 4) return s2s_eval_once(d->s2s, d->s2s_test, pool, out);
     return explain_once(w->m, d->test, d->explain_n, pool, out);
 }
 
@@ -322,7 +393,7 @@ static void run_at(const bench_cfg *c, const workload *works, int n_work, const 
 }
 
 int main(int argc, char **argv) {
-    bench_cfg c = {2, 3, 8000, 32000, 160, 0xfu, 0, false};
+    bench_cfg c = {2, 3, 8000, 32000, 160, 4000, 4000, 0x3fu, 0, false};
     int rc = parse(argc, argv, &c);
     if (rc >= 0) return rc;
     attn_set_num_threads(1); /* one BLAS thread per product; the pool's threads are the others */
@@ -336,7 +407,17 @@ int main(int argc, char **argv) {
         die("data", &err);
     if (attn_data_generate(ATTN_SET_DISTRACTOR, c.eval_n, 2, &test, &err) != ATTN_OK)
         die("data", &err);
-    const bench_data bd = {train, test, c.explain_n};
+    attn_pairs *s2s_train = NULL, *s2s_test = NULL;
+    attn_seq2seq *s2s = NULL;
+    if (c.rows & 0x30u) {
+        if (attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, c.s2s_train_n, 1, &s2s_train,
+                                &err) != ATTN_OK ||
+            attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_DISTRACTOR, c.s2s_eval_n, 2, &s2s_test,
+                                &err) != ATTN_OK)
+            die("seq2seq data", &err);
+        if (c.rows & 0x20u) s2s_trained(s2s_train, 1, NULL, &s2s);
+    }
+    const bench_data bd = {train, test, c.explain_n, s2s_train, s2s_test, s2s};
     attn_model_config tc = attn_model_config_default(ATTN_ARCH_TRANSFORMER);
     attn_model_config lc = attn_model_config_default(ATTN_ARCH_LSTM);
     attn_model *tf = NULL, *lstm = NULL;
@@ -349,6 +430,8 @@ int main(int argc, char **argv) {
         {"transformer eval, batch 256", 1.8, 1, tf, sizeof(double)},
         {"lstm eval, batch 256", 1.8, 1, lstm, sizeof(double)},
         {"transformer explain, 64 IG steps", 1.7, 2, tf, words * sizeof(float)},
+        {"seq2seq training", 0.0, 3, NULL, s2s_params_bytes()},
+        {"seq2seq greedy eval", 0.0, 4, NULL, sizeof(attn_s2s_eval)},
     };
     enum { N_WORK = sizeof works / sizeof works[0] };
     size_t most = 0;
@@ -373,7 +456,7 @@ int main(int argc, char **argv) {
            "pairs' speed-ups\n",
            c.threads, attn_cores(), attn_blas_corename(), attn_blas_threading(), c.reps, c.threads,
            c.threads);
-    printf("%-34s %10s %10s %9s  %-12s %s\n", "run (sentences/s)", "1 thread",
+    printf("%-34s %10s %10s %9s  %-12s %s\n", "run (sentences/s; seq2seq: pairs/s)", "1 thread",
            c.threads == 2 ? "2 threads" : "N threads", "speed-up", "target", "bytes");
     row rows[N_WORK];
     for (int k = 0; k < N_WORK; k++) {
@@ -430,6 +513,9 @@ done:
     attn_model_free(lstm);
     attn_dataset_free(train);
     attn_dataset_free(test);
+    attn_seq2seq_free(s2s);
+    attn_pairs_free(s2s_train);
+    attn_pairs_free(s2s_test);
     attn_pool_free(pool);
     attn_pool_free(measuring);
     if (failures) fprintf(stderr, "threads: %d results differ between thread counts\n", failures);
