@@ -369,6 +369,9 @@ typedef struct cli_par_spec {
     void *ctx;
 } cli_par_spec;
 int cli_run_sentences_pool(const cli_par_spec *s, char **args, int n_args, attn_pool *pool);
+/* The end of a run over input lines: flushes stdout, and says on stderr when it could not or
+ * when `failed` of the n sentences were not `verb`; CLI_OK or CLI_ERROR. */
+int cli_lines_finish(const char *cmd, const char *verb, int failed, int n);
 /* source_pieces.c: cli_run_sentences for sources whose work is several independent pieces
  * (attn generate --samples N), on a pool. prepare (on the reading thread, in input order) reads
  * one source into a state with *n_pieces >= 1 pieces, or returns NULL (the source failed)

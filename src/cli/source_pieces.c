@@ -166,15 +166,5 @@ int cli_run_pieces_pool(const cli_piece_spec *s, char **args, int n_args, attn_p
     while (b->n_src > 0) flush(b, pool);
     const int failed = b->failed, n = b->n;
     free(b);
-    int rc = CLI_OK;
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "attn %s: cannot write the output\n", s->cmd);
-        rc = CLI_ERROR;
-    }
-    if (failed) {
-        fprintf(stderr, "attn %s: %d of %d %s not %s\n", s->cmd, failed, n,
-                cli_plural(n, "sentence", "sentences"), s->verb);
-        rc = CLI_ERROR;
-    }
-    return rc;
+    return cli_lines_finish(s->cmd, s->verb, failed, n);
 }

@@ -134,13 +134,18 @@ int cli_run_sentences_pool(const cli_par_spec *s, char **args, int n_args, attn_
         fprintf(stderr, "attn %s: out of memory reading line %d\n", s->cmd, line_no);
         rc = CLI_ERROR;
     }
+    return cli_lines_finish(s->cmd, s->verb, failed, n) == CLI_OK ? rc : CLI_ERROR;
+}
+
+int cli_lines_finish(const char *cmd, const char *verb, int failed, int n) {
+    int rc = CLI_OK;
     if (fflush(stdout) != 0) {
-        fprintf(stderr, "attn %s: cannot write the output\n", s->cmd);
+        fprintf(stderr, "attn %s: cannot write the output\n", cmd);
         rc = CLI_ERROR;
     }
     if (failed) {
-        fprintf(stderr, "attn %s: %d of %d %s not %s\n", s->cmd, failed, n,
-                cli_plural(n, "sentence", "sentences"), s->verb);
+        fprintf(stderr, "attn %s: %d of %d %s not %s\n", cmd, failed, n,
+                cli_plural(n, "sentence", "sentences"), verb);
         rc = CLI_ERROR;
     }
     return rc;

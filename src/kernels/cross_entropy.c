@@ -58,23 +58,6 @@ void attn_cross_entropy_backward(float *d_logits, float d_loss, const float *log
     }
 }
 
-double attn_cross_entropy_forward_backward(float *d_logits, float d_loss, const float *logits,
-                                           const int *labels, int rows, int V, int ignore) {
-    const int n = counted(labels, rows, ignore);
-    if (n == 0) return NAN;
-    const double scale = (double)d_loss / n;
-    double sum = 0.0;
-    for (int r = 0; r < rows; r++) {
-        if (labels[r] == ignore) continue;
-        const float *z = logits + (size_t)r * V;
-        ATTN_ASSERT(labels[r] >= 0 && labels[r] < V);
-        const double lse = logsumexp(z, V);
-        sum += lse - (double)z[labels[r]];
-        row_gradient(d_logits + (size_t)r * V, z, V, labels[r], lse, scale);
-    }
-    return sum / n;
-}
-
 /* The rows of a micro-batch that is part of a larger mean: the same row terms and gradient as
  * attn_cross_entropy_forward_backward, scaled by d_loss / n_mean (the whole batch's count), and
  * the rows' loss SUM returned, so the caller adds the parts in its own order. */
@@ -93,4 +76,14 @@ double attn_cross_entropy_sum_forward_backward(float *d_logits, float d_loss, co
         row_gradient(d_logits + (size_t)r * V, z, V, labels[r], lse, scale);
     }
     return sum;
+}
+
+/* The whole mean: the sum over the counted rows, divided by their count. */
+double attn_cross_entropy_forward_backward(float *d_logits, float d_loss, const float *logits,
+                                           const int *labels, int rows, int V, int ignore) {
+    const int n = counted(labels, rows, ignore);
+    if (n == 0) return NAN;
+    return attn_cross_entropy_sum_forward_backward(d_logits, d_loss, logits, labels, rows, V,
+                                                   ignore, n) /
+           n;
 }
