@@ -146,6 +146,10 @@ def parse_serve(text):
     m = re.search(r"^wrk\s+99%\s+([0-9.]+)ms", text, re.M)
     if m:
         d["wrk_p99"] = num(m.group(1))
+    m = re.search(r"^decoder\s+\d+ requests in [0-9.]+ s: ([0-9.]+) req/s, p50 ([0-9.]+) ms, p99 "
+                  r"([0-9.]+) ms", text, re.M)
+    if m:
+        d["decoder"] = tuple(num(x) for x in m.groups())
     return d
 
 
@@ -235,6 +239,11 @@ def tables(raw, out, machine):
                  "%s requests/s, p50 %.2f ms, p99 %.2f ms (wrk: %s requests/s, p99 %s ms)."
                  % (format(r, ",.0f"), p50, p99, fmt(srv.get("wrk"), ",.0f"),
                     fmt(srv.get("wrk_p99"), ".2f")))
+        if srv.get("decoder"):
+            r, p50, p99 = srv["decoder"]
+            L[-1] = L[-1][:-1] + ("; the decoder's `POST /api/generate` (20 words, output with "
+                                  "top-5, cross-attention, saliency), same clients: %s requests/s, "
+                                  "p99 %.2f ms." % (format(r, ",.0f"), p99))
     return L
 
 
