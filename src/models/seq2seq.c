@@ -2,6 +2,7 @@
  * the architecture's spec table, PyTorch-style initialisation, tensor accessors, dispatch with
  * input validation (attn_seq2seq.h). */
 #include "seq2seq_internal.h"
+#include "seq2seq_transformer.h" /* s2s_impl: the causal-mask setting */
 
 #include <math.h>
 #include <stdlib.h>
@@ -124,6 +125,22 @@ attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, a
     }
     *out = m;
     return ATTN_OK;
+}
+
+/* The causal-mask setting lives in the Transformer's impl (the experiment's switch). */
+attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err) {
+    if (!m) return attn_errorf(err, ATTN_ERR_ARG, "set_causal_mask: no model");
+    if (m->vt != &attn_s2s_transformer_vt)
+        return attn_errorf(err, ATTN_ERR_VALUE,
+                           "set_causal_mask: %s has no causal self-attention mask "
+                           "(seq2seq-transformer only)",
+                           m->vt->kind);
+    ((s2s_impl *)m->impl)->unmasked = !masked;
+    return ATTN_OK;
+}
+
+bool attn_seq2seq_causal_mask(const attn_seq2seq *m) {
+    return m->vt != &attn_s2s_transformer_vt || !((const s2s_impl *)m->impl)->unmasked;
 }
 
 attn_status attn_seq2seq_replica(attn_seq2seq *m, attn_seq2seq **out, attn_error *err) {

@@ -131,18 +131,3 @@ attn_status attn_s2s_tf_maps(attn_seq2seq *m, const int *src, int n_src, const i
     free(logits);
     return st;
 }
-
-attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err) {
-    if (!m) return attn_errorf(err, ATTN_ERR_ARG, "set_causal_mask: no model");
-    if (m->vt != &attn_s2s_transformer_vt)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "set_causal_mask: %s has no causal self-attention mask "
-                           "(seq2seq-transformer only)",
-                           m->vt->kind);
-    ((s2s_impl *)m->impl)->unmasked = !masked;
-    return ATTN_OK;
-}
-
-bool attn_seq2seq_causal_mask(const attn_seq2seq *m) {
-    return m->vt != &attn_s2s_transformer_vt || !((const s2s_impl *)m->impl)->unmasked;
-}
