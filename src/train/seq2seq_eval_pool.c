@@ -7,7 +7,7 @@
  * double computed by the same forward whichever thread runs it, and the doubles are added in k
  * order after the run, as the serial loop adds them. The caller's thread decodes on the model,
  * worker w > 0 on a replica of its own (attn_seq2seq_replica: the same floats). */
-#include "attn_seq2seq.h"
+#include "train_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -152,63 +152,36 @@ attn_status attn_seq2seq_evaluate_pool(attn_seq2seq *m, const attn_pairs *p, int
 
 /* ---- the teacher-forced loss ------------------------------------------------------------- */
 
-/* One worker's batch: sources, [BOS] + targets, the packed rows' labels and logits. */
-typedef struct loss_buf {
-    int *src, *src_len, *tgt, *tgt_len, *labels; /* [B, S], [B], [B, T], [B], [B * T] */
-    float *logits;                               /* [B * T, Vt] */
-} loss_buf;
-
 typedef struct loss_ctx {
     workers w;
     const attn_pairs *p;
-    int first, n, S, T, V; /* S, T: the longest source and decoder input of the pairs */
-    loss_buf *buf;         /* [W] */
-    double *sum;           /* [n_batches] loss x rows of batch k */
-    long *rows;            /* [n_batches] */
+    int first, n, V;
+    attn_s2s_batch_buf *buf; /* [W] one worker's batch */
+    double *sum;             /* [n_batches] loss x rows of batch k */
+    long *rows;              /* [n_batches] */
 } loss_ctx;
 
-/* Batch k = pairs first + 32k .. (at most 32), packed as attn_seq2seq_loss packs them: S and T
- * the batch's own longest, rows pair after pair ([BOS] + words in, words then [EOS] out). */
+/* Batch k = pairs first + 32k .. (at most 32), packed as training packs a batch
+ * (attn_s2s_batch_fill: S and T the batch's own longest, rows pair after pair). */
 static void loss_task(void *vc, int k, int worker) {
     loss_ctx *c = vc;
-    const attn_pairs *p = c->p;
-    loss_buf *b = &c->buf[worker];
+    attn_s2s_batch_buf *b = &c->buf[worker];
     const int start = c->first + k * LOSS_BATCH;
     const int B = c->first + c->n - start < LOSS_BATCH ? c->first + c->n - start : LOSS_BATCH;
-    int S = 1, T = 1, rows = 0;
-    for (int i = start; i < start + B; i++) {
-        if (p->src->lengths[i] > S) S = p->src->lengths[i];
-        if (p->tgt_lengths[i] + 1 > T) T = p->tgt_lengths[i] + 1;
-    }
-    for (int j = 0; j < B; j++) {
-        const int i = start + j, L = p->tgt_lengths[i];
-        const int *tgt = p->tgt_ids + p->tgt_offsets[i];
-        memcpy(b->src + (size_t)j * S, p->src->ids + p->src->offsets[i],
-               (size_t)p->src->lengths[i] * sizeof(int));
-        b->src_len[j] = p->src->lengths[i];
-        b->tgt[(size_t)j * T] = ATTN_TGT_BOS;
-        memcpy(b->tgt + (size_t)j * T + 1, tgt, (size_t)L * sizeof(int));
-        b->tgt_len[j] = L + 1;
-        memcpy(b->labels + rows, tgt, (size_t)L * sizeof(int));
-        b->labels[rows + L] = ATTN_TGT_EOS;
-        rows += L + 1;
-    }
-    const attn_s2s_batch batch = {B, S, T, b->src, b->src_len, b->tgt, b->tgt_len};
+    attn_s2s_batch_fill(b, c->p, NULL, start, B);
+    const attn_s2s_batch batch = {B, b->S, b->T, b->src, b->src_len, b->tgt, b->tgt_len};
     attn_error e;
     if (attn_seq2seq_forward(c->w.m[worker], &batch, b->logits, &e) != ATTN_OK) {
         workers_fail(&c->w, worker, k, &e);
         return;
     }
-    c->sum[k] = attn_cross_entropy_forward(b->logits, b->labels, rows, c->V, ATTN_PAD_ID) * rows;
-    c->rows[k] = rows;
+    c->sum[k] =
+        attn_cross_entropy_forward(b->logits, b->labels, b->rows, c->V, ATTN_PAD_ID) * b->rows;
+    c->rows[k] = b->rows;
 }
 
 static void loss_free(loss_ctx *c) {
-    for (int i = 0; c->buf && i < c->w.W; i++) {
-        loss_buf *b = &c->buf[i];
-        free(b->src), free(b->src_len), free(b->tgt), free(b->tgt_len), free(b->labels);
-        free(b->logits);
-    }
+    for (int i = 0; c->buf && i < c->w.W; i++) attn_s2s_batch_free(&c->buf[i]);
     free(c->buf);
     free(c->sum);
     free(c->rows);
@@ -219,19 +192,14 @@ static attn_status loss_alloc(loss_ctx *c, int n_batches, attn_error *err) {
     c->buf = calloc((size_t)c->w.W, sizeof *c->buf);
     c->sum = malloc((size_t)n_batches * sizeof *c->sum);
     c->rows = malloc((size_t)n_batches * sizeof *c->rows);
-    bool ok = c->buf && c->sum && c->rows;
-    const size_t B = LOSS_BATCH, S = (size_t)c->S, T = (size_t)c->T;
-    for (int i = 0; ok && i < c->w.W; i++) {
-        loss_buf *b = &c->buf[i];
-        b->src = malloc(B * S * sizeof(int));
-        b->src_len = malloc(B * sizeof(int));
-        b->tgt = malloc(B * T * sizeof(int));
-        b->tgt_len = malloc(B * sizeof(int));
-        b->labels = malloc(B * T * sizeof(int));
-        b->logits = malloc(B * T * (size_t)c->V * sizeof(float));
-        ok = b->src && b->src_len && b->tgt && b->tgt_len && b->labels && b->logits;
+    if (!c->buf || !c->sum || !c->rows)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "loss: out of memory for a batch");
+    for (int i = 0; i < c->w.W; i++) {
+        attn_status st =
+            attn_s2s_batch_alloc(&c->buf[i], c->p, LOSS_BATCH, c->V, false, "loss", err);
+        if (st != ATTN_OK) return st;
     }
-    return ok ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "loss: out of memory for a batch");
+    return ATTN_OK;
 }
 
 attn_status attn_seq2seq_loss_pool(attn_seq2seq *m, const attn_pairs *p, int first, int n,
@@ -241,12 +209,8 @@ attn_status attn_seq2seq_loss_pool(attn_seq2seq *m, const attn_pairs *p, int fir
         return attn_errorf(err, ATTN_ERR_ARG, "loss: pairs %d..%d of %d", first, first + n,
                            p ? p->src->n : 0);
     const int n_batches = (n + LOSS_BATCH - 1) / LOSS_BATCH;
-    loss_ctx c = {.p = p, .first = first, .n = n, .S = 1, .T = 1};
+    loss_ctx c = {.p = p, .first = first, .n = n};
     c.V = attn_seq2seq_config_of(m)->tgt_vocab;
-    for (int i = first; i < first + n; i++) {
-        if (p->src->lengths[i] > c.S) c.S = p->src->lengths[i];
-        if (p->tgt_lengths[i] + 1 > c.T) c.T = p->tgt_lengths[i] + 1;
-    }
     attn_status st = workers_make(&c.w, m, pool, n_batches, "loss", err);
     if (st == ATTN_OK) st = loss_alloc(&c, n_batches, err);
     if (st == ATTN_OK) {

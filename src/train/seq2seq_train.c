@@ -46,27 +46,20 @@ attn_status attn_seq2seq_loss(attn_seq2seq *m, const attn_pairs *p, int first, i
     return attn_seq2seq_loss_pool(m, p, first, n, NULL, loss, err);
 }
 
-/* ---- one batch -------------------------------------------------------------------------- */
+/* ---- one batch (train_internal.h) --------------------------------------------------------- */
 
-typedef struct s2s_batch_buf {
-    int *src, *src_len, *tgt, *tgt_len, *labels; /* [B, S], [B], [B, T], [B], [rows] */
-    float *logits, *d_logits;                    /* [rows, Vt] */
-    int S, T, B, rows;
-} s2s_batch_buf;
-
-/* Fills the batch of pairs order[0..B): sources, [BOS] + target words, and the labels (words
- * then [EOS]) of the packed rows. */
-static void fill_batch(s2s_batch_buf *b, const attn_pairs *p, const int *order, int B) {
+void attn_s2s_batch_fill(attn_s2s_batch_buf *b, const attn_pairs *p, const int *order, int first,
+                         int B) {
     b->B = B;
     b->S = b->T = 1;
     for (int k = 0; k < B; k++) {
-        const int i = order[k];
+        const int i = order ? order[first + k] : first + k;
         if (src_len(p, i) > b->S) b->S = src_len(p, i);
         if (p->tgt_lengths[i] + 1 > b->T) b->T = p->tgt_lengths[i] + 1;
     }
     b->rows = 0;
     for (int k = 0; k < B; k++) {
-        const int i = order[k], L = p->tgt_lengths[i];
+        const int i = order ? order[first + k] : first + k, L = p->tgt_lengths[i];
         const int *tgt = p->tgt_ids + p->tgt_offsets[i];
         memcpy(b->src + (size_t)k * b->S, p->src->ids + p->src->offsets[i],
                (size_t)src_len(p, i) * sizeof(int));
@@ -78,6 +71,35 @@ static void fill_batch(s2s_batch_buf *b, const attn_pairs *p, const int *order, 
         b->labels[b->rows + L] = ATTN_TGT_EOS;
         b->rows += L + 1;
     }
+}
+
+void attn_s2s_batch_free(attn_s2s_batch_buf *b) {
+    free(b->src), free(b->src_len), free(b->tgt), free(b->tgt_len), free(b->labels);
+    free(b->logits), free(b->d_logits);
+    memset(b, 0, sizeof *b);
+}
+
+attn_status attn_s2s_batch_alloc(attn_s2s_batch_buf *b, const attn_pairs *p, int B, int V,
+                                 bool d_logits, const char *what, attn_error *err) {
+    int S = 1, T = 1;
+    for (int i = 0; i < p->src->n; i++) {
+        if (src_len(p, i) > S) S = src_len(p, i);
+        if (p->tgt_lengths[i] + 1 > T) T = p->tgt_lengths[i] + 1;
+    }
+    memset(b, 0, sizeof *b);
+    b->src = malloc((size_t)B * S * sizeof(int));
+    b->src_len = malloc((size_t)B * sizeof(int));
+    b->tgt = malloc((size_t)B * T * sizeof(int));
+    b->tgt_len = malloc((size_t)B * sizeof(int));
+    b->labels = malloc((size_t)B * T * sizeof(int));
+    b->logits = malloc((size_t)B * T * V * sizeof(float));
+    if (d_logits) b->d_logits = malloc((size_t)B * T * V * sizeof(float));
+    if (!b->src || !b->src_len || !b->tgt || !b->tgt_len || !b->labels || !b->logits ||
+        (d_logits && !b->d_logits)) {
+        attn_s2s_batch_free(b);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory for a batch", what);
+    }
+    return ATTN_OK;
 }
 
 /* The step's loss and gradient are finite (finite: what the gradient sum found); else the
@@ -109,15 +131,16 @@ typedef struct s2s_threads {
  * on the pool, their gradients summed in order (attn_s2s_forward_backward), the NaN/Inf check,
  * Adam by parameter ranges on the pool: the same bytes for every pool. */
 static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *order,
-                             const attn_s2s_train_config *cfg, attn_adam *opt, s2s_batch_buf *b,
-                             s2s_threads *th, double *loss, long *tokens, attn_error *err) {
+                             const attn_s2s_train_config *cfg, attn_adam *opt,
+                             attn_s2s_batch_buf *b, s2s_threads *th, double *loss, long *tokens,
+                             attn_error *err) {
     const int n = p->src->n;
     double sum = 0.0;
     int batches = 0;
     *tokens = 0;
     for (int first = 0; first < n; first += cfg->batch_size) {
         const int B = n - first < cfg->batch_size ? n - first : cfg->batch_size;
-        fill_batch(b, p, order + first, B);
+        attn_s2s_batch_fill(b, p, order, first, B);
         const attn_s2s_batch batch = {B, b->S, b->T, b->src, b->src_len, b->tgt, b->tgt_len};
         double l = NAN;
         bool finite = false;
@@ -131,35 +154,6 @@ static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *or
         *tokens += b->rows;
     }
     *loss = batches ? sum / batches : NAN;
-    return ATTN_OK;
-}
-
-static void batch_free(s2s_batch_buf *b) {
-    free(b->src), free(b->src_len), free(b->tgt), free(b->tgt_len), free(b->labels);
-    free(b->logits), free(b->d_logits);
-}
-
-static attn_status batch_alloc(s2s_batch_buf *b, const attn_pairs *p, int B, int V,
-                               attn_error *err) {
-    int S = 1, T = 1;
-    for (int i = 0; i < p->src->n; i++) {
-        if (src_len(p, i) > S) S = src_len(p, i);
-        if (p->tgt_lengths[i] + 1 > T) T = p->tgt_lengths[i] + 1;
-    }
-    memset(b, 0, sizeof *b);
-    b->src = malloc((size_t)B * S * sizeof(int));
-    b->src_len = malloc((size_t)B * sizeof(int));
-    b->tgt = malloc((size_t)B * T * sizeof(int));
-    b->tgt_len = malloc((size_t)B * sizeof(int));
-    b->labels = malloc((size_t)B * T * sizeof(int));
-    b->logits = malloc((size_t)B * T * V * sizeof(float));
-    b->d_logits = malloc((size_t)B * T * V * sizeof(float));
-    if (!b->src || !b->src_len || !b->tgt || !b->tgt_len || !b->labels || !b->logits ||
-        !b->d_logits) {
-        batch_free(b);
-        memset(b, 0, sizeof *b);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "training: out of memory for a batch");
-    }
     return ATTN_OK;
 }
 
@@ -190,7 +184,7 @@ typedef struct s2s_run {
     const attn_pairs *train, *heldout;
     const attn_s2s_train_config *cfg;
     attn_adam *opt;
-    s2s_batch_buf b;
+    attn_s2s_batch_buf b;
     int *order;
     float *best; /* [P] or NULL (no keep_best) */
     int best_epoch, epoch;
@@ -365,7 +359,7 @@ attn_status attn_seq2seq_train_pool(attn_seq2seq *m, const attn_pairs *train,
     const int n = train->src->n, V = attn_seq2seq_config_of(m)->tgt_vocab;
     attn_status st = attn_adam_create(r.P, &cfg->adam, &r.opt, err);
     if (st != ATTN_OK) return st;
-    st = batch_alloc(&r.b, train, cfg->batch_size, V, err);
+    st = attn_s2s_batch_alloc(&r.b, train, cfg->batch_size, V, true, "training", err);
     r.order = malloc((size_t)n * sizeof *r.order);
     const bool keep = cfg->keep_best && cfg->holdout > 0;
     r.best = keep ? malloc(r.P * sizeof *r.best) : NULL;
@@ -380,7 +374,7 @@ attn_status attn_seq2seq_train_pool(attn_seq2seq *m, const attn_pairs *train,
     free(r.best);
     free(r.order);
     attn_s2s_replicas_free(&r.th.reps);
-    batch_free(&r.b);
+    attn_s2s_batch_free(&r.b);
     attn_adam_free(r.opt);
     return st;
 }

@@ -81,6 +81,25 @@ bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, const float *con
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
                                    const attn_batcher *bt, long *correct, attn_error *err);
 
+/* ---- seq2seq_train.c: a batch of pairs, packed ------------------------------------------- */
+
+/* One batch's buffers: sources [B, S] and lengths, decoder inputs [BOS] + words [B, T] and
+ * lengths, and the packed rows' labels (words then [EOS], pair after pair) and logits. */
+typedef struct attn_s2s_batch_buf {
+    int *src, *src_len, *tgt, *tgt_len, *labels; /* [B, S], [B], [B, T], [B], [rows] */
+    float *logits, *d_logits;                    /* [rows, Vt]; d_logits NULL unless asked */
+    int S, T, B, rows;                           /* the batch filled last */
+} attn_s2s_batch_buf;
+/* Buffers for batches of up to B pairs of p (any of them); d_logits too when asked. `what`
+ * starts the out-of-memory message ("training"). */
+attn_status attn_s2s_batch_alloc(attn_s2s_batch_buf *b, const attn_pairs *p, int B, int V,
+                                 bool d_logits, const char *what, attn_error *err);
+void attn_s2s_batch_free(attn_s2s_batch_buf *b);
+/* Packs pairs order[first .. first + B) (order NULL: pairs first .. first + B) into b, padded to
+ * their own longest source (b->S) and decoder input (b->T); b->rows the packed rows. */
+void attn_s2s_batch_fill(attn_s2s_batch_buf *b, const attn_pairs *p, const int *order, int first,
+                         int B);
+
 /* ---- seq2seq_parallel.c: a seq2seq training step in micro-batches --------------------------- */
 
 /* seq2seq replicas for the tasks of a wave, grown on demand. */
