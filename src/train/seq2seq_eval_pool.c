@@ -15,18 +15,23 @@
 
 enum { LOSS_BATCH = 32 }; /* attn_seq2seq_loss's batch: its pieces */
 
-/* The models of the run's workers: [0] is m, [w > 0] a replica; plus one error slot each,
- * holding the failure of the lowest-numbered task the worker saw fail. */
+/* The models of the run's workers: worker 0 runs on m, worker w > 0 on replica w - 1 (made for
+ * the call); plus one error slot each, holding the failure of the lowest-numbered task the
+ * worker saw fail. */
 typedef struct workers {
-    attn_seq2seq **m;
+    attn_seq2seq *m;
+    attn_s2s_replicas reps;
     attn_error *errs;
     int *bad; /* [W] the lowest failed task, n_tasks while none failed */
     int W;
 } workers;
 
+static attn_seq2seq *worker_model(const workers *w, int worker) {
+    return worker ? w->reps.m[worker - 1] : w->m;
+}
+
 static void workers_free(workers *w) {
-    for (int i = 1; w->m && i < w->W; i++) attn_seq2seq_free(w->m[i]);
-    free(w->m);
+    attn_s2s_replicas_free(&w->reps);
     free(w->errs);
     free(w->bad);
     memset(w, 0, sizeof *w);
@@ -35,23 +40,18 @@ static void workers_free(workers *w) {
 static attn_status workers_make(workers *w, attn_seq2seq *m, attn_pool *pool, int n_tasks,
                                 const char *what, attn_error *err) {
     memset(w, 0, sizeof *w);
+    w->m = m;
     w->W = attn_pool_threads(pool);
-    w->m = calloc((size_t)w->W, sizeof *w->m);
     w->errs = calloc((size_t)w->W, sizeof *w->errs);
     w->bad = malloc((size_t)w->W * sizeof *w->bad);
-    if (!w->m || !w->errs || !w->bad) {
+    attn_status st = w->errs && w->bad
+                         ? attn_s2s_replicas_reserve(&w->reps, m, w->W - 1, err)
+                         : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
+    if (st != ATTN_OK) {
         workers_free(w);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
+        return st;
     }
-    w->m[0] = m;
     for (int i = 0; i < w->W; i++) w->bad[i] = n_tasks;
-    for (int i = 1; i < w->W; i++) {
-        attn_status st = attn_seq2seq_replica(m, &w->m[i], err);
-        if (st != ATTN_OK) {
-            workers_free(w);
-            return st;
-        }
-    }
     return ATTN_OK;
 }
 
@@ -90,8 +90,9 @@ static void score_task(void *vc, int task, int worker) {
     const int *tgt = p->tgt_ids + p->tgt_offsets[i];
     int *gen = c->gen + (size_t)worker * (c->max_out + 1), n_out = 0;
     attn_error e;
-    if (attn_seq2seq_greedy(c->w.m[worker], p->src->ids + p->src->offsets[i], p->src->lengths[i],
-                            c->max_out, true, gen, &n_out, NULL, NULL, &e) != ATTN_OK) {
+    if (attn_seq2seq_greedy(worker_model(&c->w, worker), p->src->ids + p->src->offsets[i],
+                            p->src->lengths[i], c->max_out, true, gen, &n_out, NULL, NULL,
+                            &e) != ATTN_OK) {
         workers_fail(&c->w, worker, task, &e);
         return;
     }
@@ -171,7 +172,7 @@ static void loss_task(void *vc, int k, int worker) {
     attn_s2s_batch_fill(b, c->p, NULL, start, B);
     const attn_s2s_batch batch = {B, b->S, b->T, b->src, b->src_len, b->tgt, b->tgt_len};
     attn_error e;
-    if (attn_seq2seq_forward(c->w.m[worker], &batch, b->logits, &e) != ATTN_OK) {
+    if (attn_seq2seq_forward(worker_model(&c->w, worker), &batch, b->logits, &e) != ATTN_OK) {
         workers_fail(&c->w, worker, k, &e);
         return;
     }
