@@ -40,6 +40,10 @@ int cli_info_seq2seq(const char *path);
  * (on f: stderr, or a buffer written to stderr later). */
 void cli_s2s_note_off_task(FILE *f, const char *cmd, const int *src, int n, const char *where,
                            int index);
+/* The models of a run's `threads` threads: [0] m itself, [w > 0] a replica of m each, kept for
+ * the run (generate, explain). -1 to go on, else the exit code after the message. */
+int cli_s2s_thread_models(const char *cmd, attn_seq2seq *m, int threads, attn_seq2seq ***models);
+void cli_s2s_thread_models_free(attn_seq2seq **models, int threads); /* the replicas; NULL ok */
 /* attn eval on seq2seq weights: exact match per set of the model's task (or of the pairs of
  * the file data, when not NULL) and by source length, on `threads` threads (0: the default). */
 int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,

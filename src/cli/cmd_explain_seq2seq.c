@@ -273,14 +273,7 @@ int cmd_explain_seq2seq(int argc, char **argv) {
     /* sources on every thread, each explained as one thread explains it */
     attn_pool *pool = NULL;
     if (rc < 0) rc = cli_threads_start("explain", &threads, &pool);
-    if (rc < 0 && !(v.models = calloc((size_t)threads, sizeof *v.models)))
-        rc = cli_runtime_error("explain", "out of memory");
-    if (rc < 0) {
-        v.models[0] = v.m;
-        for (int w = 1; rc < 0 && w < threads; w++)
-            if (attn_seq2seq_replica(v.m, &v.models[w], &err) != ATTN_OK)
-                rc = cli_fail("explain", &err);
-    }
+    if (rc < 0) rc = cli_s2s_thread_models("explain", v.m, threads, &v.models);
     if (rc < 0) {
         v.color = cli_want_color(color);
         v.opts.prefix = prefix_ids;
@@ -290,8 +283,7 @@ int cmd_explain_seq2seq(int argc, char **argv) {
                                    explain_compute, source_free, &v};
         rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
     }
-    for (int w = 1; v.models && w < threads; w++) attn_seq2seq_free(v.models[w]);
-    free(v.models);
+    cli_s2s_thread_models_free(v.models, threads);
     attn_pool_free(pool);
     attn_seq2seq_free(v.m);
     free(sources);

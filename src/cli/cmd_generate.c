@@ -382,14 +382,7 @@ int cmd_generate(int argc, char **argv) {
     attn_pool *pool = NULL;
     attn_seq2seq **models = NULL;
     if (rc < 0) rc = cli_threads_start("generate", &threads, &pool);
-    if (rc < 0 && !(models = calloc((size_t)threads, sizeof *models)))
-        rc = cli_runtime_error("generate", "out of memory");
-    if (rc < 0) {
-        models[0] = m;
-        for (int w = 1; rc < 0 && w < threads; w++)
-            if (attn_seq2seq_replica(m, &models[w], &err) != ATTN_OK)
-                rc = cli_fail("generate", &err);
-    }
+    if (rc < 0) rc = cli_s2s_thread_models("generate", m, threads, &models);
     if (rc < 0) {
         const int cap = attn_seq2seq_config_of(m)->max_tgt_len - 1;
         if (max_out == 0 || max_out > cap)
@@ -401,8 +394,7 @@ int cmd_generate(int argc, char **argv) {
                                    generate_compute, source_free, &ctx};
         rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
     }
-    for (int w = 1; models && w < threads; w++) attn_seq2seq_free(models[w]);
-    free(models);
+    cli_s2s_thread_models_free(models, threads);
     attn_pool_free(pool);
     attn_seq2seq_free(m);
     free(sources);

@@ -33,6 +33,21 @@ bool cli_is_seq2seq_checkpoint(const char *path) {
     return file_starts_with_format(path, "\"attn-seq2seq-checkpoint-v1\"");
 }
 
+int cli_s2s_thread_models(const char *cmd, attn_seq2seq *m, int threads, attn_seq2seq ***models) {
+    *models = calloc((size_t)threads, sizeof **models);
+    if (!*models) return cli_runtime_error(cmd, "out of memory");
+    (*models)[0] = m;
+    attn_error err;
+    for (int w = 1; w < threads; w++)
+        if (attn_seq2seq_replica(m, &(*models)[w], &err) != ATTN_OK) return cli_fail(cmd, &err);
+    return -1;
+}
+
+void cli_s2s_thread_models_free(attn_seq2seq **models, int threads) {
+    for (int w = 1; models && w < threads; w++) attn_seq2seq_free(models[w]);
+    free(models);
+}
+
 void cli_s2s_note_off_task(FILE *f, const char *cmd, const int *src, int n, const char *where,
                            int index) {
     attn_parse parse;
