@@ -18,8 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 py=/usr/bin/python3 # Debian's python3-torch
 # The pinned rule, whatever the caller's environment says (attn and tools/blas_core.py ignore
-# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE under it; these two would select something else).
-unset ATTN_KERNELS ATTN_CPU ATEN_CPU_CAPABILITY DNNL_MAX_CPU_ISA
+# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE under it; these two would select something else), and
+# for every command here, also those whose own default is native (attn train below).
+unset ATTN_CPU ATEN_CPU_CAPABILITY DNNL_MAX_CPU_ISA
+export ATTN_KERNELS=pinned
 export OPENBLAS_NUM_THREADS=1
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

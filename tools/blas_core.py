@@ -12,6 +12,9 @@ attn's rule (include/attn_kernelset.h, docs/numerics.md "Pinned kernels"), the s
   "Prescott" kernels on a CPU it does not recognise (virtualised Intel Xeons with AVX-512):
   then the kernels the CPU has ("SkylakeX" with AVX-512 F/BW/DQ/VL, else "Haswell"), as attn's
   attn_blas_preferred_core.
+The mode goes to ATTN_KERNELS for the attn commands a tool starts, which otherwise run on their
+own command's default (src/cli/kernels_policy.c: native for predict, generate, ...): both sides
+then run one kernel set, pinned against PyTorch pinned to Haswell, native against stock PyTorch.
 record() is the kernels record artefacts carry ({"mode", "openblas", "blas_core",
 "blas_threads", "cpu_path"}), read from the OpenBLAS that torch loaded.
 """
@@ -99,6 +102,7 @@ def _apply():
         raise RuntimeError("tools/blas_core.py must be imported before torch")
     if core:
         os.environ["OPENBLAS_CORETYPE"] = core
+    os.environ["ATTN_KERNELS"] = mode()
     if mode() == "pinned":
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if pinned:

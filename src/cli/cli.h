@@ -10,6 +10,7 @@
 #include "attn_experiments.h"
 #include "attn_own_data.h"
 #include "attn_seq2seq.h"
+#include "attn_kernelset.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -148,6 +149,12 @@ int cli_parse(cli_spec *spec, int argc, char **argv, char **pos, int *n_pos);
  * out of memory). */
 int cli_parse_operands(cli_spec *spec, int argc, char **argv, char ***pos, int *n_pos);
 void cli_print_help(const cli_spec *spec, FILE *f);
+
+/* The kernels command `cmd` runs on when neither $ATTN_KERNELS nor --kernels says (the table of
+ * src/cli/kernels_policy.c); *why (may be NULL) gets what its output is used for. */
+attn_kernels_mode cli_kernels_default(const char *cmd, const char **why);
+/* Selects cmd's default kernels and puts them in $ATTN_KERNELS, unless $ATTN_KERNELS is set. */
+void cli_kernels_apply_default(const char *cmd);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);

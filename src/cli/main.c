@@ -117,8 +117,9 @@ int main(int argc, char **argv) {
     attn_set_log(cli_log, NULL);
     const command *c = find_command(argv[1]);
     if (!c) return unknown_command(argv[1]);
-    cli_mpi_start(&argc, &argv); /* under mpirun: one rank of N (ranks.c) */
-    int rc = CLI_OK;             /* a command that does not spread: rank 0 alone */
+    cli_kernels_apply_default(c->name); /* before any product; --kernels chooses again */
+    cli_mpi_start(&argc, &argv);        /* under mpirun: one rank of N (ranks.c) */
+    int rc = CLI_OK;                    /* a command that does not spread: rank 0 alone */
     if (cli_mpi_root() || spreads_runs(argv[1]))
         rc = finish_stdout(c->name, c->run(argc - 1, argv + 1));
     return cli_mpi_finish(rc);

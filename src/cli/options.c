@@ -240,11 +240,15 @@ void cli_print_help(const cli_spec *spec, FILE *f) {
     }
     fprintf(f, "\nOptions:\n");
     for (int i = 0; i < spec->n_opts; i++) print_opt(f, &spec->opts[i], width);
+    const char *why;
+    attn_kernels_mode def = cli_kernels_default(spec->cmd, &why);
     fprintf(f,
             "  %-*s  pinned: the same bytes on every x86-64 CPU with AVX2 (OpenBLAS's Haswell\n"
-            "  %-*s  kernels, 1 BLAS thread); native: OpenBLAS's own kernels, for speed (default\n"
-            "  %-*s  $ATTN_KERNELS, else pinned)\n",
-            width, "--kernels MODE", width, "", width, "");
+            "  %-*s  kernels, 1 BLAS thread); native: OpenBLAS's own kernels, the machine's speed\n"
+            "  %-*s  and its stock PyTorch's bits. Default $ATTN_KERNELS, else %s:\n"
+            "  %-*s  %s\n",
+            width, "--kernels MODE", width, "", width, "", attn_kernels_mode_name(def), width, "",
+            why);
     fprintf(f, "  %-*s  print this help and exit\n", width, "-h, --help");
     if (spec->notes) fprintf(f, "\n%s\n", spec->notes);
     fprintf(f, "\nExit codes: 0 success, 1 runtime error, 2 usage error.\n");

@@ -77,6 +77,9 @@ static inline run_result run_argv(const char *stdin_text, char **args) {
         if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
             _exit(125);
         if (child_cwd && chdir(child_cwd) != 0) _exit(125);
+        /* the kernels of this test (pinned unless $ATTN_KERNELS says): the goldens hold them,
+         * whatever the command's own default (src/cli/kernels_policy.c) */
+        if (!getenv("ATTN_KERNELS") && setenv("ATTN_KERNELS", "pinned", 1) != 0) _exit(125);
         execv(bin, argv);
         _exit(126);
     }

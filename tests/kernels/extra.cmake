@@ -49,3 +49,10 @@ set_tests_properties(kernels/test_flops_writeup PROPERTIES
 # SLEEF's 16-lane AVX-512F functions against the 8-lane ones (test_sleef_avx512.c): skipped (exit
 # 77) on a CPU without AVX-512F.
 set_tests_properties(kernels/test_sleef_avx512 PROPERTIES SKIP_RETURN_CODE 77)
+
+# The kernels each command runs on by default (tests/kernels/kernels_policy.sh,
+# src/cli/kernels_policy.c): native for predict, train, ..., pinned for reproduce, figures,
+# experiment, attend, lesson, sweep; ATTN_KERNELS and --kernels override. A few seconds.
+add_test(NAME kernels/policy
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/kernels/kernels_policy.sh $<TARGET_FILE:attn>)
+set_tests_properties(kernels/policy PROPERTIES LABELS slow TIMEOUT 300)

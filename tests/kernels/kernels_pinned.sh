@@ -14,10 +14,10 @@ if ! grep -qw avx2 /proc/cpuinfo || ! grep -qw fma /proc/cpuinfo; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-train() { # NAME MODEL ENV... : trains with ENV (after clearing the OpenBLAS variables)
+train() { # NAME MODEL ENV... : trains pinned (train's own default is native) with ENV
     local name=$1 model=$2
     shift 2
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u OPENBLAS_NUM_THREADS -u ATTN_KERNELS -u ATTN_CPU \
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u OPENBLAS_NUM_THREADS -u ATTN_CPU ATTN_KERNELS=pinned \
         "$@" "$attn" train --model "$model" --epochs 1 --train-size 400 --holdout 40 \
         --out "$dir/$name-$model.json" >/dev/null 2>"$dir/$name-$model.err" ||
         { cat "$dir/$name-$model.err"; exit 1; }
