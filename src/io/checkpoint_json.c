@@ -72,7 +72,7 @@ static cJSON *state_json(const attn_train_state *st) {
     add_u64(root, "data_fingerprint", st->data_fingerprint);
     cJSON_AddBoolToObject(root, "holdout_separate", st->holdout_separate);
     cJSON_AddNumberToObject(root, "epoch", st->epoch);
-    attn_kernels_info kernels; /* what the state was computed with (not read back) */
+    attn_kernels_info kernels; /* what the state was computed with (a note on resume) */
     attn_kernels_info_get(&kernels);
     cJSON_AddItemToObject(root, "kernels", attn_io_kernels_json(&kernels));
     add_u64(root, "rng_state", st->rng_state);
@@ -405,6 +405,7 @@ attn_status attn_trainer_load_checkpoint(attn_trainer *t, const char *path, attn
     float *buf = NULL;
     attn_status s = parse_scalars(path, root, &st, err);
     if (s == ATTN_OK) s = parse_arrays(path, root, &st, &buf, err);
+    if (s == ATTN_OK) attn_io_kernels_note(path, cJSON_GetObjectItemCaseSensitive(root, "kernels"));
     cJSON_Delete(root);
     if (s == ATTN_OK) s = attn_trainer_set_state(t, &st, path, err);
     free(buf);

@@ -136,6 +136,11 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
 struct attn_kernels_info;
 cJSON *attn_io_kernels_json(const struct attn_kernels_info *k);
 bool attn_io_kernels_from_json(const cJSON *o, struct attn_kernels_info *k);
+/* A note through the log hook (not an error) when the record `recorded` of the file `path`
+ * (NULL or malformed: a file from before the record, nothing said) names another OpenBLAS
+ * version, kernel table or attn path than the ones running: what is computed from it may then
+ * differ in the last bits from what the recorded kernels give. */
+void attn_io_kernels_note(const char *path, const cJSON *recorded);
 
 /* ---- seq2seq config (seq2seq_json.c), shared with the seq2seq checkpoint ------------------ */
 

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 void attn_kernels_info_write_json(FILE *f, const attn_kernels_info *k) {
     fputs("{\"mode\": ", f);
@@ -49,4 +50,21 @@ bool attn_io_kernels_from_json(const cJSON *o, attn_kernels_info *k) {
            copy_string(o, "openblas", k->openblas, sizeof k->openblas) &&
            copy_string(o, "blas_core", k->blas_core, sizeof k->blas_core) &&
            copy_string(o, "cpu_path", k->cpu_path, sizeof k->cpu_path);
+}
+
+void attn_io_kernels_note(const char *path, const cJSON *recorded) {
+    attn_kernels_info then, now;
+    if (!recorded || !attn_io_kernels_from_json(recorded, &then)) return;
+    attn_kernels_info_get(&now);
+    /* not the thread count: training runs OpenBLAS on one thread per run whatever it records */
+    if (strcmp(then.openblas, now.openblas) == 0 &&
+        strcasecmp(then.blas_core, now.blas_core) == 0 && strcmp(then.cpu_path, now.cpu_path) == 0)
+        return;
+    char a[160], b[160];
+    attn_kernels_info_describe(&then, a, sizeof a);
+    attn_kernels_info_describe(&now, b, sizeof b);
+    attn_log(ATTN_LOG_INFO,
+             "note: %s was computed with %s; this run uses %s: what follows may differ in the last "
+             "bits from a run on the recorded kernels (--kernels pinned|native, docs/numerics.md)",
+             path, a, b);
 }

@@ -53,6 +53,10 @@ static bool print_checkpoint(FILE *f, const void *ctx) {
             "\"best_epoch\": %d, \"best_score\": %.17g",
             st->n_pairs, st->data_fingerprint, st->epoch, st->rng_state, st->adam_step,
             st->n_params, st->best_epoch, st->best_score);
+    attn_kernels_info kernels; /* what the state was computed with (a note on resume) */
+    attn_kernels_info_get(&kernels);
+    fputs(",\n\"kernels\": ", f);
+    attn_kernels_info_write_json(f, &kernels);
     write_floats(f, "params", st->params, st->n_params);
     write_floats(f, "m", st->m, st->n_params);
     write_floats(f, "v", st->v, st->n_params);
@@ -163,7 +167,7 @@ static const char *const top_keys[] = {
 static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_problems *p) {
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
-        bool known = false;
+        bool known = item->string && strcmp(item->string, "kernels") == 0; /* optional */
         for (size_t i = 0; i < sizeof top_keys / sizeof top_keys[0] && !known; i++)
             known = strcmp(item->string ? item->string : "", top_keys[i]) == 0;
         if (!known) attn_io_problem(p, ATTN_ERR_PARSE, "unknown key \"%s\"", item->string);
@@ -181,6 +185,10 @@ static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_pro
     get_u64(root, "rng_state", &st->rng_state, p);
     st->n_pairs = (int)n_pairs, st->epoch = (int)epoch, st->adam_step = step;
     st->n_params = (size_t)n_params, st->best_epoch = (int)best_epoch;
+    attn_kernels_info kernels; /* optional: checkpoints from before the record have none */
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+    if (k && !attn_io_kernels_from_json(k, &kernels))
+        attn_io_problem(p, ATTN_ERR_PARSE, "\"kernels\" is not a kernels record");
     if (p->n) return; /* sizes unknown: the arrays cannot be checked */
     st->params = get_floats(root, "params", st->n_params, p);
     st->m = get_floats(root, "m", st->n_params, p);
@@ -210,6 +218,7 @@ attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st,
     }
     attn_io_problems p = {err, path, 0, ATTN_OK};
     parse_state(root, st, &p);
+    if (!p.n) attn_io_kernels_note(path, cJSON_GetObjectItemCaseSensitive(root, "kernels"));
     cJSON_Delete(root);
     s = attn_io_problems_finish(&p);
     if (s != ATTN_OK) attn_s2s_train_state_clear(st);

@@ -75,6 +75,21 @@ if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
         bad "--kernels pinned under OPENBLAS_CORETYPE=Prescott is not pinned"
     cmp -s "$dir/prescott-env.json" "$dir/prescott-pinned.json" ||
         bad "ATTN_KERNELS=pinned is not --kernels pinned"
+    # a run resumed on other kernels than its checkpoint's says so, and goes on
+    run "$attn" train --resume "$dir/prescott-default.ck.json" --epochs 2 --kernels pinned \
+        --out "$dir/resumed.json" >/dev/null 2>"$dir/resume.err" || bad "resume failed"
+    grep -q "note: .*prescott-default.ck.json was computed with OpenBLAS [^ ]* Prescott.*(native); this run uses .*Haswell.*(pinned)" \
+        "$dir/resume.err" || bad "resume on other kernels gives no note: $(cat "$dir/resume.err")"
+    s2s=(--model seq2seq-gru --task rewrite --epochs 1 --train-size 100 --holdout 20)
+    run OPENBLAS_CORETYPE=Prescott "$attn" train "${s2s[@]}" --out "$dir/s2s.json" \
+        --checkpoint "$dir/s2s.ck.json" >/dev/null 2>"$dir/s2s.err" || bad "seq2seq train failed"
+    run "$attn" train --resume "$dir/s2s.ck.json" --epochs 2 --kernels pinned \
+        --out "$dir/s2s-resumed.json" >/dev/null 2>"$dir/s2s-resume.err" || bad "seq2seq resume failed"
+    grep -q "note: .*s2s.ck.json was computed with OpenBLAS [^ ]* Prescott" "$dir/s2s-resume.err" ||
+        bad "seq2seq resume on other kernels gives no note: $(cat "$dir/s2s-resume.err")"
+    run OPENBLAS_CORETYPE=Prescott "$attn" train --resume "$dir/s2s.ck.json" --epochs 2 \
+        --out "$dir/s2s-resumed2.json" >/dev/null 2>"$dir/s2s-resume2.err" || bad "seq2seq resume failed"
+    grep -q "note:" "$dir/s2s-resume2.err" && bad "a note on resume on the same kernels: $(cat "$dir/s2s-resume2.err")"
 fi
 [ $fail = 0 ] && echo "kernels policy: $n_help commands' defaults in --help, debug line, checkpoint record and bytes as the table says"
 exit $fail
