@@ -111,3 +111,16 @@ def _apply():
 
 
 _apply()
+
+
+def both_sides(attn):
+    """"kernels: PyTorch {...}; attn <its ATTN_DEBUG line>": what each side of a cross-check runs
+    (call after torch is imported; attn is the attn binary, run as the check runs it)."""
+    r = subprocess.run([attn, "vocab"], capture_output=True, text=True,
+                       env=dict(os.environ, ATTN_DEBUG="1"))
+    line = next((x for x in r.stderr.splitlines() if "kernels:" in x), "attn: kernels: unknown")
+    k = record()
+    n = k["blas_threads"]
+    return ("kernels: PyTorch %s, OpenBLAS %s %s, %d BLAS %s, ATen %s; attn %s"
+            % (k["mode"], k["openblas"], k["blas_core"], n, "thread" if n == 1 else "threads",
+               k["cpu_path"], line.split("kernels: ", 1)[1]))

@@ -353,6 +353,7 @@ def main():
     ap.add_argument("--roundtrip", action="store_true",
                     help="only the training round trip of non-default configurations")
     args = ap.parse_args()
+    print(blas_core.both_sides(args.attn))
     vocab = make_golden.vocabulary(args.attn)
     if args.roundtrip:
         items = make_golden.sentences(args.attn, vocab, args.n, 1000 + args.seed)

@@ -285,6 +285,7 @@ def main():
     ap.add_argument("--models", choices=["transformer", "rnn"], default="transformer",
                     help="seq2seq-transformer, or seq2seq-gru and seq2seq-attn")
     a = ap.parse_args()
+    print(blas_core.both_sides(a.attn))
     torch.set_grad_enabled(False)
     words = vocab_words(a.attn)
     rng = random.Random(a.seed)

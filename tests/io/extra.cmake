@@ -51,3 +51,14 @@ set_tests_properties(io/crosscheck_torch_coretype PROPERTIES
   ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OPENBLAS_CORETYPE=SkylakeX"
   LABELS torch
   TIMEOUT 300)
+
+# The other direction (docs/numerics.md, "Which kernels a command runs on"): attn on its native
+# kernels (ATTN_KERNELS=native, what `attn predict` runs by default) against stock PyTorch,
+# nothing else set on either side (tools/blas_core.py sets nothing under native): every logit
+# bit-identical wherever OpenBLAS picks the same kernels for both, i.e. on every machine.
+add_test(NAME io/crosscheck_torch_native
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/crosscheck.py --attn $<TARGET_FILE:attn>)
+set_tests_properties(io/crosscheck_torch_native PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=native"
+  LABELS torch
+  TIMEOUT 300)
