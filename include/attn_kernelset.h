@@ -5,14 +5,15 @@
  *   attn_kernels_info k;
  *   attn_kernels_info_get(&k);                  // {"pinned", "0.3.21", "Haswell", 1, "avx2"}
  *
- * Pinned (the default of attn, its tests and benchmarks): on every x86-64 CPU with AVX2 and FMA
+ * Pinned (the default of the library's tests and benchmarks, and of the attn commands whose bytes
+ * must travel: src/cli/kernels_policy.c): on every x86-64 CPU with AVX2 and FMA
  * OpenBLAS runs its Haswell kernel table, whatever it detected (SkylakeX, Cooperlake, Zen, ...)
  * and whatever OPENBLAS_CORETYPE says, on one thread, and attn's elementwise kernels take their
  * avx2 path: the same bytes on every such machine. A CPU without AVX2+FMA runs the scalar path
  * and the kernels OpenBLAS picks for it: a second reference, bytes not promised to match the
- * first. Native: OpenBLAS's own choice of kernels (OPENBLAS_CORETYPE honoured; its Prescott
- * fallback replaced by the kernels the CPU has) and its thread count: for speed, where bytes do
- * not matter.
+ * first. Native (the default of the attn commands for a user's own work): OpenBLAS's own choice
+ * of kernels (OPENBLAS_CORETYPE honoured; its Prescott fallback replaced by the kernels the CPU
+ * has) and its thread count: the machine's speed and the bits of a stock PyTorch on it.
  *
  * OpenBLAS's kernel table and thread count are process-wide: selecting changes them for every
  * user of OpenBLAS in the process (PyTorch in the same process included). A program that embeds

@@ -1,10 +1,11 @@
-/* preferred_blas.c -- the kernels attn runs on, chosen before main: pinned (the default) or
+/* preferred_blas.c -- the kernels attn runs on, chosen before main: pinned (when unset) or
  * native, from ATTN_KERNELS=pinned|native (include/attn_kernelset.h, docs/numerics.md). A
  * constructor, so that the choice is made before any product runs, in-process (OpenBLAS, a
  * dependency, is initialised before it; its kernel table is chosen again, no re-execution).
  * Linked into attn, the test programs and the benchmarks, so all of them run on the same
- * kernels (tools/blas_core.py does the same for PyTorch). The command's --kernels option
- * chooses again later (src/cli/options.c). */
+ * kernels (tools/blas_core.py does the same for PyTorch). attn then selects the command's
+ * default unless ATTN_KERNELS is set (src/cli/kernels_policy.c), and the command's --kernels
+ * option chooses again later (src/cli/options.c). */
 #include "attn.h"
 #include "attn_kernelset.h"
 

@@ -25,3 +25,13 @@ set_tests_properties(cli/test_cli_figures_decoder PROPERTIES LABELS slow)
 #     serve/test_serve 84 %, train/test_threads 75 % (the thread pool and the threaded paths).
 set_tests_properties(cli/test_cli_seq2seq cli/test_cli_small cli/test_cli_threads PROPERTIES
                      LABELS nosan)
+
+# The same bytes for every --threads N on the native kernels too (the default of train,
+# predict, eval, explain, generate; the tests above run pinned, as the CLI harness passes on):
+# the thread tests again with ATTN_KERNELS=native.
+foreach(t test_cli_threads test_cli_train_seq2seq_threads test_cli_seq2seq_threads)
+  get_test_property(cli/${t} ENVIRONMENT env)
+  add_test(NAME cli/${t}_native COMMAND ${t})
+  set_tests_properties(cli/${t}_native PROPERTIES
+    ENVIRONMENT "${env};ATTN_KERNELS=native" LABELS "nosan;slow" TIMEOUT 600)
+endforeach()
