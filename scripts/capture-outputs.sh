@@ -9,6 +9,10 @@
 # lesson, flops and a few answers of attn serve. Timings and absolute paths are filtered out;
 # nothing else is. Runs from the source tree (weights/).
 set -eu
+# one kernel set for every command and for binaries from before the per-command defaults
+# (src/cli/kernels_policy.c), so that two builds are compared like with like
+ATTN_KERNELS=${ATTN_KERNELS:-pinned}
+export ATTN_KERNELS
 ATTN=$(realpath "$1")
 OUT=$2
 rm -rf "$OUT"
