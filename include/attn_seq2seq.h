@@ -173,6 +173,10 @@ attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_e
 /* Checks sizes; the message names the field. */
 attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_error *err);
 
+/* The number of parameters a model of cfg has, computed without allocating anything (0 when
+ * cfg is not valid): what the loaders check against ATTN_MAX_PARAMS before creating a model. */
+size_t attn_seq2seq_config_n_params(const attn_seq2seq_config *cfg);
+
 typedef struct attn_seq2seq attn_seq2seq; /* opaque; src/models/seq2seq_internal.h */
 
 /* Parameters drawn from seed (PyTorch's initialisers: nn.Transformer's xavier_uniform_ on every

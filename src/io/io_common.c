@@ -443,7 +443,7 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
     }
 }
 
-attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
+static attn_status parse_file(const char *path, bool crc, cJSON **out, attn_error *err) {
     *out = NULL;
     char *buf = NULL;
     size_t len = 0;
@@ -457,9 +457,20 @@ attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
         attn_io_text_position(buf, at, &line, &col);
         attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path, at,
                     line, col, why);
+    } else if (crc && (st = attn_io_crc_check(path, buf, len, err)) != ATTN_OK) {
+        cJSON_Delete(*out);
+        *out = NULL;
     }
     free(buf);
     return st;
+}
+
+attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
+    return parse_file(path, false, out, err);
+}
+
+attn_status attn_io_parse_file_crc(const char *path, cJSON **out, attn_error *err) {
+    return parse_file(path, true, out, err);
 }
 
 attn_status attn_io_parse_request(const char *buf, size_t len, cJSON **out, attn_error *err) {

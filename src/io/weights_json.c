@@ -341,48 +341,11 @@ static void hint_config(const attn_model *m, attn_io_problems *p) {
 
 /* ---- public ------------------------------------------------------------------------------- */
 
-/* The number of float values the "tensors" of root hold ("data" lengths, "data_b64" sizes). */
-static size_t declared_values(const cJSON *root) {
-    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
-    size_t n = 0;
-    const cJSON *entry;
-    cJSON_ArrayForEach(entry, tensors) {
-        const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
-        const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
-        if (cJSON_IsArray(data)) n += (size_t)cJSON_GetArraySize(data);
-        if (cJSON_IsString(b64)) n += strlen(b64->valuestring) / 4 * 3 / 4;
-    }
-    return n;
-}
-
-/* Below this many parameters a model is created to report each tensor's problem; above it a
- * config that the file's values cannot fill is refused before anything is allocated. */
-#define EAGER_CHECK_PARAMS ((size_t)1 << 20)
-
-/* Checks the config's parameter count against the limit and the file's values, BEFORE the
- * model is allocated. */
-static void check_size(const attn_model_config *cfg, const cJSON *root, attn_io_problems *p) {
-    size_t need = attn_model_config_n_params(cfg), limit = attn_io_max_params();
-    if (need > limit) {
-        attn_io_problem(p, ATTN_ERR_VALUE,
-                        "config: the model would have %zu parameters, over the limit of %zu "
-                        "(raise it with the environment variable ATTN_MAX_PARAMS)",
-                        need, limit);
-        return;
-    }
-    size_t have = declared_values(root);
-    if (need >= EAGER_CHECK_PARAMS && have < need)
-        attn_io_problem(p, ATTN_ERR_SHAPE,
-                        "config: the model would have %zu parameters but the tensors hold only "
-                        "%zu values (config and tensors disagree)",
-                        need, have);
-}
-
 static attn_status load_root(const char *name, cJSON *root, attn_model **out, attn_error *err) {
     attn_io_problems p = {err, name, 0, ATTN_OK};
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_RNN);
     parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
-    if (p.n == 0) check_size(&cfg, root, &p);
+    if (p.n == 0) attn_io_check_n_params(attn_model_config_n_params(&cfg), root, &p);
     if (p.n > 0) return attn_io_problems_finish(&p);
     attn_model *m = NULL;
     attn_error cerr;
