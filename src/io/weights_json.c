@@ -29,14 +29,23 @@ static const char *shape_text(char *buf, size_t size, int ndim, const long long 
 
 /* ---- reading and parsing the file -------------------------------------------------------- */
 
-/* The tensor key whose "shape" most recently precedes byte `at` (a hint for parse errors). */
-static void tensor_before(const char *buf, size_t at, char *name, size_t size) {
+/* The tensor key whose "shape" most recently precedes byte `at` (a hint for parse errors);
+ * *in_vocab when a "vocab" key comes after that (the error is in the vocabulary, name empty). */
+static void tensor_before(const char *buf, size_t at, char *name, size_t size, bool *in_vocab) {
     name[0] = '\0';
-    static const char key[] = "\"shape\"";
-    const size_t klen = sizeof key - 1;
-    const char *hit = NULL;
-    for (size_t i = 0; i + klen <= at; i++)
-        if (buf[i] == '"' && memcmp(buf + i, key, klen) == 0) hit = buf + i;
+    *in_vocab = false;
+    static const char key[] = "\"shape\"", vocab[] = "\"vocab\"";
+    const size_t klen = sizeof key - 1, vlen = sizeof vocab - 1;
+    const char *hit = NULL, *vocab_hit = NULL;
+    for (size_t i = 0; i < at; i++) {
+        if (buf[i] != '"') continue;
+        if (i + klen <= at && memcmp(buf + i, key, klen) == 0) hit = buf + i;
+        if (i + vlen <= at && memcmp(buf + i, vocab, vlen) == 0) vocab_hit = buf + i;
+    }
+    if (vocab_hit && vocab_hit > hit) {
+        *in_vocab = true;
+        return;
+    }
     if (!hit) return;
     const char *p = hit - 1;
     while (p > buf && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == '{')) p--;
@@ -77,7 +86,8 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
         int line = 1, col = 1;
         attn_io_text_position(buf, at, &line, &col);
         char tensor[96]; /* a state_dict key, cut short if longer */
-        tensor_before(buf, at, tensor, sizeof tensor);
+        bool in_vocab = false;
+        tensor_before(buf, at, tensor, sizeof tensor, &in_vocab);
         const char *rest = buf + at;
         size_t left = len - at;
         const char *hint = "";
@@ -96,8 +106,11 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
         return attn_errorf(err, ATTN_ERR_PARSE,
                            "%s: malformed JSON at byte %zu (line %d, column %d): %s%s%s%s%s; "
                            "parsing stops there (arrays/objects may nest at most %d deep)",
-                           name, at, line, col, why, hint, tensor[0] ? " in tensor \"" : "", tensor,
-                           tensor[0] ? "\"" : "", CJSON_NESTING_LIMIT);
+                           name, at, line, col, why, hint,
+                           in_vocab    ? " in \"vocab\""
+                           : tensor[0] ? " in tensor \""
+                                       : "",
+                           tensor, tensor[0] ? "\"" : "", CJSON_NESTING_LIMIT);
     }
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
