@@ -203,6 +203,7 @@ static attn_status replace_file(const char *path, const char *text, size_t len,
     size_t cap = strlen(path) + 64;
     char *tmp = malloc(cap);
     if (!tmp) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    attn_io_remove_stale_temps(path); /* a killed run's, before this run adds its own */
     int fd = create_temp(path, tmp, cap);
     if (fd < 0) {
         attn_errorf(err, ATTN_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));

@@ -48,6 +48,12 @@ int attn_io_format_float(char out[ATTN_IO_FLOAT_TEXT_MAX], float x);
  * buffered, a few fwrite calls. */
 void attn_io_write_floats(FILE *f, const float *x, size_t n, const char *sep);
 
+/* Removes the temporaries a killed writer left beside path (stale_temps.c): the files of
+ * path's directory named <path's name>.tmp.PID.N.XXXXXX (the atomic writer's pattern: PID,
+ * serial number, 6 hex digits) whose PID is no live process; nothing else. Best effort: what
+ * cannot be read or removed is left. */
+void attn_io_remove_stale_temps(const char *path);
+
 /* ---- whole documents (text_out.c) ------------------------------------------------------- */
 
 /* Prints a document into f; false if it could not (f's error flag is checked as well). */
