@@ -39,6 +39,10 @@ size_t attn_io_max_params(void) {
     return env_limit("ATTN_MAX_PARAMS", ATTN_MAX_PARAMS_DEFAULT);
 }
 
+size_t attn_io_max_json_values(void) {
+    return env_limit("ATTN_MAX_JSON_VALUES", ATTN_MAX_JSON_VALUES_DEFAULT);
+}
+
 static const char *file_kind(mode_t mode) {
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISCHR(mode)) return "a character device";
@@ -453,7 +457,9 @@ static attn_status parse_file(const char *path, bool crc, cJSON **out, attn_erro
     size_t at = 0;
     const char *why = NULL;
     st = attn_io_json_parse(buf, len, out, &at, &why);
-    if (st != ATTN_OK) {
+    if (st == ATTN_ERR_NOMEM) {
+        attn_errorf(err, st, "%s: %s (%zu bytes of JSON)", path, why, len);
+    } else if (st != ATTN_OK) {
         int line = 1, col = 1;
         attn_io_text_position(buf, at, &line, &col);
         attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path, at,

@@ -4,7 +4,8 @@
  * checkpoint kinds, checksums right) asks for 0.8-4.8 G parameters: `attn info` / `attn train
  * --resume` run under a 1 GiB address-space limit (not under AddressSanitizer, whose shadow
  * memory needs the address space) must exit 1 with "over the limit" within a second. And
- * attn_seq2seq_config_n_params, computed without allocating, equals the created model's count. */
+ * attn_seq2seq_config_n_params, computed without allocating, equals the created model's count;
+ * a JSON text of more values than ATTN_MAX_JSON_VALUES is refused before its tree is built. */
 #include "attn_seq2seq.h"
 #include "test_util.h"
 
@@ -162,6 +163,33 @@ START_TEST(test_config_n_params_without_allocating) {
 }
 END_TEST
 
+/* The JSON reader counts the values while it checks the grammar and refuses more than
+ * ATTN_MAX_JSON_VALUES before building a tree, naming the binary format; the same files load
+ * under the default. */
+START_TEST(test_json_values_bounded_before_parsing) {
+    char cls[512], s2s[512]; /* tu_source_path's buffer is reused */
+    snprintf(cls, sizeof cls, "%s", tu_source_path("weights/rnn-seed1.json"));
+    snprintf(s2s, sizeof s2s, "%s", tu_source_path("weights/seq2seq-gru-seed1.json"));
+    attn_error err;
+    attn_model *m = NULL;
+    attn_seq2seq *q = NULL;
+    setenv("ATTN_MAX_JSON_VALUES", "1000", 1);
+    ck_assert_int_eq(attn_weights_load_json(cls, &m, &err), ATTN_ERR_NOMEM);
+    ck_assert_msg(strstr(err.msg, cls) && strstr(err.msg, "ATTN_MAX_JSON_VALUES") &&
+                      strstr(err.msg, "safetensors (attn convert)"),
+                  "%s", err.msg);
+    ck_assert_int_eq(attn_seq2seq_load_json(s2s, &q, &err), ATTN_ERR_NOMEM);
+    ck_assert_msg(strstr(err.msg, s2s) && strstr(err.msg, "ATTN_MAX_JSON_VALUES") &&
+                      !strstr(err.msg, "malformed"),
+                  "%s", err.msg);
+    unsetenv("ATTN_MAX_JSON_VALUES");
+    ck_assert_msg(attn_weights_load_json(cls, &m, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_msg(attn_seq2seq_load_json(s2s, &q, &err) == ATTN_OK, "%s", err.msg);
+    attn_model_free(m);
+    attn_seq2seq_free(q);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("load_limits");
     TCase *tc = tcase_create("core");
@@ -169,6 +197,7 @@ int main(void) {
     tcase_add_test(tc, test_hostile_files_refused_before_allocating);
     tcase_add_test(tc, test_committed_seq2seq_weights_over_a_small_limit);
     tcase_add_test(tc, test_config_n_params_without_allocating);
+    tcase_add_test(tc, test_json_values_bounded_before_parsing);
     suite_add_tcase(s, tc);
     return tu_run_suite_in_tmp(s, dir, sizeof dir, "load_limits");
 }
