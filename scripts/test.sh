@@ -2,7 +2,8 @@
 # CI (docs/testing.md): builds attn with -Werror and runs every test in a release build; then the
 # C suites and the socket tests again under AddressSanitizer + UndefinedBehaviorSanitizer (-O1);
 # then runs each libFuzzer harness of fuzz/ for a bounded time (ATTN_FUZZ_SECONDS, default 20:
-# 9 harnesses side by side, one per core, 5 rounds on 2 cores, about 100 s). Prints each stage's time.
+# 9 harnesses side by side, one per core: 5 rounds on 2 cores, about 100 s). Prints each
+# stage's time.
 # Usage: bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
