@@ -327,16 +327,6 @@ static enum MHD_Result check_headers(serve_server *s, struct MHD_Connection *c) 
     return MHD_YES;
 }
 
-/* A body over the limit (only a chunked one gets here: a Content-Length over it is refused with
- * the headers) is answered 413 at once, not when it ends (it may never). */
-static enum MHD_Result refuse_body_now(struct MHD_Connection *c) {
-    serve_response rs = {0};
-    serve_error_response(&rs, 413, "too_long", "the request body is larger than 64 KiB");
-    http_answer_now(c, &rs, "Content Too Large");
-    serve_response_clear(&rs);
-    return MHD_NO;
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls) {
@@ -352,7 +342,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!append_body(r, upload_data, *upload_size))
             return send_error(c, 503, "out_of_memory", "the server is out of memory");
         *upload_size = 0;
-        return r->too_big ? refuse_body_now(c) : MHD_YES;
+        if (!r->too_big) return MHD_YES;
+        http_refuse_body_now(c); /* a chunked body: answered at once, not when it ends */
+        return MHD_NO;
     }
     pthread_mutex_lock(&s->lock);
     if (r->conn) r->conn->received = true;

@@ -58,7 +58,7 @@ static void drain(int fd, double deadline) {
     }
 }
 
-bool http_answer_now(struct MHD_Connection *c, const serve_response *rs, const char *reason) {
+static bool answer_now(struct MHD_Connection *c, const serve_response *rs, const char *reason) {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!info) return false;
@@ -77,4 +77,11 @@ bool http_answer_now(struct MHD_Connection *c, const serve_response *rs, const c
     shutdown(fd, SHUT_WR);
     drain(fd, deadline);
     return true;
+}
+
+void http_refuse_body_now(struct MHD_Connection *c) {
+    serve_response rs = {0};
+    serve_error_response(&rs, 413, "too_long", "the request body is larger than 64 KiB");
+    answer_now(c, &rs, "Content Too Large");
+    serve_response_clear(&rs);
 }

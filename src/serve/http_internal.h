@@ -35,10 +35,9 @@ struct MHD_Connection;
  * announced body at most SERVE_MAX_BODY): true to go on, else false with *why. */
 bool http_head_check(const http_listen *l, struct MHD_Connection *c, http_refusal *why);
 
-/* Answers rs (status line with `reason`, Connection: close) on c's socket before the request
- * body has ended, then drains what the client still sends for at most half a second
- * (http_early.c); the caller returns MHD_NO so that libmicrohttpd closes the connection. False
- * if the answer could not be written. */
-bool http_answer_now(struct MHD_Connection *c, const serve_response *rs, const char *reason);
+/* Answers 413 too_long on c's socket before the request body has ended (a chunked body past
+ * SERVE_MAX_BODY), then drains what the client still sends for at most half a second
+ * (http_early.c); the caller returns MHD_NO so that libmicrohttpd closes the connection. */
+void http_refuse_body_now(struct MHD_Connection *c);
 
 #endif
