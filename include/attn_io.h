@@ -35,11 +35,16 @@ extern "C" {
  * parameters, checked from the config BEFORE anything is allocated. Each limit has a
  * default and can be raised (or lowered) by an environment variable holding a positive
  * decimal integer. Parsing a JSON number array costs about 40x its size in memory (one
- * cJSON node per number); "data_b64" tensors cost about 1x. */
-#define ATTN_MAX_FILE_BYTES_DEFAULT ((size_t)1 << 29) /* 512 MiB; env ATTN_MAX_FILE_BYTES */
-#define ATTN_MAX_PARAMS_DEFAULT     ((size_t)1 << 26) /* 67,108,864; env ATTN_MAX_PARAMS */
+ * cJSON node, 80 bytes, per number; "0,0,0,..." is 2 bytes a value); "data_b64" tensors cost
+ * about 1x. So a JSON text of more than attn_io_max_json_values() values (numbers, strings,
+ * keys' values, containers: counted by the grammar scan, before any is allocated) is refused:
+ * the parse tree stays under ~5.4 GB whatever the file. */
+#define ATTN_MAX_FILE_BYTES_DEFAULT  ((size_t)1 << 29) /* 512 MiB; env ATTN_MAX_FILE_BYTES */
+#define ATTN_MAX_PARAMS_DEFAULT      ((size_t)1 << 26) /* 67,108,864; env ATTN_MAX_PARAMS */
+#define ATTN_MAX_JSON_VALUES_DEFAULT ((size_t)1 << 26) /* 67,108,864; env ATTN_MAX_JSON_VALUES */
 size_t attn_io_max_file_bytes(void);
 size_t attn_io_max_params(void);
+size_t attn_io_max_json_values(void);
 
 /* ---- weights JSON (src/io/) ------------------------------------------------------------ *
  * Format "attn-weights-v1":

@@ -173,6 +173,10 @@ attn_status attn_s2s_arch_from_name(const char *name, attn_s2s_arch *out, attn_e
 /* Checks sizes; the message names the field. */
 attn_status attn_seq2seq_config_validate(const attn_seq2seq_config *cfg, attn_error *err);
 
+/* The number of parameters a model of cfg has, computed without allocating anything (0 when
+ * cfg is not valid): what the loaders check against ATTN_MAX_PARAMS before creating a model. */
+size_t attn_seq2seq_config_n_params(const attn_seq2seq_config *cfg);
+
 typedef struct attn_seq2seq attn_seq2seq; /* opaque; src/models/seq2seq_internal.h */
 
 /* Parameters drawn from seed (PyTorch's initialisers: nn.Transformer's xavier_uniform_ on every
@@ -450,10 +454,14 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
  * {"format": "attn-seq2seq-checkpoint-v1", "config": {as in a weights file}, "train": {"epochs",
  * "batch_size", "holdout", "keep_best", "seed": "0x..", "adam": {"lr", "beta1", "beta2", "eps",
  * "weight_decay"}}, "n_pairs", "data_fingerprint": "0x..", "epoch", "rng_state": "0x..",
- * "adam_step", "n_params", "best_epoch", "best_score", "params", "m", "v" [, "best_params"]}:
- * float arrays as base64 of little-endian float32, doubles %.17g, so everything reads back bit
- * for bit. Written atomically; read strictly (every key once, sizes checked, all problems
- * named with the file). */
+ * "adam_step", "n_params", "best_epoch", "best_score", "params", "m", "v" [, "best_params"],
+ * "crc32": "0x.."}: float arrays as base64 of little-endian float32, doubles %.17g, so
+ * everything reads back bit for bit; "crc32" (the last 23 bytes) is the CRC-32 of every byte
+ * before it, as in a classifier's checkpoint. Written atomically; read strictly (the checksum,
+ * every key once, the parameter count the config's and within ATTN_MAX_PARAMS before any
+ * array is allocated, the settings within what attn train accepts and Adam can reach: lr in
+ * (0, 1000], betas in [0, 1), eps in (0, 1], epochs <= 100000, batch_size <= 65536, adam_step
+ * = epoch x ceil(n_pairs / batch_size), v >= 0; all problems named with the file). */
 attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char *path,
                                      attn_error *err);
 attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st, attn_error *err);

@@ -4,6 +4,7 @@
 # build-fuzz/fuzz-run/<target>/corpus (fuzz/corpus/ is never written).
 # Usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]
 #        targets: weights checkpoint tokenizer tsv serve (the request handler of attn serve)
+#                 seq2seq_weights seq2seq_checkpoint pairs_tsv (seq2seq pairs) sweep (--grid/--set)
 # Prints the executions and the outcome per harness; exits 1 if any harness found a crash,
 # leak, timeout or out-of-memory, naming the reproducer (rerun it: build-fuzz/fuzz/fuzz_<target>
 # FILE). Extra libFuzzer flags go in FUZZ_FLAGS (e.g. FUZZ_FLAGS=-jobs=2); FUZZ_RUN_DIR moves
@@ -16,7 +17,7 @@ seconds=${1:-60}
 case "$seconds" in
   '' | *[!0-9]*) echo "usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]" >&2; exit 2 ;;
 esac
-all=(weights checkpoint tokenizer tsv serve)
+all=(weights checkpoint tokenizer tsv serve seq2seq_weights seq2seq_checkpoint pairs_tsv sweep)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 declare -A seen=()
@@ -56,7 +57,8 @@ fuzz_one() {
   local flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1
                -artifact_prefix="$work/artifacts/")
   case "$t" in
-    weights | checkpoint) flags+=(-dict=fuzz/json.dict -max_len=20000) ;;
+    weights | checkpoint | seq2seq_weights | seq2seq_checkpoint)
+      flags+=(-dict=fuzz/json.dict -max_len=20000) ;;
     serve) flags+=(-dict=fuzz/json.dict -max_len=4096) ;;
     *) flags+=(-max_len=4096) ;;
   esac
@@ -95,7 +97,7 @@ for t in "${targets[@]}"; do
   summary=${FUZZ_RUN_DIR:-build-fuzz/fuzz-run}/$t/summary
   if [ -f "$summary" ]; then
     cat "$summary"
-    grep -q -E '^fuzz_[a-z]+: (FAILED|interrupted)' "$summary" && failed=1
+    grep -q -E '^fuzz_[a-z0-9_]+: (FAILED|interrupted)' "$summary" && failed=1
   else
     echo "fuzz_$t: no summary (the run itself failed)"
     failed=1

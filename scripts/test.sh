@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI (docs/testing.md): builds attn with -Werror and runs every test in a release build; then the
 # C suites and the socket tests again under AddressSanitizer + UndefinedBehaviorSanitizer (-O1);
-# then runs each libFuzzer harness of fuzz/ for a bounded time (ATTN_FUZZ_SECONDS, default 30),
-# the harnesses side by side, one per core. Prints each stage's time.
+# then runs each libFuzzer harness of fuzz/ for a bounded time (ATTN_FUZZ_SECONDS, default 20:
+# 9 harnesses side by side, one per core: 5 rounds on 2 cores, about 100 s). Prints each
+# stage's time.
 # Usage: bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,6 @@ stage_done "sanitizer build"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$((jobs * 2))" -LE 'slow|torch|browser|nosan')
 stage_done "sanitizer tests"
 
-echo "== fuzz smoke: each libFuzzer harness for ${ATTN_FUZZ_SECONDS:-30} s (scripts/fuzz.sh)"
-bash scripts/fuzz.sh "${ATTN_FUZZ_SECONDS:-30}"
+echo "== fuzz smoke: each libFuzzer harness for ${ATTN_FUZZ_SECONDS:-20} s (scripts/fuzz.sh)"
+bash scripts/fuzz.sh "${ATTN_FUZZ_SECONDS:-20}"
 stage_done "fuzz smoke"

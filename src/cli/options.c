@@ -265,8 +265,8 @@ static void describe(const cli_opt *o, char *buf, size_t n) {
     case CLI_OPT_U64:
         snprintf(buf, n, "a non-negative integer");
         break;
-    case CLI_OPT_REAL:
-        snprintf(buf, n, "a positive finite number");
+    case CLI_OPT_REAL: /* what parse_value takes: a normal double that float32 holds */
+        snprintf(buf, n, "a number from 2.2250738585072014e-308 to 3.4028234663852886e+38");
         break;
     case CLI_OPT_CHOICE: { /* "text, tsv or json" */
         char name[32], next[32];

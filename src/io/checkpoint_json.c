@@ -13,24 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #define FORMAT "attn-checkpoint-v1"
-
-/* The file's last 23 bytes: the checksum (zlib's CRC-32) of every byte before them. */
-#define CRC_TAIL_FORMAT ",\"crc32\":\"0x%08lx\"}\n"
-#define CRC_TAIL_LEN    23
-
-static unsigned long content_crc(const char *text, size_t len) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (len > 0) { /* zlib takes at most UINT_MAX bytes at a time */
-        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        crc = crc32(crc, (const Bytef *)text, chunk);
-        text += chunk;
-        len -= chunk;
-    }
-    return (unsigned long)crc;
-}
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
@@ -99,14 +83,14 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
     char *text = root ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     size_t len = text ? strlen(text) - 1 : 0; /* without the closing '}' */
-    char *file = text ? malloc(len + CRC_TAIL_LEN + 1) : NULL;
+    char *file = text ? malloc(len + ATTN_IO_CRC_TAIL_LEN + 1) : NULL;
     if (file) { /* {...,"crc32":"0x<crc of the bytes before the comma>"}\n */
         memcpy(file, text, len);
-        snprintf(file + len, CRC_TAIL_LEN + 1, CRC_TAIL_FORMAT, content_crc(file, len));
+        len = attn_io_crc_append(file, len);
     }
     cJSON_free(text);
     if (!file) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
-    attn_status s = attn_write_file_atomic(path, file, len + CRC_TAIL_LEN, err);
+    attn_status s = attn_write_file_atomic(path, file, len, err);
     free(file);
     return s;
 }
@@ -118,35 +102,6 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
         attn_status st_ = (expr);                                                                  \
         if (st_ != ATTN_OK) return st_;                                                            \
     } while (0)
-
-/* Checks the checksum tail of buf[0..len) (see CRC_TAIL_FORMAT). */
-static attn_status check_crc(const char *path, const char *buf, size_t len, attn_error *err) {
-    static const char head[] = ",\"crc32\":\"0x";
-    const size_t head_len = sizeof head - 1;
-    const char *tail = len >= CRC_TAIL_LEN ? buf + len - CRC_TAIL_LEN : NULL;
-    unsigned long stored = 0;
-    bool ok =
-        tail && memcmp(tail, head, head_len) == 0 && memcmp(tail + head_len + 8, "\"}\n", 3) == 0;
-    for (size_t i = 0; ok && i < 8; i++) {
-        char c = tail[head_len + i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        ok = d >= 0;
-        stored = stored * 16 + (unsigned long)(d < 0 ? 0 : d);
-    }
-    if (!ok)
-        return attn_errorf(err, ATTN_ERR_PARSE,
-                           "%s: the file does not end with its checksum "
-                           "(,\"crc32\":\"0x<8 hex digits>\"}): truncated, edited or not "
-                           "written by attn",
-                           path);
-    unsigned long actual = content_crc(buf, len - CRC_TAIL_LEN);
-    if (actual != stored)
-        return attn_errorf(err, ATTN_ERR_PARSE,
-                           "%s: checksum mismatch (stored crc32 0x%08lx, content has 0x%08lx): "
-                           "the file is corrupt or was edited",
-                           path, stored, actual);
-    return ATTN_OK;
-}
 
 static attn_status read_root(const char *path, cJSON **out, attn_error *err) {
     *out = NULL;
@@ -165,7 +120,7 @@ static attn_status read_root(const char *path, cJSON **out, attn_error *err) {
         attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path, at,
                     line, col, why);
     } else {
-        st = check_crc(path, buf, len, err);
+        st = attn_io_crc_check(path, buf, len, err);
     }
     free(buf);
     if (st != ATTN_OK) {
@@ -243,11 +198,6 @@ static attn_status get_int_in(const char *path, const cJSON *o, const char *key,
     return ATTN_OK;
 }
 
-/* Largest Adam hyperparameters a checkpoint may hold: far beyond any useful run, small enough
- * that one step cannot overflow float32 from a finite state. */
-#define MAX_LR           1e3
-#define MAX_WEIGHT_DECAY 1e3
-
 static attn_status parse_configs(const char *path, const cJSON *root, attn_model_config *mc,
                                  attn_train_config *tc, int *n_sentences, attn_error *err) {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
@@ -259,12 +209,8 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     attn_io_problems p = {err, path, 0, ATTN_OK};
     attn_io_model_config_from_json(m, "model", ATTN_IO_CONFIG_REQUIRE_ALL, mc, &p);
     TRY(attn_io_problems_finish(&p));
-    size_t need = attn_model_config_n_params(mc), limit = attn_io_max_params();
-    if (need > limit)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "%s: model: %zu parameters, over the limit of %zu (raise it with the "
-                           "environment variable ATTN_MAX_PARAMS)",
-                           path, need, limit);
+    attn_io_check_n_params(attn_model_config_n_params(mc), NULL, &p);
+    TRY(attn_io_problems_finish(&p));
     *tc = attn_train_config_default();
     TRY(get_int_in(path, root, "n_sentences", 2, ATTN_DATA_MAX_N, n_sentences, err));
     TRY(get_int(path, t, "epochs", &tc->epochs, err));
@@ -276,16 +222,16 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     TRY(get_u64(path, t, "seed", &tc->seed, err));
     if (cJSON_GetObjectItemCaseSensitive(t, "warmup")) /* absent: no warm-up (older files) */
         TRY(get_int_in(path, t, "warmup", 0, ATTN_MAX_WARMUP, &tc->warmup, err));
-    TRY(get_num_in(path, a, "lr", 0.0, MAX_LR, &tc->adam.lr, err));
-    TRY(get_num_in(path, a, "beta1", 0.0, 0x1.fffffffffffffp-1, &tc->adam.beta1, err));
-    TRY(get_num_in(path, a, "beta2", 0.0, 0x1.fffffffffffffp-1, &tc->adam.beta2, err));
+    TRY(get_num(path, a, "lr", &tc->adam.lr, err));
+    TRY(get_num(path, a, "beta1", &tc->adam.beta1, err));
+    TRY(get_num(path, a, "beta2", &tc->adam.beta2, err));
     TRY(get_num(path, a, "eps", &tc->adam.eps, err));
-    if (!(tc->adam.eps > 0.0 && tc->adam.eps <= 1.0))
-        return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"eps\" = %g is out of range (0, 1]", path,
-                           tc->adam.eps);
-    TRY(get_num_in(path, a, "weight_decay", 0.0, MAX_WEIGHT_DECAY, &tc->adam.weight_decay, err));
+    TRY(get_num(path, a, "weight_decay", &tc->adam.weight_decay, err));
     attn_error verr;
-    if (attn_train_config_validate(tc, *n_sentences, &verr) != ATTN_OK)
+    if (attn_io_check_adam(&tc->adam, &verr) != ATTN_OK ||
+        attn_io_check_run(tc->epochs, ATTN_IO_MAX_EPOCHS, tc->batch_size, ATTN_IO_MAX_BATCH,
+                          &verr) != ATTN_OK ||
+        attn_train_config_validate(tc, *n_sentences, &verr) != ATTN_OK)
         return attn_errorf(err, ATTN_ERR_VALUE, "%s: %s", path, verr.msg);
     return ATTN_OK;
 }
@@ -311,12 +257,10 @@ static attn_status parse_scalars(const char *path, const cJSON *root, attn_train
     TRY(get_long(path, root, "adam_step", &st->adam_step, err));
     /* every epoch takes one Adam step per batch of the training sentences */
     long n_train = st->holdout_separate ? st->n_sentences : st->n_sentences - tc->holdout;
-    long steps = (long)st->epoch * ((n_train + tc->batch_size - 1) / tc->batch_size);
-    if (st->adam_step != steps)
-        return attn_errorf(err, ATTN_ERR_VALUE,
-                           "%s: \"adam_step\" = %ld, but %d epochs of %ld training sentences in "
-                           "batches of %d take %ld steps",
-                           path, st->adam_step, st->epoch, n_train, tc->batch_size, steps);
+    attn_error serr;
+    if (attn_io_check_steps(st->adam_step, st->epoch, n_train, "sentences", tc->batch_size,
+                            &serr) != ATTN_OK)
+        return attn_errorf(err, serr.status, "%s: %s", path, serr.msg);
     TRY(get_int_in(path, root, "best_epoch", 0, st->epoch, &st->best_epoch, err));
     return get_num_in(path, root, "best_acc", 0.0, 1.0, &st->best_acc, err);
 }

@@ -39,6 +39,10 @@ size_t attn_io_max_params(void) {
     return env_limit("ATTN_MAX_PARAMS", ATTN_MAX_PARAMS_DEFAULT);
 }
 
+size_t attn_io_max_json_values(void) {
+    return env_limit("ATTN_MAX_JSON_VALUES", ATTN_MAX_JSON_VALUES_DEFAULT);
+}
+
 static const char *file_kind(mode_t mode) {
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISCHR(mode)) return "a character device";
@@ -203,6 +207,7 @@ static attn_status replace_file(const char *path, const char *text, size_t len,
     size_t cap = strlen(path) + 64;
     char *tmp = malloc(cap);
     if (!tmp) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
+    attn_io_remove_stale_temps(path); /* a killed run's, before this run adds its own */
     int fd = create_temp(path, tmp, cap);
     if (fd < 0) {
         attn_errorf(err, ATTN_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
@@ -443,7 +448,7 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
     }
 }
 
-attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
+static attn_status parse_file(const char *path, bool crc, cJSON **out, attn_error *err) {
     *out = NULL;
     char *buf = NULL;
     size_t len = 0;
@@ -452,14 +457,27 @@ attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
     size_t at = 0;
     const char *why = NULL;
     st = attn_io_json_parse(buf, len, out, &at, &why);
-    if (st != ATTN_OK) {
+    if (st == ATTN_ERR_NOMEM) {
+        attn_errorf(err, st, "%s: %s (%zu bytes of JSON)", path, why, len);
+    } else if (st != ATTN_OK) {
         int line = 1, col = 1;
         attn_io_text_position(buf, at, &line, &col);
         attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path, at,
                     line, col, why);
+    } else if (crc && (st = attn_io_crc_check(path, buf, len, err)) != ATTN_OK) {
+        cJSON_Delete(*out);
+        *out = NULL;
     }
     free(buf);
     return st;
+}
+
+attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
+    return parse_file(path, false, out, err);
+}
+
+attn_status attn_io_parse_file_crc(const char *path, cJSON **out, attn_error *err) {
+    return parse_file(path, true, out, err);
 }
 
 attn_status attn_io_parse_request(const char *buf, size_t len, cJSON **out, attn_error *err) {

@@ -28,6 +28,8 @@ attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t 
 /* attn_io_read_file then attn_io_json_parse: *out the tree (caller frees) or NULL, the error
  * naming path and, for bad JSON, the byte, line and column. */
 attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err);
+/* attn_io_parse_file, then the checksum tail (attn_io_crc_check): a checkpoint's reading. */
+attn_status attn_io_parse_file_crc(const char *path, cJSON **out, attn_error *err);
 /* attn_io_json_parse of a request body buf[len] (NULL with len 0: empty): the error gives the
  * byte, line and column, and for bad JSON the code ATTN_CODE_MALFORMED_JSON at that byte (the
  * server answers 400 malformed_json by it). */
@@ -45,6 +47,12 @@ int attn_io_format_float(char out[ATTN_IO_FLOAT_TEXT_MAX], float x);
 /* x[0..n) to f, each as attn_io_format_float writes it, sep (under 4,000 bytes) between them;
  * buffered, a few fwrite calls. */
 void attn_io_write_floats(FILE *f, const float *x, size_t n, const char *sep);
+
+/* Removes the temporaries a killed writer left beside path (stale_temps.c): the files of
+ * path's directory named <path's name>.tmp.PID.N.XXXXXX (the atomic writer's pattern: PID,
+ * serial number, 6 hex digits) whose PID is no live process; nothing else. Best effort: what
+ * cannot be read or removed is left. */
+void attn_io_remove_stale_temps(const char *path);
 
 /* ---- whole documents (text_out.c) ------------------------------------------------------- */
 
@@ -91,6 +99,46 @@ void attn_io_problem(attn_io_problems *p, attn_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* ATTN_OK if no problem was reported, else the first problem's status (also in err). */
 attn_status attn_io_problems_finish(attn_io_problems *p);
+
+/* ---- limits checked before allocating or trusting a file (load_limits.c) ------------------ */
+
+/* A problem when a config's `need` parameters exceed attn_io_max_params(), or (large models)
+ * when root's "tensors" (NULL: not checked) hold fewer values than that: both found before the
+ * model is allocated. */
+void attn_io_check_n_params(size_t need, const cJSON *root, attn_io_problems *p);
+
+/* Largest Adam hyperparameters a checkpoint may hold (attn train's --lr is at most 1000 too):
+ * far beyond any useful run, small enough that one step cannot overflow float32 from a finite
+ * state. */
+#define ATTN_IO_MAX_LR           1e3
+#define ATTN_IO_MAX_WEIGHT_DECAY 1e3
+/* The checks both checkpoint kinds make; messages name the field, without the path. Adam:
+ * lr in (0, 1000], betas in [0, 1), eps in (0, 1], weight_decay in [0, 1000]. */
+attn_status attn_io_check_adam(const attn_adam_config *a, attn_error *err);
+/* epochs 0..max_epochs and batch_size 1..max_batch (the CLI's bounds: attn train's --epochs
+ * and --batch, the seq2seq ones for a seq2seq checkpoint). */
+#define ATTN_IO_MAX_EPOCHS     1000000
+#define ATTN_IO_MAX_BATCH      (1 << 20)
+#define ATTN_IO_MAX_S2S_EPOCHS 100000
+#define ATTN_IO_MAX_S2S_BATCH  (1 << 16)
+attn_status attn_io_check_run(int epochs, int max_epochs, int batch_size, int max_batch,
+                              attn_error *err);
+/* adam_step is exactly epoch x ceil(n_train / batch_size) (one step per batch; `what` names
+ * the examples: "sentences", "pairs"). */
+attn_status attn_io_check_steps(long adam_step, int epoch, long n_train, const char *what,
+                                int batch_size, attn_error *err);
+/* Adam's moments as Adam can leave them: m finite, v finite and >= 0. */
+attn_status attn_io_check_moments(const float *m, const float *v, size_t n, attn_error *err);
+
+/* The checksum of a checkpoint: its last 23 bytes are ,"crc32":"0x<8 hex digits>"}\n, the CRC-32
+ * (zlib) of every byte before them. */
+#define ATTN_IO_CRC_TAIL_LEN 23
+unsigned long attn_io_crc32(const char *text, size_t len);
+/* Replaces the final '}' (and newline) of text[len] by the tail: text must have room for
+ * ATTN_IO_CRC_TAIL_LEN + 1 more bytes; returns the new length. */
+size_t attn_io_crc_append(char *text, size_t len);
+/* Checks the tail of buf[len] (the message names path and what is wrong). */
+attn_status attn_io_crc_check(const char *path, const char *buf, size_t len, attn_error *err);
 
 /* ---- "vocab" (weights_vocab.c) ------------------------------------------------------------ */
 

@@ -23,7 +23,8 @@ typedef struct json_scan {
      * the dup_object-th object (both 0-based, objects counted by their '{' in text order). */
     long dup_object;
     int dup_member;
-    long n_objects; /* objects opened so far */
+    long n_objects;  /* objects opened so far */
+    size_t n_values; /* values read so far: the cJSON nodes the tree will have */
 } json_scan;
 
 size_t attn_io_utf8_len(const unsigned char *p, size_t avail) {
@@ -191,6 +192,7 @@ static bool scan_json(json_scan *j) {
         }
         if (j->i >= j->n) return scan_fail(j, "unexpected end of the text (truncated?)");
         char c = j->s[j->i];
+        j->n_values++;
         bool done = true; /* a complete value was read */
         if (c == '{' || c == '[') {
             if (depth >= CJSON_NESTING_LIMIT)
@@ -296,11 +298,18 @@ static int find_duplicate(const cJSON *node, long *count, long *object, int *mem
 attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
                                const char **why) {
     *out = NULL;
-    json_scan j = {buf, len, 0, NULL, -1, -1, 0};
+    json_scan j = {buf, len, 0, NULL, -1, -1, 0, 0};
     if (!scan_json(&j)) {
         *at = j.i;
         *why = j.why;
         return ATTN_ERR_PARSE;
+    }
+    if (j.n_values > attn_io_max_json_values()) { /* ~80 bytes of tree each: refused unbuilt */
+        *at = 0;
+        *why = "more values than the JSON reader takes (ATTN_MAX_JSON_VALUES; about 80 bytes of "
+               "memory each as a parse tree): write tensors as \"data_b64\" (far less memory) "
+               "or in the binary format, safetensors (attn convert)";
+        return ATTN_ERR_NOMEM;
     }
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(buf, len, &end, false);
@@ -320,7 +329,7 @@ attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t 
         *why = "out of memory while checking for duplicate keys";
         return ATTN_ERR_NOMEM;
     }
-    json_scan again = {buf, len, 0, NULL, object, member, 0}; /* to name the key's position */
+    json_scan again = {buf, len, 0, NULL, object, member, 0, 0}; /* to name the key's position */
     scan_json(&again);
     *at = again.i;
     *why = again.why ? again.why : "duplicate key in an object";

@@ -2,8 +2,10 @@
  * src/train/seq2seq_train.c) as "attn-seq2seq-checkpoint-v1" JSON (attn_seq2seq.h): the model
  * config as a weights file holds it, the training settings, the data's size and fingerprint,
  * epochs done, the shuffling generator, Adam's step, and params, m, v (and best_params) as
- * base64 float32, doubles as %.17g: everything reads back bit for bit. Written atomically;
- * read strictly, every problem named with the file. */
+ * base64 float32, doubles as %.17g: everything reads back bit for bit, and the file ends with
+ * the CRC-32 of its bytes as a classifier's checkpoint does. Written atomically; read strictly
+ * (the checksum, then every field within what attn train accepts and Adam can reach, the
+ * shared checks of load_limits.c), every problem named with the file. */
 #include "attn_seq2seq.h"
 #include "io_internal.h"
 
@@ -39,7 +41,20 @@ attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char 
                                      attn_error *err) {
     if (!st || !path || !st->params || !st->m || !st->v || (st->best_epoch > 0 && !st->best_params))
         return attn_errorf(err, ATTN_ERR_ARG, "seq2seq checkpoint: NULL state, path or array");
-    return attn_io_print_file(print_checkpoint, st, path, err);
+    char *text = NULL;
+    size_t len = 0;
+    attn_status s = attn_io_print_string(print_checkpoint, st, path, &text, &len, err);
+    if (s != ATTN_OK) return s;
+    /* {...,"crc32":"0x<crc of the bytes before the comma>"}\n in place of the closing }\n */
+    char *file = len >= 2 ? realloc(text, len - 2 + ATTN_IO_CRC_TAIL_LEN + 1) : NULL;
+    if (!file) {
+        free(text);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory", path);
+    }
+    len = attn_io_crc_append(file, len - 2);
+    s = attn_write_file_atomic(path, file, len, err);
+    free(file);
+    return s;
 }
 
 static bool print_checkpoint(FILE *f, const void *ctx) {
@@ -107,15 +122,22 @@ static void get_u64(const cJSON *o, const char *key, uint64_t *out, attn_io_prob
         *out = x;
 }
 
-/* A base64 float array of n values (allocated). */
+/* Whether member key is the base64 of n float32 (a problem if not): checked for every array
+ * before any is allocated. */
+static bool floats_present(const cJSON *o, const char *key, size_t n, attn_io_problems *p) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsString(v) && strlen(v->valuestring) == attn_io_b64_len(4 * n)) return true;
+    attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\" %s, expected the base64 of %zu float32", key,
+                    v ? "has the wrong length or type" : "is missing", n);
+    return false;
+}
+
+/* The base64 float array key of n values (allocated; floats_present said it is there). */
 static float *get_floats(const cJSON *o, const char *key, size_t n, attn_io_problems *p) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     float *x = NULL;
     size_t bad = 0;
-    if (!cJSON_IsString(v) || strlen(v->valuestring) != attn_io_b64_len(4 * n)) {
-        attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\" %s, expected the base64 of %zu float32", key,
-                        v ? "has the wrong length or type" : "is missing", n);
-    } else if (!(x = malloc((n ? n : 1) * sizeof *x))) {
+    if (!(x = malloc((n ? n : 1) * sizeof *x))) {
         attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for \"%s\"", key);
     } else if (!attn_io_b64_decode_floats(v->valuestring, n, x, &bad)) {
         attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\": bad base64 at character %zu", key, bad);
@@ -159,10 +181,39 @@ static void parse_train(const cJSON *o, attn_s2s_train_config *c, attn_io_proble
                         "holdout, keep_best, seed and adam");
 }
 
+/* What the CLI accepts and Adam can reach, as for a classifier's checkpoint (load_limits.c);
+ * "n_params" is the config's count (checked against ATTN_MAX_PARAMS when the config was read),
+ * before any array is read. */
+static void check_scalars(const attn_s2s_train_state *st, attn_io_problems *p) {
+    const attn_s2s_train_config *tc = &st->train_cfg;
+    attn_error e;
+    if (attn_io_check_adam(&tc->adam, &e) != ATTN_OK ||
+        attn_io_check_run(tc->epochs, ATTN_IO_MAX_S2S_EPOCHS, tc->batch_size, ATTN_IO_MAX_S2S_BATCH,
+                          &e) != ATTN_OK ||
+        attn_io_check_steps(st->adam_step, st->epoch, st->n_pairs, "pairs", tc->batch_size, &e) !=
+            ATTN_OK) {
+        attn_io_problem(p, e.status, "%s", e.msg);
+        return;
+    }
+    if (st->epoch > tc->epochs)
+        attn_io_problem(p, ATTN_ERR_VALUE, "\"epoch\" = %d is more than the run's %d epochs",
+                        st->epoch, tc->epochs);
+    if (!(st->best_score <= 1.0))
+        attn_io_problem(p, ATTN_ERR_VALUE,
+                        "\"best_score\" = %g is out of range (an exact match is at most 1, "
+                        "minus a loss at most 0)",
+                        st->best_score);
+    const size_t need = attn_seq2seq_config_n_params(&st->model_cfg);
+    if (st->n_params != need)
+        attn_io_problem(p, ATTN_ERR_SHAPE,
+                        "\"n_params\" = %zu, but the config's model has %zu parameters",
+                        st->n_params, need);
+}
+
 static const char *const top_keys[] = {
-    "format",     "config",    "train",     "n_pairs",  "data_fingerprint",
-    "epoch",      "rng_state", "adam_step", "n_params", "best_epoch",
-    "best_score", "params",    "m",         "v",        "best_params"};
+    "format",    "config",    "train",       "n_pairs",    "data_fingerprint", "epoch",
+    "rng_state", "adam_step", "n_params",    "best_epoch", "best_score",       "params",
+    "m",         "v",         "best_params", "crc32"};
 
 static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_problems *p) {
     const cJSON *item;
@@ -173,6 +224,7 @@ static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_pro
         if (!known) attn_io_problem(p, ATTN_ERR_PARSE, "unknown key \"%s\"", item->string);
     }
     attn_io_s2s_config_parse(cJSON_GetObjectItemCaseSensitive(root, "config"), &st->model_cfg, p);
+    if (p->n == 0) attn_io_check_n_params(attn_seq2seq_config_n_params(&st->model_cfg), NULL, p);
     parse_train(cJSON_GetObjectItemCaseSensitive(root, "train"), &st->train_cfg, p);
     long n_pairs = 0, epoch = 0, step = 0, n_params = 0, best_epoch = 0;
     get_int(root, "n_pairs", 1, ATTN_DATA_MAX_N, &n_pairs, p);
@@ -190,23 +242,34 @@ static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_pro
     if (k && !attn_io_kernels_from_json(k, &kernels))
         attn_io_problem(p, ATTN_ERR_PARSE, "\"kernels\" is not a kernels record");
     if (p->n) return; /* sizes unknown: the arrays cannot be checked */
-    st->params = get_floats(root, "params", st->n_params, p);
-    st->m = get_floats(root, "m", st->n_params, p);
-    st->v = get_floats(root, "v", st->n_params, p);
+    check_scalars(st, p);
+    if (p->n) return;
     const bool has_best = cJSON_GetObjectItemCaseSensitive(root, "best_params") != NULL;
-    if (has_best != (st->best_epoch > 0))
+    if (has_best != (st->best_epoch > 0)) {
         attn_io_problem(p, ATTN_ERR_PARSE,
                         "\"best_params\" must be there exactly when "
                         "best_epoch > 0");
-    else if (has_best)
-        st->best_params = get_floats(root, "best_params", st->n_params, p);
+        return;
+    }
+    const char *const arrays[4] = {"params", "m", "v", "best_params"};
+    bool present = true;
+    for (int i = 0; i < (has_best ? 4 : 3); i++)
+        present = floats_present(root, arrays[i], st->n_params, p) && present;
+    if (!present) return;
+    st->params = get_floats(root, "params", st->n_params, p);
+    st->m = get_floats(root, "m", st->n_params, p);
+    st->v = get_floats(root, "v", st->n_params, p);
+    if (has_best) st->best_params = get_floats(root, "best_params", st->n_params, p);
+    attn_error e;
+    if (p->n == 0 && attn_io_check_moments(st->m, st->v, st->n_params, &e) != ATTN_OK)
+        attn_io_problem(p, e.status, "%s", e.msg);
 }
 
 attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st, attn_error *err) {
     if (!path || !st) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq checkpoint: NULL argument");
     memset(st, 0, sizeof *st);
     cJSON *root = NULL;
-    attn_status s = attn_io_parse_file(path, &root, err);
+    attn_status s = attn_io_parse_file_crc(path, &root, err);
     if (s != ATTN_OK) return s;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {

@@ -276,36 +276,33 @@ static void load_tensors(attn_seq2seq *m, const cJSON *root, attn_io_problems *p
         attn_io_problem(p, ATTN_ERR_PARSE, "%s \"tensors\"", tensors ? "malformed" : "missing");
         return;
     }
+    /* straight into the model's parameters: a model that fails to load is freed, so no
+     * second full-size buffer is needed */
     const size_t count = attn_seq2seq_tensor_count(m);
-    float *stage = malloc(attn_seq2seq_n_params(m) * sizeof(float));
-    bool *seen = calloc(count, sizeof *seen);
-    if (!stage || !seen) {
+    float *params = attn_seq2seq_params(m);
+    bool *seen = calloc(count ? count : 1, sizeof *seen);
+    if (!seen) {
         attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory");
-    } else {
-        const cJSON *entry;
-        cJSON_ArrayForEach(entry, tensors) {
-            const long i = attn_seq2seq_tensor_find(m, entry->string ? entry->string : "");
-            if (i < 0)
-                attn_io_problem(p, ATTN_ERR_SHAPE,
-                                "unexpected tensor \"%s\" (not a parameter of "
-                                "this configuration)",
-                                entry->string ? entry->string : "");
-            else if (seen[i])
-                attn_io_problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", entry->string);
-            else {
-                seen[i] = true;
-                load_tensor(m, (size_t)i, entry, stage + attn_seq2seq_tensor_offset(m, (size_t)i),
-                            p);
-            }
-        }
-        for (size_t i = 0; i < count; i++)
-            if (!seen[i])
-                attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
-                                attn_seq2seq_tensor_name(m, i));
-        if (p->n == 0)
-            memcpy(attn_seq2seq_params(m), stage, attn_seq2seq_n_params(m) * sizeof(float));
+        return;
     }
-    free(stage);
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, tensors) {
+        const long i = attn_seq2seq_tensor_find(m, entry->string ? entry->string : "");
+        if (i < 0)
+            attn_io_problem(p, ATTN_ERR_SHAPE,
+                            "unexpected tensor \"%s\" (not a parameter of this configuration)",
+                            entry->string ? entry->string : "");
+        else if (seen[i])
+            attn_io_problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", entry->string);
+        else {
+            seen[i] = true;
+            load_tensor(m, (size_t)i, entry, params + attn_seq2seq_tensor_offset(m, (size_t)i), p);
+        }
+    }
+    for (size_t i = 0; i < count; i++)
+        if (!seen[i])
+            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
+                            attn_seq2seq_tensor_name(m, i));
     free(seen);
 }
 
@@ -338,6 +335,9 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
     }
     attn_seq2seq_config cfg;
     parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
+    /* the size the config asks for, against the limit and the file's values, before the model
+     * is allocated */
+    if (p.n == 0) attn_io_check_n_params(attn_seq2seq_config_n_params(&cfg), root, &p);
     attn_seq2seq *m = NULL;
     attn_error cerr;
     if (p.n == 0 && attn_seq2seq_create(&cfg, 0, &m, &cerr) != ATTN_OK) {

@@ -29,14 +29,23 @@ static const char *shape_text(char *buf, size_t size, int ndim, const long long 
 
 /* ---- reading and parsing the file -------------------------------------------------------- */
 
-/* The tensor key whose "shape" most recently precedes byte `at` (a hint for parse errors). */
-static void tensor_before(const char *buf, size_t at, char *name, size_t size) {
+/* The tensor key whose "shape" most recently precedes byte `at` (a hint for parse errors);
+ * *in_vocab when a "vocab" key comes after that (the error is in the vocabulary, name empty). */
+static void tensor_before(const char *buf, size_t at, char *name, size_t size, bool *in_vocab) {
     name[0] = '\0';
-    static const char key[] = "\"shape\"";
-    const size_t klen = sizeof key - 1;
-    const char *hit = NULL;
-    for (size_t i = 0; i + klen <= at; i++)
-        if (buf[i] == '"' && memcmp(buf + i, key, klen) == 0) hit = buf + i;
+    *in_vocab = false;
+    static const char key[] = "\"shape\"", vocab[] = "\"vocab\"";
+    const size_t klen = sizeof key - 1, vlen = sizeof vocab - 1;
+    const char *hit = NULL, *vocab_hit = NULL;
+    for (size_t i = 0; i < at; i++) {
+        if (buf[i] != '"') continue;
+        if (i + klen <= at && memcmp(buf + i, key, klen) == 0) hit = buf + i;
+        if (i + vlen <= at && memcmp(buf + i, vocab, vlen) == 0) vocab_hit = buf + i;
+    }
+    if (vocab_hit && vocab_hit > hit) {
+        *in_vocab = true;
+        return;
+    }
     if (!hit) return;
     const char *p = hit - 1;
     while (p > buf && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == '{')) p--;
@@ -77,7 +86,8 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
         int line = 1, col = 1;
         attn_io_text_position(buf, at, &line, &col);
         char tensor[96]; /* a state_dict key, cut short if longer */
-        tensor_before(buf, at, tensor, sizeof tensor);
+        bool in_vocab = false;
+        tensor_before(buf, at, tensor, sizeof tensor, &in_vocab);
         const char *rest = buf + at;
         size_t left = len - at;
         const char *hint = "";
@@ -96,8 +106,11 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
         return attn_errorf(err, ATTN_ERR_PARSE,
                            "%s: malformed JSON at byte %zu (line %d, column %d): %s%s%s%s%s; "
                            "parsing stops there (arrays/objects may nest at most %d deep)",
-                           name, at, line, col, why, hint, tensor[0] ? " in tensor \"" : "", tensor,
-                           tensor[0] ? "\"" : "", CJSON_NESTING_LIMIT);
+                           name, at, line, col, why, hint,
+                           in_vocab    ? " in \"vocab\""
+                           : tensor[0] ? " in tensor \""
+                                       : "",
+                           tensor, tensor[0] ? "\"" : "", CJSON_NESTING_LIMIT);
     }
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
@@ -341,48 +354,11 @@ static void hint_config(const attn_model *m, attn_io_problems *p) {
 
 /* ---- public ------------------------------------------------------------------------------- */
 
-/* The number of float values the "tensors" of root hold ("data" lengths, "data_b64" sizes). */
-static size_t declared_values(const cJSON *root) {
-    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
-    size_t n = 0;
-    const cJSON *entry;
-    cJSON_ArrayForEach(entry, tensors) {
-        const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
-        const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
-        if (cJSON_IsArray(data)) n += (size_t)cJSON_GetArraySize(data);
-        if (cJSON_IsString(b64)) n += strlen(b64->valuestring) / 4 * 3 / 4;
-    }
-    return n;
-}
-
-/* Below this many parameters a model is created to report each tensor's problem; above it a
- * config that the file's values cannot fill is refused before anything is allocated. */
-#define EAGER_CHECK_PARAMS ((size_t)1 << 20)
-
-/* Checks the config's parameter count against the limit and the file's values, BEFORE the
- * model is allocated. */
-static void check_size(const attn_model_config *cfg, const cJSON *root, attn_io_problems *p) {
-    size_t need = attn_model_config_n_params(cfg), limit = attn_io_max_params();
-    if (need > limit) {
-        attn_io_problem(p, ATTN_ERR_VALUE,
-                        "config: the model would have %zu parameters, over the limit of %zu "
-                        "(raise it with the environment variable ATTN_MAX_PARAMS)",
-                        need, limit);
-        return;
-    }
-    size_t have = declared_values(root);
-    if (need >= EAGER_CHECK_PARAMS && have < need)
-        attn_io_problem(p, ATTN_ERR_SHAPE,
-                        "config: the model would have %zu parameters but the tensors hold only "
-                        "%zu values (config and tensors disagree)",
-                        need, have);
-}
-
 static attn_status load_root(const char *name, cJSON *root, attn_model **out, attn_error *err) {
     attn_io_problems p = {err, name, 0, ATTN_OK};
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_RNN);
     parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
-    if (p.n == 0) check_size(&cfg, root, &p);
+    if (p.n == 0) attn_io_check_n_params(attn_model_config_n_params(&cfg), root, &p);
     if (p.n > 0) return attn_io_problems_finish(&p);
     attn_model *m = NULL;
     attn_error cerr;

@@ -121,8 +121,9 @@ static attn_status add_item(attn_sweep_axis *ax, const option *o, const char *it
     } else if (o->kind == K_REAL) {
         char *end;
         double v = strtod(item, &end);
-        if (end == item || *end || !isfinite(v) || v <= 0)
-            return attn_errorf(err, ATTN_ERR_ARG, "%s: '%s' is not a number > 0", o->name, item);
+        if (end == item || *end || !isfinite(v) || v <= 0 || v > 1e3) /* attn train's --lr */
+            return attn_errorf(err, ATTN_ERR_ARG, "%s: '%s' is not a number in (0, 1000]", o->name,
+                               item);
         ax->values[ax->n++] = v;
     } else {
         int v = choice_value(o->kind, item);
@@ -244,7 +245,7 @@ void attn_sweep_point_name(const attn_sweep *s, int point, char *buf, size_t siz
 
 static void apply(const char *name, double v, attn_model_config *mc, attn_train_config *tc,
                   int *train_size) {
-    const int i = (int)v;
+    const int i = v >= INT_MIN && v <= INT_MAX ? (int)v : 0; /* lr: any double; ints in range */
     if (!strcmp(name, "embed-dim")) mc->embed_dim = i;
     if (!strcmp(name, "hidden")) mc->hidden_size = i;
     if (!strcmp(name, "heads")) mc->n_heads = i;

@@ -107,6 +107,13 @@ static const attn_s2s_vt *vt_for(attn_s2s_arch arch) {
                                         : &attn_s2s_attn_vt;
 }
 
+size_t attn_seq2seq_config_n_params(const attn_seq2seq_config *cfg) {
+    attn_error err;
+    if (!cfg || attn_seq2seq_config_validate(cfg, &err) != ATTN_OK) return 0;
+    attn_param_spec specs[ATTN_PARAM_MAX_SPECS];
+    return attn_param_table_count(specs, vt_for(cfg->arch)->specs(cfg, specs));
+}
+
 attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,
                                 attn_error *err) {
     if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_create: NULL out");

@@ -342,7 +342,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!append_body(r, upload_data, *upload_size))
             return send_error(c, 503, "out_of_memory", "the server is out of memory");
         *upload_size = 0;
-        return MHD_YES;
+        if (!r->too_big) return MHD_YES;
+        http_refuse_body_now(c); /* a chunked body: answered at once, not when it ends */
+        return MHD_NO;
     }
     pthread_mutex_lock(&s->lock);
     if (r->conn) r->conn->received = true;

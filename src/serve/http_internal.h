@@ -1,5 +1,5 @@
 /* http_internal.h -- what http.c shares with http_host.c (the listening address and the Host
- * check). Library-internal. */
+ * check) and http_early.c (an answer before the body has ended). Library-internal. */
 #ifndef ATTN_HTTP_INTERNAL_H
 #define ATTN_HTTP_INTERNAL_H
 
@@ -34,5 +34,10 @@ struct MHD_Connection;
 /* The request head's checks (the Host header, one decimal Content-Length or chunked, the
  * announced body at most SERVE_MAX_BODY): true to go on, else false with *why. */
 bool http_head_check(const http_listen *l, struct MHD_Connection *c, http_refusal *why);
+
+/* Answers 413 too_long on c's socket before the request body has ended (a chunked body past
+ * SERVE_MAX_BODY), then drains what the client still sends for at most half a second
+ * (http_early.c); the caller returns MHD_NO so that libmicrohttpd closes the connection. */
+void http_refuse_body_now(struct MHD_Connection *c);
 
 #endif

@@ -99,6 +99,27 @@ START_TEST(test_cli_argument_checks_before_work) {
 }
 END_TEST
 
+/* A real option's message says the range it takes: 5e-324 and 1e-320 (subnormal) are below it,
+ * 3.5e38 (beyond float32) above it; the bounds themselves are taken (then checked by the
+ * command: --top-p at most 1). */
+START_TEST(test_cli_real_option_range_named) {
+    const char *w = tu_source_path("weights/seq2seq-transformer-seed1.json");
+    static const char *const cases[][2] = {
+        {"--top-p", "5e-324"}, {"--temperature", "1e-320"}, {"--temperature", "3.5e38"}};
+    for (int i = 0; i < 3; i++) {
+        run_result r =
+            run(NULL, "generate", "--weights", w, cases[i][0], cases[i][1], "the exam", NULL);
+        expect(&r, cases[i][1], 2, cases[i][0],
+               "a number from 2.2250738585072014e-308 to 3.4028234663852886e+38", NULL);
+        run_free(&r);
+    }
+    run_result r = run(NULL, "generate", "--weights", w, "--top-p", "2.2250738585072014e-308",
+                       "--temperature", "3.4028234663852886e+38", "the exam was clear", NULL);
+    expect(&r, "the bounds", 0, NULL);
+    run_free(&r);
+}
+END_TEST
+
 /* explain's work on a recurrent model grows with the square of the length: bounded words */
 START_TEST(test_cli_explain_words_bounded) {
     static char sentence[1002 * 5];
@@ -186,6 +207,7 @@ int main(void) {
     tcase_add_test(tc, test_cli_empty_out_refused);
     tcase_add_test(tc, test_cli_concurrent_runs_refused);
     tcase_add_test(tc, test_cli_argument_checks_before_work);
+    tcase_add_test(tc, test_cli_real_option_range_named);
     tcase_add_test(tc, test_cli_figures_removes_litter);
     tcase_add_test(tc, test_cli_explain_words_bounded);
     tcase_add_test(tc, test_cli_explain_memory_bounded);

@@ -226,6 +226,37 @@ START_TEST(test_vocab_control_bytes) {
 }
 END_TEST
 
+/* A NUL in a "vocab" written where attn writes it, after the tensors: the message places it in
+ * "vocab", not in the last tensor before it. */
+START_TEST(test_vocab_nul_after_tensors_named_as_vocab) {
+    char *base = rnn_text(5);
+    char *end = strrchr(base, '}');
+    ck_assert_ptr_nonnull(end);
+    *end = '\0';
+    const char *vocab = ",\n\"vocab\": [\"[PAD]\", \"a\\u0000b\", \"b\", \"c\", \"d\"]}\n";
+    size_t need = strlen(base) + strlen(vocab) + 1;
+    char *text = malloc(need);
+    ck_assert_ptr_nonnull(text);
+    snprintf(text, need, "%s%s", base, vocab);
+    attn_model *m = NULL;
+    attn_vocab *v = NULL;
+    attn_error err;
+    ck_assert_int_eq(load_text(text, &m, &v, &err), ATTN_ERR_PARSE);
+    ck_assert_msg(strstr(err.msg, "NUL") && strstr(err.msg, "in \"vocab\"") &&
+                      !strstr(err.msg, "in tensor"),
+                  "%s", err.msg);
+    /* the same byte in a tensor's place is still named by its tensor */
+    char *in_tensor =
+        tu_replace_once(base, "the saved file", "\"data\": [", "\"data\": [\"\\u0000\",");
+    free(text);
+    text = in_tensor;
+    ck_assert_int_eq(load_text(text, &m, &v, &err), ATTN_ERR_PARSE);
+    ck_assert_msg(strstr(err.msg, "in tensor \"") && !strstr(err.msg, "\"vocab\""), "%s", err.msg);
+    free(text);
+    free(base);
+}
+END_TEST
+
 START_TEST(test_vocab_invalid_utf8) {
     /* the strict reader refuses the file before the vocabulary sees it (attn_vocab_create's own
      * check is tested in tests/data) */
@@ -391,6 +422,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_vocab_empty_token);
     tcase_add_test(tc, test_vocab_white_space);
     tcase_add_test(tc, test_vocab_control_bytes);
+    tcase_add_test(tc, test_vocab_nul_after_tensors_named_as_vocab);
     tcase_add_test(tc, test_vocab_invalid_utf8);
     tcase_add_test(tc, test_vocab_duplicate);
     tcase_add_test(tc, test_vocab_token_too_long);

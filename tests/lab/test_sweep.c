@@ -78,6 +78,8 @@ START_TEST(test_bad_grids) {
         {ATTN_ARCH_TRANSFORMER, "heads=1,2,1", NULL, "value '1' given twice"},
         {ATTN_ARCH_TRANSFORMER, "norm=mid", NULL, "unknown value 'mid'"},
         {ATTN_ARCH_TRANSFORMER, "lr=0", NULL, "lr: '0'"},
+        /* fuzz_sweep: a huge lr was cast to int for the integer options (undefined) */
+        {ATTN_ARCH_TRANSFORMER, "lr=0.001,9e31", NULL, "lr: '9e31' is not a number in (0, 1000]"},
         {ATTN_ARCH_TRANSFORMER, "embed-dim=abc", NULL, "'abc' is not an integer"},
         {ATTN_ARCH_TRANSFORMER, "embed-dim=0", NULL, "outside"},
         {ATTN_ARCH_TRANSFORMER, "heads", NULL, "'heads' is not NAME=VALUES"},

@@ -14,6 +14,7 @@ about 30 s on an idle machine.
   Host                      exactly host[:port-digits], once; the listening address or
                             localhost; --host 127.0.0.2 and --host 0:0:0:0:0:0:0:1 work
   framing                   two Content-Length headers, or one with Transfer-Encoding: 400
+  huge chunk                a chunk of size ffffffffffffffff: 413 within 1 s
   duplicate JSON keys       400
 Only the Python standard library."""
 import argparse
@@ -279,6 +280,21 @@ def test_framing(srv):
           "duplicate JSON key -> 400 malformed_json (got %s %s)" % (status(r), error_code(r)))
 
 
+def test_huge_chunk(srv):
+    """One chunk announced as ffffffffffffffff bytes, its first 70,000 sent: 413 too_long within
+    1 s (as soon as the body passes 64 KiB), not at the request timeout; the server goes on."""
+    head = (b"POST /api/explain HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n")
+    t = time.monotonic()
+    r = exchange(srv, head + b"x" * 70000, half_close=False, timeout=10)
+    dt = time.monotonic() - t
+    check(status(r) == 413 and error_code(r) == "too_long" and dt < 1.0,
+          "chunk size ffffffffffffffff -> 413 too_long in %.2f s (got %s %s)" %
+          (dt, status(r), error_code(r)))
+    ok = exchange(srv, request("GET", "/healthz"))
+    check(status(ok) == 200, "then /healthz -> 200")
+
+
 # ---- SIGTERM ----------------------------------------------------------------------------------------
 
 def test_sigterm(attn, weights):
@@ -360,6 +376,7 @@ def main():
         test_half_close(srv)
         test_host(srv)
         test_framing(srv)
+        test_huge_chunk(srv)
         test_per_ip_limit(srv, limit)
         test_slow_clients(srv, timeout_s)
     finally:

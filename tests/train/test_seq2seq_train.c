@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static attn_seq2seq_config compose_config(void) {
     attn_seq2seq_config c = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
@@ -234,6 +235,26 @@ START_TEST(test_resume_ends_bit_identical) {
 }
 END_TEST
 
+/* Writes text to path (its checksum tail rewritten when rechecksum) and expects the reader to
+ * refuse it with a message naming path and holding msg. */
+static void expect_refused(const char *path, char *text, bool rechecksum, const char *msg) {
+    const size_t len = strlen(text);
+    ck_assert(len > 23);
+    if (rechecksum) {
+        unsigned long crc = crc32(0L, (const Bytef *)text, (uInt)(len - 23));
+        snprintf(text + len - 23, 24, ",\"crc32\":\"0x%08lx\"}\n", crc);
+    }
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    attn_s2s_train_state st;
+    attn_error err;
+    ck_assert_int_ne(attn_s2s_checkpoint_load(path, &st, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, msg), "want \"%s\": %s", msg, err.msg);
+    ck_assert_ptr_null(st.params);
+}
+
 START_TEST(test_checkpoint_reader_refuses) {
     attn_error err;
     attn_pairs *train = NULL, *held = NULL;
@@ -249,6 +270,23 @@ START_TEST(test_checkpoint_reader_refuses) {
     free(train_run(ATTN_TASK_REWRITE, train, held, 1, NULL, &keep, ATTN_OK, &err));
     char *text = tu_read_text(path);
     ck_assert_ptr_nonnull(text);
+    /* an edit without a new checksum: refused by it */
+    char *flipped = tu_replace_once(text, path, "\"adam_step\": 2", "\"adam_step\": 3");
+    expect_refused(path, flipped, false, "checksum mismatch");
+    free(flipped);
+    /* edits with the checksum rewritten: each field is checked, named in the message (the
+     * run: 40 pairs in batches of 32, 1 epoch of 1, 2 Adam steps) */
+    /* v's first float (its 6 first bytes: 8 base64 characters) made -1 (00 00 80 bf), the
+     * second's low bytes 0 */
+    char v_from[32];
+    const char *v_at = strstr(text, "\"v\": \"");
+    ck_assert_ptr_nonnull(v_at);
+    snprintf(v_from, sizeof v_from, "%.14s", v_at);
+    char best_from[64];
+    const char *best_at = strstr(text, "\"best_score\": ");
+    ck_assert_ptr_nonnull(best_at);
+    snprintf(best_from, sizeof best_from, "%.*s", (int)(strchr(best_at, ',') - best_at + 1),
+             best_at);
     const struct {
         const char *from, *to, *msg;
     } edits[] = {
@@ -258,19 +296,24 @@ START_TEST(test_checkpoint_reader_refuses) {
         {"\"params\": \"", "\"params\": \"AAAA", "\"params\" has the wrong length"},
         {"\"rng_state\": \"0x", "\"rng_state\": \"1x", "\"rng_state\" is malformed"},
         {"\"seed\": \"0x", "\"seed\": \"zz", "\"seed\" is malformed"},
+        {"\"adam_step\": 2", "\"adam_step\": 4503599627370496", "\"adam_step\" = 4503599627370496"},
+        {"\"adam_step\": 2", "\"adam_step\": 3", "\"adam_step\" = 3, but 1 epochs of 40"},
+        {v_from, "\"v\": \"AACAvwAA", "\"v\"[0] = -1 is negative"},
+        {"\"lr\": 0.001", "\"lr\": 1e30", "\"lr\" = 1e+30 is out of range (0, 1000]"},
+        {"\"lr\": 0.001", "\"lr\": 0", "\"lr\" = 0 is out of range"},
+        {"\"beta2\": 0.999", "\"beta2\": 1", "\"beta2\" = 1 is out of range"},
+        {"\"eps\": 1e-08", "\"eps\": -1", "\"eps\" = -1 is out of range"},
+        {"\"batch_size\": 32", "\"batch_size\": 1073741824",
+         "\"batch_size\" = 1073741824 is out of range [1, 65536]"},
+        {"\"epochs\": 1,", "\"epochs\": 1073741824,",
+         "\"epochs\" = 1073741824 is out of range [0, 100000]"},
+        {best_from, "\"best_score\": 2,", "\"best_score\" = 2 is out of range"},
+        {"\"n_params\": ", "\"n_params\": 1", "\"n_params\" = 1"},
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         char *bad = tu_replace_once(text, path, edits[i].from, edits[i].to);
-        FILE *f = fopen(path, "w");
-        ck_assert_ptr_nonnull(f);
-        fputs(bad, f);
-        fclose(f);
+        expect_refused(path, bad, true, edits[i].msg);
         free(bad);
-        attn_s2s_train_state st;
-        ck_assert_int_ne(attn_s2s_checkpoint_load(path, &st, &err), ATTN_OK);
-        ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, edits[i].msg), "%zu: %s", i,
-                      err.msg);
-        ck_assert_ptr_null(st.params);
     }
     free(text);
     attn_s2s_train_state_clear(&keep.kept);
