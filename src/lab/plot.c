@@ -182,8 +182,8 @@ static const char *series_colour(const char *title, int *next) {
 
 /* The legend, always outside the data and never over an axis title: at the right of the plot
  * (left-aligned, sample first) when its entries are short enough to leave the plot most of the
- * canvas, else in a box of one or two columns under the x axis' title, where gnuplot itself
- * makes the room (so it neither covers the title nor floats apart from it). A caller's key
+ * canvas, else in a box of one or two columns under the x axis' title, in a bottom margin made
+ * for it (so it neither covers the title nor floats apart from it). A caller's key
  * string only matters when it asks for "below"; a position inside the plot is not honoured.
  * Returns the rows the legend takes under the chart (0 at the right), for the canvas height. */
 static int put_key(FILE *s, const char *key, size_t longest, int n_entries, int width) {
@@ -191,14 +191,16 @@ static int put_key(FILE *s, const char *key, size_t longest, int n_entries, int 
     const double right_px = 7.5 * (double)longest + 70;
     const bool below = (key && strstr(key, "below")) || right_px > 0.26 * width;
     if (!below) {
-        /* gnuplot overestimates enhanced text's width: a narrower box */
-        fputs("set key outside right top vertical Left reverse box opaque samplen 2 width -1\n", s);
+        /* gnuplot overestimates long enhanced text's width (a narrower box) and underestimates
+         * short capitals' ("LSTM", a wider one) */
+        fprintf(s, "set key outside right top vertical Left reverse box opaque samplen 2%s\n",
+                longest > 12 ? " width -1" : " width 1");
         return 0;
     }
     const int cols = n_entries > 2 && 2 * right_px < 0.9 * width ? 2 : 1;
     const int rows = (n_entries + cols - 1) / cols;
-    /* at the canvas' foot, under a margin of the tics and the x title (4.5 lines of the margin's
-     * unit) and its rows (1.25 units each):
+    /* at the canvas' foot, under a margin of the tics and the x title (4 of the margin's units,
+     * 18 px at 12 pt) and its rows (one unit each):
      * gnuplot 5.4's own "below" draws the box over the x title */
     fprintf(s,
             "set bmargin %.2f\nset key at screen 0.5, screen 0.012 center bottom horizontal Left "
