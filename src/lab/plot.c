@@ -197,7 +197,9 @@ static int put_key(FILE *s, const char *key, size_t longest, int n_entries, int 
                 longest > 12 ? " width -1" : " width 1");
         return 0;
     }
-    const int cols = n_entries > 2 && 2 * right_px < 0.9 * width ? 2 : 1;
+    /* two columns only with room to spare: pngcairo sets text wider than the svg terminal, and
+     * an entry that does not fit pushes the legend to more rows than its margin holds */
+    const int cols = n_entries > 2 && 2 * right_px < 0.8 * width ? 2 : 1;
     const int rows = (n_entries + cols - 1) / cols;
     /* at the canvas' foot, under a margin of the tics and the x title (4 of the margin's units,
      * 18 px at 12 pt) and its rows (one unit each):
