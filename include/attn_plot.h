@@ -26,6 +26,10 @@
 extern "C" {
 #endif
 
+/* The widest canvas drawn (pixels): a wider width is cut to it, since the docs shrink a wider
+ * chart until its text is unreadable. */
+#define ATTN_PLOT_MAX_WIDTH 1200
+
 /* One curve of a line chart. y_lo/y_hi (both or neither) draw a shaded band, e.g. the 10th
  * to 90th percentile around a median. Non-finite y values (and, on a log axis, values <= 0)
  * leave a gap. */
@@ -43,9 +47,12 @@ typedef struct attn_plot {
     const char *title;
     const char *xlabel, *ylabel; /* with units where there are any */
     bool log_x, log_y;
-    const char *key; /* gnuplot key position ("top right", "bottom left", ...); NULL = top right */
+    /* The legend is always outside the data: at the right when its entries are short, under
+     * the x axis' title when they are long (the canvas grows by its rows). "below" (anywhere in
+     * key) asks for under the title; other positions are not honoured. */
+    const char *key;
     double y_min, y_max; /* both 0: automatic */
-    int width, height;   /* pixels; 0 = 900 x 540 */
+    int width, height;   /* pixels; 0 = 900 x 540; width at most ATTN_PLOT_MAX_WIDTH */
     int n_series;
     const attn_plot_series *series; /* [n_series] */
     /* optional: words on the x axis, x_labels[i] at x = i (i < n_x_labels), rotated 45 degrees
@@ -67,7 +74,9 @@ typedef struct attn_heatmap {
     int width, height;             /* pixels; 0 = sized from the matrix */
 } attn_heatmap;
 
-/* One group of bars per category, one bar per series (accuracy per model and test set, ...). */
+/* One group of bars per category, one bar per series (accuracy per model and test set, ...).
+ * Each bar's value is printed above it, so a bar of height 0 reads as 0, not as missing. The
+ * legend is placed as a line chart's. */
 typedef struct attn_bars {
     const char *title;
     const char *xlabel, *ylabel;

@@ -37,11 +37,8 @@ attn_status attn_lesson_scaling_plot(const attn_scaling_row rows[ATTN_SCALING_N_
                          .ylabel = "value (log scale)",
                          .log_x = true,
                          .log_y = true,
-                         .key = "outside right top vertical",
                          .y_min = 2e-3,
                          .y_max = 100,
-                         .width = 1150,
-                         .height = 560,
                          .n_series = 6,
                          .series = s};
     return attn_plot_lines(&p, path, err);
@@ -173,8 +170,7 @@ attn_status attn_explain_plot_prefixes(const attn_explanation *const *e, const c
                              .ylabel = "P(positive) after the word",
                              .y_min = -0.02,
                              .y_max = 1.02,
-                             .key = "outside right top vertical width 1",
-                             .width = 420 + 48 * (n < 10 ? 10 : n),
+                             .width = 420 + 48 * (n < 10 ? 10 : n), /* cut at 1200 */
                              .height = 560,
                              .n_series = n_models + 1,
                              .series = s,

@@ -160,9 +160,11 @@ attn_status exp_extrapolation_plot(const attn_experiment_result *r, const char *
         s[p] = (attn_plot_series){name,         N_RANGES,     x,    m[0]->values,
                                   m[1]->values, m[2]->values, true, schemes[p] == ATTN_POS_NONE};
     }
-    const attn_plot pl = {.title = "Trained on 8-30 words, tested on longer sentences",
+    /* the y title shorter than the plot is high: a long one runs off the canvas */
+    const attn_plot pl = {.title = "Trained on 8-30 words, tested on longer sentences (band: "
+                                   "min-max over seeds)",
                           .xlabel = "test sentence length (words)",
-                          .ylabel = "test accuracy (%), band: min-max over seeds",
+                          .ylabel = "test accuracy (%)",
                           .key = "bottom left",
                           .n_series = N_SCHEMES,
                           .series = s,

@@ -180,19 +180,43 @@ static const char *series_colour(const char *title, int *next) {
     return c ? c : colours[(*next)++ % N_COLOURS];
 }
 
-/* The legend outside the data: where the caller asked when that is outside; else at the right
- * (left-aligned, sample first) when its entries are short, below the chart when they are long
- * enough to squeeze the data (longest: the longest entry's length). */
-static void put_key(FILE *s, const char *key, size_t longest, int n_entries) {
-    if (key && (strstr(key, "outside") || strstr(key, "below")))
-        fprintf(s, "set key %s box opaque samplen 2\n", key);
-    else if (longest > 30) /* at the bottom of the canvas, under the x label: room made for it */
-        fprintf(s,
-                "set bmargin %d\nset key at screen 0.5, screen 0.01 center bottom horizontal "
-                "Left reverse box opaque samplen 2 maxcols 2\n",
-                4 + 2 * ((n_entries + 1) / 2));
-    else /* gnuplot overestimates enhanced text's width: a narrower box */
-        fputs("set key outside right top vertical Left reverse box opaque samplen 2 width -1\n", s);
+/* The legend, always outside the data and never over an axis title: at the right of the plot
+ * (left-aligned, sample first) when its entries are short enough to leave the plot most of the
+ * canvas, else in a box of one or two columns under the x axis' title, in a bottom margin made
+ * for it (so it neither covers the title nor floats apart from it). A caller's key
+ * string only matters when it asks for "below"; a position inside the plot is not honoured.
+ * Returns the rows the legend takes under the chart (0 at the right), for the canvas height. */
+static int put_key(FILE *s, const char *key, size_t longest, int n_entries, int width) {
+    /* ~7.5 px a character at 12 pt, plus the sample and the box */
+    const double right_px = 7.5 * (double)longest + 70;
+    const bool below = (key && strstr(key, "below")) || right_px > 0.26 * width;
+    if (!below) {
+        /* gnuplot overestimates long enhanced text's width (a narrower box) and underestimates
+         * short capitals' ("LSTM", a wider one) */
+        fprintf(s, "set key outside right top vertical Left reverse box opaque samplen 2%s\n",
+                longest > 12 ? " width -1" : " width 1");
+        return 0;
+    }
+    /* two columns only with room to spare: pngcairo sets text wider than the svg terminal, and
+     * an entry that does not fit pushes the legend to more rows than its margin holds */
+    const int cols = n_entries > 2 && 2 * right_px < 0.8 * width ? 2 : 1;
+    const int rows = (n_entries + cols - 1) / cols;
+    /* at the canvas' foot, under a margin of the tics and the x title (4 of the margin's units,
+     * 18 px at 12 pt) and its rows (one unit each):
+     * gnuplot 5.4's own "below" draws the box over the x title */
+    fprintf(s,
+            "set bmargin %.2f\nset key at screen 0.5, screen 0.012 center bottom horizontal Left "
+            "reverse box opaque samplen 2 maxcols %d maxrows %d width -1\n",
+            4.0 + rows, cols, rows);
+    return rows;
+}
+
+/* The canvas: at most ATTN_PLOT_MAX_WIDTH wide (wider charts shrink in the docs until their text
+ * is unreadable), and taller by the legend's rows under the chart, so the plot keeps its
+ * height. */
+#define KEY_ROW_PX 18
+static int clamp_width(int width) {
+    return width > ATTN_PLOT_MAX_WIDTH ? ATTN_PLOT_MAX_WIDTH : width;
 }
 
 /* ---- running gnuplot ------------------------------------------------------------------- */
@@ -350,9 +374,15 @@ attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *er
     if (st != ATTN_OK) return st;
     plot_files f;
     if ((st = files_open(&f, path, err)) != ATTN_OK) return st;
-    st = put_header(&f, path, p->width > 0 ? p->width : 900, p->height > 0 ? p->height : 540,
-                    p->title, err);
     FILE *s = f.script_f;
+    size_t longest = 0;
+    for (int i = 0; i < p->n_series; i++)
+        if (p->series[i].title && strlen(p->series[i].title) > longest)
+            longest = strlen(p->series[i].title);
+    const int width = clamp_width(p->width > 0 ? p->width : 900);
+    const int key_rows = put_key(s, p->key, longest, p->n_series, width);
+    st = put_header(&f, path, width, (p->height > 0 ? p->height : 540) + KEY_ROW_PX * key_rows,
+                    p->title, err);
     put_axis_label(s, "x", p->xlabel);
     put_axis_label(s, "y", p->ylabel);
     if (p->log_x) fputs("set logscale x\nset format x '%g'\n", s);
@@ -362,14 +392,6 @@ attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *er
         fprintf(s, "set xrange [-0.5:%d.5]\n", p->n_x_labels - 1);
         put_tics(s, "x", p->x_labels, p->n_x_labels, true);
     }
-    size_t longest = 0;
-    for (int i = 0; i < p->n_series; i++)
-        if (p->series[i].title && strlen(p->series[i].title) > longest)
-            longest = strlen(p->series[i].title);
-    /* a long title needs the chart's whole width: the legend goes below (not with rotated tics
-     * below, which it would cover) */
-    if (p->title && strlen(p->title) > 64) longest = 31;
-    put_key(s, p->key, p->x_labels ? 0 : longest, p->n_series);
     fputs("set style fill transparent solid 0.18 noborder\nplot ", s);
     for (int i = 0, next = 0; i < p->n_series; i++) {
         const attn_plot_series *ser = &p->series[i];
@@ -401,13 +423,19 @@ static void put_tics(FILE *s, const char *axis, const char *const *labels, int n
     fputs(")\n", s);
 }
 
+/* About a heat map cell's width (the row labels and the colour box take some 360 pixels): a
+ * cut canvas prints its values smaller so that "0.12" still fits. */
+static int cell_px(int width, int cols) {
+    return (width - 360) / cols;
+}
+
 attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_error *err) {
     if (!h || !path || h->rows < 1 || h->cols < 1 || !h->z)
         return attn_errorf(err, ATTN_ERR_ARG, "plot: heat map without data");
     plot_files f;
     attn_status st = files_open(&f, path, err);
     if (st != ATTN_OK) return st;
-    int w = h->width > 0 ? h->width : 260 + 40 * (h->cols < 8 ? 8 : h->cols);
+    int w = clamp_width(h->width > 0 ? h->width : 260 + 40 * (h->cols < 8 ? 8 : h->cols));
     int ht = h->height > 0 ? h->height : 200 + 36 * (h->rows < 6 ? 6 : h->rows);
     st = put_header(&f, path, w, ht, h->title, err);
     FILE *s = f.script_f;
@@ -440,8 +468,8 @@ attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_erro
         fprintf(s,
                 " matrix using 1:2:($3 == $3 ? sprintf('%%.2f', $3) : ''):($3 > %.9g ? 0xffffff "
                 ": 0) " /* NaN cells (gaps) stay blank */
-                "with labels tc rgb variable font ',9' notitle",
-                0.6 * top);
+                "with labels tc rgb variable font ',%d' notitle",
+                0.6 * top, cell_px(w, h->cols) < 40 ? 8 : 9);
     }
     fputc('\n', s);
     return finish(&f, path, st, err);
@@ -455,15 +483,21 @@ attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err
     plot_files f;
     attn_status st = files_open(&f, path, err);
     if (st != ATTN_OK) return st;
-    st = put_header(&f, path, b->width > 0 ? b->width : 900, b->height > 0 ? b->height : 540,
-                    b->title, err);
     FILE *s = f.script_f;
+    size_t longest = 0;
+    for (int i = 0; b->series_titles && i < b->n_series; i++)
+        if (b->series_titles[i] && strlen(b->series_titles[i]) > longest)
+            longest = strlen(b->series_titles[i]);
+    const int width = clamp_width(b->width > 0 ? b->width : 900);
+    const int key_rows = put_key(s, NULL, longest, b->n_series, width);
+    st = put_header(&f, path, width, (b->height > 0 ? b->height : 540) + KEY_ROW_PX * key_rows,
+                    b->title, err);
     put_axis_label(s, "x", b->xlabel);
     put_axis_label(s, "y", b->ylabel);
     if (b->y_min != 0 || b->y_max != 0) fprintf(s, "set yrange [%.9g:%.9g]\n", b->y_min, b->y_max);
     fputs("set style data histograms\nset style histogram clustered gap 1\n"
           "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset xtics nomirror\n"
-          "set key below horizontal\nset grid noxtics\n",
+          "set grid noxtics\n",
           s);
     for (int c = 0; c < b->n_categories; c++) {
         fprintf(f.data_f, "%d", c);
@@ -479,7 +513,16 @@ attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err
         fprintf(s, " using %d lc rgb '%s' title ", i + 2,
                 series_colour(b->series_titles ? b->series_titles[i] : NULL, &next));
         put_str(s, b->series_titles ? b->series_titles[i] : "");
-        fputs(i + 1 < b->n_series ? ", " : "\n", s);
+        fputs(", ", s);
+    }
+    /* each bar's value above it (bar i of n sits (i - (n-1)/2) / (n + gap) off its category) */
+    for (int i = 0; i < b->n_series; i++) {
+        put_str(s, f.data);
+        fprintf(s,
+                " using ($1 + %.6f):%d:(sprintf('%%.3g', $%d)) with labels offset 0,0.6 "
+                "font ',9' notitle%s",
+                (i - (b->n_series - 1) / 2.0) / (b->n_series + 1), i + 2, i + 2,
+                i + 1 < b->n_series ? ", " : "\n");
     }
     return finish(&f, path, st, err);
 }
