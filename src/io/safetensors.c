@@ -273,8 +273,16 @@ static void parse_header(attn_io_st_file *f, const char *text, size_t n, attn_io
     const char *why = NULL;
     attn_status st = attn_io_json_parse(text, n, &f->header, &at, &why);
     if (st != ATTN_OK) {
-        attn_io_problem(p, st, "the safetensors header (JSON) is malformed at byte %zu: %s", at,
-                        why);
+        char key[72] = ""; /* the string at the error (a duplicate key: the tensor's name) */
+        size_t k = 0;
+        if (at < n && text[at] == '"')
+            while (k + 1 < sizeof key && at + 1 + k < n && text[at + 1 + k] != '"') {
+                key[k] = text[at + 1 + k];
+                k++;
+            }
+        key[k] = '\0';
+        attn_io_problem(p, st, "the safetensors header (JSON) is malformed at byte %zu: %s%s%s%s",
+                        at, why, k ? " (\"" : "", key, k ? "\")" : "");
         return;
     }
     if (!cJSON_IsObject(f->header)) {
