@@ -40,8 +40,13 @@ extern "C" {
  * keys' values, containers: counted by the grammar scan, before any is allocated) is refused:
  * the parse tree stays under ~5.4 GB whatever the file. */
 #define ATTN_MAX_FILE_BYTES_DEFAULT  ((size_t)1 << 29) /* 512 MiB; env ATTN_MAX_FILE_BYTES */
-#define ATTN_MAX_PARAMS_DEFAULT      ((size_t)1 << 26) /* 67,108,864; env ATTN_MAX_PARAMS */
+/* 134,217,728 (512 MiB of float32): a ViT-Base-size encoder (86 M) and the base nn.Transformer
+ * (44-65 M) fit with room; a model of that size trains in about 4x its parameter bytes. */
+#define ATTN_MAX_PARAMS_DEFAULT      ((size_t)1 << 27) /* env ATTN_MAX_PARAMS */
 #define ATTN_MAX_JSON_VALUES_DEFAULT ((size_t)1 << 26) /* 67,108,864; env ATTN_MAX_JSON_VALUES */
+/* A safetensors file is mapped, not read: ATTN_MAX_FILE_BYTES does not apply to it; its header
+ * (JSON) may have at most this many bytes and its data at most 4 x ATTN_MAX_PARAMS. */
+#define ATTN_SAFETENSORS_MAX_HEADER (100 * 1000 * 1000)
 size_t attn_io_max_file_bytes(void);
 size_t attn_io_max_params(void);
 size_t attn_io_max_json_values(void);
@@ -95,6 +100,21 @@ attn_status attn_weights_save_json_as(const attn_model *m, bool grads, attn_weig
 attn_status attn_weights_save_json_vocab(const attn_model *m, const attn_vocab *vocab, bool grads,
                                          attn_weights_encoding enc, const char *path,
                                          attn_error *err);
+
+/* ---- weights as safetensors (src/io/safetensors.c, safetensors_models.c) ------------------- *
+ * [u64 LE header length N][N bytes of JSON][raw little-endian data]; header {"__metadata__":
+ * {"format": "attn-weights-v1", "config": "<the config object's JSON text>", "vocab": "<the
+ * vocab array's JSON text>" (own vocabulary only), "writer": "attn"}, "<state_dict key>":
+ * {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...}. Only F32 is read (any
+ * other dtype is refused naming the tensor). Read strictly: see docs/weights-format.md. Every
+ * weights loader above (attn_weights_load_json, _vocab, attn_weights_load_into) reads this
+ * format too, recognised by content (8-byte length, byte 7 zero, then '{'); the JSON savers write
+ * it when the path ends in ".safetensors" (grads=false only). */
+bool attn_weights_is_safetensors(const char *path); /* by content; false if unreadable */
+attn_status attn_weights_load_safetensors(const char *path, attn_model **out, attn_vocab **vocab,
+                                          attn_error *err); /* vocab may be NULL */
+attn_status attn_weights_save_safetensors(const attn_model *m, const attn_vocab *vocab,
+                                          const char *path, attn_error *err);
 
 /* Writes text[0..len) to path atomically: a temporary file with a unique name beside the
  * destination (created O_EXCL), fsync, rename, fsync of the directory; on failure the old file

@@ -449,6 +449,11 @@ attn_status attn_seq2seq_beam(attn_seq2seq *m, const int *src, int n_src, int ma
 attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
                                    attn_error *err);
 attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err);
+/* The same model as safetensors (include/attn_io.h's layout, "format" attn-seq2seq-weights-v1 in
+ * "__metadata__"). attn_seq2seq_load_json reads either format, recognised by content;
+ * attn_seq2seq_save_json writes safetensors when the path ends in ".safetensors" (no grads). */
+attn_status attn_seq2seq_save_safetensors(attn_seq2seq *m, const char *path, attn_error *err);
+attn_status attn_seq2seq_load_safetensors(const char *path, attn_seq2seq **out, attn_error *err);
 
 /* ---- seq2seq checkpoints (src/io/seq2seq_checkpoint_json.c) ------------------------------- *
  * {"format": "attn-seq2seq-checkpoint-v1", "config": {as in a weights file}, "train": {"epochs",

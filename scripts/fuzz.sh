@@ -4,7 +4,7 @@
 # build-fuzz/fuzz-run/<target>/corpus (fuzz/corpus/ is never written).
 # Usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]
 #        targets: weights checkpoint tokenizer tsv serve (the request handler of attn serve)
-#                 seq2seq_weights seq2seq_checkpoint pairs_tsv (seq2seq pairs) sweep (--grid/--set)
+#                 seq2seq_weights seq2seq_checkpoint pairs_tsv (seq2seq pairs) sweep (--grid/--set) safetensors
 # Prints the executions and the outcome per harness; exits 1 if any harness found a crash,
 # leak, timeout or out-of-memory, naming the reproducer (rerun it: build-fuzz/fuzz/fuzz_<target>
 # FILE). Extra libFuzzer flags go in FUZZ_FLAGS (e.g. FUZZ_FLAGS=-jobs=2); FUZZ_RUN_DIR moves
@@ -17,7 +17,8 @@ seconds=${1:-60}
 case "$seconds" in
   '' | *[!0-9]*) echo "usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]" >&2; exit 2 ;;
 esac
-all=(weights checkpoint tokenizer tsv serve seq2seq_weights seq2seq_checkpoint pairs_tsv sweep)
+all=(weights checkpoint tokenizer tsv serve seq2seq_weights seq2seq_checkpoint pairs_tsv sweep
+     safetensors)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 declare -A seen=()
@@ -59,6 +60,7 @@ fuzz_one() {
   case "$t" in
     weights | checkpoint | seq2seq_weights | seq2seq_checkpoint)
       flags+=(-dict=fuzz/json.dict -max_len=20000) ;;
+    safetensors) flags+=(-dict=fuzz/json.dict -max_len=8192) ;;
     serve) flags+=(-dict=fuzz/json.dict -max_len=4096) ;;
     *) flags+=(-max_len=4096) ;;
   esac

@@ -23,6 +23,7 @@
 int cmd_data(int argc, char **argv);
 int cmd_vocab(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_explain(int argc, char **argv);

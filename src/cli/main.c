@@ -16,6 +16,7 @@ static const command commands[] = {
     {"data", cmd_data, "generate a course-review set as TSV (label<TAB>sentence)"},
     {"vocab", cmd_vocab, "print the vocabulary (built-in, or a weights file's) with ids"},
     {"info", cmd_info, "show a weights file: arch, sizes, tensor table, parameter count"},
+    {"convert", cmd_convert, "weights between JSON and safetensors (either family), bit for bit"},
     {"predict", cmd_predict, "classify sentences with trained weights"},
     {"generate", cmd_generate, "rewrite sentences with seq2seq weights (greedy decoding)"},
     {"explain", cmd_explain, "what a model did with a sentence: attention, saliency"},

@@ -21,8 +21,11 @@ static bool file_starts_with_format(const char *path, const char *format) {
     ssize_t n = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = read(fd, head, sizeof head - 1);
     close(fd);
-    head[n > 0 ? n : 0] = '\0';
-    return strstr(head, format) != NULL;
+    /* a safetensors file's 8-byte header length holds NUL bytes: search every byte read */
+    const size_t len = n > 0 ? (size_t)n : 0, flen = strlen(format);
+    for (size_t i = 0; i + flen <= len; i++)
+        if (memcmp(head + i, format, flen) == 0) return true;
+    return false;
 }
 
 bool cli_is_seq2seq_weights(const char *path) {

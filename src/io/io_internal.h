@@ -198,4 +198,69 @@ void attn_io_s2s_config_write(FILE *f, const struct attn_seq2seq_config *c);
 /* The "config" object into *c, every problem reported to p. */
 void attn_io_s2s_config_parse(const cJSON *obj, struct attn_seq2seq_config *c, attn_io_problems *p);
 
+/* ---- safetensors (safetensors.c; the families' adapters: safetensors_models.c) ------------- */
+
+/* A model as the container sees it, whichever family: its tensor table over one flat float
+ * buffer, and the strings of "__metadata__". */
+typedef struct attn_io_tensor_view {
+    const char *name; /* state_dict key */
+    int ndim, shape[4];
+    size_t offset, numel; /* into params */
+} attn_io_tensor_view;
+typedef struct attn_io_model_view {
+    const char *format; /* "attn-weights-v1" or "attn-seq2seq-weights-v1" */
+    size_t count;
+    attn_io_tensor_view *tensors; /* [count], owned */
+    float *params;                /* the model's, not owned */
+    char *config;                 /* the config object as the JSON weights write it, owned */
+    char *vocab;                  /* the "vocab" array as JSON text, owned, or NULL */
+} attn_io_model_view;
+
+/* The view's tensors, in table order, F32, with its metadata; refuses NaN/Inf naming the
+ * tensor; written with attn_write_file_atomic. */
+attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *path,
+                                     attn_error *err);
+/* Whether head[0..n) starts a safetensors file: a header length under 2^56 (byte 7 is 0, which
+ * JSON text never holds), then '{'. */
+bool attn_io_safetensors_head(const unsigned char *head, size_t n);
+/* attn_io_safetensors_head of the first bytes of the regular file path. */
+bool attn_io_is_safetensors(const char *path);
+
+#define ATTN_IO_ST_MAX_NDIM 8
+typedef struct attn_io_st_tensor {
+    const char *name; /* into the header tree */
+    int ndim;
+    long long shape[ATTN_IO_ST_MAX_NDIM];
+    size_t begin, end, numel; /* bytes from the start of the data; values */
+} attn_io_st_tensor;
+typedef struct attn_io_st_file {
+    const char *path;
+    void *map; /* the whole file, mapped read-only */
+    size_t size;
+    const unsigned char *data; /* after the header */
+    size_t data_len;
+    cJSON *header;
+    size_t count; /* tensors, in header order */
+    attn_io_st_tensor *tensors;
+    const char *format, *config, *vocab; /* the "__metadata__" strings, or NULL */
+} attn_io_st_file;
+/* Maps the file and checks everything that does not need the model: header length, strict
+ * JSON, dtypes, offsets in order without gap or overlap, sizes = shapes, the data's end = the
+ * file's, the data within ATTN_MAX_PARAMS. All problems at once, each naming its tensor. */
+attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *err);
+/* Every tensor of v from the file, by name, with v's shape; no other tensor in the file; the
+ * values copied into v->params only when all match (each finite). */
+attn_status attn_io_st_fill(const attn_io_st_file *f, const attn_io_model_view *v, attn_error *err);
+void attn_io_st_close(attn_io_st_file *f); /* unmaps; a zeroed f is fine */
+
+void attn_io_model_view_free(attn_io_model_view *v); /* a zeroed v is fine */
+/* Whether path names a safetensors file by its extension (".safetensors"): how the savers of
+ * the JSON weights choose the format to write. */
+bool attn_io_wants_safetensors(const char *path);
+/* attn_weights_load_into for a safetensors file (safetensors_models.c). */
+attn_status attn_io_load_into_safetensors(attn_model *m, const char *path, attn_error *err);
+
+/* The config object of a classifier as the JSON weights write it ("config": {...}'s value). */
+bool attn_io_model_config_write(FILE *f, const attn_model_config *c);
+
 #endif

@@ -99,6 +99,8 @@ static bool print_s2s(FILE *f, const void *ctx) {
 attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const char *path,
                                    attn_error *err) {
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq weights: NULL model or path");
+    if (!grads && attn_io_wants_safetensors(path))
+        return attn_seq2seq_save_safetensors(m, path, err);
     const float *base = grads ? attn_seq2seq_grads(m) : attn_seq2seq_params(m);
     if (!base) return attn_errorf(err, ATTN_ERR_ARG, "%s: the model has no gradients yet", path);
     const size_t count = attn_seq2seq_tensor_count(m);
@@ -309,6 +311,7 @@ static void load_tensors(attn_seq2seq *m, const cJSON *root, attn_io_problems *p
 attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err) {
     if (!path || !out) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq weights: NULL path or out");
     *out = NULL;
+    if (attn_io_is_safetensors(path)) return attn_seq2seq_load_safetensors(path, out, err);
     cJSON *root = NULL;
     attn_status st = attn_io_parse_file(path, &root, err);
     if (st != ATTN_OK) return st;

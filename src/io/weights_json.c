@@ -397,6 +397,7 @@ static attn_status load_root_vocab(const char *name, cJSON *root, attn_model **o
 attn_status attn_weights_load_json(const char *path, attn_model **out, attn_error *err) {
     if (!out || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL path or out");
     *out = NULL;
+    if (attn_io_is_safetensors(path)) return attn_weights_load_safetensors(path, out, NULL, err);
     cJSON *root = NULL;
     attn_status st = parse_file(path, &root, err);
     if (st != ATTN_OK) return st;
@@ -411,6 +412,7 @@ attn_status attn_weights_load_json_vocab(const char *path, attn_model **out, att
         return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL path, out or vocab");
     *out = NULL;
     *vocab = NULL;
+    if (attn_io_is_safetensors(path)) return attn_weights_load_safetensors(path, out, vocab, err);
     cJSON *root = NULL;
     attn_status st = parse_file(path, &root, err);
     if (st != ATTN_OK) return st;
@@ -437,6 +439,7 @@ attn_status attn_weights_load_json_from_buffer(const char *buf, size_t len, cons
 
 attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *err) {
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path");
+    if (attn_io_is_safetensors(path)) return attn_io_load_into_safetensors(m, path, err);
     cJSON *root = NULL;
     attn_status st = parse_file(path, &root, err);
     if (st != ATTN_OK) return st;

@@ -12,12 +12,12 @@
 
 /* ---- saving ------------------------------------------------------------------------------- */
 
-/* "config": {"arch": "rnn", "vocab_size": 5, ...} -- the keys that apply to c's arch, in the
- * spaced layout of the rest of the file (the values are names and integers). */
-static bool write_config(FILE *f, const attn_model_config *c) {
+/* {"arch": "rnn", "vocab_size": 5, ...} -- the keys that apply to c's arch, in the spaced
+ * layout of the rest of the file (the values are names and integers). */
+bool attn_io_model_config_write(FILE *f, const attn_model_config *c) {
     cJSON *o = attn_io_model_config_to_json(c, false);
     if (!o) return false;
-    fprintf(f, "\"config\": {");
+    fprintf(f, "{");
     const cJSON *item;
     cJSON_ArrayForEach(item, o) {
         fprintf(f, "%s\"%s\": ", item == o->child ? "" : ", ", item->string);
@@ -55,7 +55,8 @@ typedef struct weights_doc {
 static bool print_weights(FILE *f, const void *ctx) {
     const weights_doc *d = ctx;
     fprintf(f, "{\"format\": \"%s\",\n", ATTN_IO_WEIGHTS_FORMAT);
-    const bool ok = write_config(f, attn_model_config_of(d->m));
+    fprintf(f, "\"config\": ");
+    const bool ok = attn_io_model_config_write(f, attn_model_config_of(d->m));
     attn_io_vocab_write(f, d->vocab);
     fprintf(f, ",\n");
     write_tensors(f, d->m, d->base, d->enc);
@@ -96,6 +97,8 @@ static attn_status save(const attn_model *m, const attn_vocab *vocab, bool grads
                            "%s: the model has no gradients yet (run "
                            "attn_model_backward first)",
                            path);
+    if (!grads && attn_io_wants_safetensors(path))
+        return attn_weights_save_safetensors(m, vocab, path, err);
     attn_error ferr;
     if (attn_model_check_finite(m, grads, &ferr) != ATTN_OK)
         return attn_errorf(err, ATTN_ERR_VALUE, "%s: not written: %s", path, ferr.msg);

@@ -62,3 +62,14 @@ set_tests_properties(io/crosscheck_torch_native PROPERTIES
   ENVIRONMENT "ATTN_KERNELS=native"
   LABELS torch
   TIMEOUT 300)
+
+# safetensors against an independent reader and writer (tools/safetensors_crosscheck.py): the
+# files `attn convert` writes parsed with struct/json/numpy, every tensor bit-identical to the
+# JSON weights; files written from a PyTorch state_dict give attn predict/generate the JSON's
+# bytes and convert back to the JSON's bytes (a Transformer, an LSTM, a seq2seq Transformer).
+add_test(NAME io/safetensors_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/safetensors_crosscheck.py --attn $<TARGET_FILE:attn>)
+set_tests_properties(io/safetensors_torch PROPERTIES
+  ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+  LABELS torch
+  TIMEOUT 300)

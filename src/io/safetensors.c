@@ -1,0 +1,449 @@
+/* safetensors.c -- the safetensors container, both ways, for any model seen through an
+ * attn_io_model_view (io_internal.h; the two families' adapters are safetensors_models.c).
+ *
+ *   [u64 little-endian N][N bytes of JSON header][raw little-endian tensor data]
+ *   header: {"__metadata__": {"format": .., "config": .., ["vocab": ..,] "writer": "attn"},
+ *            "<name>": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...}
+ *
+ * Offsets count from the first byte after the header. Only F32 is read: any other dtype is
+ * refused naming the tensor. Reading maps the file read-only and checks the whole layout before
+ * a value is looked at: header length bounded, the header through the strict JSON parser,
+ * every tensor's offsets inside the data, in order, without gap or overlap, its byte size
+ * 4 x product(shape), and the last tensor ending at the end of the file. The values are then
+ * copied by name into the model's parameters (one flat buffer; the mapping is released after).
+ * The writer pads the header with spaces so that the data starts at a multiple of 8 bytes, as
+ * the reference implementation does, and writes the tensors in the model's table order. */
+#include "io_internal.h"
+
+#include <cjson/cJSON.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+static void put_key(FILE *f, const char *key, const char *value, bool last) {
+    attn_json_write_string(f, key);
+    fputs(":", f);
+    attn_json_write_string(f, value);
+    if (!last) fputs(",", f);
+}
+
+static bool print_header(FILE *f, const void *ctx) {
+    const attn_io_model_view *v = ctx;
+    fputs("{\"__metadata__\":{", f);
+    put_key(f, "format", v->format, false);
+    put_key(f, "config", v->config, false);
+    if (v->vocab) put_key(f, "vocab", v->vocab, false);
+    put_key(f, "writer", "attn", true);
+    fputs("}", f);
+    size_t at = 0;
+    for (size_t i = 0; i < v->count; i++) {
+        const attn_io_tensor_view *t = &v->tensors[i];
+        fputs(",", f);
+        attn_json_write_string(f, t->name);
+        fputs(":{\"dtype\":\"F32\",\"shape\":[", f);
+        for (int d = 0; d < t->ndim; d++) fprintf(f, d ? ",%d" : "%d", t->shape[d]);
+        fprintf(f, "],\"data_offsets\":[%zu,%zu]}", at, at + 4 * t->numel);
+        at += 4 * t->numel;
+    }
+    fputs("}", f);
+    return true;
+}
+
+static bool little_endian(void) {
+    const uint32_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* x[n] as little-endian float32 at dst. */
+static void put_floats(unsigned char *dst, const float *x, size_t n) {
+    if (little_endian()) {
+        memcpy(dst, x, n * 4);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        for (int k = 0; k < 4; k++) dst[4 * i + (size_t)k] = (unsigned char)(u >> (8 * k));
+    }
+}
+
+attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *path,
+                                     attn_error *err) {
+    for (size_t i = 0; i < v->count; i++) {
+        const float *x = v->params + v->tensors[i].offset;
+        for (size_t j = 0; j < v->tensors[i].numel; j++)
+            if (!isfinite(x[j]))
+                return attn_errorf(err, ATTN_ERR_VALUE,
+                                   "%s: not written: \"%s\" holds %s at index %zu", path,
+                                   v->tensors[i].name, isnan(x[j]) ? "NaN" : "Inf", j);
+    }
+    char *header = NULL;
+    size_t hlen = 0;
+    attn_status st = attn_io_print_string(print_header, v, path, &header, &hlen, err);
+    if (st != ATTN_OK) return st;
+    size_t data = 0;
+    for (size_t i = 0; i < v->count; i++) data += 4 * v->tensors[i].numel;
+    const size_t padded = (hlen + 7) / 8 * 8; /* 8 + padded: a multiple of 8 */
+    const size_t total = 8 + padded + data;
+    unsigned char *buf = malloc(total);
+    if (!buf) {
+        free(header);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory for %zu bytes",
+                           path, total);
+    }
+    for (int k = 0; k < 8; k++) buf[k] = (unsigned char)((uint64_t)padded >> (8 * k));
+    memcpy(buf + 8, header, hlen);
+    memset(buf + 8 + hlen, ' ', padded - hlen);
+    free(header);
+    unsigned char *at = buf + 8 + padded;
+    for (size_t i = 0; i < v->count; i++) {
+        put_floats(at, v->params + v->tensors[i].offset, v->tensors[i].numel);
+        at += 4 * v->tensors[i].numel;
+    }
+    st = attn_write_file_atomic(path, (const char *)buf, total, err);
+    free(buf);
+    return st;
+}
+
+/* ---- recognising ---------------------------------------------------------------------------- */
+
+bool attn_io_safetensors_head(const unsigned char *head, size_t n) {
+    /* JSON text never holds a NUL byte: byte 7 of a header length under 2^56 always is one */
+    return n >= 9 && head[7] == 0 && head[8] == '{';
+}
+
+bool attn_io_is_safetensors(const char *path) {
+    unsigned char head[9];
+    const int fd = path ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+    if (fd < 0) return false;
+    struct stat sb;
+    ssize_t n = 0;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) n = read(fd, head, sizeof head);
+    close(fd);
+    return n == (ssize_t)sizeof head && attn_io_safetensors_head(head, sizeof head);
+}
+
+bool attn_weights_is_safetensors(const char *path) {
+    return attn_io_is_safetensors(path);
+}
+
+/* ---- reading: the header -------------------------------------------------------------------- */
+
+/* A non-negative integer JSON number below 2^53 into *v. */
+static bool get_count(const cJSON *x, unsigned long long *v) {
+    if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > 9007199254740992.0 ||
+        x->valuedouble != floor(x->valuedouble))
+        return false;
+    *v = (unsigned long long)x->valuedouble;
+    return true;
+}
+
+/* One tensor entry of the header into *t; problems name the tensor. */
+static void parse_entry(const cJSON *e, attn_io_st_tensor *t, attn_io_problems *p) {
+    t->name = e->string;
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    if (!cJSON_IsObject(e) || !cJSON_IsString(dtype) || !cJSON_IsArray(shape) ||
+        !cJSON_IsArray(offs) || cJSON_GetArraySize(e) != 3) {
+        attn_io_problem(p, ATTN_ERR_PARSE,
+                        "tensor \"%s\": expected {\"dtype\", \"shape\", \"data_offsets\"} and no "
+                        "other key",
+                        t->name);
+        return;
+    }
+    if (strcmp(dtype->valuestring, "F32") != 0) {
+        attn_io_problem(p, ATTN_ERR_VALUE,
+                        "tensor \"%s\": dtype \"%s\" is not supported, attn reads F32 only "
+                        "(convert it before saving: tensor.float())",
+                        t->name, dtype->valuestring);
+        return;
+    }
+    unsigned long long numel = 1, b = 0, end = 0, dim = 0;
+    t->ndim = cJSON_GetArraySize(shape);
+    if (t->ndim > ATTN_IO_ST_MAX_NDIM) {
+        attn_io_problem(p, ATTN_ERR_SHAPE, "tensor \"%s\": %d dimensions, at most %d", t->name,
+                        t->ndim, ATTN_IO_ST_MAX_NDIM);
+        return;
+    }
+    for (int d = 0; d < t->ndim; d++) {
+        if (!get_count(cJSON_GetArrayItem(shape, d), &dim) || dim > (1ull << 40)) {
+            attn_io_problem(p, ATTN_ERR_SHAPE,
+                            "tensor \"%s\": shape[%d] is not an integer in 0..2^40", t->name, d);
+            return;
+        }
+        t->shape[d] = (long long)dim;
+        numel = dim == 0 || numel <= (1ull << 50) / dim ? numel * dim : (1ull << 50);
+    }
+    if (cJSON_GetArraySize(offs) != 2 || !get_count(cJSON_GetArrayItem(offs, 0), &b) ||
+        !get_count(cJSON_GetArrayItem(offs, 1), &end) || end < b) {
+        attn_io_problem(p, ATTN_ERR_PARSE,
+                        "tensor \"%s\": \"data_offsets\" must be [begin, end], integers with "
+                        "begin <= end",
+                        t->name);
+        return;
+    }
+    t->begin = (size_t)b;
+    t->end = (size_t)end;
+    t->numel = (size_t)numel;
+    if (end - b != 4 * numel)
+        attn_io_problem(p, ATTN_ERR_SHAPE,
+                        "tensor \"%s\": data_offsets [%llu, %llu] hold %llu bytes, its shape "
+                        "needs %llu (4 x %llu F32 values)",
+                        t->name, b, end, end - b, 4 * numel, numel);
+}
+
+/* "__metadata__": an object of strings; the keys attn reads are kept. */
+static void parse_metadata(const cJSON *md, attn_io_st_file *f, attn_io_problems *p) {
+    if (!cJSON_IsObject(md)) {
+        attn_io_problem(p, ATTN_ERR_PARSE, "\"__metadata__\" must be an object of strings");
+        return;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, md) {
+        if (!cJSON_IsString(item)) {
+            attn_io_problem(p, ATTN_ERR_PARSE, "\"__metadata__\": \"%s\" is not a string",
+                            item->string);
+            continue;
+        }
+        if (!strcmp(item->string, "format")) f->format = item->valuestring;
+        if (!strcmp(item->string, "config")) f->config = item->valuestring;
+        if (!strcmp(item->string, "vocab")) f->vocab = item->valuestring;
+    }
+}
+
+static int by_begin(const void *a, const void *b) {
+    const attn_io_st_tensor *x = *(attn_io_st_tensor *const *)a,
+                            *y = *(attn_io_st_tensor *const *)b;
+    return x->begin < y->begin   ? -1
+           : x->begin > y->begin ? 1
+                                 : (x->end > y->end) - (x->end < y->end);
+}
+
+/* The tensors in data order: the first at 0, each where the previous ends, the last at the end
+ * of the file. */
+static void check_layout(const attn_io_st_file *f, attn_io_problems *p) {
+    attn_io_st_tensor **order = malloc((f->count ? f->count : 1) * sizeof *order);
+    if (!order) {
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu tensors", f->count);
+        return;
+    }
+    for (size_t i = 0; i < f->count; i++) order[i] = &f->tensors[i];
+    qsort(order, f->count, sizeof *order, by_begin);
+    size_t at = 0;
+    for (size_t i = 0; i < f->count; i++) {
+        const attn_io_st_tensor *t = order[i];
+        if (t->end > f->data_len)
+            attn_io_problem(p, ATTN_ERR_PARSE,
+                            "tensor \"%s\": data_offsets [%zu, %zu] reach past the end of the "
+                            "data (%zu bytes: truncated?)",
+                            t->name, t->begin, t->end, f->data_len);
+        else if (t->begin > at)
+            attn_io_problem(p, ATTN_ERR_PARSE,
+                            "tensor \"%s\": a gap of %zu bytes before it (it begins at %zu, the "
+                            "previous tensor ends at %zu)",
+                            t->name, t->begin - at, t->begin, at);
+        else if (t->begin < at)
+            attn_io_problem(p, ATTN_ERR_PARSE,
+                            "tensor \"%s\": overlaps the previous tensor (it begins at %zu, the "
+                            "previous ends at %zu)",
+                            t->name, t->begin, at);
+        if (t->end > at) at = t->end;
+    }
+    if (p->n == 0 && at != f->data_len)
+        attn_io_problem(p, ATTN_ERR_PARSE,
+                        "%zu bytes after the last tensor's data (the tensors end at %zu of %zu)",
+                        f->data_len - at, at, f->data_len);
+    free(order);
+}
+
+static void parse_header(attn_io_st_file *f, const char *text, size_t n, attn_io_problems *p) {
+    size_t at = 0;
+    const char *why = NULL;
+    attn_status st = attn_io_json_parse(text, n, &f->header, &at, &why);
+    if (st != ATTN_OK) {
+        char key[72] = ""; /* the string at the error (a duplicate key: the tensor's name) */
+        size_t k = 0;
+        if (at < n && text[at] == '"')
+            while (k + 1 < sizeof key && at + 1 + k < n && text[at + 1 + k] != '"') {
+                key[k] = text[at + 1 + k];
+                k++;
+            }
+        key[k] = '\0';
+        attn_io_problem(p, st, "the safetensors header (JSON) is malformed at byte %zu: %s%s%s%s",
+                        at, why, k ? " (\"" : "", key, k ? "\")" : "");
+        return;
+    }
+    if (!cJSON_IsObject(f->header)) {
+        attn_io_problem(p, ATTN_ERR_PARSE, "the safetensors header is not a JSON object");
+        return;
+    }
+    f->count = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, f->header) f->count += strcmp(e->string, "__metadata__") != 0;
+    f->tensors = calloc(f->count ? f->count : 1, sizeof *f->tensors);
+    if (!f->tensors) {
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu tensors", f->count);
+        return;
+    }
+    size_t i = 0;
+    cJSON_ArrayForEach(e, f->header) {
+        if (strcmp(e->string, "__metadata__") == 0)
+            parse_metadata(e, f, p);
+        else
+            parse_entry(e, &f->tensors[i++], p);
+    }
+    if (p->n == 0) check_layout(f, p);
+}
+
+/* ---- reading: the file ---------------------------------------------------------------------- */
+
+/* Maps path read-only into f->map [f->size]; only a regular file of at least 8 bytes. */
+static attn_status map_file(const char *path, attn_io_st_file *f, attn_error *err) {
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    attn_status st = ATTN_OK;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        st = attn_errorf(err, ATTN_ERR_IO, "%s: not a regular file; only regular files are read",
+                         path);
+    else if (sb.st_size < 8)
+        st = attn_errorf(err, ATTN_ERR_PARSE,
+                         "%s: %lld bytes, too short for a safetensors file (8-byte header "
+                         "length first)",
+                         path, (long long)sb.st_size);
+    if (st == ATTN_OK) {
+        f->size = (size_t)sb.st_size;
+        f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (f->map == MAP_FAILED) {
+            f->map = NULL;
+            st = attn_errorf(err, ATTN_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+        }
+    }
+    close(fd);
+    return st;
+}
+
+attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *err) {
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    attn_status st = map_file(path, f, err);
+    if (st != ATTN_OK) return st;
+    const unsigned char *b = f->map;
+    uint64_t n = 0;
+    for (int k = 7; k >= 0; k--) n = n << 8 | b[k];
+    attn_io_problems p = {err, path, 0, ATTN_OK};
+    if (n > ATTN_SAFETENSORS_MAX_HEADER)
+        attn_io_problem(&p, ATTN_ERR_VALUE,
+                        "the safetensors header length %llu is over the limit of %d bytes",
+                        (unsigned long long)n, ATTN_SAFETENSORS_MAX_HEADER);
+    else if (n > f->size - 8)
+        attn_io_problem(&p, ATTN_ERR_PARSE,
+                        "the safetensors header length %llu reaches past the end of the file (%zu "
+                        "bytes: truncated?)",
+                        (unsigned long long)n, f->size);
+    else {
+        f->data = b + 8 + n;
+        f->data_len = f->size - 8 - (size_t)n;
+        if (f->data_len / 4 > attn_io_max_params())
+            attn_io_problem(&p, ATTN_ERR_VALUE,
+                            "%zu bytes of tensor data: over the limit of %zu parameters (raise "
+                            "it with the environment variable ATTN_MAX_PARAMS)",
+                            f->data_len, attn_io_max_params());
+        else
+            parse_header(f, (const char *)b + 8, (size_t)n, &p);
+    }
+    st = attn_io_problems_finish(&p);
+    if (st != ATTN_OK) attn_io_st_close(f);
+    return st;
+}
+
+void attn_io_st_close(attn_io_st_file *f) {
+    if (f->map) munmap(f->map, f->size);
+    cJSON_Delete(f->header);
+    free(f->tensors);
+    memset(f, 0, sizeof *f);
+}
+
+/* ---- reading: into a model ------------------------------------------------------------------ */
+
+static void shape_text(char *buf, size_t size, int nd, const long long *s) {
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < nd && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, d ? ",%lld" : "%lld", s[d]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+/* Whether file tensor t has the view tensor w's shape. */
+static bool same_shape(const attn_io_st_tensor *t, const attn_io_tensor_view *w) {
+    if (t->ndim != w->ndim) return false;
+    for (int d = 0; d < w->ndim; d++)
+        if (t->shape[d] != w->shape[d]) return false;
+    return true;
+}
+
+/* Copies tensor t's values into dst, little-endian float32, checking each is finite. */
+static void copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
+                        attn_io_problems *p) {
+    const unsigned char *src = f->data + t->begin;
+    if (little_endian())
+        memcpy(dst, src, t->numel * 4);
+    else
+        for (size_t j = 0; j < t->numel; j++) {
+            uint32_t u = 0;
+            for (int k = 3; k >= 0; k--) u = u << 8 | src[4 * j + (size_t)k];
+            memcpy(&dst[j], &u, 4);
+        }
+    for (size_t j = 0; j < t->numel; j++)
+        if (!isfinite(dst[j])) {
+            attn_io_problem(p, ATTN_ERR_VALUE, "tensor \"%s\": element %zu is %s, not finite",
+                            t->name, j, isnan(dst[j]) ? "NaN" : "Inf");
+            return;
+        }
+}
+
+attn_status attn_io_st_fill(const attn_io_st_file *f, const attn_io_model_view *v,
+                            attn_error *err) {
+    attn_io_problems p = {err, f->path, 0, ATTN_OK};
+    long *file_of = malloc((v->count ? v->count : 1) * sizeof *file_of);
+    if (!file_of) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", f->path);
+    for (size_t i = 0; i < v->count; i++) file_of[i] = -1;
+    for (size_t k = 0; k < f->count; k++) {
+        const attn_io_st_tensor *t = &f->tensors[k];
+        size_t i = 0;
+        while (i < v->count && strcmp(v->tensors[i].name, t->name) != 0) i++;
+        if (i == v->count) {
+            attn_io_problem(&p, ATTN_ERR_SHAPE,
+                            "unexpected tensor \"%s\" (the config has no such parameter)", t->name);
+            continue;
+        }
+        file_of[i] = (long)k;
+        if (!same_shape(t, &v->tensors[i])) {
+            char got[128], want[128];
+            long long w[4];
+            for (int d = 0; d < v->tensors[i].ndim; d++) w[d] = v->tensors[i].shape[d];
+            shape_text(got, sizeof got, t->ndim, t->shape);
+            shape_text(want, sizeof want, v->tensors[i].ndim, w);
+            attn_io_problem(&p, ATTN_ERR_SHAPE, "tensor \"%s\": shape %s, the config needs %s",
+                            t->name, got, want);
+        }
+    }
+    for (size_t i = 0; i < v->count; i++)
+        if (file_of[i] < 0)
+            attn_io_problem(&p, ATTN_ERR_SHAPE, "missing tensor \"%s\"", v->tensors[i].name);
+    for (size_t i = 0; i < v->count && p.n == 0; i++)
+        copy_values(f, &f->tensors[file_of[i]], v->params + v->tensors[i].offset, &p);
+    free(file_of);
+    return attn_io_problems_finish(&p);
+}
