@@ -39,7 +39,7 @@ extern "C" {
  * about 1x. So a JSON text of more than attn_io_max_json_values() values (numbers, strings,
  * keys' values, containers: counted by the grammar scan, before any is allocated) is refused:
  * the parse tree stays under ~5.4 GB whatever the file. */
-#define ATTN_MAX_FILE_BYTES_DEFAULT  ((size_t)1 << 29) /* 512 MiB; env ATTN_MAX_FILE_BYTES */
+#define ATTN_MAX_FILE_BYTES_DEFAULT ((size_t)1 << 29) /* 512 MiB; env ATTN_MAX_FILE_BYTES */
 /* 134,217,728 (512 MiB of float32): a ViT-Base-size encoder (86 M) and the base nn.Transformer
  * (44-65 M) fit with room; a model of that size trains in about 4x its parameter bytes. */
 #define ATTN_MAX_PARAMS_DEFAULT      ((size_t)1 << 27) /* env ATTN_MAX_PARAMS */

@@ -274,16 +274,13 @@ attn_status attn_seq2seq_load_safetensors(const char *path, attn_seq2seq **out, 
     attn_seq2seq_config cfg;
     if (root) attn_io_s2s_config_parse(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
     cJSON_Delete(root);
+    /* the count from the config, before the model is created (as the JSON loader does) */
+    if (p.n == 0) check_params(&f, attn_seq2seq_config_n_params(&cfg), &p);
     st = attn_io_problems_finish(&p);
     attn_seq2seq *m = NULL;
     attn_error cerr;
     if (st == ATTN_OK && (st = attn_seq2seq_create(&cfg, 0, &m, &cerr)) != ATTN_OK)
         attn_errorf(err, st, "%s: %s", path, cerr.msg);
-    if (st == ATTN_OK) {
-        attn_io_problems q = {err, path, 0, ATTN_OK};
-        check_params(&f, attn_seq2seq_n_params(m), &q);
-        st = attn_io_problems_finish(&q);
-    }
     attn_io_model_view view = {0};
     if (st == ATTN_OK) st = view_of_s2s(m, false, &view, err);
     if (st == ATTN_OK) st = attn_io_st_fill(&f, &view, err);
