@@ -59,6 +59,13 @@ int cli_make_dir(const char *cmd, const char *opt, const char *path) {
     return CLI_OK;
 }
 
+int cli_make_parent_dir(const char *cmd, const char *opt, const char *path) {
+    if (!strchr(path, '/')) return CLI_OK;
+    char dir[4096];
+    attn_path_dir(path, dir, sizeof dir);
+    return cli_make_dir(cmd, opt, dir);
+}
+
 int cli_check_dest(const char *cmd, const char *opt, const char *path) {
     struct stat st;
     if (stat(path, &st) == 0) {
