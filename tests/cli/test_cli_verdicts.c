@@ -3,7 +3,8 @@
  * not distinguishable from chance (a file of random labels, made here, is never in the
  * repository); the built-in task gets no warning. --data's held-out set is drawn by a seeded
  * shuffle, not the file's last lines; --out creates its directory; train without --out writes
- * under runs/. */
+ * under runs/. And the learner's messages: explain with nothing to explain, a mistyped
+ * experiment, a weights file that is not JSON, the help of train and reproduce. */
 #include "cli_harness.h"
 
 static const char *const words[] = {"the",   "summit", "trail", "view",  "was",     "stunning",
@@ -93,6 +94,46 @@ START_TEST(test_default_out_under_runs) {
 }
 END_TEST
 
+START_TEST(test_learner_messages) {
+    run_result r = run("", "explain", "--weights", golden("rnn"), NULL);
+    expect(&r, "explain, empty stdin", 2, "no sentence", NULL);
+    run_free(&r);
+    r = run(NULL, "experiment", "haeds", NULL);
+    expect(&r, "experiment haeds", 2, "did you mean 'heads'?", NULL);
+    run_free(&r);
+    r = run(NULL, "experiment", "zzzzzzzzzzzzzz", NULL);
+    expect(&r, "experiment zzz...", 2, "unknown experiment", NULL);
+    ck_assert_msg(strstr(r.err, "did you mean") == NULL, "%s", r.err);
+    run_free(&r);
+    write_file(tmp_path("notes.txt"), "these are my notes, not weights\n");
+    r = run(NULL, "predict", "--weights", tmp_path("notes.txt"), "the lecture was good", NULL);
+    expect(&r, "predict with a text file", 1, "not a JSON or safetensors weights file", NULL);
+    ck_assert_msg(strstr(r.err, "nest") == NULL, "parser jargon: %s", r.err);
+    run_free(&r);
+    r = run(NULL, "train", "--help", NULL);
+    expect(&r, "train --help", 0, NULL);
+    ck_assert_msg(strstr(r.out, "seq2seq-transformer") && strstr(r.out, "--task rewrite|compose") &&
+                      strstr(r.out, "runs/<model>-seed<S>.json"),
+                  "%s", r.out);
+    run_free(&r);
+    r = run(NULL, "train", "--task", "rewrite", "--help", NULL);
+    expect(&r, "train --task rewrite --help", 0, NULL);
+    ck_assert_msg(strstr(r.out, "--ffn-dim") && strstr(r.out, "old name of --ffn-dim"), "%s",
+                  r.out);
+    run_free(&r);
+    r = run(NULL, "data", "--set", "plain", "--n", "50", "--stats", NULL);
+    expect(&r, "data --stats", 0, "plain (seed 1): 50 sentences", NULL);
+    ck_assert_msg(r.out[0] == 0, "data --stats printed the sentences: %.200s", r.out);
+    run_free(&r);
+    r = run(NULL, "reproduce", "--help", NULL);
+    expect(&r, "reproduce --help", 0, NULL);
+    ck_assert_msg(strstr(r.out, "--task rewrite") && strstr(r.out, "--task compose") &&
+                      !strstr(r.out, "another OpenBLAS core"),
+                  "%s", r.out);
+    run_free(&r);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/verdicts");
     TCase *tc = tcase_create("verdicts");
@@ -101,6 +142,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_builtin_task_not_warned);
     tcase_add_test(tc, test_heldout_is_shuffled);
     tcase_add_test(tc, test_default_out_under_runs);
+    tcase_add_test(tc, test_learner_messages);
     suite_add_tcase(s, tc);
     return s;
 }
