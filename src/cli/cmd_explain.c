@@ -106,7 +106,8 @@ static void attention_row(const explain_view *v, const attn_explanation *e, cons
 static void print_attention(const explain_view *v, const attn_explanation *e, const int *ids) {
     const int S = e->S, NH = e->n_heads;
     float *avg = malloc((size_t)S * sizeof *avg);
-    printf("  [CLS] attends to (shade relative to the line's largest):\n");
+    printf("  [CLS] attends to (shade relative to the line's largest; L0 is the write-up's "
+           "layer 1):\n");
     for (int l = 0; l < e->n_layers; l++) {
         if (v->layer >= 0 && l != v->layer) continue;
         char label[32];
