@@ -132,10 +132,7 @@ static int run_items(const char *cmd, const char *verb, char **args, int n_args,
     for (int i = 0; i < n_args; i++) failed += !fn(ctx, args[i], "sentence", i + 1);
     if (n_args == 0) failed = run_stdin(cmd, keep_blank, fn, ctx, &n);
     if (n == 0 && !keep_blank) /* nothing to do is a mistake, not a success */
-        return cli_usage_error(cmd,
-                               "no sentence: give one as an argument or lines on stdin "
-                               "(attn %s --help)",
-                               cmd);
+        return cli_usage_error(cmd, "no sentence: give one as an argument or lines on stdin");
     int rc = CLI_OK;
     if (fflush(stdout) != 0) {
         fprintf(stderr, "attn %s: cannot write the output\n", cmd);
