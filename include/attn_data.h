@@ -131,6 +131,10 @@ attn_status attn_dataset_read_tsv(const char *path, attn_dataset **out, attn_err
 attn_status attn_dataset_read_tsv_vocab(const char *path, const attn_vocab *v, attn_dataset **out,
                                         attn_error *err);
 void attn_dataset_free(attn_dataset *d);
+/* Reorders d's sentences by a Fisher-Yates shuffle of the project PRNG seeded with `seed` (the
+ * same order on every machine); attn train --data holds out the last sentences after it. Fails
+ * only on memory (d unchanged). */
+attn_status attn_dataset_shuffle(attn_dataset *d, uint64_t seed, attn_error *err);
 
 /* ---- the grammar of the generated sentences (src/data/grammar.c) ------------------------ *
  * Every sentence attn_data_generate and attn_data_generate_lengths make belongs to

@@ -168,6 +168,22 @@ attn_status attn_trainer_get_state(const attn_trainer *t, attn_train_state *st, 
 attn_status attn_trainer_set_state(attn_trainer *t, const attn_train_state *st, const char *source,
                                    attn_error *err);
 
+/* ---- honest accuracy (src/train/verdict.c) ---------------------------------------------- *
+ * An accuracy on a small test set says little by itself: 21 of 40 is 52.5 %, and its 95 %
+ * interval runs from 37.5 % to 67.0 %. The verdict puts it beside the majority-class baseline
+ * (what always answering the commoner label scores) and says whether the interval rules the
+ * baseline out. */
+typedef struct attn_accuracy_verdict {
+    double accuracy; /* correct / n */
+    double lo, hi;   /* Wilson score 95 % interval on the accuracy, in [0, 1] */
+    double baseline; /* majority-class share: max(n_positive, n - n_positive) / n */
+    bool chance;     /* lo <= baseline: not distinguishable from always answering one label */
+} attn_accuracy_verdict;
+/* The verdict of `correct` right answers on n sentences of which n_positive are positive. Fails
+ * (ATTN_ERR_VALUE) unless 0 <= correct, n_positive <= n and n > 0. A pure function. */
+attn_status attn_accuracy_verdict_of(int correct, int n, int n_positive, attn_accuracy_verdict *out,
+                                     attn_error *err);
+
 #ifdef __cplusplus
 }
 #endif

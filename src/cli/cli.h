@@ -223,6 +223,13 @@ int cli_lock_output(const char *cmd, const char *opt, const char *path);
 /* Creates directory `path` (given with option `opt`) and its parents, as mkdir -p; an existing
  * directory is fine. CLI_OK, or CLI_ERROR after "attn CMD: OPT PATH: reason". */
 int cli_make_dir(const char *cmd, const char *opt, const char *path);
+/* cli_make_dir for the directory of the file `path` (nothing when it has none). */
+int cli_make_parent_dir(const char *cmd, const char *opt, const char *path);
+/* "95 % interval 37.5-67.0 %, majority-class baseline 50.0 %" into buf (own_data.c). */
+void cli_verdict_text(char *buf, size_t size, const attn_accuracy_verdict *v);
+/* When v says chance: "attn CMD: warning: WHAT: not distinguishable from chance ..." on
+ * stderr. */
+void cli_warn_chance(const char *cmd, const char *what, int n, const attn_accuracy_verdict *v);
 /* Prints "attn CMD: <formatted, escaped>" and returns CLI_ERROR. */
 int cli_runtime_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The set names every command accepts: train, holdout, plain, distractor, fill4, fill8, and

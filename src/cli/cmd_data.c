@@ -91,7 +91,8 @@ int cmd_data(int argc, char **argv) {
              "sentences per set; default 8000 for train, 500 for holdout,\n1000 for each test set"},
         {"--seed", "S", CLI_OPT_U64, &seed, .help = "generator seed"},
         {"--stats", NULL, CLI_OPT_FLAG, &stats,
-         .help = "print length and core-position statistics to stderr"},
+         .help = "print only the length and core-position statistics (to stderr),\n"
+                 "not the sentences"},
     };
     cli_spec spec =
         CLI_SPEC("data", "[--task rewrite|compose] [--set NAME] [--n N] [--seed S] [--stats]",
@@ -117,7 +118,7 @@ int cmd_data(int argc, char **argv) {
         }
         if (attn_data_generate(sets[s], size, seed, &d, &err) != ATTN_OK)
             return cli_fail("data", &err);
-        for (int i = 0; i < d->n; i++) printf("%d\t%s\n", d->labels[i], d->texts[i]);
+        for (int i = 0; i < d->n && !stats; i++) printf("%d\t%s\n", d->labels[i], d->texts[i]);
         if (stats) print_stats(attn_set_name(sets[s]), seed, d);
         attn_dataset_free(d);
     }

@@ -10,7 +10,10 @@
 static const char about[] =
     "Accuracy of the weights on generated sets or on a TSV file ('label<TAB>sentence'\n"
     "lines), one line per set:\n"
-    "  plain       accuracy  99.70 % (997/1000)\n"
+    "  plain       accuracy  99.70 % (997/1000), 95 % interval 99.1-99.9 %, majority-class\n"
+    "              baseline 50.3 %\n"
+    "(the interval: Wilson's score interval; the baseline: always answering the set's\n"
+    "commoner label; a warning on stderr when the interval holds the baseline).\n"
     "With --table: the write-up's table from DIR/<model>-seed<S>.json (as attn reproduce\n"
     "writes them), each model evaluated on the four test sets of its seed, in parallel\n"
     "worker processes.";
@@ -39,8 +42,15 @@ static int eval_report(attn_model *m, const char *name, attn_dataset *d, int bat
         cli_message("eval", "%s: %s", name, err.msg);
         return CLI_ERROR;
     }
-    int correct = (int)lround(acc * d->n);
-    printf("%-11s accuracy %6.2f %% (%d/%d)\n", name, 100.0 * acc, correct, d->n);
+    int correct = (int)lround(acc * d->n), positive = 0;
+    for (int i = 0; i < d->n; i++) positive += d->labels[i] == 1;
+    attn_accuracy_verdict v;
+    if (attn_accuracy_verdict_of(correct, d->n, positive, &v, &err) != ATTN_OK)
+        return cli_fail("eval", &err);
+    char text[128];
+    cli_verdict_text(text, sizeof text, &v);
+    printf("%-11s accuracy %6.2f %% (%d/%d), %s\n", name, 100.0 * acc, correct, d->n, text);
+    cli_warn_chance("eval", name, d->n, &v);
     return CLI_OK;
 }
 

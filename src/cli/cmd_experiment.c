@@ -112,9 +112,13 @@ static void write_text(FILE *f, const attn_experiment *e, const attn_experiment_
     fprintf(f, "verdict: %s -- %s\n", attn_verdict_name(r->verdict), r->why);
 }
 
+/* On a terminal one line rewritten in place; elsewhere (a pipe, a log) one line a step. */
 static void progress(const char *what, void *user) {
-    (void)user;
-    fprintf(stderr, "\r\x1b[K%s", what);
+    const bool tty = *(const bool *)user;
+    if (tty)
+        fprintf(stderr, "\r\x1b[K%s", what);
+    else
+        fprintf(stderr, "attn experiment: %s\n", what);
     fflush(stderr);
 }
 
@@ -137,15 +141,19 @@ static int save_json(const char *path, const attn_experiment *e, const attn_expe
     return rc;
 }
 
-static int run_one(const attn_experiment *e, const exp_args *a) {
-    const bool tty = isatty(STDERR_FILENO) && cli_mpi_root();
+/* Runs e and prints it; *verdict (may be NULL) gets its verdict, or -1 when it failed. */
+static int run_one(const attn_experiment *e, const exp_args *a, int *verdict) {
+    static bool tty;
+    tty = isatty(STDERR_FILENO) && cli_mpi_root();
+    if (verdict) *verdict = -1;
     /* under mpirun: its runs spread over the ranks (rank_runs.c), or rank 0 runs it alone */
     const bool spread = cli_mpi_on() && attn_experiment_spreads_runs(e);
     if (!cli_mpi_root() && !spread) return CLI_OK;
     attn_experiment_opts o = {.seeds = a->seeds,
                               .quick = a->quick,
                               .weights_dir = a->weights_dir,
-                              .progress = tty ? progress : NULL,
+                              .progress = cli_mpi_root() ? progress : NULL,
+                              .user = &tty,
                               .map = spread ? cli_mpi_experiment_map : NULL};
     attn_experiment_result r;
     attn_error err = {0};
@@ -161,6 +169,7 @@ static int run_one(const attn_experiment *e, const exp_args *a) {
         attn_experiment_result_free(&r);
         return rc == CLI_USAGE ? CLI_ERROR : rc;
     }
+    if (verdict) *verdict = (int)r.verdict;
     if (a->fmt == FORMAT_JSON)
         write_json(stdout, e, &r, a->quick);
     else
@@ -190,6 +199,39 @@ static void list(void) {
         const attn_experiment *e = attn_experiment_at(i);
         printf("%-14s %s\n", e->name, e->claim);
     }
+}
+
+/* Levenshtein distance of a and b (each at most 63 bytes considered). */
+static int edit_distance(const char *a, const char *b) {
+    int la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63), row[64];
+    for (int j = 0; j <= lb; j++) row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* The experiment (or "all", "list") nearest to a mistyped name, when it is near enough: at
+ * most 2 edits, or a third of the name's length. NULL otherwise. */
+static const char *closest_experiment(const char *name) {
+    const char *best = NULL;
+    int best_d = (int)strlen(name) / 3 > 2 ? (int)strlen(name) / 3 : 2;
+    best_d++;
+    static const char *const extra[] = {"all", "list"};
+    for (int i = 0; i < attn_experiment_count() + 2; i++) {
+        const char *c = i < 2 ? extra[i] : attn_experiment_at(i - 2)->name;
+        int d = edit_distance(name, c);
+        if (d < best_d) best_d = d, best = c;
+    }
+    return best;
 }
 
 int cmd_experiment(int argc, char **argv) {
@@ -228,7 +270,14 @@ int cmd_experiment(int argc, char **argv) {
     const bool all = strcmp(name, "all") == 0;
     const attn_experiment *e = all ? NULL : attn_experiment_find(name);
     if (!all && !e) {
-        cli_message("experiment", "unknown experiment '%s'; the experiments are:", name);
+        const char *near = closest_experiment(name);
+        if (near)
+            cli_message("experiment",
+                        "unknown experiment '%s'; did you mean '%s'? The "
+                        "experiments are:",
+                        name, near);
+        else
+            cli_message("experiment", "unknown experiment '%s'; the experiments are:", name);
         for (int i = 0; i < attn_experiment_count(); i++)
             fprintf(stderr, "  %s\n", attn_experiment_at(i)->name);
         return CLI_USAGE;
@@ -247,10 +296,18 @@ int cmd_experiment(int argc, char **argv) {
         rc = cli_lock_output("experiment", "--plot", a.plot);
     if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc;
     attn_set_num_threads(1);
-    if (!all) return run_one(e, &a);
-    int failed = 0;
-    for (int i = 0; i < attn_experiment_count(); i++)
-        if (run_one(attn_experiment_at(i), &a) != CLI_OK) failed++;
+    if (!all) return run_one(e, &a, NULL);
+    int failed = 0, verdicts[64];
+    const int n = attn_experiment_count() < 64 ? attn_experiment_count() : 64;
+    for (int i = 0; i < n; i++)
+        if (run_one(attn_experiment_at(i), &a, &verdicts[i]) != CLI_OK) failed++;
+    if (a.fmt == FORMAT_TEXT && cli_mpi_root()) { /* the verdicts at a glance, after ~270 lines */
+        printf("summary:\n");
+        for (int i = 0; i < n; i++)
+            printf("  %-16s %s\n", attn_experiment_at(i)->name,
+                   verdicts[i] < 0 ? "failed" : attn_verdict_name((attn_verdict)verdicts[i]));
+        fflush(stdout);
+    }
     if (failed)
         cli_message("experiment", "%d of %d experiments failed", failed, attn_experiment_count());
     return failed ? CLI_ERROR : CLI_OK;

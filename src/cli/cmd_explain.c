@@ -23,7 +23,7 @@ static const char notes[] =
     "per layer and head plus the heads' average (--layer, --head choose; layers and heads\n"
     "count from 0 as in the state_dict); for RNN/LSTM each word with the probability after\n"
     "it (green above 0.5, red below); then the integrated gradients per word (or, with\n"
-    "--ig-steps 0, gradient x input). Colour is\n"
+    "--ig-steps 0, gradient x input), and a caveat line. Colour is\n"
     "24-bit ANSI; auto colours a terminal unless NO_COLOR is set.\n\n"
     "JSON, one object per line: {\"sentence\", \"tokens\", \"logit\", \"probability\",\n"
     "\"attention\" [layer][head][query][key] (Transformer; tokens then start with [CLS]),\n"
@@ -37,6 +37,13 @@ static const char notes[] =
     "run as batches of 16 consecutive points (rounding as a batch does), spread over\n"
     "--threads and summed in point order (the same bytes for every N); everything else\n"
     "is batch 1.\n"
+    "Why a caveat: gradients measure the logit's response to small changes of a word's\n"
+    "vector, and a saturated model answers big words with small gradients (a model whose\n"
+    "last layer puts all of [CLS]'s attention on 'not' can give 'not' almost nothing). The\n"
+    "page of attn serve therefore opens on occlusion, the logit change when the word is\n"
+    "removed (attn predict on the sentence without it), which assumes nothing about the\n"
+    "model; explain keeps integrated gradients, the method with a completeness check (their\n"
+    "sum against logit - baseline, printed).\n"
     "prefix_probability[i] is what `attn predict` prints for words 0..i.\n"
     "Seq2seq weights (attn-seq2seq-weights-v1) are explained per output word instead:\n"
     "attn explain --weights SEQ2SEQ.json --help.\n\n"
@@ -99,7 +106,8 @@ static void attention_row(const explain_view *v, const attn_explanation *e, cons
 static void print_attention(const explain_view *v, const attn_explanation *e, const int *ids) {
     const int S = e->S, NH = e->n_heads;
     float *avg = malloc((size_t)S * sizeof *avg);
-    printf("  [CLS] attends to (shade relative to the line's largest):\n");
+    printf("  [CLS] attends to (shade relative to the line's largest; L0 is the write-up's "
+           "layer 1):\n");
     for (int l = 0; l < e->n_layers; l++) {
         if (v->layer >= 0 && l != v->layer) continue;
         char label[32];
@@ -158,6 +166,9 @@ static void print_saliency(const explain_view *v, const attn_explanation *e, con
         signed_word(v, attn_vocab_token(v->vocab, ids[i]), val[i], scale, note);
     }
     putchar('\n');
+    printf("  (gradients: how the logit responds to small changes of each word's vector, not what "
+           "the word does;\n   to see that, remove it: attn predict on the sentence without it, "
+           "the page's occlusion)\n");
 }
 
 static void print_text(const explain_view *v, const char *sentence, const int *ids,

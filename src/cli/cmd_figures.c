@@ -221,19 +221,27 @@ static attn_status cost_chart(const void *ctx, const char *path, attn_error *err
 /* ---- the command
  * ---------------------------------------------------------------------------------- */
 
+/* "attn figures: NAME (12.3 s)" on stderr before each part, so 18 s are not silent. */
+static void part(const char *name, double t0) {
+    fprintf(stderr, "attn figures: %s (%.1f s)\n", name, attn_seconds() - t0);
+    fflush(stderr);
+}
+
 static int figures_all(figs *f) {
+    const double t0 = attn_seconds();
     fprintf(f->index,
             "# Figures of the write-up, drawn by attn\n\nMade by `attn figures --weights "
             "%s` from the committed weights; every chart also as SVG.\n\n",
             f->wdir);
-    if (f->decoder_only) return decoder(f);
+    if (f->decoder_only) return part("the decoder figures", t0), decoder(f);
+    part("the table", t0);
     int rc = cli_figures_table(f);
-    if (rc == CLI_OK) rc = saliency(f, false);
+    if (rc == CLI_OK) part("saliency", t0), rc = saliency(f, false);
     if (rc == CLI_OK) rc = saliency(f, true);
-    if (rc == CLI_OK) rc = lessons(f);
-    if (rc == CLI_OK) rc = decoder(f);
-    if (rc == CLI_OK) rc = cli_figures_examples(f);
-    if (rc == CLI_OK) rc = cli_figures_observations(f);
+    if (rc == CLI_OK) part("the lessons", t0), rc = lessons(f);
+    if (rc == CLI_OK) part("the decoder figures", t0), rc = decoder(f);
+    if (rc == CLI_OK) part("the examples", t0), rc = cli_figures_examples(f);
+    if (rc == CLI_OK) part("the observations", t0), rc = cli_figures_observations(f);
     if (rc == CLI_OK) fprintf(f->index, "## " SECT "8 Cost\n\n");
     if (rc == CLI_OK)
         rc = cli_figures_chart(

@@ -24,14 +24,15 @@ static const char about[] =
     "product; the weights are the same for every count), evaluates every run on the four\n"
     "1000-sentence test sets of its seed (plain, distractor, fill4, fill8), and prints the\n"
     "write-up's table: accuracy range across seeds per test set and model, parameter counts,\n"
-    "wall time. Then it compares the nine weights files with the committed ones in weights/.";
+    "wall time. Then it compares the nine weights files with the committed ones in weights/.\n"
+    "--task rewrite|compose reproduces the decoder models' table instead (docs/decoder.md).";
 
 static const char notes[] =
     "Writes DIR/<model>-seed<S>.json and DIR/reproduce.json (settings, the OpenBLAS core,\n"
     "accuracies). runs/ is git-ignored; only --out weights rewrites the committed weights.\n"
-    "Training is deterministic: the same command on the same kind of machine gives the same\n"
-    "bytes; another OpenBLAS core (e.g. Haswell vs SkylakeX) rounds its products differently,\n"
-    "so the weights differ in the last bits.\n"
+    "Training is deterministic: the same command gives the same bytes on every x86-64 CPU\n"
+    "with AVX2 (attn runs OpenBLAS's Haswell kernels whatever the CPU; --kernels native trades\n"
+    "that for OpenBLAS's own choice, whose products round differently; docs/numerics.md).\n"
     "--models rnn,gru,lstm,transformer adds the GRU (nn.GRU, the LSTM's sizes) as a column.";
 
 typedef struct repro_opts {
@@ -212,7 +213,10 @@ int cmd_reproduce(int argc, char **argv) {
         CLI_SPEC("reproduce",
                  "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] "
                  "[--eval-batch B] "
-                 "[--models LIST]",
+                 "[--models LIST]\n"
+                 "--task rewrite [--seeds N] [OPTIONS]   the three seq2seq models (attn reproduce\n"
+                 "      --task rewrite --help)\n"
+                 "--task compose [--seeds N] [OPTIONS]   the seq2seq-transformer on compose",
                  about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;

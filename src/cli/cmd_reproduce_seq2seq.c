@@ -47,6 +47,21 @@ static int epochs_of(const repro *o, int model) {
 }
 
 /* Trains model `model` for seed s, writes its weights, scores the test sets. */
+/* One stderr line per epoch of a run, so that minutes of training are not silent. */
+typedef struct epoch_note {
+    const char *model;
+    uint64_t seed;
+} epoch_note;
+
+static bool note_epoch(const attn_s2s_epoch_stats *st, void *user) {
+    const epoch_note *n = user;
+    fprintf(stderr,
+            "  %s seed %llu: epoch %d/%d, loss %.4f, held-out exact match %.1f%% (%.1f s)\n",
+            n->model, (unsigned long long)n->seed, st->epoch, st->epochs, st->loss,
+            100.0 * st->holdout_exact, st->elapsed_s);
+    return true;
+}
+
 static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *r,
                             attn_error *err) {
     attn_pairs *train = NULL, *held = NULL;
@@ -64,7 +79,9 @@ static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *
     if (st == ATTN_OK)
         st = attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_HOLDOUT, tc.holdout, s, &held, err);
     if (st == ATTN_OK) st = attn_seq2seq_create(&mc, s, &m, err);
-    if (st == ATTN_OK) st = attn_seq2seq_train(m, train, held, &tc, NULL, err);
+    epoch_note note = {attn_s2s_arch_name(MODELS[model]), s};
+    const attn_s2s_callbacks cb = {note_epoch, &note};
+    if (st == ATTN_OK) st = attn_seq2seq_train(m, train, held, &tc, &cb, err);
     if (st == ATTN_OK) st = attn_seq2seq_save_json(m, false, false, path, err);
     for (int k = 0; st == ATTN_OK && k < ATTN_N_TEST_SETS; k++) {
         attn_pairs *t = NULL;

@@ -22,8 +22,12 @@ static const char about[] =
 
 static const char notes[] =
     "Held-out set: the generated holdout set of the seed (the training distribution,\n"
-    "disjoint from the training set; attn data --set holdout), or with --data the last\n"
-    "--holdout sentences of the file. --keep-best 1 writes the weights of the epoch with the\n"
+    "disjoint from the training set; attn data --set holdout), or with --data --holdout N\n"
+    "sentences of the file drawn by a shuffle seeded with --seed (the same on every run;\n"
+    "docs/own-data.md). After training, the kept weights' held-out accuracy is printed with\n"
+    "its 95 % interval (Wilson) and the held-out set's majority-class baseline, and a warning\n"
+    "when the interval holds the baseline (not distinguishable from chance). --keep-best 1 writes "
+    "the weights of the epoch with the\n"
     "best held-out accuracy (ties: the later epoch); 0 those of the last epoch.\n"
     "--epochs 0 writes the initial weights of the seed (or the --init weights) untrained.\n\n"
     "Model options: --embed-dim, --layers and --hidden (rnn/lstm/gru) or --embed-dim, --heads,\n"
@@ -98,7 +102,9 @@ static int setup(cli_spec *spec, const train_args *a, const attn_model_config *m
     if (a->data) {
         int rc = cli_read_tsv("train", a->data, a->vocab, data);
         if (rc >= 0) return rc;
-        st = ATTN_OK;
+        /* the held-out sentences: the last --holdout of the file shuffled with the seed, so a
+         * file sorted by label or topic still gets a fair held-out set */
+        st = a->cfg.holdout > 0 ? attn_dataset_shuffle(*data, a->seed, &err) : ATTN_OK;
     } else {
         st = attn_data_generate(ATTN_SET_TRAIN, a->train_size, a->seed, data, &err);
         if (st == ATTN_OK && a->cfg.holdout > 0)
@@ -143,6 +149,31 @@ static void print_header(const train_args *a, const attn_model_config *mc, const
             cli_plural(a->threads, "thread", "threads"));
 }
 
+/* The trained model on the held-out sentences (a separate set, or the last `holdout` of data):
+ * its accuracy, 95 % interval and majority baseline, and a warning near chance. -1, or the
+ * exit code. */
+static int heldout_verdict(attn_model *m, const attn_dataset *data, const attn_dataset *heldout,
+                           const attn_train_config *c) {
+    int holdout = c->holdout;
+    const attn_dataset *d = heldout ? heldout : data;
+    int first = heldout ? 0 : data->n - holdout, positive = 0;
+    for (int i = first; i < first + holdout; i++) positive += d->labels[i] == 1;
+    double acc = 0.0;
+    attn_error err = {0};
+    if (attn_evaluate(m, d, first, holdout, c->eval_batch, &acc, &err) != ATTN_OK)
+        return cli_fail("train", &err);
+    attn_accuracy_verdict v;
+    int correct = (int)lround(acc * holdout);
+    if (attn_accuracy_verdict_of(correct, holdout, positive, &v, &err) != ATTN_OK)
+        return cli_fail("train", &err);
+    char text[128];
+    cli_verdict_text(text, sizeof text, &v);
+    cli_message("train", "held-out accuracy %.1f %% (%d/%d), %s", 100.0 * v.accuracy, correct,
+                holdout, text);
+    cli_warn_chance("train", "held-out set", holdout, &v);
+    return -1;
+}
+
 /* Trains and writes the weights. */
 static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     attn_dataset *data = NULL, *heldout = NULL;
@@ -183,6 +214,7 @@ static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     if (best_epoch > 0)
         fprintf(stderr, "attn train: kept epoch %d (best held-out accuracy %.1f%%)\n", best_epoch,
                 100.0 * best_acc);
+    if (a->cfg.holdout > 0 && (rc = heldout_verdict(model, data, heldout, &a->cfg)) >= 0) goto done;
     cli_message("train", "wrote %s", a->out);
     rc = CLI_OK;
 done:
@@ -233,11 +265,12 @@ static int run(cli_spec *spec, train_args *a) {
         a->cfg.seed = a->seed;
     }
     char default_out[64];
-    if (!a->out) {
-        snprintf(default_out, sizeof default_out, "%s-seed%llu.json", attn_arch_name(mc.arch),
+    if (!a->out) { /* the git-ignored runs/, where every command writes by default */
+        snprintf(default_out, sizeof default_out, "runs/%s-seed%llu.json", attn_arch_name(mc.arch),
                  (unsigned long long)a->seed);
         a->out = default_out;
     }
+    if ((rc = cli_make_parent_dir("train", "--out", a->out)) != CLI_OK) return rc;
     /* a missing directory is reported now, not after hours of training */
     if ((rc = cli_check_dest("train", "--out", a->out)) != CLI_OK) return rc;
     if (a->checkpoint && (rc = cli_check_dest("train", "--checkpoint", a->checkpoint)) != CLI_OK)
@@ -284,7 +317,8 @@ int cmd_train(int argc, char **argv) {
     train_args a = args_default();
     cli_opt opts[] = {
         {"--model", "NAME", CLI_OPT_STR, &a.model,
-         .help = "rnn, lstm, gru or transformer; required unless --resume or --init"},
+         .help = "rnn, lstm, gru or transformer; required unless --resume or --init;\n"
+                 "seq2seq-transformer, seq2seq-gru or seq2seq-attn with --task"},
         {"--seed", "S", CLI_OPT_U64, &a.seed,
          .help = "seed of the data, the initialisation and the shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, MAX_EPOCHS,
@@ -310,8 +344,8 @@ int cmd_train(int argc, char **argv) {
         {"--init", "W.json", CLI_OPT_STR, &a.init,
          .help = "start from these weights, e.g. exported from PyTorch; the model and\n"
                  "its configuration come from the file (--model may be omitted)"},
-        {"--out", "W.json", CLI_OPT_STR, &a.out, .def = "<model>-seed<S>.json",
-         .help = "where to write the weights"},
+        {"--out", "W.json", CLI_OPT_STR, &a.out, .def = "runs/<model>-seed<S>.json",
+         .help = "where to write the weights (its directory is created)"},
         {"--checkpoint", "C.json", CLI_OPT_STR, &a.checkpoint,
          .help = "save the full training state after every epoch"},
         {"--resume", "C.json", CLI_OPT_STR, &a.resume, .help = "continue a checkpointed run"},
@@ -351,7 +385,9 @@ int cmd_train(int argc, char **argv) {
                  "--model rnn|lstm|gru|transformer [OPTIONS]\n"
                  "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
                  "--init W.json [--data FILE.tsv] [OPTIONS]\n"
-                 "--resume C.json [--epochs N] [OPTIONS]",
+                 "--resume C.json [--epochs N] [OPTIONS]\n"
+                 "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task rewrite|compose\n"
+                 "      [OPTIONS]   (the decoder models: attn train --task rewrite --help)",
                  about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc < 0) rc = run(&spec, &a);

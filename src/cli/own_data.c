@@ -56,3 +56,17 @@ int cli_vocab_from_tsv(const char *cmd, const char *path, int min_count, attn_vo
                     n_rare == 1 ? "word is" : "words are");
     return -1;
 }
+
+void cli_verdict_text(char *buf, size_t size, const attn_accuracy_verdict *v) {
+    snprintf(buf, size, "95 %% interval %.1f-%.1f %%, majority-class baseline %.1f %%",
+             100.0 * v->lo, 100.0 * v->hi, 100.0 * v->baseline);
+}
+
+void cli_warn_chance(const char *cmd, const char *what, int n, const attn_accuracy_verdict *v) {
+    if (!v->chance) return;
+    cli_message(cmd,
+                "warning: %s: not distinguishable from chance: the 95 %% interval holds the "
+                "majority-class baseline (%d %s are too few, or the labels do not follow from "
+                "the words; docs/own-data.md)",
+                what, n, cli_plural(n, "sentence", "sentences"));
+}

@@ -59,6 +59,13 @@ int cli_make_dir(const char *cmd, const char *opt, const char *path) {
     return CLI_OK;
 }
 
+int cli_make_parent_dir(const char *cmd, const char *opt, const char *path) {
+    if (!strchr(path, '/')) return CLI_OK;
+    char dir[4096];
+    attn_path_dir(path, dir, sizeof dir);
+    return cli_make_dir(cmd, opt, dir);
+}
+
 int cli_check_dest(const char *cmd, const char *opt, const char *path) {
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -124,6 +131,8 @@ static int run_items(const char *cmd, const char *verb, char **args, int n_args,
     int failed = 0, n = n_args;
     for (int i = 0; i < n_args; i++) failed += !fn(ctx, args[i], "sentence", i + 1);
     if (n_args == 0) failed = run_stdin(cmd, keep_blank, fn, ctx, &n);
+    if (n == 0 && !keep_blank) /* nothing to do is a mistake, not a success */
+        return cli_usage_error(cmd, "no sentence: give one as an argument or lines on stdin");
     int rc = CLI_OK;
     if (fflush(stdout) != 0) {
         fprintf(stderr, "attn %s: cannot write the output\n", cmd);

@@ -101,3 +101,35 @@ void attn_dataset_builder_discard(attn_dataset_builder *b) {
     attn_dataset_free(b->d);
     memset(b, 0, sizeof *b);
 }
+
+/* ---- the seeded shuffle of a file's sentences (the held-out set of attn train --data) ------ */
+
+attn_status attn_dataset_shuffle(attn_dataset *d, uint64_t seed, attn_error *err) {
+    int n = d->n;
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    int *labels = malloc((size_t)(n > 0 ? n : 1) * sizeof *labels);
+    int *lengths = malloc((size_t)(n > 0 ? n : 1) * sizeof *lengths);
+    char **texts = malloc((size_t)(n > 0 ? n : 1) * sizeof *texts);
+    size_t *offsets = malloc(((size_t)n + 1) * sizeof *offsets);
+    int *ids = malloc((d->offsets[n] > 0 ? d->offsets[n] : 1) * sizeof *ids);
+    if (!order || !labels || !lengths || !texts || !offsets || !ids) {
+        free(order), free(labels), free(lengths), free(texts), free(offsets), free(ids);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "dataset: out of memory shuffling %d sentences", n);
+    }
+    for (int i = 0; i < n; i++) order[i] = i;
+    attn_rng r = attn_rng_seed(seed);
+    attn_rng_shuffle(&r, order, n);
+    offsets[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int j = order[i];
+        labels[i] = d->labels[j];
+        lengths[i] = d->lengths[j];
+        texts[i] = d->texts[j];
+        memcpy(ids + offsets[i], d->ids + d->offsets[j], (size_t)d->lengths[j] * sizeof *ids);
+        offsets[i + 1] = offsets[i] + (size_t)d->lengths[j];
+    }
+    free(d->labels), free(d->lengths), free(d->texts), free(d->offsets), free(d->ids);
+    d->labels = labels, d->lengths = lengths, d->texts = texts, d->offsets = offsets, d->ids = ids;
+    free(order);
+    return ATTN_OK;
+}

@@ -66,6 +66,14 @@ static bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* True when text[0..n) may begin a JSON value: { [ " - a digit, true, false or null. */
+static bool starts_json_value(const char *text, size_t n) {
+    if (n == 0) return false;
+    if (text[0] && strchr("{[\"-0123456789", text[0])) return true;
+    return (n >= 4 && (memcmp(text, "true", 4) == 0 || memcmp(text, "null", 4) == 0)) ||
+           (n >= 5 && memcmp(text, "false", 5) == 0);
+}
+
 /* Parses buf[0..len) (from `name`) strictly into *root and checks "format". */
 static attn_status parse_text(const char *name, const char *buf, size_t len, cJSON **root,
                               attn_error *err) {
@@ -73,6 +81,13 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
     if (len == 0)
         return attn_errorf(err, ATTN_ERR_PARSE, "%s: empty file (0 bytes), expected %s JSON", name,
                            WEIGHTS_FORMAT);
+    size_t first = 0;
+    while (first < len && is_space(buf[first])) first++;
+    if (!starts_json_value(buf + first, len - first))
+        return attn_errorf(err, ATTN_ERR_PARSE,
+                           "%s: not a JSON or safetensors weights file (a weights file starts "
+                           "with '{'; this one with byte 0x%02x)",
+                           name, first < len ? (unsigned char)buf[first] : 0u);
     size_t at = 0;
     const char *why = NULL;
     cJSON *doc = NULL;

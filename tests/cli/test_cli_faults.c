@@ -214,6 +214,8 @@ END_TEST
 
 START_TEST(test_missing_out_dir_before_training) {
     /* 1000 epochs on 8000 sentences would run for many minutes: the error must come first. */
+    /* (a file: --out creates a missing directory, so its directory must be impossible) */
+    write_file(tmp_path("missing-dir"), "");
     const char *missing = tmp_path("missing-dir/x.json");
     const char *ok_out = tmp_path("ok-w.json");
     const char *opts[] = {"--out", "--checkpoint", "--log"};

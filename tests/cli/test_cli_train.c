@@ -119,14 +119,15 @@ START_TEST(test_holdout_set_and_train_split) {
 END_TEST
 
 START_TEST(test_train_failing_out_leaves_nothing) {
-    /* --out in a directory that does not exist. */
-    const char *dir = tmp_path("no-such-dir");
+    /* --out under a file, where its directory cannot be made (a missing one is created). */
+    const char *dir = tmp_path("a-file");
+    write_file(dir, "");
     char out[300];
     snprintf(out, sizeof out, "%s/w.json", dir);
     run_result r = run(NULL, "train", "--model", "rnn", TINY_TRAIN, "--out", out, NULL);
-    expect(&r, "train --out in a missing directory", 1, dir, NULL);
+    expect(&r, "train --out under a file", 1, dir, NULL);
     run_free(&r);
-    ck_assert(!exists(dir));
+    ck_assert(!exists(out));
     /* --out naming an existing directory: the rename fails, no .tmp is left behind. */
     const char *isdir = tmp_path("isdir.json");
     ck_assert_int_eq(mkdir(isdir, 0700), 0);

@@ -121,12 +121,66 @@ START_TEST(test_tokenize_words_and_unk) {
 }
 END_TEST
 
+/* attn_dataset_shuffle: a permutation (each sentence once, its label and ids with it), the same
+ * for the same seed, another for another seed. */
+static attn_dataset *read_words(const char *path, const attn_vocab *v) {
+    attn_dataset *d = NULL;
+    attn_error err;
+    ck_assert_msg(attn_dataset_read_tsv_report(path, v, &d, NULL, &err) == ATTN_OK, "%s", err.msg);
+    return d;
+}
+
+START_TEST(test_shuffle) {
+    char text[4096] = "", line[64];
+    for (int i = 0; i < 40; i++) {
+        /* sentence i: "w" then i+1 letters 'a'..; label i % 3 == 0 */
+        char word[48];
+        memset(word, 'a' + i % 26, (size_t)(i % 5 + 1));
+        word[i % 5 + 1] = 0;
+        snprintf(line, sizeof line, "%d\tx%d %s\n", i % 3 == 0, i, word);
+        strcat(text, line);
+    }
+    char *path = write_tmp(text);
+    attn_vocab *v = NULL;
+    attn_tsv_report rep;
+    attn_error err;
+    ck_assert(attn_vocab_from_tsv(path, 1, &v, &rep, NULL, &err) == ATTN_OK);
+    attn_dataset *orig = read_words(path, v), *a = read_words(path, v), *b = read_words(path, v),
+                 *c = read_words(path, v);
+    ck_assert(attn_dataset_shuffle(a, 7, &err) == ATTN_OK);
+    ck_assert(attn_dataset_shuffle(b, 7, &err) == ATTN_OK);
+    ck_assert(attn_dataset_shuffle(c, 8, &err) == ATTN_OK);
+    int moved = 0, differ = 0, seen[40] = {0};
+    for (int i = 0; i < 40; i++) {
+        int j = -1;
+        for (int k = 0; k < 40; k++)
+            if (strcmp(a->texts[i], orig->texts[k]) == 0) j = k;
+        ck_assert_int_ge(j, 0);
+        seen[j]++;
+        moved += j != i;
+        ck_assert_int_eq(a->labels[i], orig->labels[j]);
+        ck_assert_int_eq(a->lengths[i], orig->lengths[j]);
+        ck_assert(memcmp(a->ids + a->offsets[i], orig->ids + orig->offsets[j],
+                         (size_t)orig->lengths[j] * sizeof(int)) == 0);
+        ck_assert_str_eq(a->texts[i], b->texts[i]);
+        differ += strcmp(a->texts[i], c->texts[i]) != 0;
+    }
+    for (int k = 0; k < 40; k++) ck_assert_int_eq(seen[k], 1);
+    ck_assert_int_gt(moved, 20);
+    ck_assert_int_gt(differ, 20);
+    attn_dataset_free(orig), attn_dataset_free(a), attn_dataset_free(b), attn_dataset_free(c);
+    attn_vocab_free(v);
+    unlink(path);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("data/tsv");
     TCase *tc = tcase_create("tsv");
     tcase_add_test(tc, test_vocab_order);
     tcase_add_test(tc, test_every_bad_line);
     tcase_add_test(tc, test_tokenize_words_and_unk);
+    tcase_add_test(tc, test_shuffle);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -29,3 +29,8 @@ add_test(NAME style/layers
 
 # clang_format runs no attn code: the sanitizer stage leaves it to the release stage ("nosan").
 set_tests_properties(style/clang_format PROPERTIES LABELS nosan)
+
+# style/doc_numbers: each number tests/style/doc_numbers.tsv lists is in its doc and in the
+# committed output file it was copied from (a regenerated figure page fails stale docs).
+add_test(NAME style/doc_numbers
+         COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/doc_numbers.py ${CMAKE_SOURCE_DIR})
