@@ -186,9 +186,22 @@ void attn_json_float(attn_json_writer *w, float x);   /* "%.9g" of (double)x, pr
 void attn_json_fixed(attn_json_writer *w, double x, int decimals); /* printf "%.*f" */
 void attn_json_bool(attn_json_writer *w, bool b);
 void attn_json_null(attn_json_writer *w);
+/* A key and its value in one call: attn_json_key, then the value. */
+void attn_json_field_string(attn_json_writer *w, const char *key, const char *s);
+void attn_json_field_int(attn_json_writer *w, const char *key, long long x);
+void attn_json_field_uint(attn_json_writer *w, const char *key, unsigned long long x);
+void attn_json_field_double(attn_json_writer *w, const char *key, double x);
+void attn_json_field_fixed(attn_json_writer *w, const char *key, double x, int decimals);
+void attn_json_field_bool(attn_json_writer *w, const char *key, bool b);
+/* attn_json_key, then attn_json_begin_array or _begin_object. */
+void attn_json_begin_array_field(attn_json_writer *w, const char *key);
+void attn_json_begin_object_field(attn_json_writer *w, const char *key);
 /* text[0..n): one complete JSON value written elsewhere (an explanation from
  * attn_explanation_to_json), copied as is. */
 void attn_json_raw(attn_json_writer *w, const char *text, size_t n);
+/* A failure of the caller's own while it writes (an allocation): the writer ignores later calls
+ * and _take reports s and why. */
+void attn_json_writer_fail(attn_json_writer *w, attn_status s, const char *why);
 /* ATTN_OK when every call succeeded and every object and array is closed; else the first
  * failure (ATTN_ERR_ARG misuse or unbalanced, ATTN_ERR_NOMEM, ATTN_ERR_IO). Frees the buffer. */
 attn_status attn_json_writer_finish(attn_json_writer *w, attn_error *err);

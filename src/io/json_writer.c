@@ -182,6 +182,44 @@ void attn_json_raw(attn_json_writer *w, const char *text, size_t n) {
     value_done(w);
 }
 
+void attn_json_begin_array_field(attn_json_writer *w, const char *key) {
+    attn_json_key(w, key);
+    attn_json_begin_array(w);
+}
+void attn_json_begin_object_field(attn_json_writer *w, const char *key) {
+    attn_json_key(w, key);
+    attn_json_begin_object(w);
+}
+
+void attn_json_field_string(attn_json_writer *w, const char *key, const char *s) {
+    attn_json_key(w, key);
+    attn_json_string(w, s);
+}
+void attn_json_field_int(attn_json_writer *w, const char *key, long long x) {
+    attn_json_key(w, key);
+    attn_json_int(w, x);
+}
+void attn_json_field_uint(attn_json_writer *w, const char *key, unsigned long long x) {
+    attn_json_key(w, key);
+    attn_json_uint(w, x);
+}
+void attn_json_field_double(attn_json_writer *w, const char *key, double x) {
+    attn_json_key(w, key);
+    attn_json_double(w, x);
+}
+void attn_json_field_fixed(attn_json_writer *w, const char *key, double x, int decimals) {
+    attn_json_key(w, key);
+    attn_json_fixed(w, x, decimals);
+}
+void attn_json_field_bool(attn_json_writer *w, const char *key, bool b) {
+    attn_json_key(w, key);
+    attn_json_bool(w, b);
+}
+
+void attn_json_writer_fail(attn_json_writer *w, attn_status s, const char *why) {
+    fail(w, s, why);
+}
+
 attn_status attn_json_writer_take(attn_json_writer *w, char **out, size_t *len, attn_error *err) {
     *out = NULL;
     if (w->status == ATTN_OK && (w->depth != 0 || w->keyed))
