@@ -184,6 +184,7 @@ void attn_json_uint(attn_json_writer *w, unsigned long long x);
 void attn_json_double(attn_json_writer *w, double x); /* printf "%.9g" */
 void attn_json_float(attn_json_writer *w, float x);   /* "%.9g" of (double)x, printf-free */
 void attn_json_fixed(attn_json_writer *w, double x, int decimals); /* printf "%.*f" */
+void attn_json_digits(attn_json_writer *w, double x, int digits);  /* printf "%.*g" */
 void attn_json_bool(attn_json_writer *w, bool b);
 void attn_json_null(attn_json_writer *w);
 /* A key and its value in one call: attn_json_key, then the value. */

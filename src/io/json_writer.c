@@ -159,6 +159,9 @@ void attn_json_uint(attn_json_writer *w, unsigned long long x) {
 void attn_json_double(attn_json_writer *w, double x) {
     scalarf(w, "%.9g", x);
 }
+void attn_json_digits(attn_json_writer *w, double x, int digits) {
+    scalarf(w, "%.*g", digits, x);
+}
 void attn_json_fixed(attn_json_writer *w, double x, int decimals) {
     scalarf(w, "%.*f", decimals, x);
 }

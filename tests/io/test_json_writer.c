@@ -1,7 +1,7 @@
 /* test_json_writer.c -- the JSON writer (src/io/json_writer.c): nested objects and arrays get
  * ", " between values and ": " after keys and nowhere else; strings and keys are escaped; the
- * numbers are printf's "%.9g"/"%.*f" text; the text parses back (cJSON) to the same values; a
- * misuse (an unbalanced end, a key in an array, a value without a key, a container left open, a
+ * numbers are printf's "%.9g"/"%.*f"/"%.*g" text; the text parses back (cJSON) to the same values;
+ * a misuse (an unbalanced end, a key in an array, a value without a key, a container left open, a
  * second top-level value) fails with ATTN_ERR_ARG and the writer then ignores later calls; and
  * writing to a FILE* gives the same bytes as the buffer. */
 #include "attn_io.h"
@@ -27,6 +27,7 @@ static void write_doc(attn_json_writer *w) {
     attn_json_double(w, 0.1);
     attn_json_float(w, 0.1f);
     attn_json_fixed(w, 2.0 / 3.0, 6);
+    attn_json_digits(w, 2.0 / 3.0, 6);
     attn_json_begin_array(w);
     attn_json_end_array(w);
     attn_json_begin_object(w);
@@ -45,7 +46,7 @@ static void write_doc(attn_json_writer *w) {
 
 static const char want_doc[] =
     "{\"model\": \"rnn \\\"q\\\" \\\\ \\u000a\\u0001\", \"seed\": -3, "
-    "\"params\": 18446744073709551615, \"logits\": [0.1, 0.100000001, 0.666667, [], {}], "
+    "\"params\": 18446744073709551615, \"logits\": [0.1, 0.100000001, 0.666667, 0.666667, [], {}], "
     "\"ok\": true, \"no\": false, \"note\": null, \"k\\\"ey\": {\"a\": [1, 2]}}";
 
 START_TEST(test_document) {
@@ -63,7 +64,7 @@ START_TEST(test_document) {
     ck_assert_ptr_nonnull(j);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "model")->valuestring, "rnn \"q\" \\ \n\x01");
     const cJSON *logits = cJSON_GetObjectItem(j, "logits");
-    ck_assert_int_eq(cJSON_GetArraySize(logits), 5);
+    ck_assert_int_eq(cJSON_GetArraySize(logits), 6);
     ck_assert((float)cJSON_GetArrayItem(logits, 1)->valuedouble == 0.1f); /* reads back */
     ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "note")));
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "k\"ey"), "a")),

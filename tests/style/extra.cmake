@@ -29,3 +29,9 @@ add_test(NAME style/layers
 
 # clang_format runs no attn code: the sanitizer stage leaves it to the release stage ("nosan").
 set_tests_properties(style/clang_format PROPERTIES LABELS nosan)
+
+# style/json_printf: no JSON built by printf-style calls outside src/io (attn_json_writer writes
+# it), but for the files tests/style/check_json_printf.sh still lists.
+add_test(NAME style/json_printf
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_json_printf.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(style/json_printf PROPERTIES LABELS nosan)
