@@ -167,6 +167,74 @@ void attn_json_escape(const char *s, void (*put)(const char *text, size_t n, voi
 /* attn_json_escape to f. */
 void attn_json_write_string(FILE *f, const char *s);
 
+/* ---- the JSON writer (src/io/json_writer.c) ------------------------------------------ */
+
+/* The one way attn writes JSON text outside the document printers: objects, arrays, keys and
+ * the ", " and ": " between them are the writer's, strings go through attn_json_escape.
+ *     attn_json_writer w;
+ *     attn_json_writer_init(&w, NULL);                  // into a growing buffer (or a FILE*)
+ *     attn_json_begin_object(&w);
+ *     attn_json_key(&w, "seed"), attn_json_int(&w, 1);
+ *     attn_json_key(&w, "logits"), attn_json_begin_array(&w);
+ *     attn_json_double(&w, 0.25), attn_json_end_array(&w);
+ *     attn_json_end_object(&w);                          // {"seed": 1, "logits": [0.25]}
+ *     char *text; size_t len;
+ *     if (attn_json_writer_take(&w, &text, &len, &err) != ATTN_OK) ...
+ * A misuse (a key outside an object, a value where a key is due, an end that does not match
+ * its begin, nesting deeper than ATTN_JSON_MAX_DEPTH), a failed allocation or a failed write
+ * makes the writer ignore every later call; _take (or _finish) reports the first. */
+#define ATTN_JSON_MAX_DEPTH 32
+typedef struct attn_json_writer {
+    FILE *f;   /* NULL: into buf */
+    char *buf; /* NUL-terminated, len bytes */
+    size_t len, cap;
+    int depth;                      /* open objects and arrays */
+    char open[ATTN_JSON_MAX_DEPTH]; /* '{' or '[' */
+    bool first;                     /* no value yet in the innermost container */
+    bool keyed;                     /* a key was written; its value is due */
+    bool done;                      /* the top-level value is complete */
+    attn_status status;             /* ATTN_OK until the first failure */
+    char msg[128];                  /* what failed */
+} attn_json_writer;
+/* f: write to it (the writer does not close it); NULL: into the writer's buffer. */
+void attn_json_writer_init(attn_json_writer *w, FILE *f);
+void attn_json_begin_object(attn_json_writer *w);
+void attn_json_end_object(attn_json_writer *w);
+void attn_json_begin_array(attn_json_writer *w);
+void attn_json_end_array(attn_json_writer *w);
+void attn_json_key(attn_json_writer *w, const char *key);  /* escaped, then ": " */
+void attn_json_string(attn_json_writer *w, const char *s); /* escaped (attn_json_escape) */
+void attn_json_int(attn_json_writer *w, long long x);
+void attn_json_uint(attn_json_writer *w, unsigned long long x);
+void attn_json_double(attn_json_writer *w, double x); /* printf "%.9g" */
+void attn_json_float(attn_json_writer *w, float x);   /* "%.9g" of (double)x, printf-free */
+void attn_json_fixed(attn_json_writer *w, double x, int decimals); /* printf "%.*f" */
+void attn_json_digits(attn_json_writer *w, double x, int digits);  /* printf "%.*g" */
+void attn_json_bool(attn_json_writer *w, bool b);
+void attn_json_null(attn_json_writer *w);
+/* A key and its value in one call: attn_json_key, then the value. */
+void attn_json_field_string(attn_json_writer *w, const char *key, const char *s);
+void attn_json_field_int(attn_json_writer *w, const char *key, long long x);
+void attn_json_field_uint(attn_json_writer *w, const char *key, unsigned long long x);
+void attn_json_field_double(attn_json_writer *w, const char *key, double x);
+void attn_json_field_fixed(attn_json_writer *w, const char *key, double x, int decimals);
+void attn_json_field_bool(attn_json_writer *w, const char *key, bool b);
+/* attn_json_key, then attn_json_begin_array or _begin_object. */
+void attn_json_begin_array_field(attn_json_writer *w, const char *key);
+void attn_json_begin_object_field(attn_json_writer *w, const char *key);
+/* text[0..n): one complete JSON value written elsewhere (an explanation from
+ * attn_explanation_to_json), copied as is. */
+void attn_json_raw(attn_json_writer *w, const char *text, size_t n);
+/* A failure of the caller's own while it writes (an allocation): the writer ignores later calls
+ * and _take reports s and why. */
+void attn_json_writer_fail(attn_json_writer *w, attn_status s, const char *why);
+/* ATTN_OK when every call succeeded and every object and array is closed; else the first
+ * failure (ATTN_ERR_ARG misuse or unbalanced, ATTN_ERR_NOMEM, ATTN_ERR_IO). Frees the buffer. */
+attn_status attn_json_writer_finish(attn_json_writer *w, attn_error *err);
+/* As _finish, and hands the buffer over: *out (NUL-terminated, *len bytes; len may be NULL) is
+ * the caller's to free; NULL on error. */
+attn_status attn_json_writer_take(attn_json_writer *w, char **out, size_t *len, attn_error *err);
+
 /* The object `attn predict --format json` prints for one sentence, without a newline:
  * {"sentence": s (or, for a sentence given as ids, "ids": [ids[0..n_ids)]), "label": 1 if
  * logit > 0 else 0, "probability", "logit"}, the numbers with %.9g. */

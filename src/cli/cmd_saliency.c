@@ -137,27 +137,35 @@ static void print_table(const curve_set *s) {
     }
 }
 
-static void json_array(const char *key, const double *v, int n) {
-    printf(", \"%s\": [", key);
-    for (int k = 0; k < n; k++) printf("%s%.9g", k ? ", " : "", v[k]);
-    putchar(']');
+static void json_array(attn_json_writer *j, const char *key, const double *v, int n) {
+    attn_json_begin_array_field(j, key);
+    for (int k = 0; k < n; k++) attn_json_double(j, v[k]);
+    attn_json_end_array(j);
 }
 
 static void print_json(const curve_set *s) {
-    printf("{\"models\": [");
+    attn_json_writer j;
+    attn_json_writer_init(&j, stdout);
+    attn_json_begin_object(&j);
+    attn_json_begin_array_field(&j, "models");
     for (int i = 0; i < s->n; i++) {
         const attn_saliency_curve *c = s->c[i];
-        printf("%s{\"name\": ", i ? ", " : "");
-        attn_json_write_string(stdout, s->names[i]);
-        printf(", \"T\": %d, \"n\": %d, \"distance\": [", c->T, c->n);
-        for (int k = 0; k < c->T; k++) printf("%s%d", k ? ", " : "", k);
-        putchar(']');
-        json_array("median", c->median, c->T);
-        json_array("p10", c->p10, c->T);
-        json_array("p90", c->p90, c->T);
-        putchar('}');
+        attn_json_begin_object(&j);
+        attn_json_field_string(&j, "name", s->names[i]);
+        attn_json_field_int(&j, "T", c->T);
+        attn_json_field_int(&j, "n", c->n);
+        attn_json_begin_array_field(&j, "distance");
+        for (int k = 0; k < c->T; k++) attn_json_int(&j, k);
+        attn_json_end_array(&j);
+        json_array(&j, "median", c->median, c->T);
+        json_array(&j, "p10", c->p10, c->T);
+        json_array(&j, "p90", c->p90, c->T);
+        attn_json_end_object(&j);
     }
-    printf("]}\n");
+    attn_json_end_array(&j);
+    attn_json_end_object(&j);
+    attn_json_writer_finish(&j, NULL); /* stdout's errors are reported at exit, as before */
+    putchar('\n');
 }
 
 static void print_csv(const curve_set *s) {

@@ -72,48 +72,44 @@ static void print_text(FILE *out, const char *sentence, const char *const *w,
     print_matrix(out, "outputs", "every query's output row (softmax . V)", r->out, n, DK, w, NULL);
 }
 
-static void json_matrix(FILE *out, const char *key, const float *a, int rows, int cols) {
-    fprintf(out, ", \"%s\": [", key);
+static void json_matrix(attn_json_writer *j, const char *key, const float *a, int rows, int cols) {
+    attn_json_begin_array_field(j, key);
     for (int r = 0; r < rows; r++) {
-        fprintf(out, "%s[", r ? ", " : "");
-        for (int c = 0; c < cols; c++)
-            fprintf(out, "%s%.9g", c ? ", " : "", (double)a[(size_t)r * cols + c]);
-        fputc(']', out);
+        attn_json_begin_array(j);
+        for (int c = 0; c < cols; c++) attn_json_float(j, a[(size_t)r * cols + c]);
+        attn_json_end_array(j);
     }
-    fputc(']', out);
+    attn_json_end_array(j);
 }
 
-static void json_tokens(FILE *out, const char *const *w, int n) {
-    fputc('[', out);
-    for (int i = 0; i < n; i++) {
-        if (i) fprintf(out, ", ");
-        attn_json_write_string(out, w[i]);
-    }
-    fputc(']', out);
+static void json_tokens(attn_json_writer *j, const char *const *w, int n) {
+    attn_json_begin_array_field(j, "tokens");
+    for (int i = 0; i < n; i++) attn_json_string(j, w[i]);
+    attn_json_end_array(j);
 }
 
-static void print_json_head(FILE *out, const char *sentence, const char *const *w,
+static void print_json_head(attn_json_writer *j, const char *sentence, const char *const *w,
                             const attn_attend_result *r, int qi) {
     const int n = r->n;
-    fprintf(out, "{\"sentence\": ");
-    attn_json_write_string(out, sentence);
-    fprintf(out, ", \"tokens\": ");
-    json_tokens(out, w, n);
-    fprintf(out, ", \"query\": ");
-    attn_json_write_string(out, w[qi]);
-    fprintf(out, ", \"query_index\": %d, \"d_model\": %d, \"d_k\": %d", qi, D, DK);
-    json_matrix(out, "X", r->x, n, D);
-    json_matrix(out, "W_Q", attn_attend_weights('q'), D, DK);
-    json_matrix(out, "W_K", attn_attend_weights('k'), D, DK);
-    json_matrix(out, "W_V", attn_attend_weights('v'), D, DK);
-    json_matrix(out, "Q", r->q, n, DK);
-    json_matrix(out, "K", r->k, n, DK);
-    json_matrix(out, "V", r->v, n, DK);
-    json_matrix(out, "scores", r->scores + (size_t)qi * n, 1, n);
-    json_matrix(out, "scaled", r->scaled + (size_t)qi * n, 1, n);
-    json_matrix(out, "softmax", r->probs + (size_t)qi * n, 1, n);
-    json_matrix(out, "output", r->out + (size_t)qi * DK, 1, DK);
-    json_matrix(out, "outputs", r->out, n, DK);
+    attn_json_begin_object(j);
+    attn_json_field_string(j, "sentence", sentence);
+    json_tokens(j, w, n);
+    attn_json_field_string(j, "query", w[qi]);
+    attn_json_field_int(j, "query_index", qi);
+    attn_json_field_int(j, "d_model", D);
+    attn_json_field_int(j, "d_k", DK);
+    json_matrix(j, "X", r->x, n, D);
+    json_matrix(j, "W_Q", attn_attend_weights('q'), D, DK);
+    json_matrix(j, "W_K", attn_attend_weights('k'), D, DK);
+    json_matrix(j, "W_V", attn_attend_weights('v'), D, DK);
+    json_matrix(j, "Q", r->q, n, DK);
+    json_matrix(j, "K", r->k, n, DK);
+    json_matrix(j, "V", r->v, n, DK);
+    json_matrix(j, "scores", r->scores + (size_t)qi * n, 1, n);
+    json_matrix(j, "scaled", r->scaled + (size_t)qi * n, 1, n);
+    json_matrix(j, "softmax", r->probs + (size_t)qi * n, 1, n);
+    json_matrix(j, "output", r->out + (size_t)qi * DK, 1, DK);
+    json_matrix(j, "outputs", r->out, n, DK);
 }
 
 /* A fixed shuffle that moves at least one word (seed 1; rotated by one if it did not). */
@@ -127,8 +123,9 @@ static void make_perm(int *perm, int n) {
         for (int i = 0; i < n; i++) perm[i] = (i + 1) % n;
 }
 
-static attn_status shuffle(FILE *out, const float *x, const char *const *w, int n, bool json,
-                           attn_error *err) {
+/* The shuffled sentence's outputs: as text to out, or as the "shuffle" field to j (not NULL). */
+static attn_status shuffle(FILE *out, attn_json_writer *j, const float *x, const char *const *w,
+                           int n, attn_error *err) {
     int *perm = malloc((size_t)n * sizeof *perm);
     const char **pw = malloc((size_t)n * sizeof *pw);
     float *px = malloc((size_t)n * D * sizeof *px);
@@ -144,14 +141,16 @@ static attn_status shuffle(FILE *out, const float *x, const char *const *w, int 
         st = attn_attend_compute_x(px, n, &s, err);
     }
     if (st == ATTN_OK) st = attn_attend_equivariance_x(x, n, perm, &dev_out, &dev_p, err);
-    if (st == ATTN_OK && json) {
-        fprintf(out, ", \"shuffle\": {\"order\": [");
-        for (int i = 0; i < n; i++) fprintf(out, "%s%d", i ? ", " : "", perm[i]);
-        fprintf(out, "], \"tokens\": ");
-        json_tokens(out, pw, n);
-        json_matrix(out, "outputs", s->out, n, DK);
-        fprintf(out, ", \"max_output_deviation\": %.9g, \"max_probability_deviation\": %.9g}",
-                dev_out, dev_p);
+    if (st == ATTN_OK && j) {
+        attn_json_begin_object_field(j, "shuffle");
+        attn_json_begin_array_field(j, "order");
+        for (int i = 0; i < n; i++) attn_json_int(j, perm[i]);
+        attn_json_end_array(j);
+        json_tokens(j, pw, n);
+        json_matrix(j, "outputs", s->out, n, DK);
+        attn_json_field_double(j, "max_output_deviation", dev_out);
+        attn_json_field_double(j, "max_probability_deviation", dev_p);
+        attn_json_end_object(j);
     } else if (st == ATTN_OK) {
         fprintf(out, "\nshuffled (word i is word order[i] of the sentence): order =");
         for (int i = 0; i < n; i++) fprintf(out, " %d", perm[i]);
@@ -242,13 +241,20 @@ attn_status attn_attend_write(FILE *out, const attn_attend_opts *o, attn_error *
     }
     attn_attend_result *r = NULL;
     if (st == ATTN_OK) st = attn_attend_compute_x(x, n, &r, err);
+    attn_json_writer j;
+    attn_json_writer_init(&j, out);
     if (st == ATTN_OK) {
         if (o->json)
-            print_json_head(out, o->sentence, w, r, qi);
+            print_json_head(&j, o->sentence, w, r, qi);
         else
             print_text(out, o->sentence, w, r, qi);
-        st = o->shuffle ? shuffle(out, x, w, n, o->json, err) : ATTN_OK;
-        if (o->json) fprintf(out, "}\n");
+        st = o->shuffle ? shuffle(out, o->json ? &j : NULL, x, w, n, err) : ATTN_OK;
+        if (o->json) {
+            attn_json_end_object(&j);
+            const attn_status js = attn_json_writer_finish(&j, st == ATTN_OK ? err : NULL);
+            st = st == ATTN_OK ? js : st;
+            fputc('\n', out);
+        }
     }
     attn_attend_result_free(r);
     free(buf);

@@ -36,16 +36,36 @@ static attn_status scaling_chart(const void *ctx, const char *path, attn_error *
     return attn_lesson_scaling_plot(ctx, path, err);
 }
 
-static void scaling_json(FILE *out, const attn_scaling_row *rows) {
-    fprintf(out, "{\"lesson\": \"scaling\", \"keys\": %d, \"trials\": %d, \"rows\": [",
-            SCALING_KEYS, SCALING_TRIALS);
-    for (int i = 0; i < ATTN_SCALING_N_DK; i++)
-        fprintf(out,
-                "%s{\"d_k\": %d, \"std\": %.6g, \"std_scaled\": %.6g, \"max_prob\": %.6g, "
-                "\"max_prob_scaled\": %.6g, \"mean_pq\": %.6g, \"mean_pq_scaled\": %.6g}",
-                i ? ", " : "", rows[i].d_k, rows[i].score_std[0], rows[i].score_std[1],
-                rows[i].max_prob[0], rows[i].max_prob[1], rows[i].mean_pq[0], rows[i].mean_pq[1]);
-    fprintf(out, "]}\n");
+/* key: x[0] and key_scaled: x[1], with %.6g. */
+static void pair6(attn_json_writer *j, const char *key, const double *x) {
+    char scaled[32];
+    snprintf(scaled, sizeof scaled, "%s_scaled", key);
+    attn_json_key(j, key);
+    attn_json_digits(j, x[0], 6);
+    attn_json_key(j, scaled);
+    attn_json_digits(j, x[1], 6);
+}
+
+static attn_status scaling_json(FILE *out, const attn_scaling_row *rows, attn_error *err) {
+    attn_json_writer j;
+    attn_json_writer_init(&j, out);
+    attn_json_begin_object(&j);
+    attn_json_field_string(&j, "lesson", "scaling");
+    attn_json_field_int(&j, "keys", SCALING_KEYS);
+    attn_json_field_int(&j, "trials", SCALING_TRIALS);
+    attn_json_begin_array_field(&j, "rows");
+    for (int i = 0; i < ATTN_SCALING_N_DK; i++) {
+        attn_json_begin_object(&j);
+        attn_json_field_int(&j, "d_k", rows[i].d_k);
+        pair6(&j, "std", rows[i].score_std);
+        pair6(&j, "max_prob", rows[i].max_prob);
+        pair6(&j, "mean_pq", rows[i].mean_pq);
+        attn_json_end_object(&j);
+    }
+    attn_json_end_array(&j);
+    attn_json_end_object(&j);
+    fputc('\n', out);
+    return attn_json_writer_finish(&j, err);
 }
 
 static void scaling_text(FILE *out, const attn_scaling_row *rows) {
@@ -69,10 +89,8 @@ static attn_status lesson_scaling(FILE *out, const attn_lesson_opts *o, attn_err
     attn_scaling_row rows[ATTN_SCALING_N_DK];
     attn_status st = attn_lesson_scaling(SCALING_KEYS, SCALING_TRIALS, o->seed, rows, err);
     if (st != ATTN_OK) return st;
-    if (o->json)
-        scaling_json(out, rows);
-    else
-        scaling_text(out, rows);
+    if (o->json && (st = scaling_json(out, rows, err)) != ATTN_OK) return st;
+    if (!o->json) scaling_text(out, rows);
     return o->chart_dir ? both_formats(o->chart_dir, "lesson-scaling", scaling_chart, rows, err)
                         : ATTN_OK;
 }
@@ -128,12 +146,16 @@ static void perm_row_text(FILE *out, const char *label, const perm_stats *p) {
             (double)p->example.logit_permuted);
 }
 
-static void perm_json(FILE *out, const char *key, const perm_stats *p) {
-    fprintf(out,
-            ", \"%s\": {\"max_attention_dev\": %.9g, \"max_grad_dev\": %.9g, \"max_logit_dev\": "
-            "%.9g, \"example_logit\": %.9g, \"example_logit_permuted\": %.9g}",
-            key, p->worst.attention_dev, p->worst.grad_dev, p->worst.logit_dev,
-            (double)p->example.logit, (double)p->example.logit_permuted);
+static void perm_json(attn_json_writer *j, const char *key, const perm_stats *p) {
+    attn_json_begin_object_field(j, key);
+    attn_json_field_double(j, "max_attention_dev", p->worst.attention_dev);
+    attn_json_field_double(j, "max_grad_dev", p->worst.grad_dev);
+    attn_json_field_double(j, "max_logit_dev", p->worst.logit_dev);
+    attn_json_key(j, "example_logit");
+    attn_json_float(j, p->example.logit);
+    attn_json_key(j, "example_logit_permuted");
+    attn_json_float(j, p->example.logit_permuted);
+    attn_json_end_object(j);
 }
 
 /* --weights's Transformer, or an untrained one (seed); ATTN_ERR_ARG for another arch. */
@@ -155,15 +177,22 @@ typedef struct positions_result {
     perm_stats with, without;
 } positions_result;
 
-static void positions_json(FILE *out, const positions_result *r) {
-    fprintf(out,
-            "{\"lesson\": \"positions\", \"positions\": %d, \"dims\": %d, \"dot_by_offset\": [",
-            POS_P, POS_D);
-    for (int d = 0; d < POS_P; d++) fprintf(out, "%s%.9g", d ? ", " : "", r->dots[d]);
-    fprintf(out, "], \"dot_max_deviation\": %.9g", r->dev);
-    perm_json(out, "with_positions", &r->with);
-    perm_json(out, "without_positions", &r->without);
-    fprintf(out, "}\n");
+static attn_status positions_json(FILE *out, const positions_result *r, attn_error *err) {
+    attn_json_writer j;
+    attn_json_writer_init(&j, out);
+    attn_json_begin_object(&j);
+    attn_json_field_string(&j, "lesson", "positions");
+    attn_json_field_int(&j, "positions", POS_P);
+    attn_json_field_int(&j, "dims", POS_D);
+    attn_json_begin_array_field(&j, "dot_by_offset");
+    for (int d = 0; d < POS_P; d++) attn_json_double(&j, r->dots[d]);
+    attn_json_end_array(&j);
+    attn_json_field_double(&j, "dot_max_deviation", r->dev);
+    perm_json(&j, "with_positions", &r->with);
+    perm_json(&j, "without_positions", &r->without);
+    attn_json_end_object(&j);
+    fputc('\n', out);
+    return attn_json_writer_finish(&j, err);
 }
 
 static void positions_text(FILE *out, const positions_result *r, const char *weights) {
@@ -203,7 +232,7 @@ static attn_status lesson_positions(FILE *out, const attn_lesson_opts *o, attn_e
     if (st == ATTN_OK) st = permutations(m, o->seed, &r->without, err);
     attn_model_free(m);
     if (st == ATTN_OK && o->json)
-        positions_json(out, r);
+        st = positions_json(out, r, err);
     else if (st == ATTN_OK)
         positions_text(out, r, o->weights);
     free(r);

@@ -50,35 +50,40 @@ static bool pick_models(const serve_app *app, const attn_explain_request *r, int
 static bool explain_models(serve_app *app, int ctx, const attn_explain_request *r,
                            const int *all_ids, int n_words, const int *entries, int n,
                            serve_response *rs) {
-    sbuf sb = {0};
-    sb_add(&sb, "{\"sentence\": ");
-    sb_json_string(&sb, r->sentence);
-    sb_printf(&sb, ", \"words\": %d, \"explanations\": [", n_words);
+    attn_json_writer w;
+    attn_json_writer_init(&w, NULL);
+    attn_json_begin_object(&w);
+    attn_json_field_string(&w, "sentence", r->sentence);
+    attn_json_field_int(&w, "words", n_words);
+    attn_json_begin_array_field(&w, "explanations");
     for (int i = 0; i < n; i++) {
         const serve_entry *en = &app->entries[entries[i]];
         const int *ids = all_ids + (size_t)i * ATTN_MAX_WORDS;
         attn_error err;
         attn_explanation *e = NULL;
         char *json = NULL;
+        size_t len = 0;
         const attn_explain_opts o = {.ig_steps = r->ig_steps ? r->ig_steps : ATTN_EXPLAIN_NO_IG};
         attn_status st =
             attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, &o, &e, &err);
         if (st == ATTN_OK)
-            st = attn_explanation_to_json(en->vocab, r->sentence, ids, e, &json, NULL, &err);
+            st = attn_explanation_to_json(en->vocab, r->sentence, ids, e, &json, &len, &err);
         attn_explanation_free(e);
         if (st != ATTN_OK) {
-            sb_free(&sb);
+            attn_json_writer_finish(&w, NULL);
             serve_error_response(rs, st == ATTN_ERR_NOMEM ? 503 : 500, "explain_failed", err.msg);
             return false;
         }
-        sb_printf(&sb, "%s{\"model\": \"%s\", \"seed\": %d, \"explain\": ", i ? ", " : "",
-                  attn_arch_name(en->arch), en->seed);
-        sb_add(&sb, json);
-        sb_add(&sb, "}");
+        attn_json_begin_object(&w);
+        serve_json_model_fields(&w, attn_arch_name(en->arch), en->seed);
+        attn_json_key(&w, "explain");
+        attn_json_raw(&w, json, len);
+        attn_json_end_object(&w);
         free(json);
     }
-    sb_add(&sb, "]}");
-    serve_json_take(rs, &sb);
+    attn_json_end_array(&w);
+    attn_json_end_object(&w);
+    serve_json_answer(rs, 200, &w);
     return true;
 }
 
@@ -131,19 +136,45 @@ static int parse_small(const char *s, int max) {
     return v;
 }
 
-static void set_answer(serve_app *app, int ctx, int entry, attn_set set, sbuf *sb,
-                       attn_error *err) {
+/* The misclassified sentences (at most SERVE_MAX_MISSES) of one model on one set. */
+typedef struct set_misses {
+    int n, i[SERVE_MAX_MISSES];
+    float logit[SERVE_MAX_MISSES];
+} set_misses;
+
+static void set_write(attn_json_writer *w, const serve_entry *en, attn_set set,
+                      const attn_dataset *d, int correct, int n_miss, const set_misses *miss) {
+    attn_json_begin_object(w);
+    attn_json_field_string(w, "set", attn_set_name(set));
+    serve_json_model_fields(w, attn_arch_name(en->arch), en->seed);
+    attn_json_field_int(w, "n", d->n);
+    attn_json_field_int(w, "correct", correct);
+    attn_json_field_fixed(w, "accuracy", (double)correct / d->n, 6);
+    attn_json_field_int(w, "batch", 1);
+    attn_json_field_int(w, "misclassified_total", n_miss);
+    attn_json_begin_array_field(w, "misclassified");
+    for (int k = 0; k < miss->n; k++) {
+        const int i = miss->i[k];
+        attn_json_begin_object(w);
+        attn_json_field_string(w, "sentence", d->texts[i]);
+        attn_json_field_string(w, "label", d->labels[i] ? "positive" : "negative");
+        attn_json_field_fixed(w, "probability", 1.0 / (1.0 + exp(-(double)miss->logit[k])), 6);
+        attn_json_end_object(w);
+    }
+    attn_json_end_array(w);
+    attn_json_end_object(w);
+}
+
+static attn_status set_answer(serve_app *app, int ctx, int entry, attn_set set, attn_json_writer *w,
+                              attn_error *err) {
     const serve_entry *en = &app->entries[entry];
     const int n = set == ATTN_SET_HOLDOUT ? ATTN_HOLDOUT_DEFAULT_N : ATTN_TEST_DEFAULT_N;
     attn_dataset *d = NULL;
-    if (attn_data_generate(set, n, (uint64_t)en->seed, &d, err) != ATTN_OK) {
-        sb->failed = true;
-        return;
-    }
+    attn_status st = attn_data_generate(set, n, (uint64_t)en->seed, &d, err);
+    if (st != ATTN_OK) return st;
     attn_model *m = serve_model(app, ctx, entry);
-    sbuf miss = {0};
+    set_misses miss = {0};
     int correct = 0, n_miss = 0;
-    attn_status st = ATTN_OK;
     for (int i = 0; i < d->n && st == ATTN_OK; i++) {
         const attn_batch b = {
             .B = 1, .T = d->lengths[i], .ids = d->ids + d->offsets[i], .lengths = &d->lengths[i]};
@@ -153,26 +184,13 @@ static void set_answer(serve_app *app, int ctx, int entry, attn_set set, sbuf *s
         if ((logit > 0.0f) == (d->labels[i] == 1)) {
             correct++;
         } else if (n_miss++ < SERVE_MAX_MISSES) {
-            sb_add(&miss, n_miss > 1 ? ", {\"sentence\": " : "{\"sentence\": ");
-            sb_json_string(&miss, d->texts[i]);
-            sb_printf(&miss, ", \"label\": \"%s\", \"probability\": %.6f}",
-                      d->labels[i] ? "positive" : "negative", 1.0 / (1.0 + exp(-(double)logit)));
+            miss.i[miss.n] = i;
+            miss.logit[miss.n++] = logit;
         }
     }
-    if (st == ATTN_OK && !miss.failed) {
-        sb_add(sb, "{\"set\": ");
-        sb_json_string(sb, attn_set_name(set));
-        sb_printf(sb,
-                  ", \"model\": \"%s\", \"seed\": %d, \"n\": %d, \"correct\": %d, "
-                  "\"accuracy\": %.6f, \"batch\": 1, \"misclassified_total\": %d, "
-                  "\"misclassified\": [%s]}",
-                  attn_arch_name(en->arch), en->seed, d->n, correct, (double)correct / d->n, n_miss,
-                  miss.s ? miss.s : "");
-    } else {
-        sb->failed = true;
-    }
-    sb_free(&miss);
+    if (st == ATTN_OK) set_write(w, en, set, d, correct, n_miss, &miss);
     attn_dataset_free(d);
+    return st;
 }
 
 /* /api/vocab?model=M: the words model M reads; without model=, those of the models explained
@@ -231,17 +249,21 @@ void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query
     if (cached) serve_json_copy(rs, cached, cached_len);
     pthread_mutex_unlock(&app->cache_lock);
     if (cached) return;
-    sbuf sb = {0};
+    attn_json_writer w;
+    attn_json_writer_init(&w, NULL);
     attn_error err = {0};
-    set_answer(app, ctx, entry, set, &sb, &err);
-    if (sb.failed) {
-        sb_free(&sb);
+    if (set_answer(app, ctx, entry, set, &w, &err) != ATTN_OK) {
+        attn_json_writer_finish(&w, NULL);
         serve_error_response(rs, 503, "set_failed", err.msg[0] ? err.msg : "out of memory");
         return;
     }
-    serve_json_copy(rs, sb.s, sb.len);
+    char *s = NULL;
     size_t len = 0;
-    char *s = sb_take(&sb, &len);
+    if (attn_json_writer_take(&w, &s, &len, &err) != ATTN_OK) {
+        serve_error_response(rs, 503, "set_failed", err.msg);
+        return;
+    }
+    serve_json_copy(rs, s, len);
     pthread_mutex_lock(&app->cache_lock);
     if (s && !app->set_cache[entry][set]) {
         app->set_cache[entry][set] = s;

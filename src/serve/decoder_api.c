@@ -25,15 +25,16 @@
  * read): the rewrite models were trained on sentences of the grammar only, so an answer for any
  * other text says little (the write-up's "the food was not good" has "food" only as a
  * distractor's noun). */
-static void on_task_json(const int *src, int n_src, sbuf *sb) {
+static void on_task_json(const int *src, int n_src, attn_json_writer *w) {
     attn_parse parse;
     attn_error why;
-    if (attn_grammar_parse(src, n_src, &parse, &why) == ATTN_OK) {
-        sb_add(sb, "\"on_task\": true, \"note\": null");
-        return;
-    }
-    sb_add(sb, "\"on_task\": false, \"note\": ");
-    sb_json_string(sb, why.msg);
+    const bool on = attn_grammar_parse(src, n_src, &parse, &why) == ATTN_OK;
+    attn_json_field_bool(w, "on_task", on);
+    attn_json_key(w, "note");
+    if (on)
+        attn_json_null(w);
+    else
+        attn_json_string(w, why.msg);
 }
 
 static void generate(serve_app *app, int ctx, const attn_generate_request *r, int di,
@@ -67,24 +68,25 @@ static void generate(serve_app *app, int ctx, const attn_generate_request *r, in
                                      .max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT};
     attn_s2s_explanation *e = NULL;
     char *json = NULL;
+    size_t len = 0;
     st = attn_seq2seq_explain(m, src, n_src, &o, &e, &err);
     const attn_s2s_json_opts jo = {r->maps, maps, r->layer, r->head};
-    if (st == ATTN_OK) st = attn_s2s_explanation_to_json(r->text, src, e, &jo, &json, NULL, &err);
+    if (st == ATTN_OK) st = attn_s2s_explanation_to_json(r->text, src, e, &jo, &json, &len, &err);
     attn_s2s_explanation_free(e);
     if (st != ATTN_OK) {
         serve_error_response(rs, st == ATTN_ERR_NOMEM ? 503 : 500, "generate_failed", err.msg);
         return;
     }
-    sbuf sb = {0};
-    sb_add(&sb, "{\"model\": ");
-    sb_json_string(&sb, dd->name);
-    sb_printf(&sb, ", \"seed\": %d, ", dd->seed);
-    on_task_json(src, n_src, &sb);
-    sb_add(&sb, ", \"explain\": ");
-    sb_add(&sb, json);
-    sb_add(&sb, "}");
+    attn_json_writer w;
+    attn_json_writer_init(&w, NULL);
+    attn_json_begin_object(&w);
+    serve_json_model_fields(&w, dd->name, dd->seed);
+    on_task_json(src, n_src, &w);
+    attn_json_key(&w, "explain");
+    attn_json_raw(&w, json, len);
+    attn_json_end_object(&w);
     free(json);
-    serve_json_take(rs, &sb);
+    serve_json_answer(rs, 200, &w);
 }
 
 void serve_api_generate(serve_app *app, int ctx, const serve_request *rq, serve_response *rs) {

@@ -42,13 +42,14 @@ static int judges(const serve_app *app, int *entries) {
     return n;
 }
 
-/* One sample's judgement by the classifiers into sb. */
-static void judge(serve_app *app, int ctx, const int *out, int n_out, bool positive, sbuf *sb) {
+/* One sample's judgement by the classifiers, "judges": [...], into w. */
+static void judge(serve_app *app, int ctx, const int *out, int n_out, bool positive,
+                  attn_json_writer *w) {
     int entries[SERVE_N_ARCH];
     const int n = judges(app, entries);
     bool words = n_out > 0;
     for (int i = 0; i < n_out; i++) words = words && out[i] > 1 && out[i] < ATTN_VOCAB_SIZE;
-    sb_add(sb, ", \"judges\": [");
+    attn_json_begin_array_field(w, "judges");
     for (int k = 0; k < n; k++) {
         const serve_entry *en = &app->entries[entries[k]];
         const int max =
@@ -59,38 +60,57 @@ static void judge(serve_app *app, int ctx, const int *out, int n_out, bool posit
         const bool ok =
             words && n_out <= max &&
             attn_model_forward(serve_model(app, ctx, entries[k]), &b, &logit, &err) == ATTN_OK;
-        sb_printf(sb, "%s{\"model\": \"%s\", \"seed\": %d, ", k ? ", " : "",
-                  attn_arch_name(en->arch), en->seed);
-        if (ok) {
-            const double p = 1.0 / (1.0 + exp(-(double)logit));
-            sb_printf(sb, "\"probability\": %.9g, \"agrees\": %s}", p,
-                      (p > 0.5) == positive ? "true" : "false");
-        } else {
-            sb_add(sb, "\"probability\": null, \"agrees\": null}");
-        }
+        const double p = 1.0 / (1.0 + exp(-(double)logit));
+        attn_json_begin_object(w);
+        serve_json_model_fields(w, attn_arch_name(en->arch), en->seed);
+        attn_json_key(w, "probability");
+        ok ? attn_json_double(w, p) : attn_json_null(w);
+        attn_json_key(w, "agrees");
+        ok ? attn_json_bool(w, (p > 0.5) == positive) : attn_json_null(w);
+        attn_json_end_object(w);
     }
-    sb_add(sb, "]");
+    attn_json_end_array(w);
 }
 
-/* The grammar's verdict on a sample (attn_compose_judge) into sb: grammatical, the parse's
+/* The grammar's verdict on a sample (attn_compose_judge) into w: grammatical, the parse's
  * polarity and subject and whether they are the ones asked for; "why" when not grammatical. */
-static void grammar(const int *out, int n_out, const int *src, sbuf *sb) {
+static void grammar(const int *out, int n_out, const int *src, attn_json_writer *w) {
     attn_compose_verdict v;
     attn_error err;
     attn_status st = attn_compose_judge(src, out, n_out, &v, &err);
     if (st == ATTN_OK && !v.grammatical)
         st = attn_errorf(&err, ATTN_ERR_VALUE, "not a sentence of the grammar");
+    attn_json_begin_object_field(w, "grammar");
+    attn_json_field_bool(w, "grammatical", st == ATTN_OK);
     if (st != ATTN_OK) {
-        sb_add(sb, ", \"grammar\": {\"grammatical\": false, \"why\": ");
-        sb_json_string(sb, err.msg);
-        sb_add(sb, "}");
-        return;
+        attn_json_field_string(w, "why", err.msg);
+    } else {
+        attn_json_field_string(w, "label", v.label ? "positive" : "negative");
+        attn_json_field_string(w, "subject", attn_vocab_word(v.subject));
+        attn_json_field_bool(w, "polarity_ok", v.polarity_ok);
+        attn_json_field_bool(w, "subject_ok", v.subject_ok);
     }
-    sb_printf(sb,
-              ", \"grammar\": {\"grammatical\": true, \"label\": \"%s\", \"subject\": \"%s\", "
-              "\"polarity_ok\": %s, \"subject_ok\": %s}",
-              v.label ? "positive" : "negative", attn_vocab_word(v.subject),
-              v.polarity_ok ? "true" : "false", v.subject_ok ? "true" : "false");
+    attn_json_end_object(w);
+}
+
+/* One sample: its seed, its words joined by spaces, their count and the judgements. */
+static void sample_json(serve_app *app, int ctx, uint64_t seed, const int *out, int n_out,
+                        const int *src, attn_json_writer *w) {
+    sbuf text = {0};
+    for (int i = 0; i < n_out; i++) {
+        if (i) sb_add(&text, " ");
+        sb_add(&text, attn_tgt_vocab_token(out[i]));
+    }
+    attn_json_begin_object(w);
+    attn_json_field_uint(w, "seed", seed);
+    attn_json_key(w, "text");
+    if (text.failed) attn_json_writer_fail(w, ATTN_ERR_NOMEM, "out of memory");
+    attn_json_string(w, text.s ? text.s : "");
+    attn_json_field_int(w, "words", n_out);
+    judge(app, ctx, out, n_out, src[0] == ATTN_TGT_POSITIVE, w);
+    grammar(out, n_out, src, w);
+    attn_json_end_object(w);
+    sb_free(&text);
 }
 
 static void compose(serve_app *app, int ctx, const attn_compose_request *r, int di,
@@ -101,33 +121,29 @@ static void compose(serve_app *app, int ctx, const attn_compose_request *r, int 
     if (!compose_source(r, src, rs)) return;
     const int max_out =
         dd->cfg.max_tgt_len - 1 < ATTN_S2S_MAX_TGT ? dd->cfg.max_tgt_len - 1 : ATTN_S2S_MAX_TGT;
-    sbuf sb = {0};
-    sb_add(&sb, "{\"model\": ");
-    sb_json_string(&sb, dd->name);
-    sb_printf(&sb, ", \"seed\": %d, \"source\": \"%s %s\", \"samples\": [", dd->seed, r->polarity,
-              attn_vocab_word(src[1]));
+    char source[64];
+    snprintf(source, sizeof source, "%s %s", r->polarity, attn_vocab_word(src[1]));
+    attn_json_writer w;
+    attn_json_writer_init(&w, NULL);
+    attn_json_begin_object(&w);
+    serve_json_model_fields(&w, dd->name, dd->seed);
+    attn_json_field_string(&w, "source", source);
+    attn_json_begin_array_field(&w, "samples");
     for (int k = 0; k < r->n; k++) {
         const attn_s2s_sampling cfg = {r->temperature, 0, r->top_p, r->seed + (uint64_t)k};
         int out[ATTN_S2S_MAX_TGT], n_out = 0;
         attn_error err;
         if (attn_seq2seq_sample(m, src, 2, max_out, true, &cfg, out, &n_out, NULL, NULL, &err) !=
             ATTN_OK) {
-            sb_free(&sb);
+            attn_json_writer_finish(&w, NULL);
             serve_error_response(rs, 500, "compose_failed", err.msg);
             return;
         }
-        sb_printf(&sb, "%s{\"seed\": %llu, \"text\": \"", k ? ", " : "",
-                  (unsigned long long)cfg.seed);
-        for (int i = 0; i < n_out; i++)
-            sb_printf(&sb, i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
-        sb_add(&sb, "\", \"words\": ");
-        sb_printf(&sb, "%d", n_out);
-        judge(app, ctx, out, n_out, src[0] == ATTN_TGT_POSITIVE, &sb);
-        grammar(out, n_out, src, &sb);
-        sb_add(&sb, "}");
+        sample_json(app, ctx, cfg.seed, out, n_out, src, &w);
     }
-    sb_add(&sb, "]}");
-    serve_json_take(rs, &sb);
+    attn_json_end_array(&w);
+    attn_json_end_object(&w);
+    serve_json_answer(rs, 200, &w);
 }
 
 void serve_api_compose(serve_app *app, int ctx, const serve_request *rq, serve_response *rs) {

@@ -89,23 +89,29 @@ static attn_status load_models(serve_decoders *d, const char *dir, int n_ctx, at
     return ATTN_OK;
 }
 
-static void decoders_json(serve_decoders *d, sbuf *sb) {
-    sb_add(sb, "{\"decoders\": [");
-    for (int i = 0; i < d->n; i++) {
-        const serve_decoder *e = &d->d[i];
-        int L = 0, NH = 0;
-        const bool maps = attn_seq2seq_map_shape(d->models[i], &L, &NH, NULL);
-        sb_add(sb, i ? ", {\"name\": " : "{\"name\": ");
-        sb_json_string(sb, e->name);
-        sb_printf(sb,
-                  ", \"arch\": \"%s\", \"seed\": %d, \"task\": \"%s\", \"params\": %zu, "
-                  "\"n_layers\": %d, \"n_heads\": %d, \"maps\": %s, \"max_words\": %d, "
-                  "\"max_out\": %d}",
-                  attn_s2s_arch_name(e->cfg.arch), e->seed, e->compose ? "compose" : "rewrite",
-                  e->n_params, L, NH, maps ? "true" : "false", e->cfg.max_src_len,
-                  e->cfg.max_tgt_len - 1);
-    }
-    sb_add(sb, "]}");
+static void decoder_json(const serve_decoder *e, const attn_seq2seq *m, attn_json_writer *w) {
+    int L = 0, NH = 0;
+    const bool maps = attn_seq2seq_map_shape(m, &L, &NH, NULL);
+    attn_json_begin_object(w);
+    attn_json_field_string(w, "name", e->name);
+    attn_json_field_string(w, "arch", attn_s2s_arch_name(e->cfg.arch));
+    attn_json_field_int(w, "seed", e->seed);
+    attn_json_field_string(w, "task", e->compose ? "compose" : "rewrite");
+    attn_json_field_uint(w, "params", e->n_params);
+    attn_json_field_int(w, "n_layers", L);
+    attn_json_field_int(w, "n_heads", NH);
+    attn_json_field_bool(w, "maps", maps);
+    attn_json_field_int(w, "max_words", e->cfg.max_src_len);
+    attn_json_field_int(w, "max_out", e->cfg.max_tgt_len - 1);
+    attn_json_end_object(w);
+}
+
+static void decoders_json(const serve_decoders *d, attn_json_writer *w) {
+    attn_json_begin_object(w);
+    attn_json_begin_array_field(w, "decoders");
+    for (int i = 0; i < d->n; i++) decoder_json(&d->d[i], d->models[i], w);
+    attn_json_end_array(w);
+    attn_json_end_object(w);
 }
 
 attn_status serve_decoders_load(serve_app *app, const char *dir, int n_ctx, attn_error *err) {
@@ -115,9 +121,10 @@ attn_status serve_decoders_load(serve_app *app, const char *dir, int n_ctx, attn
     attn_status st = scan_dir(d, dir, err);
     if (st == ATTN_OK) st = load_models(d, dir, n_ctx, err);
     if (st == ATTN_OK) {
-        sbuf sb = {0};
-        decoders_json(d, &sb);
-        d->json = sb_take(&sb, &d->json_len);
+        attn_json_writer w;
+        attn_json_writer_init(&w, NULL);
+        decoders_json(d, &w);
+        attn_json_writer_take(&w, &d->json, &d->json_len, NULL);
         if (!d->json) st = attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
     }
     return st;

@@ -116,24 +116,30 @@ void serve_api_predict(serve_app *app, int ctx, const serve_request *rq, const c
         goto done;
     }
     const int max_words = serve_max_words(app, entries, n_models);
-    sbuf sb = {0};
-    sb_printf(&sb, "{\"sentences\": %d, \"predictions\": [", n);
+    attn_json_writer w;
+    attn_json_writer_init(&w, NULL);
+    attn_json_begin_object(&w);
+    attn_json_field_int(&w, "sentences", n);
+    attn_json_begin_array_field(&w, "predictions");
     for (int k = 0; k < n_models; k++) {
         const serve_entry *en = &app->entries[entries[k]];
         if (!predict_lines(app, ctx, entries[k], lines, n, max_words, logits, rs)) {
-            sb_free(&sb);
+            attn_json_writer_finish(&w, NULL);
             goto done;
         }
-        sb_printf(&sb, "%s{\"model\": \"%s\", \"seed\": %d, \"logits\": [", k ? ", " : "",
-                  attn_arch_name(en->arch), en->seed);
-        for (int i = 0; i < n; i++) sb_printf(&sb, "%s%.9g", i ? ", " : "", (double)logits[i]);
-        sb_add(&sb, "], \"probabilities\": [");
-        for (int i = 0; i < n; i++)
-            sb_printf(&sb, "%s%.9g", i ? ", " : "", 1.0 / (1.0 + exp(-(double)logits[i])));
-        sb_add(&sb, "]}");
+        attn_json_begin_object(&w);
+        serve_json_model_fields(&w, attn_arch_name(en->arch), en->seed);
+        attn_json_begin_array_field(&w, "logits");
+        for (int i = 0; i < n; i++) attn_json_float(&w, logits[i]);
+        attn_json_end_array(&w);
+        attn_json_begin_array_field(&w, "probabilities");
+        for (int i = 0; i < n; i++) attn_json_double(&w, 1.0 / (1.0 + exp(-(double)logits[i])));
+        attn_json_end_array(&w);
+        attn_json_end_object(&w);
     }
-    sb_add(&sb, "]}");
-    serve_json_take(rs, &sb);
+    attn_json_end_array(&w);
+    attn_json_end_object(&w);
+    serve_json_answer(rs, 200, &w);
 done:
     free(text);
     free(lines);

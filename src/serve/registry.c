@@ -116,77 +116,82 @@ static attn_status copy_contexts(serve_app *app, attn_error *err) {
 /* ---- the answers that never change ------------------------------------------------------------
  */
 
-static void models_json(serve_app *app, sbuf *sb) {
-    sb_add(sb, "{\"models\": [");
-    bool any = false;
+/* One loaded architecture of /api/models: its explained seed, every seed, its vocabulary. */
+static void model_json(const serve_app *app, const serve_entry *e, attn_json_writer *w) {
+    attn_json_begin_object(w);
+    attn_json_field_string(w, "name", attn_arch_name(e->arch));
+    attn_json_field_int(w, "explain_seed", e->seed);
+    attn_json_field_uint(w, "params", e->n_params);
+    attn_json_begin_array_field(w, "seeds");
+    for (int i = 0; i < app->n_entries; i++)
+        if (app->entries[i].arch == e->arch) attn_json_int(w, app->entries[i].seed);
+    attn_json_end_array(w);
+    attn_json_field_string(w, "vocab", e->task_vocab ? "task" : "file");
+    attn_json_field_int(w, "vocab_size", attn_vocab_count(e->vocab));
+    attn_json_field_int(w, "vocab_group", e->vocab_group);
+    attn_json_field_bool(w, "test_sets", e->task_vocab);
+    if (e->arch == ATTN_ARCH_TRANSFORMER) {
+        attn_json_field_int(w, "n_layers", e->cfg.n_layers);
+        attn_json_field_int(w, "n_heads", e->cfg.n_heads);
+    }
+    attn_json_field_int(w, "max_words",
+                        e->arch == ATTN_ARCH_TRANSFORMER ? e->cfg.max_len - 1 : ATTN_MAX_WORDS);
+    attn_json_end_object(w);
+}
+
+static void models_json(const serve_app *app, attn_json_writer *w) {
+    static const char *const sets[] = {"plain", "distractor", "fill4", "fill8", "holdout"};
+    attn_json_begin_object(w);
+    attn_json_begin_array_field(w, "models");
     for (int a = 0; a < SERVE_N_ARCH; a++) {
         const int first = app->explain_entry[arch_order[a]];
-        if (first < 0) continue;
-        const serve_entry *e = &app->entries[first];
-        sb_printf(sb, "%s{\"name\": \"%s\", \"explain_seed\": %d, \"params\": %zu, \"seeds\": [",
-                  any ? ", " : "", attn_arch_name(e->arch), e->seed, e->n_params);
-        bool any_seed = false;
-        for (int i = 0; i < app->n_entries; i++) {
-            if (app->entries[i].arch != e->arch) continue;
-            sb_printf(sb, "%s%d", any_seed ? ", " : "", app->entries[i].seed);
-            any_seed = true;
-        }
-        sb_printf(sb,
-                  "], \"vocab\": \"%s\", \"vocab_size\": %d, \"vocab_group\": %d, "
-                  "\"test_sets\": %s",
-                  e->task_vocab ? "task" : "file", attn_vocab_count(e->vocab), e->vocab_group,
-                  e->task_vocab ? "true" : "false");
-        if (e->arch == ATTN_ARCH_TRANSFORMER)
-            sb_printf(sb, ", \"n_layers\": %d, \"n_heads\": %d, \"max_words\": %d", e->cfg.n_layers,
-                      e->cfg.n_heads, e->cfg.max_len - 1);
-        else
-            sb_printf(sb, ", \"max_words\": %d", ATTN_MAX_WORDS);
-        sb_add(sb, "}");
-        any = true;
+        if (first >= 0) model_json(app, &app->entries[first], w);
     }
-    sb_printf(sb, "], \"sets\": [\"plain\", \"distractor\", \"fill4\", \"fill8\", \"holdout\"]}");
+    attn_json_end_array(w);
+    attn_json_begin_array_field(w, "sets");
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) attn_json_string(w, sets[i]);
+    attn_json_end_array(w);
+    attn_json_end_object(w);
 }
 
 /* The words the tokenizer can produce from e's vocabulary (the task's with their grammatical
  * categories, a file's own with the category "word"), and the models that read them. */
-static void vocab_json(const serve_app *app, const serve_entry *e, sbuf *sb) {
+static void vocab_json(const serve_app *app, const serve_entry *e, attn_json_writer *w) {
     const attn_vocab *v = e->vocab;
-    sb_printf(sb, "{\"source\": \"%s\", \"vocab_size\": %d, \"models\": [",
-              e->task_vocab ? "task" : "file", attn_vocab_count(v));
-    bool any = false;
+    attn_json_begin_object(w);
+    attn_json_field_string(w, "source", e->task_vocab ? "task" : "file");
+    attn_json_field_int(w, "vocab_size", attn_vocab_count(v));
+    attn_json_begin_array_field(w, "models");
     for (int a = 0; a < SERVE_N_ARCH; a++) {
         const int first = app->explain_entry[arch_order[a]];
-        if (first < 0 || app->entries[first].vocab_group != e->vocab_group) continue;
-        sb_printf(sb, "%s\"%s\"", any ? ", " : "", attn_arch_name(arch_order[a]));
-        any = true;
+        if (first >= 0 && app->entries[first].vocab_group == e->vocab_group)
+            attn_json_string(w, attn_arch_name(arch_order[a]));
     }
-    sb_add(sb, "], \"words\": [");
-    any = false;
+    attn_json_end_array(w);
+    attn_json_begin_array_field(w, "words");
     for (int id = 0; id < attn_vocab_count(v); id++) {
         if (strcmp(attn_vocab_kind(v, id), "word") != 0) continue;
-        sb_printf(sb, "%s{\"id\": %d, \"word\": ", any ? ", " : "", id);
-        sb_json_string(sb, attn_vocab_token(v, id));
-        sb_add(sb, ", \"category\": ");
-        sb_json_string(sb, e->task_vocab ? attn_vocab_category(id) : "word");
-        sb_add(sb, "}");
-        any = true;
+        attn_json_begin_object(w);
+        attn_json_field_int(w, "id", id);
+        attn_json_field_string(w, "word", attn_vocab_token(v, id));
+        attn_json_field_string(w, "category", e->task_vocab ? attn_vocab_category(id) : "word");
+        attn_json_end_object(w);
     }
-    sb_add(sb, "]}");
+    attn_json_end_array(w);
+    attn_json_end_object(w);
 }
 
-static void figures_json(sbuf *sb) {
-    sb_add(sb, "{\"figures\": [");
-    bool any = false;
+static void figures_json(attn_json_writer *w) {
+    attn_json_begin_object(w);
+    attn_json_begin_array_field(w, "figures");
     for (size_t i = 0; i < serve_n_assets; i++) {
         const size_t len = strlen(serve_assets[i].path);
-        if (strncmp(serve_assets[i].path, "/figures/", 9) != 0 ||
-            strcmp(serve_assets[i].path + len - 4, ".png") != 0)
-            continue;
-        sb_add(sb, any ? ", " : "");
-        sb_json_string(sb, serve_assets[i].path);
-        any = true;
+        if (strncmp(serve_assets[i].path, "/figures/", 9) == 0 &&
+            strcmp(serve_assets[i].path + len - 4, ".png") == 0)
+            attn_json_string(w, serve_assets[i].path);
     }
-    sb_add(sb, "]}");
+    attn_json_end_array(w);
+    attn_json_end_object(w);
 }
 
 static void summarize(serve_app *app) {
@@ -210,18 +215,20 @@ static void summarize(serve_app *app) {
 }
 
 static attn_status precompute(serve_app *app, attn_error *err) {
-    sbuf m = {0}, f = {0};
-    models_json(app, &m);
-    figures_json(&f);
-    app->models_json = sb_take(&m, &app->models_len);
-    app->figures_json = sb_take(&f, &app->figures_len);
+    attn_json_writer w;
+    attn_json_writer_init(&w, NULL);
+    models_json(app, &w);
+    attn_json_writer_take(&w, &app->models_json, &app->models_len, NULL);
+    attn_json_writer_init(&w, NULL);
+    figures_json(&w);
+    attn_json_writer_take(&w, &app->figures_json, &app->figures_len, NULL);
     bool failed = !app->models_json || !app->figures_json;
     for (int i = 0; i < app->n_entries; i++) {
         const int g = app->entries[i].vocab_group;
         if (app->vocab_json[g]) continue;
-        sbuf v = {0};
-        vocab_json(app, &app->entries[i], &v);
-        app->vocab_json[g] = sb_take(&v, &app->vocab_len[g]);
+        attn_json_writer_init(&w, NULL);
+        vocab_json(app, &app->entries[i], &w);
+        attn_json_writer_take(&w, &app->vocab_json[g], &app->vocab_len[g], NULL);
         failed = failed || !app->vocab_json[g];
     }
     if (failed) return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");

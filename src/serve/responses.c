@@ -28,32 +28,46 @@ void serve_json_copy(serve_response *rs, const char *json, size_t len) {
     *rs = (serve_response){200, json_type, (const unsigned char *)rs->owned, len, rs->owned, true};
 }
 
-void serve_json_take(serve_response *rs, sbuf *sb) {
+bool serve_json_answer(serve_response *rs, int status, attn_json_writer *w) {
+    char *s = NULL;
     size_t len = 0;
-    char *s = sb_take(sb, &len);
-    serve_response_clear(rs);
-    if (!s) {
+    if (attn_json_writer_take(w, &s, &len, NULL) != ATTN_OK) {
         serve_error_response(rs, 503, "out_of_memory", "the server is out of memory");
-        return;
+        return false;
     }
-    *rs = (serve_response){200, json_type, (const unsigned char *)s, len, s, true};
+    serve_response_clear(rs);
+    *rs = (serve_response){status, json_type, (const unsigned char *)s, len, s, true};
+    return true;
+}
+
+void serve_json_model_fields(attn_json_writer *w, const char *model, int seed) {
+    attn_json_field_string(w, "model", model);
+    attn_json_field_int(w, "seed", seed);
 }
 
 /* Statically allocated last resort when even the error message cannot be allocated. */
 static const char oom_json[] = "{\"error\": {\"status\": 503, \"code\": \"out_of_memory\", "
                                "\"message\": \"the server is out of memory\"}}";
 
+/* {"error": {"status", "code", "message", -- left open for more fields. */
+static void error_begin(attn_json_writer *w, int status, const char *code, const char *message) {
+    attn_json_writer_init(w, NULL);
+    attn_json_begin_object(w);
+    attn_json_begin_object_field(w, "error");
+    attn_json_field_int(w, "status", status);
+    attn_json_field_string(w, "code", code);
+    attn_json_field_string(w, "message", message);
+}
+
 void serve_error_response(serve_response *rs, int status, const char *code, const char *message) {
     serve_response_clear(rs);
-    sbuf sb = {0};
-    sb_printf(&sb, "{\"error\": {\"status\": %d, \"code\": ", status);
-    sb_json_string(&sb, code);
-    sb_add(&sb, ", \"message\": ");
-    sb_json_string(&sb, message);
-    sb_add(&sb, "}}");
+    attn_json_writer w;
+    error_begin(&w, status, code, message);
+    attn_json_end_object(&w);
+    attn_json_end_object(&w);
+    char *s = NULL;
     size_t len = 0;
-    char *s = sb_take(&sb, &len);
-    if (!s)
+    if (attn_json_writer_take(&w, &s, &len, NULL) != ATTN_OK)
         *rs = (serve_response){
             503, json_type, (const unsigned char *)oom_json, sizeof oom_json - 1, NULL, true};
     else
@@ -63,23 +77,16 @@ void serve_error_response(serve_response *rs, int status, const char *code, cons
 /* 400 unknown_word with the word's position, the word and the nearest vocabulary word. */
 static void unknown_word_response(serve_response *rs, const attn_error *err, const char *model,
                                   int line) {
-    serve_error_response(rs, 400, "unknown_word", err->msg); /* if the one below fails */
-    sbuf sb = {0};
-    sb_printf(&sb, "{\"error\": {\"status\": 400, \"code\": \"unknown_word\", \"message\": ");
-    sb_json_string(&sb, err->msg);
-    sb_printf(&sb, ", \"position\": %d, \"word\": ", err->position);
-    sb_json_string(&sb, err->token);
-    sb_add(&sb, ", \"nearest\": ");
-    sb_json_string(&sb, err->closest);
-    sb_printf(&sb, ", \"model\": \"%s\"", model);
-    if (line > 0) sb_printf(&sb, ", \"line\": %d", line);
-    sb_add(&sb, "}}");
-    if (!sb.failed) {
-        serve_json_take(rs, &sb);
-        rs->status = 400;
-    } else {
-        sb_free(&sb);
-    }
+    attn_json_writer w;
+    error_begin(&w, 400, "unknown_word", err->msg);
+    attn_json_field_int(&w, "position", err->position);
+    attn_json_field_string(&w, "word", err->token);
+    attn_json_field_string(&w, "nearest", err->closest);
+    attn_json_field_string(&w, "model", model);
+    if (line > 0) attn_json_key(&w, "line"), attn_json_int(&w, line);
+    attn_json_end_object(&w);
+    attn_json_end_object(&w);
+    if (!serve_json_answer(rs, 400, &w)) serve_error_response(rs, 400, "unknown_word", err->msg);
 }
 
 /* A tokenizer error as an answer, chosen by its status and code (never by its message): an

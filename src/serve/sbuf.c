@@ -1,10 +1,8 @@
-/* sbuf.c -- the growable string of the server's JSON answers (sbuf.h). */
+/* sbuf.c -- the server's growable string (sbuf.h). */
 #include "sbuf.h"
 
 #include "attn_io.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,18 +30,6 @@ void sb_addn(sbuf *sb, const char *text, size_t n) {
 
 void sb_add(sbuf *sb, const char *text) {
     sb_addn(sb, text, strlen(text));
-}
-
-void sb_printf(sbuf *sb, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || !grow(sb, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(sb->s + sb->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb->len += (size_t)n;
 }
 
 static void put_sbuf(const char *text, size_t n, void *sb) {

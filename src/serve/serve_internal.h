@@ -5,6 +5,7 @@
 #ifndef ATTN_SERVE_INTERNAL_H
 #define ATTN_SERVE_INTERNAL_H
 
+#include "attn_io.h"
 #include "sbuf.h"
 #include "serve.h"
 
@@ -78,7 +79,9 @@ void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query
                     serve_response *rs);
 /* rs answers 200 with the JSON text json[0..len) (copied). */
 void serve_json_copy(serve_response *rs, const char *json, size_t len);
-/* rs answers 200 with the finished sb (taken), or 500 if it failed. */
-void serve_json_take(serve_response *rs, sbuf *sb);
+/* rs answers status with w's text (taken); on w's failure 503 out_of_memory and false. */
+bool serve_json_answer(serve_response *rs, int status, attn_json_writer *w);
+/* "model": model, "seed": seed -- the two fields that name a model in every answer. */
+void serve_json_model_fields(attn_json_writer *w, const char *model, int seed);
 
 #endif
