@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A broken invariant is a finding: abort so libFuzzer keeps the input. */
@@ -25,6 +26,14 @@
             abort();                                                                               \
         }                                                                                          \
     } while (0)
+
+/* A failed load must say so consistently: the status in err, a message, NUL-terminated. */
+static inline void fuzz_check_result(attn_status st, const attn_error *err) {
+    if (st == ATTN_OK) return;
+    FUZZ_CHECK(err->status == st);
+    FUZZ_CHECK(err->msg[0] != '\0');
+    FUZZ_CHECK(memchr(err->msg, '\0', sizeof err->msg) != NULL);
+}
 
 static char fuzz_path[64];
 static int fuzz_fd = -1;

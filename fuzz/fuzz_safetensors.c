@@ -61,20 +61,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-static void check_result(attn_status st, const attn_error *err) {
-    if (st == ATTN_OK) return;
-    FUZZ_CHECK(err->status == st);
-    FUZZ_CHECK(err->msg[0] != '\0');
-    FUZZ_CHECK(memchr(err->msg, '\0', sizeof err->msg) != NULL);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_input_path(data, size);
     attn_error err;
     attn_model *m = NULL;
     attn_vocab *v = NULL;
     attn_status st = attn_weights_load_json_vocab(path, &m, &v, &err);
-    check_result(st, &err);
+    fuzz_check_result(st, &err);
     FUZZ_CHECK((st == ATTN_OK) == (m != NULL));
     if (m) {
         attn_error ferr;
@@ -85,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     attn_seq2seq *s = NULL;
     st = attn_seq2seq_load_json(path, &s, &err);
-    check_result(st, &err);
+    fuzz_check_result(st, &err);
     FUZZ_CHECK((st == ATTN_OK) == (s != NULL));
     if (s) {
         const float *p = attn_seq2seq_params(s);
@@ -95,6 +88,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     attn_model *t = into[size % N_INTO];
     st = attn_weights_load_into(t, path, &err);
-    check_result(st, &err);
+    fuzz_check_result(st, &err);
     return 0;
 }

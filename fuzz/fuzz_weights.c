@@ -38,20 +38,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-static void check_result(attn_status st, const attn_error *err) {
-    if (st == ATTN_OK) return;
-    FUZZ_CHECK(err->status == st);
-    FUZZ_CHECK(err->msg[0] != '\0');
-    FUZZ_CHECK(memchr(err->msg, '\0', sizeof err->msg) != NULL);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_input_path(data, size);
     attn_error err;
 
     attn_model *m = NULL;
     attn_status st = attn_weights_load_json(path, &m, &err); /* buffer API: (data, size, ...) */
-    check_result(st, &err);
+    fuzz_check_result(st, &err);
     FUZZ_CHECK((st == ATTN_OK) == (m != NULL));
     if (m) {
         attn_error ferr;
@@ -62,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* into one of the fixed models; the size picks which, so each is reached */
     attn_model *t = into[size % N_INTO];
     st = attn_weights_load_into(t, path, &err); /* buffer API: (t, data, size, ...) */
-    check_result(st, &err);
+    fuzz_check_result(st, &err);
     if (st == ATTN_OK) {
         attn_error ferr;
         FUZZ_CHECK(attn_model_check_finite(t, false, &ferr) == ATTN_OK);

@@ -201,37 +201,14 @@ static void list(void) {
     }
 }
 
-/* Levenshtein distance of a and b (each at most 63 bytes considered). */
-static int edit_distance(const char *a, const char *b) {
-    int la = (int)strnlen(a, 63), lb = (int)strnlen(b, 63), row[64];
-    for (int j = 0; j <= lb; j++) row[j] = j;
-    for (int i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = i;
-        for (int j = 1; j <= lb; j++) {
-            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb];
-}
-
-/* The experiment (or "all", "list") nearest to a mistyped name, when it is near enough: at
- * most 2 edits, or a third of the name's length. NULL otherwise. */
+/* The experiment (or "all", "list") nearest to a mistyped name, by the options' did-you-mean
+ * rule (a typo or two); NULL when none is near enough. */
 static const char *closest_experiment(const char *name) {
-    const char *best = NULL;
-    int best_d = (int)strlen(name) / 3 > 2 ? (int)strlen(name) / 3 : 2;
-    best_d++;
-    static const char *const extra[] = {"all", "list"};
-    for (int i = 0; i < attn_experiment_count() + 2; i++) {
-        const char *c = i < 2 ? extra[i] : attn_experiment_at(i - 2)->name;
-        int d = edit_distance(name, c);
-        if (d < best_d) best_d = d, best = c;
-    }
-    return best;
+    const char *names[128] = {"all", "list"};
+    int n = 2;
+    for (int i = 0; i < attn_experiment_count() && n < 128; i++)
+        names[n++] = attn_experiment_at(i)->name;
+    return cli_did_you_mean(name, names, n);
 }
 
 int cmd_experiment(int argc, char **argv) {
