@@ -47,6 +47,25 @@ int attn_pool_threads(const attn_pool *p);
 /* Runs fn for every task and returns when all are done. Not re-entrant: fn must not call
  * attn_pool_run on the same pool. p NULL runs the tasks in order on the caller's thread. */
 void attn_pool_run(attn_pool *p, int n_tasks, attn_pool_fn fn, void *ctx);
+/* ---- ranks: one training run over processes (docs/mpi.md) ---------------------------------- *
+ * Ranks, like threads, decide who computes a micro-batch, never what it holds: rank r of N
+ * computes a fixed share of each training step's micro-batches (on its pool's threads), every
+ * micro-batch's gradient travels to every rank, and each rank adds them in micro-batch order and
+ * runs the same Adam step, so the bytes are those of one process. The library only calls the
+ * caller's collective; the caller (src/cli/ranks.c) implements it with MPI. */
+typedef struct attn_ranks {
+    int rank, size; /* this process of `size` (>= 1) */
+    /* Collective, called by every rank with the same arguments: block q of buf (counts[q] bytes
+     * at displs[q]) is rank q's; on return every block holds its rank's bytes. */
+    attn_status (*allgather)(void *ctx, void *buf, const size_t *counts, const size_t *displs,
+                             attn_error *err);
+    void *ctx;
+} attn_ranks;
+/* Training steps on p run over the ranks r (borrowed; NULL: this process alone). */
+void attn_pool_set_ranks(attn_pool *p, const attn_ranks *r);
+/* NULL for a NULL pool, a pool without ranks, or ranks of size 1. */
+const attn_ranks *attn_pool_ranks(const attn_pool *p);
+
 /* ---- measuring how much of a run the threads can take (bench/threads) ----------------------- */
 
 /* CPU times (CLOCK_THREAD_CPUTIME_ID, seconds) since attn_pool_trace_start. */

@@ -333,6 +333,12 @@ bool cli_mpi_root(void);    /* rank 0: the rank that prints and writes */
 bool cli_mpi_mine(int job); /* run `job` is this rank's: job % size == rank */
 /* "rank 3 on node7", for messages naming where a run failed. */
 void cli_mpi_where(char *buf, size_t size);
+/* cli_threads_start for `attn train`: under mpirun with N > 1 the pool (one thread at least)
+ * takes the ranks, so each step's micro-batches spread over them (attn_ranks); other ranks' stderr
+ * goes to /dev/null. */
+int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool);
+/* `attn train`'s exit code; under mpirun a failure ends every rank (MPI_Abort). */
+int cli_train_end(int rc);
 typedef struct cli_blob {
     char *data;
     size_t len;

@@ -183,7 +183,7 @@ static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
     attn_error err = {0};
     FILE *log = NULL;
     /* bit-identical training for every thread and core count (attn_threads.h) */
-    int rc = cli_threads_start("train", &a->threads, &pool);
+    int rc = cli_train_threads_start("train", &a->threads, &pool);
     if (rc < 0) rc = setup(spec, a, mc, &data, &heldout, &model, &trainer);
     if (rc < 0 && attn_trainer_set_pool(trainer, pool, &err) != ATTN_OK)
         rc = cli_fail("train", &err);
@@ -204,7 +204,7 @@ static int train(cli_spec *spec, train_args *a, const attn_model_config *mc) {
             st = attn_errorf(&err, ATTN_ERR_IO, "%s: closing the log failed: %s", a->log,
                              strerror(errno));
     }
-    if (st == ATTN_OK) st = save_weights(model, a, &err);
+    if (st == ATTN_OK && cli_mpi_root()) st = save_weights(model, a, &err);
     if (st != ATTN_OK) {
         rc = cli_fail("train", &err);
         goto done;
@@ -269,6 +269,11 @@ static int run(cli_spec *spec, train_args *a) {
         snprintf(default_out, sizeof default_out, "runs/%s-seed%llu.json", attn_arch_name(mc.arch),
                  (unsigned long long)a->seed);
         a->out = default_out;
+    }
+    /* under mpirun rank 0 alone writes (docs/mpi.md): the others train and write nothing */
+    if (!cli_mpi_root()) {
+        a->checkpoint = a->log = NULL;
+        return a->cfg.epochs == 0 ? CLI_OK : train(spec, a, &mc);
     }
     if ((rc = cli_make_parent_dir("train", "--out", a->out)) != CLI_OK) return rc;
     /* a missing directory is reported now, not after hours of training */

@@ -138,7 +138,7 @@ static int run(s2s_args *a) {
     attn_seq2seq *m = NULL;
     attn_pool *pool = NULL;
     /* the same bytes for every thread count (attn_seq2seq_train_pool) */
-    int rc = cli_threads_start("train", &a->threads, &pool);
+    int rc = cli_train_threads_start("train", &a->threads, &pool);
     if (rc >= 0) goto done;
     rc = CLI_OK;
     if (attn_pairs_generate(a->task_id, ATTN_SET_TRAIN, a->train_size, a->seed, &train, &err) !=
@@ -263,6 +263,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     a.quiet = quiet;
+    if (!cli_mpi_root()) a.out = a.checkpoint = a.log = NULL; /* rank 0 alone writes */
     if (a.out && cli_check_dest("train", "--out", a.out) != CLI_OK) return CLI_ERROR;
     if (a.checkpoint && cli_check_dest("train", "--checkpoint", a.checkpoint) != CLI_OK)
         return CLI_ERROR;

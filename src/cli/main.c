@@ -50,7 +50,8 @@ static void usage(FILE *f) {
 /* The commands that spread their runs over the ranks of mpirun (docs/mpi.md); under mpirun
  * any other runs on rank 0 alone, as with -np 1. */
 static bool spreads_runs(const char *name) {
-    static const char *const names[] = {"reproduce", "eval", "experiment", "sweep"};
+    static const char *const names[] = {"reproduce", "eval", "experiment", "sweep",
+                                        "train"}; /* train: one run, its steps over the ranks */
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0) return true;
     return false;
@@ -123,5 +124,6 @@ int main(int argc, char **argv) {
     int rc = CLI_OK;                    /* a command that does not spread: rank 0 alone */
     if (cli_mpi_root() || spreads_runs(argv[1]))
         rc = finish_stdout(c->name, c->run(argc - 1, argv + 1));
+    if (strcmp(c->name, "train") == 0) rc = cli_train_end(rc);
     return cli_mpi_finish(rc);
 }

@@ -146,7 +146,65 @@ void cli_mpi_where(char *buf, size_t size) {
     snprintf(buf, size, "rank %d on %s", g_rank, host);
 }
 
+/* ---- one training run over the ranks (attn_ranks, docs/mpi.md) ---------------------------- */
+
+/* attn_ranks.allgather: the blocks are multiples of 64 bytes (ranked_step.c's slots), so they
+ * travel as 64-byte units and int counts reach 128 GiB. Waits without spinning a core. */
+static attn_status mpi_allgather(void *ctx, void *buf, const size_t *counts, const size_t *displs,
+                                 attn_error *err) {
+    (void)ctx;
+    int *n = malloc(2 * (size_t)g_size * sizeof *n);
+    if (!n) return attn_errorf(err, ATTN_ERR_NOMEM, "gradient exchange: out of memory");
+    int *at = n + g_size;
+    for (int q = 0; q < g_size; q++) n[q] = (int)(counts[q] / 64), at[q] = (int)(displs[q] / 64);
+    MPI_Datatype unit;
+    MPI_Type_contiguous(64, MPI_BYTE, &unit);
+    MPI_Type_commit(&unit);
+    MPI_Request req;
+    int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, unit, buf, n, at, unit, MPI_COMM_WORLD, &req);
+    for (int done = 0; rc == MPI_SUCCESS && !done;) {
+        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done) nanosleep(&(struct timespec){0, 20 * 1000}, NULL);
+    }
+    MPI_Type_free(&unit);
+    free(n);
+    if (rc != MPI_SUCCESS)
+        return attn_errorf(err, ATTN_ERR_IO, "gradient exchange: MPI error %d (rank %d)", rc,
+                           g_rank);
+    return ATTN_OK;
+}
+
+static attn_ranks g_ranks;
+
+int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool) {
+    int rc = cli_threads_start(cmd, threads, pool);
+    if (rc >= 0 || !g_on || g_size < 2) return rc;
+    attn_error err = {0};
+    if (!*pool && attn_pool_create(1, pool, &err) != ATTN_OK) return cli_fail(cmd, &err);
+    g_ranks = (attn_ranks){g_rank, g_size, mpi_allgather, NULL};
+    attn_pool_set_ranks(*pool, &g_ranks);
+    /* rank 0 reports: every rank meets the same errors, and a micro-batch's error reaches it */
+    if (g_rank != 0 && !freopen("/dev/null", "w", stderr)) return CLI_ERROR;
+    return -1;
+}
+
+int cli_train_end(int rc) {
+    if (!g_on || rc == CLI_OK) return rc;
+    /* a rank that stops alone would leave the others in the next exchange: stop every rank */
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, rc);
+    return rc;
+}
+
 #else /* built without MPI: one rank */
+
+int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool) {
+    return cli_threads_start(cmd, threads, pool);
+}
+int cli_train_end(int rc) {
+    return rc;
+}
 
 void cli_mpi_start(int *argc, char ***argv) {
     (void)argc;

@@ -69,6 +69,24 @@ static void micro_task(void *vc, int task, int worker) {
     err->status = attn_model_backward(m, &sub, c->d_logits + r0, err);
 }
 
+/* Under ranks (ranked_step.c): replica j's gradients and micro-batch k's logits, which travel
+ * with them (the step's loss and accuracy need every row's). */
+static const float *replica_grads(void *vc, int j) {
+    return attn_model_grads_const(((step_ctx *)vc)->r->m[j]);
+}
+static int micro_rows(const step_ctx *c, int k) {
+    const int r0 = k * ATTN_MICRO_BATCH;
+    return c->b->B - r0 < ATTN_MICRO_BATCH ? c->b->B - r0 : ATTN_MICRO_BATCH;
+}
+static void save_logits(void *vc, int k, void *dst) {
+    const step_ctx *c = vc;
+    memcpy(dst, c->logits + k * ATTN_MICRO_BATCH, (size_t)micro_rows(c, k) * sizeof(float));
+}
+static void load_logits(void *vc, int k, const void *src) {
+    const step_ctx *c = vc;
+    memcpy(c->logits + k * ATTN_MICRO_BATCH, src, (size_t)micro_rows(c, k) * sizeof(float));
+}
+
 void attn_piece_range(int task, int n_tasks, size_t n, size_t *lo, size_t *hi) {
     const size_t per = ((n + (size_t)n_tasks - 1) / (size_t)n_tasks + 15) / 16 * 16;
     *lo = (size_t)task * per < n ? (size_t)task * per : n;
@@ -138,6 +156,24 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
     bool fin = true;
     const float *g[ATTN_MAX_THREADS];
     step_ctx c = {r, b, labels, logits, d_logits, 0};
+    const attn_ranks *rk = attn_pool_ranks(pool);
+    if (rk) { /* one run over ranks: the same sum (ranked_step.c) */
+        const attn_ranked_step s = {K,
+                                    attn_model_n_params(m),
+                                    ATTN_MICRO_BATCH * sizeof(float),
+                                    micro_task,
+                                    &c,
+                                    &c.k0,
+                                    W,
+                                    r->errs,
+                                    replica_grads,
+                                    save_logits,
+                                    load_logits,
+                                    attn_model_grads(m)};
+        st = attn_ranked_step_run(pool, rk, &s, &fin, err);
+        if (st == ATTN_OK && finite) *finite = fin;
+        return st;
+    }
     for (c.k0 = 0; c.k0 < K; c.k0 += W) {
         const int n_wave = K - c.k0 < W ? K - c.k0 : W;
         attn_pool_run(pool, n_wave, micro_task, &c);

@@ -75,9 +75,37 @@ static void micro_task(void *vc, int task, int worker) {
     err->status = attn_seq2seq_backward(m, &sub, c->d_logits + off, err);
 }
 
-/* The waves: micro-batches on the replicas, then their gradients added in k order. */
+/* Under ranks (ranked_step.c): replica j's gradients and micro-batch k's loss sum. */
+static const float *replica_grads(void *vc, int j) {
+    return attn_seq2seq_grads(((s2s_step_ctx *)vc)->r->m[j]);
+}
+static void save_loss(void *vc, int k, void *dst) {
+    memcpy(dst, &((s2s_step_ctx *)vc)->loss_sum[k], sizeof(double));
+}
+static void load_loss(void *vc, int k, const void *src) {
+    memcpy(&((s2s_step_ctx *)vc)->loss_sum[k], src, sizeof(double));
+}
+
+/* The waves: micro-batches on the replicas, then their gradients added in k order; under ranks
+ * this rank's share, then every micro-batch's gradient added in k order on every rank. */
 static attn_status run_waves(attn_seq2seq *m, attn_pool *pool, s2s_step_ctx *c, int K, int W,
                              bool *finite, attn_error *err) {
+    const attn_ranks *rk = attn_pool_ranks(pool);
+    if (rk) {
+        const attn_ranked_step s = {K,
+                                    attn_seq2seq_n_params(m),
+                                    sizeof(double),
+                                    micro_task,
+                                    c,
+                                    &c->k0,
+                                    W,
+                                    c->r->errs,
+                                    replica_grads,
+                                    save_loss,
+                                    load_loss,
+                                    attn_seq2seq_grads(m)};
+        return attn_ranked_step_run(pool, rk, &s, finite, err);
+    }
     const float *g[ATTN_MAX_THREADS];
     bool fin = true;
     for (c->k0 = 0; c->k0 < K; c->k0 += W) {

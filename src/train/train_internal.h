@@ -81,6 +81,30 @@ bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, const float *con
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
                                    const attn_batcher *bt, long *correct, attn_error *err);
 
+/* ---- ranked_step.c: a step's micro-batches over the ranks of one run (attn_ranks) ---------- */
+
+/* What a family's training step hands to attn_ranked_step_run. */
+typedef struct attn_ranked_step {
+    int K;             /* the step's micro-batches */
+    size_t n_params;   /* gradient floats per micro-batch */
+    size_t extra;      /* bytes of a micro-batch's other results (logits, a loss sum) */
+    attn_pool_fn task; /* micro-batch *k0 + task on replica `task` (fills errs[task]) */
+    void *ctx;         /* the task's */
+    int *k0;           /* in ctx: the wave's first micro-batch */
+    int W;             /* replicas: the largest wave */
+    attn_error *errs;  /* [W] the replicas' errors */
+    const float *(*grads)(void *ctx, int j);         /* replica j's gradients */
+    void (*save)(void *ctx, int k, void *dst);       /* micro-batch k's results -> dst[extra] */
+    void (*load)(void *ctx, int k, const void *src); /* and back, on every rank */
+    float *sum;                                      /* [n_params] the model's gradients */
+} attn_ranked_step;
+/* Rank rk->rank's share of the K micro-batches on pool, every micro-batch's error, results and
+ * gradient to every rank (rk->allgather), then the first error in micro-batch order, or every
+ * result loaded and the gradients summed in micro-batch order into s->sum (*finite as
+ * attn_grads_sum_pool's): the bytes of the same step on one process. */
+attn_status attn_ranked_step_run(attn_pool *pool, const attn_ranks *rk, const attn_ranked_step *s,
+                                 bool *finite, attn_error *err);
+
 /* ---- seq2seq_train.c: a batch of pairs, packed ------------------------------------------- */
 
 /* One batch's buffers: sources [B, S] and lengths, decoder inputs [BOS] + words [B, T] and

@@ -52,6 +52,7 @@ struct attn_pool {
     uint32_t run;   /* the caller's count of runs */
     bool measuring; /* attn_pool_create_measuring: every task on the caller's thread */
     bool tracing;
+    const attn_ranks *ranks; /* attn_pool_set_ranks (borrowed), NULL: none */
     /* run number << 32 | tasks << 16 | next task: one word, so that a thread that claims a task
      * with a compare-and-swap knows it belongs to the run it saw (its own cache line) */
     _Alignas(64) uint64_t ticket;
@@ -270,6 +271,14 @@ void attn_pool_free(attn_pool *p) {
 
 int attn_pool_threads(const attn_pool *p) {
     return p ? p->n_threads : 1;
+}
+
+void attn_pool_set_ranks(attn_pool *p, const attn_ranks *r) {
+    p->ranks = r;
+}
+
+const attn_ranks *attn_pool_ranks(const attn_pool *p) {
+    return p && p->ranks && p->ranks->size > 1 ? p->ranks : NULL;
 }
 
 /* A measuring pool's run: each task on the caller's thread, given to the simulated worker that

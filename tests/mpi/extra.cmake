@@ -12,3 +12,10 @@ if(ATTN_MPI AND MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
     LABELS "mpi;slow"
     TIMEOUT 300)
 endif()
+# One training run over the ranks: the bytes of `attn train` for -np 1, 2, 3 x --threads 1, 2.
+if(ATTN_MPI AND MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
+  add_test(NAME mpi/train_bytes
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/mpi_train_bytes.sh $<TARGET_FILE:attn>)
+  set_tests_properties(mpi/train_bytes PROPERTIES
+    ENVIRONMENT "OPENBLAS_NUM_THREADS=1" LABELS "mpi" TIMEOUT 300)
+endif()
