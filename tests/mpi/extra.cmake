@@ -12,10 +12,11 @@ if(ATTN_MPI AND MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
     LABELS "mpi;slow"
     TIMEOUT 300)
 endif()
-# One training run over the ranks: the bytes of `attn train` for -np 1, 2, 3 x --threads 1, 2.
+# One training run over the ranks: the bytes of `attn train` for -np 1, 2, 3 x --threads 1, 2
+# (labels "mpi;slow", as above: the release stage runs it, the sanitizer stage leaves it out).
 if(ATTN_MPI AND MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
   add_test(NAME mpi/train_bytes
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/mpi_train_bytes.sh $<TARGET_FILE:attn>)
   set_tests_properties(mpi/train_bytes PROPERTIES
-    ENVIRONMENT "OPENBLAS_NUM_THREADS=1" LABELS "mpi" TIMEOUT 300)
+    ENVIRONMENT "OPENBLAS_NUM_THREADS=1" LABELS "mpi;slow" TIMEOUT 300)
 endif()
