@@ -8,6 +8,10 @@ attn's rule (include/attn_kernelset.h, docs/numerics.md "Pinned kernels"), the s
   as the benchmarks do), ATen on its avx2 kernels and oneDNN (GELU) on its AVX2 code unless
   ATEN_CPU_CAPABILITY / DNNL_MAX_CPU_ISA are set (tools/portable_check.py sets them per path).
   Without AVX2+FMA: what OpenBLAS picks, like attn.
+- default (ATTN_KERNELS=default, a word of the tools only): PyTorch as under native, and nothing
+  passed to attn: ATTN_KERNELS is removed, so every attn command a tool starts runs its own
+  command's default (native for predict, generate, train: "attn's default equals the PyTorch
+  installed here" with no variable set on either side).
 - native (ATTN_KERNELS=native): OpenBLAS's own choice, except its fallback to the SSE3
   "Prescott" kernels on a CPU it does not recognise (virtualised Intel Xeons with AVX-512):
   then the kernels the CPU has ("SkylakeX" with AVX-512 F/BW/DQ/VL, else "Haswell"), as attn's
@@ -44,9 +48,12 @@ def _cpu_flags():
     return set()
 
 
+_DEFAULT = os.environ.get("ATTN_KERNELS") == "default"
+
+
 def mode():
-    """"pinned" or "native", from ATTN_KERNELS as attn reads it."""
-    return "native" if os.environ.get("ATTN_KERNELS") == "native" else "pinned"
+    """"pinned" or "native", from ATTN_KERNELS as attn reads it ("default": PyTorch native)."""
+    return "native" if _DEFAULT or os.environ.get("ATTN_KERNELS") == "native" else "pinned"
 
 
 def has_avx2_fma():
@@ -88,7 +95,7 @@ def record():
     lib = _blas()
     config = lib.openblas_get_config().decode().split() if lib else []
     cap = os.environ.get("ATEN_CPU_CAPABILITY") or ("avx2" if has_avx2_fma() else "default")
-    return {"mode": mode(),
+    return {"mode": "default" if _DEFAULT else mode(),
             "openblas": config[1] if len(config) > 1 else "unknown",
             "blas_core": lib.openblas_get_corename().decode().strip() if lib else "unknown",
             "blas_threads": lib.openblas_get_num_threads() if lib else 1,
@@ -102,7 +109,10 @@ def _apply():
         raise RuntimeError("tools/blas_core.py must be imported before torch")
     if core:
         os.environ["OPENBLAS_CORETYPE"] = core
-    os.environ["ATTN_KERNELS"] = mode()
+    if _DEFAULT:
+        os.environ.pop("ATTN_KERNELS")  # each attn command on its own default
+    else:
+        os.environ["ATTN_KERNELS"] = mode()
     if mode() == "pinned":
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if pinned:

@@ -52,14 +52,15 @@ set_tests_properties(io/crosscheck_torch_coretype PROPERTIES
   LABELS torch
   TIMEOUT 300)
 
-# The other direction (docs/numerics.md, "Which kernels a command runs on"): attn on its native
-# kernels (ATTN_KERNELS=native, what `attn predict` runs by default) against stock PyTorch,
-# nothing else set on either side (tools/blas_core.py sets nothing under native): every logit
-# bit-identical wherever OpenBLAS picks the same kernels for both, i.e. on every machine.
-add_test(NAME io/crosscheck_torch_native
+# The other direction (docs/numerics.md, "Which kernels a command runs on"): attn's default
+# against stock PyTorch, no variable set on either side (ATTN_KERNELS=default is read by
+# tools/blas_core.py only, which then removes it: each attn command runs its own default, native
+# for predict and train, and PyTorch OpenBLAS's own choice): every logit bit-identical wherever
+# OpenBLAS picks the same kernels for both, i.e. on every machine.
+add_test(NAME io/crosscheck_torch_default
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/crosscheck.py --attn $<TARGET_FILE:attn>)
-set_tests_properties(io/crosscheck_torch_native PROPERTIES
-  ENVIRONMENT "ATTN_KERNELS=native"
+set_tests_properties(io/crosscheck_torch_default PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=default"
   LABELS torch
   TIMEOUT 300)
 

@@ -89,17 +89,17 @@ set_tests_properties(models/seq2seq_rnn_grad_torch PROPERTIES
   LABELS torch
   TIMEOUT 300)
 
-# The seq2seq cross-checks in the other direction: attn on its native kernels (ATTN_KERNELS=
-# native, what `attn generate` runs by default) against stock PyTorch with nothing else set
-# (tools/blas_core.py sets nothing under native): teacher-forced logits and greedy decoding of
-# the seq2seq-transformer, and of seq2seq-gru and seq2seq-attn, bit-identical. Label "torch".
-add_test(NAME models/seq2seq_torch_native
+# The seq2seq cross-checks in the other direction: attn's default (native for generate and train)
+# against stock PyTorch with no variable set on either side (ATTN_KERNELS=default is read and
+# removed by tools/blas_core.py): teacher-forced logits, greedy decoding and beams of the
+# seq2seq-transformer, and of seq2seq-gru and seq2seq-attn, bit-identical. Label "torch".
+add_test(NAME models/seq2seq_torch_default
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
                  --attn $<TARGET_FILE:attn> --random 12 --seed 1 --stride 3)
-add_test(NAME models/seq2seq_rnn_torch_native
+add_test(NAME models/seq2seq_rnn_torch_default
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/seq2seq_crosscheck.py
                  --attn $<TARGET_FILE:attn> --models rnn --random 10 --seed 1 --stride 3)
-set_tests_properties(models/seq2seq_torch_native models/seq2seq_rnn_torch_native PROPERTIES
-  ENVIRONMENT "ATTN_KERNELS=native"
+set_tests_properties(models/seq2seq_torch_default models/seq2seq_rnn_torch_default PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=default"
   LABELS torch
   TIMEOUT 600)
