@@ -141,6 +141,28 @@ const char *attn_blas_version(void) {
 #endif
 }
 
+#ifndef ATTN_NAIVE_GEMM
+/* A product of one row, c[1,n] = a[1,k].op(b), is asked of OpenBLAS as the column-major
+ * product of a 1 x k by a k x n matrix instead of the row-major call (which OpenBLAS turns into
+ * the n x 1 product op(b)^T.a^T, packing all of b into its M panels at every call: at batch 1 a
+ * recurrent step's whole W_hh, 30-50 % of the step on the Haswell table). On the Haswell code
+ * (the Haswell and Zen tables: one FMA chain over k per element in either orientation) both calls
+ * give the same bits, measured on random shapes up to 300 x 600 with alpha 0.5, 1 and beta 0,
+ * 0.5, 1 (tests/kernels/test_sgemm.c keeps measuring it); on SkylakeX's and Prescott's they do
+ * not always, so those keep the row-major call. 1: use it, 0: do not, -1: not yet asked. */
+static _Atomic int row_as_column = -1;
+
+static bool row_product_as_column(void) {
+    int v = atomic_load_explicit(&row_as_column, memory_order_relaxed);
+    if (v < 0) {
+        const char *core = attn_blas_corename();
+        v = strcasecmp(core, "Haswell") == 0 || strcasecmp(core, "Zen") == 0;
+        atomic_store_explicit(&row_as_column, v, memory_order_relaxed);
+    }
+    return v == 1;
+}
+#endif
+
 /* OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernel table once, when it is loaded,
  * in gotoblas_dynamic_init(): OPENBLAS_CORETYPE if set, else the detected CPU. That function
  * and gotoblas_dynamic_quit() (which forgets the table) are exported, so the table can be
@@ -167,6 +189,7 @@ bool attn_blas_use_core(const char *core) {
         setenv("OPENBLAS_CORETYPE", saved, 1);
     else
         unsetenv("OPENBLAS_CORETYPE");
+    row_as_column = -1; /* another table: ask again (row_product_as_column) */
     return !core || strcasecmp(attn_blas_corename(), core) == 0;
 #else
     (void)core;
@@ -212,6 +235,13 @@ void attn_sgemm_ld(float *c, int ldc, const float *a, int lda, const float *b, i
         beta = 1.0f;
     }
     blas_threads_follow();
+    if (m == 1 && !trans_a && row_product_as_column()) {
+        /* c (1 x n, column-major ldc 1) = a (1 x k, lda 1) . op(b): b row-major [k,n] is the
+         * column-major n x k matrix with its ldb, so op flips */
+        cblas_sgemm(CblasColMajor, CblasNoTrans, trans_b ? CblasNoTrans : CblasTrans, 1, n, k,
+                    alpha, a, 1, b, ldb, beta, c, 1);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #else

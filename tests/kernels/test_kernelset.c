@@ -150,11 +150,49 @@ START_TEST(test_record_same_and_json) {
 }
 END_TEST
 
+/* A product of one row (asked of OpenBLAS in column-major form on the Haswell table, sgemm.c's
+ * row_product_as_column) gives the bits of that row in a product of three rows (the row-major
+ * call), on random shapes, both op(b), alpha 0.5 and 1, beta 0, 0.5 and 1: what batch 1 computes
+ * is what a batch computes. The pinned kernels, where the rule is on. */
+START_TEST(test_pinned_one_row_is_a_batch_row) {
+    if (attn_sgemm_naive || !attn_cpu_has_avx2_fma()) {
+        printf("  no OpenBLAS or no AVX2+FMA here: no pinned table, skipped\n");
+        return;
+    }
+    ck_assert(attn_kernels_select(ATTN_KERNELS_PINNED));
+    attn_rng r = attn_rng_seed(11);
+    int differ = 0, total = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        const int k = 1 + (int)attn_rng_below(&r, 300), n = 1 + (int)attn_rng_below(&r, 600);
+        const bool trans_b = attn_rng_below(&r, 2) == 1;
+        const float alpha = trial % 4 == 0 ? 0.5f : 1.0f, beta = (float)(trial % 3) * 0.5f;
+        float *a = malloc(3 * (size_t)k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
+        float *one = malloc((size_t)n * sizeof *one),
+              *three = malloc(3 * (size_t)n * sizeof *three);
+        ck_assert(a && b && one && three);
+        for (int i = 0; i < 3 * k; i++) a[i] = attn_rng_uniform_range(&r, -1, 1);
+        for (int i = 0; i < k * n; i++) b[i] = attn_rng_uniform_range(&r, -1, 1);
+        for (int i = 0; i < 3 * n; i++) three[i] = attn_rng_uniform_range(&r, -1, 1);
+        memcpy(one, three, (size_t)n * sizeof *one);
+        attn_sgemm(one, a, b, 1, n, k, false, trans_b, alpha, beta, ATTN_OP_OTHER,
+                   ATTN_PASS_FORWARD);
+        attn_sgemm(three, a, b, 3, n, k, false, trans_b, alpha, beta, ATTN_OP_OTHER,
+                   ATTN_PASS_FORWARD);
+        for (int j = 0; j < n; j++) differ += memcmp(&one[j], &three[j], sizeof(float)) != 0;
+        total += n;
+        free(a), free(b), free(one), free(three);
+    }
+    ck_assert_msg(differ == 0, "%d of %d one-row products differ from their batch row", differ,
+                  total);
+}
+END_TEST
+
 static Suite *kernelset_suite(void) {
     Suite *s = suite_create("kernelset");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_mode_names);
     tcase_add_test(tc, test_pinned_then_native_then_pinned);
+    tcase_add_test(tc, test_pinned_one_row_is_a_batch_row);
     tcase_add_test(tc, test_record_same_and_json);
     tcase_add_test(tc, test_thread_count_on_every_thread);
     suite_add_tcase(s, tc);
