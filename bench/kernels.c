@@ -39,7 +39,9 @@ static void usage(FILE *f) {
             "\n"
             "Training and inference of the RNN, the LSTM and the Transformer under the pinned\n"
             "kernels (OpenBLAS's Haswell kernels, 1 BLAS thread) and the native ones (OpenBLAS's\n"
-            "own choice), in one run; sentences/s for each and pinned / native.\n"
+            "own choice), in one run; sentences/s for each and pinned / native. Then the\n"
+            "one-row products of a batch-1 recurrent step (h[1,H].W_hh^T, H = 32) and a 1x1x1\n"
+            "product (the cost of a call), ns per call, against the 2048^3 sgemm ceiling.\n"
             "\n"
             "Options:\n"
             "  --train-size N      training sentences, one epoch, batch 32 (default 2000)\n"
@@ -133,6 +135,70 @@ static void select_mode(attn_kernels_mode mode, const opts *o) {
     if (mode == ATTN_KERNELS_NATIVE) attn_set_num_threads(o->native_threads);
 }
 
+/* Nanoseconds per call of c[1,n] = a[1,k].b[n,k]^T + c (the recurrent step's product), best of
+ * reps rounds of `calls` calls. */
+static double one_row_ns(int n, int k, int calls, int reps) {
+    float *a = calloc((size_t)k, sizeof *a), *b = calloc((size_t)n * k, sizeof *b);
+    float *c = calloc((size_t)n, sizeof *c);
+    double best = 1e300;
+    for (int r = 0; a && b && c && r < reps; r++) {
+        double t0 = now_s();
+        for (int i = 0; i < calls; i++)
+            attn_matmul_nt(c, a, b, 1, n, k, 1.0f, ATTN_OP_OTHER, ATTN_PASS_FORWARD);
+        double ns = (now_s() - t0) * 1e9 / calls;
+        if (ns < best) best = ns;
+    }
+    free(a), free(b), free(c);
+    return best;
+}
+
+/* GFLOP/s of one 2048^3 product, best of reps. */
+static double ceiling_gflops(int reps) {
+    const int n = 2048;
+    float *a = calloc((size_t)n * n, sizeof *a), *b = calloc((size_t)n * n, sizeof *b);
+    float *c = calloc((size_t)n * n, sizeof *c);
+    double best = 1e300;
+    for (int r = 0; a && b && c && r < reps; r++) {
+        double t0 = now_s();
+        attn_matmul_nt(c, a, b, n, n, n, 0.0f, ATTN_OP_OTHER, ATTN_PASS_FORWARD);
+        double s = now_s() - t0;
+        if (s < best) best = s;
+    }
+    free(a), free(b), free(c);
+    return best < 1e300 ? 2.0 * n * n * (double)n / best * 1e-9 : 0;
+}
+
+/* The batch-1 step's products on both kernel sets: where the small models' time goes. */
+static void one_row_table(const opts *o) {
+    static const struct {
+        const char *what;
+        int n, k;
+    } shapes[] = {{"1x1x1 (a call)", 1, 1},
+                  {"rnn step 1x32x32", 32, 32},
+                  {"gru step 1x96x32", 96, 32},
+                  {"lstm step 1x128x32", 128, 32}};
+    double ceiling[2];
+    for (int md = 0; md < 2; md++) {
+        select_mode((attn_kernels_mode)md, o);
+        ceiling[md] = ceiling_gflops(o->reps);
+    }
+    printf("\none-row products, ns per call (GFLOP/s, %% of the 2048^3 ceiling: pinned %.1f, "
+           "native %.1f GFLOP/s)\n",
+           ceiling[0], ceiling[1]);
+    printf("%-20s %22s %22s %8s\n", "product", "pinned", "native", "pinned/native");
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        double ns[2];
+        for (int md = 0; md < 2; md++) {
+            select_mode((attn_kernels_mode)md, o);
+            ns[md] = one_row_ns(shapes[i].n, shapes[i].k, 20000, o->reps);
+        }
+        const double flop = 2.0 * shapes[i].n * shapes[i].k;
+        printf("%-20s %8.0f (%5.2f, %4.1f%%) %8.0f (%5.2f, %4.1f%%) %8.2fx\n", shapes[i].what,
+               ns[0], flop / ns[0], 100 * flop / ns[0] / ceiling[0], ns[1], flop / ns[1],
+               100 * flop / ns[1] / ceiling[1], ns[1] / ns[0]);
+    }
+}
+
 static void csv_row(FILE *csv, const char *work, attn_arch arch, double secs, int n) {
     if (!csv) return;
     attn_kernels_info k;
@@ -193,6 +259,7 @@ int main(int argc, char **argv) {
                    w == 0 ? "train" : "infer", n / best[0], n / best[1], best[1] / best[0]);
         }
     }
+    one_row_table(&o);
     attn_kernels_select(ATTN_KERNELS_PINNED);
     attn_dataset_free(train);
     attn_dataset_free(test);
