@@ -156,6 +156,9 @@ void cli_print_help(const cli_spec *spec, FILE *f);
 attn_kernels_mode cli_kernels_default(const char *cmd, const char **why);
 /* Selects cmd's default kernels and puts them in $ATTN_KERNELS, unless $ATTN_KERNELS is set. */
 void cli_kernels_apply_default(const char *cmd);
+/* "kernels: pinned, OpenBLAS 0.3.21 Haswell, 1 thread, attn avx2 (pinned)" on stdout: the record
+ * of a report that has no file of its own (reproduce --task rewrite|compose). */
+void cli_print_kernels(void);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);

@@ -172,6 +172,7 @@ int cmd_reproduce_compose(int argc, char **argv) {
     for (int s = 0; s < seeds && rc == CLI_OK; s++)
         rc = run_seed((uint64_t)s + 1, epochs, train_size, out, judge, &r[s]);
     if (rc == CLI_OK) print_table(r, seeds, classifier);
+    if (rc == CLI_OK) cli_print_kernels();
     attn_model_free(judge);
     attn_vocab_free(vocab);
     return rc;

@@ -335,6 +335,7 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
         return CLI_ERROR;
     }
     print_tables(&o);
+    cli_print_kernels(); /* what the workers ran on: they inherit this process's selection */
     compare_with_committed(&o);
     return CLI_OK;
 }

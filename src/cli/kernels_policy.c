@@ -83,3 +83,11 @@ void cli_kernels_apply_default(const char *cmd) {
     snprintf(source, sizeof source, "%s's default (%s)", cmd, why);
     log_kernels(source);
 }
+
+void cli_print_kernels(void) {
+    attn_kernels_info k;
+    char text[160];
+    attn_kernels_info_get(&k);
+    attn_kernels_info_describe(&k, text, sizeof text);
+    printf("kernels: %s\n", text);
+}

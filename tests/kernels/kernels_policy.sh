@@ -61,6 +61,11 @@ repro() { # NAME ARGS...: a one-epoch attn reproduce; prints the mode its reprod
 [ "$(repro repro-default)" = pinned ] || bad "reproduce's report does not record pinned"
 [ "$(repro repro-native --kernels native)" = native ] ||
     bad "reproduce --kernels native does not record native"
+# reproduce --task rewrite writes no report of its own: its output says which kernels it ran
+run "$attn" reproduce --task rewrite --models seq2seq-gru --seeds 1 --epochs 1 --train-size 100 \
+    --out "$dir/repro-s2s" >"$dir/repro-s2s.out" 2>"$dir/repro-s2s.err" || bad "reproduce --task rewrite failed"
+grep -q '^kernels: OpenBLAS .*(pinned)$' "$dir/repro-s2s.out" ||
+    bad "reproduce --task rewrite does not say it ran pinned: $(grep kernels "$dir/repro-s2s.out")"
 
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
     train prescott-default OPENBLAS_CORETYPE=Prescott
