@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,19 @@ static attn_status mpi_allgather(void *ctx, void *buf, const size_t *counts, con
 
 static attn_ranks g_ranks;
 
+/* When a rank dies, mpirun ends the others with SIGTERM: rank 0, the one whose stderr is seen,
+ * says what that means for the run's files before it goes (write(2): async-signal-safe). */
+static void rank0_stopped(int sig) {
+    static const char msg[] =
+        "attn train: rank 0 stopped by SIGTERM from mpirun: a rank ended (mpirun's message says "
+        "which, and how) or the run was interrupted; every file of the run is whole (written "
+        "to a temporary and renamed): go on from the last --checkpoint with --resume, on any "
+        "number of ranks\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(128 + sig);
+}
+
 int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool) {
     int rc = cli_threads_start(cmd, threads, pool);
     if (rc >= 0 || !g_on || g_size < 2) return rc;
@@ -185,6 +199,7 @@ int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool) {
     attn_pool_set_ranks(*pool, &g_ranks);
     /* rank 0 reports: every rank meets the same errors, and a micro-batch's error reaches it */
     if (g_rank != 0 && !freopen("/dev/null", "w", stderr)) return CLI_ERROR;
+    if (g_rank == 0) signal(SIGTERM, rank0_stopped);
     return -1;
 }
 

@@ -20,3 +20,11 @@ if(ATTN_MPI AND MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
   set_tests_properties(mpi/train_bytes PROPERTIES
     ENVIRONMENT "OPENBLAS_NUM_THREADS=1" LABELS "mpi;slow" TIMEOUT 300)
 endif()
+# A rank that dies (SIGKILL) during `mpirun -np 2 attn train`: non-zero exit, rank 1 named, rank
+# 0's word on the files, no temporary left, and the last checkpoint resumable (both families).
+if(ATTN_MPI AND MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
+  add_test(NAME mpi/killed_rank
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/mpi_killed_rank.sh $<TARGET_FILE:attn>)
+  set_tests_properties(mpi/killed_rank PROPERTIES
+    ENVIRONMENT "OPENBLAS_NUM_THREADS=1" LABELS "mpi;slow" TIMEOUT 180)
+endif()
