@@ -3,6 +3,7 @@
  * given), then scores it on the four test sets by exact match of greedy decoding. */
 #include "attn_seq2seq.h"
 #include "cli.h"
+#include "train_cli.h" /* MAX_LR: the bound both families take */
 
 #include <math.h>
 #include <stdio.h>
@@ -223,7 +224,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
         {"--seed", "S", CLI_OPT_U64, &a.seed, .help = "seed of the data, init and shuffling"},
         {"--epochs", "N", CLI_OPT_INT, &a.tc.epochs, 0, 100000, .help = "epochs"},
         {"--batch", "B", CLI_OPT_INT, &a.tc.batch_size, 1, 1 << 16, .help = "pairs per step"},
-        {"--lr", "X", CLI_OPT_REAL, &a.tc.adam.lr, .help = "Adam learning rate",
+        {"--lr", "X", CLI_OPT_REAL, &a.tc.adam.lr, .help = "Adam learning rate (at most 1000)",
          .def = "0.001; 0.003 for the GRU models and compose"},
         {"--train-size", "N", CLI_OPT_INT, &a.train_size, 1, ATTN_DATA_MAX_N,
          .help = "training pairs"},
@@ -274,6 +275,9 @@ int cmd_train_seq2seq(int argc, char **argv) {
         a.task = attn_task_name(a.task_id);
     } else {
         rc = parse_choices(&a);
+        if (rc < 0 && a.tc.adam.lr > MAX_LR)
+            rc = cli_usage_error("train", "--lr expects a positive number up to %g, got %g", MAX_LR,
+                                 a.tc.adam.lr);
         if (rc < 0 && a.task_id == ATTN_TASK_COMPOSE && !cli_given(&spec, "--lr"))
             a.tc.adam.lr = ATTN_COMPOSE_LR;
         else if (rc < 0 && a.mc.arch != ATTN_S2S_TRANSFORMER && !cli_given(&spec, "--lr"))

@@ -94,6 +94,12 @@ START_TEST(test_train_generate_and_errors) {
     expect(&e5, "teacher without a target", 1, "line 1", "source<TAB>target", NULL);
     run_result e6 = run(NULL, "train", "--model", "seq2seq-transformer", "--pos", "xpos", NULL);
     expect(&e6, "unknown pos for seq2seq", 2, "--pos", "rope or alibi", "xpos", NULL);
+    /* the bound a classifier's --lr has (and a checkpoint's reader), before any work */
+    run_result e7 = run(NULL, "train", "--model", "seq2seq-gru", "--task", "rewrite", "--lr",
+                        "1e30", "--out", tmp_path("never.json"), NULL);
+    expect(&e7, "absurd lr for seq2seq", 2, "--lr", "up to 1000", "1e+30", NULL);
+    ck_assert_int_eq(access(tmp_path("never.json"), F_OK), -1);
+    run_free(&e7);
     run_free(&t), run_free(&g), run_free(&n), run_free(&f), run_free(&e1), run_free(&e2);
     run_free(&e3), run_free(&e4), run_free(&e5), run_free(&e6);
 }
