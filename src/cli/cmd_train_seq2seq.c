@@ -50,9 +50,9 @@ typedef struct s2s_args {
     const char *model, *task, *out, *norm, *act, *pos;
     attn_task task_id;
     uint64_t seed;
-    int train_size, quiet;
-    int threads;       /* --threads (0: ATTN_THREADS, else the cores) */
-    int hidden, bidir; /* GRU models: 0 / -1 = the model's default */
+    int train_size, test_size, quiet; /* test_size: pairs per rewrite test set, 0: none */
+    int threads;                      /* --threads (0: ATTN_THREADS, else the cores) */
+    int hidden, bidir;                /* GRU models: 0 / -1 = the model's default */
     attn_seq2seq_config mc;
     attn_s2s_train_config tc;
     const char *checkpoint, *resume, *log; /* train_seq2seq_state.c */
@@ -71,7 +71,13 @@ static bool on_epoch(const attn_s2s_epoch_stats *st, void *user) {
                 st->epoch, st->epochs, st->loss, st->holdout_loss, st->tokens_per_s, st->elapsed_s);
         return true;
     }
-    fprintf(stderr,
+    if (isnan(st->holdout_exact)) /* --holdout 0: nothing scored */
+        fprintf(stderr,
+                "epoch %d/%d  loss %.4f  (no held-out set)  %.0f target tokens/s  (%.1f s)\n",
+                st->epoch, st->epochs, st->loss, st->tokens_per_s, st->elapsed_s);
+    else
+        fprintf(
+            stderr,
             "epoch %d/%d  loss %.4f  held-out exact match %.4f  %.0f target tokens/s  (%.1f s)\n",
             st->epoch, st->epochs, st->loss, st->holdout_exact, st->tokens_per_s, st->elapsed_s);
     return true;
@@ -174,11 +180,12 @@ static int run(s2s_args *a) {
                                              ATTN_SET_FILL8};
     if (a->task_id == ATTN_TASK_COMPOSE && (rc = compose_report(a->seed, m, train)) != CLI_OK)
         goto done;
-    for (int s = 0; s < ATTN_N_TEST_SETS && a->task_id == ATTN_TASK_REWRITE; s++) {
+    for (int s = 0; s < ATTN_N_TEST_SETS && a->task_id == ATTN_TASK_REWRITE && a->test_size > 0;
+         s++) {
         attn_pairs *t = NULL;
         attn_s2s_eval ev;
-        if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], ATTN_TEST_DEFAULT_N, a->seed, &t,
-                                &err) != ATTN_OK ||
+        if (attn_pairs_generate(ATTN_TASK_REWRITE, sets[s], a->test_size, a->seed, &t, &err) !=
+                ATTN_OK ||
             attn_seq2seq_evaluate_pool(m, t, 0, t->src->n, pool, &ev, &err) != ATTN_OK) {
             attn_pairs_free(t);
             rc = cli_fail("train", &err);
@@ -212,6 +219,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
                   .pos = "learned",
                   .seed = 1,
                   .train_size = ATTN_TRAIN_DEFAULT_N,
+                  .test_size = ATTN_TEST_DEFAULT_N,
                   .bidir = -1,
                   .mc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER),
                   .tc = attn_s2s_train_config_default()};
@@ -230,6 +238,9 @@ int cmd_train_seq2seq(int argc, char **argv) {
          .help = "training pairs"},
         {"--holdout", "N", CLI_OPT_INT, &a.tc.holdout, 0, ATTN_DATA_MAX_N,
          .help = "held-out pairs scored after every epoch (0: none)"},
+        {"--test-size", "N", CLI_OPT_INT, &a.test_size, 0, ATTN_DATA_MAX_N,
+         .help = "pairs of each rewrite test set scored at the end (0: none; a base-size model "
+                 "decodes them for minutes)"},
         {"--embed-dim", "D", CLI_OPT_INT, &a.mc.d_model, 1, 1 << 14,
          .help = "model width (GRU models: the embedding width)"},
         {"--hidden", "H", CLI_OPT_INT, &a.hidden, 1, 1 << 14,

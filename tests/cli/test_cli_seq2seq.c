@@ -100,6 +100,15 @@ START_TEST(test_train_generate_and_errors) {
     expect(&e7, "absurd lr for seq2seq", 2, "--lr", "up to 1000", "1e+30", NULL);
     ck_assert_int_eq(access(tmp_path("never.json"), F_OK), -1);
     run_free(&e7);
+    /* --test-size 0: no test set decoded at the end (minutes at the base size), weights written */
+    run_result ts = run(NULL, "train", "--model", "seq2seq-gru", "--task", "rewrite",
+                        "--train-size", "16", "--holdout", "0", "--epochs", "1", "--test-size", "0",
+                        "--out", tmp_path("nt.json"), NULL);
+    expect(&ts, "train --test-size 0", 0, NULL);
+    ck_assert_msg(!strstr(ts.out, "exact match") && strstr(ts.out, "wrote") &&
+                      strstr(ts.err, "(no held-out set)"),
+                  "%s%s", ts.out, ts.err);
+    run_free(&ts);
     run_free(&t), run_free(&g), run_free(&n), run_free(&f), run_free(&e1), run_free(&e2);
     run_free(&e3), run_free(&e4), run_free(&e5), run_free(&e6);
 }
