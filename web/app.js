@@ -12,7 +12,7 @@ const IG_GAP = 0.05; // integrated gradients' sum this far (relative) from logit
 const state = {
   models: [], sets: [], groups: [], group: null, vocab: [], words: new Map(), byCategory: new Map(),
   data: null, tokens: [], previous: null, occlusion: null, swapAt: -1, seq: 0,
-  method: 'occlusion', obs: null, pendingView: null,
+  method: 'occlusion', obs: null, pendingView: null, headMap: null, headPin: null,
 };
 
 function svg(tag, attrs, text) {
@@ -192,6 +192,8 @@ function render() {
   renderCards();
   renderSwap();
   renderAttentionControls();
+  state.headPin = null;
+  renderModelView();
   renderAttention();
   renderCurves();
   renderSaliency();
@@ -322,6 +324,12 @@ function transformer() {
   return state.data && state.data.explanations.find((x) => x.explain.attention);
 }
 
+// A layer as the write-up numbers it (from 1), the one label of the page: "1 (first)", "2 (last)";
+// docs/what-models-look-at.md, "Layer numbering", maps it to attn's attention[l], counted from 0.
+function layerLabel(l, L) {
+  return `${l + 1}${l === 0 ? ' (first)' : l === L - 1 ? ' (last)' : ''}`;
+}
+
 function renderAttentionControls() {
   const t = transformer();
   $('attention-section').hidden = !t;
@@ -329,8 +337,7 @@ function renderAttentionControls() {
   const L = t.explain.attention.length, NH = t.explain.attention[0].length;
   const layer = $('layer'), head = $('head');
   if (layer.options.length !== L) {
-    layer.replaceChildren(...Array.from({ length: L }, (_, l) => el('option', { value: l,
-      text: `${l + 1}${l === 0 ? ' (first)' : l === L - 1 ? ' (last)' : ''}` })));
+    layer.replaceChildren(...Array.from({ length: L }, (_, l) => el('option', { value: l, text: layerLabel(l, L) })));
     layer.value = String(L - 1);
   }
   if (head.options.length !== NH + 1) {
@@ -395,6 +402,118 @@ function renderAttention() {
   table.append(body);
   table.classList.toggle('dense', tokens.length > 24);
   $('heatmap').replaceChildren(table);
+  markModelView();
+  renderHeadView(t, P);
+}
+
+// ---- the model view and the head view (as in bertviz) ----------------------------------------------
+
+const ATTN_FILL = `rgb(${ATTN_RGB.join(', ')})`;
+const shortWord = (w) => (w.length > 12 ? `${w.slice(0, 11)}\u2026` : w);
+
+// Every layer x head at once: a grid of small query x key maps (rows = layers, columns = heads),
+// each entry's opacity its weight as in the heat map; a click shows that layer and head below.
+function renderModelView() {
+  const t = transformer();
+  if (!t) return;
+  const A = t.explain.attention, L = A.length, NH = A[0].length;
+  const tokens = t.explain.tokens, S = tokens.length;
+  const grid = el('div', { class: 'mv-grid' });
+  grid.style.gridTemplateColumns = `auto repeat(${NH}, minmax(0, 9.5em))`;
+  grid.append(el('span', { class: 'mv-corner', text: 'layer \\ head' }));
+  for (let h = 0; h < NH; h++) grid.append(el('span', { class: 'mv-head', text: `head ${h + 1}` }));
+  A.forEach((heads, l) => {
+    grid.append(el('span', { class: 'mv-layer', text: `layer ${layerLabel(l, L)}` }));
+    heads.forEach((P, h) => {
+      const name = `layer ${layerLabel(l, L)}, head ${h + 1} (attention[${l}][${h}] in the JSON)`;
+      const map = svg('svg', { viewBox: `0 0 ${S} ${S}`, preserveAspectRatio: 'none', 'shape-rendering': 'crispEdges',
+        'aria-hidden': 'true' });
+      map.append(svg('rect', { x: 0, y: 0, width: S, height: S, fill: '#fff' }));
+      P.forEach((row, q) => row.forEach((p, k) => {
+        map.append(svg('rect', { x: k, y: q, width: 1, height: 1, fill: ATTN_FILL, 'fill-opacity': p.toFixed(3),
+          'data-q': q, 'data-k': k }));
+      }));
+      grid.append(el('button', { class: 'mv-cell', type: 'button', 'data-layer': l, 'data-head': h, title: name,
+        'aria-label': name, onclick: () => selectHead(l, h) }, map));
+    });
+  });
+  $('model-view').replaceChildren(grid);
+}
+
+function selectHead(l, h) {
+  $('layer').value = String(l);
+  $('head').value = String(h);
+  renderAttention();
+}
+
+// Outlines the model view's map of the chosen layer and head (every head of the layer for the mean).
+function markModelView() {
+  const l = $('layer').value, h = $('head').value;
+  for (const c of document.querySelectorAll('#model-view .mv-cell')) {
+    const on = c.dataset.layer === l && (h === 'mean' || c.dataset.head === h);
+    c.classList.toggle('selected', on);
+    c.setAttribute('aria-pressed', String(on));
+  }
+}
+
+// The chosen layer and head as two columns of words, queries left and keys right, a line from
+// each query to each key with its weight as opacity; hovering (or tapping) a query keeps only its
+// lines and shades the keys by their weight.
+function renderHeadView(t, P) {
+  const tokens = t.explain.tokens, S = tokens.length;
+  const L = t.explain.attention.length, l = Number($('layer').value), h = $('head').value;
+  const which = `layer ${layerLabel(l, L)}, ${h === 'mean' ? 'the mean of the heads' : `head ${Number(h) + 1}`}`;
+  $('head-view-title').textContent = `Head view: ${which}`;
+  state.headMap = P;
+  if (state.headPin !== null && state.headPin >= S) state.headPin = null;
+  const box = $('head-view');
+  const W = Math.max(240, Math.min(box.clientWidth || 560, 560));
+  const dense = S > 24;
+  const rowH = dense ? 15 : 20, font = dense ? 11 : 13, top = 4;
+  const colW = Math.min(104, Math.floor(W * 0.32)), x1 = colW, x2 = W - colW;
+  const Y = (i) => top + (i + 0.5) * rowH;
+  const g = svg('svg', { width: W, height: 2 * top + S * rowH, viewBox: `0 0 ${W} ${2 * top + S * rowH}`,
+    role: 'img', 'aria-label': `${which}: each word's attention to every word`, 'data-layer': l, 'data-head': h });
+  const lines = svg('g', { class: 'hv-lines' });
+  P.forEach((row, q) => row.forEach((p, k) => {
+    lines.append(svg('line', { x1: x1 + 2, y1: Y(q), x2: x2 - 2, y2: Y(k), stroke: ATTN_FILL, 'stroke-width': 2,
+      'stroke-opacity': p.toFixed(3), 'data-q': q, 'data-k': k }));
+  }));
+  g.append(lines);
+  tokens.forEach((w, i) => {
+    const q = svg('g', { class: 'hv-query', 'data-q': i });
+    q.append(svg('rect', { x: 0, y: top + i * rowH, width: colW, height: rowH, fill: ATTN_FILL, 'fill-opacity': 0 }),
+      svg('text', { x: colW - 6, y: Y(i), 'text-anchor': 'end', 'dominant-baseline': 'central', 'font-size': font },
+        shortWord(w)),
+      svg('title', {}, `${w} (query ${i + 1}): hover or tap to see only its lines`));
+    q.addEventListener('mouseenter', () => focusQuery(i));
+    q.addEventListener('mouseleave', () => focusQuery(state.headPin));
+    q.addEventListener('click', () => { state.headPin = state.headPin === i ? null : i; focusQuery(state.headPin); });
+    const k = svg('g', { class: 'hv-key', 'data-k': i });
+    k.append(svg('rect', { x: x2, y: top + i * rowH, width: colW, height: rowH, fill: ATTN_FILL, 'fill-opacity': 0 }),
+      svg('text', { x: x2 + 6, y: Y(i), 'dominant-baseline': 'central', 'font-size': font }, shortWord(w)),
+      svg('title', {}, `${w} (key ${i + 1})`));
+    g.append(q, k);
+  });
+  box.replaceChildren(g);
+  focusQuery(state.headPin);
+}
+
+// Shows only query q's lines (all of them for null) and shades the keys by q's weights.
+function focusQuery(q) {
+  const g = $('head-view').querySelector('svg');
+  if (!g) return;
+  const P = state.headMap;
+  g.classList.toggle('focus', q !== null);
+  g.dataset.focus = q === null ? '' : String(q);
+  for (const line of g.querySelectorAll('line')) line.classList.toggle('on', q !== null && Number(line.dataset.q) === q);
+  for (const e of g.querySelectorAll('.hv-query')) {
+    const on = q !== null && Number(e.dataset.q) === q;
+    e.classList.toggle('on', on);
+    e.firstChild.setAttribute('fill-opacity', on ? '0.25' : '0');
+  }
+  for (const e of g.querySelectorAll('.hv-key'))
+    e.firstChild.setAttribute('fill-opacity', q === null ? '0' : P[q][Number(e.dataset.k)].toFixed(3));
 }
 
 // ---- the recurrent models' curves ------------------------------------------------------------------
@@ -810,7 +929,7 @@ async function start() {
   $('head').addEventListener('change', renderAttention);
   let width = window.innerWidth;
   window.addEventListener('resize', () => {
-    if (state.data && window.innerWidth !== width) { width = window.innerWidth; renderCurves(); }
+    if (state.data && window.innerWidth !== width) { width = window.innerWidth; renderCurves(); renderAttention(); }
   });
   document.body.dataset.ready = 'true';
 }

@@ -3,7 +3,10 @@
 calls every endpoint with good and bad requests, checks that /api/explain returns exactly what
 `attn explain --format json` prints, then drives headless Chromium over the DevTools protocol:
 loads the page, types a sentence and checks from the page's DOM that each word's shading is the
-[CLS] attention the API returned (for two layer/head choices), that unknown words are marked
+[CLS] attention the API returned (for two layer/head choices), the model view (a map per
+layer x head, each entry's opacity the API's weight; a click chooses that layer and head) and the
+head view (a line per query x key at the API's weight; a hovered word keeps its lines only, a
+tapped one keeps them; screenshots of both in a temporary directory), that unknown words are marked
 with the nearest vocabulary word, and that a sentence holding HTML stays text. The page that
 teaches: the write-up's §7 observations on the first page (attn's measured numbers, the
 example's own number equal to the API's), a polarity-changing counterfactual and occlusion
@@ -334,7 +337,171 @@ def set_sentence(cdp, sentence):
                         "explains: %s" % sentence[:50])
 
 
+MODEL_VIEW = """Array.from(document.querySelectorAll('#model-view .mv-cell')).map(c => {
+  const b = c.getBoundingClientRect();
+  return [Number(c.dataset.layer), Number(c.dataset.head), Math.round(b.top), Math.round(b.left),
+          Array.from(c.querySelectorAll('rect[data-q]')).map(r => [Number(r.dataset.q),
+            Number(r.dataset.k), Number(r.getAttribute('fill-opacity'))])]; })"""
+
+HEAD_LINES = """Array.from(document.querySelectorAll('#head-view line')).filter(
+  l => getComputedStyle(l).visibility === 'visible').map(
+  l => [Number(l.dataset.q), Number(l.dataset.k), Number(l.getAttribute('stroke-opacity'))])"""
+
+ROUNDING = 0.0005 + 1e-9  # the page writes opacities with 3 decimals
+
+
+def mouse(cdp, selector, kind="mouseMoved", click=False):
+    """Moves the mouse (and clicks) at the centre of selector, scrolled into view first."""
+    x, y = cdp.js("(() => { const e = document.querySelector(%s); e.scrollIntoView({block: "
+                  "'center'}); const b = e.getBoundingClientRect(); return [b.left + b.width / 2, "
+                  "b.top + b.height / 2]; })()" % json.dumps(selector))
+    cdp.call("Input.dispatchMouseEvent", type=kind, x=x, y=y)
+    if click:
+        for t in ("mousePressed", "mouseReleased"):
+            cdp.call("Input.dispatchMouseEvent", type=t, x=x, y=y, button="left", clickCount=1)
+
+
+def element_shot(cdp, selectors, path, width=1200):
+    """A screenshot of the page from the top of the first selector to the bottom of the last,
+    scrolled into the window: capturing beyond it resizes the window for a moment, and the page
+    reflows (no scroll bar) and sees the mouse over another word."""
+    top, bottom = cdp.js("(() => { document.querySelector(%s).scrollIntoView({block: 'start'}); "
+                         "const a = document.querySelector(%s).getBoundingClientRect(), "
+                         "b = document.querySelector(%s).getBoundingClientRect(); return [a.top "
+                         "+ scrollY, b.bottom + scrollY]; })()" %
+                         (json.dumps(selectors[0]), json.dumps(selectors[0]),
+                          json.dumps(selectors[-1])))
+    shot = cdp.call("Page.captureScreenshot", format="png",
+                    clip={"x": 0, "y": max(0, top - 8), "width": width,
+                          "height": min(bottom - top + 16, 1790), "scale": 1})
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
+    check(os.path.getsize(path) > 2000, "page: screenshot saved to " + path)
+
+
+def worst_diff(got, A):
+    return max((abs(p - A[q][k]) for q, k, p in got), default=float("inf"))
+
+
+def check_model_view(cdp, t, n_layers, n_heads, what):
+    """The model view: a map per layer x head in a grid (rows layers, columns heads), every entry
+    the API's weight; labelled as the rest of the page numbers layers and heads (from 1)."""
+    A = t["attention"]
+    S = len(t["tokens"])
+    cells = cdp.js(MODEL_VIEW)
+    check(len(cells) == n_layers * n_heads == len(A) * len(A[0]),
+          "page: model view, %s: %d maps = %d layers x %d heads (/api/models)" %
+          (what, len(cells), n_layers, n_heads))
+    order = sorted(cells, key=lambda c: (c[0], c[1]))
+    rows = all(order[i][2] == order[i - i % n_heads][2] and
+               (i % n_heads == 0 or order[i][3] > order[i - 1][3]) and
+               (i < n_heads or order[i][2] > order[i - n_heads][2]) for i in range(len(order)))
+    check(rows, "page: model view, %s: rows are layers, columns heads" % what)
+    worst = max((worst_diff(c[4], A[c[0]][c[1]]) for c in cells), default=float("inf"))
+    check(all(len(c[4]) == S * S for c in cells) and worst <= ROUNDING,
+          "page: model view, %s: every map has %d x %d entries, opacity = the API's weight (max "
+          "|difference| %.5f)" % (what, S, S, worst))
+    labels = cdp.js("[Array.from(document.querySelectorAll('#model-view .mv-layer')).map(e => "
+                    "e.textContent), Array.from(document.querySelectorAll('#model-view .mv-head'))"
+                    ".map(e => e.textContent)]")
+    check(labels == [["layer 1 (first)", "layer 2 (last)"], ["head %d" % (h + 1)
+                                                             for h in range(n_heads)]],
+          "page: model view labels layers 1 (first), 2 (last) and heads from 1, as the layer "
+          "choice does: %s" % labels)
+
+
+def check_head_view(cdp, t, layer, head, query, what):
+    """The head view: a line from each query to each key, opacity = the API's weight; hovering
+    query `query` on the left leaves only its S lines and shades the keys by its weights."""
+    P = t["attention"][layer][head]
+    S = len(t["tokens"])
+    cdp.call("Input.dispatchMouseEvent", type="mouseMoved", x=1, y=1)
+    lines = cdp.js(HEAD_LINES)
+    words = cdp.js("[Array.from(document.querySelectorAll('#head-view .hv-query title')).map(e => "
+                   "e.textContent.split(' (')[0]), Array.from(document.querySelectorAll("
+                   "'#head-view .hv-key title')).map(e => e.textContent.split(' (')[0])]")
+    check(words == [t["tokens"], t["tokens"]],
+          "page: head view, %s: the sentence's %d tokens in two columns" % (what, S))
+    check(len(lines) == S * S and worst_diff(lines, P) <= ROUNDING,
+          "page: head view, %s: %d lines, opacity = the API's weight (max |difference| %.5f)" %
+          (what, len(lines), worst_diff(lines, P)))
+    mouse(cdp, '#head-view .hv-query[data-q="%d"] rect' % query)
+    lines = cdp.js(HEAD_LINES)
+    keys = cdp.js("Array.from(document.querySelectorAll('#head-view .hv-key')).map(g => [%d, "
+                  "Number(g.dataset.k), Number(g.firstChild.getAttribute('fill-opacity'))])"
+                  % query)
+    check(len(lines) == S and all(q == query for q, _, _ in lines) and
+          sorted(k for _, k, _ in lines) == list(range(S)) and worst_diff(lines, P) <= ROUNDING
+          and worst_diff(keys, P) <= ROUNDING,
+          "page: head view, %s: hovering '%s' leaves its %d lines only, their opacity and the "
+          "keys' shading = its row of the API's map (max |difference| %.5f)" %
+          (what, t["tokens"][query], len(lines), max(worst_diff(lines, P), worst_diff(keys, P))))
+
+
+def check_views(cdp, base, t, shots):
+    """The model view against the API, a click on a map choosing that layer and head in the
+    detailed view, and the head view with a hovered word; screenshots of both into shots."""
+    models = json.loads(http(base, "/api/models")[2])["models"]
+    tm = next(m for m in models if m["name"] == "transformer")
+    check_model_view(cdp, t, tm["n_layers"], tm["n_heads"], "%d tokens" % len(t["tokens"]))
+    mouse(cdp, '#model-view .mv-cell[data-layer="0"][data-head="1"]', click=True)
+    chosen = cdp.js("[document.getElementById('layer').value, document.getElementById('head')."
+                    "value, Array.from(document.querySelectorAll('#model-view .mv-cell.selected'))"
+                    ".map(c => c.dataset.layer + '/' + c.dataset.head), document.getElementById("
+                    "'head-view-title').textContent]")
+    check(chosen == ["0", "1", ["0/1"], "Head view: layer 1 (first), head 2"],
+          "page: a click on the model view's layer 1, head 2 chooses attention[0][1] in the "
+          "detailed view: %s" % chosen)
+    compare_shading(cdp, t, 0, 1, "after the click, layer 0, head 1")
+    check(cdp.js("document.querySelectorAll('#heatmap tbody td')[1].title.endsWith(%s)" %
+                 json.dumps("%.3f" % t["attention"][0][1][0][1])),
+          "page: after the click the heat map is attention[0][1]")
+    k = next(i for i, w in enumerate(t["tokens"]) if w == "not")
+    check_head_view(cdp, t, 0, 1, k, "layer 0, head 1")
+    element_shot(cdp, ["#model-view-title", "#head-view"], os.path.join(shots, "views-1200px.png"))
+    cdp.call("Input.dispatchMouseEvent", type="mouseMoved", x=1, y=1)
+    mouse(cdp, '#model-view .mv-cell[data-layer="1"][data-head="0"]', click=True)
+    check_head_view(cdp, t, 1, 0, 0, "layer 1, head 0 (clicked)")
+
+
+def check_views_narrow(cdp, t, shots, query):
+    """The 43-word sentence's views in a 420-pixel window: inside their card, words readable."""
+    cdp.call("Emulation.setDeviceMetricsOverride", width=420, height=1800, deviceScaleFactor=1,
+             mobile=False)
+    try:
+        time.sleep(0.5)
+        fit = cdp.js("(() => { const s = document.getElementById('attention-section')"
+                     ".getBoundingClientRect(); return [document.documentElement.scrollWidth, "
+                     "document.documentElement.clientWidth].concat(Array.from(document."
+                     "querySelectorAll('#model-view .mv-grid, #model-view .mv-cell, #head-view "
+                     "svg')).map(e => { const b = e.getBoundingClientRect(); return b.left >= "
+                     "s.left && b.right <= s.right; })); })()")
+        size = cdp.js("(() => { const c = document.querySelector('#model-view .mv-cell')"
+                      ".getBoundingClientRect(), f = Math.min(...Array.from(document."
+                      "querySelectorAll('#head-view text')).map(e => Number(e.getAttribute("
+                      "'font-size')))); return [c.width, f]; })()")
+        check(fit[0] == fit[1] and len(fit) > 3 and all(fit[2:]) and size[0] >= 80 and
+              size[1] >= 11, "page: 43 words, 420 pixels: both views inside their card, no "
+              "horizontal overflow, maps %.0f px wide, head-view words at %d px" % tuple(size))
+        # a tap keeps the word's lines (a phone has no hover)
+        mouse(cdp, '#head-view .hv-query[data-q="%d"] rect' % query, click=True)
+        cdp.call("Input.dispatchMouseEvent", type="mouseMoved", x=1, y=1)
+        check(cdp.js("document.querySelector('#head-view svg').dataset.focus") == str(query) and
+              len(cdp.js(HEAD_LINES)) == len(t["tokens"]),
+              "page: a tap on '%s' keeps its lines once the pointer leaves" % t["tokens"][query])
+        element_shot(cdp, ["#model-view-title", "#head-view"],
+                     os.path.join(shots, "views-420px-43-words.png"), width=420)
+        mouse(cdp, '#head-view .hv-query[data-q="%d"] rect' % query, click=True)
+        cdp.call("Input.dispatchMouseEvent", type="mouseMoved", x=1, y=1)
+        check(len(cdp.js(HEAD_LINES)) == len(t["tokens"]) ** 2,
+              "page: a second tap shows every line again")
+    finally:
+        cdp.call("Emulation.clearDeviceMetricsOverride")
+
+
 def check_page(base, api_expl, sentence, screenshot):
+    shots = tempfile.mkdtemp(prefix="attn-e2e-views-")
+    print("screenshots of the model and head views: " + shots)
     with Browser() as cdp:
         open_page(cdp, base)
         check_first_page(cdp, base)
@@ -361,6 +528,7 @@ def check_page(base, api_expl, sentence, screenshot):
         screenshot_to(cdp, screenshot)
         check(cdp.js("Array.from(document.getElementById('layer').options).map(o => o.text)")
               == ["1 (first)", "2 (last)"], "page: layers numbered 1 and 2 as in the write-up")
+        check_views(cdp, base, t, shots)
         cdp.js("(() => { const l = document.getElementById('layer'), h = "
                "document.getElementById('head'); l.value = '0'; h.value = '1'; "
                "h.dispatchEvent(new Event('change')); })()")
@@ -426,7 +594,7 @@ def check_page(base, api_expl, sentence, screenshot):
         check(cdp.js("document.getElementById('injected') === null && "
                      "document.querySelectorAll('img').length === 0"),
               "page: a sentence holding HTML is rendered as text")
-        check_long_sentence(cdp, base, screenshot.replace(".png", "-43-words.png"))
+        check_long_sentence(cdp, base, screenshot.replace(".png", "-43-words.png"), shots)
         check_figures_page(cdp, base)
 
 
@@ -556,7 +724,7 @@ def check_counterfactual(cdp, base, sentence):
           "%s" % cards)
 
 
-def check_long_sentence(cdp, base, screenshot):
+def check_long_sentence(cdp, base, screenshot, shots):
     """A 43-word sentence: nothing wider than the page; the LSTM's jump stays visible."""
     words = ("honestly in my opinion during the winter semester last year the lecture was not "
              "very helpful according to my friends although the coffee was great at least for me "
@@ -578,6 +746,17 @@ def check_long_sentence(cdp, base, screenshot):
           cdp.js("document.querySelectorAll('#curves svg')[1].querySelectorAll('circle').length")
           == 43, "page: 44 heat-map rows, 43 points per curve")
     screenshot_to(cdp, screenshot, 3600)
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": " ".join(words),
+                                                       "models": ["transformer"]}))
+    t = json.loads(b)["explanations"][0]["explain"]
+    models = json.loads(http(base, "/api/models")[2])["models"]
+    tm = next(m for m in models if m["name"] == "transformer")
+    check_model_view(cdp, t, tm["n_layers"], tm["n_heads"], "43 words")
+    select(cdp, "layer", "1")
+    select(cdp, "head", "0")
+    neg = t["tokens"].index("not")
+    check_head_view(cdp, t, 1, 0, neg, "43 words, layer 1, head 0")
+    check_views_narrow(cdp, t, shots, neg)
     # and in a phone-wide window (the curves are redrawn at the new width)
     cdp.call("Emulation.setDeviceMetricsOverride", width=420, height=1800, deviceScaleFactor=1,
              mobile=False)

@@ -1,6 +1,7 @@
 # tests/serve/extra.cmake -- the end-to-end test of `attn serve`: a server on a free loopback
 # port, every endpoint with good and bad requests, then headless Chromium (Debian `chromium`)
-# drives the page: the §7 observations, a sentence's shading against the API's attention, a
+# drives the page: the §7 observations, a sentence's shading against the API's attention, the
+# model view (every layer x head) and the head view (query-to-key lines) against it, a
 # polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
 # without horizontal overflow, the figures page, a model with its own vocabulary, and the
 # decoder page (/decoder.html: its shading against /api/generate, a top-5 alternative, the
