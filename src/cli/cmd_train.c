@@ -243,9 +243,7 @@ static int data_vocab(cli_spec *spec, train_args *a) {
 static int run(cli_spec *spec, train_args *a) {
     int rc = data_vocab(spec, a);
     if (rc >= 0) return rc;
-    if (a->cfg.adam.lr > MAX_LR)
-        return cli_usage_error("train", "--lr expects a positive number up to %g, got %g", MAX_LR,
-                               a->cfg.adam.lr);
+    if ((rc = cli_train_check_lr(a->cfg.adam.lr)) >= 0) return rc;
     attn_model_config mc;
     if (a->resume) {
         if ((rc = cli_train_resume_settings(spec, a, &mc)) >= 0) return rc;

@@ -3,7 +3,7 @@
  * given), then scores it on the four test sets by exact match of greedy decoding. */
 #include "attn_seq2seq.h"
 #include "cli.h"
-#include "train_cli.h" /* MAX_LR: the bound both families take */
+#include "train_cli.h" /* cli_train_check_lr: the bound both families take */
 
 #include <math.h>
 #include <stdio.h>
@@ -286,9 +286,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
         a.task = attn_task_name(a.task_id);
     } else {
         rc = parse_choices(&a);
-        if (rc < 0 && a.tc.adam.lr > MAX_LR)
-            rc = cli_usage_error("train", "--lr expects a positive number up to %g, got %g", MAX_LR,
-                                 a.tc.adam.lr);
+        if (rc < 0) rc = cli_train_check_lr(a.tc.adam.lr);
         if (rc < 0 && a.task_id == ATTN_TASK_COMPOSE && !cli_given(&spec, "--lr"))
             a.tc.adam.lr = ATTN_COMPOSE_LR;
         else if (rc < 0 && a.mc.arch != ATTN_S2S_TRANSFORMER && !cli_given(&spec, "--lr"))

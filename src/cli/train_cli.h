@@ -45,6 +45,9 @@ typedef struct train_progress {
 /* The given model options into *mc (the defaults of its arch), each checked to apply to it;
  * then the sizes against each other and the limits. -1 on success, else the exit code. */
 int cli_train_apply_model_options(cli_spec *spec, train_args *a, attn_model_config *mc);
+/* --lr above MAX_LR (what a checkpoint may hold) refused, for both families' train: -1 or the
+ * exit code. */
+int cli_train_check_lr(double lr);
 /* --init W.json: the model's configuration is the file's; --model and the model options, where
  * given, must agree with it. -1 or the exit code. */
 int cli_train_init_settings(cli_spec *spec, train_args *a, attn_model_config *mc);

@@ -68,6 +68,13 @@ static int *config_field(attn_model_config *c, const model_opt *o) {
     return (int *)((char *)c + o->field);
 }
 
+int cli_train_check_lr(double lr) {
+    if (lr > MAX_LR)
+        return cli_usage_error("train", "--lr expects a positive number up to %g, got %g", MAX_LR,
+                               lr);
+    return -1;
+}
+
 /* The given model options into *mc (the defaults of its arch), each checked to apply to it;
  * then the sizes against each other and the limits. -1 on success, else the exit code. */
 int cli_train_apply_model_options(cli_spec *spec, train_args *a, attn_model_config *mc) {
