@@ -42,4 +42,4 @@ else
     echo "  weights: -np 1 and -np 2 DIFFER" >&2
     exit 1
 fi
-grep "gradient exchanges" "$out/np2.err" | sed 's/^/  /'
+grep "attn train: 2 ranks" "$out/np2.err" | sed 's/^/  /'

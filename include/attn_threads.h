@@ -49,16 +49,24 @@ int attn_pool_threads(const attn_pool *p);
 void attn_pool_run(attn_pool *p, int n_tasks, attn_pool_fn fn, void *ctx);
 /* ---- ranks: one training run over processes (docs/mpi.md) ---------------------------------- *
  * Ranks, like threads, decide who computes a micro-batch, never what it holds: rank r of N
- * computes a fixed share of each training step's micro-batches (on its pool's threads), every
- * micro-batch's gradient travels to every rank, and each rank adds them in micro-batch order and
- * runs the same Adam step, so the bytes are those of one process. The library only calls the
- * caller's collective; the caller (src/cli/ranks.c) implements it with MPI. */
+ * computes a fixed share of each training step's micro-batches (on its pool's threads) and owns
+ * a range of the parameters. Each micro-batch's gradient travels in pieces, each piece to the
+ * rank owning its range (alltoall); the owner adds its range of the K gradients in micro-batch
+ * order and runs Adam on its range, and an allgather gives every rank the updated parameters:
+ * the float operations of one process, in its order, so its bytes for every N. The library only
+ * calls the caller's collectives; the caller (src/cli/ranks.c) implements them with MPI. */
 typedef struct attn_ranks {
     int rank, size; /* this process of `size` (>= 1) */
-    /* Collective, called by every rank with the same arguments: block q of buf (counts[q] bytes
-     * at displs[q]) is rank q's; on return every block holds its rank's bytes. */
-    attn_status (*allgather)(void *ctx, void *buf, const size_t *counts, const size_t *displs,
-                             attn_error *err);
+    /* Collective, called by every rank with the same arguments: block q of buf (counts[q] units
+     * of `unit` bytes, starting displs[q] units into buf) is rank q's; on return every block
+     * holds its rank's bytes. */
+    attn_status (*allgather)(void *ctx, void *buf, size_t unit, const size_t *counts,
+                             const size_t *displs, attn_error *err);
+    /* Collective: this rank sends scounts[q] floats from send + sdispls[q] to rank q and receives
+     * rcounts[q] floats from rank q into recv + rdispls[q] (counts of 0: nothing). */
+    attn_status (*alltoall)(void *ctx, const float *send, const size_t *scounts,
+                            const size_t *sdispls, float *recv, const size_t *rcounts,
+                            const size_t *rdispls, attn_error *err);
     void *ctx;
 } attn_ranks;
 /* Training steps on p run over the ranks r (borrowed; NULL: this process alone). */

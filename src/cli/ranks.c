@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -158,37 +159,86 @@ static double now_s(void) {
 /* What the exchanges of this run cost (rank 0 reports it at the end: cli_train_end). */
 static struct {
     double start_s, in_exchange_s;
-    unsigned long long exchanges, bytes; /* bytes: each exchange's whole buffer */
+    unsigned long long calls, bytes_in; /* collectives, and the bytes this rank received */
 } g_cost;
 
-/* attn_ranks.allgather: the blocks are multiples of 64 bytes (ranked_step.c's slots), so they
- * travel as 64-byte units and int counts reach 128 GiB. Waits without spinning a core. */
-static attn_status mpi_allgather(void *ctx, void *buf, const size_t *counts, const size_t *displs,
-                                 attn_error *err) {
+/* MPI counts are ints: n[q] = counts[q], at[q] = displs[q] in `what`s, or an error. */
+static attn_status int_counts(const size_t *counts, const size_t *displs, int *n, int *at,
+                              attn_error *err) {
+    for (int q = 0; q < g_size; q++) {
+        if (counts[q] > INT_MAX || displs[q] > INT_MAX)
+            return attn_errorf(err, ATTN_ERR_ARG,
+                               "gradient exchange: a block of %zu units at %zu is beyond MPI's "
+                               "int counts (rank %d)",
+                               counts[q], displs[q], g_rank);
+        n[q] = (int)counts[q], at[q] = (int)displs[q];
+    }
+    return ATTN_OK;
+}
+
+/* Waits for req without spinning a core (a rank waiting for a slower one sleeps). */
+static attn_status wait_for(MPI_Request *req, int rc, double t0, attn_error *err) {
+    for (int done = 0; rc == MPI_SUCCESS && !done;) {
+        rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (!done) nanosleep(&(struct timespec){0, 20 * 1000}, NULL);
+    }
+    g_cost.in_exchange_s += now_s() - t0;
+    g_cost.calls++;
+    if (rc != MPI_SUCCESS)
+        return attn_errorf(err, ATTN_ERR_IO, "gradient exchange: MPI error %d (rank %d)", rc,
+                           g_rank);
+    return ATTN_OK;
+}
+
+/* attn_ranks.allgather, in units of `unit` bytes. */
+static attn_status mpi_allgather(void *ctx, void *buf, size_t unit, const size_t *counts,
+                                 const size_t *displs, attn_error *err) {
     (void)ctx;
     const double t0 = now_s();
     int *n = malloc(2 * (size_t)g_size * sizeof *n);
     if (!n) return attn_errorf(err, ATTN_ERR_NOMEM, "gradient exchange: out of memory");
     int *at = n + g_size;
-    for (int q = 0; q < g_size; q++) n[q] = (int)(counts[q] / 64), at[q] = (int)(displs[q] / 64);
-    MPI_Datatype unit;
-    MPI_Type_contiguous(64, MPI_BYTE, &unit);
-    MPI_Type_commit(&unit);
-    MPI_Request req;
-    int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, unit, buf, n, at, unit, MPI_COMM_WORLD, &req);
-    for (int done = 0; rc == MPI_SUCCESS && !done;) {
-        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done) nanosleep(&(struct timespec){0, 20 * 1000}, NULL);
+    attn_status st = int_counts(counts, displs, n, at, err);
+    if (st == ATTN_OK && unit > INT_MAX)
+        st = attn_errorf(err, ATTN_ERR_ARG, "gradient exchange: a unit of %zu bytes", unit);
+    if (st != ATTN_OK) {
+        free(n);
+        return st;
     }
-    MPI_Type_free(&unit);
+    MPI_Datatype type;
+    MPI_Type_contiguous((int)unit, MPI_BYTE, &type);
+    MPI_Type_commit(&type);
+    MPI_Request req;
+    int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, type, buf, n, at, type, MPI_COMM_WORLD, &req);
+    st = wait_for(&req, rc, t0, err);
+    MPI_Type_free(&type);
+    for (int q = 0; q < g_size; q++)
+        if (q != g_rank) g_cost.bytes_in += counts[q] * unit;
     free(n);
-    g_cost.in_exchange_s += now_s() - t0;
-    g_cost.exchanges++;
-    for (int q = 0; q < g_size; q++) g_cost.bytes += counts[q];
-    if (rc != MPI_SUCCESS)
-        return attn_errorf(err, ATTN_ERR_IO, "gradient exchange: MPI error %d (rank %d)", rc,
-                           g_rank);
-    return ATTN_OK;
+    return st;
+}
+
+/* attn_ranks.alltoall, in floats. */
+static attn_status mpi_alltoall(void *ctx, const float *send, const size_t *scounts,
+                                const size_t *sdispls, float *recv, const size_t *rcounts,
+                                const size_t *rdispls, attn_error *err) {
+    (void)ctx;
+    const double t0 = now_s();
+    int *n = malloc(4 * (size_t)g_size * sizeof *n);
+    if (!n) return attn_errorf(err, ATTN_ERR_NOMEM, "gradient exchange: out of memory");
+    int *sat = n + g_size, *rn = sat + g_size, *rat = rn + g_size;
+    attn_status st = int_counts(scounts, sdispls, n, sat, err);
+    if (st == ATTN_OK) st = int_counts(rcounts, rdispls, rn, rat, err);
+    if (st == ATTN_OK) {
+        MPI_Request req;
+        int rc =
+            MPI_Ialltoallv(send, n, sat, MPI_FLOAT, recv, rn, rat, MPI_FLOAT, MPI_COMM_WORLD, &req);
+        st = wait_for(&req, rc, t0, err);
+        for (int q = 0; q < g_size; q++)
+            if (q != g_rank) g_cost.bytes_in += rcounts[q] * sizeof(float);
+    }
+    free(n);
+    return st;
 }
 
 static attn_ranks g_ranks;
@@ -211,7 +261,7 @@ int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool) {
     if (rc >= 0 || !g_on || g_size < 2) return rc;
     attn_error err = {0};
     if (!*pool && attn_pool_create(1, pool, &err) != ATTN_OK) return cli_fail(cmd, &err);
-    g_ranks = (attn_ranks){g_rank, g_size, mpi_allgather, NULL};
+    g_ranks = (attn_ranks){g_rank, g_size, mpi_allgather, mpi_alltoall, NULL};
     g_cost.start_s = now_s();
     attn_pool_set_ranks(*pool, &g_ranks);
     /* rank 0 reports: every rank meets the same errors, and a micro-batch's error reaches it */
@@ -220,16 +270,18 @@ int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool) {
     return -1;
 }
 
-/* "attn train: 2 ranks, 40 gradient exchanges of 176.4 MB, 3.1 s in them (moving and waiting
- * for the other ranks), 12 % of the run's 25.8 s" on rank 0's stderr. */
+/* "attn train: 2 ranks, 96 exchanges (gradient pieces, parameters), 1.4 GB received by rank 0,
+ * 3.1 s in them (moving and waiting for the other ranks), 12 % of the run's 25.8 s" on rank 0's
+ * stderr. */
 static void report_exchanges(void) {
-    if (!g_cost.exchanges || g_rank != 0) return;
+    if (!g_cost.calls || g_rank != 0) return;
     const double run_s = now_s() - g_cost.start_s;
     fprintf(stderr,
-            "attn train: %d ranks, %llu gradient exchanges of %.1f MB, %.2f s in them (moving "
-            "and waiting for the other ranks), %.0f %% of the run's %.1f s\n",
-            g_size, g_cost.exchanges, (double)g_cost.bytes / (double)g_cost.exchanges / 1e6,
-            g_cost.in_exchange_s, run_s > 0 ? 100 * g_cost.in_exchange_s / run_s : 0, run_s);
+            "attn train: %d ranks, %llu exchanges (gradient pieces, parameters), %.1f MB received "
+            "by rank 0, %.2f s in them (moving and waiting for the other ranks), %.0f %% of the "
+            "run's %.1f s\n",
+            g_size, g_cost.calls, (double)g_cost.bytes_in / 1e6, g_cost.in_exchange_s,
+            run_s > 0 ? 100 * g_cost.in_exchange_s / run_s : 0, run_s);
 }
 
 int cli_train_end(int rc) {

@@ -197,6 +197,7 @@ typedef struct adam_ctx {
     attn_adam_scalars s;
     float *params;
     const float *grads;
+    size_t a, n; /* the range [a, a + n) to update */
     int n_pieces;
 } adam_ctx;
 
@@ -204,13 +205,26 @@ static void adam_task(void *vc, int task, int worker) {
     (void)worker;
     const adam_ctx *c = vc;
     size_t lo, hi;
-    attn_piece_range(task, c->n_pieces, c->opt->n, &lo, &hi);
+    attn_piece_range(task, c->n_pieces, c->n, &lo, &hi);
+    lo += c->a, hi += c->a;
     attn_adam_update(c->params + lo, c->opt->m + lo, c->opt->v + lo, c->grads + lo, hi - lo, &c->s);
 }
 
-void attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool) {
-    const adam_ctx c = {opt, attn_adam_next(opt), params, grads, attn_pool_threads(pool)};
+attn_status attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool,
+                                attn_error *err) {
+    const attn_ranks *rk = attn_pool_ranks(pool);
+    size_t a = 0, b = opt->n;
+    if (rk) attn_rank_range(rk->rank, rk->size, opt->n, &a, &b);
+    const adam_ctx c = {opt, attn_adam_next(opt), params, grads, a, b - a, attn_pool_threads(pool)};
     attn_pool_run(pool, c.n_pieces, adam_task, (void *)&c);
+    return rk ? attn_ranks_share_range(rk, params, opt->n, err) : ATTN_OK;
+}
+
+attn_status attn_adam_share_pool(attn_adam *opt, attn_pool *pool, attn_error *err) {
+    const attn_ranks *rk = attn_pool_ranks(pool);
+    if (!rk) return ATTN_OK;
+    attn_status st = attn_ranks_share_range(rk, opt->m, opt->n, err);
+    return st == ATTN_OK ? attn_ranks_share_range(rk, opt->v, opt->n, err) : st;
 }
 
 /* ---- evaluation ---------------------------------------------------------------------------- */

@@ -129,7 +129,8 @@ typedef struct s2s_threads {
 
 /* One epoch over the shuffled pairs; fills loss and tokens. Each step: the batch's micro-batches
  * on the pool, their gradients summed in order (attn_s2s_forward_backward), the NaN/Inf check,
- * Adam by parameter ranges on the pool: the same bytes for every pool. */
+ * Adam by parameter ranges on the pool: the same bytes for every pool (and, over ranks, Adam's
+ * moments whole on every rank at the end). */
 static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *order,
                              const attn_s2s_train_config *cfg, attn_adam *opt,
                              attn_s2s_batch_buf *b, s2s_threads *th, double *loss, long *tokens,
@@ -148,13 +149,14 @@ static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *or
                                                    b->logits, b->d_logits, &l, &finite, err);
         if (st == ATTN_OK) st = check_finite(m, l, finite, opt->step + 1, err);
         if (st != ATTN_OK) return st;
-        attn_adam_step_pool(opt, attn_seq2seq_params(m), attn_seq2seq_grads(m), th->pool);
+        st = attn_adam_step_pool(opt, attn_seq2seq_params(m), attn_seq2seq_grads(m), th->pool, err);
+        if (st != ATTN_OK) return st;
         sum += l;
         batches++;
         *tokens += b->rows;
     }
     *loss = batches ? sum / batches : NAN;
-    return ATTN_OK;
+    return attn_adam_share_pool(opt, th->pool, err); /* the whole state for checkpoints */
 }
 
 /* ---- the loop, its state and resuming -------------------------------------------------- */

@@ -265,7 +265,8 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
         if (!finite) return non_finite(t, i, true, l, err);
         t->adam->cfg.lr = lr_at(&t->cfg, t->adam->step);
         /* Adam by parameter ranges on the pool (parallel.c) */
-        attn_adam_step_pool(t->adam, attn_model_params(m), attn_model_grads(m), t->pool);
+        st = attn_adam_step_pool(t->adam, attn_model_params(m), attn_model_grads(m), t->pool, err);
+        if (st != ATTN_OK) return st;
         loss_sum += l * batch.B;
         correct += count_correct(t->logits, labels, batch.B);
         if (cb && cb->on_step && ((i + 1) % 16 == 0 || i + 1 == tb->n_batches))
@@ -273,7 +274,7 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
     }
     *loss = loss_sum / tb->n;
     *acc = (double)correct / tb->n;
-    return ATTN_OK;
+    return attn_adam_share_pool(t->adam, t->pool, err); /* over ranks: the whole state */
 }
 
 attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err) {

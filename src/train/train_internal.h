@@ -60,8 +60,13 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
                                         const attn_batch *b, const float *labels, float *logits,
                                         float *d_logits, bool *finite, attn_error *err);
 /* attn_adam_step with the parameters cut into ranges over pool's threads (elementwise: the same
- * floats for every pool). */
-void attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool);
+ * floats for every pool). Under ranks (attn_pool_ranks) on this rank's range of grads only (see
+ * attn_ranked_step_run), then every rank's range of params to every rank. */
+attn_status attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool,
+                                attn_error *err);
+/* Under ranks, Adam's moments of every rank's range to every rank (attn_adam_step_pool leaves
+ * each rank's own range current only), before the state is read; otherwise nothing. */
+attn_status attn_adam_share_pool(attn_adam *opt, attn_pool *pool, attn_error *err);
 /* adam.c: counts a step and returns its scalars (attn_adam_step = this + attn_adam_update). */
 attn_adam_scalars attn_adam_next(attn_adam *opt);
 /* [lo, hi) of piece `task` of n_tasks over n elements: equal pieces, boundaries on multiples of
@@ -98,12 +103,18 @@ typedef struct attn_ranked_step {
     void (*load)(void *ctx, int k, const void *src); /* and back, on every rank */
     float *sum;                                      /* [n_params] the model's gradients */
 } attn_ranked_step;
-/* Rank rk->rank's share of the K micro-batches on pool, every micro-batch's error, results and
- * gradient to every rank (rk->allgather), then the first error in micro-batch order, or every
- * result loaded and the gradients summed in micro-batch order into s->sum (*finite as
- * attn_grads_sum_pool's): the bytes of the same step on one process. */
+/* Rank rk->rank's share of the K micro-batches on pool; each micro-batch's error and results to
+ * every rank, its gradient's piece of each rank's parameter range to that rank (rk->alltoall);
+ * then the first error in micro-batch order, or every result loaded and this rank's range of
+ * s->sum the gradients' sum in micro-batch order (*finite for the whole sum, which every rank
+ * then holds whole if it is not finite): the bytes of the same step on one process. */
 attn_status attn_ranked_step_run(attn_pool *pool, const attn_ranks *rk, const attn_ranked_step *s,
                                  bool *finite, attn_error *err);
+/* The parameters [*a, *b) of n that rank of size owns: n split in order, starts at multiples of
+ * 16 floats (64 bytes). */
+void attn_rank_range(int rank, int size, size_t n, size_t *a, size_t *b);
+/* Every rank's range of x[n] (attn_rank_range) to every rank. */
+attn_status attn_ranks_share_range(const attn_ranks *rk, float *x, size_t n, attn_error *err);
 
 /* ---- seq2seq_train.c: a batch of pairs, packed ------------------------------------------- */
 

@@ -5,7 +5,8 @@
 # seq2seq-transformer (the log's wall-time fields -- sentences_per_s, tokens_per_s, elapsed_s,
 # eta_s -- taken out first: they differ between two plain runs too; and "epochs", the planned
 # length, which a 1-epoch run extended to 2 writes as 1 in its first line); a run resumed on -np 3 from an -np 2 checkpoint too. Small models and data
-# (batches of 48: three micro-batches, so -np 2 splits them unevenly and -np 3 one each).
+# (batches of 48: three micro-batches, so -np 2 splits them unevenly, -np 3 one each, and -np 4
+# leaves a rank without one).
 set -u
 attn=$1
 work=$(mktemp -d)
@@ -48,6 +49,10 @@ for fam in ${FAMS:-cls s2s}; do
       same "$fam-plain" "$fam-np$np-t$th" "${files[@]}"
     done
   done
+  # -np 4: more ranks than a step's three micro-batches, so rank 0 computes none and still owns
+  # a quarter of the parameters (sums and updates them)
+  run "$fam-np4-t1" "${mpi[@]}" -np 4 -- "${args[@]}" --epochs 2 --threads 1
+  same "$fam-plain" "$fam-np4-t1" "${files[@]}"
   # resume: 1 epoch on -np 2, then on to 2 epochs on -np 3 = the 2-epoch run
   run "$fam-resume" "${mpi[@]}" -np 2 -- "${args[@]}" --epochs 1 --threads 1
   run "$fam-resume" "${mpi[@]}" -np 3 -- train --resume ck.json --epochs 2 --out w.json \
