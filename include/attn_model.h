@@ -106,6 +106,19 @@ typedef struct attn_batch {
 attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
                               attn_error *err);
 void attn_model_free(attn_model *m);
+/* Where a loader's new model (either family: attn_seq2seq_create_from too) takes its parameters
+ * from: params NULL: zeros of its own, no initialisation drawn (the loader fills them); else
+ * params[n_params] are the caller's -- e.g. a mapped file -- kept for the model's life, written
+ * by training like any model's, and handed back with release(owner) (NULL: never) when the
+ * model is freed; if creating it fails they stay the caller's. Replicas borrow them as they
+ * borrow any model's. */
+typedef struct attn_param_source {
+    float *params;
+    void (*release)(void *owner);
+    void *owner;
+} attn_param_source;
+attn_status attn_model_create_from(const attn_model_config *cfg, const attn_param_source *src,
+                                   attn_model **out, attn_error *err);
 const attn_model_config *attn_model_config_of(const attn_model *m);
 
 /* logits: [B], one logit per sentence (probability = sigmoid(logit)). Keeps the activations

@@ -184,6 +184,9 @@ typedef struct attn_seq2seq attn_seq2seq; /* opaque; src/models/seq2seq_internal
  * learned positions, nn.Linear's uniform for the rest). */
 attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,
                                 attn_error *err);
+/* A model whose parameters come from src (attn_param_source, attn_model.h): for loaders. */
+attn_status attn_seq2seq_create_from(const attn_seq2seq_config *cfg, const attn_param_source *src,
+                                     attn_seq2seq **out, attn_error *err);
 void attn_seq2seq_free(attn_seq2seq *m); /* NULL ok */
 const attn_seq2seq_config *attn_seq2seq_config_of(const attn_seq2seq *m);
 size_t attn_seq2seq_n_params(const attn_seq2seq *m);

@@ -248,9 +248,13 @@ typedef struct attn_io_st_file {
  * JSON, dtypes, offsets in order without gap or overlap, sizes = shapes, the data's end = the
  * file's, the data within ATTN_MAX_PARAMS. All problems at once, each naming its tensor. */
 attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *err);
-/* Every tensor of v from the file, by name, with v's shape; no other tensor in the file; the
- * values copied into v->params only when all match (each finite). */
-attn_status attn_io_st_fill(const attn_io_st_file *f, const attn_io_model_view *v, attn_error *err);
+/* Every tensor of v from the file, by name, with v's shape; no other tensor in the file; each
+ * value finite. When all match: if src is not NULL and the file holds v's flat buffer exactly
+ * (its table in order, 64-byte-aligned, little-endian), *src gets the mapped values and the
+ * mapping (f keeps neither: create the model from *src, or release it); otherwise the values
+ * are copied into v->params and src->params stays NULL. */
+attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, attn_param_source *src,
+                            attn_error *err);
 void attn_io_st_close(attn_io_st_file *f); /* unmaps; a zeroed f is fine */
 
 void attn_io_model_view_free(attn_io_model_view *v); /* a zeroed v is fine */

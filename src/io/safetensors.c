@@ -10,9 +10,14 @@
  * a value is looked at: header length bounded, the header through the strict JSON parser,
  * every tensor's offsets inside the data, in order, without gap or overlap, its byte size
  * 4 x product(shape), and the last tensor ending at the end of the file. The values are then
- * copied by name into the model's parameters (one flat buffer; the mapping is released after).
- * The writer pads the header with spaces so that the data starts at a multiple of 8 bytes, as
- * the reference implementation does, and writes the tensors in the model's table order. */
+ * copied by name into the model's parameters (one flat buffer), or used where they lie:
+ * The values are used in place, the mapping becoming the model's parameters (private pages:
+ * training writes copies, never the file), when the file holds exactly the model's table in
+ * its order from a 64-byte-aligned start on a little-endian machine -- what attn writes;
+ * otherwise (PyTorch's safetensors writes its tensors in another order, from a multiple of 8)
+ * they are copied by name into the model's own buffer and the mapping is released.
+ * The writer pads the header with spaces so that the data starts at a multiple of 64 bytes (the
+ * format asks for a multiple of 8) and writes the tensors in the model's table order. */
 #include "io_internal.h"
 
 #include <cjson/cJSON.h>
@@ -94,7 +99,9 @@ attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *pa
     if (st != ATTN_OK) return st;
     size_t data = 0;
     for (size_t i = 0; i < v->count; i++) data += 4 * v->tensors[i].numel;
-    const size_t padded = (hlen + 7) / 8 * 8; /* 8 + padded: a multiple of 8 */
+    /* 8 + padded: a multiple of 64, so that a reader mapping the file (a page-aligned address)
+     * finds the values cache-line aligned and can use them in place (attn_io_st_fill) */
+    const size_t padded = (hlen + 8 + 63) / 64 * 64 - 8;
     const size_t total = 8 + padded + data;
     unsigned char *buf = malloc(total);
     if (!buf) {
@@ -325,7 +332,9 @@ static attn_status map_file(const char *path, attn_io_st_file *f, attn_error *er
                          path, (long long)sb.st_size);
     if (st == ATTN_OK) {
         f->size = (size_t)sb.st_size;
-        f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        /* private and writable: a model using the values in place may train them (copy on
+         * write); the file is never written */
+        f->map = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         if (f->map == MAP_FAILED) {
             f->map = NULL;
             st = attn_errorf(err, ATTN_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
@@ -413,18 +422,16 @@ static void copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, fl
         }
 }
 
-attn_status attn_io_st_fill(const attn_io_st_file *f, const attn_io_model_view *v,
-                            attn_error *err) {
-    attn_io_problems p = {err, f->path, 0, ATTN_OK};
-    long *file_of = malloc((v->count ? v->count : 1) * sizeof *file_of);
-    if (!file_of) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", f->path);
+/* file_of[i]: the file's tensor for v's tensor i, every name and shape checked into p. */
+static void match_tensors(const attn_io_st_file *f, const attn_io_model_view *v, long *file_of,
+                          attn_io_problems *p) {
     for (size_t i = 0; i < v->count; i++) file_of[i] = -1;
     for (size_t k = 0; k < f->count; k++) {
         const attn_io_st_tensor *t = &f->tensors[k];
         size_t i = 0;
         while (i < v->count && strcmp(v->tensors[i].name, t->name) != 0) i++;
         if (i == v->count) {
-            attn_io_problem(&p, ATTN_ERR_SHAPE,
+            attn_io_problem(p, ATTN_ERR_SHAPE,
                             "unexpected tensor \"%s\" (the config has no such parameter)", t->name);
             continue;
         }
@@ -435,15 +442,74 @@ attn_status attn_io_st_fill(const attn_io_st_file *f, const attn_io_model_view *
             for (int d = 0; d < v->tensors[i].ndim; d++) w[d] = v->tensors[i].shape[d];
             shape_text(got, sizeof got, t->ndim, t->shape);
             shape_text(want, sizeof want, v->tensors[i].ndim, w);
-            attn_io_problem(&p, ATTN_ERR_SHAPE, "tensor \"%s\": shape %s, the config needs %s",
+            attn_io_problem(p, ATTN_ERR_SHAPE, "tensor \"%s\": shape %s, the config needs %s",
                             t->name, got, want);
         }
     }
     for (size_t i = 0; i < v->count; i++)
         if (file_of[i] < 0)
-            attn_io_problem(&p, ATTN_ERR_SHAPE, "missing tensor \"%s\"", v->tensors[i].name);
-    for (size_t i = 0; i < v->count && p.n == 0; i++)
-        copy_values(f, &f->tensors[file_of[i]], v->params + v->tensors[i].offset, &p);
+            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"", v->tensors[i].name);
+}
+
+/* Whether the matched file holds v's flat buffer as it is: its table in order at v's offsets,
+ * from a 64-byte-aligned start, little-endian. */
+static bool in_place(const attn_io_st_file *f, const attn_io_model_view *v, const long *file_of) {
+    if (!little_endian() || (uintptr_t)f->data % 64 != 0) return false;
+    for (size_t i = 0; i < v->count; i++)
+        if (file_of[i] != (long)i || f->tensors[i].begin != 4 * v->tensors[i].offset) return false;
+    return true;
+}
+
+/* The first non-finite value of tensor t in the file, into p. */
+static void check_finite_values(const attn_io_st_file *f, const attn_io_st_tensor *t,
+                                attn_io_problems *p) {
+    const float *x = (const float *)(const void *)(f->data + t->begin);
+    for (size_t j = 0; j < t->numel; j++)
+        if (!isfinite(x[j])) {
+            attn_io_problem(p, ATTN_ERR_VALUE, "tensor \"%s\": element %zu is %s, not finite",
+                            t->name, j, isnan(x[j]) ? "NaN" : "Inf");
+            return;
+        }
+}
+
+typedef struct st_mapping {
+    void *map;
+    size_t size;
+} st_mapping;
+
+static void release_mapping(void *owner) {
+    st_mapping *m = owner;
+    munmap(m->map, m->size);
+    free(m);
+}
+
+/* The mapping from f to *src: the model created from it owns it; f no longer does. */
+static attn_status hand_over(attn_io_st_file *f, attn_param_source *src, attn_error *err) {
+    st_mapping *m = malloc(sizeof *m);
+    if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", f->path);
+    *m = (st_mapping){f->map, f->size};
+    *src = (attn_param_source){(float *)(void *)(uintptr_t)f->data, release_mapping, m};
+    f->map = NULL; /* attn_io_st_close leaves it */
+    return ATTN_OK;
+}
+
+attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, attn_param_source *src,
+                            attn_error *err) {
+    attn_io_problems p = {err, f->path, 0, ATTN_OK};
+    if (src) *src = (attn_param_source){0};
+    long *file_of = malloc((v->count ? v->count : 1) * sizeof *file_of);
+    if (!file_of) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", f->path);
+    match_tensors(f, v, file_of, &p);
+    const bool use_in_place = p.n == 0 && src && in_place(f, v, file_of);
+    for (size_t i = 0; i < v->count && p.n == 0; i++) {
+        const attn_io_st_tensor *t = &f->tensors[file_of[i]];
+        if (use_in_place)
+            check_finite_values(f, t, &p);
+        else
+            copy_values(f, t, v->params + v->tensors[i].offset, &p);
+    }
     free(file_of);
-    return attn_io_problems_finish(&p);
+    attn_status st = attn_io_problems_finish(&p);
+    if (st == ATTN_OK && use_in_place) st = hand_over(f, src, err);
+    return st;
 }

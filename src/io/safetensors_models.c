@@ -186,8 +186,33 @@ static void check_params(const attn_io_st_file *f, size_t need, attn_io_problems
                         need, f->data_len / 4);
 }
 
-/* The classifier of the open file f into *out, its vocabulary into *vocab (NULL: dropped). */
-static attn_status load_model(const attn_io_st_file *f, attn_model **out, attn_vocab **vocab,
+/* The values in place (attn_io_st_fill gave src): the zero-filled model *m replaced by one on
+ * the mapping, which it then owns. */
+static attn_status adopt_model(const char *path, const attn_model_config *cfg,
+                               const attn_param_source *src, attn_model **m, attn_error *err) {
+    attn_model_free(*m);
+    *m = NULL;
+    attn_error cerr;
+    attn_status st = attn_model_create_from(cfg, src, m, &cerr);
+    if (st == ATTN_OK) return ATTN_OK;
+    src->release(src->owner);
+    return attn_errorf(err, st, "%s: %s", path, cerr.msg);
+}
+
+static attn_status adopt_s2s(const char *path, const attn_seq2seq_config *cfg,
+                             const attn_param_source *src, attn_seq2seq **m, attn_error *err) {
+    attn_seq2seq_free(*m);
+    *m = NULL;
+    attn_error cerr;
+    attn_status st = attn_seq2seq_create_from(cfg, src, m, &cerr);
+    if (st == ATTN_OK) return ATTN_OK;
+    src->release(src->owner);
+    return attn_errorf(err, st, "%s: %s", path, cerr.msg);
+}
+
+/* The classifier of the open file f into *out, its vocabulary into *vocab (NULL: dropped);
+ * its parameters the file's mapped values where they can be used in place. */
+static attn_status load_model(attn_io_st_file *f, attn_model **out, attn_vocab **vocab,
                               attn_error *err) {
     attn_io_problems p = {err, f->path, 0, ATTN_OK};
     check_format(f, ATTN_IO_WEIGHTS_FORMAT, &p);
@@ -201,13 +226,16 @@ static attn_status load_model(const attn_io_st_file *f, attn_model **out, attn_v
     attn_model *m = NULL;
     attn_vocab *v = NULL;
     attn_error cerr;
-    if (st == ATTN_OK && (st = attn_model_create(&cfg, 0, &m, &cerr)) != ATTN_OK)
+    const attn_param_source zeros = {0}; /* no initialisation drawn: the file's values follow */
+    if (st == ATTN_OK && (st = attn_model_create_from(&cfg, &zeros, &m, &cerr)) != ATTN_OK)
         attn_errorf(err, st, "%s: %s", f->path, cerr.msg);
     attn_io_model_view view = {0};
+    attn_param_source mapped = {0};
     if (st == ATTN_OK) st = view_of_model(m, NULL, attn_model_params(m), false, &view, err);
-    if (st == ATTN_OK) st = attn_io_st_fill(f, &view, err);
-    if (st == ATTN_OK) st = attn_io_vocab_load(f->path, root, &cfg, &v, err);
+    if (st == ATTN_OK) st = attn_io_st_fill(f, &view, &mapped, err);
     attn_io_model_view_free(&view);
+    if (st == ATTN_OK && mapped.params) st = adopt_model(f->path, &cfg, &mapped, &m, err);
+    if (st == ATTN_OK) st = attn_io_vocab_load(f->path, root, &cfg, &v, err);
     cJSON_Delete(root);
     if (st != ATTN_OK) {
         attn_model_free(m);
@@ -279,12 +307,15 @@ attn_status attn_seq2seq_load_safetensors(const char *path, attn_seq2seq **out, 
     st = attn_io_problems_finish(&p);
     attn_seq2seq *m = NULL;
     attn_error cerr;
-    if (st == ATTN_OK && (st = attn_seq2seq_create(&cfg, 0, &m, &cerr)) != ATTN_OK)
+    const attn_param_source zeros = {0}; /* no initialisation drawn: the file's values follow */
+    if (st == ATTN_OK && (st = attn_seq2seq_create_from(&cfg, &zeros, &m, &cerr)) != ATTN_OK)
         attn_errorf(err, st, "%s: %s", path, cerr.msg);
     attn_io_model_view view = {0};
+    attn_param_source mapped = {0};
     if (st == ATTN_OK) st = view_of_s2s(m, false, &view, err);
-    if (st == ATTN_OK) st = attn_io_st_fill(&f, &view, err);
+    if (st == ATTN_OK) st = attn_io_st_fill(&f, &view, &mapped, err);
     attn_io_model_view_free(&view);
+    if (st == ATTN_OK && mapped.params) st = adopt_s2s(path, &cfg, &mapped, &m, err);
     attn_io_st_close(&f);
     if (st != ATTN_OK) {
         attn_seq2seq_free(m);

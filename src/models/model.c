@@ -128,8 +128,8 @@ size_t attn_model_config_n_params(const attn_model_config *cfg) {
     return attn_param_table_count(specs, vt->specs(cfg, specs));
 }
 
-attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
-                              attn_error *err) {
+static attn_status create(const attn_model_config *cfg, uint64_t seed, const attn_param_source *src,
+                          attn_model **out, attn_error *err) {
     *out = NULL;
     attn_status st = attn_model_config_validate(cfg, err);
     if (st != ATTN_OK) return st;
@@ -137,14 +137,26 @@ attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_
     if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a model");
     m->vt = vt_for(cfg->arch);
     m->cfg = *cfg;
-    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, err);
+    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, src, err);
     if (st == ATTN_OK) st = m->vt->setup(m, err);
     if (st != ATTN_OK) {
+        if (src && src->params) m->layout.params_borrowed = true; /* still the caller's */
         attn_model_free(m);
         return st;
     }
     *out = m;
     return ATTN_OK;
+}
+
+attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
+                              attn_error *err) {
+    return create(cfg, seed, NULL, out, err);
+}
+
+attn_status attn_model_create_from(const attn_model_config *cfg, const attn_param_source *src,
+                                   attn_model **out, attn_error *err) {
+    if (!src) return attn_errorf(err, ATTN_ERR_ARG, "attn_model_create_from: NULL source");
+    return create(cfg, 0, src, out, err);
 }
 
 attn_status attn_model_replica(attn_model *m, attn_model **out, attn_error *err) {

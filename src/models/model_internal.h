@@ -46,7 +46,9 @@ _Static_assert(ATTN_MAX_SPECS <= ATTN_PARAM_MAX_SPECS, "the shared layout holds 
     float *params; /* [n_params] */                                                                \
     float *grads;  /* [n_params], NULL until the first backward */                                 \
     size_t n_params;                                                                               \
-    bool params_borrowed; /* params are another model's (attn_model_replica): not freed */
+    bool params_borrowed;         /* params are another model's (attn_model_replica): not freed */ \
+    void (*release)(void *owner); /* not NULL: params are owner's (a mapped file): released */     \
+    void *owner;
 typedef struct attn_param_layout {
     ATTN_PARAM_LAYOUT_FIELDS
 } attn_param_layout;
@@ -224,12 +226,14 @@ const float *attn_transformer_probs(const attn_model *m, int layer, int *S);
 size_t attn_param_table_count(const attn_param_spec *specs, size_t n_specs);
 /* l->specs holds n_specs tensors: fills the rest of *l, allocates its params and initialises
  * them from seed (every tensor in state_dict order, element by element, from one stream, by
- * PyTorch's rules). */
+ * PyTorch's rules); with a source (not NULL), its params instead, or zeros when src->params is
+ * NULL (attn_param_source, attn_model.h). */
 attn_status attn_param_layout_create(attn_param_layout *l, size_t n_specs, uint64_t seed,
-                                     attn_error *err);
+                                     const attn_param_source *src, attn_error *err);
 /* A copy of *l whose params are l's (borrowed: attn_param_layout_free leaves them), no grads. */
 attn_param_layout attn_param_layout_borrow(const attn_param_layout *l);
-void attn_param_layout_free(attn_param_layout *l); /* params (unless borrowed) and grads */
+/* params (unless borrowed; released to their owner if they are its) and grads */
+void attn_param_layout_free(attn_param_layout *l);
 /* l->grads = n_params zeros, if l has no grads yet; *fresh says whether it had to allocate
  * them (the caller then points its gradient views at them). */
 attn_status attn_param_layout_grads(attn_param_layout *l, bool *fresh, attn_error *err);

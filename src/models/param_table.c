@@ -60,7 +60,7 @@ static void init_params(const attn_param_layout *l, uint64_t seed) {
 }
 
 attn_status attn_param_layout_create(attn_param_layout *l, size_t n_specs, uint64_t seed,
-                                     attn_error *err) {
+                                     const attn_param_source *src, attn_error *err) {
     l->n_specs = n_specs;
     l->offsets[0] = 0;
     for (size_t i = 0; i < n_specs; i++)
@@ -68,10 +68,19 @@ attn_status attn_param_layout_create(attn_param_layout *l, size_t n_specs, uint6
     l->n_params = l->offsets[n_specs];
     l->grads = NULL;
     l->params_borrowed = false;
-    l->params = malloc(l->n_params * sizeof(float));
+    l->release = NULL;
+    l->owner = NULL;
+    if (src && src->params) { /* the caller's, released to it with the model */
+        l->params = src->params;
+        l->release = src->release;
+        l->owner = src->owner;
+        return ATTN_OK;
+    }
+    /* zeros for a loader to fill: calloc's fresh pages cost nothing until written */
+    l->params = src ? calloc(l->n_params, sizeof(float)) : malloc(l->n_params * sizeof(float));
     if (!l->params)
         return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu parameters", l->n_params);
-    init_params(l, seed);
+    if (!src) init_params(l, seed);
     return ATTN_OK;
 }
 
@@ -79,11 +88,18 @@ attn_param_layout attn_param_layout_borrow(const attn_param_layout *l) {
     attn_param_layout copy = *l;
     copy.grads = NULL;
     copy.params_borrowed = true;
+    copy.release = NULL;
+    copy.owner = NULL;
     return copy;
 }
 
 void attn_param_layout_free(attn_param_layout *l) {
-    if (!l->params_borrowed) free(l->params);
+    if (l->params_borrowed)
+        ; /* another model's */
+    else if (l->release)
+        l->release(l->owner);
+    else
+        free(l->params);
     free(l->grads);
     l->params = l->grads = NULL;
 }

@@ -114,8 +114,8 @@ size_t attn_seq2seq_config_n_params(const attn_seq2seq_config *cfg) {
     return attn_param_table_count(specs, vt_for(cfg->arch)->specs(cfg, specs));
 }
 
-attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,
-                                attn_error *err) {
+static attn_status create(const attn_seq2seq_config *cfg, uint64_t seed,
+                          const attn_param_source *src, attn_seq2seq **out, attn_error *err) {
     if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_create: NULL out");
     *out = NULL;
     attn_status st = attn_seq2seq_config_validate(cfg, err);
@@ -124,14 +124,26 @@ attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, a
     if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a seq2seq model");
     m->vt = vt_for(cfg->arch);
     m->cfg = *cfg;
-    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, err);
+    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, src, err);
     if (st == ATTN_OK) st = m->vt->setup(m, err);
     if (st != ATTN_OK) {
+        if (src && src->params) m->layout.params_borrowed = true; /* still the caller's */
         attn_seq2seq_free(m);
         return st;
     }
     *out = m;
     return ATTN_OK;
+}
+
+attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,
+                                attn_error *err) {
+    return create(cfg, seed, NULL, out, err);
+}
+
+attn_status attn_seq2seq_create_from(const attn_seq2seq_config *cfg, const attn_param_source *src,
+                                     attn_seq2seq **out, attn_error *err) {
+    if (!src) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_create_from: NULL source");
+    return create(cfg, 0, src, out, err);
 }
 
 /* The causal-mask setting lives in the Transformer's impl (the experiment's switch). */

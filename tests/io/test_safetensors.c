@@ -2,10 +2,12 @@
  * bit-exact round trips of both families through every loader (recognised by content),
  * identical bytes when saved twice, and one test per strictness rule: each violation gives its
  * ATTN_ERR_* status and a message naming the file and the tensor at fault. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "attn_seq2seq.h"
 #include "test_util.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +301,62 @@ START_TEST(test_nan_value) {
 }
 END_TEST
 
+/* ---- values in place ---------------------------------------------------------------------- */
+
+/* Whether address x lies in a mapping of the file path (/proc/self/maps). */
+static bool mapped_from(const void *x, const char *path) {
+    char real[4096];
+    ck_assert_ptr_nonnull(realpath(path, real));
+    FILE *f = fopen("/proc/self/maps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[8192];
+    bool in = false;
+    while (!in && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char file[4096] = "";
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %4095s", &lo, &hi, file) < 2) continue;
+        in = (uintptr_t)x >= lo && (uintptr_t)x < hi && strcmp(file, real) == 0;
+    }
+    fclose(f);
+    return in;
+}
+
+/* attn's own file: the model's parameters are the mapped file's values (no copy), and writing
+ * them (as training does) leaves the file as it was; the same file with its header unpadded
+ * (the values no longer 64-byte aligned) loads the same values by copy. */
+START_TEST(test_values_in_place) {
+    saved s = save_lstm();
+    const char *path = tmp_file("lstm.safetensors");
+    size_t n0 = 0;
+    char *before = tu_read_file(path, &n0);
+    attn_model *m = NULL;
+    attn_error err;
+    ck_assert_msg(attn_weights_load_json(path, &m, &err) == ATTN_OK, "%s", err.msg);
+    float *p = attn_model_params(m);
+    const size_t n = attn_model_n_params(m);
+    ck_assert_uint_eq((uintptr_t)p % 64, 0);
+    ck_assert_msg(mapped_from(p, path), "the parameters are not the file's mapped values");
+    ck_assert(memcmp(p, attn_model_params(s.m), n * sizeof(float)) == 0);
+    for (size_t i = 0; i < n; i++) p[i] += 1.0f; /* private pages: the file keeps its bytes */
+    size_t n1 = 0;
+    char *after = tu_read_file(path, &n1);
+    ck_assert_uint_eq(n0, n1);
+    ck_assert(memcmp(before, after, n0) == 0);
+    attn_model_free(m);
+    free(before);
+    free(after);
+    /* unpadded: data at 8 + the header's length, a multiple of 4 only by chance */
+    size_t h = strlen(s.header);
+    while (h > 0 && s.header[h - 1] == ' ') s.header[--h] = '\0';
+    const char *copy = write_st("unpadded.st", s.header, s.data, s.data_len);
+    ck_assert_msg(attn_weights_load_json(copy, &m, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert(!mapped_from(attn_model_params(m), copy));
+    ck_assert(memcmp(attn_model_params(m), attn_model_params(s.m), n * sizeof(float)) == 0);
+    attn_model_free(m);
+    saved_free(&s);
+}
+END_TEST
+
 START_TEST(test_config_over_limit) {
     saved s = save_lstm();
     setenv("ATTN_MAX_PARAMS", "1000", 1);
@@ -331,6 +389,7 @@ static Suite *safetensors_suite(void) {
     tc = tcase_create("config");
     tcase_add_test(tc, test_wrong_shape);
     tcase_add_test(tc, test_missing_and_extra_tensor);
+    tcase_add_test(tc, test_values_in_place);
     tcase_add_test(tc, test_nan_value);
     tcase_add_test(tc, test_config_over_limit);
     suite_add_tcase(s, tc);
