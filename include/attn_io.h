@@ -188,13 +188,14 @@ typedef struct attn_json_writer {
     FILE *f;   /* NULL: into buf */
     char *buf; /* NUL-terminated, len bytes */
     size_t len, cap;
-    int depth;                      /* open objects and arrays */
-    char open[ATTN_JSON_MAX_DEPTH]; /* '{' or '[' */
-    bool first;                     /* no value yet in the innermost container */
-    bool keyed;                     /* a key was written; its value is due */
-    bool done;                      /* the top-level value is complete */
-    attn_status status;             /* ATTN_OK until the first failure */
-    char msg[128];                  /* what failed */
+    int depth;                              /* open objects and arrays */
+    char open[ATTN_JSON_MAX_DEPTH];         /* '{' or '[' */
+    const char *lines[ATTN_JSON_MAX_DEPTH]; /* an array of lines: its indent (else NULL) */
+    bool first;                             /* no value yet in the innermost container */
+    bool keyed;                             /* a key was written; its value is due */
+    bool done;                              /* the top-level value is complete */
+    attn_status status;                     /* ATTN_OK until the first failure */
+    char msg[128];                          /* what failed */
 } attn_json_writer;
 /* f: write to it (the writer does not close it); NULL: into the writer's buffer. */
 void attn_json_writer_init(attn_json_writer *w, FILE *f);
@@ -219,12 +220,19 @@ void attn_json_field_uint(attn_json_writer *w, const char *key, unsigned long lo
 void attn_json_field_double(attn_json_writer *w, const char *key, double x);
 void attn_json_field_fixed(attn_json_writer *w, const char *key, double x, int decimals);
 void attn_json_field_bool(attn_json_writer *w, const char *key, bool b);
+/* An array laid out one element a line, each after indent (not copied: it must live until the
+ * array's end): "[\n" indent e0 ",\n" indent e1 "\n]", and "[\n]" when empty -- the layout of
+ * `attn vocab --json`. The elements themselves are written as anywhere else. */
+void attn_json_begin_array_lines(attn_json_writer *w, const char *indent);
 /* attn_json_key, then attn_json_begin_array or _begin_object. */
 void attn_json_begin_array_field(attn_json_writer *w, const char *key);
 void attn_json_begin_object_field(attn_json_writer *w, const char *key);
 /* text[0..n): one complete JSON value written elsewhere (an explanation from
  * attn_explanation_to_json), copied as is. */
 void attn_json_raw(attn_json_writer *w, const char *text, size_t n);
+/* k as the object attn_kernels_info_write_json writes ({"mode", "openblas", "blas_core",
+ * "blas_threads", "cpu_path"}, src/io/kernels_json.c), the same bytes. */
+void attn_json_kernels(attn_json_writer *w, const attn_kernels_info *k);
 /* A failure of the caller's own while it writes (an allocation): the writer ignores later calls
  * and _take reports s and why. */
 void attn_json_writer_fail(attn_json_writer *w, attn_status s, const char *why);

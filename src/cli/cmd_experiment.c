@@ -35,52 +35,47 @@ typedef struct exp_args {
     const char *plot, *out, *weights_dir;
 } exp_args;
 
-static void json_number(FILE *f, double v) {
+static void json_number(attn_json_writer *w, double v) {
     if (isfinite(v))
-        fprintf(f, "%.17g", v);
+        attn_json_digits(w, v, 17);
     else
-        fputs("null", f);
+        attn_json_null(w);
 }
 
 static void write_json(FILE *f, const attn_experiment *e, const attn_experiment_result *r,
                        bool quick) {
-    fputs("{\"experiment\": ", f);
-    attn_json_write_string(f, e->name);
-    fputs(", \"claim\": ", f);
-    attn_json_write_string(f, e->claim);
-    fputs(", \"section\": ", f);
-    attn_json_write_string(f, e->section);
-    fputs(", \"source\": ", f);
-    attn_json_write_string(f, e->source);
-    fputs(", \"rule\": ", f);
-    attn_json_write_string(f, e->rule);
-    fputs(", \"verdict\": ", f);
-    attn_json_write_string(f, attn_verdict_name(r->verdict));
-    fputs(", \"why\": ", f);
-    attn_json_write_string(f, r->why);
-    fprintf(f, ", \"seconds\": %.3f, \"quick\": %s, \"kernels\": ", r->seconds,
-            quick ? "true" : "false");
+    attn_json_writer w;
+    attn_json_writer_init(&w, f);
+    attn_json_begin_object(&w);
+    attn_json_field_string(&w, "experiment", e->name);
+    attn_json_field_string(&w, "claim", e->claim);
+    attn_json_field_string(&w, "section", e->section);
+    attn_json_field_string(&w, "source", e->source);
+    attn_json_field_string(&w, "rule", e->rule);
+    attn_json_field_string(&w, "verdict", attn_verdict_name(r->verdict));
+    attn_json_field_string(&w, "why", r->why);
+    attn_json_field_fixed(&w, "seconds", r->seconds, 3);
+    attn_json_field_bool(&w, "quick", quick);
     attn_kernels_info kernels;
     attn_kernels_info_get(&kernels);
-    attn_kernels_info_write_json(f, &kernels);
-    fputs(", \"measurements\": {", f);
+    attn_json_key(&w, "kernels");
+    attn_json_kernels(&w, &kernels);
+    attn_json_begin_object_field(&w, "measurements");
     for (int i = 0; i < r->n_measures; i++) {
         const attn_measure *m = &r->measures[i];
-        fputs(i ? ", " : "", f);
-        attn_json_write_string(f, m->name);
-        fputs(": ", f);
+        attn_json_key(&w, m->name);
         if (m->n == 1) {
-            json_number(f, m->values[0]);
+            json_number(&w, m->values[0]);
             continue;
         }
-        fputc('[', f);
-        for (int j = 0; j < m->n; j++) {
-            fputs(j ? ", " : "", f);
-            json_number(f, m->values[j]);
-        }
-        fputc(']', f);
+        attn_json_begin_array(&w);
+        for (int j = 0; j < m->n; j++) json_number(&w, m->values[j]);
+        attn_json_end_array(&w);
     }
-    fputs("}}\n", f);
+    attn_json_end_object(&w);
+    attn_json_end_object(&w);
+    attn_json_writer_finish(&w, NULL); /* f's errors: its caller's (stdout at exit, fclose) */
+    fputc('\n', f);
 }
 
 static void write_text(FILE *f, const attn_experiment *e, const attn_experiment_result *r) {

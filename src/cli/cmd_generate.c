@@ -58,41 +58,41 @@ typedef struct gen_ctx {
     int samples; /* --samples N: N draws per source, seeds S..S+N-1 */
 } gen_ctx;
 
-/* compose models: the output judged by the grammar parser, after the output (text: one line;
- * json: the "judged" member, the object still open). */
-static void print_judgement(FILE *f, const gen_ctx *g, const int *src, const int *out, int n_out) {
+/* compose models: the output judged by the grammar parser, on a line after the output. */
+static void print_judgement(FILE *f, const int *src, const int *out, int n_out) {
+    attn_compose_verdict v;
+    attn_error err;
+    if (attn_compose_judge(src, out, n_out, &v, &err) == ATTN_OK)
+        fprintf(f, "  judged: grammatical, %s (asked %s), subject %s (asked %s)\n",
+                v.label ? "positive" : "negative",
+                src[0] == ATTN_TGT_POSITIVE ? "positive" : "negative", attn_vocab_word(v.subject),
+                attn_vocab_word(src[1]));
+    else
+        fprintf(f, "  judged: not grammatical (%s)\n", err.msg);
+}
+
+/* json: the judgement as the "judged" member of the object open in w. */
+static void json_judgement(attn_json_writer *w, const int *src, const int *out, int n_out) {
     attn_compose_verdict v;
     attn_error err;
     const bool ok = attn_compose_judge(src, out, n_out, &v, &err) == ATTN_OK;
-    const char *asked_pol = src[0] == ATTN_TGT_POSITIVE ? "positive" : "negative";
-    const char *asked_subj = attn_vocab_word(src[1]);
-    if (g->fmt == FORMAT_TEXT) {
-        if (ok)
-            fprintf(f, "  judged: grammatical, %s (asked %s), subject %s (asked %s)\n",
-                    v.label ? "positive" : "negative", asked_pol, attn_vocab_word(v.subject),
-                    asked_subj);
-        else
-            fprintf(f, "  judged: not grammatical (%s)\n", err.msg);
-        return;
+    attn_json_begin_object_field(w, "judged");
+    attn_json_field_bool(w, "grammatical", ok);
+    if (ok) {
+        attn_json_field_string(w, "polarity", v.label ? "positive" : "negative");
+        attn_json_field_string(w, "subject", attn_vocab_word(v.subject));
+        attn_json_field_bool(w, "polarity_as_asked", v.polarity_ok);
+        attn_json_field_bool(w, "subject_as_asked", v.subject_ok);
+    } else {
+        attn_json_field_string(w, "why", err.msg);
     }
-    fprintf(f, ", \"judged\": {\"grammatical\": %s", ok ? "true" : "false");
-    if (ok)
-        fprintf(f,
-                ", \"polarity\": \"%s\", \"subject\": \"%s\", \"polarity_as_asked\": %s, "
-                "\"subject_as_asked\": %s}",
-                v.label ? "positive" : "negative", attn_vocab_word(v.subject),
-                v.polarity_ok ? "true" : "false", v.subject_ok ? "true" : "false");
-    else {
-        fprintf(f, ", \"why\": ");
-        attn_json_write_string(f, err.msg);
-        fputc('}', f);
-    }
+    attn_json_end_object(w);
 }
 
-static void print_floats(FILE *f, const float *x, int n) {
-    fputc('[', f);
-    for (int j = 0; j < n; j++) fprintf(f, j ? ", %.9g" : "%.9g", (double)x[j]);
-    fputc(']', f);
+static void json_floats(attn_json_writer *w, const float *x, int n) {
+    attn_json_begin_array(w);
+    for (int j = 0; j < n; j++) attn_json_double(w, (double)x[j]);
+    attn_json_end_array(w);
 }
 
 /* p(token) = softmax(logits)[token], in double. */
@@ -128,9 +128,10 @@ static int target_ids(const char *target, int *ids, int max, FILE *msg) {
     return n;
 }
 
-/* seq2seq-attn: `, "alignment": [[..], ..]`, the attention over the source at each step. */
-static bool print_alignment(FILE *f, FILE *msg, attn_seq2seq *m, const int *src, int n_src,
-                            const int *tgt, int T) {
+/* seq2seq-attn: the "alignment" member, [[..], ..], the attention over the source at each
+ * step. */
+static bool json_alignment(attn_json_writer *w, FILE *msg, attn_seq2seq *m, const int *src,
+                           int n_src, const int *tgt, int T) {
     float *alpha = malloc((size_t)T * n_src * sizeof *alpha);
     attn_error err;
     if (!alpha || attn_seq2seq_alignment(m, src, n_src, tgt, T, alpha, &err) != ATTN_OK) {
@@ -138,13 +139,23 @@ static bool print_alignment(FILE *f, FILE *msg, attn_seq2seq *m, const int *src,
         free(alpha);
         return false;
     }
-    fprintf(f, ", \"alignment\": [");
-    for (int t = 0; t < T; t++) {
-        if (t) fprintf(f, ", ");
-        print_floats(f, alpha + (size_t)t * n_src, n_src);
-    }
-    fprintf(f, "]");
+    attn_json_begin_array_field(w, "alignment");
+    for (int t = 0; t < T; t++) json_floats(w, alpha + (size_t)t * n_src, n_src);
+    attn_json_end_array(w);
     free(alpha);
+    return true;
+}
+
+/* The object in w ended, with its newline; false (after the message on msg) when the writer
+ * failed. */
+static bool json_done(attn_json_writer *w, FILE *f, FILE *msg) {
+    attn_json_end_object(w);
+    attn_error err;
+    if (attn_json_writer_finish(w, &err) != ATTN_OK) {
+        cli_message_to(msg, "generate", "%s", err.msg);
+        return false;
+    }
+    fputc('\n', f);
     return true;
 }
 
@@ -162,23 +173,18 @@ static bool score_target(FILE *f, FILE *msg, attn_seq2seq *m, const char *source
         free(logits);
         return false;
     }
-    fprintf(f, "{\"source\": ");
-    attn_json_write_string(f, source);
-    fprintf(f, ", \"target\": ");
-    attn_json_write_string(f, target);
-    fprintf(f, ", \"logits\": [");
-    for (int t = 0; t < T; t++) {
-        if (t) fprintf(f, ", ");
-        print_floats(f, logits + (size_t)t * c->tgt_vocab, c->tgt_vocab);
-    }
-    fprintf(f, "]");
-    if (c->arch == ATTN_S2S_ATTN && !print_alignment(f, msg, m, src, n_src, tgt, T)) {
-        free(logits);
-        return false;
-    }
-    fprintf(f, "}\n");
+    attn_json_writer w;
+    attn_json_writer_init(&w, f);
+    attn_json_begin_object(&w);
+    attn_json_field_string(&w, "source", source);
+    attn_json_field_string(&w, "target", target);
+    attn_json_begin_array_field(&w, "logits");
+    for (int t = 0; t < T; t++) json_floats(&w, logits + (size_t)t * c->tgt_vocab, c->tgt_vocab);
+    attn_json_end_array(&w);
+    const bool ok = (c->arch != ATTN_S2S_ATTN || json_alignment(&w, msg, m, src, n_src, tgt, T)) &&
+                    json_done(&w, f, msg);
     free(logits);
-    return true;
+    return ok;
 }
 
 /* The output words, separated by single spaces. */
@@ -186,32 +192,53 @@ static void print_words(FILE *f, const int *out, int n_out) {
     for (int i = 0; i < n_out; i++) fprintf(f, i ? " %s" : "%s", attn_tgt_vocab_token(out[i]));
 }
 
-static void print_output(FILE *f, const gen_ctx *g, const char *source, const int *src,
+/* json: the "output" member, the output words separated by single spaces. */
+static void json_words(attn_json_writer *w, const int *out, int n_out) {
+    char text[ATTN_S2S_MAX_TGT * 32] = "";
+    size_t len = 0;
+    for (int i = 0; i < n_out; i++) {
+        const char *t = attn_tgt_vocab_token(out[i]);
+        const size_t n = strlen(t);
+        if (len + n + 2 > sizeof text) {
+            attn_json_writer_fail(w, ATTN_ERR_ARG, "an output too long to write");
+            return;
+        }
+        if (i) text[len++] = ' ';
+        memcpy(text + len, t, n + 1);
+        len += n;
+    }
+    attn_json_field_string(w, "output", text);
+}
+
+static bool print_output(FILE *f, FILE *msg, const gen_ctx *g, const char *source, const int *src,
                          const int *out, int n_out, const float *step_logits, int n_steps) {
     const int V = attn_seq2seq_config_of(g->models[0])->tgt_vocab;
     const bool compose = attn_seq2seq_config_of(g->models[0])->task == ATTN_TASK_COMPOSE;
     if (g->fmt == FORMAT_TEXT) {
         print_words(f, out, n_out);
         fputc('\n', f);
-        if (compose) print_judgement(f, g, src, out, n_out);
-        return;
+        if (compose) print_judgement(f, src, out, n_out);
+        return true;
     }
-    fprintf(f, "{\"source\": ");
-    attn_json_write_string(f, source);
-    fprintf(f, ", \"output\": \"");
-    print_words(f, out, n_out);
-    fprintf(f, "\", \"steps\": [");
+    attn_json_writer w;
+    attn_json_writer_init(&w, f);
+    attn_json_begin_object(&w);
+    attn_json_field_string(&w, "source", source);
+    json_words(&w, out, n_out);
+    attn_json_begin_array_field(&w, "steps");
     for (int s = 0; s < n_steps; s++) {
         const int token = s < n_out ? out[s] : ATTN_TGT_EOS;
         const float *l = step_logits + (size_t)s * V;
-        fprintf(f, "%s{\"token\": \"%s\", \"probability\": %.9g, \"logits\": ", s ? ", " : "",
-                attn_tgt_vocab_token(token), probability(l, V, token));
-        print_floats(f, l, V);
-        fputc('}', f);
+        attn_json_begin_object(&w);
+        attn_json_field_string(&w, "token", attn_tgt_vocab_token(token));
+        attn_json_field_double(&w, "probability", probability(l, V, token));
+        attn_json_key(&w, "logits");
+        json_floats(&w, l, V);
+        attn_json_end_object(&w);
     }
-    fputc(']', f);
-    if (compose) print_judgement(f, g, src, out, n_out);
-    fprintf(f, "}\n");
+    attn_json_end_array(&w);
+    if (compose) json_judgement(&w, src, out, n_out);
+    return json_done(&w, f, msg);
 }
 
 /* One source read: its text (the target cut off after the tab with --teacher) and ids. */
@@ -279,19 +306,19 @@ static bool generate_beam(FILE *f, FILE *msg, const gen_ctx *g, attn_seq2seq *m,
         cli_message_to(msg, "generate", "%s %d: %s", s->where, s->index, err.msg);
         return false;
     }
-    if (g->fmt == FORMAT_TEXT) {
-        print_output(f, g, s->source, s->src, out, n_out, NULL, 0);
-        return true;
-    }
-    fprintf(f, "{\"source\": ");
-    attn_json_write_string(f, s->source);
-    fprintf(f, ", \"output\": \"");
-    print_words(f, out, n_out);
-    fprintf(f, "\", \"beam\": %d, \"score\": %.17g", g->beam, score);
+    if (g->fmt == FORMAT_TEXT)
+        return print_output(f, msg, g, s->source, s->src, out, n_out, NULL, 0);
+    attn_json_writer w;
+    attn_json_writer_init(&w, f);
+    attn_json_begin_object(&w);
+    attn_json_field_string(&w, "source", s->source);
+    json_words(&w, out, n_out);
+    attn_json_field_int(&w, "beam", g->beam);
+    attn_json_key(&w, "score");
+    attn_json_digits(&w, score, 17);
     if (attn_seq2seq_config_of(m)->task == ATTN_TASK_COMPOSE)
-        print_judgement(f, g, s->src, out, n_out);
-    fprintf(f, "}\n");
-    return true;
+        json_judgement(&w, s->src, out, n_out);
+    return json_done(&w, f, msg);
 }
 
 /* Piece k of a source on thread `worker`: draw k (seed S + k) when sampling, else the one
@@ -313,13 +340,13 @@ static bool generate_compute(void *ctx, int worker, void *state, int k, FILE *f,
                                                   &sampling, out, &n_out, steps, &n_steps, &err)
                             : attn_seq2seq_greedy(m, s->src, s->n_src, g->max_out, g->cache, out,
                                                   &n_out, steps, &n_steps, &err)) == ATTN_OK;
-    if (ok)
-        print_output(f, g, s->source, s->src, out, n_out, steps, n_steps);
-    else
+    if (!ok)
         cli_message_to(msg, "generate", "%s %d: %s", s->where, s->index,
                        steps ? err.msg : "out of memory");
+    const bool printed =
+        ok && print_output(f, msg, g, s->source, s->src, out, n_out, steps, n_steps);
     free(steps);
-    return ok;
+    return printed;
 }
 
 int cmd_generate(int argc, char **argv) {

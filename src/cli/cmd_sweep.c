@@ -136,17 +136,16 @@ static void run_points(const attn_sweep *s, int workers, run_msg *all) {
     free(points);
 }
 
-static void json_option(FILE *f, const attn_sweep *s, int point, int a) {
+static void json_option(attn_json_writer *w, const attn_sweep *s, int point, int a) {
     char v[64];
     attn_sweep_value_text(s, a, attn_sweep_value_index(s, point, a), v, sizeof v);
-    attn_json_write_string(f, s->axes[a].name);
-    fputs(": ", f);
+    attn_json_key(w, s->axes[a].name);
     const char *end;
     strtod(v, (char **)&end);
-    if (*end == 0 && v[0]) /* a number as a number, a choice as a string */
-        fputs(v, f);
+    if (*end == 0 && v[0]) /* a number as a number (its text as given), a choice as a string */
+        attn_json_raw(w, v, strlen(v));
     else
-        attn_json_write_string(f, v);
+        attn_json_string(w, v);
 }
 
 static void write_jsonl(FILE *f, const attn_sweep *s, const run_msg *runs) {
@@ -154,24 +153,30 @@ static void write_jsonl(FILE *f, const attn_sweep *s, const run_msg *runs) {
         const attn_sweep_result *r = &runs[i].r;
         char name[512];
         attn_sweep_point_name(s, i, name, sizeof name);
-        fprintf(f, "{\"run\": %d, \"point\": ", i + 1);
-        attn_json_write_string(f, name);
-        fputs(", \"model\": ", f);
-        attn_json_write_string(f, attn_arch_name(s->arch));
-        fputs(", \"options\": {", f);
-        for (int a = 0; a < s->n_axes; a++) {
-            fputs(a ? ", " : "", f);
-            json_option(f, s, i, a);
-        }
-        fprintf(f, "}, \"parameters\": %zu, \"test_size\": %d, \"accuracy\": {", r->n_params,
-                s->test_size);
+        attn_json_writer w;
+        attn_json_writer_init(&w, f);
+        attn_json_begin_object(&w);
+        attn_json_field_int(&w, "run", i + 1);
+        attn_json_field_string(&w, "point", name);
+        attn_json_field_string(&w, "model", attn_arch_name(s->arch));
+        attn_json_begin_object_field(&w, "options");
+        for (int a = 0; a < s->n_axes; a++) json_option(&w, s, i, a);
+        attn_json_end_object(&w);
+        attn_json_field_uint(&w, "parameters", r->n_params);
+        attn_json_field_int(&w, "test_size", s->test_size);
+        attn_json_begin_object_field(&w, "accuracy");
         double mean = 0;
         for (int k = 0; k < ATTN_N_TEST_SETS; k++) {
-            fprintf(f, "%s\"%s\": %.10g", k ? ", " : "", attn_set_name(cli_test_sets[k]),
-                    r->acc[k]);
+            attn_json_key(&w, attn_set_name(cli_test_sets[k]));
+            attn_json_digits(&w, r->acc[k], 10);
             mean += r->acc[k] / ATTN_N_TEST_SETS;
         }
-        fprintf(f, "}, \"mean_accuracy\": %.10g}\n", mean);
+        attn_json_end_object(&w);
+        attn_json_key(&w, "mean_accuracy");
+        attn_json_digits(&w, mean, 10);
+        attn_json_end_object(&w);
+        attn_json_writer_finish(&w, NULL); /* f is a memory stream: as for save()'s other files */
+        fputc('\n', f);
     }
 }
 

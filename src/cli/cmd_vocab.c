@@ -13,15 +13,24 @@ static const char *category(const attn_vocab *v, int id) {
 static void print_vocab(const attn_vocab *v, bool json) {
     int V = attn_vocab_count(v);
     if (json) {
-        printf("{\"vocab_size\": %d, ", V);
-        if (!attn_vocab_is_builtin(v)) printf("\"source\": \"file\", ");
-        printf("\"words\": [\n");
+        attn_json_writer w;
+        attn_json_writer_init(&w, stdout);
+        attn_json_begin_object(&w);
+        attn_json_field_int(&w, "vocab_size", V);
+        if (!attn_vocab_is_builtin(v)) attn_json_field_string(&w, "source", "file");
+        attn_json_key(&w, "words");
+        attn_json_begin_array_lines(&w, "  ");
         for (int id = 0; id < V; id++) {
-            printf("  {\"id\": %d, \"word\": ", id);
-            attn_json_write_string(stdout, attn_vocab_token(v, id));
-            printf(", \"category\": \"%s\"}%s\n", category(v, id), id + 1 < V ? "," : "");
+            attn_json_begin_object(&w);
+            attn_json_field_int(&w, "id", id);
+            attn_json_field_string(&w, "word", attn_vocab_token(v, id));
+            attn_json_field_string(&w, "category", category(v, id));
+            attn_json_end_object(&w);
         }
-        printf("]}\n");
+        attn_json_end_array(&w);
+        attn_json_end_object(&w);
+        attn_json_writer_finish(&w, NULL); /* stdout's errors are reported by cmd_vocab */
+        putchar('\n');
     } else {
         printf("%-4s %-12s %s\n", "id", "word", "category");
         for (int id = 0; id < V; id++) {

@@ -19,17 +19,25 @@ void cli_train_on_step(int epoch, int step, int steps, void *user) {
 
 /* One JSON line; false (errno set) when it could not be written. */
 static bool log_epoch(FILE *log, const attn_epoch_stats *st) {
-    bool ok = fprintf(log,
-                      "{\"epoch\": %d, \"epochs\": %d, \"steps\": %ld, \"loss\": %.9g, "
-                      "\"train_acc\": %.9g, \"holdout_acc\": ",
-                      st->epoch, st->epochs, st->steps, st->loss, st->train_acc) >= 0;
+    attn_json_writer w;
+    attn_json_writer_init(&w, log);
+    attn_json_begin_object(&w);
+    attn_json_field_int(&w, "epoch", st->epoch);
+    attn_json_field_int(&w, "epochs", st->epochs);
+    attn_json_field_int(&w, "steps", st->steps);
+    attn_json_field_double(&w, "loss", st->loss);
+    attn_json_field_double(&w, "train_acc", st->train_acc);
+    attn_json_key(&w, "holdout_acc");
     if (isnan(st->holdout_acc))
-        ok = fprintf(log, "null") >= 0 && ok;
+        attn_json_null(&w);
     else
-        ok = fprintf(log, "%.9g", st->holdout_acc) >= 0 && ok;
-    ok = fprintf(log, ", \"sentences_per_s\": %.6g, \"elapsed_s\": %.6g, \"eta_s\": %.6g}\n",
-                 st->sentences_per_s, st->elapsed_s, st->eta_s) >= 0 &&
-         ok;
+        attn_json_double(&w, st->holdout_acc);
+    attn_json_key(&w, "sentences_per_s"), attn_json_digits(&w, st->sentences_per_s, 6);
+    attn_json_key(&w, "elapsed_s"), attn_json_digits(&w, st->elapsed_s, 6);
+    attn_json_key(&w, "eta_s"), attn_json_digits(&w, st->eta_s, 6);
+    attn_json_end_object(&w);
+    bool ok = attn_json_writer_finish(&w, NULL) == ATTN_OK;
+    ok = fputc('\n', log) != EOF && ok;
     return fflush(log) == 0 && ok && !ferror(log);
 }
 

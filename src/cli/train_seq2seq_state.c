@@ -47,22 +47,30 @@ int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state 
 
 /* ---- the log (opened by cli_train_log_open, train_progress.c) ------------------------------- */
 
-static void put_number(FILE *f, const char *key, double x) {
+static void put_number(attn_json_writer *w, const char *key, double x) {
+    attn_json_key(w, key);
     if (isnan(x))
-        fprintf(f, ", \"%s\": null", key);
+        attn_json_null(w);
     else
-        fprintf(f, ", \"%s\": %.9g", key, x);
+        attn_json_double(w, x);
 }
 
 bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st) {
-    fprintf(f, "{\"epoch\": %d, \"epochs\": %d, \"steps\": %ld", st->epoch, st->epochs, st->steps);
-    put_number(f, "loss", st->loss);
-    put_number(f, "holdout_exact", st->holdout_exact);
-    put_number(f, "holdout_loss", st->holdout_loss);
-    put_number(f, "tokens_per_s", st->tokens_per_s);
-    put_number(f, "elapsed_s", st->elapsed_s);
-    fprintf(f, "}\n");
-    return fflush(f) == 0 && !ferror(f);
+    attn_json_writer w;
+    attn_json_writer_init(&w, f);
+    attn_json_begin_object(&w);
+    attn_json_field_int(&w, "epoch", st->epoch);
+    attn_json_field_int(&w, "epochs", st->epochs);
+    attn_json_field_int(&w, "steps", st->steps);
+    put_number(&w, "loss", st->loss);
+    put_number(&w, "holdout_exact", st->holdout_exact);
+    put_number(&w, "holdout_loss", st->holdout_loss);
+    put_number(&w, "tokens_per_s", st->tokens_per_s);
+    put_number(&w, "elapsed_s", st->elapsed_s);
+    attn_json_end_object(&w);
+    bool ok = attn_json_writer_finish(&w, NULL) == ATTN_OK;
+    ok = fputc('\n', f) != EOF && ok;
+    return fflush(f) == 0 && ok && !ferror(f);
 }
 
 attn_status cli_s2s_write_checkpoint(const attn_s2s_train_state *st, void *user, attn_error *err) {

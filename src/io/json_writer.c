@@ -61,7 +61,9 @@ static bool value_slot(attn_json_writer *w) {
         w->keyed = false;
         return true;
     }
-    if (!w->first) puts_(w, ", ");
+    const char *indent = w->depth > 0 ? w->lines[w->depth - 1] : NULL;
+    if (!w->first) puts_(w, indent ? ",\n" : ", ");
+    if (indent) puts_(w, indent);
     w->first = false;
     return w->status == ATTN_OK;
 }
@@ -77,6 +79,7 @@ static void begin(attn_json_writer *w, char c) {
         fail(w, ATTN_ERR_ARG, "JSON writer: nested too deep");
         return;
     }
+    w->lines[w->depth] = NULL;
     w->open[w->depth++] = c;
     w->first = true;
     put(c == '{' ? "{" : "[", 1, w);
@@ -90,6 +93,7 @@ static void end(attn_json_writer *w, char c) {
                       : "JSON writer: an end that does not match an open object or array");
         return;
     }
+    if (w->lines[w->depth - 1] && !w->first) puts_(w, "\n");
     w->depth--;
     w->first = false; /* the container just closed was a value of its parent */
     put(c == '{' ? "}" : "]", 1, w);
@@ -107,6 +111,14 @@ void attn_json_begin_array(attn_json_writer *w) {
 }
 void attn_json_end_array(attn_json_writer *w) {
     end(w, '[');
+}
+
+void attn_json_begin_array_lines(attn_json_writer *w, const char *indent) {
+    const int depth = w->depth;
+    attn_json_begin_array(w);
+    if (w->status != ATTN_OK || w->depth != depth + 1) return;
+    w->lines[depth] = indent;
+    puts_(w, "\n");
 }
 
 void attn_json_key(attn_json_writer *w, const char *key) {

@@ -21,6 +21,16 @@ void attn_kernels_info_write_json(FILE *f, const attn_kernels_info *k) {
     fputc('}', f);
 }
 
+void attn_json_kernels(attn_json_writer *w, const attn_kernels_info *k) {
+    attn_json_begin_object(w);
+    attn_json_field_string(w, "mode", k->mode);
+    attn_json_field_string(w, "openblas", k->openblas);
+    attn_json_field_string(w, "blas_core", k->blas_core);
+    attn_json_field_int(w, "blas_threads", k->blas_threads);
+    attn_json_field_string(w, "cpu_path", k->cpu_path);
+    attn_json_end_object(w);
+}
+
 cJSON *attn_io_kernels_json(const attn_kernels_info *k) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;

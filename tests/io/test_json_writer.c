@@ -2,8 +2,9 @@
  * ", " between values and ": " after keys and nowhere else; strings and keys are escaped; the
  * numbers are printf's "%.9g"/"%.*f"/"%.*g" text; the text parses back (cJSON) to the same values;
  * a misuse (an unbalanced end, a key in an array, a value without a key, a container left open, a
- * second top-level value) fails with ATTN_ERR_ARG and the writer then ignores later calls; and
- * writing to a FILE* gives the same bytes as the buffer. */
+ * second top-level value) fails with ATTN_ERR_ARG and the writer then ignores later calls;
+ * writing to a FILE* gives the same bytes as the buffer; and arrays of lines (the layout of
+ * attn vocab --json) and the kernels record have their exact bytes. */
 #include "attn_io.h"
 #include "test_util.h"
 
@@ -186,6 +187,82 @@ START_TEST(test_empty_and_scalar) {
 }
 END_TEST
 
+/* Arrays of lines: "[\n", each element after the indent, ",\n" between them, "\n]" at the end
+ * ("[\n]" empty); nested containers and the enclosing object keep ", ". */
+START_TEST(test_array_lines) {
+    attn_json_writer w;
+    attn_error err;
+    char *text = NULL;
+    attn_json_writer_init(&w, NULL);
+    attn_json_begin_object(&w);
+    attn_json_field_int(&w, "n", 2);
+    attn_json_key(&w, "words");
+    attn_json_begin_array_lines(&w, "  ");
+    attn_json_begin_object(&w);
+    attn_json_field_int(&w, "id", 0);
+    attn_json_field_string(&w, "word", "a\"b");
+    attn_json_end_object(&w);
+    attn_json_begin_array(&w);
+    attn_json_int(&w, 1);
+    attn_json_int(&w, 2);
+    attn_json_end_array(&w);
+    attn_json_end_array(&w);
+    attn_json_field_bool(&w, "after", true);
+    attn_json_begin_array_field(&w, "empty");
+    attn_json_end_array(&w);
+    attn_json_key(&w, "empty_lines");
+    attn_json_begin_array_lines(&w, "    ");
+    attn_json_end_array(&w);
+    attn_json_end_object(&w);
+    ck_assert_int_eq(attn_json_writer_take(&w, &text, NULL, &err), ATTN_OK);
+    ck_assert_str_eq(text, "{\"n\": 2, \"words\": [\n"
+                           "  {\"id\": 0, \"word\": \"a\\\"b\"},\n"
+                           "  [1, 2]\n"
+                           "], \"after\": true, \"empty\": [], \"empty_lines\": [\n]}");
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "words")), 2);
+    cJSON_Delete(j);
+    free(text);
+    /* a misuse fails as in any array */
+    attn_json_writer_init(&w, NULL);
+    attn_json_begin_array_lines(&w, "  ");
+    attn_json_key(&w, "a");
+    ck_assert_int_eq(attn_json_writer_take(&w, &text, NULL, &err), ATTN_ERR_ARG);
+}
+END_TEST
+
+/* attn_json_kernels writes the bytes attn_kernels_info_write_json does, escapes included. */
+START_TEST(test_kernels) {
+    attn_kernels_info k = {.mode = "pinned",
+                           .openblas = "OpenBLAS 0.3.21",
+                           .blas_core = "Has\"well",
+                           .blas_threads = 1,
+                           .cpu_path = "avx2"};
+    attn_json_writer w;
+    attn_error err;
+    char *text = NULL;
+    attn_json_writer_init(&w, NULL);
+    attn_json_begin_array(&w);
+    attn_json_kernels(&w, &k);
+    attn_json_end_array(&w);
+    ck_assert_int_eq(attn_json_writer_take(&w, &text, NULL, &err), ATTN_OK);
+    ck_assert_str_eq(text, "[{\"mode\": \"pinned\", \"openblas\": \"OpenBLAS 0.3.21\", "
+                           "\"blas_core\": \"Has\\\"well\", \"blas_threads\": 1, "
+                           "\"cpu_path\": \"avx2\"}]");
+    char *mem = NULL;
+    size_t mem_len = 0;
+    FILE *f = open_memstream(&mem, &mem_len);
+    ck_assert_ptr_nonnull(f);
+    attn_kernels_info_write_json(f, &k);
+    fclose(f);
+    ck_assert_int_eq(strlen(text), mem_len + 2);
+    ck_assert(memcmp(text + 1, mem, mem_len) == 0);
+    free(mem);
+    free(text);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("io/json_writer");
     TCase *tc = tcase_create("json_writer");
@@ -193,6 +270,8 @@ int main(void) {
     tcase_add_test(tc, test_file_same_bytes);
     tcase_add_test(tc, test_misuse);
     tcase_add_test(tc, test_empty_and_scalar);
+    tcase_add_test(tc, test_array_lines);
+    tcase_add_test(tc, test_kernels);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
