@@ -12,6 +12,22 @@ static const char *const commands[] = {"data", "vocab", "info",      "predict", 
                                        "grad", "train", "reproduce", "flops"};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
+/* No help line states a default twice: an option's text saying "(default X)" beside the
+ * "(lo..hi; default Y)" the option table adds, where X and Y can disagree. */
+static void expect_one_default_per_line(const char *what, const char *help) {
+    for (const char *line = help; *line;) {
+        const char *end = strchr(line, '\n');
+        const size_t n = end ? (size_t)(end - line) : strlen(line);
+        const char *first = strstr(line, "(default");
+        if (first && first < line + n) {
+            const char *second = strstr(first + 1, "(default");
+            ck_assert_msg(!second || second >= line + n, "%s: a default stated twice: %.*s", what,
+                          (int)n, line);
+        }
+        line += n + (end ? 1 : 0);
+    }
+}
+
 START_TEST(test_help_every_command) {
     for (size_t i = 0; i < N_COMMANDS; i++) {
         for (int form = 0; form < 2; form++) {
@@ -26,8 +42,16 @@ START_TEST(test_help_every_command) {
                               strstr(r.out, "Exit codes: 0 success, "
                                             "1 runtime error, 2 usage error"),
                           "attn %s --help lacks -h or the exit codes: %s", commands[i], r.out);
+            expect_one_default_per_line(commands[i], r.out);
             run_free(&r);
         }
+    }
+    static const char *const families[] = {"train", "reproduce"}; /* their decoder halves */
+    for (size_t i = 0; i < 2; i++) {
+        run_result h = run(NULL, families[i], "--task", "rewrite", "--help", NULL);
+        ck_assert_msg(h.code == 0, "attn %s --task rewrite --help: exit %d", families[i], h.code);
+        expect_one_default_per_line(families[i], h.out);
+        run_free(&h);
     }
     run_result r = run(NULL, "--help", NULL);
     ck_assert_int_eq(r.code, 0);
