@@ -69,7 +69,7 @@ static void micro_task(void *vc, int task, int worker) {
     err->status = attn_model_backward(m, &sub, c->d_logits + r0, err);
 }
 
-/* Under ranks (ranked_step.c): replica j's gradients and micro-batch k's logits, which travel
+/* For micro_step.c: replica j's gradients and micro-batch k's logits, which travel
  * with them (the step's loss and accuracy need every row's). */
 static const float *replica_grads(void *vc, int j) {
     return attn_model_grads_const(((step_ctx *)vc)->r->m[j]);
@@ -153,41 +153,24 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
     attn_status st = attn_replicas_reserve(r, m, W, err);
     if (st == ATTN_OK) st = attn_model_grads_alloc(m, err);
     if (st != ATTN_OK) return st;
-    bool fin = true;
-    const float *g[ATTN_MAX_THREADS];
     step_ctx c = {r, b, labels, logits, d_logits, 0};
-    const attn_ranks *rk = attn_pool_ranks(pool);
-    if (rk) { /* one run over ranks: the same sum (ranked_step.c) */
-        const attn_ranked_step s = {K,
-                                    attn_model_n_params(m),
-                                    ATTN_MICRO_BATCH * sizeof(float),
-                                    micro_task,
-                                    &c,
-                                    &c.k0,
-                                    W,
-                                    r->errs,
-                                    replica_grads,
-                                    save_logits,
-                                    load_logits,
-                                    attn_model_grads(m)};
-        st = attn_ranked_step_run(pool, rk, &s, &fin, err);
-        if (st == ATTN_OK && finite) *finite = fin;
-        return st;
-    }
-    for (c.k0 = 0; c.k0 < K; c.k0 += W) {
-        const int n_wave = K - c.k0 < W ? K - c.k0 : W;
-        attn_pool_run(pool, n_wave, micro_task, &c);
-        for (int j = 0; j < n_wave; j++) /* the first failure in micro-batch order */
-            if (r->errs[j].status != ATTN_OK) {
-                if (err) *err = r->errs[j];
-                return r->errs[j].status;
-            }
-        for (int j = 0; j < n_wave; j++) g[j] = attn_model_grads_const(r->m[j]);
-        fin = attn_grads_sum_pool(pool, attn_model_grads(m), attn_model_n_params(m), g, c.k0,
-                                  n_wave, K);
-    }
-    if (finite) *finite = fin;
-    return ATTN_OK;
+    /* one process or the ranks of one run: the same sum (micro_step.c) */
+    const attn_micro_step s = {K,
+                               attn_model_n_params(m),
+                               ATTN_MICRO_BATCH * sizeof(float),
+                               micro_task,
+                               &c,
+                               &c.k0,
+                               W,
+                               r->errs,
+                               replica_grads,
+                               save_logits,
+                               load_logits,
+                               attn_model_grads(m)};
+    bool fin = true;
+    st = attn_micro_step_run(pool, &s, &fin, err);
+    if (st == ATTN_OK && finite) *finite = fin;
+    return st;
 }
 
 /* ---- Adam ------------------------------------------------------------------------------------ */

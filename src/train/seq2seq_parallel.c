@@ -75,7 +75,7 @@ static void micro_task(void *vc, int task, int worker) {
     err->status = attn_seq2seq_backward(m, &sub, c->d_logits + off, err);
 }
 
-/* Under ranks (ranked_step.c): replica j's gradients and micro-batch k's loss sum. */
+/* For micro_step.c: replica j's gradients and micro-batch k's loss sum. */
 static const float *replica_grads(void *vc, int j) {
     return attn_seq2seq_grads(((s2s_step_ctx *)vc)->r->m[j]);
 }
@@ -86,42 +86,23 @@ static void load_loss(void *vc, int k, const void *src) {
     memcpy(&((s2s_step_ctx *)vc)->loss_sum[k], src, sizeof(double));
 }
 
-/* The waves: micro-batches on the replicas, then their gradients added in k order; under ranks
- * this rank's share, then every micro-batch's gradient added in k order on every rank. */
+/* The waves: micro-batches on the replicas, then their gradients added in k order, on one
+ * process or over the ranks of one run (micro_step.c). */
 static attn_status run_waves(attn_seq2seq *m, attn_pool *pool, s2s_step_ctx *c, int K, int W,
                              bool *finite, attn_error *err) {
-    const attn_ranks *rk = attn_pool_ranks(pool);
-    if (rk) {
-        const attn_ranked_step s = {K,
-                                    attn_seq2seq_n_params(m),
-                                    sizeof(double),
-                                    micro_task,
-                                    c,
-                                    &c->k0,
-                                    W,
-                                    c->r->errs,
-                                    replica_grads,
-                                    save_loss,
-                                    load_loss,
-                                    attn_seq2seq_grads(m)};
-        return attn_ranked_step_run(pool, rk, &s, finite, err);
-    }
-    const float *g[ATTN_MAX_THREADS];
-    bool fin = true;
-    for (c->k0 = 0; c->k0 < K; c->k0 += W) {
-        const int n_wave = K - c->k0 < W ? K - c->k0 : W;
-        attn_pool_run(pool, n_wave, micro_task, c);
-        for (int j = 0; j < n_wave; j++) /* the first failure in micro-batch order */
-            if (c->r->errs[j].status != ATTN_OK) {
-                if (err) *err = c->r->errs[j];
-                return c->r->errs[j].status;
-            }
-        for (int j = 0; j < n_wave; j++) g[j] = attn_seq2seq_grads(c->r->m[j]);
-        fin = attn_grads_sum_pool(pool, attn_seq2seq_grads(m), attn_seq2seq_n_params(m), g, c->k0,
-                                  n_wave, K);
-    }
-    *finite = fin;
-    return ATTN_OK;
+    const attn_micro_step s = {K,
+                               attn_seq2seq_n_params(m),
+                               sizeof(double),
+                               micro_task,
+                               c,
+                               &c->k0,
+                               W,
+                               c->r->errs,
+                               replica_grads,
+                               save_loss,
+                               load_loss,
+                               attn_seq2seq_grads(m)};
+    return attn_micro_step_run(pool, &s, finite, err);
 }
 
 attn_status attn_s2s_forward_backward(attn_seq2seq *m, attn_s2s_replicas *r, attn_pool *pool,

@@ -61,7 +61,7 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
                                         float *d_logits, bool *finite, attn_error *err);
 /* attn_adam_step with the parameters cut into ranges over pool's threads (elementwise: the same
  * floats for every pool). Under ranks (attn_pool_ranks) on this rank's range of grads only (see
- * attn_ranked_step_run), then every rank's range of params to every rank. */
+ * attn_micro_step_run), then every rank's range of params to every rank. */
 attn_status attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool,
                                 attn_error *err);
 /* Under ranks, Adam's moments of every rank's range to every rank (attn_adam_step_pool leaves
@@ -86,10 +86,10 @@ bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, const float *con
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
                                    const attn_batcher *bt, long *correct, attn_error *err);
 
-/* ---- ranked_step.c: a step's micro-batches over the ranks of one run (attn_ranks) ---------- */
+/* ---- micro_step.c: a step's micro-batches, on one process or over ranks (attn_ranks) ------ */
 
-/* What a family's training step hands to attn_ranked_step_run. */
-typedef struct attn_ranked_step {
+/* What a family's training step hands to attn_micro_step_run (save and load: only over ranks). */
+typedef struct attn_micro_step {
     int K;             /* the step's micro-batches */
     size_t n_params;   /* gradient floats per micro-batch */
     size_t extra;      /* bytes of a micro-batch's other results (logits, a loss sum) */
@@ -102,14 +102,15 @@ typedef struct attn_ranked_step {
     void (*save)(void *ctx, int k, void *dst);       /* micro-batch k's results -> dst[extra] */
     void (*load)(void *ctx, int k, const void *src); /* and back, on every rank */
     float *sum;                                      /* [n_params] the model's gradients */
-} attn_ranked_step;
-/* Rank rk->rank's share of the K micro-batches on pool; each micro-batch's error and results to
+} attn_micro_step;
+/* The K micro-batches in waves of W on pool, their gradients summed in micro-batch order into
+ * s->sum, or the first error in micro-batch order; *finite: the whole sum is finite. Over ranks
+ * (attn_pool_ranks): rank rk->rank's share of them; each micro-batch's error and results to
  * every rank, its gradient's piece of each rank's parameter range to that rank (rk->alltoall);
- * then the first error in micro-batch order, or every result loaded and this rank's range of
- * s->sum the gradients' sum in micro-batch order (*finite for the whole sum, which every rank
- * then holds whole if it is not finite): the bytes of the same step on one process. */
-attn_status attn_ranked_step_run(attn_pool *pool, const attn_ranks *rk, const attn_ranked_step *s,
-                                 bool *finite, attn_error *err);
+ * then every result loaded and this rank's range of s->sum the sum in micro-batch order (the
+ * whole sum on every rank when it is not finite): the bytes of the same step on one process. */
+attn_status attn_micro_step_run(attn_pool *pool, const attn_micro_step *s, bool *finite,
+                                attn_error *err);
 /* The parameters [*a, *b) of n that rank of size owns: n split in order, starts at multiples of
  * 16 floats (64 bytes). */
 void attn_rank_range(int rank, int size, size_t n, size_t *a, size_t *b);

@@ -1,14 +1,18 @@
-/* ranked_step.c -- a training step's micro-batches over the ranks of one run (attn_ranks,
- * docs/mpi.md), for both families. Rank r of N computes micro-batches [K r / N, K (r + 1) / N)
- * in waves on its pool and owns parameters [a_r, b_r) (attn_rank_range). Round j of the
- * exchange sends each rank's j-th micro-batch gradient in pieces, piece q to rank q (alltoall),
- * so the owner of a range receives every micro-batch's piece of it, in micro-batch order; it adds
- * them with parallel.c's attn_grads_sum_pool -- elementwise, so the same float additions in the
- * same order as one process with any pool -- and Adam runs on the range (attn_adam_step_pool),
- * after which an allgather gives every rank the whole updated parameters. A micro-batch's error
- * and its other results (logits, a loss sum) go to every rank in one small allgather. Per rank
- * and step that is 4P (K - K_r) / N bytes in for the gradients and 4P (N - 1) / N for the
- * parameters, however large K, where every rank receiving every gradient took 4P (K - K_r). */
+/* micro_step.c -- a training step's micro-batches, for both families (a family hands over its
+ * micro-batch task, its replicas' gradients and its results; parallel.c and seq2seq_parallel.c
+ * fill an attn_micro_step): on one process, waves of micro-batches on the pool's replicas, each
+ * wave's gradients added to the sum in micro-batch order (attn_grads_sum_pool) -- the same bytes
+ * for every pool; over the ranks of one run (attn_ranks, docs/mpi.md) the same sum. Rank r of N
+ * computes micro-batches [K r / N, K (r + 1) / N) in waves on its pool and owns parameters [a_r,
+ * b_r) (attn_rank_range). Round j of the exchange sends each rank's j-th micro-batch gradient in
+ * pieces, piece q to rank q (alltoall), so the owner of a range receives every micro-batch's piece
+ * of it, in micro-batch order; it adds them with parallel.c's attn_grads_sum_pool -- elementwise,
+ * so the same float additions in the same order as one process with any pool -- and Adam runs on
+ * the range (attn_adam_step_pool), after which an allgather gives every rank the whole updated
+ * parameters. A micro-batch's error and its other results (logits, a loss sum) go to every rank in
+ * one small allgather. Per rank and step that is 4P (K - K_r) / N bytes in for the gradients and 4P
+ * (N - 1) / N for the parameters, however large K, where every rank receiving every gradient took
+ * 4P (K - K_r). */
 #include "train_internal.h"
 
 #include <stdlib.h>
@@ -39,7 +43,7 @@ typedef struct step_bufs {
     int *flags;    /* [N] whether each rank's range of the sum is finite */
 } step_bufs;
 
-static attn_status bufs_alloc(const attn_ranks *rk, const attn_ranked_step *s, step_bufs *b,
+static attn_status bufs_alloc(const attn_ranks *rk, const attn_micro_step *s, step_bufs *b,
                               attn_error *err) {
     size_t hi;
     attn_rank_range(rk->rank, rk->size, s->n_params, &b->a, &hi);
@@ -62,7 +66,7 @@ static void bufs_free(step_bufs *b) {
 
 /* Round j: this rank's j-th micro-batch's gradient g (NULL: it has none), piece q to rank q;
  * rank q's j-th micro-batch's piece of this rank's range into its micro-batch's row of recv. */
-static attn_status round_j(const attn_ranks *rk, const attn_ranked_step *s, step_bufs *b, int j,
+static attn_status round_j(const attn_ranks *rk, const attn_micro_step *s, step_bufs *b, int j,
                            const float *g, attn_error *err) {
     const int N = rk->size;
     size_t *sc = b->c, *sd = sc + N, *rc = sd + N, *rd = rc + N;
@@ -82,8 +86,8 @@ static attn_status round_j(const attn_ranks *rk, const attn_ranked_step *s, step
 
 /* This rank's waves, each followed by its rounds of the exchange (every rank runs the same
  * number of rounds: the largest share's). */
-static attn_status compute_and_send(attn_pool *pool, const attn_ranks *rk,
-                                    const attn_ranked_step *s, step_bufs *b, attn_error *err) {
+static attn_status compute_and_send(attn_pool *pool, const attn_ranks *rk, const attn_micro_step *s,
+                                    step_bufs *b, attn_error *err) {
     int lo, hi, max_lo, max_hi;
     share(rk->rank, rk->size, s->K, &lo, &hi);
     share(rk->size - 1, rk->size, s->K, &max_lo, &max_hi); /* the last share is the largest */
@@ -109,7 +113,7 @@ static attn_status compute_and_send(attn_pool *pool, const attn_ranks *rk,
 }
 
 /* Every micro-batch's error and results to every rank; the first error in micro-batch order. */
-static attn_status share_heads(const attn_ranks *rk, const attn_ranked_step *s, step_bufs *b,
+static attn_status share_heads(const attn_ranks *rk, const attn_micro_step *s, step_bufs *b,
                                attn_error *err) {
     size_t *n = b->c, *at = n + rk->size;
     for (int q = 0; q < rk->size; q++) {
@@ -148,7 +152,7 @@ attn_status attn_ranks_share_range(const attn_ranks *rk, float *x, size_t n, att
 
 /* The ordered sum over this rank's range, and whether every rank's range is finite; if not,
  * the whole sum on every rank, so that each names the same first non-finite tensor. */
-static attn_status sum_range(attn_pool *pool, const attn_ranks *rk, const attn_ranked_step *s,
+static attn_status sum_range(attn_pool *pool, const attn_ranks *rk, const attn_micro_step *s,
                              step_bufs *b, bool *finite, attn_error *err) {
     const float *g[ATTN_MAX_THREADS];
     bool fin = true;
@@ -168,8 +172,31 @@ static attn_status sum_range(attn_pool *pool, const attn_ranks *rk, const attn_r
     return st;
 }
 
-attn_status attn_ranked_step_run(attn_pool *pool, const attn_ranks *rk, const attn_ranked_step *s,
-                                 bool *finite, attn_error *err) {
+/* One process: waves of micro-batches, each wave's gradients added in micro-batch order. */
+static attn_status run_local(attn_pool *pool, const attn_micro_step *s, bool *finite,
+                             attn_error *err) {
+    const float *g[ATTN_MAX_THREADS];
+    bool fin = true;
+    for (int k0 = 0; k0 < s->K; k0 += s->W) {
+        const int n_wave = s->K - k0 < s->W ? s->K - k0 : s->W;
+        *s->k0 = k0;
+        attn_pool_run(pool, n_wave, s->task, s->ctx);
+        for (int j = 0; j < n_wave; j++) /* the first failure in micro-batch order */
+            if (s->errs[j].status != ATTN_OK) {
+                if (err) *err = s->errs[j];
+                return s->errs[j].status;
+            }
+        for (int j = 0; j < n_wave; j++) g[j] = s->grads(s->ctx, j);
+        fin = attn_grads_sum_pool(pool, s->sum, s->n_params, g, k0, n_wave, s->K);
+    }
+    *finite = fin;
+    return ATTN_OK;
+}
+
+attn_status attn_micro_step_run(attn_pool *pool, const attn_micro_step *s, bool *finite,
+                                attn_error *err) {
+    const attn_ranks *rk = attn_pool_ranks(pool);
+    if (!rk) return run_local(pool, s, finite, err);
     step_bufs b = {0};
     attn_status st = bufs_alloc(rk, s, &b, err);
     if (st == ATTN_OK) st = compute_and_send(pool, rk, s, &b, err);
