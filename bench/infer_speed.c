@@ -21,7 +21,8 @@
  *
  * --dump DIR writes the sentences (DIR/ids.txt, token ids, one sentence per line) and the
  * logits of attn's last timed pass (DIR/M.attn.f32, float32 in sentence order, host byte
- * order) for bench/peers.sh, which runs other engines on the same sentences.
+ * order; a model without committed weights also gets DIR/M.weights.json, the initialisation
+ * timed) for bench/peers.sh, which runs other engines on the same sentences.
  *
  * Usage: build/bench/infer_speed [--model rnn|gru|lstm|transformer|all] [--torch] [--quick]
  * [--batch B]
@@ -383,6 +384,16 @@ static bool bench_model(const options *o, const char *arch, const corpus *c) {
             (mc = attn_model_config_default(a), attn_model_create(&mc, 1, &m, &err) == ATTN_OK) &&
             attn_weights_save_json(m, false, tmp_weights, &err) == ATTN_OK) {
             printf("%-5s weights: %s missing, timing the seed-1 initialisation\n", arch, weights);
+            if (o->dump) { /* the same initialisation for the other engines */
+                char kept[4096];
+                snprintf(kept, sizeof kept, "%s/%s.weights.json", o->dump, arch);
+                if (attn_weights_save_json(m, false, kept, &err) != ATTN_OK) {
+                    fprintf(stderr, "infer_speed: %s: %s\n", arch, err.msg);
+                    attn_model_free(m);
+                    remove(tmp_weights);
+                    return false;
+                }
+            }
             snprintf(weights, sizeof weights, "%s", tmp_weights);
         } else {
             fprintf(stderr, "infer_speed: %s: %s\n", arch, err.msg);
