@@ -10,6 +10,9 @@
 #   threads               1 vs 2 threads, bytes checked identical
 #   kernels               pinned (Haswell) vs native OpenBLAS kernels
 #   serve                 attn serve under load (its own clients and wrk)
+#   peers                 bench/peers.sh: batch-1 latency against PyTorch eager, TorchScript and
+#                         ONNX Runtime, when they are installed (scripts/install-deps.sh --bench);
+#                         otherwise its output says "skipped: not installed" and so does stderr
 # then bench/summarize.py writes OUT/summary.md (machine, date, commit, load, the tables, every
 # output) and OUT/readme-table.md (the README's performance table, taken from the same run).
 #
@@ -40,7 +43,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -107,6 +110,14 @@ run seq2seq "$b/seq2seq" --torch "${q_s2s[@]}"
 run threads "$b/threads" "${q_threads[@]}"
 run kernels "$b/kernels" "${q_kernels[@]}"
 run serve "$b/serve" --attn "$build/attn" "${q_serve[@]}"
+if bash bench/peers.sh --check >/dev/null 2>&1; then
+    run peers bash bench/peers.sh --build "$build" $([ $quick = 1 ] && echo --quick)
+else
+    bash bench/peers.sh --check >"$raw/peers.txt" 2>&1 || true
+    echo "bash bench/peers.sh --check" >"$raw/peers.cmd"
+    echo 0 >"$raw/peers.secs"
+    echo "bench/all.sh: $(cat "$raw/peers.txt")" >&2
+fi
 {
     echo "load_end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "total_seconds $(($(date +%s) - start))"

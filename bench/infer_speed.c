@@ -19,9 +19,14 @@
  * seed-1 initialisation (attn_model_create, written to a temporary file for PyTorch): the
  * arithmetic per sentence does not depend on the values.
  *
+ * --dump DIR writes the sentences (DIR/ids.txt, token ids, one sentence per line) and the
+ * logits of attn's last timed pass (DIR/M.attn.f32, float32 in sentence order, host byte
+ * order; a model without committed weights also gets DIR/M.weights.json, the initialisation
+ * timed) for bench/peers.sh, which runs other engines on the same sentences.
+ *
  * Usage: build/bench/infer_speed [--model rnn|gru|lstm|transformer|all] [--torch] [--quick]
  * [--batch B]
- *        [--n N] [--reps R] [--src DIR]
+ *        [--n N] [--reps R] [--src DIR] [--dump DIR]
  * Exit codes: 0 ok (targets are reported, not enforced), 1 validation or runtime failure,
  * 2 usage. */
 #include "attn.h"
@@ -40,7 +45,7 @@
 #define MAX_SENTENCES 100000
 
 typedef struct options {
-    const char *model, *src;
+    const char *model, *src, *dump;
     int batch, n, reps, warmup;
     bool torch;
 } options;
@@ -246,6 +251,36 @@ static bool read_logits(const char *path, float *logits, int n) {
     return i == n;
 }
 
+/* Writes n bytes of data to dir/name through a temporary file renamed into place (no half-written
+ * file on failure). */
+static bool write_file_atomic(const char *dir, const char *name, const void *data, size_t n) {
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(data, 1, n, f) == n;
+    if (f) ok = fclose(f) == 0 && ok;
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok) {
+        fprintf(stderr, "infer_speed: --dump: cannot write %s\n", path);
+        remove(tmp);
+    }
+    return ok;
+}
+
+/* --dump: DIR/ids.txt, the sentences as token ids. */
+static bool dump_ids(const corpus *c, const char *dir) {
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/ids.txt", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    bool ok = write_ids(c, tmp) && rename(tmp, path) == 0;
+    if (!ok) {
+        fprintf(stderr, "infer_speed: --dump: cannot write %s\n", path);
+        remove(tmp);
+    }
+    return ok;
+}
+
 /* Reads "torch ... median_s=X min_s=Y cpu_median_s=Z" from the script's output. */
 static bool parse_torch_line(const char *line, timing *tm) {
     const char *m = strstr(line, " median_s="), *n = strstr(line, " min_s="),
@@ -349,6 +384,16 @@ static bool bench_model(const options *o, const char *arch, const corpus *c) {
             (mc = attn_model_config_default(a), attn_model_create(&mc, 1, &m, &err) == ATTN_OK) &&
             attn_weights_save_json(m, false, tmp_weights, &err) == ATTN_OK) {
             printf("%-5s weights: %s missing, timing the seed-1 initialisation\n", arch, weights);
+            if (o->dump) { /* the same initialisation for the other engines */
+                char kept[4096];
+                snprintf(kept, sizeof kept, "%s/%s.weights.json", o->dump, arch);
+                if (attn_weights_save_json(m, false, kept, &err) != ATTN_OK) {
+                    fprintf(stderr, "infer_speed: %s: %s\n", arch, err.msg);
+                    attn_model_free(m);
+                    remove(tmp_weights);
+                    return false;
+                }
+            }
             snprintf(weights, sizeof weights, "%s", tmp_weights);
         } else {
             fprintf(stderr, "infer_speed: %s: %s\n", arch, err.msg);
@@ -371,6 +416,11 @@ static bool bench_model(const options *o, const char *arch, const corpus *c) {
         printf("%-5s attn : %.1f M multiply-adds per pass (attn_sgemm counter), %.2f GFLOP/s\n",
                arch, 1e-6 * (double)madds, 2e-9 * (double)madds / tm.med);
     }
+    if (ok && o->dump) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.attn.f32", arch);
+        ok = write_file_atomic(o->dump, name, batched, (size_t)c->n * sizeof(float));
+    }
     if (ok && o->torch) ok = compare_torch(o, arch, weights, c, batched, scratch, &tm);
     if (!ok) fprintf(stderr, "infer_speed: %s: validation or run failed\n", arch);
     free(batched);
@@ -384,7 +434,7 @@ static bool bench_model(const options *o, const char *arch, const corpus *c) {
 
 static void usage(FILE *f) {
     fprintf(f, "Usage: infer_speed [--model rnn|gru|lstm|transformer|all] [--torch] [--quick]\n"
-               "                   [--batch B] [--n N] [--reps R] [--src DIR]\n\n"
+               "                   [--batch B] [--n N] [--reps R] [--src DIR] [--dump DIR]\n\n"
                "Batched eval speed (sentences/s) of the four classifiers on the four test sets,\n"
                "validated against batch 1 (and PyTorch) first.\n\n"
                "  --model M  rnn, gru, lstm, transformer or all (default all); weights\n"
@@ -396,6 +446,8 @@ static void usage(FILE *f) {
                "  --n N      sentences per test set (default 1000)\n"
                "  --reps R   timed passes (default 9), after 2 warm-up passes\n"
                "  --src DIR  source tree (default .)\n"
+               "  --dump DIR write DIR/ids.txt (the sentences) and DIR/M.attn.f32 (attn's logits,\n"
+               "             float32) for bench/peers.sh; DIR must exist\n"
                "  -h, --help this text\n\n"
                "Exit codes: 0 ok, 1 validation or runtime failure, 2 usage.\n");
 }
@@ -418,6 +470,8 @@ static int parse(int argc, char **argv, options *o) {
             o->model = argv[++i];
         } else if (strcmp(a, "--src") == 0 && v) {
             o->src = argv[++i];
+        } else if (strcmp(a, "--dump") == 0 && v) {
+            o->dump = argv[++i];
         } else if (strcmp(a, "--batch") == 0 && v) {
             num = &o->batch;
         } else if (strcmp(a, "--n") == 0 && v) {
@@ -463,6 +517,10 @@ int main(int argc, char **argv) {
     corpus c;
     if (!corpus_make(&c, &o)) {
         fprintf(stderr, "infer_speed: out of memory or bad data\n");
+        corpus_free(&c);
+        return 1;
+    }
+    if (o.dump && !dump_ids(&c, o.dump)) {
         corpus_free(&c);
         return 1;
     }

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-ORDER = ["train_speed", "infer_speed", "flops", "seq2seq", "threads", "kernels", "serve"]
+ORDER = ["train_speed", "infer_speed", "flops", "seq2seq", "threads", "kernels", "serve", "peers"]
 TITLES = {
     "train_speed": "Training, four classifiers, against PyTorch (batch 32, 1 thread)",
     "infer_speed": "Batched eval, four classifiers, against PyTorch (batch 256, 1 thread)",
@@ -24,6 +24,7 @@ TITLES = {
     "threads": "One run on 1 and 2 threads (bytes checked identical)",
     "kernels": "Pinned against native OpenBLAS kernels",
     "serve": "attn serve under load (its own clients and wrk)",
+    "peers": "Batch 1 against PyTorch eager, TorchScript and ONNX Runtime (bench/peers.sh)",
 }
 MODELS = ["rnn", "gru", "lstm", "transformer"]
 NAMES = {"rnn": "RNN", "gru": "GRU", "lstm": "LSTM", "transformer": "Transformer"}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# peers.sh -- attn's batch-1 classifier latency beside the engines a user would pick instead.
+#
+# For each of rnn, gru, lstm and transformer, on the same sentences (the four seed-1 test sets,
+# N each) and the same weights (weights/M-seed1.json; the GRU has none committed: its seed-1
+# initialisation, written by infer_speed), each engine in its own process, one thread:
+#   attn         build/bench/infer_speed --batch 1 (its default kernels), which also writes the
+#                sentences and its logits (--dump)
+#   torch eager  tools/bench_peers.py eager: the reference module (tools/attn_models.py)
+#   torchscript  tools/bench_peers.py torchscript: torch.jit.trace of it, saved and reloaded
+#   onnxruntime  bench/peers_ort.js: torch.onnx.export of it, run by onnxruntime-node
+# PyTorch runs on attn's OpenBLAS kernels (tools/blas_core.py). Then bench/peers_table.py prints
+# one table: µs per sentence (wall median of a pass over all sentences / sentences), the ratio
+# engine / attn, the share of logits bit-identical to attn's (float32 bits) and each process's
+# peak RSS (/usr/bin/time). The seq2seq models are not covered yet.
+#
+# Usage: bash bench/peers.sh [--quick] [--n N] [--reps R] [--build DIR] [--check]
+#   --n N      sentences per test set (default 250: 1000 sentences; --quick: 25)
+#   --reps R   timed passes per engine (default 5; --quick: 2), after one warm-up pass
+#   --build    build tree (default build; infer_speed is built Release there if needed)
+#   --check    only say whether the peers are installed
+# Needs /usr/bin/python3 with torch, node, and bench/peers-node/node_modules/onnxruntime-node
+# (bash scripts/install-deps.sh --bench). Files: BUILD/bench/peers/.
+# Exit status: 0 ok, 1 an engine failed, 2 usage, 3 skipped: the peers are not installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=250 reps=5 build=build check=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) n=25 reps=2 ;;
+    --check) check=1 ;;
+    --n | --reps | --build)
+        [ $# -ge 2 ] || { echo "bench/peers.sh: $1 needs a value" >&2; exit 2; }
+        case $1 in
+        --n) n=$2 ;;
+        --reps) reps=$2 ;;
+        --build) build=$2 ;;
+        esac
+        shift
+        ;;
+    -h | --help)
+        sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "bench/peers.sh: unknown option '$1' (see --help)" >&2
+        exit 2
+        ;;
+    esac
+    shift
+done
+for v in "$n" "$reps"; do
+    [[ $v =~ ^[1-9][0-9]{0,4}$ ]] || { echo "bench/peers.sh: --n and --reps take 1..99999, not '$v'" >&2; exit 2; }
+done
+missing=()
+/usr/bin/python3 -c 'import torch' 2>/dev/null || missing+=("python3-torch")
+command -v node >/dev/null || missing+=("nodejs")
+[ -f bench/peers-node/node_modules/onnxruntime-node/package.json ] || missing+=("onnxruntime-node in bench/peers-node")
+[ -x /usr/bin/time ] || missing+=("time")
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "peers: skipped: not installed: ${missing[*]} (bash scripts/install-deps.sh --bench)"
+    exit 3
+fi
+if [ $check = 1 ]; then
+    echo "peers: installed"
+    exit 0
+fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j 2 --target bench_infer_speed >/dev/null
+d=$build/bench/peers
+rm -rf "$d"
+mkdir -p "$d"
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+# engine, command...: output to $d/M.engine.txt, peak RSS (KiB) to $d/M.engine.rss
+run() {
+    local tag=$1
+    shift
+    if ! /usr/bin/time -f %M -o "$d/$tag.rss" "$@" >"$d/$tag.txt" 2>"$d/$tag.err"; then
+        cat "$d/$tag.txt" "$d/$tag.err" >&2
+        echo "bench/peers.sh: $tag failed: $*" >&2
+        exit 1
+    fi
+}
+{
+    echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+    echo "cores $(nproc)"
+    echo "date $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "load_start $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
+    echo "onnxruntime $(node -p "require('./bench/peers-node/node_modules/onnxruntime-node/package.json').version")"
+    echo "node $(node --version)"
+} >"$d/machine.txt"
+for m in rnn gru lstm transformer; do
+    echo "bench/peers.sh: $m" >&2
+    run "$m.attn" "$build/bench/infer_speed" --model "$m" --batch 1 --n "$n" --reps "$reps" --dump "$d"
+    w=weights/$m-seed1.json
+    [ -f "$w" ] || w=$d/$m.weights.json
+    run "$m.export" /usr/bin/python3 tools/bench_peers.py export --weights "$w" --ids "$d/ids.txt" --out "$d/$m"
+    for e in eager torchscript; do
+        run "$m.$e" /usr/bin/python3 tools/bench_peers.py "$e" --weights "$w" --ids "$d/ids.txt" \
+            --out "$d/$m" --logits "$d/$m.$e.f32" --reps "$reps"
+    done
+    run "$m.ort" node bench/peers_ort.js "$d/$m.onnx" "$d/ids.txt" "$d/$m.ort.f32" "$reps" 1
+done
+echo "load_end $(cut -d' ' -f1-3 /proc/loadavg)" >>"$d/machine.txt"
+/usr/bin/python3 bench/peers_table.py "$d"
