@@ -1,5 +1,6 @@
 /* cmd_reproduce_seq2seq.c -- `attn reproduce --task rewrite`: the three seq2seq models for seeds
- * 1..N (cmd_reproduce.c hands over on --task), in -j worker processes; exact match per test set
+ * 1..N (cmd_reproduce.c hands over on --task), in -j worker processes or, under mpirun, one
+ * run after another over every rank; exact match per test set
  * and by source length per model (the Bahdanau picture, docs/decoder.md). */
 #define _DEFAULT_SOURCE /* realpath */
 #include "attn_seq2seq.h"
@@ -34,8 +35,10 @@ typedef struct seed_result {
 } seed_result;
 
 typedef struct repro {
-    int seeds, epochs, train_size; /* epochs 0: each model's default */
+    int seeds, epochs, train_size, test_size; /* epochs 0: each model's default */
     bool want[N_MODELS];
+    bool base;       /* --size base: the seq2seq-transformer at the write-up's base sizes */
+    attn_pool *pool; /* under mpirun: every run spans the ranks (else NULL: worker processes) */
     const char *out;
     seed_result r[N_MODELS][MAX_SEEDS];
     int job_model[N_MODELS * MAX_SEEDS], job_seed[N_MODELS * MAX_SEEDS]; /* seed 0-based */
@@ -43,7 +46,24 @@ typedef struct repro {
 } repro;
 
 static int epochs_of(const repro *o, int model) {
-    return o->epochs > 0 ? o->epochs : DEFAULT_EPOCHS[model];
+    return o->epochs > 0 ? o->epochs : o->base ? 1 : DEFAULT_EPOCHS[model];
+}
+
+/* The model of a run: each arch's default, or §6's base Transformer (d_model 512, 8 heads, FFN
+ * 2048, 6 encoder and 6 decoder layers; 44 M parameters at the task's vocabularies). */
+static attn_seq2seq_config model_of(const repro *o, int model) {
+    attn_seq2seq_config mc = attn_seq2seq_config_default(MODELS[model]);
+    if (o->base) mc.d_model = 512, mc.n_heads = 8, mc.ffn_dim = 2048, mc.enc_layers = 6;
+    if (o->base) mc.dec_layers = 6;
+    return mc;
+}
+
+/* DIR/<model>-seed<S>.json; at the base size DIR/<model>-base-seed<S>.safetensors (mapped in
+ * milliseconds where the JSON text would be 600 MB). */
+static void weights_path(const repro *o, const char *dir, int model, uint64_t s, char *path,
+                         size_t size) {
+    snprintf(path, size, "%s/%s%s-seed%llu.%s", dir, attn_s2s_arch_name(MODELS[model]),
+             o->base ? "-base" : "", (unsigned long long)s, o->base ? "safetensors" : "json");
 }
 
 /* Trains model `model` for seed s, writes its weights, scores the test sets. */
@@ -70,10 +90,9 @@ static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *
     tc.epochs = epochs_of(o, model);
     if (MODELS[model] != ATTN_S2S_TRANSFORMER) tc.adam.lr = ATTN_S2S_RNN_LR;
     tc.seed = s;
-    const attn_seq2seq_config mc = attn_seq2seq_config_default(MODELS[model]);
+    const attn_seq2seq_config mc = model_of(o, model);
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s-seed%llu.json", o->out, attn_s2s_arch_name(MODELS[model]),
-             (unsigned long long)s);
+    weights_path(o, o->out, model, s, path, sizeof path);
     attn_status st =
         attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, o->train_size, s, &train, err);
     if (st == ATTN_OK)
@@ -81,11 +100,14 @@ static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *
     if (st == ATTN_OK) st = attn_seq2seq_create(&mc, s, &m, err);
     epoch_note note = {attn_s2s_arch_name(MODELS[model]), s};
     const attn_s2s_callbacks cb = {note_epoch, &note};
-    if (st == ATTN_OK) st = attn_seq2seq_train(m, train, held, &tc, &cb, err);
-    if (st == ATTN_OK) st = attn_seq2seq_save_json(m, false, false, path, err);
-    for (int k = 0; st == ATTN_OK && k < ATTN_N_TEST_SETS; k++) {
+    if (st == ATTN_OK) st = attn_seq2seq_train_pool(m, train, held, &tc, &cb, NULL, o->pool, err);
+    const bool writes = cli_mpi_root(); /* over ranks: rank 0 writes and scores */
+    if (st == ATTN_OK && writes)
+        st = o->base ? attn_seq2seq_save_safetensors(m, path, err)
+                     : attn_seq2seq_save_json(m, false, false, path, err);
+    for (int k = 0; st == ATTN_OK && writes && o->test_size > 0 && k < ATTN_N_TEST_SETS; k++) {
         attn_pairs *t = NULL;
-        st = attn_pairs_generate(ATTN_TASK_REWRITE, SETS[k], ATTN_TEST_DEFAULT_N, s, &t, err);
+        st = attn_pairs_generate(ATTN_TASK_REWRITE, SETS[k], o->test_size, s, &t, err);
         long exact = 0;
         for (int i = 0; st == ATTN_OK && i < t->src->n; i++) {
             attn_s2s_eval ev;
@@ -103,7 +125,7 @@ static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *
     attn_seq2seq_free(m);
     attn_pairs_free(train);
     attn_pairs_free(held);
-    if (st == ATTN_OK)
+    if (st == ATTN_OK && writes)
         fprintf(stderr,
                 "  %s seed %llu: plain %.1f%%, distractor %.1f%%, fill4 %.1f%%, fill8 %.1f%% -> "
                 "%s\n",
@@ -150,6 +172,27 @@ static void job_line(int job, const char *line, void *ctx) {
 static void job_exit(int job, int status, void *ctx) {
     repro *o = ctx;
     if (status != 0 || !o->r[o->job_model[job]][o->job_seed[job]].ok) o->failed++;
+}
+
+/* ---- under mpirun: the runs one after another, each over every rank ------------------------- */
+
+/* Every rank trains each run's share of micro-batches (the same bytes as one process: attn
+ * train's range-owner step, docs/mpi.md); rank 0 writes the weights and scores the test sets. */
+static int run_over_ranks(repro *o, int n) {
+    int threads = 1;
+    int rc = cli_train_threads_start("reproduce", &threads, &o->pool);
+    if (rc >= 0) return rc;
+    attn_set_num_threads(1);
+    for (int j = 0; j < n && rc < 0; j++) {
+        seed_result *r = &o->r[o->job_model[j]][o->job_seed[j]];
+        attn_error err;
+        if (run_seed(o, o->job_model[j], (uint64_t)o->job_seed[j] + 1, r, &err) != ATTN_OK)
+            rc = cli_fail("reproduce", &err);
+        r->ok = rc < 0;
+    }
+    attn_pool_free(o->pool);
+    o->pool = NULL;
+    return rc < 0 ? CLI_OK : rc;
 }
 
 /* ---- tables --------------------------------------------------------------------------------- */
@@ -233,6 +276,10 @@ static void print_tables(const repro *o) {
 static void compare_with_committed(const repro *o) {
     char a[PATH_MAX], b[PATH_MAX];
     if (realpath(o->out, a) && realpath("weights", b) && strcmp(a, b) == 0) return;
+    if (o->base) {
+        printf("identical to weights/: not compared (weights/ holds no base-size runs)\n");
+        return;
+    }
     if (o->epochs != 0 || o->train_size != ATTN_TRAIN_DEFAULT_N) {
         printf("identical to weights/: not compared (weights/ was made with each model's default "
                "--epochs and --train-size)\n");
@@ -277,7 +324,9 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
             return cmd_reproduce_compose(argc, argv);
     static repro o; /* large: the results table */
     memset(&o, 0, sizeof o);
-    o.seeds = 3, o.train_size = ATTN_TRAIN_DEFAULT_N, o.out = "runs";
+    o.seeds = 3, o.train_size = ATTN_TRAIN_DEFAULT_N, o.test_size = ATTN_TEST_DEFAULT_N;
+    o.out = "runs";
+    const char *size = "small";
     int workers = cli_n_cores();
     const char *task = "rewrite", *models = "seq2seq-gru,seq2seq-attn,seq2seq-transformer";
     cli_opt opts[] = {
@@ -291,6 +340,13 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
          .def = "per model: 10, 4, 10"},
         {"--train-size", "N", CLI_OPT_INT, &o.train_size, 2, ATTN_DATA_MAX_N,
          .help = "training pairs per seed"},
+        {"--test-size", "N", CLI_OPT_INT, &o.test_size, 1, ATTN_DATA_MAX_N,
+         .help = "pairs of each test set, decoded greedily"},
+        {"--size", "NAME", CLI_OPT_STR, &size,
+         .help = "small (the models of the table), or base: the seq2seq-transformer at\n"
+                 "section 6's base sizes (d_model 512, 8 heads, FFN 2048, 6+6 layers), 1 seed\n"
+                 "and 1 epoch unless given, weights as "
+                 "DIR/seq2seq-transformer-base-seed<S>.safetensors"},
         {"-j", "N", CLI_OPT_INT, &workers, 1, 1024,
          .help = "worker processes, one BLAS thread each", .def = "the cores"},
         {"--out", "DIR", CLI_OPT_STR, &o.out, .help = "where the weights go"},
@@ -307,6 +363,8 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
         "The GRU models train with Adam at lr 3e-3, the Transformer at 1e-3 (the defaults\n"
         "of attn train). Each run is deterministic: its weights and scores equal `attn\n"
         "train --model M --task rewrite --seed S --epochs E` whatever -j is.\n"
+        "Under mpirun the runs go one after another, each spread over every rank (attn\n"
+        "train's steps over ranks): the same weights as without mpirun, for any -np.\n"
         "docs/decoder.md has the table as measured.",
         opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
@@ -315,9 +373,17 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     attn_task t;
     if (attn_task_from_name(task, &t, &err) != ATTN_OK)
         return cli_usage_error("reproduce", "--task: %s", err.msg);
+    if (strcmp(size, "small") != 0 && strcmp(size, "base") != 0)
+        return cli_usage_error("reproduce", "--size %s: expected small or base", size);
+    o.base = strcmp(size, "base") == 0;
+    if (o.base && !cli_given(&spec, "--models")) models = "seq2seq-transformer";
+    if (o.base && !cli_given(&spec, "--seeds")) o.seeds = 1;
     rc = parse_models(models, o.want);
     if (rc >= 0) return rc;
-    if (mkdir(o.out, 0777) != 0 && errno != EEXIST) {
+    if (o.base && (o.want[0] || o.want[1]))
+        return cli_usage_error("reproduce", "--size base: only seq2seq-transformer has a base "
+                                            "size (--models seq2seq-transformer)");
+    if (cli_mpi_root() && mkdir(o.out, 0777) != 0 && errno != EEXIST) {
         cli_message("reproduce", "--out %s: %s", o.out, strerror(errno));
         return CLI_ERROR;
     }
@@ -325,11 +391,17 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     int n = 0;
     for (int k = N_MODELS - 1; k >= 0; k--)
         for (int s = 0; s < o.seeds && o.want[k]; s++) o.job_model[n] = k, o.job_seed[n++] = s;
-    const cli_pool_hooks h = {job_run, job_line, job_exit, NULL, &o};
-    if (!cli_pool_run(n, workers, &h)) {
-        cli_message("reproduce", "cannot start workers: %s", strerror(errno));
-        return CLI_ERROR;
+    if (cli_mpi_size() > 1) {
+        rc = run_over_ranks(&o, n);
+        if (rc != CLI_OK) return cli_train_end(rc);
+    } else {
+        const cli_pool_hooks h = {job_run, job_line, job_exit, NULL, &o};
+        if (!cli_pool_run(n, workers, &h)) {
+            cli_message("reproduce", "cannot start workers: %s", strerror(errno));
+            return CLI_ERROR;
+        }
     }
+    if (!cli_mpi_root()) return CLI_OK; /* rank 0 prints */
     if (o.failed) {
         cli_message("reproduce", "%d run%s failed", o.failed, o.failed > 1 ? "s" : "");
         return CLI_ERROR;
@@ -337,5 +409,5 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     print_tables(&o);
     cli_print_kernels(); /* what the workers ran on: they inherit this process's selection */
     compare_with_committed(&o);
-    return CLI_OK;
+    return cli_train_end(CLI_OK); /* over ranks: the exchanges' cost */
 }

@@ -242,6 +242,7 @@ static attn_status mpi_alltoall(void *ctx, const float *send, const size_t *scou
 }
 
 static attn_ranks g_ranks;
+static const char *g_cmd = "train"; /* the command whose run spans the ranks */
 
 /* When a rank dies, mpirun ends the others with SIGTERM: rank 0, the one whose stderr is seen,
  * says what that means for the run's files before it goes (write(2): async-signal-safe). */
@@ -262,6 +263,7 @@ int cli_train_threads_start(const char *cmd, int *threads, attn_pool **pool) {
     attn_error err = {0};
     if (!*pool && attn_pool_create(1, pool, &err) != ATTN_OK) return cli_fail(cmd, &err);
     g_ranks = (attn_ranks){g_rank, g_size, mpi_allgather, mpi_alltoall, NULL};
+    g_cmd = cmd;
     g_cost.start_s = now_s();
     attn_pool_set_ranks(*pool, &g_ranks);
     /* rank 0 reports: every rank meets the same errors, and a micro-batch's error reaches it */
@@ -277,10 +279,10 @@ static void report_exchanges(void) {
     if (!g_cost.calls || g_rank != 0) return;
     const double run_s = now_s() - g_cost.start_s;
     fprintf(stderr,
-            "attn train: %d ranks, %llu exchanges (gradient pieces, parameters), %.1f MB received "
+            "attn %s: %d ranks, %llu exchanges (gradient pieces, parameters), %.1f MB received "
             "by rank 0, %.2f s in them (moving and waiting for the other ranks), %.0f %% of the "
             "run's %.1f s\n",
-            g_size, g_cost.calls, (double)g_cost.bytes_in / 1e6, g_cost.in_exchange_s,
+            g_cmd, g_size, g_cost.calls, (double)g_cost.bytes_in / 1e6, g_cost.in_exchange_s,
             run_s > 0 ? 100 * g_cost.in_exchange_s / run_s : 0, run_s);
 }
 

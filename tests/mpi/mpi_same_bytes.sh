@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/mpi/mpi_same_bytes.sh ATTN -- `mpirun -np 2` gives the same bytes as `-np 1` and as no
 # mpirun at all (-j 1): a small sweep, a small reproduce and `experiment norm --quick` (its runs
-# spread over the ranks), compared byte for byte (stdout and every file; the lines and fields
+# spread over the ranks), `reproduce --task rewrite` (each run over every rank), compared byte for byte (stdout and every file; the lines and fields
 # that hold wall times are taken out first); a sweep point gives the accuracies of the same
 # reproduce run. Then runs that fail on rank 1 (eval --table, sweep): the
 # message names the run, the rank and the host, the exit code is 1 and nothing is written.
@@ -51,6 +51,19 @@ run repro-np2 "${mpi[@]}" -np 2 -- "${repro[@]}"
 for d in repro-j1 repro-np2; do grep -v '^Total wall time' "$work/$d/out.txt" >"$work/$d/table.txt"; done
 same "$work/repro-j1" "$work/repro-np2" table.txt out/reproduce.json out/rnn-seed1.json \
   out/rnn-seed2.json out/lstm-seed1.json out/lstm-seed2.json
+
+# reproduce --task rewrite under mpirun: each run spread over the ranks (not one run per rank),
+# the weights and the table of the plain command; -np 3 leaves one rank with fewer micro-batches
+s2s=(reproduce --task rewrite --models seq2seq-transformer,seq2seq-gru --seeds 2 --epochs 1
+     --train-size 200 --test-size 40 --out out)
+run s2s-j1 -- "${s2s[@]}" -j 1
+run s2s-np3 "${mpi[@]}" -np 3 -- "${s2s[@]}"
+same "$work/s2s-j1" "$work/s2s-np3" out.txt out/seq2seq-transformer-seed1.json \
+  out/seq2seq-transformer-seed2.json out/seq2seq-gru-seed1.json out/seq2seq-gru-seed2.json
+grep -q '^attn reproduce: 3 ranks, [1-9][0-9]* exchanges' "$work/s2s-np3/err.txt" ||
+  fail "reproduce --task rewrite -np 3: no exchanges reported (not one run over the ranks?)"
+"$attn" reproduce --task rewrite --size base --models seq2seq-gru --out "$work/x" 2>/dev/null
+[ $? -eq 2 ] || fail "reproduce --size base --models seq2seq-gru: not a usage error (exit 2)"
 
 # a sweep's point is the table's run: the same accuracies as reproduce.json for (lstm, seed)
 run cons-np2 "${mpi[@]}" -np 2 -- sweep --model lstm --grid 'seed=1..2' --set 'train-size=200' \
