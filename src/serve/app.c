@@ -1,6 +1,6 @@
 /* app.c -- the router of `attn serve`: a request to an embedded asset, a precomputed answer
  * (registry.c) or an endpoint (api.c, predict.c, decoder_api.c), with 404/405 answers of its
- * own (serve_handle). The files below it: registry.c and decoder_registry.c (the models),
+ * own (serve_handle). The files below it: registry.c (the models of both families),
  * responses.c (what every endpoint answers with); none of them calls back up here. */
 #include "serve_assets.h"
 #include "serve_internal.h"

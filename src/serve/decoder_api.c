@@ -1,5 +1,5 @@
 /* decoder_api.c -- the decoder half of `attn serve`: the endpoints of the seq2seq models
- * (loaded by decoder_registry.c) and their routing:
+ * (loaded by registry.c) and their routing:
  *
  *   GET  /api/decoders   {"decoders": [{"name", "arch", "seed", "task", "params", "n_layers",
  *                        "n_heads", "maps", "max_words", "max_out"}]}
@@ -39,12 +39,12 @@ static void on_task_json(const int *src, int n_src, attn_json_writer *w) {
 
 static void generate(serve_app *app, int ctx, const attn_generate_request *r, int di,
                      serve_response *rs) {
-    const serve_decoder *dd = &app->decoders->d[di];
+    const serve_entry *dd = &app->entries[di];
     attn_seq2seq *m = serve_decoder_model(app, ctx, di);
     int src[ATTN_MAX_WORDS], n_src = 0;
     attn_error err;
     attn_status st = attn_tokenize(
-        r->text, src, dd->cfg.max_src_len < ATTN_MAX_WORDS ? dd->cfg.max_src_len : ATTN_MAX_WORDS,
+        r->text, src, dd->s2s.max_src_len < ATTN_MAX_WORDS ? dd->s2s.max_src_len : ATTN_MAX_WORDS,
         &n_src, &err);
     if (st != ATTN_OK) {
         serve_tokenize_error(rs, &err, dd->name, 0);
@@ -58,11 +58,11 @@ static void generate(serve_app *app, int ctx, const attn_generate_request *r, in
                                   : "this model has no attention maps: no \"layer\" or \"head\"");
         return;
     }
-    if (r->n_prefix > dd->cfg.max_tgt_len - 1 || r->n_prefix > ATTN_S2S_MAX_TGT) {
+    if (r->n_prefix > dd->s2s.max_tgt_len - 1 || r->n_prefix > ATTN_S2S_MAX_TGT) {
         serve_error_response(rs, 400, "bad_request", "\"prefix\" is longer than the model writes");
         return;
     }
-    const int cap = dd->cfg.max_tgt_len - 1; /* the server writes at most ATTN_S2S_MAX_TGT */
+    const int cap = dd->s2s.max_tgt_len - 1; /* the server writes at most ATTN_S2S_MAX_TGT */
     const attn_s2s_explain_opts o = {.prefix = r->prefix,
                                      .n_prefix = r->n_prefix,
                                      .max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT};
@@ -100,7 +100,7 @@ void serve_api_generate(serve_app *app, int ctx, const serve_request *rq, serve_
     const int di = serve_decoder_find(app, r.model, false);
     if (di < 0)
         serve_unknown_decoder(rs, r.model[0] ? r.model : "(default: none loaded)");
-    else if (app->decoders->d[di].compose)
+    else if (app->entries[di].compose)
         serve_error_response(rs, 400, "bad_request",
                              "a compose model writes from a polarity and a subject: "
                              "POST /api/compose");
@@ -126,7 +126,7 @@ bool serve_decoder_route(serve_app *app, int ctx, const serve_request *rq, size_
     const bool get = rq->method && (strcmp(rq->method, "GET") == 0 || !strcmp(rq->method, "HEAD"));
     if (is(path, n, "/api/decoders")) {
         if (get)
-            serve_json_copy(rs, app->decoders->json, app->decoders->json_len);
+            serve_json_copy(rs, app->decoders_json, app->decoders_len);
         else
             serve_error_response(rs, 405, "method_not_allowed",
                                  "method not allowed here (allowed: GET, HEAD)");

@@ -115,12 +115,12 @@ static void sample_json(serve_app *app, int ctx, uint64_t seed, const int *out, 
 
 static void compose(serve_app *app, int ctx, const attn_compose_request *r, int di,
                     serve_response *rs) {
-    const serve_decoder *dd = &app->decoders->d[di];
+    const serve_entry *dd = &app->entries[di];
     attn_seq2seq *m = serve_decoder_model(app, ctx, di);
     int src[2];
     if (!compose_source(r, src, rs)) return;
     const int max_out =
-        dd->cfg.max_tgt_len - 1 < ATTN_S2S_MAX_TGT ? dd->cfg.max_tgt_len - 1 : ATTN_S2S_MAX_TGT;
+        dd->s2s.max_tgt_len - 1 < ATTN_S2S_MAX_TGT ? dd->s2s.max_tgt_len - 1 : ATTN_S2S_MAX_TGT;
     char source[64];
     snprintf(source, sizeof source, "%s %s", r->polarity, attn_vocab_word(src[1]));
     attn_json_writer w;
@@ -157,7 +157,7 @@ void serve_api_compose(serve_app *app, int ctx, const serve_request *rq, serve_r
     const int di = serve_decoder_find(app, r.model, true);
     if (di < 0)
         serve_unknown_decoder(rs, r.model[0] ? r.model : "(default compose model: none loaded)");
-    else if (!app->decoders->d[di].compose)
+    else if (!app->entries[di].compose)
         serve_error_response(rs, 400, "bad_request",
                              "\"model\" must name a compose model (see /api/decoders)");
     else

@@ -3,29 +3,10 @@
 #ifndef ATTN_SERVE_DECODER_INTERNAL_H
 #define ATTN_SERVE_DECODER_INTERNAL_H
 
-#include "attn_seq2seq.h"
 #include "serve_internal.h"
 
-#define SERVE_MAX_DECODERS 16 /* seq2seq model names (the lowest seed of each is served) */
-
-typedef struct serve_decoder {
-    char name[64]; /* the file name without -seed<S>.json: "seq2seq-transformer" */
-    int seed;
-    attn_seq2seq_config cfg;
-    size_t n_params;
-    bool compose; /* compose-*: the source is "<polarity> <subject>" */
-} serve_decoder;
-
-struct serve_decoders {
-    int n, n_ctx;
-    serve_decoder d[SERVE_MAX_DECODERS];
-    attn_seq2seq **models; /* [n_ctx][n] */
-    char *json;            /* the /api/decoders answer */
-    size_t json_len;
-};
-
-/* The decoder named name, or for "" the default rewrite (compose false) or compose model: the
- * seq2seq-transformer one where loaded, else the first by name; -1 if none. */
+/* The entry of the seq2seq model named name, or for "" the default rewrite (compose false) or
+ * compose model: the seq2seq-transformer one where loaded, else the first by name; -1 if none. */
 int serve_decoder_find(const serve_app *app, const char *name, bool compose);
 attn_seq2seq *serve_decoder_model(serve_app *app, int ctx, int i);
 /* A request parse error as 400 malformed_json / bad_request (503 out of memory). */

@@ -1,57 +1,64 @@
 /* serve_internal.h -- the app's state shared by the server's files, from the bottom up:
- * responses.c (what every endpoint answers with), decoder_registry.c and registry.c (the models
- * and the precomputed answers), api.c, predict.c, decoder_compose.c and decoder_api.c (the
+ * responses.c (what every endpoint answers with), registry.c (the models of both
+ * families and the precomputed answers), api.c, predict.c, decoder_compose.c and decoder_api.c (the
  * endpoints), app.c (the router). Each uses only files before it. Library-internal. */
 #ifndef ATTN_SERVE_INTERNAL_H
 #define ATTN_SERVE_INTERNAL_H
 
 #include "attn_io.h"
+#include "attn_seq2seq.h"
 #include "sbuf.h"
 #include "serve.h"
 
 #include <pthread.h>
 
-#define SERVE_N_ARCH    4 /* rnn, lstm, transformer, gru (attn_arch) */
-#define SERVE_MAX_SETS  6 /* attn_set values */
-#define SERVE_MAX_ENTRY (SERVE_N_ARCH * SERVE_MAX_SEEDS)
+#define SERVE_N_ARCH       4  /* rnn, lstm, transformer, gru (attn_arch) */
+#define SERVE_MAX_SETS     6  /* attn_set values */
+#define SERVE_MAX_DECODERS 16 /* seq2seq model names (the lowest seed of each is served) */
+#define SERVE_MAX_ENTRY    (SERVE_N_ARCH * SERVE_MAX_SEEDS + SERVE_MAX_DECODERS)
 
+/* The families of a weights directory, in the order registry.c lists (and loads) them. */
+typedef enum serve_family { SERVE_SEQ2SEQ, SERVE_CLASSIFIER } serve_family;
+
+/* One served model: DIR/<name>-seed<seed>.json (either format, recognised by content). */
 typedef struct serve_entry {
-    attn_arch arch;
+    serve_family family;
+    char name[64]; /* the arch ("rnn") or the file's stem ("seq2seq-transformer") */
     int seed;
     size_t n_params;
+    /* classifiers */
+    attn_arch arch;
     attn_model_config cfg;
     const attn_vocab *vocab; /* the file's own "vocab" (owned) or attn_vocab_builtin() */
     bool task_vocab; /* vocab holds the task's tokens in the task's order: test sets apply */
     int vocab_group; /* entries with equal vocabularies share a group, 0..n_groups-1 */
+    /* seq2seq models */
+    attn_seq2seq_config s2s;
+    bool compose; /* compose-*: the source is "<polarity> <subject>" */
 } serve_entry;
 
 struct serve_app {
     int n_entries;
-    serve_entry entries[SERVE_MAX_ENTRY]; /* by arch (rnn, lstm, gru, transformer), then seed */
+    serve_entry entries[SERVE_MAX_ENTRY]; /* the seq2seq models by name (the lowest seed of
+                                           * each), then the classifiers by arch (rnn, lstm, gru,
+                                           * transformer) and seed */
     int explain_entry[SERVE_N_ARCH];      /* the lowest seed of each arch, or -1 */
     int n_ctx;
-    attn_model **models; /* [n_ctx][n_entries]: context c's copy of entry i */
-    int n_groups;        /* distinct vocabularies */
-    int default_group;   /* explained without "models": the task's vocabulary if loaded, else 0 */
+    void **models;     /* [n_ctx][n_entries]: context c's copy of entry i (c > 0: replicas) */
+    int n_groups;      /* distinct vocabularies */
+    int default_group; /* explained without "models": the task's vocabulary if loaded, else 0 */
     char *vocab_json[SERVE_MAX_ENTRY]; /* the /api/vocab answer of each group */
     size_t vocab_len[SERVE_MAX_ENTRY];
-    char *models_json, *figures_json;
-    size_t models_len, figures_len;
+    char *models_json, *figures_json, *decoders_json;
+    size_t models_len, figures_len, decoders_len;
     char summary[1024];
     pthread_mutex_t cache_lock;
     char *set_cache[SERVE_MAX_ENTRY][SERVE_MAX_SETS]; /* the /api/sets answers, once computed */
     size_t set_cache_len[SERVE_MAX_ENTRY][SERVE_MAX_SETS];
-    struct serve_decoders *decoders; /* the seq2seq models (decoder_api.c) */
 };
 
-/* The decoder half (decoder_registry.c, decoder_api.c): loads DIR's seq2seq weights into
- * app->decoders; answers /api/decoders, /api/generate and /api/compose (true) or leaves rq to the
- * caller (false). */
-typedef struct serve_decoders serve_decoders;
-attn_status serve_decoders_load(serve_app *app, const char *dir, int n_ctx, attn_error *err);
-int serve_decoders_count(const serve_app *app);
-void serve_decoders_summary(serve_app *app); /* appends the decoders to app->summary */
-void serve_decoders_free(serve_decoders *d);
+/* The decoder endpoints (decoder_api.c): /api/decoders, /api/generate and /api/compose answered
+ * (true) or rq left to the caller (false). */
 bool serve_decoder_is_heavy(const char *uri);
 bool serve_decoder_route(serve_app *app, int ctx, const serve_request *rq, size_t path_len,
                          serve_response *rs);

@@ -414,6 +414,42 @@ START_TEST(test_app_errors) {
 }
 END_TEST
 
+/* The directory's file names: only <arch>-seed<S>.json as written (S 1..9, no leading zero; a
+ * dangling link is no file) is a classifier's; a file holding another arch fails, naming both. */
+START_TEST(test_app_file_names) {
+    char dir[64] = "/tmp/attn-serve-names-XXXXXX", path[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *names[] = {"transformer-seed2.json", "rnn-seed01.json", "rnn-seed10.json",
+                           "gru-seed1.json", "lstm-seed1.json"};
+    const char *targets[] = {"weights/transformer-seed2.json", "weights/rnn-seed1.json",
+                             "weights/rnn-seed1.json", "weights/no-such-file.json",
+                             "weights/rnn-seed1.json"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        ck_assert(symlink(tu_source_path(targets[i]), path) == 0);
+    }
+    serve_app *a = NULL;
+    attn_error err;
+    ck_assert(serve_app_create(dir, 2, &a, &err) == ATTN_ERR_VALUE);
+    ck_assert_msg(strstr(err.msg, "lstm-seed1.json: holds a rnn model, not a lstm"), "%s", err.msg);
+    ck_assert_ptr_null(a);
+    snprintf(path, sizeof path, "%s/lstm-seed1.json", dir);
+    ck_assert(unlink(path) == 0);
+    ck_assert_msg(serve_app_create(dir, 2, &a, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(a->n_entries, 1);
+    ck_assert_int_ge(serve_find_entry(a, ATTN_ARCH_TRANSFORMER, 2), 0);
+    ck_assert_int_eq(serve_find_entry(a, ATTN_ARCH_RNN, 1), -1);
+    ck_assert_int_eq(serve_find_entry(a, ATTN_ARCH_RNN, 10), -1);
+    ck_assert_str_eq(serve_app_summary(a), "transformer (seed 2 explained; 1 seed)");
+    serve_app_free(a);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        ck_assert(unlink(path) == 0);
+    }
+    ck_assert(rmdir(dir) == 0);
+}
+END_TEST
+
 /* ---- a weights file with its own vocabulary ---------------------------------------------------
  * DIR/lstm-seed1.json: an LSTM with a 37-token vocabulary of film-review words (no "lecture",
  * no [UNK]); DIR/transformer-seed1.json: the committed one, on the task's vocabulary. */
@@ -692,6 +728,7 @@ int main(void) {
     tcase_add_test(tc, test_request_parser);
     tcase_add_test(tc, test_json_escaping);
     tcase_add_test(tc, test_app_errors);
+    tcase_add_test(tc, test_app_file_names);
     suite_add_tcase(s, tc);
     TCase *own = tcase_create("own_vocab");
     tcase_add_checked_fixture(own, own_setup, own_teardown);
