@@ -35,7 +35,7 @@ typedef struct seed_result {
 } seed_result;
 
 typedef struct repro {
-    int seeds, epochs, train_size, test_size; /* epochs 0: each model's default */
+    int seeds, epochs, train_size, test_size, holdout; /* epochs 0: each model's default */
     bool want[N_MODELS];
     bool base;       /* --size base: the seq2seq-transformer at the write-up's base sizes */
     attn_pool *pool; /* under mpirun: every run spans the ranks (else NULL: worker processes) */
@@ -75,10 +75,11 @@ typedef struct epoch_note {
 
 static bool note_epoch(const attn_s2s_epoch_stats *st, void *user) {
     const epoch_note *n = user;
-    fprintf(stderr,
-            "  %s seed %llu: epoch %d/%d, loss %.4f, held-out exact match %.1f%% (%.1f s)\n",
-            n->model, (unsigned long long)n->seed, st->epoch, st->epochs, st->loss,
-            100.0 * st->holdout_exact, st->elapsed_s);
+    char held[64] = "no held-out pairs";
+    if (!isnan(st->holdout_exact))
+        snprintf(held, sizeof held, "held-out exact match %.1f%%", 100.0 * st->holdout_exact);
+    fprintf(stderr, "  %s seed %llu: epoch %d/%d, loss %.4f, %s (%.1f s)\n", n->model,
+            (unsigned long long)n->seed, st->epoch, st->epochs, st->loss, held, st->elapsed_s);
     return true;
 }
 
@@ -88,6 +89,7 @@ static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *
     attn_seq2seq *m = NULL;
     attn_s2s_train_config tc = attn_s2s_train_config_default();
     tc.epochs = epochs_of(o, model);
+    tc.holdout = o->holdout;
     if (MODELS[model] != ATTN_S2S_TRANSFORMER) tc.adam.lr = ATTN_S2S_RNN_LR;
     tc.seed = s;
     const attn_seq2seq_config mc = model_of(o, model);
@@ -95,9 +97,13 @@ static attn_status run_seed(const repro *o, int model, uint64_t s, seed_result *
     weights_path(o, o->out, model, s, path, sizeof path);
     attn_status st =
         attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_TRAIN, o->train_size, s, &train, err);
-    if (st == ATTN_OK)
+    if (st == ATTN_OK && tc.holdout > 0)
         st = attn_pairs_generate(ATTN_TASK_REWRITE, ATTN_SET_HOLDOUT, tc.holdout, s, &held, err);
     if (st == ATTN_OK) st = attn_seq2seq_create(&mc, s, &m, err);
+    if (st == ATTN_OK && cli_mpi_root()) /* a base-size epoch takes minutes: say what runs */
+        fprintf(stderr, "  %s seed %llu: %zu parameters, %d epoch%s of %d pairs, %d held out\n",
+                attn_s2s_arch_name(MODELS[model]), (unsigned long long)s, attn_seq2seq_n_params(m),
+                tc.epochs, tc.epochs == 1 ? "" : "s", o->train_size, tc.holdout);
     epoch_note note = {attn_s2s_arch_name(MODELS[model]), s};
     const attn_s2s_callbacks cb = {note_epoch, &note};
     if (st == ATTN_OK) st = attn_seq2seq_train_pool(m, train, held, &tc, &cb, NULL, o->pool, err);
@@ -280,9 +286,10 @@ static void compare_with_committed(const repro *o) {
         printf("identical to weights/: not compared (weights/ holds no base-size runs)\n");
         return;
     }
-    if (o->epochs != 0 || o->train_size != ATTN_TRAIN_DEFAULT_N) {
+    if (o->epochs != 0 || o->train_size != ATTN_TRAIN_DEFAULT_N ||
+        o->holdout != attn_s2s_train_config_default().holdout) {
         printf("identical to weights/: not compared (weights/ was made with each model's default "
-               "--epochs and --train-size)\n");
+               "--epochs, --train-size and --holdout)\n");
         return;
     }
     int same = 0, compared = 0;
@@ -325,6 +332,7 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     static repro o; /* large: the results table */
     memset(&o, 0, sizeof o);
     o.seeds = 3, o.train_size = ATTN_TRAIN_DEFAULT_N, o.test_size = ATTN_TEST_DEFAULT_N;
+    o.holdout = attn_s2s_train_config_default().holdout;
     o.out = "runs";
     const char *size = "small";
     int workers = cli_n_cores();
@@ -340,6 +348,8 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
          .def = "per model: 10, 4, 10"},
         {"--train-size", "N", CLI_OPT_INT, &o.train_size, 2, ATTN_DATA_MAX_N,
          .help = "training pairs per seed"},
+        {"--holdout", "N", CLI_OPT_INT, &o.holdout, 0, ATTN_DATA_MAX_N,
+         .help = "held-out pairs scored after every epoch (0: none)"},
         {"--test-size", "N", CLI_OPT_INT, &o.test_size, 1, ATTN_DATA_MAX_N,
          .help = "pairs of each test set, decoded greedily"},
         {"--size", "NAME", CLI_OPT_STR, &size,
