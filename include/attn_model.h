@@ -25,6 +25,7 @@
 #define ATTN_MODEL_H
 
 #include "attn_data.h"
+#include "attn_kernelset.h"
 #include "attn_util.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -120,6 +121,12 @@ typedef struct attn_param_source {
 attn_status attn_model_create_from(const attn_model_config *cfg, const attn_param_source *src,
                                    attn_model **out, attn_error *err);
 const attn_model_config *attn_model_config_of(const attn_model *m);
+/* The kernels that computed m's parameters (attn_kernelset.h): the record of the file they were
+ * loaded from, or of the process that trained them; NULL when nothing recorded it (a new model,
+ * a file without a record). Savers write it when there is one; training sets it at every epoch
+ * (k NULL: the current process's kernels). */
+const attn_kernels_info *attn_model_kernels(const attn_model *m);
+void attn_model_set_kernels(attn_model *m, const attn_kernels_info *k);
 
 /* logits: [B], one logit per sentence (probability = sigmoid(logit)). Keeps the activations
  * needed by attn_model_backward. Grows the activation arena as needed. */

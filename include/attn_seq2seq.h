@@ -189,6 +189,9 @@ attn_status attn_seq2seq_create_from(const attn_seq2seq_config *cfg, const attn_
                                      attn_seq2seq **out, attn_error *err);
 void attn_seq2seq_free(attn_seq2seq *m); /* NULL ok */
 const attn_seq2seq_config *attn_seq2seq_config_of(const attn_seq2seq *m);
+/* The kernels record of m's parameters, as attn_model_kernels (attn_model.h). */
+const attn_kernels_info *attn_seq2seq_kernels(const attn_seq2seq *m);
+void attn_seq2seq_set_kernels(attn_seq2seq *m, const attn_kernels_info *k);
 size_t attn_seq2seq_n_params(const attn_seq2seq *m);
 float *attn_seq2seq_params(attn_seq2seq *m);
 float *attn_seq2seq_grads(attn_seq2seq *m); /* NULL before the first backward */

@@ -159,6 +159,9 @@ void cli_kernels_apply_default(const char *cmd);
 /* "kernels: pinned, OpenBLAS 0.3.21 Haswell, 1 thread, attn avx2 (pinned)" on stdout: the record
  * of a report that has no file of its own (reproduce --task rewrite|compose). */
 void cli_print_kernels(void);
+/* "kernels      OpenBLAS 0.3.21 Haswell, 1 thread, attn avx2 (pinned)": what computed a weights
+ * file's values (its record; NULL: "none recorded"), for attn info. */
+void cli_print_recorded_kernels(const attn_kernels_info *k);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);

@@ -58,6 +58,7 @@ int cmd_info(int argc, char **argv) {
     char source[64];
     cli_vocab_source(vocab, source, sizeof source);
     printf("vocabulary   %s\n", source);
+    cli_print_recorded_kernels(attn_model_kernels(m));
     printf("\n%-36s %-10s %8s\n", "tensor", "shape", "numel");
     for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
         int shape[4];

@@ -91,3 +91,9 @@ void cli_print_kernels(void) {
     attn_kernels_info_describe(&k, text, sizeof text);
     printf("kernels: %s\n", text);
 }
+
+void cli_print_recorded_kernels(const attn_kernels_info *k) {
+    char text[160] = "none recorded (no attn training computed these values)";
+    if (k) attn_kernels_info_describe(k, text, sizeof text);
+    printf("kernels      %s\n", text);
+}

@@ -83,6 +83,7 @@ int cli_info_seq2seq(const char *path) {
                c->activation == ATTN_ACT_GELU ? "gelu" : "relu", attn_pos_name(c->pos));
     }
     if (c->task != ATTN_TASK_REWRITE) printf("task         %s\n", attn_task_name(c->task));
+    cli_print_recorded_kernels(attn_seq2seq_kernels(m));
     printf("\n%-56s %-10s %8s\n", "tensor", "shape", "numel");
     for (size_t i = 0; i < attn_seq2seq_tensor_count(m); i++) {
         int shape[4];

@@ -189,6 +189,13 @@ bool attn_io_kernels_from_json(const cJSON *o, struct attn_kernels_info *k);
  * version, kernel table or attn path than the ones running: what is computed from it may then
  * differ in the last bits from what the recorded kernels give. */
 void attn_io_kernels_note(const char *path, const cJSON *recorded);
+/* A weights file's record of the kernels that computed its values: `,\n"kernels": {..}` of
+ * recorded (the model's, attn_model_kernels); nothing when NULL (values no attn training
+ * computed: an initialisation, a file without a record). */
+void attn_io_kernels_field(FILE *f, const struct attn_kernels_info *recorded);
+/* root's "kernels" into *k: false when there is none, or (with a problem in p) when it is not a
+ * record. */
+bool attn_io_kernels_read(const cJSON *root, struct attn_kernels_info *k, attn_io_problems *p);
 
 /* ---- seq2seq config (seq2seq_json.c), shared with the seq2seq checkpoint ------------------ */
 
@@ -214,6 +221,7 @@ typedef struct attn_io_model_view {
     float *params;                /* the model's, not owned */
     char *config;                 /* the config object as the JSON weights write it, owned */
     char *vocab;                  /* the "vocab" array as JSON text, owned, or NULL */
+    char *kernels;                /* the kernels record as JSON text, owned, or NULL */
 } attn_io_model_view;
 
 /* The view's tensors, in table order, F32, with its metadata; refuses NaN/Inf naming the
@@ -242,7 +250,7 @@ typedef struct attn_io_st_file {
     cJSON *header;
     size_t count; /* tensors, in header order */
     attn_io_st_tensor *tensors;
-    const char *format, *config, *vocab; /* the "__metadata__" strings, or NULL */
+    const char *format, *config, *vocab, *kernels; /* the "__metadata__" strings, or NULL */
 } attn_io_st_file;
 /* Maps the file and checks everything that does not need the model: header length, strict
  * JSON, dtypes, offsets in order without gap or overlap, sizes = shapes, the data's end = the

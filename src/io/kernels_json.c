@@ -78,3 +78,20 @@ void attn_io_kernels_note(const char *path, const cJSON *recorded) {
              "bits from a run on the recorded kernels (--kernels pinned|native, docs/numerics.md)",
              path, a, b);
 }
+
+void attn_io_kernels_field(FILE *f, const attn_kernels_info *recorded) {
+    if (!recorded) return;
+    fputs(",\n\"kernels\": ", f);
+    attn_kernels_info_write_json(f, recorded);
+}
+
+bool attn_io_kernels_read(const cJSON *root, attn_kernels_info *k, attn_io_problems *p) {
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+    if (!o) return false;
+    if (attn_io_kernels_from_json(o, k)) return true;
+    attn_io_problem(p, ATTN_ERR_PARSE,
+                    "\"kernels\": expected the kernels record {\"mode\", \"openblas\", "
+                    "\"blas_core\", \"cpu_path\": strings, \"blas_threads\": 1..2^20} "
+                    "(docs/numerics.md, \"The record\")");
+    return false;
+}

@@ -47,6 +47,7 @@ static bool print_header(FILE *f, const void *ctx) {
     put_key(f, "format", v->format, false);
     put_key(f, "config", v->config, false);
     if (v->vocab) put_key(f, "vocab", v->vocab, false);
+    if (v->kernels) put_key(f, "kernels", v->kernels, false);
     put_key(f, "writer", "attn", true);
     fputs("}", f);
     size_t at = 0;
@@ -227,6 +228,7 @@ static void parse_metadata(const cJSON *md, attn_io_st_file *f, attn_io_problems
         if (!strcmp(item->string, "format")) f->format = item->valuestring;
         if (!strcmp(item->string, "config")) f->config = item->valuestring;
         if (!strcmp(item->string, "vocab")) f->vocab = item->valuestring;
+        if (!strcmp(item->string, "kernels")) f->kernels = item->valuestring;
     }
 }
 

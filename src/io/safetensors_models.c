@@ -21,6 +21,7 @@ void attn_io_model_view_free(attn_io_model_view *v) {
     free(v->tensors);
     free(v->config);
     free(v->vocab);
+    free(v->kernels);
     memset(v, 0, sizeof *v);
 }
 
@@ -40,6 +41,10 @@ static bool print_config(FILE *f, const void *ctx) {
 }
 static bool print_vocab(FILE *f, const void *ctx) {
     attn_io_vocab_write(f, ctx); /* ,\n"vocab": [..] */
+    return true;
+}
+static bool print_kernels(FILE *f, const void *ctx) {
+    attn_io_kernels_field(f, ctx); /* ,\n"kernels": {..} */
     return true;
 }
 static bool print_s2s_config(FILE *f, const void *ctx) {
@@ -72,6 +77,8 @@ static attn_status view_of_model(const attn_model *m, const attn_vocab *vocab, f
         st = print_value(print_config, attn_model_config_of(m), '{', &v->config, err);
     if (st == ATTN_OK && meta && vocab && !attn_vocab_is_builtin(vocab))
         st = print_value(print_vocab, vocab, '[', &v->vocab, err);
+    if (st == ATTN_OK && meta && attn_model_kernels(m))
+        st = print_value(print_kernels, attn_model_kernels(m), '{', &v->kernels, err);
     if (st != ATTN_OK) attn_io_model_view_free(v);
     return st;
 }
@@ -88,6 +95,8 @@ static attn_status view_of_s2s(attn_seq2seq *m, bool meta, attn_io_model_view *v
     v->params = attn_seq2seq_params(m);
     if (st == ATTN_OK && meta)
         st = print_value(print_s2s_config, attn_seq2seq_config_of(m), '{', &v->config, err);
+    if (st == ATTN_OK && meta && attn_seq2seq_kernels(m))
+        st = print_value(print_kernels, attn_seq2seq_kernels(m), '{', &v->kernels, err);
     if (st != ATTN_OK) attn_io_model_view_free(v);
     return st;
 }
@@ -147,10 +156,12 @@ static void check_format(const attn_io_st_file *f, const char *want, attn_io_pro
 /* The metadata as the JSON weights' top level: {"config": {..}, "vocab": [..]}; NULL after a
  * problem. */
 static cJSON *metadata_root(const attn_io_st_file *f, attn_io_problems *p) {
-    const char *text[2] = {f->config, f->vocab}, *key[2] = {"config", "vocab"};
+    const char *text[3] = {f->config, f->vocab, f->kernels};
+    const char *key[3] = {"config", "vocab", "kernels"};
     cJSON *root = cJSON_CreateObject();
     if (!root) attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory");
-    for (int k = 0; k < 2 && root && text[k]; k++) {
+    for (int k = 0; k < 3 && root; k++) {
+        if (!text[k]) continue;
         cJSON *item = NULL;
         size_t at = 0;
         const char *why = NULL;
@@ -221,6 +232,8 @@ static attn_status load_model(attn_io_st_file *f, attn_model **out, attn_vocab *
     if (root)
         attn_io_model_config_from_json(cJSON_GetObjectItemCaseSensitive(root, "config"), "config",
                                        ATTN_IO_CONFIG_REJECT_UNKNOWN, &cfg, &p);
+    attn_kernels_info made_on = {0}; /* mode "": no record */
+    if (root) attn_io_kernels_read(root, &made_on, &p);
     if (p.n == 0) check_params(f, attn_model_config_n_params(&cfg), &p);
     attn_status st = attn_io_problems_finish(&p);
     attn_model *m = NULL;
@@ -236,6 +249,7 @@ static attn_status load_model(attn_io_st_file *f, attn_model **out, attn_vocab *
     attn_io_model_view_free(&view);
     if (st == ATTN_OK && mapped.params) st = adopt_model(f->path, &cfg, &mapped, &m, err);
     if (st == ATTN_OK) st = attn_io_vocab_load(f->path, root, &cfg, &v, err);
+    if (st == ATTN_OK) attn_model_set_kernels(m, &made_on);
     cJSON_Delete(root);
     if (st != ATTN_OK) {
         attn_model_free(m);
@@ -301,6 +315,8 @@ attn_status attn_seq2seq_load_safetensors(const char *path, attn_seq2seq **out, 
     cJSON *root = p.n == 0 ? metadata_root(&f, &p) : NULL;
     attn_seq2seq_config cfg;
     if (root) attn_io_s2s_config_parse(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
+    attn_kernels_info made_on = {0}; /* mode "": no record */
+    if (root) attn_io_kernels_read(root, &made_on, &p);
     cJSON_Delete(root);
     /* the count from the config, before the model is created (as the JSON loader does) */
     if (p.n == 0) check_params(&f, attn_seq2seq_config_n_params(&cfg), &p);
@@ -316,6 +332,7 @@ attn_status attn_seq2seq_load_safetensors(const char *path, attn_seq2seq **out, 
     if (st == ATTN_OK) st = attn_io_st_fill(&f, &view, &mapped, err);
     attn_io_model_view_free(&view);
     if (st == ATTN_OK && mapped.params) st = adopt_s2s(path, &cfg, &mapped, &m, err);
+    if (st == ATTN_OK) attn_seq2seq_set_kernels(m, &made_on);
     attn_io_st_close(&f);
     if (st != ATTN_OK) {
         attn_seq2seq_free(m);

@@ -83,6 +83,7 @@ static bool print_s2s(FILE *f, const void *ctx) {
     const s2s_doc *d = ctx;
     fprintf(f, "{\"format\": \"%s\",\n", S2S_FORMAT);
     write_config(f, attn_seq2seq_config_of(d->m));
+    attn_io_kernels_field(f, attn_seq2seq_kernels(d->m));
     fprintf(f, ",\n\"tensors\": {\n");
     const size_t count = attn_seq2seq_tensor_count(d->m);
     for (size_t i = 0; i < count; i++) {
@@ -333,9 +334,12 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
         const char *k = item->string ? item->string : "";
-        if (strcmp(k, "format") && strcmp(k, "config") && strcmp(k, "tensors"))
+        if (strcmp(k, "format") && strcmp(k, "config") && strcmp(k, "tensors") &&
+            strcmp(k, "kernels"))
             attn_io_problem(&p, ATTN_ERR_PARSE, "unknown top-level key \"%s\"", k);
     }
+    attn_kernels_info made_on;
+    const bool recorded = attn_io_kernels_read(root, &made_on, &p);
     attn_seq2seq_config cfg;
     parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
     /* the size the config asks for, against the limit and the file's values, before the model
@@ -348,6 +352,7 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
         return attn_errorf(err, cerr.status, "%s: %s", path, cerr.msg);
     }
     if (m) load_tensors(m, root, &p);
+    if (m && recorded) attn_seq2seq_set_kernels(m, &made_on);
     cJSON_Delete(root);
     st = attn_io_problems_finish(&p);
     if (st != ATTN_OK) {

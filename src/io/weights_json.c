@@ -372,6 +372,8 @@ static void hint_config(const attn_model *m, attn_io_problems *p) {
 static attn_status load_root(const char *name, cJSON *root, attn_model **out, attn_error *err) {
     attn_io_problems p = {err, name, 0, ATTN_OK};
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_RNN);
+    attn_kernels_info made_on;
+    const bool recorded = attn_io_kernels_read(root, &made_on, &p);
     parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
     if (p.n == 0) attn_io_check_n_params(attn_model_config_n_params(&cfg), root, &p);
     if (p.n > 0) return attn_io_problems_finish(&p);
@@ -381,6 +383,7 @@ static attn_status load_root(const char *name, cJSON *root, attn_model **out, at
     if (st != ATTN_OK) return attn_errorf(err, st, "%s: %s", name, cerr.msg);
     load_tensors(m, root, &p);
     hint_config(m, &p);
+    if (recorded) attn_model_set_kernels(m, &made_on);
     st = attn_io_problems_finish(&p);
     if (st != ATTN_OK) {
         attn_model_free(m);
@@ -484,10 +487,13 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
         }
     }
     if (p.n == 0) attn_io_vocab_refuse_own(root, m, &p);
+    attn_kernels_info made_on = {0}; /* mode "": no record */
+    if (p.n == 0) attn_io_kernels_read(root, &made_on, &p);
     if (p.n == 0) {
         load_tensors(m, root, &p);
         hint_config(m, &p);
     }
+    if (p.n == 0) attn_model_set_kernels(m, &made_on);
     cJSON_Delete(root);
     return attn_io_problems_finish(&p);
 }

@@ -58,6 +58,7 @@ static bool print_weights(FILE *f, const void *ctx) {
     fprintf(f, "\"config\": ");
     const bool ok = attn_io_model_config_write(f, attn_model_config_of(d->m));
     attn_io_vocab_write(f, d->vocab);
+    attn_io_kernels_field(f, attn_model_kernels(d->m));
     fprintf(f, ",\n");
     write_tensors(f, d->m, d->base, d->enc);
     fprintf(f, "}\n");

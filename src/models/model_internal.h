@@ -48,7 +48,9 @@ _Static_assert(ATTN_MAX_SPECS <= ATTN_PARAM_MAX_SPECS, "the shared layout holds 
     size_t n_params;                                                                               \
     bool params_borrowed;         /* params are another model's (attn_model_replica): not freed */ \
     void (*release)(void *owner); /* not NULL: params are owner's (a mapped file): released */     \
-    void *owner;
+    void *owner;                                                                                   \
+    attn_kernels_info kernels; /* what computed params: the file's, or training's (mode "": none)  \
+                                */
 typedef struct attn_param_layout {
     ATTN_PARAM_LAYOUT_FIELDS
 } attn_param_layout;
@@ -283,6 +285,15 @@ float *attn_param_layout_view(const attn_param_layout *l, float *base, const cha
     }                                                                                              \
     float *prefix##_view(type *m, float *base, const char *name) {                                 \
         return attn_param_layout_view(&m->layout, base, name);                                     \
+    }                                                                                              \
+    const attn_kernels_info *prefix##_kernels(const type *m) {                                     \
+        return m->layout.kernels.mode[0] ? &m->layout.kernels : NULL;                              \
+    }                                                                                              \
+    void prefix##_set_kernels(type *m, const attn_kernels_info *k) {                               \
+        if (k)                                                                                     \
+            m->layout.kernels = *k;                                                                \
+        else                                                                                       \
+            attn_kernels_info_get(&m->layout.kernels);                                             \
     }
 
 /* Range check of an int config field, for the config validators (model.c, seq2seq.c): returns

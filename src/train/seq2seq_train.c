@@ -138,6 +138,7 @@ static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *or
     const int n = p->src->n;
     double sum = 0.0;
     int batches = 0;
+    attn_seq2seq_set_kernels(m, NULL); /* from here on the values are this process's kernels' */
     *tokens = 0;
     for (int first = 0; first < n; first += cfg->batch_size) {
         const int B = n - first < cfg->batch_size ? n - first : cfg->batch_size;

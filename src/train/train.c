@@ -249,6 +249,7 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
                                double *acc, attn_error *err) {
     attn_model *m = t->model;
     attn_batcher *tb = t->train;
+    attn_model_set_kernels(m, NULL); /* from here on the values are this process's kernels' */
     attn_batcher_shuffle(tb, &t->rng);
     double loss_sum = 0.0;
     long correct = 0;
