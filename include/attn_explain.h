@@ -49,15 +49,23 @@ typedef struct attn_explain_opts {
     size_t max_bytes; /* 0 = ATTN_EXPLAIN_MAX_BYTES: an explanation whose upper estimate of the
                        * memory it needs (attn_explain_bytes) is larger is refused with
                        * ATTN_ERR_NOMEM before anything is allocated */
+    bool qk;          /* Transformer: also keep each head's q, k and scores (below) */
 } attn_explain_opts;
 
 typedef struct attn_explanation {
     attn_arch arch;
     int n_words;
-    float logit;                 /* the same float as attn_model_forward of the sentence */
-    double probability;          /* 1 / (1 + exp(-logit)) in double, as attn predict prints it */
-    int n_layers, n_heads, S;    /* Transformer: attention's sizes (S = n_words + 1); else 0 */
-    float *attention;            /* [n_layers, n_heads, S, S] (layer, head, query, key) or NULL */
+    float logit;              /* the same float as attn_model_forward of the sentence */
+    double probability;       /* 1 / (1 + exp(-logit)) in double, as attn predict prints it */
+    int n_layers, n_heads, S; /* Transformer: attention's sizes (S = n_words + 1); else 0 */
+    float *attention;         /* [n_layers, n_heads, S, S] (layer, head, query, key) or NULL */
+    /* With opts.qk (Transformer, else NULL): what each head's softmax was taken of. q and k
+     * [n_layers, n_heads, S, head_size] as the forward held them (q already divided by
+     * sqrt(head_size): attn_model_attention_qk), scores [n_layers, n_heads, S, S] = q.k^T by
+     * the forward's own product (the same kernel, shape and size rule), so that
+     * attn_softmax_forward of a score row is the attention row bit for bit. */
+    float *q, *k, *scores;
+    int head_size;               /* HS with opts.qk (Transformer), else 0 */
     float *prefix_logit;         /* RNN/LSTM: [n_words] logit of words 0..i, as a forward of
                                   * that prefix gives it (attn predict); else NULL */
     double *prefix_probability;  /* RNN/LSTM: [n_words] its probability; else NULL */

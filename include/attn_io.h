@@ -251,7 +251,9 @@ void attn_prediction_write_json(FILE *f, const char *sentence, const int *ids, i
 
 /* The object `attn explain --format json` prints for one sentence (and `attn serve` returns per
  * model), without a newline: {"sentence", "tokens", "logit", "probability", "attention"
- * [layer][head][query][key] (Transformer), "prefix_probability" (recurrent), "saliency":
+ * [layer][head][query][key] (Transformer; with attn_explain_opts.qk then "head_size", "q", "k"
+ * [layer][head][position][head_size] and "scores" [layer][head][query][key]),
+ * "prefix_probability" (recurrent), "saliency":
  * {"grad_norm", "grad_x_input", "integrated_gradients"}, "ig_steps", "ig_baseline_logit"};
  * floats with %.9g. ids: the sentence's n_words word ids, tokens named by vocab (NULL: the
  * built-in vocabulary). *out (NUL-terminated, *len bytes; len may be NULL) is the caller's to
@@ -269,6 +271,7 @@ typedef struct attn_explain_request {
     char *models[ATTN_EXPLAIN_REQUEST_MAX_MODELS];
     int ig_steps; /* "ig_steps": integrated-gradient steps 0..ATTN_EXPLAIN_MAX_STEPS (absent: 0,
                    * none) */
+    bool qk;      /* "qk": true asks for each head's q, k and scores (attn_explain_opts.qk) */
 } attn_explain_request;
 /* ATTN_ERR_PARSE (malformed JSON with byte offset, line and column: code
  * ATTN_CODE_MALFORMED_JSON; wrong types; unknown key), ATTN_ERR_VALUE (too many models) or

@@ -197,6 +197,15 @@ attn_status attn_model_input(const attn_model *m, const float **x, const float *
  * used: *probs [NH, S, S] (head, query, key), S = n_words + 1 ([CLS] first). */
 attn_status attn_model_attention_probs(const attn_model *m, int layer, const float **probs, int *S,
                                        attn_error *err);
+/* Transformer: layer `layer`'s queries and keys of the last batch-1 forward, the ones its
+ * scores q.k^T were made of: q already scaled by 1/sqrt(HS) (as PyTorch scales q, not the
+ * scores; rope: after the rotation), HS = D / NH. Head h of position t (0 = [CLS]) is
+ * q + h * *head_stride + t * *row_stride (k likewise), HS contiguous floats; *S positions.
+ * ATTN_ERR_ARG for a model without attention, pos alibi (its scores add a bias) or a last
+ * forward not at batch 1. */
+attn_status attn_model_attention_qk(const attn_model *m, int layer, const float **q,
+                                    const float **k, size_t *head_stride, size_t *row_stride,
+                                    int *S, attn_error *err);
 
 #ifdef __cplusplus
 }

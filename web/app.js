@@ -152,7 +152,7 @@ async function explain() {
   const seq = ++state.seq;
   const igSteps = /^\d+$/.test(state.method) ? Number(state.method) : 0;
   try {
-    const body = { sentence, models: state.group.models };
+    const body = { sentence, models: state.group.models, qk: true };
     if (igSteps) body.ig_steps = igSteps;
     const data = await api('/api/explain', body);
     if (seq !== state.seq) return; // a later request is on its way
@@ -404,6 +404,7 @@ function renderAttention() {
   $('heatmap').replaceChildren(table);
   markModelView();
   renderHeadView(t, P);
+  renderQkView(t);
 }
 
 // ---- the model view and the head view (as in bertviz) ----------------------------------------------
@@ -514,6 +515,62 @@ function focusQuery(q) {
   }
   for (const e of g.querySelectorAll('.hv-key'))
     e.firstChild.setAttribute('fill-opacity', q === null ? '0' : P[q][Number(e.dataset.k)].toFixed(3));
+}
+
+// ---- the q.k view (as bertviz's neuron view) -------------------------------------------------------
+
+// One head's query q (a row of "q", already divided by sqrt(head_size)), every key's k, q x k
+// elementwise, the score (the sum; "scores" as the forward computed it) and the softmax of the
+// scores ("attention"). The heads' mean has no q and k: the view then shows head 1.
+function renderQkView(t) {
+  const x = t.explain;
+  const box = $('qk-view');
+  if (!x.q) { box.replaceChildren(el('p', { class: 'hint', text: 'This server gave no q and k.' })); return; }
+  const L = x.attention.length, l = Number($('layer').value);
+  const h = $('head').value === 'mean' ? 0 : Number($('head').value);
+  const tokens = x.tokens, S = tokens.length, HS = x.head_size;
+  const sel = $('qk-query');
+  if (sel.options.length !== S || sel.dataset.sentence !== x.sentence) {
+    const keep = sel.options.length === S ? sel.value : '0';
+    sel.replaceChildren(...tokens.map((w, i) => el('option', { value: i, text: `${i + 1}: ${w}` })));
+    sel.value = keep;
+    sel.dataset.sentence = x.sentence;
+  }
+  const qi = Number(sel.value);
+  $('qk-view-title').textContent = `q\u00b7k view: layer ${layerLabel(l, L)}, head ${h + 1}` +
+    `${$('head').value === 'mean' ? ' (the mean has no q and k: pick a head)' : ''}, query \u201c${tokens[qi]}\u201d`;
+  $('qk-dk').textContent = `d_k = head size = ${HS}, \u221ad_k = ${Math.sqrt(HS).toPrecision(4)}`;
+  const q = x.q[l][h][qi], K = x.k[l][h], sc = x.scores[l][h][qi], P = x.attention[l][h][qi];
+  const prods = K.map((k) => k.map((v, d) => q[d] * v));
+  const vmax = Math.max(...q.map(Math.abs), ...K.flat().map(Math.abs)) || 1;
+  const pmax = Math.max(...prods.flat().map(Math.abs)) || 1;
+  const cell = (v, m, cls) => {
+    const td = el('td', { class: cls, title: v.toPrecision(6), 'data-v': String(v) });
+    td.style.backgroundColor = rgba(v >= 0 ? POS_RGB : NEG_RGB, Math.abs(v) / m);
+    return td;
+  };
+  const table = el('table', { class: 'qk' });
+  const head = el('tr', {}, el('th', { text: '' }), el('th', { colspan: HS, text: `k (${HS} numbers)` }),
+    el('th', { colspan: HS, text: 'q \u00d7 k' }), el('th', { text: 'score q\u00b7k' }), el('th', { text: 'softmax' }));
+  const qrow = el('tr', { class: 'qk-q' }, el('th', { text: `q: ${shortWord(tokens[qi])}` }));
+  q.forEach((v) => qrow.append(cell(v, vmax, 'qk-qv')));
+  qrow.append(el('td', { colspan: HS + 2, class: 'qk-note', text: 'the query vector (divided by \u221ad_k)' }));
+  const body = el('tbody', {}, qrow);
+  K.forEach((k, j) => {
+    const tr = el('tr', { 'data-k': j }, el('th', { text: shortWord(tokens[j]), title: tokens[j] }));
+    k.forEach((v) => tr.append(cell(v, vmax, 'qk-kv')));
+    prods[j].forEach((v) => tr.append(cell(v, pmax, 'qk-prod')));
+    tr.append(el('td', { class: 'qk-score', 'data-v': String(sc[j]), text: sc[j].toFixed(3) }));
+    const pt = el('td', { class: 'qk-p', 'data-v': String(P[j]), text: `${(100 * P[j]).toFixed(1)}%` });
+    pt.style.backgroundColor = rgba(ATTN_RGB, P[j]);
+    tr.append(pt);
+    body.append(tr);
+  });
+  table.append(el('thead', {}, head), body);
+  box.replaceChildren(table);
+  box.dataset.layer = String(l);
+  box.dataset.head = String(h);
+  box.dataset.query = String(qi);
 }
 
 // ---- the recurrent models' curves ------------------------------------------------------------------
@@ -927,6 +984,7 @@ async function start() {
   });
   $('layer').addEventListener('change', renderAttention);
   $('head').addEventListener('change', renderAttention);
+  $('qk-query').addEventListener('change', () => { const t = transformer(); if (t) renderQkView(t); });
   let width = window.innerWidth;
   window.addEventListener('resize', () => {
     if (state.data && window.innerWidth !== width) { width = window.innerWidth; renderCurves(); renderAttention(); }

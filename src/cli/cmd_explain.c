@@ -30,7 +30,10 @@ static const char notes[] =
     "\"prefix_probability\" (RNN/LSTM, after each word), \"saliency\": {\"grad_norm\",\n"
     "\"grad_x_input\", \"integrated_gradients\"} (per word), \"ig_steps\",\n"
     "\"ig_baseline_logit\"} (the last three absent with --ig-steps 0). Floats with %.9g\n"
-    "(they read back exactly).\n\n"
+    "(they read back exactly). --qk adds, after \"attention\", \"head_size\" and \"q\", \"k\"\n"
+    "[layer][head][position][head_size] (q already divided by sqrt(head_size), as the\n"
+    "forward scales q) and \"scores\" [layer][head][query][key] = q.k, the numbers each\n"
+    "row's softmax was taken of: softmax(scores) is \"attention\" bit for bit.\n\n"
     "Integrated gradients: N midpoint steps (--ig-steps) from the baseline x' = the vectors\n"
     "of as many [PAD] words ([CLS] keeps its own); their sum approximates logit -\n"
     "ig_baseline_logit (how closely depends on the sentence; compare the two). The N points\n"
@@ -61,6 +64,7 @@ typedef struct explain_view {
     bool color;
     int layer, head;         /* -1: all */
     int ig_steps;            /* attn_explain_opts.ig_steps */
+    bool qk;                 /* attn_explain_opts.qk */
     int max_words;           /* longer sentences are refused before any work */
     int max_mib;             /* attn_explain_opts.max_bytes in MiB */
     const attn_vocab *vocab; /* the weights file's, or the built-in one */
@@ -198,7 +202,8 @@ static bool explain_one(attn_explainer *x, const explain_view *v, const char *se
         snprintf(what, sizeof what, "%s %d", where, index);
         cli_warn_unknown("explain", what, n_unk, 1);
     }
-    const attn_explain_opts o = {.ig_steps = v->ig_steps, .max_bytes = (size_t)v->max_mib << 20};
+    const attn_explain_opts o = {
+        .ig_steps = v->ig_steps, .max_bytes = (size_t)v->max_mib << 20, .qk = v->qk};
     if (st == ATTN_OK && n > v->max_words)
         st = attn_errorf(&err, ATTN_ERR_VALUE,
                          "%d words, more than --max-words %d (raise it for longer sentences; "
@@ -262,6 +267,7 @@ int cmd_explain(int argc, char **argv) {
                       -1,
                       -1,
                       ATTN_EXPLAIN_IG_STEPS,
+                      false,
                       1000,
                       (int)(ATTN_EXPLAIN_MAX_BYTES >> 20),
                       NULL};
@@ -278,17 +284,20 @@ int cmd_explain(int argc, char **argv) {
         CLI_COLOR_OPT(&color),
         {"--ig-steps", "N", CLI_OPT_INT, &v.ig_steps, 0, ATTN_EXPLAIN_MAX_STEPS,
          .help = "integrated-gradient steps; 0 = none"},
+        {"--qk", NULL, CLI_OPT_FLAG, &v.qk, .def = "off",
+         .help = "json (transformer): also each head's q, k and scores (see JSON below)"},
         {"--max-words", "N", CLI_OPT_INT, &v.max_words, 1, 1 << 20,
          .help = "longer sentences are refused (see Length below)"},
         {"--max-memory", "MIB", CLI_OPT_INT, &v.max_mib, 1, 1 << 30,
          .help = "refuse a sentence whose explanation may need more (see Length below)"},
         CLI_THREADS_OPT(&threads),
     };
-    cli_spec spec = CLI_SPEC(
-        "explain",
-        "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
-        " [--ig-steps N] [--max-words N] [--max-memory MIB] [--threads N] [--] [SENTENCE...]",
-        about, "SENTENCE", notes, opts);
+    cli_spec spec =
+        CLI_SPEC("explain",
+                 "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
+                 " [--ig-steps N] [--qk] [--max-words N] [--max-memory MIB] [--threads N] [--] "
+                 "[SENTENCE...]",
+                 about, "SENTENCE", notes, opts);
     char **sentences = NULL;
     int n_sentences = 0;
     int rc = cli_parse_operands(&spec, argc, argv, &sentences, &n_sentences);

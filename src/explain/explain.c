@@ -13,6 +13,9 @@
 void attn_explanation_free(attn_explanation *e) {
     if (!e) return;
     free(e->attention);
+    free(e->q);
+    free(e->k);
+    free(e->scores);
     free(e->prefix_logit);
     free(e->prefix_probability);
     free(e->grad_norm);
@@ -53,6 +56,39 @@ static attn_status keep_attention(attn_model *m, attn_explanation *e, attn_error
         attn_status st = attn_model_attention_probs(m, l, &p, &S, err);
         if (st != ATTN_OK) return st;
         memcpy(e->attention + per_layer * l, p, per_layer * sizeof(float));
+    }
+    return ATTN_OK;
+}
+
+/* opts.qk: each head's q and k (copied out of the layer's buffers, contiguous [S, HS]) and its
+ * scores q.k^T by the product the forward used (attn_attention_forward: attn_bmm of PyTorch's
+ * shape, a loop or one sgemm by ATen's size rule; call right after the forward). */
+static attn_status keep_qk(attn_model *m, attn_explanation *e, attn_error *err) {
+    const attn_model_config *c = attn_model_config_of(m);
+    const int S = e->S, NH = c->n_heads, HS = c->embed_dim / c->n_heads;
+    const size_t heads = (size_t)c->n_layers * NH, per_head = (size_t)S * HS;
+    e->q = malloc(heads * per_head * sizeof(float));
+    e->k = malloc(heads * per_head * sizeof(float));
+    e->scores = malloc(heads * (size_t)S * S * sizeof(float));
+    if (!e->q || !e->k || !e->scores)
+        return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    const bool loop = attn_bmm_is_loop(S, S, HS);
+    for (int l = 0; l < c->n_layers; l++) {
+        const float *q, *k;
+        size_t hs, ld;
+        int n;
+        attn_status st = attn_model_attention_qk(m, l, &q, &k, &hs, &ld, &n, err);
+        if (st != ATTN_OK) return st;
+        for (int h = 0; h < NH; h++) {
+            const size_t o = (size_t)l * NH + h;
+            float *qh = e->q + o * per_head, *kh = e->k + o * per_head;
+            for (int t = 0; t < S; t++) {
+                memcpy(qh + (size_t)t * HS, q + h * hs + t * ld, (size_t)HS * sizeof(float));
+                memcpy(kh + (size_t)t * HS, k + h * hs + t * ld, (size_t)HS * sizeof(float));
+            }
+            attn_bmm_nt(e->scores + o * S * S, qh, kh, S, S, HS, 0.0f, loop, ATTN_OP_QK,
+                        ATTN_PASS_FORWARD);
+        }
     }
     return ATTN_OK;
 }
@@ -121,6 +157,7 @@ static attn_status explain_serial(attn_model **models, attn_pool *pool, const at
     int rows, D;
     attn_status st = logit_and_grad(m, b, &e->logit, &d_x, err);
     if (st == ATTN_OK && tf) st = keep_attention(m, e, err);
+    if (st == ATTN_OK && tf && e->head_size > 0) st = keep_qk(m, e, err);
     if (st != ATTN_OK) return st;
     const int w0 = tf ? 1 : 0; /* the Transformer's [CLS] row comes first */
     const float *x;
@@ -162,6 +199,7 @@ static void first_task(void *vc, int task, int worker) {
     if (task == 0) {
         st = attn_model_forward(m, b, &c->e->logit, err);
         if (st == ATTN_OK && c->e->arch == ATTN_ARCH_TRANSFORMER) st = keep_attention(m, c->e, err);
+        if (st == ATTN_OK && c->e->head_size > 0) st = keep_qk(m, c->e, err);
     } else {
         pad = calloc((size_t)b->T, sizeof *pad); /* ATTN_PAD_ID = 0 */
         const attn_batch pb = {.B = 1, .T = b->T, .ids = pad, .lengths = b->lengths};
@@ -243,8 +281,9 @@ double attn_explain_bytes(const attn_model *m, int n_words, int ig_steps, int th
     const double n = n_words, f = sizeof(float), chunk = ATTN_EXPLAIN_IG_CHUNK;
     const double nx = (n + (tf ? 1.0 : 0.0)) * c->embed_dim; /* first-layer input floats */
     double bytes = n * (4.0 * f + sizeof(double));           /* the explanation's per-word arrays */
-    if (tf)
-        bytes += f * c->n_layers * c->n_heads * (n + 1.0) * (n + 1.0); /* attention */
+    if (tf) /* attention, and q, k and scores when asked for (opts.qk) */
+        bytes += f * c->n_layers * c->n_heads * (n + 1.0) *
+                 (2.0 * (n + 1.0) + 2.0 * c->embed_dim / c->n_heads);
     else
         bytes += f * 4.0 * c->hidden_size * n; /* prefixes: one input GEMM (G <= 4 gates) */
     if (ig_steps <= 0) return bytes + f * activation_floats(c, 1.0, n);
@@ -324,6 +363,10 @@ attn_status attn_explainer_run(attn_explainer *x, const int *ids, int n_words,
     e->arch = attn_model_config_of(m)->arch;
     e->n_words = n_words;
     e->ig_steps = steps;
+    const attn_model_config *mc = attn_model_config_of(m);
+    e->head_size = opts && opts->qk && e->arch == ATTN_ARCH_TRANSFORMER
+                       ? mc->embed_dim / mc->n_heads
+                       : 0; /* keep_qk fills q, k, scores */
     e->grad_norm = malloc((size_t)n_words * sizeof(float));
     e->grad_x_input = malloc((size_t)n_words * sizeof(float));
     e->integrated_gradients = steps ? malloc((size_t)n_words * sizeof(float)) : NULL;

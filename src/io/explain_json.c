@@ -74,17 +74,19 @@ static const char *token_name(const attn_vocab *v, const attn_explanation *e, co
     return attn_vocab_token(v, ids[i]);
 }
 
-/* attention [layer][head][query][key] */
-static void write_attention(FILE *f, const attn_explanation *e) {
+/* key: a [layer][head][position][cols] array of floats (attention: cols = S keys; q, k:
+ * cols = the head size) */
+static void write_per_head(FILE *f, const char *key, const attn_explanation *e, const float *a,
+                           int cols) {
     const int S = e->S;
-    fprintf(f, ", \"attention\": [");
+    fprintf(f, ", \"%s\": [", key);
     for (int l = 0; l < e->n_layers; l++) {
         fprintf(f, "%s[", l ? ", " : "");
         for (int h = 0; h < e->n_heads; h++) {
             fprintf(f, "%s[", h ? ", " : "");
             for (int q = 0; q < S; q++) {
                 if (q) fprintf(f, ", ");
-                json_floats(f, e->attention + (((size_t)l * e->n_heads + h) * S + q) * S, S);
+                json_floats(f, a + (((size_t)l * e->n_heads + h) * S + q) * cols, cols);
             }
             fputc(']', f);
         }
@@ -117,7 +119,13 @@ static bool print_explanation(FILE *f, const void *ctx) {
         attn_json_write_string(f, token_name(vocab, e, ids, i));
     }
     fprintf(f, "], \"logit\": %.9g, \"probability\": %.9g", (double)e->logit, e->probability);
-    if (e->attention) write_attention(f, e);
+    if (e->attention) write_per_head(f, "attention", e, e->attention, e->S);
+    if (e->scores) { /* opts.qk: what each head's softmax was taken of */
+        fprintf(f, ", \"head_size\": %d", e->head_size);
+        write_per_head(f, "q", e, e->q, e->head_size);
+        write_per_head(f, "k", e, e->k, e->head_size);
+        write_per_head(f, "scores", e, e->scores, e->S);
+    }
     if (e->prefix_probability) {
         fprintf(f, ", \"prefix_probability\": [");
         for (int i = 0; i < n; i++) fprintf(f, "%s%.9g", i ? ", " : "", e->prefix_probability[i]);
@@ -191,10 +199,16 @@ static attn_status request_fields(const cJSON *root, attn_explain_request *r, at
     const cJSON *it;
     cJSON_ArrayForEach(it, root) {
         if (strcmp(it->string, "sentence") != 0 && strcmp(it->string, "models") != 0 &&
-            strcmp(it->string, "ig_steps") != 0)
+            strcmp(it->string, "ig_steps") != 0 && strcmp(it->string, "qk") != 0)
             return attn_errorf(err, ATTN_ERR_PARSE,
                                "unknown key in the request (allowed: \"sentence\", \"models\", "
-                               "\"ig_steps\")");
+                               "\"ig_steps\", \"qk\")");
+    }
+    const cJSON *qk = cJSON_GetObjectItemCaseSensitive(root, "qk");
+    if (qk) {
+        if (!cJSON_IsBool(qk))
+            return attn_errorf(err, ATTN_ERR_PARSE, "\"qk\" must be true or false");
+        r->qk = cJSON_IsTrue(qk);
     }
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(root, "ig_steps");
     if (steps) {

@@ -354,3 +354,21 @@ attn_status attn_model_attention_probs(const attn_model *m, int layer, const flo
     *probs = p;
     return ATTN_OK;
 }
+
+attn_status attn_model_attention_qk(const attn_model *m, int layer, const float **q,
+                                    const float **k, size_t *head_stride, size_t *row_stride,
+                                    int *S, attn_error *err) {
+    if (m->vt != &attn_transformer_vt)
+        return attn_errorf(err, ATTN_ERR_ARG, "attention q, k: %s has no attention",
+                           attn_arch_name(m->cfg.arch));
+    if (m->cfg.pos == ATTN_POS_ALIBI)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "attention q, k: pos alibi adds a bias to q.k that q and k do not hold");
+    if (layer < 0 || layer >= m->cfg.n_layers)
+        return attn_errorf(err, ATTN_ERR_ARG, "attention q, k: layer %d of %d", layer,
+                           m->cfg.n_layers);
+    if (!attn_transformer_qk(m, layer, q, k, head_stride, row_stride, S))
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "attention q, k: the last forward was not at batch 1");
+    return ATTN_OK;
+}

@@ -221,6 +221,10 @@ void attn_transformer_input(const attn_model *m, const float **x, const float **
 bool attn_transformer_input_grad(const attn_model *m, int i, float *d_x);
 /* Layer `layer`'s probabilities [NH, S, S] of the last batch-1 forward (NULL if B > 1). */
 const float *attn_transformer_probs(const attn_model *m, int layer, int *S);
+/* Layer `layer`'s q (scaled) and k of the last batch-1 forward, where the layer keeps them
+ * (attn_model_attention_qk); false if B > 1. */
+bool attn_transformer_qk(const attn_model *m, int layer, const float **q, const float **k,
+                         size_t *head_stride, size_t *row_stride, int *S);
 
 /* ---- the parameter layout both factories share (param_table.c) ---------------------------- */
 

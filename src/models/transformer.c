@@ -14,6 +14,7 @@
  * differently in a 1-row product (the [CLS] row is then row 0 all the same). */
 #include "attention_positions.h"
 #include "encoder_layer.h"
+#include "encoder_qkv.h"
 #include "model_internal.h"
 
 #include "attn_kernels.h"
@@ -459,4 +460,25 @@ const float *attn_transformer_probs(const attn_model *m, int layer, int *S) {
     if (v->batch.B != 1 || v->cls_last) return NULL;
     *S = v->batch.N;
     return v->acts[layer].probs;
+}
+
+bool attn_transformer_qk(const attn_model *m, int layer, const float **q, const float **k,
+                         size_t *head_stride, size_t *row_stride, int *S) {
+    const tf_impl *v = m->impl;
+    if (v->batch.B != 1 || v->cls_last) return false;
+    const attn_encoder_acts *a = &v->acts[layer];
+    const size_t D = (size_t)m->cfg.embed_dim, NH = (size_t)m->cfg.n_heads, N = v->batch.N;
+    if (heads_in_rows(a, (int)D, (int)NH)) { /* the in-projection's rows: q | k | v */
+        *q = a->qkv;
+        *k = a->qkv + D;
+        *head_stride = D / NH;
+        *row_stride = 3 * D;
+    } else { /* head-major [NH, N, HS] */
+        *q = a->q;
+        *k = a->k;
+        *head_stride = N * (D / NH);
+        *row_stride = D / NH;
+    }
+    *S = (int)N;
+    return true;
 }

@@ -63,7 +63,8 @@ static bool explain_models(serve_app *app, int ctx, const attn_explain_request *
         attn_explanation *e = NULL;
         char *json = NULL;
         size_t len = 0;
-        const attn_explain_opts o = {.ig_steps = r->ig_steps ? r->ig_steps : ATTN_EXPLAIN_NO_IG};
+        const attn_explain_opts o = {.ig_steps = r->ig_steps ? r->ig_steps : ATTN_EXPLAIN_NO_IG,
+                                     .qk = r->qk};
         attn_status st =
             attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, &o, &e, &err);
         if (st == ATTN_OK)

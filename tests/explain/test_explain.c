@@ -2,11 +2,12 @@
  * forward's; the forward from input vectors gives the same float as the forward from ids; the
  * prefix probabilities of RNN/LSTM are bit-identical to a forward of each prefix; the attention
  * maps are the forward's own and are distributions; the input gradient agrees with finite
- * differences and the saliency arrays follow from it; integrated gradients are complete within
+ * differences and the saliency arrays follow from it; with opts.qk each head's softmax of its
+ * scores is its attention bit for bit; integrated gradients are complete within
  * 1 % at the default N on short random sentences; attn_model_prefix_logits on RNN/LSTM/GRU of 1
  * and 2 layers (its step reuse exercised: OpenBLAS rounds some prefixes' GEMM rows apart); the
  * batched forward from vectors against batch 1; ATTN_EXPLAIN_NO_IG. (Attention and saliency
- * against PyTorch: tools/explain_torch.py.) */
+ * against PyTorch: tools/explain_torch.py; q, k, scores: tools/explain_qk_torch.py.) */
 #include "test_util.h"
 
 #include <math.h>
@@ -41,6 +42,8 @@ static float forward_ids(attn_model *m, const int *ids, int n) {
     ck_assert_msg(attn_model_forward(m, &b, &logit, &err) == ATTN_OK, "%s", err.msg);
     return logit;
 }
+
+static const int ids_of_two[2] = {5, 9};
 
 static attn_explanation *explain(attn_model *m, const int *ids, int n, int steps) {
     attn_explain_opts o = {.ig_steps = steps};
@@ -332,6 +335,61 @@ START_TEST(test_attention_maps) {
 }
 END_TEST
 
+/* opts.qk: each head's scores are what its softmax was taken of -- attn_softmax_forward of a
+ * score row is the attention row bit for bit -- and q.k of the kept q and k (in double, to
+ * float rounding); on the serial (no IG) and the pooled (IG) path; none without opts.qk. */
+START_TEST(test_qk_scores) {
+    attn_rng r = attn_rng_seed(17);
+    for (int k = 2; k < 6; k += 3) {
+        attn_model *m = model_k(k);
+        const attn_model_config *c = attn_model_config_of(m);
+        const int HS = c->embed_dim / c->n_heads;
+        for (int steps = 0; steps <= 4; steps += 4) {
+            int ids[12], n = 12;
+            random_ids(ids, n, &r);
+            attn_explain_opts o = {.ig_steps = steps ? steps : ATTN_EXPLAIN_NO_IG, .qk = true};
+            attn_explanation *e = NULL;
+            attn_error err;
+            attn_pool *pool = NULL; /* IG: the two-thread path (explain_parallel) */
+            if (steps) ck_assert_int_eq(attn_pool_create(2, &pool, &err), ATTN_OK);
+            ck_assert_msg(attn_explain_pool(m, ids, n, &o, pool, &e, &err) == ATTN_OK, "%s",
+                          err.msg);
+            attn_pool_free(pool);
+            ck_assert_int_eq(e->head_size, HS);
+            ck_assert(e->q && e->k && e->scores);
+            const int S = e->S;
+            const size_t heads = (size_t)e->n_layers * e->n_heads;
+            float *probs = malloc((size_t)S * S * sizeof(float));
+            ck_assert_ptr_nonnull(probs);
+            for (size_t h = 0; h < heads; h++) {
+                const float *sc = e->scores + h * S * S;
+                attn_softmax_forward(probs, sc, S, S, S);
+                tu_assert_identical("softmax(scores)", probs, e->attention + h * S * S,
+                                    (size_t)S * S);
+                const float *q = e->q + h * S * HS, *kk = e->k + h * S * HS;
+                for (int i = 0; i < S; i++)
+                    for (int j = 0; j < S; j++) {
+                        double dot = 0.0, mag = 0.0;
+                        for (int d = 0; d < HS; d++) {
+                            dot += (double)q[i * HS + d] * kk[j * HS + d];
+                            mag += fabs((double)q[i * HS + d] * kk[j * HS + d]);
+                        }
+                        ck_assert_msg(fabs(sc[i * S + j] - dot) <= 1e-5 * mag + 1e-30,
+                                      "head %zu score [%d][%d] %g, q.k %g", h, i, j,
+                                      (double)sc[i * S + j], dot);
+                    }
+            }
+            free(probs);
+            attn_explanation_free(e);
+        }
+        attn_explanation *e = explain(m, ids_of_two, 2, 0);
+        ck_assert(!e->q && !e->k && !e->scores && e->head_size == 0);
+        attn_explanation_free(e);
+        attn_model_free(m);
+    }
+}
+END_TEST
+
 /* logit(x) for finite differences: x is fd_ctx.x, changed in place by tu_check_grad. */
 typedef struct fd_ctx {
     attn_model *m;
@@ -449,6 +507,7 @@ int main(void) {
     tcase_add_test(tc, test_embedded_batch);
     tcase_add_test(tc, test_no_integrated_gradients);
     tcase_add_test(tc, test_attention_maps);
+    tcase_add_test(tc, test_qk_scores);
     tcase_add_test(tc, test_memory_bound);
     tcase_add_test(tc, test_saliency_finite_differences);
     tcase_add_test(tc, test_ig_completeness);

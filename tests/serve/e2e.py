@@ -6,7 +6,8 @@ loads the page, types a sentence and checks from the page's DOM that each word's
 [CLS] attention the API returned (for two layer/head choices), the model view (a map per
 layer x head, each entry's opacity the API's weight; a click chooses that layer and head) and the
 head view (a line per query x key at the API's weight; a hovered word keeps its lines only, a
-tapped one keeps them; screenshots of both in a temporary directory), that unknown words are marked
+tapped one keeps them; screenshots of both in a temporary directory), the q.k view (q, each k,
+q x k, scores and softmax equal to POST /api/explain "qk": true), that unknown words are marked
 with the nearest vocabulary word, and that a sentence holding HTML stays text. The page that
 teaches: the write-up's §7 observations on the first page (attn's measured numbers, the
 example's own number equal to the API's), a polarity-changing counterfactual and occlusion
@@ -464,6 +465,34 @@ def check_views(cdp, base, t, shots):
     check_head_view(cdp, t, 1, 0, 0, "layer 1, head 0 (clicked)")
 
 
+def check_qk_view(cdp, base, sentence, shots):
+    """The q.k view (bertviz's neuron view) of layer 0, head 1 and the word 'not' as the query:
+    q, every k, q x k, the scores and the softmax equal POST /api/explain "qk": true's numbers,
+    and the softmax column is the head's attention row; the head size named."""
+    got = json.loads(http(base, "/api/explain", json.dumps({"sentence": sentence, "qk": True,
+                                                             "models": ["transformer"]}))[2])
+    t = got["explanations"][0]["explain"]
+    qi = t["tokens"].index("not")
+    mouse(cdp, '#model-view .mv-cell[data-layer="0"][data-head="1"]', click=True)
+    select(cdp, "qk-query", str(qi))
+    view = cdp.js("(() => { const b = document.getElementById('qk-view'); const v = (c) => "
+                  "Array.from(b.querySelectorAll(c)).map(e => Number(e.dataset.v)); return "
+                  "[b.dataset.layer, b.dataset.head, b.dataset.query, v('.qk-qv'), v('.qk-kv'), "
+                  "v('.qk-prod'), v('.qk-score'), v('.qk-p'), document.getElementById('qk-dk')"
+                  ".textContent]; })()")
+    q, K = t["q"][0][1][qi], t["k"][0][1]
+    HS = t["head_size"]
+    prods = [a * b for k in K for a, b in zip(q, k)]
+    check(view[:3] == ["0", "1", str(qi)] and view[3] == q and view[4] == [v for k in K for v in k]
+          and view[5] == prods and view[6] == t["scores"][0][1][qi] and
+          view[7] == t["attention"][0][1][qi],
+          "page: q.k view, layer 0 head 1, query 'not': q (%d), k (%d x %d), q x k, scores and "
+          "softmax = the API's \"qk\": true numbers" % (HS, len(K), HS))
+    check(("head size = %d" % HS) in view[8] and "\u221ad_k = 4" in view[8],
+          "page: q.k view names the head size and sqrt(d_k): %s" % view[8])
+    element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "qk-view-1200px.png"))
+
+
 def check_views_narrow(cdp, t, shots, query):
     """The 43-word sentence's views in a 420-pixel window: inside their card, words readable."""
     cdp.call("Emulation.setDeviceMetricsOverride", width=420, height=1800, deviceScaleFactor=1,
@@ -529,6 +558,7 @@ def check_page(base, api_expl, sentence, screenshot):
         check(cdp.js("Array.from(document.getElementById('layer').options).map(o => o.text)")
               == ["1 (first)", "2 (last)"], "page: layers numbered 1 and 2 as in the write-up")
         check_views(cdp, base, t, shots)
+        check_qk_view(cdp, base, sentence, shots)
         cdp.js("(() => { const l = document.getElementById('layer'), h = "
                "document.getElementById('head'); l.value = '0'; h.value = '1'; "
                "h.dispatchEvent(new Event('change')); })()")
