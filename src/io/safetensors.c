@@ -345,6 +345,11 @@ static attn_status map_file(const char *path, attn_io_st_file *f, attn_error *er
 }
 
 attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *err) {
+    return attn_io_st_open_limit(path, f, attn_io_max_params(), err);
+}
+
+attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t max_values,
+                                  attn_error *err) {
     memset(f, 0, sizeof *f);
     f->path = path;
     attn_status st = map_file(path, f, err);
@@ -365,11 +370,11 @@ attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *er
     else {
         f->data = b + 8 + n;
         f->data_len = f->size - 8 - (size_t)n;
-        if (f->data_len / 4 > attn_io_max_params())
+        if (f->data_len / 4 > max_values)
             attn_io_problem(&p, ATTN_ERR_VALUE,
-                            "%zu bytes of tensor data: over the limit of %zu parameters (raise "
-                            "it with the environment variable ATTN_MAX_PARAMS)",
-                            f->data_len, attn_io_max_params());
+                            "%zu bytes of tensor data: over the limit of %zu values (%zu "
+                            "parameters; raise it with the environment variable ATTN_MAX_PARAMS)",
+                            f->data_len, max_values, attn_io_max_params());
         else
             parse_header(f, (const char *)b + 8, (size_t)n, &p);
     }
@@ -402,9 +407,8 @@ static bool same_shape(const attn_io_st_tensor *t, const attn_io_tensor_view *w)
     return true;
 }
 
-/* Copies tensor t's values into dst, little-endian float32, checking each is finite. */
-static void copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
-                        attn_io_problems *p) {
+void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
+                            attn_io_problems *p) {
     const unsigned char *src = f->data + t->begin;
     if (little_endian())
         memcpy(dst, src, t->numel * 4);
@@ -506,7 +510,7 @@ attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, att
         if (use_in_place)
             check_finite_values(f, t, &p);
         else
-            copy_values(f, t, v->params + v->tensors[i].offset, &p);
+            attn_io_st_copy_values(f, t, v->params + v->tensors[i].offset, &p);
     }
     free(file_of);
     attn_status st = attn_io_problems_finish(&p);
