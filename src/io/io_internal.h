@@ -295,6 +295,13 @@ void attn_io_ckpt_st_arrays(const attn_io_st_file *f, size_t n, bool best,
 /* Whether path names a safetensors file by its extension (".safetensors"): how the savers of
  * the JSON weights choose the format to write. */
 bool attn_io_wants_safetensors(const char *path);
+/* Whether format names a training checkpoint of either family ("attn-checkpoint-v1",
+ * "attn-seq2seq-checkpoint-v1", in JSON or safetensors): the weights readers given one say so
+ * with ATTN_IO_CKPT_NOT_WEIGHTS (its %s: the format) after the file's name. */
+bool attn_io_is_checkpoint_format(const char *format);
+#define ATTN_IO_CKPT_NOT_WEIGHTS                                                                   \
+    "holds a training checkpoint (\"%s\"), not weights: resume it with attn train --resume; "      \
+    "predict, generate, info and the other commands take the weights its run wrote (--out)"
 /* attn_weights_load_into for a safetensors file (safetensors_models.c). */
 attn_status attn_io_load_into_safetensors(attn_model *m, const char *path, attn_error *err);
 
