@@ -84,21 +84,26 @@ attn_status attn_io_ckpt_st_save(const char *path, const char *format, const cha
     attn_status st = attn_io_print_string(print_header, &h, path, &header, &hlen, err);
     if (st != ATTN_OK) return st;
     const size_t padded = (hlen + 8 + 63) / 64 * 64 - 8; /* the data 64-byte aligned */
-    const size_t total = 8 + padded + 4 * n * count;
-    unsigned char *buf = malloc(total);
+    const size_t head_len = 8 + padded;
+    /* the length, the header and its padding; on a little-endian machine the arrays follow
+     * from the caller's memory as they are, else converted into one buffer after the header */
+    const size_t body = little_endian() ? 0 : 4 * n * count;
+    unsigned char *buf = malloc(head_len + body);
     if (!buf) {
         free(header);
         return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory for %zu bytes",
-                           path, total);
+                           path, head_len + body);
     }
     for (int k = 0; k < 8; k++) buf[k] = (unsigned char)((uint64_t)padded >> (8 * k));
     memcpy(buf + 8, header, hlen);
     memset(buf + 8 + hlen, ' ', padded - hlen);
     free(header);
-    unsigned char *at = buf + 8 + padded;
+    attn_io_span spans[1 + ATTN_IO_CKPT_ARRAYS] = {{buf, head_len + body}};
+    size_t n_spans = 1;
+    unsigned char *at = buf + head_len;
     for (size_t k = 0; k < count; k++, at += 4 * n) {
         if (little_endian()) {
-            memcpy(at, arrays[k], 4 * n);
+            spans[n_spans++] = (attn_io_span){arrays[k], 4 * n};
             continue;
         }
         for (size_t i = 0; i < n; i++) {
@@ -107,11 +112,16 @@ attn_status attn_io_ckpt_st_save(const char *path, const char *format, const cha
             for (int b = 0; b < 4; b++) at[4 * i + (size_t)b] = (unsigned char)(u >> (8 * b));
         }
     }
+    /* the CRC-32 of every byte of the file but the 8 digits, span by span */
     const size_t c = crc_at(format);
+    unsigned long crc = attn_io_crc32((const char *)buf, c);
+    crc = attn_io_crc32_update(crc, (const char *)buf + c + 8, spans[0].len - c - 8);
+    for (size_t i = 1; i < n_spans; i++)
+        crc = attn_io_crc32_update(crc, spans[i].data, spans[i].len);
     char hex[9];
-    snprintf(hex, sizeof hex, "%08lx", file_crc(buf, total, c));
+    snprintf(hex, sizeof hex, "%08lx", crc);
     memcpy(buf + c, hex, 8);
-    st = attn_write_file_atomic(path, (const char *)buf, total, err);
+    st = attn_io_write_spans_atomic(path, spans, n_spans, err);
     free(buf);
     return st;
 }

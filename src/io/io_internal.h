@@ -57,6 +57,14 @@ void attn_io_remove_stale_temps(const char *path);
 /* ---- whole documents (text_out.c) ------------------------------------------------------- */
 
 /* Prints a document into f; false if it could not (f's error flag is checked as well). */
+/* attn_write_file_atomic of the concatenation of spans[0..n), written one after another (the
+ * same temporary file, fsync, rename; a device or pipe in place), never joined in memory. */
+typedef struct attn_io_span {
+    const void *data;
+    size_t len;
+} attn_io_span;
+attn_status attn_io_write_spans_atomic(const char *path, const attn_io_span *spans, size_t n,
+                                       attn_error *err);
 typedef bool (*attn_io_print_fn)(FILE *f, const void *ctx);
 /* print(f, ctx) into a new string *out [*len] (the caller frees it); ATTN_ERR_NOMEM
  * "<what>: out of memory" when it could not be printed. */
@@ -277,7 +285,8 @@ void attn_io_model_view_free(attn_io_model_view *v); /* a zeroed v is fine */
 /* Writes a checkpoint of `format` ("attn-checkpoint-v1" or "attn-seq2seq-checkpoint-v1"):
  * state, the JSON checkpoint's document without its arrays and checksum, into "__metadata__",
  * arrays[0..3) (and arrays[3] unless NULL) of n floats as tensors, the file's CRC-32 in the
- * metadata; refuses NaN/Inf naming the array; written with attn_write_file_atomic. */
+ * metadata; refuses NaN/Inf naming the array; written with attn_io_write_spans_atomic (on a
+ * little-endian machine the arrays straight from the caller's memory, never copied). */
 attn_status attn_io_ckpt_st_save(const char *path, const char *format, const char *state,
                                  const float *const arrays[ATTN_IO_CKPT_ARRAYS], size_t n,
                                  attn_error *err);
