@@ -344,12 +344,37 @@ static attn_status map_file(const char *path, attn_io_st_file *f, attn_error *er
     return st;
 }
 
+static attn_status open_file(const char *path, attn_io_st_file *f, size_t max_values, bool weights,
+                             attn_error *err);
+
 attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *err) {
-    return attn_io_st_open_limit(path, f, attn_io_max_params(), err);
+    return open_file(path, f, attn_io_max_params(), true, err);
 }
 
 attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t max_values,
                                   attn_error *err) {
+    return open_file(path, f, max_values, false, err);
+}
+
+/* The checkpoint format whose fixed start (checkpoint_safetensors.c) the header text[n] begins
+ * with, or NULL. */
+static const char *checkpoint_start(const char *text, size_t n) {
+    static const char *const formats[] = {"attn-checkpoint-v1", "attn-seq2seq-checkpoint-v1"};
+    static const char start[] = "{\"__metadata__\":{\"format\":\"";
+    const size_t s = sizeof start - 1;
+    for (size_t k = 0; k < 2; k++) {
+        const size_t len = strlen(formats[k]);
+        if (n > s + len && memcmp(text, start, s) == 0 && memcmp(text + s, formats[k], len) == 0 &&
+            text[s + len] == '"')
+            return formats[k];
+    }
+    return NULL;
+}
+
+/* weights: a weights reader's (a training checkpoint over its limit is named as one: its
+ * arrays are 3-4 times the model's size). */
+static attn_status open_file(const char *path, attn_io_st_file *f, size_t max_values, bool weights,
+                             attn_error *err) {
     memset(f, 0, sizeof *f);
     f->path = path;
     attn_status st = map_file(path, f, err);
@@ -370,7 +395,10 @@ attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t m
     else {
         f->data = b + 8 + n;
         f->data_len = f->size - 8 - (size_t)n;
-        if (f->data_len / 4 > max_values)
+        const char *ckpt = weights ? checkpoint_start((const char *)b + 8, (size_t)n) : NULL;
+        if (f->data_len / 4 > max_values && ckpt)
+            attn_io_problem(&p, ATTN_ERR_VALUE, ATTN_IO_CKPT_NOT_WEIGHTS, ckpt);
+        else if (f->data_len / 4 > max_values)
             attn_io_problem(&p, ATTN_ERR_VALUE,
                             "%zu bytes of tensor data: over the limit of %zu values (%zu "
                             "parameters; raise it with the environment variable ATTN_MAX_PARAMS)",

@@ -7,7 +7,8 @@
  * byte (the checksum), edited state (adam_step, batch_size, lr, n_params, best_epoch, arrays
  * in the state), a NaN in params, a negative adam.v, a missing, renamed, misshapen or extra
  * tensor, another writer, a truncated file, the other family's checkpoint, weights instead of a
- * checkpoint and a checkpoint instead of weights -- each refused with a message naming the file and
+ * checkpoint and a checkpoint instead of weights (also one over the weights' size limit) -- each
+ * refused with a message naming the file and
  * the tensor or field, no state loaded. A rebuilt file without an edit loads, so each refusal is
  * the edit's. */
 #include "attn_seq2seq.h"
@@ -564,6 +565,17 @@ START_TEST(test_seq2seq_resumes_from_either_file) {
     ck_assert_msg(strstr(err.msg, "holds a training checkpoint (\"attn-seq2seq-checkpoint-v1\"), "
                                   "not weights: resume it with attn train --resume"),
                   "%s", err.msg);
+    /* ... also when its four arrays are over the weights' limit but the model is not (the
+     * base Transformer's 709 MB checkpoint), while train --resume still reads it */
+    char limit[32];
+    snprintf(limit, sizeof limit, "%zu", 2 * from_st.n_params);
+    ck_assert_int_eq(setenv("ATTN_MAX_PARAMS", limit, 1), 0);
+    ck_assert_int_ne(attn_seq2seq_load_json(keep.st, &w, &err), ATTN_OK);
+    ck_assert_msg(strstr(err.msg, "holds a training checkpoint (\"attn-seq2seq-checkpoint-v1\"), "
+                                  "not weights: resume it with attn train --resume"),
+                  "%s", err.msg);
+    ck_assert_msg(s2s_load(keep.st, NULL, &err) == ATTN_OK, "%s", err.msg);
+    ck_assert_int_eq(unsetenv("ATTN_MAX_PARAMS"), 0);
     ck_assert_int_ne(attn_seq2seq_load_json(keep.json, &w, &err), ATTN_OK);
     ck_assert_msg(strstr(err.msg, "holds a training checkpoint (\"attn-seq2seq-checkpoint-v1\"), "
                                   "not weights: resume it with attn train --resume"),
