@@ -1,8 +1,9 @@
 /* fuzz_checkpoint.c -- libFuzzer harness for the checkpoint loader (attn-checkpoint-v1):
  * attn_checkpoint_peek, then attn_trainer_load_checkpoint into a trainer made once at start
  * (a small RNN on 50 generated sentences, the run that fuzz/corpus/checkpoint/ was saved
- * from: fuzz_checkpoint ATTN_FUZZ_WRITE_SEED=FILE writes it). Checked: no crash, leak or
- * undefined behaviour; a failure gives a message; a loaded state holds finite parameters. */
+ * from: fuzz_checkpoint ATTN_FUZZ_WRITE_SEED=FILE writes it, in safetensors when FILE ends in
+ * .safetensors). Checked: no crash, leak or undefined behaviour; a failure gives a message; a
+ * loaded state holds finite parameters. */
 #include "fuzz_common.h"
 
 #include <string.h>

@@ -1,12 +1,14 @@
 /* fuzz_seq2seq_checkpoint.c -- libFuzzer harness for the seq2seq checkpoint reader
  * (attn-seq2seq-checkpoint-v1, attn_s2s_checkpoint_load). Each input is read twice: as it is
  * (the checksum check in front), and with its last 23 bytes replaced by the checksum of the
- * bytes before them, so that the fields behind the checksum are fuzzed too. Checked: no crash,
- * leak or undefined behaviour; a failure gives a message and no arrays; a loaded state has the
- * config's parameter count within ATTN_MAX_PARAMS, finite arrays, v >= 0, Adam settings in
- * range and adam_step = epoch x ceil(n_pairs / batch_size). ATTN_FUZZ_WRITE_SEED=FILE writes
- * the checkpoint of one epoch of a small seq2seq-gru (the seed of
- * fuzz/corpus/seq2seq_checkpoint). */
+ * bytes before them, so that the fields behind the checksum are fuzzed too (a safetensors
+ * checkpoint, recognised by content, keeps its checksum in the header: there the second read
+ * only damages the data). Checked: no crash, leak or undefined behaviour; a failure gives a
+ * message and no arrays; a loaded state has the config's parameter count within
+ * ATTN_MAX_PARAMS, finite arrays, v >= 0, Adam settings in range and adam_step = epoch x
+ * ceil(n_pairs / batch_size). ATTN_FUZZ_WRITE_SEED=FILE writes the checkpoint of one epoch of a
+ * small seq2seq-gru (the seeds of fuzz/corpus/seq2seq_checkpoint; in safetensors when FILE ends
+ * in .safetensors). */
 #include "fuzz_common.h"
 
 #include "attn_seq2seq.h"

@@ -44,8 +44,9 @@ static cJSON *train_config_json(const attn_train_config *c) {
     return o;
 }
 
-/* The document for st; NULL when out of memory. */
-static cJSON *state_json(const attn_train_state *st) {
+/* The document for st (with the arrays or without: a safetensors checkpoint's "state"); NULL
+ * when out of memory. */
+static cJSON *state_json(const attn_train_state *st, bool arrays) {
     int n = (int)st->n_params;
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
@@ -62,12 +63,14 @@ static cJSON *state_json(const attn_train_state *st) {
     add_u64(root, "rng_state", st->rng_state);
     cJSON_AddNumberToObject(root, "adam_step", (double)st->adam_step);
     cJSON_AddNumberToObject(root, "n_params", (double)st->n_params);
-    cJSON_AddItemToObject(root, "params", cJSON_CreateFloatArray(st->params, n));
-    cJSON_AddItemToObject(root, "m", cJSON_CreateFloatArray(st->m, n));
-    cJSON_AddItemToObject(root, "v", cJSON_CreateFloatArray(st->v, n));
+    if (arrays) {
+        cJSON_AddItemToObject(root, "params", cJSON_CreateFloatArray(st->params, n));
+        cJSON_AddItemToObject(root, "m", cJSON_CreateFloatArray(st->m, n));
+        cJSON_AddItemToObject(root, "v", cJSON_CreateFloatArray(st->v, n));
+    }
     cJSON_AddNumberToObject(root, "best_epoch", st->best_epoch);
     cJSON_AddNumberToObject(root, "best_acc", st->best_acc);
-    if (st->best_epoch)
+    if (st->best_epoch && arrays)
         cJSON_AddItemToObject(root, "best_params", cJSON_CreateFloatArray(st->best_params, n));
     return root;
 }
@@ -79,9 +82,18 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
         return attn_errorf(err, serr.status, "%s: not written: %s", path, serr.msg);
     if (st.n_params > (size_t)1 << 30)
         return attn_errorf(err, ATTN_ERR_ARG, "%s: %zu parameters are too many", path, st.n_params);
-    cJSON *root = state_json(&st);
+    const bool binary = attn_io_wants_safetensors(path); /* by the extension, as --out */
+    cJSON *root = state_json(&st, !binary);
     char *text = root ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
+    if (binary) {
+        const float *const arrays[ATTN_IO_CKPT_ARRAYS] = {st.params, st.m, st.v,
+                                                          st.best_epoch ? st.best_params : NULL};
+        attn_status s = text ? attn_io_ckpt_st_save(path, FORMAT, text, arrays, st.n_params, err)
+                             : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory printing", path);
+        cJSON_free(text);
+        return s;
+    }
     size_t len = text ? strlen(text) - 1 : 0; /* without the closing '}' */
     char *file = text ? malloc(len + ATTN_IO_CRC_TAIL_LEN + 1) : NULL;
     if (file) { /* {...,"crc32":"0x<crc of the bytes before the comma>"}\n */
@@ -103,8 +115,24 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
         if (st_ != ATTN_OK) return st_;                                                            \
     } while (0)
 
-static attn_status read_root(const char *path, cJSON **out, attn_error *err) {
+/* The document of path into *out: the JSON checkpoint's, or a safetensors checkpoint's
+ * "state" (recognised by content) with *f left open on its tensors (f->map NULL otherwise). */
+static attn_status read_root(const char *path, cJSON **out, attn_io_st_file *f, attn_error *err) {
     *out = NULL;
+    memset(f, 0, sizeof *f);
+    if (attn_io_is_safetensors(path)) {
+        cJSON *root = NULL;
+        TRY(attn_io_ckpt_st_open(path, FORMAT, f, &root, err));
+        const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+        if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
+            cJSON_Delete(root);
+            attn_io_st_close(f);
+            return attn_errorf(err, ATTN_ERR_PARSE,
+                               "%s: \"state\" \"format\" is not \"" FORMAT "\"", path);
+        }
+        *out = root;
+        return ATTN_OK;
+    }
     char *buf = NULL;
     size_t len = 0;
     TRY(attn_io_read_file(path, &buf, &len, err));
@@ -268,7 +296,9 @@ static attn_status parse_scalars(const char *path, const cJSON *root, attn_train
 attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
                                  attn_train_config *train_cfg, int *n_sentences, attn_error *err) {
     cJSON *root = NULL;
-    TRY(read_root(path, &root, err));
+    attn_io_st_file f;
+    TRY(read_root(path, &root, &f, err));
+    attn_io_st_close(&f);
     attn_train_state st_;
     memset(&st_, 0, sizeof st_);
     attn_status st = parse_scalars(path, root, &st_, err);
@@ -307,14 +337,10 @@ static attn_status get_floats(const char *path, const cJSON *root, const char *k
     return ATTN_OK;
 }
 
-/* The arrays (sized by "params") into buf, which *st then points into; caller frees *buf. */
-static attn_status parse_arrays(const char *path, const cJSON *root, attn_train_state *st,
-                                float **buf, attn_error *err) {
-    *buf = NULL;
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
-    if (!cJSON_IsArray(params))
-        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"params\" is missing or not an array", path);
-    size_t n = (size_t)cJSON_GetArraySize(params);
+/* "n_params" = n, the values "params" holds (a safetensors checkpoint: its tensors' length),
+ * = the model config's count. */
+static attn_status check_count(const char *path, const cJSON *root, const attn_train_state *st,
+                               size_t n, attn_error *err) {
     long n_params = 0;
     TRY(get_long(path, root, "n_params", &n_params, err));
     if (n_params < 0 || (size_t)n_params != n)
@@ -326,6 +352,35 @@ static attn_status parse_arrays(const char *path, const cJSON *root, attn_train_
                            "%s: \"params\" holds %zu values but the model config has %zu "
                            "parameters",
                            path, n, need);
+    return ATTN_OK;
+}
+
+/* The tensors of the safetensors checkpoint f into *st (arr[] allocated, caller frees). */
+static attn_status st_arrays(const char *path, const cJSON *root, const attn_io_st_file *f,
+                             attn_train_state *st, float *arr[ATTN_IO_CKPT_ARRAYS],
+                             attn_error *err) {
+    const size_t n = attn_model_config_n_params(&st->model_cfg);
+    TRY(check_count(path, root, st, n, err));
+    attn_io_problems p = {err, path, 0, ATTN_OK};
+    attn_io_ckpt_st_arrays(f, n, st->best_epoch > 0, arr, &p);
+    TRY(attn_io_problems_finish(&p));
+    st->n_params = n;
+    st->params = arr[0];
+    st->m = arr[1];
+    st->v = arr[2];
+    st->best_params = arr[3];
+    return ATTN_OK;
+}
+
+/* The arrays (sized by "params") into buf, which *st then points into; caller frees *buf. */
+static attn_status parse_arrays(const char *path, const cJSON *root, attn_train_state *st,
+                                float **buf, attn_error *err) {
+    *buf = NULL;
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+    if (!cJSON_IsArray(params))
+        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"params\" is missing or not an array", path);
+    size_t n = (size_t)cJSON_GetArraySize(params);
+    TRY(check_count(path, root, st, n, err));
     float *b = malloc(4 * (n ? n : 1) * sizeof(float));
     if (!b) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
     *buf = b;
@@ -343,15 +398,20 @@ static attn_status parse_arrays(const char *path, const cJSON *root, attn_train_
 
 attn_status attn_trainer_load_checkpoint(attn_trainer *t, const char *path, attn_error *err) {
     cJSON *root = NULL;
-    TRY(read_root(path, &root, err));
+    attn_io_st_file f;
+    TRY(read_root(path, &root, &f, err));
     attn_train_state st;
     memset(&st, 0, sizeof st);
-    float *buf = NULL;
+    float *buf = NULL, *arr[ATTN_IO_CKPT_ARRAYS] = {0};
     attn_status s = parse_scalars(path, root, &st, err);
-    if (s == ATTN_OK) s = parse_arrays(path, root, &st, &buf, err);
+    if (s == ATTN_OK)
+        s = f.map ? st_arrays(path, root, &f, &st, arr, err)
+                  : parse_arrays(path, root, &st, &buf, err);
+    attn_io_st_close(&f);
     if (s == ATTN_OK) attn_io_kernels_note(path, cJSON_GetObjectItemCaseSensitive(root, "kernels"));
     cJSON_Delete(root);
     if (s == ATTN_OK) s = attn_trainer_set_state(t, &st, path, err);
     free(buf);
+    for (int k = 0; k < ATTN_IO_CKPT_ARRAYS; k++) free(arr[k]);
     return s;
 }

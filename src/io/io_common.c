@@ -151,12 +151,20 @@ static int write_all(int fd, const char *text, size_t len) {
     return 0;
 }
 
+/* Writes every span to fd in order; 0 or an errno. */
+static int write_spans(int fd, const attn_io_span *spans, size_t n) {
+    int e = 0;
+    for (size_t i = 0; i < n && !e; i++) e = write_all(fd, spans[i].data, spans[i].len);
+    return e;
+}
+
 /* A device, FIFO or other non-regular file (e.g. /dev/null, /dev/full, /dev/stdout): written
  * in place, every write and the close checked. */
-static attn_status write_in_place(const char *path, const char *text, size_t len, attn_error *err) {
+static attn_status write_in_place(const char *path, const attn_io_span *spans, size_t n,
+                                  attn_error *err) {
     int fd = open(path, O_WRONLY | O_NOCTTY);
     if (fd < 0) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    int e = write_all(fd, text, len);
+    int e = write_spans(fd, spans, n);
     if (close(fd) != 0 && !e) e = errno;
     if (e) return attn_errorf(err, ATTN_ERR_IO, "%s: write failed: %s", path, strerror(e));
     return ATTN_OK;
@@ -202,7 +210,7 @@ static int sync_dir_of(const char *path) {
 
 /* A regular file (or none yet): a unique temporary file beside it, write, fsync, rename over
  * it, fsync the directory. An existing file keeps its permissions. */
-static attn_status replace_file(const char *path, const char *text, size_t len,
+static attn_status replace_file(const char *path, const attn_io_span *spans, size_t n,
                                 const struct stat *old, attn_error *err) {
     size_t cap = strlen(path) + 64;
     char *tmp = malloc(cap);
@@ -217,7 +225,7 @@ static attn_status replace_file(const char *path, const char *text, size_t len,
     const char *what = NULL;
     int e = 0;
     if (old && fchmod(fd, old->st_mode & 07777) != 0) what = "chmod", e = errno;
-    if (!what && (e = write_all(fd, text, len)) != 0) what = "write";
+    if (!what && (e = write_spans(fd, spans, n)) != 0) what = "write";
     if (!what && fsync(fd) != 0) what = "fsync", e = errno;
     if (close(fd) != 0 && !what) what = "close", e = errno;
     if (!what && rename(tmp, path) != 0) what = "rename", e = errno;
@@ -240,6 +248,17 @@ attn_status attn_write_file_atomic(const char *path, const char *text, size_t le
                                    attn_error *err) {
     if (!path || (!text && len))
         return attn_errorf(err, ATTN_ERR_ARG, "attn_write_file_atomic: NULL path or text");
+    const attn_io_span span = {text, len};
+    return attn_io_write_spans_atomic(path, &span, 1, err);
+}
+
+attn_status attn_io_write_spans_atomic(const char *path, const attn_io_span *spans, size_t n,
+                                       attn_error *err) {
+    if (!path || (!spans && n))
+        return attn_errorf(err, ATTN_ERR_ARG, "attn_io_write_spans_atomic: NULL path or spans");
+    for (size_t i = 0; i < n; i++)
+        if (!spans[i].data && spans[i].len)
+            return attn_errorf(err, ATTN_ERR_ARG, "attn_io_write_spans_atomic: NULL span");
     bool loop = false;
     char *real = resolve_links(path, &loop);
     if (!real) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
@@ -248,14 +267,14 @@ attn_status attn_write_file_atomic(const char *path, const char *text, size_t le
     if (loop)
         s = attn_errorf(err, ATTN_ERR_IO, "%s: too many levels of symbolic links", path);
     else if (stat(real, &st) != 0)
-        s = errno == ENOENT ? replace_file(real, text, len, NULL, err)
+        s = errno == ENOENT ? replace_file(real, spans, n, NULL, err)
                             : attn_errorf(err, ATTN_ERR_IO, "%s: %s", path, strerror(errno));
     else if (S_ISREG(st.st_mode))
-        s = replace_file(real, text, len, &st, err);
+        s = replace_file(real, spans, n, &st, err);
     else if (S_ISDIR(st.st_mode))
         s = attn_errorf(err, ATTN_ERR_IO, "%s: is a directory", path);
     else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISBLK(st.st_mode))
-        s = write_in_place(real, text, len, err);
+        s = write_in_place(real, spans, n, err);
     else
         s = attn_errorf(err, ATTN_ERR_IO, "%s: not a regular file, device or pipe; not replaced",
                         path);

@@ -57,6 +57,14 @@ void attn_io_remove_stale_temps(const char *path);
 /* ---- whole documents (text_out.c) ------------------------------------------------------- */
 
 /* Prints a document into f; false if it could not (f's error flag is checked as well). */
+/* attn_write_file_atomic of the concatenation of spans[0..n), written one after another (the
+ * same temporary file, fsync, rename; a device or pipe in place), never joined in memory. */
+typedef struct attn_io_span {
+    const void *data;
+    size_t len;
+} attn_io_span;
+attn_status attn_io_write_spans_atomic(const char *path, const attn_io_span *spans, size_t n,
+                                       attn_error *err);
 typedef bool (*attn_io_print_fn)(FILE *f, const void *ctx);
 /* print(f, ctx) into a new string *out [*len] (the caller frees it); ATTN_ERR_NOMEM
  * "<what>: out of memory" when it could not be printed. */
@@ -134,6 +142,8 @@ attn_status attn_io_check_moments(const float *m, const float *v, size_t n, attn
  * (zlib) of every byte before them. */
 #define ATTN_IO_CRC_TAIL_LEN 23
 unsigned long attn_io_crc32(const char *text, size_t len);
+/* The CRC-32 of what crc covered followed by text[len] (crc = attn_io_crc32 of the start). */
+unsigned long attn_io_crc32_update(unsigned long crc, const char *text, size_t len);
 /* Replaces the final '}' (and newline) of text[len] by the tail: text must have room for
  * ATTN_IO_CRC_TAIL_LEN + 1 more bytes; returns the new length. */
 size_t attn_io_crc_append(char *text, size_t len);
@@ -256,6 +266,14 @@ typedef struct attn_io_st_file {
  * JSON, dtypes, offsets in order without gap or overlap, sizes = shapes, the data's end = the
  * file's, the data within ATTN_MAX_PARAMS. All problems at once, each naming its tensor. */
 attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *err);
+/* attn_io_st_open with the data's bound in float32 values (a checkpoint holds up to four
+ * arrays of ATTN_MAX_PARAMS each). */
+attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t max_values,
+                                  attn_error *err);
+/* Copies tensor t's values into dst[t->numel] (little-endian float32 on any machine); a
+ * problem naming the tensor at its first NaN or Inf. */
+void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
+                            attn_io_problems *p);
 /* Every tensor of v from the file, by name, with v's shape; no other tensor in the file; each
  * value finite. When all match: if src is not NULL and the file holds v's flat buffer exactly
  * (its table in order, 64-byte-aligned, little-endian), *src gets the mapped values and the
@@ -266,9 +284,41 @@ attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, att
 void attn_io_st_close(attn_io_st_file *f); /* unmaps; a zeroed f is fine */
 
 void attn_io_model_view_free(attn_io_model_view *v); /* a zeroed v is fine */
+
+/* ---- training checkpoints in safetensors (checkpoint_safetensors.c) ------------------------ */
+
+/* The arrays of a checkpoint, as tensors of shape [n_params] in this order: "params", "adam.m",
+ * "adam.v", "best_params" (only when best_epoch > 0). */
+#define ATTN_IO_CKPT_ARRAYS 4
+/* Writes a checkpoint of `format` ("attn-checkpoint-v1" or "attn-seq2seq-checkpoint-v1"):
+ * state, the JSON checkpoint's document without its arrays and checksum, into "__metadata__",
+ * arrays[0..3) (and arrays[3] unless NULL) of n floats as tensors, the file's CRC-32 in the
+ * metadata; refuses NaN/Inf naming the array; written with attn_io_write_spans_atomic (on a
+ * little-endian machine the arrays straight from the caller's memory, never copied). */
+attn_status attn_io_ckpt_st_save(const char *path, const char *format, const char *state,
+                                 const float *const arrays[ATTN_IO_CKPT_ARRAYS], size_t n,
+                                 attn_error *err);
+/* Opens a checkpoint of `format`: the container's checks (attn_io_st_open, data within four
+ * times ATTN_MAX_PARAMS values), the header's fixed start, the checksum, exactly the metadata
+ * keys format, crc32, state and writer, and *state the parsed "state" object (caller frees;
+ * it holds no array). On success f is open (attn_io_st_close it). */
+attn_status attn_io_ckpt_st_open(const char *path, const char *format, attn_io_st_file *f,
+                                 cJSON **state, attn_error *err);
+/* The tensors of open checkpoint f, each of shape [n] (n: the config's count, already checked),
+ * best_params exactly when `best`, into out[] (allocated, caller frees; NULL after a problem):
+ * every tensor named in its problem, values finite, adam.v >= 0. */
+void attn_io_ckpt_st_arrays(const attn_io_st_file *f, size_t n, bool best,
+                            float *out[ATTN_IO_CKPT_ARRAYS], attn_io_problems *p);
 /* Whether path names a safetensors file by its extension (".safetensors"): how the savers of
  * the JSON weights choose the format to write. */
 bool attn_io_wants_safetensors(const char *path);
+/* Whether format names a training checkpoint of either family ("attn-checkpoint-v1",
+ * "attn-seq2seq-checkpoint-v1", in JSON or safetensors): the weights readers given one say so
+ * with ATTN_IO_CKPT_NOT_WEIGHTS (its %s: the format) after the file's name. */
+bool attn_io_is_checkpoint_format(const char *format);
+#define ATTN_IO_CKPT_NOT_WEIGHTS                                                                   \
+    "holds a training checkpoint (\"%s\"), not weights: resume it with attn train --resume; "      \
+    "predict, generate, info and the other commands take the weights its run wrote (--out)"
 /* attn_weights_load_into for a safetensors file (safetensors_models.c). */
 attn_status attn_io_load_into_safetensors(attn_model *m, const char *path, attn_error *err);
 

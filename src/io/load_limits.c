@@ -101,10 +101,13 @@ attn_status attn_io_check_moments(const float *m, const float *v, size_t n, attn
 #define CRC_TAIL_FORMAT ",\"crc32\":\"0x%08lx\"}\n"
 
 unsigned long attn_io_crc32(const char *text, size_t len) {
-    uLong crc = crc32(0L, Z_NULL, 0);
+    return attn_io_crc32_update(crc32(0L, Z_NULL, 0), text, len);
+}
+
+unsigned long attn_io_crc32_update(unsigned long crc, const char *text, size_t len) {
     while (len > 0) { /* zlib takes at most UINT_MAX bytes at a time */
         uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        crc = crc32(crc, (const Bytef *)text, chunk);
+        crc = crc32((uLong)crc, (const Bytef *)text, chunk);
         text += chunk;
         len -= chunk;
     }

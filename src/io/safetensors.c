@@ -346,7 +346,37 @@ static attn_status map_file(const char *path, attn_io_st_file *f, attn_error *er
     return st;
 }
 
+static attn_status open_file(const char *path, attn_io_st_file *f, size_t max_values, bool weights,
+                             attn_error *err);
+
 attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *err) {
+    return open_file(path, f, attn_io_max_params(), true, err);
+}
+
+attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t max_values,
+                                  attn_error *err) {
+    return open_file(path, f, max_values, false, err);
+}
+
+/* The checkpoint format whose fixed start (checkpoint_safetensors.c) the header text[n] begins
+ * with, or NULL. */
+static const char *checkpoint_start(const char *text, size_t n) {
+    static const char *const formats[] = {"attn-checkpoint-v1", "attn-seq2seq-checkpoint-v1"};
+    static const char start[] = "{\"__metadata__\":{\"format\":\"";
+    const size_t s = sizeof start - 1;
+    for (size_t k = 0; k < 2; k++) {
+        const size_t len = strlen(formats[k]);
+        if (n > s + len && memcmp(text, start, s) == 0 && memcmp(text + s, formats[k], len) == 0 &&
+            text[s + len] == '"')
+            return formats[k];
+    }
+    return NULL;
+}
+
+/* weights: a weights reader's (a training checkpoint over its limit is named as one: its
+ * arrays are 3-4 times the model's size). */
+static attn_status open_file(const char *path, attn_io_st_file *f, size_t max_values, bool weights,
+                             attn_error *err) {
     memset(f, 0, sizeof *f);
     f->path = path;
     attn_status st = map_file(path, f, err);
@@ -367,11 +397,14 @@ attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *er
     else {
         f->data = b + 8 + n;
         f->data_len = f->size - 8 - (size_t)n;
-        if (f->data_len / 4 > attn_io_max_params())
+        const char *ckpt = weights ? checkpoint_start((const char *)b + 8, (size_t)n) : NULL;
+        if (f->data_len / 4 > max_values && ckpt)
+            attn_io_problem(&p, ATTN_ERR_VALUE, ATTN_IO_CKPT_NOT_WEIGHTS, ckpt);
+        else if (f->data_len / 4 > max_values)
             attn_io_problem(&p, ATTN_ERR_VALUE,
-                            "%zu bytes of tensor data: over the limit of %zu parameters (raise "
-                            "it with the environment variable ATTN_MAX_PARAMS)",
-                            f->data_len, attn_io_max_params());
+                            "%zu bytes of tensor data: over the limit of %zu values (%zu "
+                            "parameters; raise it with the environment variable ATTN_MAX_PARAMS)",
+                            f->data_len, max_values, attn_io_max_params());
         else
             parse_header(f, (const char *)b + 8, (size_t)n, &p);
     }
@@ -404,9 +437,8 @@ static bool same_shape(const attn_io_st_tensor *t, const attn_io_tensor_view *w)
     return true;
 }
 
-/* Copies tensor t's values into dst, little-endian float32, checking each is finite. */
-static void copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
-                        attn_io_problems *p) {
+void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
+                            attn_io_problems *p) {
     const unsigned char *src = f->data + t->begin;
     if (little_endian())
         memcpy(dst, src, t->numel * 4);
@@ -508,7 +540,7 @@ attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, att
         if (use_in_place)
             check_finite_values(f, t, &p);
         else
-            copy_values(f, t, v->params + v->tensors[i].offset, &p);
+            attn_io_st_copy_values(f, t, v->params + v->tensors[i].offset, &p);
     }
     free(file_of);
     attn_status st = attn_io_problems_finish(&p);

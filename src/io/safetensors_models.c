@@ -109,6 +109,11 @@ bool attn_io_wants_safetensors(const char *path) {
     return n > e && strcmp(path + n - e, ext) == 0;
 }
 
+bool attn_io_is_checkpoint_format(const char *format) {
+    return format && (strcmp(format, "attn-checkpoint-v1") == 0 ||
+                      strcmp(format, "attn-seq2seq-checkpoint-v1") == 0);
+}
+
 attn_status attn_weights_save_safetensors(const attn_model *m, const attn_vocab *vocab,
                                           const char *path, attn_error *err) {
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "weights: NULL model or path");
@@ -146,6 +151,8 @@ static void check_format(const attn_io_st_file *f, const char *want, attn_io_pro
                         s2s ? "seq2seq model" : "classifier", f->format,
                         s2s ? "classifier" : "seq2seq model",
                         s2s ? "attn generate with it" : "attn predict with it");
+    else if (attn_io_is_checkpoint_format(f->format))
+        attn_io_problem(p, ATTN_ERR_VALUE, ATTN_IO_CKPT_NOT_WEIGHTS, f->format);
     else
         attn_io_problem(p, ATTN_ERR_PARSE,
                         "a safetensors file without attn's \"__metadata__\" \"format\" (\"%s\" "

@@ -35,6 +35,13 @@ static void write_train(FILE *f, const attn_s2s_train_config *c) {
             c->adam.beta2, c->adam.eps, c->adam.weight_decay);
 }
 
+/* What print_checkpoint prints: the state, with its arrays (the JSON checkpoint) or without
+ * (a safetensors checkpoint's "state"). */
+typedef struct print_ctx {
+    const attn_s2s_train_state *st;
+    bool arrays;
+} print_ctx;
+
 static bool print_checkpoint(FILE *f, const void *ctx);
 
 attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char *path,
@@ -43,8 +50,17 @@ attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char 
         return attn_errorf(err, ATTN_ERR_ARG, "seq2seq checkpoint: NULL state, path or array");
     char *text = NULL;
     size_t len = 0;
-    attn_status s = attn_io_print_string(print_checkpoint, st, path, &text, &len, err);
+    const bool binary = attn_io_wants_safetensors(path); /* by the extension, as --out */
+    const print_ctx ctx = {st, !binary};
+    attn_status s = attn_io_print_string(print_checkpoint, &ctx, path, &text, &len, err);
     if (s != ATTN_OK) return s;
+    if (binary) {
+        const float *const arrays[ATTN_IO_CKPT_ARRAYS] = {
+            st->params, st->m, st->v, st->best_epoch > 0 ? st->best_params : NULL};
+        s = attn_io_ckpt_st_save(path, FORMAT, text, arrays, st->n_params, err);
+        free(text);
+        return s;
+    }
     /* {...,"crc32":"0x<crc of the bytes before the comma>"}\n in place of the closing }\n */
     char *file = len >= 2 ? realloc(text, len - 2 + ATTN_IO_CRC_TAIL_LEN + 1) : NULL;
     if (!file) {
@@ -58,7 +74,8 @@ attn_status attn_s2s_checkpoint_save(const attn_s2s_train_state *st, const char 
 }
 
 static bool print_checkpoint(FILE *f, const void *ctx) {
-    const attn_s2s_train_state *st = ctx;
+    const print_ctx *c = ctx;
+    const attn_s2s_train_state *st = c->st;
     fprintf(f, "{\"format\": \"%s\",\n", FORMAT);
     attn_io_s2s_config_write(f, &st->model_cfg);
     write_train(f, &st->train_cfg);
@@ -72,10 +89,12 @@ static bool print_checkpoint(FILE *f, const void *ctx) {
     attn_kernels_info_get(&kernels);
     fputs(",\n\"kernels\": ", f);
     attn_kernels_info_write_json(f, &kernels);
-    write_floats(f, "params", st->params, st->n_params);
-    write_floats(f, "m", st->m, st->n_params);
-    write_floats(f, "v", st->v, st->n_params);
-    if (st->best_epoch > 0) write_floats(f, "best_params", st->best_params, st->n_params);
+    if (c->arrays) {
+        write_floats(f, "params", st->params, st->n_params);
+        write_floats(f, "m", st->m, st->n_params);
+        write_floats(f, "v", st->v, st->n_params);
+        if (st->best_epoch > 0) write_floats(f, "best_params", st->best_params, st->n_params);
+    }
     fprintf(f, "}\n");
     return true;
 }
@@ -215,7 +234,9 @@ static const char *const top_keys[] = {
     "rng_state", "adam_step", "n_params",    "best_epoch", "best_score",       "params",
     "m",         "v",         "best_params", "crc32"};
 
-static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_problems *p) {
+/* Everything into *st; with f (a safetensors checkpoint) the arrays from its tensors. */
+static void parse_state(const cJSON *root, const attn_io_st_file *f, attn_s2s_train_state *st,
+                        attn_io_problems *p) {
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
         bool known = item->string && strcmp(item->string, "kernels") == 0; /* optional */
@@ -244,6 +265,12 @@ static void parse_state(const cJSON *root, attn_s2s_train_state *st, attn_io_pro
     if (p->n) return; /* sizes unknown: the arrays cannot be checked */
     check_scalars(st, p);
     if (p->n) return;
+    if (f) {
+        float *arr[ATTN_IO_CKPT_ARRAYS];
+        attn_io_ckpt_st_arrays(f, st->n_params, st->best_epoch > 0, arr, p);
+        st->params = arr[0], st->m = arr[1], st->v = arr[2], st->best_params = arr[3];
+        return;
+    }
     const bool has_best = cJSON_GetObjectItemCaseSensitive(root, "best_params") != NULL;
     if (has_best != (st->best_epoch > 0)) {
         attn_io_problem(p, ATTN_ERR_PARSE,
@@ -269,18 +296,23 @@ attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st,
     if (!path || !st) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq checkpoint: NULL argument");
     memset(st, 0, sizeof *st);
     cJSON *root = NULL;
-    attn_status s = attn_io_parse_file_crc(path, &root, err);
+    attn_io_st_file f = {0}; /* a safetensors checkpoint, recognised by content */
+    const bool binary = attn_io_is_safetensors(path);
+    attn_status s = binary ? attn_io_ckpt_st_open(path, FORMAT, &f, &root, err)
+                           : attn_io_parse_file_crc(path, &root, err);
     if (s != ATTN_OK) return s;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
         cJSON_Delete(root);
+        attn_io_st_close(&f);
         return attn_errorf(err, ATTN_ERR_PARSE,
                            "%s: \"format\" is not \"%s\" (not a seq2seq "
                            "checkpoint)",
                            path, FORMAT);
     }
     attn_io_problems p = {err, path, 0, ATTN_OK};
-    parse_state(root, st, &p);
+    parse_state(root, binary ? &f : NULL, st, &p);
+    attn_io_st_close(&f);
     if (!p.n) attn_io_kernels_note(path, cJSON_GetObjectItemCaseSensitive(root, "kernels"));
     cJSON_Delete(root);
     s = attn_io_problems_finish(&p);

@@ -324,6 +324,8 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
                                "%s holds a classifier's weights (\"%s\"), not a seq2seq model's "
                                "(\"%s\"): use attn predict with it",
                                path, f, S2S_FORMAT)
+             : attn_io_is_checkpoint_format(f)
+                 ? attn_errorf(err, ATTN_ERR_VALUE, "%s: " ATTN_IO_CKPT_NOT_WEIGHTS, path, f)
                  : attn_errorf(err, ATTN_ERR_PARSE, "%s: \"format\" is %s%s%s, expected \"%s\"",
                                path, f ? "\"" : "", f ? f : "missing or not a string",
                                f ? "\"" : "", S2S_FORMAT);

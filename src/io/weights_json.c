@@ -140,6 +140,12 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
                            "not a classifier's (\"%s\"): use attn generate with it",
                            name, WEIGHTS_FORMAT);
     }
+    if (cJSON_IsString(fmt) && attn_io_is_checkpoint_format(fmt->valuestring)) {
+        const attn_status s = attn_errorf(err, ATTN_ERR_VALUE, "%s: " ATTN_IO_CKPT_NOT_WEIGHTS,
+                                          name, fmt->valuestring);
+        cJSON_Delete(doc);
+        return s;
+    }
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, WEIGHTS_FORMAT) != 0) {
         attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"", name,
                     cJSON_IsString(fmt) ? "\"" : "",
