@@ -49,13 +49,6 @@ static bool print_header(FILE *f, const void *ctx) {
     return true;
 }
 
-static bool little_endian(void) {
-    const uint32_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
 /* Where the 8 hex digits of "crc32" lie in a file of `format`: after 8 length bytes and the
  * header's fixed start. */
 static size_t crc_at(const char *format) {
@@ -87,7 +80,7 @@ attn_status attn_io_ckpt_st_save(const char *path, const char *format, const cha
     const size_t head_len = 8 + padded;
     /* the length, the header and its padding; on a little-endian machine the arrays follow
      * from the caller's memory as they are, else converted into one buffer after the header */
-    const size_t body = little_endian() ? 0 : 4 * n * count;
+    const size_t body = attn_io_little_endian() ? 0 : 4 * n * count;
     unsigned char *buf = malloc(head_len + body);
     if (!buf) {
         free(header);
@@ -102,7 +95,7 @@ attn_status attn_io_ckpt_st_save(const char *path, const char *format, const cha
     size_t n_spans = 1;
     unsigned char *at = buf + head_len;
     for (size_t k = 0; k < count; k++, at += 4 * n) {
-        if (little_endian()) {
+        if (attn_io_little_endian()) {
             spans[n_spans++] = (attn_io_span){arrays[k], 4 * n};
             continue;
         }

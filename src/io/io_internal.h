@@ -238,6 +238,9 @@ typedef struct attn_io_model_view {
  * tensor; written with attn_write_file_atomic. */
 attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *path,
                                      attn_error *err);
+/* Whether this machine stores floats little-endian, as safetensors does (then the values are
+ * copied or used as they are; else byte-swapped). */
+bool attn_io_little_endian(void);
 /* Whether head[0..n) starts a safetensors file: a header length under 2^56 (byte 7 is 0, which
  * JSON text never holds), then '{'. */
 bool attn_io_safetensors_head(const unsigned char *head, size_t n);

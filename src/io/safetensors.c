@@ -64,7 +64,7 @@ static bool print_header(FILE *f, const void *ctx) {
     return true;
 }
 
-static bool little_endian(void) {
+bool attn_io_little_endian(void) {
     const uint32_t one = 1;
     unsigned char b;
     memcpy(&b, &one, 1);
@@ -73,7 +73,7 @@ static bool little_endian(void) {
 
 /* x[n] as little-endian float32 at dst. */
 static void put_floats(unsigned char *dst, const float *x, size_t n) {
-    if (little_endian()) {
+    if (attn_io_little_endian()) {
         memcpy(dst, x, n * 4);
         return;
     }
@@ -440,7 +440,7 @@ static bool same_shape(const attn_io_st_tensor *t, const attn_io_tensor_view *w)
 void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
                             attn_io_problems *p) {
     const unsigned char *src = f->data + t->begin;
-    if (little_endian())
+    if (attn_io_little_endian())
         memcpy(dst, src, t->numel * 4);
     else
         for (size_t j = 0; j < t->numel; j++) {
@@ -488,7 +488,7 @@ static void match_tensors(const attn_io_st_file *f, const attn_io_model_view *v,
 /* Whether the matched file holds v's flat buffer as it is: its table in order at v's offsets,
  * from a 64-byte-aligned start, little-endian. */
 static bool in_place(const attn_io_st_file *f, const attn_io_model_view *v, const long *file_of) {
-    if (!little_endian() || (uintptr_t)f->data % 64 != 0) return false;
+    if (!attn_io_little_endian() || (uintptr_t)f->data % 64 != 0) return false;
     for (size_t i = 0; i < v->count; i++)
         if (file_of[i] != (long)i || f->tensors[i].begin != 4 * v->tensors[i].offset) return false;
     return true;
