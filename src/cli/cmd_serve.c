@@ -104,7 +104,8 @@ int cmd_serve(int argc, char **argv) {
                  "exposes the page to the network (no authentication)"},
         {"--port", "N", CLI_OPT_INT, &o.port, 0, 65535, .help = "TCP port; 0 = any free port"},
         {"--threads", "N", CLI_OPT_INT, &o.threads, 1, 64, .def = "the cores, at most 16",
-         .help = "worker threads (each holds its own copy of the models)"},
+         .help =
+             "worker threads (they share the models' parameters; each has its own activations)"},
         {"--queue", "N", CLI_OPT_INT, &o.queue, 1, 4096,
          .help = "requests waiting for a worker; beyond, 503"},
         {"--time-limit", "S", CLI_OPT_INT, &time_limit, 1, 3600,
