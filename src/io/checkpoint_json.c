@@ -256,10 +256,15 @@ static attn_status parse_configs(const char *path, const cJSON *root, attn_model
     TRY(get_num(path, a, "eps", &tc->adam.eps, err));
     TRY(get_num(path, a, "weight_decay", &tc->adam.weight_decay, err));
     attn_error verr;
+    /* a separate held-out set (the generator's) takes none of the training sentences: its size
+     * is bounded by the data's limit, not by theirs */
+    attn_train_config split = *tc;
+    const bool separate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "holdout_separate"));
+    if (separate && tc->holdout >= 0 && tc->holdout <= ATTN_DATA_MAX_N) split.holdout = 0;
     if (attn_io_check_adam(&tc->adam, &verr) != ATTN_OK ||
         attn_io_check_run(tc->epochs, ATTN_IO_MAX_EPOCHS, tc->batch_size, ATTN_IO_MAX_BATCH,
                           &verr) != ATTN_OK ||
-        attn_train_config_validate(tc, *n_sentences, &verr) != ATTN_OK)
+        attn_train_config_validate(&split, *n_sentences, &verr) != ATTN_OK)
         return attn_errorf(err, ATTN_ERR_VALUE, "%s: %s", path, verr.msg);
     return ATTN_OK;
 }

@@ -23,6 +23,28 @@ typedef struct resume_case {
     const char *fragments[3];
 } resume_case;
 
+/* A generated run's held-out set is a separate one (500 sentences by default), so a training set
+ * smaller than it is fine, and so is resuming its checkpoint: the same weights as the straight
+ * run (the checkpoint reader once measured the held-out set against the training sentences). */
+START_TEST(test_resume_small_train_size) {
+    const char *ck = tmp_path("small-ck.json"), *w1 = tmp_path("small-w1.json");
+    run_result r = run(NULL, "train", "--model", "rnn", "--epochs", "1", "--train-size", "64",
+                       "--checkpoint", ck, "--out", w1, NULL);
+    expect(&r, "train --train-size 64 with a checkpoint", 0, NULL);
+    run_free(&r);
+    const char *resumed = tmp_path("small-resumed.json");
+    r = run(NULL, "train", "--resume", ck, "--epochs", "2", "--out", resumed, NULL);
+    expect(&r, "resume of the --train-size 64 checkpoint", 0, NULL);
+    run_free(&r);
+    const char *straight = tmp_path("small-straight.json");
+    r = run(NULL, "train", "--model", "rnn", "--epochs", "2", "--train-size", "64", "--out",
+            straight, NULL);
+    expect(&r, "the straight 2-epoch run", 0, NULL);
+    run_free(&r);
+    ck_assert_msg(files_equal(resumed, straight), "resumed and straight weights differ");
+}
+END_TEST
+
 START_TEST(test_resume_contradictions_are_usage_errors) {
     const char *ck = tiny_checkpoint();
     const resume_case cases[] = {
@@ -206,6 +228,7 @@ static Suite *consistency_suite(void) {
     TCase *tc = tcase_create("cli_consistency");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_resume_contradictions_are_usage_errors);
+    tcase_add_test(tc, test_resume_small_train_size);
     tcase_add_test(tc, test_predict_reports_every_bad_line);
     tcase_add_test(tc, test_set_names_everywhere);
     suite_add_tcase(s, tc);
