@@ -213,6 +213,9 @@ void attn_json_fixed(attn_json_writer *w, double x, int decimals); /* printf "%.
 void attn_json_digits(attn_json_writer *w, double x, int digits);  /* printf "%.*g" */
 void attn_json_bool(attn_json_writer *w, bool b);
 void attn_json_null(attn_json_writer *w);
+/* A measured value: printf "%.*g" of x, or null when x is not finite (not measured: no held-out
+ * set, a diverged run), never "nan" or "inf", which are not JSON. */
+void attn_json_measured(attn_json_writer *w, double x, int digits);
 /* A key and its value in one call: attn_json_key, then the value. */
 void attn_json_field_string(attn_json_writer *w, const char *key, const char *s);
 void attn_json_field_int(attn_json_writer *w, const char *key, long long x);

@@ -35,13 +35,6 @@ typedef struct exp_args {
     const char *plot, *out, *weights_dir;
 } exp_args;
 
-static void json_number(attn_json_writer *w, double v) {
-    if (isfinite(v))
-        attn_json_digits(w, v, 17);
-    else
-        attn_json_null(w);
-}
-
 static void write_json(FILE *f, const attn_experiment *e, const attn_experiment_result *r,
                        bool quick) {
     attn_json_writer w;
@@ -65,11 +58,11 @@ static void write_json(FILE *f, const attn_experiment *e, const attn_experiment_
         const attn_measure *m = &r->measures[i];
         attn_json_key(&w, m->name);
         if (m->n == 1) {
-            json_number(&w, m->values[0]);
+            attn_json_measured(&w, m->values[0], 17);
             continue;
         }
         attn_json_begin_array(&w);
-        for (int j = 0; j < m->n; j++) json_number(&w, m->values[j]);
+        for (int j = 0; j < m->n; j++) attn_json_measured(&w, m->values[j], 17);
         attn_json_end_array(&w);
     }
     attn_json_end_object(&w);

@@ -27,11 +27,7 @@ static bool log_epoch(FILE *log, const attn_epoch_stats *st) {
     attn_json_field_int(&w, "steps", st->steps);
     attn_json_field_double(&w, "loss", st->loss);
     attn_json_field_double(&w, "train_acc", st->train_acc);
-    attn_json_key(&w, "holdout_acc");
-    if (isnan(st->holdout_acc))
-        attn_json_null(&w);
-    else
-        attn_json_double(&w, st->holdout_acc);
+    attn_json_key(&w, "holdout_acc"), attn_json_measured(&w, st->holdout_acc, 9);
     attn_json_key(&w, "sentences_per_s"), attn_json_digits(&w, st->sentences_per_s, 6);
     attn_json_key(&w, "elapsed_s"), attn_json_digits(&w, st->elapsed_s, 6);
     attn_json_key(&w, "eta_s"), attn_json_digits(&w, st->eta_s, 6);

@@ -4,7 +4,6 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,10 +48,7 @@ int cli_s2s_resume_setup(cli_spec *spec, const char *path, attn_s2s_train_state 
 
 static void put_number(attn_json_writer *w, const char *key, double x) {
     attn_json_key(w, key);
-    if (isnan(x))
-        attn_json_null(w);
-    else
-        attn_json_double(w, x);
+    attn_json_measured(w, x, 9);
 }
 
 bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st) {

@@ -4,6 +4,7 @@
  * where an answer rounds); strings go through attn_json_escape. */
 #include "io_internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,12 @@ void attn_json_double(attn_json_writer *w, double x) {
 }
 void attn_json_digits(attn_json_writer *w, double x, int digits) {
     scalarf(w, "%.*g", digits, x);
+}
+void attn_json_measured(attn_json_writer *w, double x, int digits) {
+    if (isfinite(x))
+        attn_json_digits(w, x, digits);
+    else
+        attn_json_null(w);
 }
 void attn_json_fixed(attn_json_writer *w, double x, int decimals) {
     scalarf(w, "%.*f", decimals, x);
