@@ -577,7 +577,7 @@ function renderQkView(t) {
     body.append(tr);
   });
   const foot = el('tr', { class: 'qk-entropy' }, el('th', { text: 'entropy' }),
-    el('td', { colspan: 3 * HS + 1, class: 'qk-note', text: `of each softmax row, in nats (uniform over ${S} keys: ` +
+    el('td', { colspan: 2 * HS + 1, class: 'qk-note', text: `of each softmax row, in nats (uniform over ${S} keys: ` +
       `ln ${S} = ${Math.log(S).toFixed(2)}; one-hot: 0)` }),
     el('td', { class: 'qk-h', 'data-v': String(entropy(P)), text: entropy(P).toFixed(2) }),
     el('td', { class: 'qk-ht', 'data-v': String(entropy(PT)), text: entropy(PT).toFixed(2) }));
@@ -1059,7 +1059,7 @@ function applyUrlView() {
   if (v.view) {
     state.view = v.view;
     const target = $(VIEWS[v.view]);
-    if (target && target.offsetParent !== null) target.scrollIntoView({ block: 'start' });
+    if (target && target.offsetParent !== null) window.scrollTo(0, target.getBoundingClientRect().top + window.scrollY - 8);
   }
 }
 

@@ -555,6 +555,7 @@ def check_fragment(cdp, base, shots):
                                                      now["h"][0] if now["h"] else -1))
     check(now["hash"] == frag, "page: the fragment it wrote back is the one opened: " + now["hash"])
     screenshot_to(cdp, os.path.join(shots, "url-qk-t4.png"), height=1400)
+    element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "url-qk-t4-view.png"))
     # the slider back to t = 1: the API's attention row itself; the fragment follows
     cdp.js("(() => { const s = document.getElementById('qk-t'); s.value = '0'; "
            "s.dispatchEvent(new Event('input')); })()")
@@ -573,6 +574,7 @@ def check_fragment(cdp, base, shots):
           "raw q" in now["label"],
           "page: t = 1/4 = 1/sqrt(d_k) (raw q.k): sharper, entropy %.3f < %.3f; in the fragment"
           % (now["ht"][0], now["h"][0]))
+    element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "url-qk-t025-view.png"))
     # layer, head and query chosen on the page go into the fragment
     select(cdp, "layer", "1")
     select(cdp, "head", "mean")
