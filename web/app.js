@@ -13,6 +13,7 @@ const state = {
   models: [], sets: [], groups: [], group: null, vocab: [], words: new Map(), byCategory: new Map(),
   data: null, tokens: [], previous: null, occlusion: null, swapAt: -1, seq: 0,
   method: 'occlusion', obs: null, pendingView: null, headMap: null, headPin: null,
+  urlView: null, view: null,
 };
 
 function svg(tag, attrs, text) {
@@ -162,10 +163,13 @@ async function explain() {
     state.occlusion = null;
     markStale(false);
     render();
+    applyUrlView();
+    writeFragment();
     document.body.dataset.explained = String(seq);
     if (state.method === 'occlusion') await computeOcclusion(seq);
   } catch (e) {
     if (seq !== state.seq) return;
+    state.urlView = null;
     $('error').textContent = e.message;
     markStale(true, 'The models could not read this sentence.');
     if (e.info && e.info.code === 'unknown_word') checkWords(tokenize(sentence));
@@ -442,6 +446,7 @@ function renderModelView() {
 }
 
 function selectHead(l, h) {
+  state.view = 'model-view';
   $('layer').value = String(l);
   $('head').value = String(h);
   renderAttention();
@@ -541,6 +546,8 @@ function renderQkView(t) {
     `${$('head').value === 'mean' ? ' (the mean has no q and k: pick a head)' : ''}, query \u201c${tokens[qi]}\u201d`;
   $('qk-dk').textContent = `d_k = head size = ${HS}, \u221ad_k = ${Math.sqrt(HS).toPrecision(4)}`;
   const q = x.q[l][h][qi], K = x.k[l][h], sc = x.scores[l][h][qi], P = x.attention[l][h][qi];
+  const T = temperature();
+  const PT = T === 1 ? P : softmaxAt(sc, T); // at t = 1 the model's own numbers, not a recomputation
   const prods = K.map((k) => k.map((v, d) => q[d] * v));
   const vmax = Math.max(...q.map(Math.abs), ...K.flat().map(Math.abs)) || 1;
   const pmax = Math.max(...prods.flat().map(Math.abs)) || 1;
@@ -551,10 +558,11 @@ function renderQkView(t) {
   };
   const table = el('table', { class: 'qk' });
   const head = el('tr', {}, el('th', { text: '' }), el('th', { colspan: HS, text: `k (${HS} numbers)` }),
-    el('th', { colspan: HS, text: 'q \u00d7 k' }), el('th', { text: 'score q\u00b7k' }), el('th', { text: 'softmax' }));
+    el('th', { colspan: HS, text: 'q \u00d7 k' }), el('th', { text: 'score q\u00b7k' }), el('th', { text: 'softmax' }),
+    el('th', { class: 'qk-tcol', text: `softmax(score / ${tText(T)})` }));
   const qrow = el('tr', { class: 'qk-q' }, el('th', { text: `q: ${shortWord(tokens[qi])}` }));
   q.forEach((v) => qrow.append(cell(v, vmax, 'qk-qv')));
-  qrow.append(el('td', { colspan: HS + 2, class: 'qk-note', text: 'the query vector (divided by \u221ad_k)' }));
+  qrow.append(el('td', { colspan: HS + 3, class: 'qk-note', text: 'the query vector (divided by \u221ad_k)' }));
   const body = el('tbody', {}, qrow);
   K.forEach((k, j) => {
     const tr = el('tr', { 'data-k': j }, el('th', { text: shortWord(tokens[j]), title: tokens[j] }));
@@ -563,14 +571,52 @@ function renderQkView(t) {
     tr.append(el('td', { class: 'qk-score', 'data-v': String(sc[j]), text: sc[j].toFixed(3) }));
     const pt = el('td', { class: 'qk-p', 'data-v': String(P[j]), text: `${(100 * P[j]).toFixed(1)}%` });
     pt.style.backgroundColor = rgba(ATTN_RGB, P[j]);
-    tr.append(pt);
+    const ptt = el('td', { class: 'qk-pt', 'data-v': String(PT[j]), text: `${(100 * PT[j]).toFixed(1)}%` });
+    ptt.style.backgroundColor = rgba(ATTN_RGB, PT[j]);
+    tr.append(pt, ptt);
     body.append(tr);
   });
-  table.append(el('thead', {}, head), body);
+  const foot = el('tr', { class: 'qk-entropy' }, el('th', { text: 'entropy' }),
+    el('td', { colspan: 2 * HS + 1, class: 'qk-note', text: `of each softmax row, in nats (uniform over ${S} keys: ` +
+      `ln ${S} = ${Math.log(S).toFixed(2)}; one-hot: 0)` }),
+    el('td', { class: 'qk-h', 'data-v': String(entropy(P)), text: entropy(P).toFixed(2) }),
+    el('td', { class: 'qk-ht', 'data-v': String(entropy(PT)), text: entropy(PT).toFixed(2) }));
+  table.append(el('thead', {}, head), body, el('tfoot', {}, foot));
   box.replaceChildren(table);
   box.dataset.layer = String(l);
   box.dataset.head = String(h);
   box.dataset.query = String(qi);
+  box.dataset.t = String(T);
+  writeFragment();
+}
+
+// The slider's temperature t = 2^value (value from -3 to 3 in quarter steps: t from 1/8 to 8).
+function temperature() {
+  const v = Number($('qk-t').value);
+  return Number.isFinite(v) ? 2 ** v : 1;
+}
+
+function tText(T) {
+  if (T === 1) return 't = 1';
+  const s = T >= 1 ? T.toPrecision(3) : `1/${(1 / T).toPrecision(3)}`;
+  return `t = ${s.replace(/\.?0+$/, '')}`;
+}
+
+function showTemperature() {
+  const T = temperature(), t = transformer();
+  const dk = t && t.explain.head_size ? Math.sqrt(t.explain.head_size) : 0;
+  $('qk-t-value').textContent = `${tText(T)}${T === 1 ? ' (the model)' : dk && Math.abs(T * dk - 1) < 1e-9 ? ' (no \u221ad_k: raw q\u00b7k)' : ''}`;
+}
+
+// softmax(scores / t) in double precision, the largest score subtracted first.
+function softmaxAt(scores, T) {
+  const z = scores.map((v) => v / T), m = Math.max(...z);
+  const e = z.map((v) => Math.exp(v - m)), sum = e.reduce((a, b) => a + b, 0);
+  return e.map((v) => v / sum);
+}
+
+function entropy(p) {
+  return -p.reduce((a, v) => a + (v > 0 ? v * Math.log(v) : 0), 0);
 }
 
 // ---- the recurrent models' curves ------------------------------------------------------------------
@@ -936,6 +982,108 @@ async function loadObservations() {
   }
 }
 
+// ---- a URL per view: the page's state in the fragment -------------------------------------------
+// #s=SENTENCE&model=NAME[-seedN]&layer=L&head=H|mean&q=Q&t=T&view=V, layer, head and q counted
+// from 1 as the page shows them; a value that is missing, malformed or out of range is ignored
+// and the default used (docs/serve.md, "A URL per view").
+
+const VIEWS = {
+  verdict: 'verdict-section', counterfactuals: 'swap-words', attention: 'attention-section',
+  'model-view': 'model-view-title', 'head-view': 'head-view-title', qk: 'qk-view-title', heatmap: 'heatmap',
+  prefix: 'prefix-section', saliency: 'saliency-section', sets: 'sets-section',
+};
+
+function readFragment() {
+  let p;
+  try {
+    p = new URLSearchParams(window.location.hash.replace(/^#/, ''));
+  } catch (e) {
+    return {};
+  }
+  const get = (k) => { const v = p.get(k); return v === null ? null : v.trim(); };
+  const count = (k) => { const v = get(k); return v !== null && /^[1-9]\d{0,3}$/.test(v) ? Number(v) - 1 : undefined; };
+  const f = { layer: count('layer'), query: count('q') };
+  const s = get('s');
+  if (s && s.length <= 2000) f.sentence = s;
+  const m = get('model');
+  if (m) {
+    const name = m.replace(/-seed\d+$/, '');
+    if (state.models.some((x) => x.name === name)) f.model = name;
+  }
+  const h = get('head');
+  f.head = h === 'mean' ? 'mean' : count('head');
+  const t = get('t');
+  if (t !== null && /^\d*\.?\d+(e-?\d+)?$/i.test(t)) {
+    const v = Math.round(4 * Math.log2(Number(t))) / 4;
+    if (Number.isFinite(v) && v >= -3 && v <= 3) f.t = v;
+  }
+  const v = get('view');
+  if (v && Object.prototype.hasOwnProperty.call(VIEWS, v)) f.view = v;
+  return f;
+}
+
+// Opens the fragment's view: its model's vocabulary, its sentence (explained; the rest applied
+// by applyUrlView once the answer is there).
+async function applyFragment() {
+  const f = readFragment();
+  if (f.model) {
+    const g = state.groups.find((x) => x.models.includes(f.model));
+    if (g && g !== state.group) await useGroup(g);
+  }
+  if (f.t !== undefined) { $('qk-t').value = String(f.t); showTemperature(); }
+  if (!f.sentence) return;
+  state.urlView = f;
+  $('sentence').value = f.sentence;
+  state.swapAt = -1;
+  onInput(true);
+  if ($('unknown').childNodes.length) state.urlView = null; // not explained: the box says why
+}
+
+function applyUrlView() {
+  const v = state.urlView;
+  state.urlView = null;
+  if (!v) return;
+  const t = transformer();
+  if (t) {
+    const L = t.explain.attention.length, NH = t.explain.attention[0].length;
+    if (v.layer !== undefined && v.layer < L) $('layer').value = String(v.layer);
+    if (v.head === 'mean' || (v.head !== undefined && v.head < NH)) $('head').value = String(v.head);
+    if (v.t !== undefined) $('qk-t').value = String(v.t);
+    showTemperature();
+    renderAttention();
+    if (v.query !== undefined && v.query < t.explain.tokens.length) {
+      $('qk-query').value = String(v.query);
+      renderQkView(t);
+    }
+  }
+  if (v.view) {
+    state.view = v.view;
+    const target = $(VIEWS[v.view]);
+    if (target && target.offsetParent !== null) window.scrollTo(0, target.getBoundingClientRect().top + window.scrollY - 8);
+  }
+}
+
+// The state shown, into the fragment (replaceState: no history entry per click).
+function writeFragment() {
+  if (!state.data || state.urlView) return;
+  const p = new URLSearchParams();
+  p.set('s', state.data.sentence);
+  const t = transformer();
+  const x = t || state.data.explanations[0];
+  if (x) p.set('model', `${x.model}-seed${x.seed}`);
+  if (t) {
+    const h = $('head').value;
+    p.set('layer', String(Number($('layer').value) + 1));
+    p.set('head', h === 'mean' ? 'mean' : String(Number(h) + 1));
+    p.set('q', String(Number($('qk-query').value) + 1));
+    const T = temperature();
+    if (T !== 1) p.set('t', String(Number(T.toPrecision(4))));
+  }
+  if (state.view) p.set('view', state.view);
+  const hash = `#${p.toString()}`;
+  if (hash !== window.location.hash) window.history.replaceState(null, '', hash);
+}
+
 // ---- start -----------------------------------------------------------------------------------------
 
 async function start() {
@@ -982,13 +1130,21 @@ async function start() {
     if (needsIg) explain();
     else renderSaliency();
   });
-  $('layer').addEventListener('change', renderAttention);
-  $('head').addEventListener('change', renderAttention);
-  $('qk-query').addEventListener('change', () => { const t = transformer(); if (t) renderQkView(t); });
+  $('layer').addEventListener('change', () => { state.view = 'attention'; renderAttention(); });
+  $('head').addEventListener('change', () => { state.view = 'attention'; renderAttention(); });
+  $('qk-query').addEventListener('change', () => { state.view = 'qk'; const t = transformer(); if (t) renderQkView(t); });
+  $('qk-t').addEventListener('input', () => {
+    state.view = 'qk';
+    showTemperature();
+    const t = transformer();
+    if (t) renderQkView(t);
+  });
+  window.addEventListener('hashchange', () => applyFragment());
   let width = window.innerWidth;
   window.addEventListener('resize', () => {
     if (state.data && window.innerWidth !== width) { width = window.innerWidth; renderCurves(); renderAttention(); }
   });
+  await applyFragment();
   document.body.dataset.ready = 'true';
 }
 

@@ -20,6 +20,7 @@ Chromium from Debian (`chromium`)."""
 import argparse
 import base64
 import json
+import math
 import os
 import re
 import shutil
@@ -493,6 +494,113 @@ def check_qk_view(cdp, base, sentence, shots):
     element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "qk-view-1200px.png"))
 
 
+QK_NOW = """(() => { const b = document.getElementById('qk-view'); const v = (c) =>
+  Array.from(b.querySelectorAll(c)).map(e => Number(e.dataset.v)); return {layer:
+  document.getElementById('layer').value, head: document.getElementById('head').value,
+  view: [b.dataset.layer, b.dataset.head, b.dataset.query], t: Number(b.dataset.t),
+  sentence: document.getElementById('sentence').value, scores: v('.qk-score'), p: v('.qk-p'),
+  pt: v('.qk-pt'), h: v('.qk-h'), ht: v('.qk-ht'), hash: location.hash,
+  slider: document.getElementById('qk-t').value,
+  label: document.getElementById('qk-t-value').textContent}; })()"""
+
+
+def open_url(cdp, url, explained=True):
+    """Opens url as a fresh load (about:blank first: a change of fragment alone would not
+    reload the page)."""
+    cdp.call("Page.navigate", url="about:blank")
+    cdp.wait_for("location.href === 'about:blank'", "about:blank")
+    cdp.call("Page.navigate", url=url)
+    cdp.wait_for("document.body && document.body.dataset.ready === 'true'" +
+                 (" && document.body.dataset.explained !== undefined" if explained else ""),
+                 "loads " + url[-60:])
+
+
+def softmax(xs, t):
+    z = [x / t for x in xs]
+    m = max(z)
+    e = [math.exp(x - m) for x in z]
+    return [x / sum(e) for x in e]
+
+
+def entropy(p):
+    return -sum(x * math.log(x) for x in p if x > 0)
+
+
+def check_fragment(cdp, base, shots):
+    """A URL per view: a fragment opens its sentence explained with its layer, head, query word and
+    temperature (values equal POST /api/explain "qk": true's), the slider at t = 1 gives the API's
+    attention row exactly, changes go back into the fragment, and garbage gives the default page."""
+    sentence = "the lecture was not boring"
+    got = json.loads(http(base, "/api/explain", json.dumps({"sentence": sentence, "qk": True,
+                                                             "models": ["transformer"]}))[2])
+    t = got["explanations"][0]["explain"]
+    qi = t["tokens"].index("not")
+    frag = "#s=the+lecture+was+not+boring&model=transformer-seed1&layer=1&head=2&q=%d&t=4" \
+        "&view=qk" % (qi + 1)
+    open_url(cdp, base + "/" + frag)
+    now = cdp.js(QK_NOW)
+    S = len(t["tokens"])
+    want4 = softmax(t["scores"][0][1][qi], 4)
+    check(now["sentence"] == sentence and now["layer"] == "0" and now["head"] == "1" and
+          now["view"] == ["0", "1", str(qi)] and now["scores"] == t["scores"][0][1][qi] and
+          now["p"] == t["attention"][0][1][qi] and now["t"] == 4 and now["slider"] == "2",
+          "page: %s opens that sentence, layer 1, head 2, query 'not', t = 4, scores and softmax "
+          "= the API's" % frag)
+    worst = max(abs(a - b) for a, b in zip(now["pt"], want4)) if len(now["pt"]) == S else 1
+    check(worst < 1e-12 and abs(now["ht"][0] - entropy(want4)) < 1e-12 and
+          abs(now["h"][0] - entropy(t["attention"][0][1][qi])) < 1e-12 and
+          now["ht"][0] > now["h"][0] and "t = 4" in now["label"],
+          "page: t = 4: softmax(score / 4) beside the model's (max |difference| %.1e from Python's), "
+          "entropy %.3f > the model's %.3f nats" % (worst, now["ht"][0] if now["ht"] else -1,
+                                                     now["h"][0] if now["h"] else -1))
+    check(now["hash"] == frag, "page: the fragment it wrote back is the one opened: " + now["hash"])
+    screenshot_to(cdp, os.path.join(shots, "url-qk-t4.png"), height=1400)
+    element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "url-qk-t4-view.png"))
+    # the slider back to t = 1: the API's attention row itself; the fragment follows
+    cdp.js("(() => { const s = document.getElementById('qk-t'); s.value = '0'; "
+           "s.dispatchEvent(new Event('input')); })()")
+    now = cdp.js(QK_NOW)
+    check(now["t"] == 1 and now["pt"] == t["attention"][0][1][qi] and now["pt"] == now["p"] and
+          "t=" not in now["hash"] and "(the model)" in now["label"],
+          "page: the slider at t = 1 shows the API's attention row exactly; the fragment drops t")
+    cdp.js("(() => { const s = document.getElementById('qk-t'); s.value = '-2'; "
+           "s.dispatchEvent(new Event('input')); })()")
+    now = cdp.js(QK_NOW)
+    raw = softmax(t["scores"][0][1][qi], 0.25)
+    HS = t["head_size"]
+    check("t=0.25" in now["hash"] and max(abs(a - b) for a, b in zip(now["pt"], raw)) < 1e-12 and
+          now["ht"][0] < now["h"][0] and ("1/\u221adk" in cdp.js(
+              "document.getElementById('qk-t-hint').textContent") or HS != 16) and
+          "raw q" in now["label"],
+          "page: t = 1/4 = 1/sqrt(d_k) (raw q.k): sharper, entropy %.3f < %.3f; in the fragment"
+          % (now["ht"][0], now["h"][0]))
+    element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "url-qk-t025-view.png"))
+    # layer, head and query chosen on the page go into the fragment
+    select(cdp, "layer", "1")
+    select(cdp, "head", "mean")
+    check("layer=2" in cdp.js("location.hash") and "head=mean" in cdp.js("location.hash"),
+          "page: a layer and head chosen go into the fragment: " + cdp.js("location.hash"))
+    # values out of range or malformed: ignored, the defaults used
+    open_url(cdp, base + "/#s=the+food+was+good&layer=9&head=x&q=0&t=1e9&view=nowhere")
+    now = cdp.js(QK_NOW)
+    L = len(t["attention"])
+    check(now["sentence"] == "the food was good" and now["layer"] == str(L - 1) and
+          now["head"] == "mean" and now["view"][2] == "0" and now["t"] == 1,
+          "page: out-of-range layer, head, q and t ignored: the defaults (last layer, mean, "
+          "query 1, t = 1)")
+    # a garbage fragment: the default page, nothing explained, no error
+    open_url(cdp, base + "/#%ZZ&&==&layer=abc&head=-1&q=99999999&t=NaN&model=nope"
+             "&view=%3Cscript%3E&s=", explained=False)
+    time.sleep(0.5)
+    state = cdp.js("[document.getElementById('sentence').value, document.getElementById('error')"
+                   ".textContent, document.getElementById('attention-section').hidden, "
+                   "document.getElementById('look-section').hidden, "
+                   "document.body.dataset.explained === undefined]")
+    check(state == ["", "", True, False, True],
+          "page: a garbage fragment loads the default page (empty box, no error): %s" % state)
+    screenshot_to(cdp, os.path.join(shots, "url-garbage.png"), height=1400)
+
+
 def check_views_narrow(cdp, t, shots, query):
     """The 43-word sentence's views in a 420-pixel window: inside their card, words readable."""
     cdp.call("Emulation.setDeviceMetricsOverride", width=420, height=1800, deviceScaleFactor=1,
@@ -626,6 +734,7 @@ def check_page(base, api_expl, sentence, screenshot):
               "page: a sentence holding HTML is rendered as text")
         check_long_sentence(cdp, base, screenshot.replace(".png", "-43-words.png"), shots)
         check_figures_page(cdp, base)
+        check_fragment(cdp, base, shots)
 
 
 # ---- the page that teaches ----------------------------------------------------------------------
