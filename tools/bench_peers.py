@@ -26,21 +26,7 @@ import statistics
 import sys
 import time
 
-
-def read_ids(path):
-    sentences = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            words = line.split()
-            if not words:
-                continue
-            try:
-                sentences.append([int(w) for w in words])
-            except ValueError:
-                raise ValueError("%s:%d: expected token ids separated by spaces" % (path, number))
-    if not sentences:
-        raise ValueError("%s: no sentences" % path)
-    return sentences
+from bench_infer_torch import read_ids  # one reader of the ids files
 
 
 def write_f32(path, values):

@@ -134,27 +134,7 @@ def check_model(attn, name, model, path, items):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--attn", required=True)
-    ap.add_argument("--n", type=int, default=8, help="sentences per test set")
-    ap.add_argument("--seed", type=int, default=5)
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    vocab = make_golden.vocabulary(args.attn)
-    items = make_golden.sentences(args.attn, vocab, args.n, 2000 + args.seed)
-    ok = True
-    with tempfile.TemporaryDirectory() as tmp:
-        for index, (name, config) in enumerate(RANDOM):
-            torch.manual_seed(args.seed * 100 + index)
-            model = attn_models.build(config)
-            make_golden.perturb(model, torch.Generator().manual_seed(args.seed * 100 + 50 + index))
-            path = os.path.join(tmp, name + ".json")
-            weights_json.export(model, config, path)
-            ok = check_model(args.attn, "random " + name, model, path, items) and ok
-        path = os.path.join(ROOT, "weights", "transformer-seed1.json")
-        ok = check_model(args.attn, "trained transformer", weights_json.load(path), path,
-                         items) and ok
-    sys.exit(0 if ok else 1)
+    explain_torch.run_checks(check_model, RANDOM, ["transformer"])
 
 
 if __name__ == "__main__":

@@ -209,8 +209,11 @@ def check_model(attn, name, model, path, items):
     return ok and sal_ok
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def run_checks(check_model, random_configs, trained):
+    """The command line both explain tools share: --attn, --n, --seed; check_model(attn, label,
+    model, path, items) on fresh PyTorch weights of each of random_configs, then on the committed
+    weights/<name>-seed1.json of each name in trained; exits 0 when every check held."""
+    ap = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__.split("\n")[0])
     ap.add_argument("--attn", required=True)
     ap.add_argument("--n", type=int, default=8, help="sentences per test set")
     ap.add_argument("--seed", type=int, default=5)
@@ -220,18 +223,22 @@ def main():
     items = make_golden.sentences(args.attn, vocab, args.n, 2000 + args.seed)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        for index, (name, config) in enumerate(RANDOM):
+        for index, (name, config) in enumerate(random_configs):
             torch.manual_seed(args.seed * 100 + index)
             model = attn_models.build(config)
             make_golden.perturb(model, torch.Generator().manual_seed(args.seed * 100 + 50 + index))
             path = os.path.join(tmp, name + ".json")
             weights_json.export(model, config, path)
             ok = check_model(args.attn, "random " + name, model, path, items) and ok
-        for name in TRAINED:
+        for name in trained:
             path = os.path.join(ROOT, "weights", name + "-seed1.json")
             ok = check_model(args.attn, "trained " + name, weights_json.load(path), path,
                              items) and ok
     sys.exit(0 if ok else 1)
+
+
+def main():
+    run_checks(check_model, RANDOM, TRAINED)
 
 
 if __name__ == "__main__":
