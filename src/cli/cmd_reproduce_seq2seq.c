@@ -354,8 +354,8 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
          .help = "pairs of each test set, decoded greedily"},
         {"--size", "NAME", CLI_OPT_STR, &size,
          .help = "small (the models of the table), or base: the seq2seq-transformer at\n"
-                 "section 6's base sizes (d_model 512, 8 heads, FFN 2048, 6+6 layers), 1 seed\n"
-                 "and 1 epoch unless given, weights as "
+                 "section 6's base sizes (d_model 512, 8 heads, FFN 2048, 6+6 layers), 1 seed,\n"
+                 "1 epoch, --holdout 100 and --test-size 100 unless given, weights as\n"
                  "DIR/seq2seq-transformer-base-seed<S>.safetensors"},
         {"-j", "N", CLI_OPT_INT, &workers, 1, 1024,
          .help = "worker processes, one BLAS thread each", .def = "the cores"},
@@ -388,6 +388,8 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     o.base = strcmp(size, "base") == 0;
     if (o.base && !cli_given(&spec, "--models")) models = "seq2seq-transformer";
     if (o.base && !cli_given(&spec, "--seeds")) o.seeds = 1;
+    if (o.base && !cli_given(&spec, "--holdout")) o.holdout = 100; /* decoding dominates there */
+    if (o.base && !cli_given(&spec, "--test-size")) o.test_size = 100;
     rc = parse_models(models, o.want);
     if (rc >= 0) return rc;
     if (o.base && (o.want[0] || o.want[1]))
