@@ -1,6 +1,7 @@
 /* kernels_json.c -- the kernels record (attn_kernels_info, include/attn_kernelset.h) as JSON:
  * {"mode", "openblas", "blas_core", "blas_threads", "cpu_path"}, the object every artefact
- * holding numbers carries under "kernels" (reproduce.json, checkpoints, experiment JSON). */
+ * holding numbers carries under "kernels" (reproduce.json, checkpoints, weights files,
+ * experiment JSON). */
 #include "io_internal.h"
 
 #include "attn_kernelset.h"
