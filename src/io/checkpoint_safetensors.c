@@ -95,15 +95,10 @@ attn_status attn_io_ckpt_st_save(const char *path, const char *format, const cha
     size_t n_spans = 1;
     unsigned char *at = buf + head_len;
     for (size_t k = 0; k < count; k++, at += 4 * n) {
-        if (attn_io_little_endian()) {
+        if (attn_io_little_endian())
             spans[n_spans++] = (attn_io_span){arrays[k], 4 * n};
-            continue;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, &arrays[k][i], 4);
-            for (int b = 0; b < 4; b++) at[4 * i + (size_t)b] = (unsigned char)(u >> (8 * b));
-        }
+        else
+            attn_io_put_le_floats(at, arrays[k], n);
     }
     /* the CRC-32 of every byte of the file but the 8 digits, span by span */
     const size_t c = crc_at(format);

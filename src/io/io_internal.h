@@ -241,6 +241,8 @@ attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *pa
 /* Whether this machine stores floats little-endian, as safetensors does (then the values are
  * copied or used as they are; else byte-swapped). */
 bool attn_io_little_endian(void);
+/* x[n] as little-endian float32 at dst (a copy on a little-endian machine). */
+void attn_io_put_le_floats(unsigned char *dst, const float *x, size_t n);
 /* Whether head[0..n) starts a safetensors file: a header length under 2^56 (byte 7 is 0, which
  * JSON text never holds), then '{'. */
 bool attn_io_safetensors_head(const unsigned char *head, size_t n);

@@ -71,8 +71,7 @@ bool attn_io_little_endian(void) {
     return b == 1;
 }
 
-/* x[n] as little-endian float32 at dst. */
-static void put_floats(unsigned char *dst, const float *x, size_t n) {
+void attn_io_put_le_floats(unsigned char *dst, const float *x, size_t n) {
     if (attn_io_little_endian()) {
         memcpy(dst, x, n * 4);
         return;
@@ -116,7 +115,7 @@ attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *pa
     free(header);
     unsigned char *at = buf + 8 + padded;
     for (size_t i = 0; i < v->count; i++) {
-        put_floats(at, v->params + v->tensors[i].offset, v->tensors[i].numel);
+        attn_io_put_le_floats(at, v->params + v->tensors[i].offset, v->tensors[i].numel);
         at += 4 * v->tensors[i].numel;
     }
     st = attn_write_file_atomic(path, (const char *)buf, total, err);
@@ -358,19 +357,18 @@ attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t m
     return open_file(path, f, max_values, false, err);
 }
 
-/* The checkpoint format whose fixed start (checkpoint_safetensors.c) the header text[n] begins
- * with, or NULL. */
-static const char *checkpoint_start(const char *text, size_t n) {
-    static const char *const formats[] = {"attn-checkpoint-v1", "attn-seq2seq-checkpoint-v1"};
+/* The checkpoint format (attn_io_is_checkpoint_format) whose fixed start
+ * (checkpoint_safetensors.c) the header text[n] begins with, into name[cap]; false if none. */
+static bool checkpoint_start(const char *text, size_t n, char *name, size_t cap) {
     static const char start[] = "{\"__metadata__\":{\"format\":\"";
     const size_t s = sizeof start - 1;
-    for (size_t k = 0; k < 2; k++) {
-        const size_t len = strlen(formats[k]);
-        if (n > s + len && memcmp(text, start, s) == 0 && memcmp(text + s, formats[k], len) == 0 &&
-            text[s + len] == '"')
-            return formats[k];
-    }
-    return NULL;
+    if (n <= s || memcmp(text, start, s) != 0) return false;
+    const char *end = memchr(text + s, '"', n - s);
+    const size_t len = end ? (size_t)(end - (text + s)) : cap;
+    if (len >= cap) return false;
+    memcpy(name, text + s, len);
+    name[len] = '\0';
+    return attn_io_is_checkpoint_format(name);
 }
 
 /* weights: a weights reader's (a training checkpoint over its limit is named as one: its
@@ -397,8 +395,10 @@ static attn_status open_file(const char *path, attn_io_st_file *f, size_t max_va
     else {
         f->data = b + 8 + n;
         f->data_len = f->size - 8 - (size_t)n;
-        const char *ckpt = weights ? checkpoint_start((const char *)b + 8, (size_t)n) : NULL;
-        if (f->data_len / 4 > max_values && ckpt)
+        char ckpt[64];
+        const bool is_ckpt =
+            weights && checkpoint_start((const char *)b + 8, (size_t)n, ckpt, sizeof ckpt);
+        if (f->data_len / 4 > max_values && is_ckpt)
             attn_io_problem(&p, ATTN_ERR_VALUE, ATTN_IO_CKPT_NOT_WEIGHTS, ckpt);
         else if (f->data_len / 4 > max_values)
             attn_io_problem(&p, ATTN_ERR_VALUE,
