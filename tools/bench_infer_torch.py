@@ -23,6 +23,20 @@ import sys
 import time
 
 
+def timed_passes(torch, model, batches, warmup, reps):
+    """-> (wall seconds, thread CPU seconds) of each of reps passes of model over batches, after
+    warmup untimed ones, and the last pass's logits concatenated."""
+    times, cpu = [], []
+    for i in range(warmup + reps):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        logits = [model(ids, lengths) for ids, lengths in batches]
+        t1, c1 = time.perf_counter(), time.thread_time()
+        if i >= warmup:
+            times.append(t1 - t0)
+            cpu.append(c1 - c0)
+    return times, cpu, torch.cat(logits)
+
+
 def read_ids(path):
     """-> list of lists of int, one per non-empty line."""
     sentences = []
@@ -73,16 +87,8 @@ def run(args):
     arch = model.config["arch"]
     batches = make_batches(torch, read_ids(args.ids), args.batch)
     n = sum(int(b[1].numel()) for b in batches)
-    times, cpu = [], []
     with torch.no_grad():
-        for i in range(args.warmup + args.reps):
-            t0, c0 = time.perf_counter(), time.thread_time()
-            logits = [model(ids, lengths) for ids, lengths in batches]
-            t1, c1 = time.perf_counter(), time.thread_time()
-            if i >= args.warmup:
-                times.append(t1 - t0)
-                cpu.append(c1 - c0)
-    logits = torch.cat(logits)
+        times, cpu, logits = timed_passes(torch, model, batches, args.warmup, args.reps)
     if not bool(torch.isfinite(logits).all()):
         print("bench_infer_torch: non-finite logits", file=sys.stderr)
         return 1

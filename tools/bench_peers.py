@@ -24,9 +24,8 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
-from bench_infer_torch import read_ids  # one reader of the ids files
+from bench_infer_torch import read_ids, timed_passes  # one reader, one timing loop
 
 
 def write_f32(path, values):
@@ -74,15 +73,7 @@ def run(args):
             model = weights_json.load(args.weights).eval()
         else:
             model = torch.jit.load(args.out + ".pt").eval()
-        times, cpu = [], []
-        for i in range(args.warmup + args.reps):
-            t0, c0 = time.perf_counter(), time.thread_time()
-            logits = [model(ids, lengths) for ids, lengths in inputs]
-            t1, c1 = time.perf_counter(), time.thread_time()
-            if i >= args.warmup:
-                times.append(t1 - t0)
-                cpu.append(c1 - c0)
-    logits = torch.cat(logits)
+        times, cpu, logits = timed_passes(torch, model, inputs, args.warmup, args.reps)
     if not bool(torch.isfinite(logits).all()):
         raise RuntimeError("non-finite logits")
     write_f32(args.logits, logits.tolist())
