@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,198 +116,97 @@ attn_status attn_trainer_save_checkpoint(const attn_trainer *t, const char *path
         if (st_ != ATTN_OK) return st_;                                                            \
     } while (0)
 
-/* The document of path into *out: the JSON checkpoint's, or a safetensors checkpoint's
- * "state" (recognised by content) with *f left open on its tensors (f->map NULL otherwise). */
-static attn_status read_root(const char *path, cJSON **out, attn_io_st_file *f, attn_error *err) {
-    *out = NULL;
-    memset(f, 0, sizeof *f);
-    if (attn_io_is_safetensors(path)) {
-        cJSON *root = NULL;
-        TRY(attn_io_ckpt_st_open(path, FORMAT, f, &root, err));
-        const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-        if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
-            cJSON_Delete(root);
-            attn_io_st_close(f);
-            return attn_errorf(err, ATTN_ERR_PARSE,
-                               "%s: \"state\" \"format\" is not \"" FORMAT "\"", path);
-        }
-        *out = root;
-        return ATTN_OK;
-    }
-    char *buf = NULL;
-    size_t len = 0;
-    TRY(attn_io_read_file(path, &buf, &len, err));
-    size_t at = 0;
-    const char *why = NULL;
-    cJSON *root = NULL;
-    attn_status st = attn_io_json_parse(buf, len, &root, &at, &why);
-    if (st == ATTN_ERR_NOMEM) {
-        attn_errorf(err, st, "%s: %s (%zu bytes of JSON)", path, why, len);
-    } else if (st != ATTN_OK) {
-        int line = 1, col = 1;
-        attn_io_text_position(buf, at, &line, &col);
-        attn_errorf(err, st, "%s: malformed JSON at byte %zu (line %d, column %d): %s", path, at,
-                    line, col, why);
-    } else {
-        st = attn_io_crc_check(path, buf, len, err);
-    }
-    free(buf);
-    if (st != ATTN_OK) {
-        cJSON_Delete(root);
-        return st;
-    }
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
-        cJSON_Delete(root);
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"format\" is not \"" FORMAT "\"", path);
-    }
-    *out = root;
-    return ATTN_OK;
-}
-
-/* Each getter reports a missing or mistyped key, naming file and key. */
-static attn_status get_num(const char *path, const cJSON *o, const char *key, double *out,
-                           attn_error *err) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" is missing or not a finite number",
-                           path, key);
-    *out = x->valuedouble;
-    return ATTN_OK;
-}
-
-static attn_status get_int(const char *path, const cJSON *o, const char *key, int *out,
-                           attn_error *err) {
-    double d = 0.0;
-    TRY(get_num(path, o, key, &d, err));
-    if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0)
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" = %g is not an integer", path, key, d);
-    *out = (int)d;
-    return ATTN_OK;
-}
-
-/* An integer stored as a JSON number (exact up to 2^53). */
-static attn_status get_long(const char *path, const cJSON *o, const char *key, long *out,
-                            attn_error *err) {
-    double d = 0.0;
-    TRY(get_num(path, o, key, &d, err));
-    if (d != floor(d) || fabs(d) > 0x1p53)
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" = %g is not an integer", path, key, d);
-    *out = (long)d;
-    return ATTN_OK;
-}
-
-static attn_status get_u64(const char *path, const cJSON *o, const char *key, uint64_t *out,
-                           attn_error *err) {
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
-    char *end = NULL;
-    if (cJSON_IsString(x)) *out = strtoull(x->valuestring, &end, 16);
-    if (!cJSON_IsString(x) || strncmp(x->valuestring, "0x", 2) != 0 || *end)
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\" is missing or not a hex string", path,
-                           key);
-    return ATTN_OK;
-}
-
-/* A number key that must lie in [lo, hi] (an ATTN_ERR_VALUE naming it otherwise). */
-static attn_status get_num_in(const char *path, const cJSON *o, const char *key, double lo,
-                              double hi, double *out, attn_error *err) {
-    TRY(get_num(path, o, key, out, err));
-    if (!(*out >= lo && *out <= hi))
-        return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"%s\" = %g is out of range [%g, %g]", path,
-                           key, *out, lo, hi);
-    return ATTN_OK;
-}
-
-static attn_status get_int_in(const char *path, const cJSON *o, const char *key, int lo, int hi,
-                              int *out, attn_error *err) {
-    TRY(get_int(path, o, key, out, err));
-    if (*out < lo || *out > hi)
-        return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"%s\" = %d is out of range [%d, %d]", path,
-                           key, *out, lo, hi);
-    return ATTN_OK;
-}
-
-static attn_status parse_configs(const char *path, const cJSON *root, attn_model_config *mc,
-                                 attn_train_config *tc, int *n_sentences, attn_error *err) {
+static void parse_configs(const cJSON *root, attn_model_config *mc, attn_train_config *tc,
+                          int *n_sentences, attn_io_problems *p) {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "train");
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(t, "adam");
-    if (!cJSON_IsObject(m) || !cJSON_IsObject(t) || !cJSON_IsObject(a))
-        return attn_errorf(err, ATTN_ERR_PARSE,
-                           "%s: \"model\", \"train\" or \"train.adam\" is missing", path);
-    attn_io_problems p = {err, path, 0, ATTN_OK};
-    attn_io_model_config_from_json(m, "model", ATTN_IO_CONFIG_REQUIRE_ALL, mc, &p);
-    TRY(attn_io_problems_finish(&p));
-    attn_io_check_n_params(attn_model_config_n_params(mc), NULL, &p);
-    TRY(attn_io_problems_finish(&p));
+    if (!cJSON_IsObject(m) || !cJSON_IsObject(t) || !cJSON_IsObject(a)) {
+        attn_io_problem(p, ATTN_ERR_PARSE, "\"model\", \"train\" or \"train.adam\" is missing");
+        return;
+    }
+    attn_io_model_config_from_json(m, "model", ATTN_IO_CONFIG_REQUIRE_ALL, mc, p);
+    if (p->n) return;
+    attn_io_check_n_params(attn_model_config_n_params(mc), NULL, p);
+    if (p->n) return;
     *tc = attn_train_config_default();
-    TRY(get_int_in(path, root, "n_sentences", 2, ATTN_DATA_MAX_N, n_sentences, err));
-    TRY(get_int(path, t, "epochs", &tc->epochs, err));
-    TRY(get_int(path, t, "batch_size", &tc->batch_size, err));
-    TRY(get_int(path, t, "bucket", &tc->bucket, err));
-    TRY(get_int(path, t, "holdout", &tc->holdout, err));
-    TRY(get_int(path, t, "keep_best", &tc->keep_best, err));
-    TRY(get_int(path, t, "eval_batch", &tc->eval_batch, err));
-    TRY(get_u64(path, t, "seed", &tc->seed, err));
+    attn_io_ckpt_int(root, "n_sentences", 2, ATTN_DATA_MAX_N, n_sentences, p);
+    int *const ints[] = {&tc->epochs,  &tc->batch_size, &tc->bucket,
+                         &tc->holdout, &tc->keep_best,  &tc->eval_batch};
+    const char *const keys[] = {"epochs",  "batch_size", "bucket",
+                                "holdout", "keep_best",  "eval_batch"};
+    for (int i = 0; i < 6; i++) attn_io_ckpt_int(t, keys[i], INT_MIN, INT_MAX, ints[i], p);
+    attn_io_ckpt_u64(t, "seed", &tc->seed, p);
     if (cJSON_GetObjectItemCaseSensitive(t, "warmup")) /* absent: no warm-up (older files) */
-        TRY(get_int_in(path, t, "warmup", 0, ATTN_MAX_WARMUP, &tc->warmup, err));
-    TRY(get_num(path, a, "lr", &tc->adam.lr, err));
-    TRY(get_num(path, a, "beta1", &tc->adam.beta1, err));
-    TRY(get_num(path, a, "beta2", &tc->adam.beta2, err));
-    TRY(get_num(path, a, "eps", &tc->adam.eps, err));
-    TRY(get_num(path, a, "weight_decay", &tc->adam.weight_decay, err));
-    attn_error verr;
-    /* a separate held-out set (the generator's) takes none of the training sentences: its size
-     * is bounded by the data's limit, not by theirs */
-    attn_train_config split = *tc;
-    const bool separate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "holdout_separate"));
-    if (separate && tc->holdout >= 0 && tc->holdout <= ATTN_DATA_MAX_N) split.holdout = 0;
-    if (attn_io_check_adam(&tc->adam, &verr) != ATTN_OK ||
-        attn_io_check_run(tc->epochs, ATTN_IO_MAX_EPOCHS, tc->batch_size, ATTN_IO_MAX_BATCH,
-                          &verr) != ATTN_OK ||
-        attn_train_config_validate(&split, *n_sentences, &verr) != ATTN_OK)
-        return attn_errorf(err, ATTN_ERR_VALUE, "%s: %s", path, verr.msg);
-    return ATTN_OK;
+        attn_io_ckpt_int(t, "warmup", 0, ATTN_MAX_WARMUP, &tc->warmup, p);
+    attn_io_ckpt_adam(a, &tc->adam, p);
+}
+
+/* The train config against the data's size: a separate held-out set (the generator's) takes
+ * none of the training sentences, its size bounded by the data's limit, not by theirs. */
+static attn_status check_split(const void *ctx, attn_error *err) {
+    const attn_train_state *st = ctx;
+    attn_train_config split = st->train_cfg;
+    if (st->holdout_separate && split.holdout >= 0 && split.holdout <= ATTN_DATA_MAX_N)
+        split.holdout = 0;
+    return attn_train_config_validate(&split, st->n_sentences, err);
 }
 
 /* Everything but the arrays into *st, each value checked against its range and the others. */
-static attn_status parse_scalars(const char *path, const cJSON *root, attn_train_state *st,
-                                 attn_error *err) {
-    TRY(parse_configs(path, root, &st->model_cfg, &st->train_cfg, &st->n_sentences, err));
-    TRY(get_u64(path, root, "data_fingerprint", &st->data_fingerprint, err));
+static void parse_scalars(const cJSON *root, attn_train_state *st, attn_io_problems *p) {
+    parse_configs(root, &st->model_cfg, &st->train_cfg, &st->n_sentences, p);
+    attn_io_ckpt_u64(root, "data_fingerprint", &st->data_fingerprint, p);
     const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "holdout_separate");
     if (sep && !cJSON_IsBool(sep))
-        return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"holdout_separate\" is not true or false",
-                           path);
+        attn_io_problem(p, ATTN_ERR_PARSE, "\"holdout_separate\" is not true or false");
     st->holdout_separate = cJSON_IsTrue(sep);
+    attn_io_ckpt_int(root, "epoch", INT_MIN, INT_MAX, &st->epoch, p);
+    attn_io_ckpt_u64(root, "rng_state", &st->rng_state, p);
+    attn_io_ckpt_long(root, "adam_step", LONG_MIN, LONG_MAX, &st->adam_step, p);
+    attn_io_ckpt_int(root, "best_epoch", INT_MIN, INT_MAX, &st->best_epoch, p);
+    attn_io_ckpt_num(root, "best_acc", 0.0, 1.0, &st->best_acc, p);
+    if (p->n) return;
     if (!sep) /* written before separate held-out sets existed */
         attn_log(ATTN_LOG_INFO,
                  "%s: no \"holdout_separate\" (an older checkpoint): its held-out slice is taken "
                  "as split off the training data",
-                 path);
+                 p->path);
     const attn_train_config *tc = &st->train_cfg;
-    TRY(get_int_in(path, root, "epoch", 0, tc->epochs, &st->epoch, err));
-    TRY(get_u64(path, root, "rng_state", &st->rng_state, err));
-    TRY(get_long(path, root, "adam_step", &st->adam_step, err));
     /* every epoch takes one Adam step per batch of the training sentences */
-    long n_train = st->holdout_separate ? st->n_sentences : st->n_sentences - tc->holdout;
-    attn_error serr;
-    if (attn_io_check_steps(st->adam_step, st->epoch, n_train, "sentences", tc->batch_size,
-                            &serr) != ATTN_OK)
-        return attn_errorf(err, serr.status, "%s: %s", path, serr.msg);
-    TRY(get_int_in(path, root, "best_epoch", 0, st->epoch, &st->best_epoch, err));
-    return get_num_in(path, root, "best_acc", 0.0, 1.0, &st->best_acc, err);
+    const attn_io_ckpt_progress r = {
+        .adam = &tc->adam,
+        .epochs = tc->epochs,
+        .max_epochs = ATTN_IO_MAX_EPOCHS,
+        .batch_size = tc->batch_size,
+        .max_batch = ATTN_IO_MAX_BATCH,
+        .epoch = st->epoch,
+        .best_epoch = st->best_epoch,
+        .adam_step = st->adam_step,
+        .n_train = st->holdout_separate ? st->n_sentences : st->n_sentences - tc->holdout,
+        .what = "sentences",
+        .settings = check_split,
+        .ctx = st};
+    attn_io_ckpt_check_progress(&r, p);
+}
+
+/* The document of path (either container) with its scalars into *st; f open on the tensors of
+ * a safetensors checkpoint. */
+static attn_status read_scalars(const char *path, cJSON **root, attn_io_st_file *f,
+                                attn_train_state *st, attn_error *err) {
+    memset(st, 0, sizeof *st);
+    TRY(attn_io_ckpt_open(path, FORMAT, "", f, root, err));
+    attn_io_problems p = {err, path, 0, ATTN_OK};
+    parse_scalars(*root, st, &p);
+    return attn_io_problems_finish(&p);
 }
 
 attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
                                  attn_train_config *train_cfg, int *n_sentences, attn_error *err) {
     cJSON *root = NULL;
     attn_io_st_file f;
-    TRY(read_root(path, &root, &f, err));
-    attn_io_st_close(&f);
     attn_train_state st_;
-    memset(&st_, 0, sizeof st_);
-    attn_status st = parse_scalars(path, root, &st_, err);
+    attn_status st = read_scalars(path, &root, &f, &st_, err);
+    attn_io_st_close(&f);
     if (st == ATTN_OK) {
         *model_cfg = st_.model_cfg;
         *train_cfg = st_.train_cfg;
@@ -316,107 +216,94 @@ attn_status attn_checkpoint_peek(const char *path, attn_model_config *model_cfg,
     return st;
 }
 
-/* Reads array `key` of exactly n finite float32 numbers (>= 0 when nonneg) into out[n]. */
-static attn_status get_floats(const char *path, const cJSON *root, const char *key, bool nonneg,
-                              float *out, size_t n, attn_error *err) {
+/* Array `key` of exactly n finite float32 numbers into out[n]. */
+static void get_floats(const cJSON *root, const char *key, float *out, size_t n,
+                       attn_io_problems *p) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!cJSON_IsArray(a) || (size_t)cJSON_GetArraySize(a) != n)
-        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"%s\" is not an array of %zu numbers", path,
-                           key, n);
+    if (!cJSON_IsArray(a) || (size_t)cJSON_GetArraySize(a) != n) {
+        attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\" is not an array of %zu numbers", key, n);
+        return;
+    }
     size_t i = 0;
     const cJSON *x;
     cJSON_ArrayForEach(x, a) {
-        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
-            return attn_errorf(err, ATTN_ERR_PARSE, "%s: \"%s\"[%zu] is not a finite number", path,
-                               key, i);
-        /* >= FLT_MAX + half an ulp rounds to Inf in the cast to float */
-        if (fabs(x->valuedouble) >= 0x1.ffffffp127)
-            return attn_errorf(err, ATTN_ERR_VALUE, "%s: \"%s\"[%zu] = %g overflows float32", path,
-                               key, i, x->valuedouble);
-        if (nonneg && x->valuedouble < 0)
-            return attn_errorf(err, ATTN_ERR_VALUE,
-                               "%s: \"%s\"[%zu] = %g is negative (Adam's second moment cannot be)",
-                               path, key, i, x->valuedouble);
-        out[i++] = (float)x->valuedouble;
+        const double d = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        if (!isfinite(d)) {
+            attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\"[%zu] is not a finite number", key, i);
+            return;
+        }
+        if (fabs(d) >= 0x1.ffffffp127) { /* >= FLT_MAX + half an ulp rounds to Inf */
+            attn_io_problem(p, ATTN_ERR_VALUE, "\"%s\"[%zu] = %g overflows float32", key, i, d);
+            return;
+        }
+        out[i++] = (float)d;
     }
-    return ATTN_OK;
 }
 
 /* "n_params" = n, the values "params" holds (a safetensors checkpoint: its tensors' length),
  * = the model config's count. */
-static attn_status check_count(const char *path, const cJSON *root, const attn_train_state *st,
-                               size_t n, attn_error *err) {
-    long n_params = 0;
-    TRY(get_long(path, root, "n_params", &n_params, err));
-    if (n_params < 0 || (size_t)n_params != n)
-        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"n_params\" is %ld but \"params\" holds %zu",
-                           path, n_params, n);
-    size_t need = attn_model_config_n_params(&st->model_cfg);
-    if (n != need)
-        return attn_errorf(err, ATTN_ERR_SHAPE,
-                           "%s: \"params\" holds %zu values but the model config has %zu "
-                           "parameters",
-                           path, n, need);
-    return ATTN_OK;
+static void check_count(const cJSON *root, const attn_train_state *st, size_t n,
+                        attn_io_problems *p) {
+    long n_params = -1;
+    attn_io_ckpt_long(root, "n_params", 0, LONG_MAX, &n_params, p);
+    const size_t need = attn_model_config_n_params(&st->model_cfg);
+    if (p->n == 0 && (size_t)n_params != n)
+        attn_io_problem(p, ATTN_ERR_SHAPE, "\"n_params\" is %ld but \"params\" holds %zu", n_params,
+                        n);
+    else if (p->n == 0 && n != need)
+        attn_io_problem(p, ATTN_ERR_SHAPE,
+                        "\"params\" holds %zu values but the model config has %zu parameters", n,
+                        need);
 }
 
-/* The tensors of the safetensors checkpoint f into *st (arr[] allocated, caller frees). */
-static attn_status st_arrays(const char *path, const cJSON *root, const attn_io_st_file *f,
-                             attn_train_state *st, float *arr[ATTN_IO_CKPT_ARRAYS],
-                             attn_error *err) {
-    const size_t n = attn_model_config_n_params(&st->model_cfg);
-    TRY(check_count(path, root, st, n, err));
-    attn_io_problems p = {err, path, 0, ATTN_OK};
-    attn_io_ckpt_st_arrays(f, n, st->best_epoch > 0, arr, &p);
-    TRY(attn_io_problems_finish(&p));
+/* The arrays into arr[] (allocated, caller frees): the tensors of the safetensors checkpoint f,
+ * or root's arrays (sized by "params"). */
+static void parse_arrays(const cJSON *root, const attn_io_st_file *f, attn_train_state *st,
+                         float *arr[ATTN_IO_CKPT_ARRAYS], attn_io_problems *p) {
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+    if (!f->map && !cJSON_IsArray(params)) {
+        attn_io_problem(p, ATTN_ERR_SHAPE, "\"params\" is missing or not an array");
+        return;
+    }
+    const size_t n =
+        f->map ? attn_model_config_n_params(&st->model_cfg) : (size_t)cJSON_GetArraySize(params);
+    check_count(root, st, n, p);
+    if (p->n) return;
+    if (f->map) {
+        attn_io_ckpt_st_arrays(f, n, st->best_epoch > 0, arr, p);
+    } else {
+        const char *const keys[ATTN_IO_CKPT_ARRAYS] = {"params", "m", "v", "best_params"};
+        for (int k = 0; k < (st->best_epoch > 0 ? 4 : 3) && p->n == 0; k++)
+            if (!(arr[k] = malloc((n ? n : 1) * sizeof(float))))
+                attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory");
+            else
+                get_floats(root, keys[k], arr[k], n, p);
+        attn_error e;
+        if (p->n == 0 && attn_io_check_moments(arr[1], arr[2], n, &e) != ATTN_OK)
+            attn_io_problem(p, e.status, "%s", e.msg);
+    }
     st->n_params = n;
     st->params = arr[0];
     st->m = arr[1];
     st->v = arr[2];
     st->best_params = arr[3];
-    return ATTN_OK;
-}
-
-/* The arrays (sized by "params") into buf, which *st then points into; caller frees *buf. */
-static attn_status parse_arrays(const char *path, const cJSON *root, attn_train_state *st,
-                                float **buf, attn_error *err) {
-    *buf = NULL;
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
-    if (!cJSON_IsArray(params))
-        return attn_errorf(err, ATTN_ERR_SHAPE, "%s: \"params\" is missing or not an array", path);
-    size_t n = (size_t)cJSON_GetArraySize(params);
-    TRY(check_count(path, root, st, n, err));
-    float *b = malloc(4 * (n ? n : 1) * sizeof(float));
-    if (!b) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", path);
-    *buf = b;
-    st->n_params = n;
-    TRY(get_floats(path, root, "params", false, b, n, err));
-    TRY(get_floats(path, root, "m", false, b + n, n, err));
-    TRY(get_floats(path, root, "v", true, b + 2 * n, n, err));
-    if (st->best_epoch > 0) TRY(get_floats(path, root, "best_params", false, b + 3 * n, n, err));
-    st->params = b;
-    st->m = b + n;
-    st->v = b + 2 * n;
-    st->best_params = st->best_epoch > 0 ? b + 3 * n : NULL;
-    return ATTN_OK;
 }
 
 attn_status attn_trainer_load_checkpoint(attn_trainer *t, const char *path, attn_error *err) {
     cJSON *root = NULL;
     attn_io_st_file f;
-    TRY(read_root(path, &root, &f, err));
     attn_train_state st;
-    memset(&st, 0, sizeof st);
-    float *buf = NULL, *arr[ATTN_IO_CKPT_ARRAYS] = {0};
-    attn_status s = parse_scalars(path, root, &st, err);
-    if (s == ATTN_OK)
-        s = f.map ? st_arrays(path, root, &f, &st, arr, err)
-                  : parse_arrays(path, root, &st, &buf, err);
+    float *arr[ATTN_IO_CKPT_ARRAYS] = {0};
+    attn_status s = read_scalars(path, &root, &f, &st, err);
+    if (s == ATTN_OK) {
+        attn_io_problems p = {err, path, 0, ATTN_OK};
+        parse_arrays(root, &f, &st, arr, &p);
+        s = attn_io_problems_finish(&p);
+    }
     attn_io_st_close(&f);
     if (s == ATTN_OK) attn_io_kernels_note(path, cJSON_GetObjectItemCaseSensitive(root, "kernels"));
     cJSON_Delete(root);
     if (s == ATTN_OK) s = attn_trainer_set_state(t, &st, path, err);
-    free(buf);
     for (int k = 0; k < ATTN_IO_CKPT_ARRAYS; k++) free(arr[k]);
     return s;
 }

@@ -290,6 +290,39 @@ void attn_io_st_close(attn_io_st_file *f); /* unmaps; a zeroed f is fine */
 
 void attn_io_model_view_free(attn_io_model_view *v); /* a zeroed v is fine */
 
+/* ---- what both families' training checkpoints read alike (checkpoint_fields.c) ----------- */
+
+/* The checkpoint at path, JSON (its checksum checked) or safetensors (by content; then f is left
+ * open on its tensors, else f->map is NULL), into *root (caller frees), whose "format" must be
+ * `format` (else "path: "format" is not "<format>"<note>"). */
+attn_status attn_io_ckpt_open(const char *path, const char *format, const char *note,
+                              attn_io_st_file *f, cJSON **root, attn_error *err);
+/* Member key of o: an integer (exact as a JSON number) in [lo, hi], a finite number in [lo, hi],
+ * "0x" and 16 hex digits; *out untouched after a problem. */
+void attn_io_ckpt_long(const cJSON *o, const char *key, long lo, long hi, long *out,
+                       attn_io_problems *p);
+void attn_io_ckpt_int(const cJSON *o, const char *key, int lo, int hi, int *out,
+                      attn_io_problems *p);
+void attn_io_ckpt_num(const cJSON *o, const char *key, double lo, double hi, double *out,
+                      attn_io_problems *p);
+void attn_io_ckpt_u64(const cJSON *o, const char *key, uint64_t *out, attn_io_problems *p);
+/* Adam's settings, the members lr, beta1, beta2, eps, weight_decay of a (ranges: the progress). */
+void attn_io_ckpt_adam(const cJSON *a, attn_adam_config *c, attn_io_problems *p);
+/* A run's progress as a checkpoint records it. */
+typedef struct attn_io_ckpt_progress {
+    const attn_adam_config *adam;
+    int epochs, max_epochs, batch_size, max_batch; /* the settings and the CLI's bounds */
+    int epoch, best_epoch;                         /* done; the kept one (0: none) */
+    long adam_step, n_train;                       /* steps taken; training examples */
+    const char *what;                              /* the examples: "sentences", "pairs" */
+    /* the family's own checks of its settings (NULL: none), after Adam's and the bounds */
+    attn_status (*settings)(const void *ctx, attn_error *err);
+    const void *ctx;
+} attn_io_ckpt_progress;
+/* attn_io_check_adam, attn_io_check_run, settings, epoch within epochs, attn_io_check_steps,
+ * best_epoch within epoch: the first that fails, as a problem. */
+void attn_io_ckpt_check_progress(const attn_io_ckpt_progress *r, attn_io_problems *p);
+
 /* ---- training checkpoints in safetensors (checkpoint_safetensors.c) ------------------------ */
 
 /* The arrays of a checkpoint, as tensors of shape [n_params] in this order: "params", "adam.m",

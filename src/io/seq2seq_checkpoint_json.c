@@ -101,46 +101,6 @@ static bool print_checkpoint(FILE *f, const void *ctx) {
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
-/* An integer member lo..hi into *out. */
-static void get_int(const cJSON *o, const char *key, long lo, long hi, long *out,
-                    attn_io_problems *p) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo ||
-        v->valuedouble > hi)
-        attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\" %s, expected an integer %ld..%ld", key,
-                        v ? "is out of range or not an integer" : "is missing", lo, hi);
-    else
-        *out = (long)v->valuedouble;
-}
-
-static void get_double(const cJSON *o, const char *key, double *out, attn_io_problems *p) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\" %s, expected a number", key,
-                        v ? "is not a finite number" : "is missing");
-    else
-        *out = v->valuedouble;
-}
-
-/* "0x" and 16 hex digits. */
-static void get_u64(const cJSON *o, const char *key, uint64_t *out, attn_io_problems *p) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    const char *s = cJSON_IsString(v) ? v->valuestring : NULL;
-    bool ok = s && strlen(s) == 18 && s[0] == '0' && s[1] == 'x';
-    uint64_t x = 0;
-    for (int i = 2; ok && i < 18; i++) {
-        const char c = s[i];
-        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        ok = d >= 0;
-        x = x * 16 + (uint64_t)(d < 0 ? 0 : d);
-    }
-    if (!ok)
-        attn_io_problem(p, ATTN_ERR_PARSE, "\"%s\" %s, expected \"0x\" and 16 hex digits", key,
-                        v ? "is malformed" : "is missing");
-    else
-        *out = x;
-}
-
 /* Whether member key is the base64 of n float32 (a problem if not): checked for every array
  * before any is allocated. */
 static bool floats_present(const cJSON *o, const char *key, size_t n, attn_io_problems *p) {
@@ -177,51 +137,40 @@ static void parse_train(const cJSON *o, attn_s2s_train_config *c, attn_io_proble
         attn_io_problem(p, ATTN_ERR_PARSE, "\"train\" is missing or not an object");
         return;
     }
-    long v[4] = {0};
-    const char *keys[4] = {"epochs", "batch_size", "holdout", "keep_best"};
-    for (int i = 0; i < 4; i++) get_int(o, keys[i], 0, 1L << 30, &v[i], p);
-    c->epochs = (int)v[0], c->batch_size = (int)v[1], c->holdout = (int)v[2];
-    c->keep_best = (int)v[3];
-    get_u64(o, "seed", &c->seed, p);
+    attn_io_ckpt_int(o, "epochs", 0, 1 << 30, &c->epochs, p);
+    attn_io_ckpt_int(o, "batch_size", 0, 1 << 30, &c->batch_size, p);
+    attn_io_ckpt_int(o, "holdout", 0, 1 << 30, &c->holdout, p);
+    attn_io_ckpt_int(o, "keep_best", 0, 1 << 30, &c->keep_best, p);
+    attn_io_ckpt_u64(o, "seed", &c->seed, p);
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "adam");
     if (!cJSON_IsObject(a) || cJSON_GetArraySize(a) != 5) {
         attn_io_problem(p, ATTN_ERR_PARSE,
                         "\"adam\" must be {lr, beta1, beta2, eps, weight_decay}");
         return;
     }
-    get_double(a, "lr", &c->adam.lr, p);
-    get_double(a, "beta1", &c->adam.beta1, p);
-    get_double(a, "beta2", &c->adam.beta2, p);
-    get_double(a, "eps", &c->adam.eps, p);
-    get_double(a, "weight_decay", &c->adam.weight_decay, p);
+    attn_io_ckpt_adam(a, &c->adam, p);
     if (cJSON_GetArraySize(o) != 6)
         attn_io_problem(p, ATTN_ERR_PARSE,
                         "\"train\" must have exactly epochs, batch_size, "
                         "holdout, keep_best, seed and adam");
 }
 
-/* What the CLI accepts and Adam can reach, as for a classifier's checkpoint (load_limits.c);
- * "n_params" is the config's count (checked against ATTN_MAX_PARAMS when the config was read),
- * before any array is read. */
+/* What the CLI accepts and Adam can reach, as for a classifier's checkpoint; "n_params" is the
+ * config's count (checked against ATTN_MAX_PARAMS when the config was read), before any array
+ * is read. */
 static void check_scalars(const attn_s2s_train_state *st, attn_io_problems *p) {
     const attn_s2s_train_config *tc = &st->train_cfg;
-    attn_error e;
-    if (attn_io_check_adam(&tc->adam, &e) != ATTN_OK ||
-        attn_io_check_run(tc->epochs, ATTN_IO_MAX_S2S_EPOCHS, tc->batch_size, ATTN_IO_MAX_S2S_BATCH,
-                          &e) != ATTN_OK ||
-        attn_io_check_steps(st->adam_step, st->epoch, st->n_pairs, "pairs", tc->batch_size, &e) !=
-            ATTN_OK) {
-        attn_io_problem(p, e.status, "%s", e.msg);
-        return;
-    }
-    if (st->epoch > tc->epochs)
-        attn_io_problem(p, ATTN_ERR_VALUE, "\"epoch\" = %d is more than the run's %d epochs",
-                        st->epoch, tc->epochs);
-    if (!(st->best_score <= 1.0))
-        attn_io_problem(p, ATTN_ERR_VALUE,
-                        "\"best_score\" = %g is out of range (an exact match is at most 1, "
-                        "minus a loss at most 0)",
-                        st->best_score);
+    const attn_io_ckpt_progress r = {.adam = &tc->adam,
+                                     .epochs = tc->epochs,
+                                     .max_epochs = ATTN_IO_MAX_S2S_EPOCHS,
+                                     .batch_size = tc->batch_size,
+                                     .max_batch = ATTN_IO_MAX_S2S_BATCH,
+                                     .epoch = st->epoch,
+                                     .best_epoch = st->best_epoch,
+                                     .adam_step = st->adam_step,
+                                     .n_train = st->n_pairs,
+                                     .what = "pairs"};
+    attn_io_ckpt_check_progress(&r, p);
     const size_t need = attn_seq2seq_config_n_params(&st->model_cfg);
     if (st->n_params != need)
         attn_io_problem(p, ATTN_ERR_SHAPE,
@@ -247,17 +196,17 @@ static void parse_state(const cJSON *root, const attn_io_st_file *f, attn_s2s_tr
     attn_io_s2s_config_parse(cJSON_GetObjectItemCaseSensitive(root, "config"), &st->model_cfg, p);
     if (p->n == 0) attn_io_check_n_params(attn_seq2seq_config_n_params(&st->model_cfg), NULL, p);
     parse_train(cJSON_GetObjectItemCaseSensitive(root, "train"), &st->train_cfg, p);
-    long n_pairs = 0, epoch = 0, step = 0, n_params = 0, best_epoch = 0;
-    get_int(root, "n_pairs", 1, ATTN_DATA_MAX_N, &n_pairs, p);
-    get_int(root, "epoch", 0, 1L << 30, &epoch, p);
-    get_int(root, "adam_step", 0, 1L << 52, &step, p);
-    get_int(root, "n_params", 1, 1L << 30, &n_params, p);
-    get_int(root, "best_epoch", 0, epoch, &best_epoch, p);
-    get_double(root, "best_score", &st->best_score, p);
-    get_u64(root, "data_fingerprint", &st->data_fingerprint, p);
-    get_u64(root, "rng_state", &st->rng_state, p);
-    st->n_pairs = (int)n_pairs, st->epoch = (int)epoch, st->adam_step = step;
-    st->n_params = (size_t)n_params, st->best_epoch = (int)best_epoch;
+    long n_params = 0;
+    attn_io_ckpt_int(root, "n_pairs", 1, ATTN_DATA_MAX_N, &st->n_pairs, p);
+    attn_io_ckpt_int(root, "epoch", 0, 1 << 30, &st->epoch, p);
+    attn_io_ckpt_long(root, "adam_step", 0, 1L << 52, &st->adam_step, p);
+    attn_io_ckpt_long(root, "n_params", 1, 1L << 30, &n_params, p);
+    attn_io_ckpt_int(root, "best_epoch", 0, 1 << 30, &st->best_epoch, p);
+    /* an exact match is at most 1, minus a loss at most 0 */
+    attn_io_ckpt_num(root, "best_score", -HUGE_VAL, 1.0, &st->best_score, p);
+    attn_io_ckpt_u64(root, "data_fingerprint", &st->data_fingerprint, p);
+    attn_io_ckpt_u64(root, "rng_state", &st->rng_state, p);
+    st->n_params = (size_t)n_params;
     attn_kernels_info kernels; /* optional: checkpoints from before the record have none */
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kernels");
     if (k && !attn_io_kernels_from_json(k, &kernels))
@@ -296,22 +245,11 @@ attn_status attn_s2s_checkpoint_load(const char *path, attn_s2s_train_state *st,
     if (!path || !st) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq checkpoint: NULL argument");
     memset(st, 0, sizeof *st);
     cJSON *root = NULL;
-    attn_io_st_file f = {0}; /* a safetensors checkpoint, recognised by content */
-    const bool binary = attn_io_is_safetensors(path);
-    attn_status s = binary ? attn_io_ckpt_st_open(path, FORMAT, &f, &root, err)
-                           : attn_io_parse_file_crc(path, &root, err);
+    attn_io_st_file f; /* a safetensors checkpoint, recognised by content */
+    attn_status s = attn_io_ckpt_open(path, FORMAT, " (not a seq2seq checkpoint)", &f, &root, err);
     if (s != ATTN_OK) return s;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT) != 0) {
-        cJSON_Delete(root);
-        attn_io_st_close(&f);
-        return attn_errorf(err, ATTN_ERR_PARSE,
-                           "%s: \"format\" is not \"%s\" (not a seq2seq "
-                           "checkpoint)",
-                           path, FORMAT);
-    }
     attn_io_problems p = {err, path, 0, ATTN_OK};
-    parse_state(root, binary ? &f : NULL, st, &p);
+    parse_state(root, f.map ? &f : NULL, st, &p);
     attn_io_st_close(&f);
     if (!p.n) attn_io_kernels_note(path, cJSON_GetObjectItemCaseSensitive(root, "kernels"));
     cJSON_Delete(root);

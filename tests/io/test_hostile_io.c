@@ -650,6 +650,11 @@ START_TEST(test_checkpoint_field_ranges) {
         {"[best_params", "4.1e39", ATTN_ERR_VALUE, "\"best_params\"[0]"},
         {"\"holdout_separate\":false", "\"holdout_separate\":0", ATTN_ERR_PARSE,
          "\"holdout_separate\""},
+        /* the shared fields (checkpoint_fields.c): "0x" and exactly 16 hex digits, as written */
+        {"\"rng_state\":\"0x", "\"rng_state\":\"0x1", ATTN_ERR_PARSE, "\"rng_state\" is malformed"},
+        {"\"seed\":\"0x", "\"seed\":\"0X", ATTN_ERR_PARSE, "\"seed\" is malformed"},
+        {"\"best_epoch\":", "\"best_epoch\":1.5,\"x\":", ATTN_ERR_PARSE,
+         "\"best_epoch\" is not an integer"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_ck_error(cases[i].old, cases[i].rep, cases[i].st, cases[i].frag);

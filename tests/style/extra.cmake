@@ -41,3 +41,10 @@ set_tests_properties(style/doc_numbers PROPERTIES LABELS nosan)
 add_test(NAME style/json_printf
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_json_printf.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/json_printf PROPERTIES LABELS nosan)
+
+# style/family_types: no file above src/models names a model family's own type (attn_model,
+# attn_seq2seq, their configs, ...) unless tests/style/family_types.tsv lists it as a
+# family-specific part, with why (tests/style/check_family_types.sh).
+add_test(NAME style/family_types
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_family_types.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(style/family_types PROPERTIES LABELS nosan)

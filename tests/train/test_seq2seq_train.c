@@ -291,7 +291,7 @@ START_TEST(test_checkpoint_reader_refuses) {
         const char *from, *to, *msg;
     } edits[] = {
         {"attn-seq2seq-checkpoint-v1", "attn-checkpoint-v1", "not a seq2seq checkpoint"},
-        {"\"epoch\": 1", "\"epoch\": -1", "\"epoch\" is out of range"},
+        {"\"epoch\": 1", "\"epoch\": -1", "\"epoch\" = -1 is out of range"},
         {"\"n_pairs\"", "\"n_pairz\"", "unknown key \"n_pairz\""},
         {"\"params\": \"", "\"params\": \"AAAA", "\"params\" has the wrong length"},
         {"\"rng_state\": \"0x", "\"rng_state\": \"1x", "\"rng_state\" is malformed"},
