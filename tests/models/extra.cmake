@@ -103,3 +103,33 @@ set_tests_properties(models/seq2seq_torch_default models/seq2seq_rnn_torch_defau
   ENVIRONMENT "ATTN_KERNELS=default"
   LABELS torch
   TIMEOUT 600)
+
+# The write-up's own sizes against PyTorch (tools/base_crosscheck.py): section 6's base
+# nn.Transformer (d_model 512, 8 heads, FFN 2048, 6+6 layers; post-norm as in the write-up and
+# pre-norm), fresh perturbed weights as safetensors, teacher-forced logits of 3 short pairs and
+# greedy --no-cache tokens and logits of 2 short sources bit-identical to PyTorch (KV cache in
+# ULPs, reported), and a ViT-Base-size encoder (d 768, 12 heads, MLP 3072, 12 layers, pre-norm
+# GELU) on 3 short sentences. Pinned: attn pinned against PyTorch on OpenBLAS's Haswell kernels;
+# native: attn --kernels native against PyTorch with nothing set (OpenBLAS's own kernels and
+# threads on both sides). About 5-15 s each. The full lengths (max_src_len 80, 15 target words,
+# 80-word sentences, more pairs) run under the label "slow": about 90 s.
+add_test(NAME models/base_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/base_crosscheck.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(models/base_torch PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=pinned" LABELS torch TIMEOUT 300)
+add_test(NAME models/base_torch_native
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/base_crosscheck.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(models/base_torch_native PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=native" LABELS torch TIMEOUT 300)
+add_test(NAME models/base_torch_full
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/base_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --full --pairs 6 --sources 4 --sentences 6)
+set_tests_properties(models/base_torch_full PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=pinned" LABELS slow TIMEOUT 900)
+add_test(NAME models/base_torch_full_native
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/base_crosscheck.py
+                 --attn $<TARGET_FILE:attn> --full --pairs 6 --sources 4 --sentences 6)
+set_tests_properties(models/base_torch_full_native PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=native" LABELS slow TIMEOUT 900)
