@@ -9,10 +9,18 @@
 #   torch eager  tools/bench_peers.py eager: the reference module (tools/attn_models.py)
 #   torchscript  tools/bench_peers.py torchscript: torch.jit.trace of it, saved and reloaded
 #   onnxruntime  bench/peers_ort.js: torch.onnx.export of it, run by onnxruntime-node
-# PyTorch runs on attn's OpenBLAS kernels (tools/blas_core.py). Then bench/peers_table.py prints
-# one table: µs per sentence (wall median of a pass over all sentences / sentences), the ratio
-# engine / attn, the share of logits bit-identical to attn's (float32 bits) and each process's
-# peak RSS (/usr/bin/time). The seq2seq models are not covered yet.
+#   torch stock  tools/bench_peers.py eager --stock: PyTorch on the kernels it picks itself
+#   torchscript C++  bench/peers_torchscript (bench/peers_torchscript.cpp), built against Debian's
+#                libtorch-dev when it is installed (else the row is left out)
+# PyTorch runs on attn's pinned OpenBLAS kernels (tools/blas_core.py) but for the stock row.
+# Then the seq2seq models (weights/seq2seq-{transformer,attn,gru}-seed1.json): greedy decoding at
+# batch 1 of the sources of the four rewrite test sets of seed 1 (N each): attn
+# (build/bench/peers_seq2seq, the KV cache), tools/bench_peers_seq2seq.py eager / --stock /
+# torchscript (the encoder and a decoder step, jit.trace), bench/peers_torchscript and
+# bench/peers_ort_seq2seq.js (the same pieces, torch.onnx.export). bench/peers_table.py prints
+# the tables: µs per sentence or tokens per second (wall median of a pass), the ratio engine /
+# attn, the logits bit-identical to attn's (float32 bits; seq2seq: the sources with attn's words
+# and the decoder steps with attn's logits) and each process's peak RSS (/usr/bin/time).
 #
 # Usage: bash bench/peers.sh [--quick] [--n N] [--reps R] [--build DIR] [--check]
 #   --n N      sentences per test set (default 250: 1000 sentences; --quick: 25)
@@ -39,7 +47,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -66,7 +74,22 @@ if [ $check = 1 ]; then
     exit 0
 fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j 2 --target bench_infer_speed >/dev/null
+cmake --build "$build" -j 2 --target bench_infer_speed bench_peers_seq2seq >/dev/null
+# TorchScript from C++: only with Debian's libtorch-dev (never needed by the tests)
+ts_cpp=""
+if [ -f /usr/include/torch/script.h ] || [ -f /usr/include/torch/csrc/api/include/torch/script.h ]; then
+    if [ ! -x "$build/bench/peers_torchscript" ] || [ bench/peers_torchscript.cpp -nt "$build/bench/peers_torchscript" ]; then
+        echo "bench/peers.sh: building bench/peers_torchscript (libtorch)" >&2
+        g++ -O2 -std=c++17 -o "$build/bench/peers_torchscript" bench/peers_torchscript.cpp \
+            -I/usr/include/torch/csrc/api/include -ltorch -ltorch_cpu -lc10 -lpthread ||
+            { echo "bench/peers.sh: building bench/peers_torchscript failed" >&2; exit 1; }
+    fi
+    # pinned as tools/blas_core.py pins the Python rows: OpenBLAS Haswell, ATen and oneDNN AVX2
+    ts_cpp=$build/bench/peers_torchscript
+    if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+        ts_cpp="env OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2 DNNL_MAX_CPU_ISA=AVX2 $ts_cpp"
+    fi
+fi
 d=$build/bench/peers
 rm -rf "$d"
 mkdir -p "$d"
@@ -101,7 +124,28 @@ for m in rnn gru lstm transformer; do
         run "$m.$e" /usr/bin/python3 tools/bench_peers.py "$e" --weights "$w" --ids "$d/ids.txt" \
             --out "$d/$m" --logits "$d/$m.$e.f32" --reps "$reps"
     done
+    run "$m.eager_stock" /usr/bin/python3 tools/bench_peers.py eager --stock --weights "$w" \
+        --ids "$d/ids.txt" --out "$d/$m" --logits "$d/$m.eager_stock.f32" --reps "$reps"
+    [ -z "$ts_cpp" ] || run "$m.ts_cpp" $ts_cpp classifier "$d/$m.pt" "$d/ids.txt" "$d/$m.ts_cpp.f32" "$reps"
     run "$m.ort" node bench/peers_ort.js "$d/$m.onnx" "$d/ids.txt" "$d/$m.ort.f32" "$reps" 1
 done
+for a in transformer attn gru; do
+    m=s2s-$a w=weights/seq2seq-$a-seed1.json
+    echo "bench/peers.sh: $m" >&2
+    run "$m.attn" "$build/bench/peers_seq2seq" --weights "$w" --name "$m" --dump "$d" --n "$n" --reps "$reps"
+    # [BOS], [EOS] and the words at most, from the weights' config
+    read -r bos eos max_out < <(/usr/bin/python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+print(c["tgt_vocab"] - 4, c["tgt_vocab"] - 3, c["max_tgt_len"] - 1)' "$w")
+    run "$m.export" /usr/bin/python3 tools/bench_peers_seq2seq.py export --weights "$w" --ids "$d/s2s.ids.txt" --out "$d/$m"
+    for e in eager eager_stock torchscript; do
+        run "$m.$e" /usr/bin/python3 tools/bench_peers_seq2seq.py "${e%_stock}" \
+            $([ "$e" = eager_stock ] && echo --stock) --weights "$w" --ids "$d/s2s.ids.txt" \
+            --out "$d/$m" --tokens "$d/$m.$e.tok" --logits "$d/$m.$e.f32" --reps "$reps" --max-out "$max_out"
+    done
+    [ -z "$ts_cpp" ] || run "$m.ts_cpp" $ts_cpp seq2seq "$d/$m" "$d/s2s.ids.txt" "$d/$m.ts_cpp" "$reps" "$bos" "$eos" "$max_out"
+    run "$m.ort" node bench/peers_ort_seq2seq.js "$d/$m" "$d/s2s.ids.txt" "$d/$m.ort.tok" "$d/$m.ort.f32" "$bos" "$eos" "$max_out" "$reps"
+done
+echo "s2s_max_out $max_out" >>"$d/machine.txt"
 echo "load_end $(cut -d' ' -f1-3 /proc/loadavg)" >>"$d/machine.txt"
 /usr/bin/python3 bench/peers_table.py "$d"

@@ -6,7 +6,8 @@
 #                                              (the headless browser of the attn serve test),
 #                                              slowhttptest and wrk (serve tests, bench/serve)
 #        bash scripts/install-deps.sh --bench  only what bench/peers.sh adds: PyTorch, Node.js,
-#                                              npm (when no npm is on PATH), GNU time, and the npm
+#                                              npm (when no npm is on PATH), GNU time, libtorch-dev and
+#                                              g++ (TorchScript from C++), and the npm
 #                                              package onnxruntime-node into bench/peers-node/
 # Check (the C unit-test library, small) is in the first list: CMakeLists.txt requires it to
 # configure at all. libopenblas0-openmp is OpenBLAS's OpenMP build beside the pthread one: the
@@ -23,7 +24,7 @@ case "${1:-}" in
   --test) packages+=("${test_packages[@]}") ;;
   --bench)
     bench=1
-    packages=(python3 python3-torch nodejs time)
+    packages=(python3 python3-torch nodejs time libtorch-dev g++)
     command -v npm >/dev/null || packages+=(npm)
     ;;
   *) echo "usage: bash scripts/install-deps.sh [--test | --bench]" >&2; exit 2 ;;

@@ -9,13 +9,15 @@ Modes (one process each, so that each peer's peak RSS is its own):
                (torch.onnx.export, opset 14, the sentence length T dynamic)
   eager        time the reference module, eval mode, torch.no_grad()
   torchscript  time OUT.pt loaded with torch.jit.load (no Python module code involved)
+With --stock (eager, torchscript) PyTorch runs on the kernels it picks itself, nothing pinned
+(ATTN_KERNELS=default for tools/blas_core.py: the kernels a user's own PyTorch runs on).
 Sentences come from --ids (one per line, token ids; bench/infer_speed --dump writes them); each is
 run alone, ids [1, T] and lengths [1]. Timed: --reps passes over all sentences after --warmup
 untimed ones; the wall-clock median and the median of the thread's CPU time per pass.
 PyTorch runs on attn's OpenBLAS kernels (tools/blas_core.py, imported before torch), 1 thread.
 
-Prints one line, parsed by bench/peers.sh:
-  peer name=torchscript sentences=1000 reps=5 median_s=0.21 cpu_median_s=0.20
+Prints one line, parsed by bench/peers.sh (core: the OpenBLAS kernel table torch runs):
+  peer name=torchscript sentences=1000 reps=5 median_s=0.21 cpu_median_s=0.20 core=Haswell
 and writes the logits of the last pass to --logits as float32 (host byte order), sentence order.
 Exit codes: 0 ok, 1 runtime error (unreadable files, a trace that differs from eager,
 non-finite logits), 2 usage.  Run with /usr/bin/python3 (Debian's torch 1.13).
@@ -36,11 +38,26 @@ def write_f32(path, values):
     os.replace(tmp, path)
 
 
+def openblas_core():
+    """The kernel table of the OpenBLAS loaded in this process (torch's), or "?"."""
+    import ctypes
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            f = ctypes.CDLL(name).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        f.restype = ctypes.c_char_p
+        return f().decode().strip() or "?"
+    return "?"
+
+
 def run(args):
     os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before torch loads OpenBLAS
     os.environ["OMP_NUM_THREADS"] = "1"
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import blas_core  # noqa: F401 -- before torch: attn's OpenBLAS kernels
+    if args.stock:
+        os.environ["ATTN_KERNELS"] = "default"  # blas_core: PyTorch on its own kernels
+    import blas_core  # noqa: F401 -- before torch: attn's OpenBLAS kernels (unless --stock)
     import torch
     import weights_json
 
@@ -77,9 +94,9 @@ def run(args):
     if not bool(torch.isfinite(logits).all()):
         raise RuntimeError("non-finite logits")
     write_f32(args.logits, logits.tolist())
-    print("peer name=%s sentences=%d reps=%d median_s=%.6f cpu_median_s=%.6f"
-          % (args.mode, len(inputs), args.reps, statistics.median(times), statistics.median(cpu)),
-          flush=True)
+    print("peer name=%s sentences=%d reps=%d median_s=%.6f cpu_median_s=%.6f core=%s"
+          % (args.mode, len(inputs), args.reps, statistics.median(times), statistics.median(cpu),
+             openblas_core()), flush=True)
     return 0
 
 
@@ -92,6 +109,8 @@ def main():
     ap.add_argument("--logits", help="float32 logits of the last pass (eager, torchscript)")
     ap.add_argument("--reps", type=int, default=5, help="timed passes (5)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed passes first (1)")
+    ap.add_argument("--stock", action="store_true",
+                    help="PyTorch on its own kernels (ATTN_KERNELS=default for tools/blas_core.py)")
     args = ap.parse_args()
     if args.reps < 1 or args.warmup < 0:
         ap.error("--reps must be >= 1, --warmup >= 0")
