@@ -159,11 +159,11 @@ def main():
             safetensors_io.load(st)
             sl.append(time.perf_counter() - t0)
         torch_load, st_load = median(tl), median(sl)
-        out("| what (medians of %d runs, file in the page cache, 1 thread) | seconds | peak RSS MB |"
-            % a.reps)
+        out("| what (medians of %d runs, file in the page cache, 1 thread) | seconds "
+            "| peak RSS MB |" % a.reps)
         out("|---|---:|---:|")
         out("| attn generate --max-len 1, one sentence: process start to exit (load to first "
-            "token) | %.3f | %.1f |" % (load_s, rss_kb / 1024))
+            "token) | %.3f | %.1f |" % (load_s, rss_kb * 1024 / 1e6))
         out("| attn convert safetensors -> safetensors (map, validate, write, fsync, rename) "
             "| %.3f | |" % write_s)
         out("| torch.load of the same state_dict (torch.save file), in-process | %.3f | |"
@@ -176,7 +176,8 @@ def main():
         out("first generated token of %r: %r; the copy attn wrote is %s to the file "
             "tools/safetensors_io.py wrote (the two writers need not lay out the header alike)"
             % (SENTENCE, first, "byte-identical" if same else "not byte-identical"))
-        out("attn load to first token / torch.load: %.2fx; / safetensors_io.load: %.2fx"
+        out("attn's whole process to the first token over torch.load alone (in-process): %.2fx; "
+            "over safetensors_io.load alone: %.2fx"
             % (load_s / torch_load, load_s / st_load))
         out()
         out("- %s load to the first generated token <= %.1f s warm (%.3f s)"
@@ -194,7 +195,7 @@ def main():
         out("## The same model as JSON")
         out()
         out("`attn convert W.safetensors W.json`: exit %d, %.2f s, peak RSS %.1f MB, output %s"
-            % (rc, w, kb / 1024, "%.1f MB" % (size / 1e6) if size else "not written"))
+            % (rc, w, kb * 1024 / 1e6, "%.1f MB" % (size / 1e6) if size else "not written"))
         msg = (se.strip() or so.strip()).splitlines()
         out()
         out("```")
@@ -206,7 +207,7 @@ def main():
                                                       js, "--max-len", "1", SENTENCE])
             out()
             out("`attn generate --weights W.json --max-len 1`: exit %d, %.2f s, peak RSS %.1f MB"
-                % (rc, w, kb / 1024))
+                % (rc, w, kb * 1024 / 1e6))
             out()
             out("```")
             for line in (se.strip() or so.strip()).splitlines()[-5:]:
