@@ -113,7 +113,8 @@ run seq2seq "$b/seq2seq" --torch "${q_s2s[@]}"
 run threads "$b/threads" "${q_threads[@]}"
 run kernels "$b/kernels" "${q_kernels[@]}"
 run serve "$b/serve" --attn "$build/attn" "${q_serve[@]}"
-run base /usr/bin/python3 bench/base.py --attn "$build/attn" --out "$out/base.md" \
+run base /usr/bin/python3 bench/base.py --attn "$build/attn" --seq2seq "$b/seq2seq" \
+    --out "$out/base.md" \
     $([ $quick = 1 ] && echo --quick)
 if bash bench/peers.sh --check >/dev/null 2>&1; then
     run peers bash bench/peers.sh --build "$build" $([ $quick = 1 ] && echo --quick)

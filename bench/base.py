@@ -80,6 +80,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--tmp", help="work directory (default: a temporary one)")
+    ap.add_argument("--seq2seq", help="build/bench/seq2seq: also run it with --torch --size base "
+                    "(--quick: --quick) and keep its output")
     a = ap.parse_args()
     torch.set_num_threads(1)
     if a.quick:
@@ -213,6 +215,23 @@ def main():
             for line in (se.strip() or so.strip()).splitlines()[-5:]:
                 out(line.replace(tmp, "DIR"))
             out("```")
+    if a.seq2seq:
+        cmd = [a.seq2seq, "--torch"] + (["--quick"] if a.quick else ["--size", "base"])
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.join(HERE, ".."))
+        out()
+        out("## Training step and greedy generation (`%s`, 1 thread)" % " ".join(cmd[1:]))
+        out()
+        out("Its output verbatim (bench/README.md, seq2seq-transformer section)."
+            + ("" if a.quick else " The model has had two epochs of 64 pairs: at this size it "
+               "stops at [EOS] at once, so the generation lines time the encoder and one step, "
+               "not a decoding loop (tokens = sources)."))
+        out()
+        out("```")
+        out((r.stdout + r.stderr).rstrip("\n"))
+        out("```")
+        if r.returncode != 0:
+            print("base.py: %s failed" % " ".join(cmd), file=sys.stderr)
+            return 1
     out()
     out("- load average at end: %s" % loadavg())
     if a.out:
