@@ -10,6 +10,9 @@
 #   threads               1 vs 2 threads, bytes checked identical
 #   kernels               pinned (Haswell) vs native OpenBLAS kernels
 #   serve                 attn serve under load (its own clients and wrk)
+#   base                  bench/base.py: section 6's base seq2seq-transformer's weights (load to
+#                         the first token, peak RSS, write, JSON) vs torch.load, to OUT/base.md
+#                         (--quick: a tiny model)
 #   peers                 bench/peers.sh: batch-1 latency against PyTorch eager, TorchScript and
 #                         ONNX Runtime, when they are installed (scripts/install-deps.sh --bench);
 #                         otherwise its output says "skipped: not installed" and so does stderr
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -110,6 +113,9 @@ run seq2seq "$b/seq2seq" --torch "${q_s2s[@]}"
 run threads "$b/threads" "${q_threads[@]}"
 run kernels "$b/kernels" "${q_kernels[@]}"
 run serve "$b/serve" --attn "$build/attn" "${q_serve[@]}"
+run base /usr/bin/python3 bench/base.py --attn "$build/attn" --seq2seq "$b/seq2seq" \
+    --out "$out/base.md" \
+    $([ $quick = 1 ] && echo --quick)
 if bash bench/peers.sh --check >/dev/null 2>&1; then
     run peers bash bench/peers.sh --build "$build" $([ $quick = 1 ] && echo --quick)
 else

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-ORDER = ["train_speed", "infer_speed", "flops", "seq2seq", "threads", "kernels", "serve", "peers"]
+ORDER = ["train_speed", "infer_speed", "flops", "seq2seq", "threads", "kernels", "serve", "peers", "base"]
 TITLES = {
     "train_speed": "Training, four classifiers, against PyTorch (batch 32, 1 thread)",
     "infer_speed": "Batched eval, four classifiers, against PyTorch (batch 256, 1 thread)",
@@ -25,6 +25,7 @@ TITLES = {
     "kernels": "Pinned against native OpenBLAS kernels",
     "serve": "attn serve under load (its own clients and wrk)",
     "peers": "Batch 1 against PyTorch eager, TorchScript and ONNX Runtime (bench/peers.sh)",
+    "base": "Section 6's base seq2seq-transformer: load, memory, write, JSON (bench/base.py)",
 }
 MODELS = ["rnn", "gru", "lstm", "transformer"]
 NAMES = {"rnn": "RNN", "gru": "GRU", "lstm": "LSTM", "transformer": "Transformer"}

@@ -28,6 +28,7 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -104,7 +105,7 @@ def child(a):
     pairs = [(p[0], p[1]) for p in read_id_lines(a.pairs)]
     sources = [p[0] for p in read_id_lines(a.sources_file)]
     torch.manual_seed(1)
-    model = sm.build({})
+    model = sm.build(json.loads(a.config))
     walls, cpus = [], []
     for _ in range(a.train_reps):  # the same work each epoch: the median
         t0, c0 = time.perf_counter(), time.process_time()
@@ -144,6 +145,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--train-reps", type=int, default=1, help="timed training epochs (median)")
     ap.add_argument("--vocab-size", type=int, default=sm.N_WORDS_VOCAB)
+    ap.add_argument("--config", default="{}",
+                    help="the model's config as JSON, over the default (bench/seq2seq --size)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     if a.pairs:
