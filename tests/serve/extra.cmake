@@ -50,3 +50,12 @@ add_test(NAME serve/decoder_sockets
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/decoder_sockets.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights)
 set_tests_properties(serve/decoder_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 180)
+
+# Section 4's endpoints on the wire (tests/serve/positions_sockets.py, sockets.py's helpers):
+# GET /api/positions against the weights file's pos_embedding, and /api/predict?positions=zero
+# -- the Transformer with its position vectors zeroed gives a sentence and its shuffles one
+# probability, the trained one and the RNNs do not.
+add_test(NAME serve/positions_sockets
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/positions_sockets.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/positions_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 60)
