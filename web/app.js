@@ -202,6 +202,8 @@ function render() {
   renderCurves();
   renderSaliency();
   renderObservationResults();
+  renderPositions();
+  runShuffle(state.seq);
 }
 
 function renderCards() {
@@ -991,6 +993,7 @@ const VIEWS = {
   verdict: 'verdict-section', counterfactuals: 'swap-words', attention: 'attention-section',
   'model-view': 'model-view-title', 'head-view': 'head-view-title', qk: 'qk-view-title', heatmap: 'heatmap',
   prefix: 'prefix-section', saliency: 'saliency-section', sets: 'sets-section',
+  shuffle: 'shuffle-title', positions: 'positions-title',
 };
 
 function readFragment() {
@@ -1082,6 +1085,118 @@ function writeFragment() {
   if (state.view) p.set('view', state.view);
   const hash = `#${p.toString()}`;
   if (hash !== window.location.hash) window.history.replaceState(null, '', hash);
+}
+
+// ---- section 4: the shuffle test and the position vectors ------------------------------------------
+
+// Fixed orders of words: reversed, then three shuffles (Fisher-Yates on a seeded
+// xorshift, so a URL shows the same orders every time).
+function shuffles(words) {
+  const out = [{ name: 'as typed', words }, { name: 'reversed', words: [...words].reverse() }];
+  for (let seed = 1; seed <= 3; seed++) {
+    let x = 2463534242 ^ (seed * 2654435761);
+    const rand = () => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) / 4294967296; };
+    const w = [...words];
+    for (let i = w.length - 1; i > 0; i--) { const j = Math.floor(rand() * (i + 1)); [w[i], w[j]] = [w[j], w[i]]; }
+    out.push({ name: `shuffle ${seed}`, words: w });
+  }
+  return out;
+}
+
+async function runShuffle(seq) {
+  const box = $('shuffle');
+  const words = state.tokens.length ? state.tokens : tokenize(state.data.sentence);
+  if (words.length < 2) { box.replaceChildren(el('p', { class: 'hint', text: 'One word has one order.' })); return; }
+  const orders = shuffles(words);
+  const lines = orders.map((o) => o.words.join(' '));
+  const hasT = state.group.models.includes('transformer');
+  let plain, zero = null;
+  try {
+    plain = await predict(lines);
+    if (hasT) {
+      zero = await answer(await fetch('/api/predict?models=transformer&positions=zero', {
+        method: 'POST', headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: lines.join('\n'),
+      }));
+    }
+  } catch (e) {
+    if (seq === state.seq) box.replaceChildren(el('p', { class: 'error', text: `shuffle test: ${e.message}` }));
+    return;
+  }
+  if (seq !== state.seq) return;
+  const cols = plain.predictions.map((p) => ({ name: p.model, p: p.probabilities }));
+  if (zero) cols.push({ name: 'transformer, positions zeroed', p: zero.predictions[0].probabilities, zero: true });
+  // two significant digits near 0 and 1, where one decimal of a percent would read 0.0 % for all
+  const fine = (p) => (p < 0.01 ? `${(100 * p).toPrecision(2)} %` : p > 0.99 ? `${(100 * p).toFixed(3)} %` : pct(p, 1));
+  const cell = (p, ref, zeroCol) => {
+    const changed = (p >= 0.5) !== (ref >= 0.5);
+    return el('td', { class: `num${zeroCol ? ' zero' : ''}`, style: `background: ${rgba(p >= 0.5 ? POS_RGB : NEG_RGB, 0.12 + 0.5 * Math.abs(p - 0.5))}`,
+      title: `p(positive) = ${p.toFixed(6)}` }, `${fine(p)}${changed ? ' \u21c4' : ''}`);
+  };
+  const head = el('tr', {}, el('th', { text: 'order' }), el('th', { text: 'words' }),
+    ...cols.map((c) => el('th', { class: c.zero ? 'zero' : '', text: c.name })));
+  const rows = orders.map((o, i) => el('tr', {}, el('th', { text: o.name }),
+    el('td', { class: 'words-cell', text: o.words.join(' ') }),
+    ...cols.map((c) => cell(c.p[i], c.p[0], c.zero))));
+  const spread = (c) => Math.max(...c.p) - Math.min(...c.p);
+  const notes = cols.map((c) => `${c.name}: ${spread(c) < 1e-6 ? 'the same p for every order' : `p moves by ${pct(spread(c), 1)}`}`);
+  box.replaceChildren(el('table', { class: 'shuffle-table' }, el('thead', {}, head), el('tbody', {}, ...rows)),
+    el('p', { class: 'hint', id: 'shuffle-note' }, `${notes.join('; ')}. (\u21c4: a verdict other than the typed order's.)`));
+  box.dataset.ready = 'true';
+}
+
+function heatCanvas(rows, cols, value, px, label) {
+  const c = el('canvas', { width: cols, height: rows, role: 'img', 'aria-label': label });
+  c.style.width = `${cols * px}px`;
+  c.style.height = `${rows * px}px`;
+  const ctx = c.getContext('2d');
+  const img = ctx.createImageData(cols, rows);
+  for (let r = 0; r < rows; r++) {
+    for (let k = 0; k < cols; k++) {
+      const v = Math.max(-1, Math.min(1, value(r, k)));
+      const rgb = v >= 0 ? POS_RGB : NEG_RGB, a = Math.abs(v), o = 4 * (r * cols + k);
+      for (let j = 0; j < 3; j++) img.data[o + j] = Math.round(255 + a * (rgb[j] - 255));
+      img.data[o + 3] = 255;
+    }
+  }
+  ctx.putImageData(img, 0, 0);
+  return c;
+}
+
+async function renderPositions() {
+  const sec = $('positions-section');
+  sec.hidden = !state.data;
+  if (!state.data) return;
+  const box = $('positions');
+  if (!state.group.models.includes('transformer')) { $('positions-title').hidden = true; box.replaceChildren(); return; }
+  $('positions-title').hidden = false;
+  if (!state.positions || state.positions.group !== state.group) {
+    try {
+      state.positions = { group: state.group, data: await api('/api/positions?model=transformer') };
+    } catch (e) {
+      box.replaceChildren(el('p', { class: 'hint', text: `No position table to show: ${e.message}` }));
+      return;
+    }
+  }
+  const P = state.positions.data.table, D = state.positions.data.dim, N = P.length;
+  const max = Math.max(...P.flat().map(Math.abs)) || 1;
+  const norm = P.map((v) => Math.hypot(...v) || 1);
+  const cos = (a, b) => P[a].reduce((s, x, j) => s + x * P[b][j], 0) / (norm[a] * norm[b]);
+  const used = Math.min(N, (state.tokens.length || tokenize(state.data.sentence).length) + 1);
+  const table = heatCanvas(D, N, (r, k) => P[k][r] / max, 6, `position vectors: ${D} dimensions x ${N} positions`);
+  const sim = heatCanvas(N, N, cos, 4, `cosine similarity of ${N} x ${N} positions`);
+  const mark = el('div', { class: 'pos-mark' });
+  mark.style.width = mark.style.height = `${used * 4}px`;
+  const near = [1, 2, 5, 10, 20].filter((d) => d < N).map((d) => {
+    let s = 0;
+    for (let p = 1; p + d < N; p++) s += cos(p, p + d);
+    return `${d}: ${(s / (N - 1 - d)).toFixed(2)}`;
+  });
+  box.replaceChildren(
+    el('figure', {}, table, el('figcaption', { text: `${D} dimensions \u00d7 ${N} positions (0 = [CLS]); colour scale \u00b1${max.toFixed(2)}` })),
+    el('figure', {}, el('div', { class: 'pos-sim' }, sim, mark),
+      el('figcaption', { text: `cosine similarity, positions 0\u2013${N - 1}; this sentence: 0\u2013${used - 1}` })),
+    el('p', { class: 'hint', id: 'positions-note' }, `Mean similarity of positions d apart (1 and up): ${near.join(', ')}. Neighbouring positions are alike; this is the only place the Transformer learns where a word stands.`));
+  box.dataset.ready = 'true';
 }
 
 // ---- start -----------------------------------------------------------------------------------------

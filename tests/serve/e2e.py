@@ -13,8 +13,9 @@ teaches: the write-up's §7 observations on the first page (attn's measured numb
 example's own number equal to the API's), a polarity-changing counterfactual and occlusion
 (both against POST /api/predict), integrated gradients' and saturation notes in words, results
 marked stale on an unknown word, a 43-word sentence without horizontal overflow (1200 and 420
-pixels wide), /figures.html following docs/figures/index.md, and a PyTorch LSTM with its own
-vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
+pixels wide), section 4 (the shuffle test against POST /api/predict with and without
+positions=zero, the position table's canvas pixels against GET /api/positions; a screenshot),
+/figures.html following docs/figures/index.md, and a PyTorch LSTM with its own vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
 (--screenshot and two beside it) and checks the bounded queue (503) and SIGTERM shutdown.
 Chromium from Debian (`chromium`)."""
 import argparse
@@ -733,6 +734,7 @@ def check_page(base, api_expl, sentence, screenshot):
                      "document.querySelectorAll('img').length === 0"),
               "page: a sentence holding HTML is rendered as text")
         check_long_sentence(cdp, base, screenshot.replace(".png", "-43-words.png"), shots)
+        check_positions(cdp, base, shots)
         check_figures_page(cdp, base)
         check_fragment(cdp, base, shots)
 
@@ -743,6 +745,68 @@ def predict_api(base, sentences, models):
     st, _, b = http(base, "/api/predict?models=" + ",".join(models), "\n".join(sentences))
     check(st == 200, "POST /api/predict (%d sentences)" % len(sentences))
     return {p["model"]: p for p in json.loads(b)["predictions"]}
+
+
+def check_positions(cdp, base, shots):
+    """Section 4: the shuffle test's table against POST /api/predict (with and without
+    positions=zero), the zeroed Transformer's one probability for every order, the position
+    table's canvas pixels against GET /api/positions, no horizontal overflow; a screenshot."""
+    sentence = "the food was not very good"
+    set_sentence(cdp, sentence)
+    cdp.wait_for("document.getElementById('shuffle').dataset.ready === 'true' && "
+                 "document.getElementById('positions').dataset.ready === 'true' && "
+                 "document.querySelector('#shuffle td') && document.querySelector('#shuffle td')"
+                 ".parentNode.closest('table').rows.length > 1", "the shuffle test and positions")
+    rows = cdp.js("Array.from(document.querySelectorAll('#shuffle tbody tr')).map(r => "
+                  "[r.querySelector('.words-cell').textContent, Array.from(r.querySelectorAll("
+                  "'td.num')).map(c => c.getAttribute('title'))])")
+    heads = cdp.js("Array.from(document.querySelectorAll('#shuffle thead th')).slice(2).map("
+                   "h => h.textContent)")
+    lines = [r[0] for r in rows]
+    check(len(rows) == 5 and lines[0] == sentence and lines[1] == " ".join(
+        reversed(sentence.split())) and all(sorted(x.split()) == sorted(sentence.split())
+                                            for x in lines),
+          "page: the shuffle test has the typed order, reversed and 3 shuffles of its words")
+    plain = predict_api(base, lines, ["rnn", "lstm", "transformer"])
+    st, _, b = http(base, "/api/predict?models=transformer&positions=zero", "\n".join(lines))
+    zero = json.loads(b)["predictions"][0]["probabilities"] if st == 200 else []
+    want = [plain[m]["probabilities"] for m in ("rnn", "lstm", "transformer")] + [zero]
+    got = [[float(r[1][c].split("= ")[1]) for r in rows] for c in range(len(heads))]
+    check(heads == ["rnn", "lstm", "transformer", "transformer, positions zeroed"] and all(
+        len(g) == len(w) and all(abs(x - y) < 1e-6 for x, y in zip(g, w))
+        for g, w in zip(got, want)),
+          "page: every model's p(positive) of every order as /api/predict gives it: %s" % heads)
+    check(max(zero) - min(zero) < 1e-6 and max(want[1]) - min(want[1]) > 0.05
+          and max(want[2]) - min(want[2]) > 0.05,
+          "page: the Transformer without positions gives every order one p (%.6f); the LSTM "
+          "and the trained Transformer do not" % zero[0])
+    note = cdp.js("document.getElementById('shuffle-note').textContent")
+    check("positions zeroed: the same p for every order" in note, "page: the note says so")
+    st, _, b = http(base, "/api/positions?model=transformer")
+    P = json.loads(b)["table"]
+    mx = max(abs(x) for row in P for x in row)
+    px = cdp.js("(() => { const c = document.querySelector('#positions canvas'); const d = "
+                "c.getContext('2d').getImageData(0, 0, c.width, c.height).data; return [c.width,"
+                " c.height, Array.from(d)]; })()")
+    W, H, data = px
+    worst = 0
+    for r in range(H):
+        for k in range(W):
+            v = P[k][r] / mx
+            rgb = (40, 160, 70) if v >= 0 else (215, 50, 50)
+            for j in range(3):
+                worst = max(worst, abs(data[4 * (r * W + k) + j] - (255 + abs(v) * (rgb[j] - 255))))
+    check([W, H] == [len(P), len(P[0])] and worst <= 1.01,
+          "page: the position table's %d x %d pixels are /api/positions' values (worst %.2f of "
+          "255)" % (W, H, worst))
+    sim = cdp.js("(() => { const c = document.querySelectorAll('#positions canvas')[1]; "
+                 "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; "
+                 "return [c.width, d[0], d[1], d[2]]; })()")
+    check(sim[0] == len(P) and sim[1:] == [40, 160, 70],
+          "page: the similarity map is %d x %d, its diagonal 1 (full green)" % (sim[0], sim[0]))
+    check(cdp.js("document.documentElement.scrollWidth <= window.innerWidth"),
+          "page: section 4 without horizontal overflow")
+    element_shot(cdp, ["#positions-section", "#positions"], os.path.join(shots, "positions.png"))
 
 
 def check_first_page(cdp, base):

@@ -3,8 +3,9 @@
 # drives the page: the §7 observations, a sentence's shading against the API's attention, the
 # model view (every layer x head) and the head view (query-to-key lines) against it, a
 # polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
-# without horizontal overflow, the figures page, a model with its own vocabulary, and the
-# decoder page (/decoder.html: its shading against /api/generate, a top-5 alternative, the
+# without horizontal overflow, section 4 (the shuffle test against /api/predict with and
+# without positions=zero, the position table's pixels against /api/positions), the figures
+# page, a model with its own vocabulary, and the decoder page (/decoder.html: its shading against /api/generate, a top-5 alternative, the
 # compose panel); the screenshots stay in the build dir (serve-e2e*.png).
 add_test(NAME serve/e2e
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
