@@ -60,6 +60,28 @@ function nearest(word) {
   return best;
 }
 
+// Nearest by category: the word classes the task's grammar puts at position i, from the known
+// words beside it ("the" before a noun, a verb, intensifier or negation before an adjective, a
+// noun before a verb); null when the neighbours do not say (or the vocabulary has no classes).
+const SLOT_AFTER = {
+  determiner: ['subject', 'distractor'], verb: ['positive', 'negative'],
+  intensifier: ['positive', 'negative'], negation: ['positive', 'negative'],
+  subject: ['verb'], distractor: ['verb'],
+};
+const SLOT_NAME = { subject: 'a noun', verb: 'a verb', positive: 'an adjective' };
+function slotCategories(words, i) {
+  const cat = (w) => (state.words.has(w) ? state.words.get(w).category : null);
+  const prev = i > 0 ? cat(words[i - 1]) : null, next = i + 1 < words.length ? cat(words[i + 1]) : null;
+  const c = SLOT_AFTER[prev] || (next === 'verb' ? SLOT_AFTER.determiner : null);
+  return c && c.every((x) => state.byCategory.has(x)) ? c : null;
+}
+
+// The two words of each of the slot's categories nearest word by spelling.
+function nearestInSlot(word, cats) {
+  return cats.flatMap((c) => state.byCategory.get(c).map((v) => [editDistance(word, v.word), v.word, c])
+    .sort((a, b) => a[0] - b[0]).slice(0, 2).map(([, w]) => ({ word: w, category: c })));
+}
+
 // The first of the candidates that is a word of the current vocabulary.
 function pick(...candidates) {
   return candidates.find((w) => state.words.has(w)) || candidates[0];
@@ -125,8 +147,17 @@ function checkWords(words) {
     if (state.words.has(w)) return;
     ok = false;
     const near = nearest(w);
-    box.append(el('span', { class: 'bad', text: w }), ` (word ${i + 1}) is not in the vocabulary; did you mean `,
-      el('button', { class: 'chip', type: 'button', text: near, onclick: () => replaceWord(i, near) }), '? ');
+    const line = el('div', { class: 'unknown-word', 'data-word': w });
+    line.append(el('span', { class: 'bad', text: w }), ` (word ${i + 1}) is not in the vocabulary; by spelling the nearest is `,
+      el('button', { class: 'chip', type: 'button', text: near, onclick: () => replaceWord(i, near) }));
+    const cats = slotCategories(words, i);
+    if (cats) {
+      line.append(`; here the task puts ${SLOT_NAME[cats[0]]}, such as `);
+      for (const x of nearestInSlot(w, cats))
+        line.append(el('button', { class: 'chip cat-suggest', type: 'button', text: x.word, 'data-category': x.category,
+          title: x.category, onclick: () => replaceWord(i, x.word) }), ' ');
+    }
+    box.append(line);
   });
   if (!ok) markStale(true, 'The box holds a word the models do not know.');
   return ok;
@@ -204,6 +235,7 @@ function render() {
   renderObservationResults();
   renderPositions();
   runShuffle(state.seq);
+  renderCompare();
 }
 
 function renderCards() {
@@ -946,6 +978,7 @@ async function useGroup(g) {
   state.group = g;
   const v = await api(`/api/vocab?model=${encodeURIComponent(g.models[0])}`);
   state.vocab = v.words;
+  state.compare = null;
   state.words = new Map();
   state.byCategory = new Map();
   for (const w of state.vocab) {
@@ -993,7 +1026,7 @@ const VIEWS = {
   verdict: 'verdict-section', counterfactuals: 'swap-words', attention: 'attention-section',
   'model-view': 'model-view-title', 'head-view': 'head-view-title', qk: 'qk-view-title', heatmap: 'heatmap',
   prefix: 'prefix-section', saliency: 'saliency-section', sets: 'sets-section',
-  shuffle: 'shuffle-title', positions: 'positions-title',
+  shuffle: 'shuffle-title', positions: 'positions-title', compare: 'compare-title',
 };
 
 function readFragment() {
@@ -1020,6 +1053,8 @@ function readFragment() {
     const v = Math.round(4 * Math.log2(Number(t))) / 4;
     if (Number.isFinite(v) && v >= -3 && v <= 3) f.t = v;
   }
+  const c = get('c');
+  if (c && c.length <= 2000) f.compare = c;
   const v = get('view');
   if (v && Object.prototype.hasOwnProperty.call(VIEWS, v)) f.view = v;
   return f;
@@ -1059,6 +1094,7 @@ function applyUrlView() {
       renderQkView(t);
     }
   }
+  if (v.compare) { $('compare-sentence').value = v.compare; compare(); }
   if (v.view) {
     state.view = v.view;
     const target = $(VIEWS[v.view]);
@@ -1082,9 +1118,71 @@ function writeFragment() {
     const T = temperature();
     if (T !== 1) p.set('t', String(Number(T.toPrecision(4))));
   }
+  if (state.compare) p.set('c', state.compare.sentence);
   if (state.view) p.set('view', state.view);
   const hash = `#${p.toString()}`;
   if (hash !== window.location.hash) window.history.replaceState(null, '', hash);
+}
+
+// ---- two sentences side by side ------------------------------------------------------------------
+
+async function compare() {
+  const sentence = $('compare-sentence').value.trim();
+  $('compare-error').textContent = '';
+  if (!sentence) { $('compare-error').textContent = 'Type a second sentence to compare.'; return; }
+  const bad = tokenize(sentence).filter((w) => !state.words.has(w));
+  if (bad.length) {
+    $('compare-error').textContent = `not in the vocabulary: ${bad.map((w) => `${w} (nearest: ${nearest(w)})`).join(', ')}`;
+    return;
+  }
+  try {
+    state.compare = await api('/api/explain', { sentence, models: state.group.models });
+  } catch (e) {
+    $('compare-error').textContent = e.message;
+    return;
+  }
+  state.view = 'compare';
+  renderCompare();
+  writeFragment();
+}
+
+function compareColumn(data, which) {
+  const col = el('div', { class: 'compare-col', 'data-which': which });
+  col.append(el('div', { class: 'compare-sentence', text: data.sentence }));
+  const verdicts = el('div', { class: 'compare-verdicts' });
+  for (const x of data.explanations) {
+    const p = x.explain.probability;
+    verdicts.append(el('span', { class: 'compare-verdict', 'data-model': x.model,
+      style: `background: ${rgba(p > 0.5 ? POS_RGB : NEG_RGB, 0.15 + 0.5 * Math.abs(p - 0.5))}` },
+    `${x.model}: ${p > 0.5 ? 'positive' : 'negative'}, p(positive) ${pct(p, 1)}`));
+  }
+  col.append(verdicts);
+  const t = data.explanations.find((x) => x.explain.attention);
+  if (t) {
+    const cls = attentionMap(t, Number($('layer').value), $('head').value)[0];
+    const max = Math.max(...cls);
+    const row = el('div', { class: 'words compare-words' });
+    cls.forEach((w, k) => {
+      const span = el('span', { class: 'tok', 'data-key': k, 'data-weight': w.toFixed(6), title: `${(100 * w).toFixed(1)} % of [CLS]'s attention` },
+        el('span', { class: 'w', text: t.explain.tokens[k] }), el('span', { class: 'v', text: `${(100 * w).toFixed(0)}%` }));
+      span.style.backgroundColor = rgba(ATTN_RGB, max > 0 ? w / max : 0);
+      row.append(span);
+    });
+    col.append(row);
+  }
+  return col;
+}
+
+function renderCompare() {
+  $('compare-section').hidden = !state.data;
+  if (!state.data) return;
+  const box = $('compare');
+  if (!state.compare) { box.replaceChildren(); return; }
+  const h = $('head').value, l = Number($('layer').value);
+  box.replaceChildren(el('p', { class: 'hint', text: transformer()
+    ? `Transformer: layer ${layerLabel(l, state.data.explanations.find((x) => x.explain.attention).explain.attention.length)}, ${h === 'mean' ? 'the mean of the heads' : `head ${Number(h) + 1}`}.` : '' }),
+  el('div', { class: 'compare-cols' }, compareColumn(state.data, 'a'), compareColumn(state.compare, 'b')));
+  box.dataset.ready = String(Date.now());
 }
 
 // ---- section 4: the shuffle test and the position vectors ------------------------------------------
@@ -1245,8 +1343,10 @@ async function start() {
     if (needsIg) explain();
     else renderSaliency();
   });
-  $('layer').addEventListener('change', () => { state.view = 'attention'; renderAttention(); });
-  $('head').addEventListener('change', () => { state.view = 'attention'; renderAttention(); });
+  $('layer').addEventListener('change', () => { state.view = 'attention'; renderAttention(); renderCompare(); });
+  $('head').addEventListener('change', () => { state.view = 'attention'; renderAttention(); renderCompare(); });
+  $('compare-go').addEventListener('click', compare);
+  $('compare-sentence').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); compare(); } });
   $('qk-query').addEventListener('change', () => { state.view = 'qk'; const t = transformer(); if (t) renderQkView(t); });
   $('qk-t').addEventListener('input', () => {
     state.view = 'qk';

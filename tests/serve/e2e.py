@@ -14,7 +14,9 @@ example's own number equal to the API's), a polarity-changing counterfactual and
 (both against POST /api/predict), integrated gradients' and saturation notes in words, results
 marked stale on an unknown word, a 43-word sentence without horizontal overflow (1200 and 420
 pixels wide), section 4 (the shuffle test against POST /api/predict with and without
-positions=zero, the position table's canvas pixels against GET /api/positions; a screenshot),
+positions=zero, the position table's canvas pixels against GET /api/positions), unknown words
+with words of the class their slot takes, two sentences side by side against POST /api/explain
+(each with a screenshot),
 /figures.html following docs/figures/index.md, and a PyTorch LSTM with its own vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
 (--screenshot and two beside it) and checks the bounded queue (503) and SIGTERM shutdown.
 Chromium from Debian (`chromium`)."""
@@ -735,6 +737,8 @@ def check_page(base, api_expl, sentence, screenshot):
               "page: a sentence holding HTML is rendered as text")
         check_long_sentence(cdp, base, screenshot.replace(".png", "-43-words.png"), shots)
         check_positions(cdp, base, shots)
+        check_unknown_by_category(cdp, base, shots)
+        check_compare(cdp, base, shots)
         check_figures_page(cdp, base)
         check_fragment(cdp, base, shots)
 
@@ -807,6 +811,70 @@ def check_positions(cdp, base, shots):
     check(cdp.js("document.documentElement.scrollWidth <= window.innerWidth"),
           "page: section 4 without horizontal overflow")
     element_shot(cdp, ["#positions-section", "#positions"], os.path.join(shots, "positions.png"))
+
+
+def check_unknown_by_category(cdp, base, shots):
+    """Unknown words: besides the nearest word by spelling, words of the class the task's
+    grammar puts there -- an unknown noun after "the" gets nouns, an unknown adjective after
+    "was" adjectives of both polarities (classes from GET /api/vocab); a click takes one."""
+    st, _, b = http(base, "/api/vocab")
+    cat = {w["word"]: w["category"] for w in json.loads(b)["words"]}
+    cdp.js("(() => { const s = document.getElementById('sentence'); s.value = "
+           "'the pizza was stunning'; s.dispatchEvent(new Event('input')); })()")
+    cdp.wait_for("document.querySelectorAll('#unknown .unknown-word').length === 2",
+                 "two unknown words listed")
+    got = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#unknown "
+                 ".unknown-word')).map(d => [d.dataset.word, Array.from(d.querySelectorAll("
+                 "'.cat-suggest')).map(c => [c.textContent, c.dataset.category])]))")
+    noun, adj = got.get("pizza", []), got.get("stunning", [])
+    check(noun and all(cat.get(w) == c and c in ("subject", "distractor") for w, c in noun),
+          "page: unknown 'pizza' after 'the': nouns by category %s" % [w for w, _ in noun])
+    check({c for _, c in adj} == {"positive", "negative"}
+          and all(cat.get(w) == c for w, c in adj),
+          "page: unknown 'stunning' after 'was': adjectives of both polarities %s"
+          % [w for w, _ in adj])
+    element_shot(cdp, ["#input-section"], os.path.join(shots, "unknown-by-category.png"))
+    first = adj[0][0] if adj else ""
+    cdp.js("document.querySelector('#unknown .unknown-word[data-word=\"stunning\"] "
+           ".cat-suggest').click()")
+    check(cdp.js("document.getElementById('sentence').value") == "the pizza was " + first,
+          "page: a click on %r takes it into the sentence" % first)
+
+
+def check_compare(cdp, base, shots):
+    """Two sentences side by side: each column's verdicts and [CLS] shading (layer 2, head 1)
+    are POST /api/explain's for its sentence; the fragment keeps the second as c=."""
+    a, b = "the lecture was not very helpful", "the lecture was very helpful"
+    set_sentence(cdp, a)
+    select(cdp, "layer", "1")
+    select(cdp, "head", "0")
+    before = cdp.js("document.getElementById('compare').dataset.ready || ''")
+    cdp.js("(() => { document.getElementById('compare-sentence').value = %s; "
+           "document.getElementById('compare-go').click(); })()" % json.dumps(b))
+    cdp.wait_for("(document.getElementById('compare').dataset.ready || '') !== %s"
+                 % json.dumps(before), "compares two sentences")
+    cols = cdp.js("Array.from(document.querySelectorAll('#compare .compare-col')).map(c => ["
+                  "c.querySelector('.compare-sentence').textContent, Array.from(c.querySelectorAll("
+                  "'.compare-verdict')).map(v => v.textContent), Array.from(c.querySelectorAll("
+                  "'.tok')).map(t => Number(t.dataset.weight))])")
+    ok = len(cols) == 2
+    for col, s in zip(cols, (a, b)):
+        st, _, body = http(base, "/api/explain", json.dumps({"sentence": s}))
+        ex = json.loads(body)["explanations"]
+        t = next(x["explain"] for x in ex if x["model"] == "transformer")
+        want_v = ["%s: %s, p(positive) %.1f %%" % (x["model"], "positive" if x["explain"]["probability"] > 0.5
+                                      else "negative", 100 * x["explain"]["probability"])
+                  for x in ex]
+        cls = t["attention"][1][0][0]
+        ok = ok and st == 200 and col[0] == s and col[1] == want_v and len(col[2]) == len(cls) \
+            and all(abs(g - w) <= 5e-7 for g, w in zip(col[2], cls))
+    check(ok, "page: two sentences side by side, verdicts and layer 2 head 1's [CLS] row as the "
+          "API's: %s" % [c[1][-1:] for c in cols])
+    check("c=the+lecture+was+very+helpful" in cdp.js("location.hash"),
+          "page: the fragment holds the second sentence (c=)")
+    check(cdp.js("document.documentElement.scrollWidth <= window.innerWidth"),
+          "page: the comparison without horizontal overflow")
+    element_shot(cdp, ["#compare-section"], os.path.join(shots, "compare.png"))
 
 
 def check_first_page(cdp, base):

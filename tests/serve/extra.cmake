@@ -4,7 +4,8 @@
 # model view (every layer x head) and the head view (query-to-key lines) against it, a
 # polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
 # without horizontal overflow, section 4 (the shuffle test against /api/predict with and
-# without positions=zero, the position table's pixels against /api/positions), the figures
+# without positions=zero, the position table's pixels against /api/positions), unknown words
+# with words of their slot's class, two sentences side by side against /api/explain, the figures
 # page, a model with its own vocabulary, and the decoder page (/decoder.html: its shading against /api/generate, a top-5 alternative, the
 # compose panel); the screenshots stay in the build dir (serve-e2e*.png).
 add_test(NAME serve/e2e
