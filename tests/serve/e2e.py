@@ -1169,7 +1169,8 @@ def decoder_weights(attn, weights, tmp):
 
 
 def check_decoder_page(attn, weights, screenshot):
-    """The decoder view: the verdict word by word as the API writes it, the source words shaded
+    """The decoder view: the verdict word by word as the API writes it, the cross-attention's
+    model view (every layer x head) against the API's cross_attention, the source words shaded
     by the API's cross-attention for the selected output word (the mean, then layer 2 head 1,
     then another output word), the heat map's size, a top-5 alternative continuing the
     generation (the API with that prefix), the compose panel's samples as the API's."""
@@ -1208,6 +1209,19 @@ def check_decoder_view(cdp, base, have_compose, screenshot):
     n_cols = cdp.js("document.querySelectorAll('#dec-heatmap thead th').length") - 1
     check((n_rows, n_cols) == (len(mean["steps"]), len(mean["tokens"])),
           "decoder page: heat map of %d output x %d source words" % (n_rows, n_cols))
+    full = api(layer=-1, head=-1, maps=True)["cross_attention"]
+    cells = cdp.js("Array.from(document.querySelectorAll('#dec-model-view .mv-cell')).map(c => "
+                   "[Number(c.dataset.layer), Number(c.dataset.head), Array.from(c.querySelectorAll("
+                   "'rect[data-q]')).map(r => [Number(r.dataset.q), Number(r.dataset.k), "
+                   "Number(r.getAttribute('fill-opacity'))])])")
+    worst = max((abs(o - full[l][h][q][k]) for l, h, rs in cells for q, k, o in rs), default=1)
+    check(len(cells) == len(full) * len(full[0]) and all(
+        len(rs) == len(full[l][h]) * len(full[l][h][0]) for l, h, rs in cells)
+          and worst <= 0.0005 + 1e-9,
+          "decoder page: cross-attention model view, %d maps, each entry the API's "
+          "cross_attention (worst %.4f)" % (len(cells), worst))
+    element_shot(cdp, ["#dec-mv-title", "#dec-model-view"],
+                 screenshot.replace(".png", "-cross-model-view.png"))
     before = cdp.js("document.body.dataset.generated")
     select(cdp, "dec-layer", "1")
     generated(cdp, before, "layer 2 chosen")
