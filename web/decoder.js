@@ -79,6 +79,7 @@ function render(reveal) {
   renderTop();
   renderHeatmap();
   renderCrossModelView();
+  renderCrossHeadView();
   document.body.dataset.generated = String(dec.seq); // for tests: this answer is on the page
 }
 
@@ -174,6 +175,33 @@ function renderCrossModelView() {
     });
   });
   box.replaceChildren(grid);
+}
+
+// Lines from each output word (left) to each source word (right), opacity the alignment's weight.
+function renderCrossHeadView() {
+  const d = dec.data, box = $('dec-head-view');
+  $('dec-hv-title').hidden = !d.alignment;
+  box.hidden = !d.alignment;
+  if (!d.alignment) { box.replaceChildren(); return; }
+  const T = d.steps.length, S = d.tokens.length, rowH = S > 24 ? 15 : 20, top = 4;
+  const W = Math.max(240, Math.min(box.clientWidth || 560, 560)), colW = Math.min(104, Math.floor(W * 0.32));
+  const H = 2 * top + Math.max(T, S) * rowH, Y = (i) => top + (i + 0.5) * rowH;
+  const fill = `rgb(${ATTN_RGB.join(', ')})`;
+  const g = svgEl('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img',
+    'aria-label': 'each output word\'s cross-attention to every source word' });
+  d.alignment.forEach((row, t) => row.forEach((p, k) => {
+    g.append(svgEl('line', { x1: colW + 2, y1: Y(t), x2: W - colW - 2, y2: Y(k), stroke: fill,
+      'stroke-width': t === dec.step ? 3 : 1.5, 'stroke-opacity': p.toFixed(3), 'data-q': t, 'data-k': k }));
+  }));
+  const text = (x, y, anchor, w, bold) => {
+    const e = svgEl('text', { x, y, 'text-anchor': anchor, 'dominant-baseline': 'central', 'font-size': 13,
+      'font-weight': bold ? 'bold' : 'normal' });
+    e.textContent = w.length > 12 ? `${w.slice(0, 11)}\u2026` : w;
+    return e;
+  };
+  d.steps.forEach((s, t) => g.append(text(colW - 6, Y(t), 'end', s.token, t === dec.step)));
+  d.tokens.forEach((w, k) => g.append(text(W - colW + 6, Y(k), 'start', w, false)));
+  box.replaceChildren(g);
 }
 
 function renderHeatmap() {

@@ -1220,6 +1220,15 @@ def check_decoder_view(cdp, base, have_compose, screenshot):
           and worst <= 0.0005 + 1e-9,
           "decoder page: cross-attention model view, %d maps, each entry the API's "
           "cross_attention (worst %.4f)" % (len(cells), worst))
+    lines = cdp.js("Array.from(document.querySelectorAll('#dec-head-view line')).map(l => "
+                   "[Number(l.dataset.q), Number(l.dataset.k), Number(l.getAttribute('stroke-opacity'))])")
+    al = mean["alignment"]
+    check(len(lines) == len(al) * len(al[0]) and all(
+        abs(o - al[q][k]) <= 0.0005 + 1e-9 for q, k, o in lines),
+          "decoder page: cross-attention head view, a line per output x source word at the "
+          "API's alignment (%d lines)" % len(lines))
+    element_shot(cdp, ["#dec-hv-title", "#dec-head-view"],
+                 screenshot.replace(".png", "-cross-head-view.png"))
     element_shot(cdp, ["#dec-mv-title", "#dec-model-view"],
                  screenshot.replace(".png", "-cross-model-view.png"))
     before = cdp.js("document.body.dataset.generated")

@@ -7,8 +7,8 @@
 # without positions=zero, the position table's pixels against /api/positions), unknown words
 # with words of their slot's class, two sentences side by side against /api/explain, the figures
 # page, a model with its own vocabulary, and the decoder page (/decoder.html: its shading
-# against /api/generate, the cross-attention's model view (every layer x head) against its
-# cross_attention, a top-5 alternative, the compose panel); the screenshots stay in the build
+# against /api/generate, the cross-attention's model view (every layer x head) and head view
+# (lines) against its cross_attention and alignment, a top-5 alternative, the compose panel); the screenshots stay in the build
 # dir (serve-e2e*.png; those of the explorer's views in a temporary directory it prints).
 add_test(NAME serve/e2e
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
