@@ -60,6 +60,28 @@ function nearest(word) {
   return best;
 }
 
+// Nearest by category: the word classes the task's grammar puts at position i, from the known
+// words beside it ("the" before a noun, a verb, intensifier or negation before an adjective, a
+// noun before a verb); null when the neighbours do not say (or the vocabulary has no classes).
+const SLOT_AFTER = {
+  determiner: ['subject', 'distractor'], verb: ['positive', 'negative'],
+  intensifier: ['positive', 'negative'], negation: ['positive', 'negative'],
+  subject: ['verb'], distractor: ['verb'],
+};
+const SLOT_NAME = { subject: 'a noun', verb: 'a verb', positive: 'an adjective' };
+function slotCategories(words, i) {
+  const cat = (w) => (state.words.has(w) ? state.words.get(w).category : null);
+  const prev = i > 0 ? cat(words[i - 1]) : null, next = i + 1 < words.length ? cat(words[i + 1]) : null;
+  const c = SLOT_AFTER[prev] || (next === 'verb' ? SLOT_AFTER.determiner : null);
+  return c && c.every((x) => state.byCategory.has(x)) ? c : null;
+}
+
+// The two words of each of the slot's categories nearest word by spelling.
+function nearestInSlot(word, cats) {
+  return cats.flatMap((c) => state.byCategory.get(c).map((v) => [editDistance(word, v.word), v.word, c])
+    .sort((a, b) => a[0] - b[0]).slice(0, 2).map(([, w]) => ({ word: w, category: c })));
+}
+
 // The first of the candidates that is a word of the current vocabulary.
 function pick(...candidates) {
   return candidates.find((w) => state.words.has(w)) || candidates[0];
@@ -125,8 +147,17 @@ function checkWords(words) {
     if (state.words.has(w)) return;
     ok = false;
     const near = nearest(w);
-    box.append(el('span', { class: 'bad', text: w }), ` (word ${i + 1}) is not in the vocabulary; did you mean `,
-      el('button', { class: 'chip', type: 'button', text: near, onclick: () => replaceWord(i, near) }), '? ');
+    const line = el('div', { class: 'unknown-word', 'data-word': w });
+    line.append(el('span', { class: 'bad', text: w }), ` (word ${i + 1}) is not in the vocabulary; by spelling the nearest is `,
+      el('button', { class: 'chip', type: 'button', text: near, onclick: () => replaceWord(i, near) }));
+    const cats = slotCategories(words, i);
+    if (cats) {
+      line.append(`; here the task puts ${SLOT_NAME[cats[0]]}, such as `);
+      for (const x of nearestInSlot(w, cats))
+        line.append(el('button', { class: 'chip cat-suggest', type: 'button', text: x.word, 'data-category': x.category,
+          title: x.category, onclick: () => replaceWord(i, x.word) }), ' ');
+    }
+    box.append(line);
   });
   if (!ok) markStale(true, 'The box holds a word the models do not know.');
   return ok;
@@ -202,6 +233,9 @@ function render() {
   renderCurves();
   renderSaliency();
   renderObservationResults();
+  renderPositions();
+  runShuffle(state.seq);
+  renderCompare();
 }
 
 function renderCards() {
@@ -944,6 +978,7 @@ async function useGroup(g) {
   state.group = g;
   const v = await api(`/api/vocab?model=${encodeURIComponent(g.models[0])}`);
   state.vocab = v.words;
+  state.compare = null;
   state.words = new Map();
   state.byCategory = new Map();
   for (const w of state.vocab) {
@@ -991,6 +1026,7 @@ const VIEWS = {
   verdict: 'verdict-section', counterfactuals: 'swap-words', attention: 'attention-section',
   'model-view': 'model-view-title', 'head-view': 'head-view-title', qk: 'qk-view-title', heatmap: 'heatmap',
   prefix: 'prefix-section', saliency: 'saliency-section', sets: 'sets-section',
+  shuffle: 'shuffle-title', positions: 'positions-title', compare: 'compare-title',
 };
 
 function readFragment() {
@@ -1017,6 +1053,8 @@ function readFragment() {
     const v = Math.round(4 * Math.log2(Number(t))) / 4;
     if (Number.isFinite(v) && v >= -3 && v <= 3) f.t = v;
   }
+  const c = get('c');
+  if (c && c.length <= 2000) f.compare = c;
   const v = get('view');
   if (v && Object.prototype.hasOwnProperty.call(VIEWS, v)) f.view = v;
   return f;
@@ -1056,6 +1094,7 @@ function applyUrlView() {
       renderQkView(t);
     }
   }
+  if (v.compare) { $('compare-sentence').value = v.compare; compare(); }
   if (v.view) {
     state.view = v.view;
     const target = $(VIEWS[v.view]);
@@ -1079,9 +1118,183 @@ function writeFragment() {
     const T = temperature();
     if (T !== 1) p.set('t', String(Number(T.toPrecision(4))));
   }
+  if (state.compare) p.set('c', state.compare.sentence);
   if (state.view) p.set('view', state.view);
   const hash = `#${p.toString()}`;
   if (hash !== window.location.hash) window.history.replaceState(null, '', hash);
+}
+
+// ---- two sentences side by side ------------------------------------------------------------------
+
+async function compare() {
+  const sentence = $('compare-sentence').value.trim();
+  $('compare-error').textContent = '';
+  if (!sentence) { $('compare-error').textContent = 'Type a second sentence to compare.'; return; }
+  const bad = tokenize(sentence).filter((w) => !state.words.has(w));
+  if (bad.length) {
+    $('compare-error').textContent = `not in the vocabulary: ${bad.map((w) => `${w} (nearest: ${nearest(w)})`).join(', ')}`;
+    return;
+  }
+  try {
+    state.compare = await api('/api/explain', { sentence, models: state.group.models });
+  } catch (e) {
+    $('compare-error').textContent = e.message;
+    return;
+  }
+  state.view = 'compare';
+  renderCompare();
+  writeFragment();
+}
+
+function compareColumn(data, which) {
+  const col = el('div', { class: 'compare-col', 'data-which': which });
+  col.append(el('div', { class: 'compare-sentence', text: data.sentence }));
+  const verdicts = el('div', { class: 'compare-verdicts' });
+  for (const x of data.explanations) {
+    const p = x.explain.probability;
+    verdicts.append(el('span', { class: 'compare-verdict', 'data-model': x.model,
+      style: `background: ${rgba(p > 0.5 ? POS_RGB : NEG_RGB, 0.15 + 0.5 * Math.abs(p - 0.5))}` },
+    `${x.model}: ${p > 0.5 ? 'positive' : 'negative'}, p(positive) ${pct(p, 1)}`));
+  }
+  col.append(verdicts);
+  const t = data.explanations.find((x) => x.explain.attention);
+  if (t) {
+    const cls = attentionMap(t, Number($('layer').value), $('head').value)[0];
+    const max = Math.max(...cls);
+    const row = el('div', { class: 'words compare-words' });
+    cls.forEach((w, k) => {
+      const span = el('span', { class: 'tok', 'data-key': k, 'data-weight': w.toFixed(6), title: `${(100 * w).toFixed(1)} % of [CLS]'s attention` },
+        el('span', { class: 'w', text: t.explain.tokens[k] }), el('span', { class: 'v', text: `${(100 * w).toFixed(0)}%` }));
+      span.style.backgroundColor = rgba(ATTN_RGB, max > 0 ? w / max : 0);
+      row.append(span);
+    });
+    col.append(row);
+  }
+  return col;
+}
+
+function renderCompare() {
+  $('compare-section').hidden = !state.data;
+  if (!state.data) return;
+  const box = $('compare');
+  if (!state.compare) { box.replaceChildren(); return; }
+  const h = $('head').value, l = Number($('layer').value);
+  box.replaceChildren(el('p', { class: 'hint', text: transformer()
+    ? `Transformer: layer ${layerLabel(l, state.data.explanations.find((x) => x.explain.attention).explain.attention.length)}, ${h === 'mean' ? 'the mean of the heads' : `head ${Number(h) + 1}`}.` : '' }),
+  el('div', { class: 'compare-cols' }, compareColumn(state.data, 'a'), compareColumn(state.compare, 'b')));
+  box.dataset.ready = String(Date.now());
+}
+
+// ---- section 4: the shuffle test and the position vectors ------------------------------------------
+
+// Fixed orders of words: reversed, then three shuffles (Fisher-Yates on a seeded
+// xorshift, so a URL shows the same orders every time).
+function shuffles(words) {
+  const out = [{ name: 'as typed', words }, { name: 'reversed', words: [...words].reverse() }];
+  for (let seed = 1; seed <= 3; seed++) {
+    let x = 2463534242 ^ (seed * 2654435761);
+    const rand = () => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) / 4294967296; };
+    const w = [...words];
+    for (let i = w.length - 1; i > 0; i--) { const j = Math.floor(rand() * (i + 1)); [w[i], w[j]] = [w[j], w[i]]; }
+    out.push({ name: `shuffle ${seed}`, words: w });
+  }
+  return out;
+}
+
+async function runShuffle(seq) {
+  const box = $('shuffle');
+  const words = state.tokens.length ? state.tokens : tokenize(state.data.sentence);
+  if (words.length < 2) { box.replaceChildren(el('p', { class: 'hint', text: 'One word has one order.' })); return; }
+  const orders = shuffles(words);
+  const lines = orders.map((o) => o.words.join(' '));
+  const hasT = state.group.models.includes('transformer');
+  let plain, zero = null;
+  try {
+    plain = await predict(lines);
+    if (hasT) {
+      zero = await answer(await fetch('/api/predict?models=transformer&positions=zero', {
+        method: 'POST', headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: lines.join('\n'),
+      }));
+    }
+  } catch (e) {
+    if (seq === state.seq) box.replaceChildren(el('p', { class: 'error', text: `shuffle test: ${e.message}` }));
+    return;
+  }
+  if (seq !== state.seq) return;
+  const cols = plain.predictions.map((p) => ({ name: p.model, p: p.probabilities }));
+  if (zero) cols.push({ name: 'transformer, positions zeroed', p: zero.predictions[0].probabilities, zero: true });
+  // two significant digits near 0 and 1, where one decimal of a percent would read 0.0 % for all
+  const fine = (p) => (p < 0.01 ? `${(100 * p).toPrecision(2)} %` : p > 0.99 ? `${(100 * p).toFixed(3)} %` : pct(p, 1));
+  const cell = (p, ref, zeroCol) => {
+    const changed = (p >= 0.5) !== (ref >= 0.5);
+    return el('td', { class: `num${zeroCol ? ' zero' : ''}`, style: `background: ${rgba(p >= 0.5 ? POS_RGB : NEG_RGB, 0.12 + 0.5 * Math.abs(p - 0.5))}`,
+      title: `p(positive) = ${p.toFixed(6)}` }, `${fine(p)}${changed ? ' \u21c4' : ''}`);
+  };
+  const head = el('tr', {}, el('th', { text: 'order' }), el('th', { text: 'words' }),
+    ...cols.map((c) => el('th', { class: c.zero ? 'zero' : '', text: c.name })));
+  const rows = orders.map((o, i) => el('tr', {}, el('th', { text: o.name }),
+    el('td', { class: 'words-cell', text: o.words.join(' ') }),
+    ...cols.map((c) => cell(c.p[i], c.p[0], c.zero))));
+  const spread = (c) => Math.max(...c.p) - Math.min(...c.p);
+  const notes = cols.map((c) => `${c.name}: ${spread(c) < 1e-6 ? 'the same p for every order' : `p moves by ${pct(spread(c), 1)}`}`);
+  box.replaceChildren(el('table', { class: 'shuffle-table' }, el('thead', {}, head), el('tbody', {}, ...rows)),
+    el('p', { class: 'hint', id: 'shuffle-note' }, `${notes.join('; ')}. (\u21c4: a verdict other than the typed order's.)`));
+  box.dataset.ready = 'true';
+}
+
+function heatCanvas(rows, cols, value, px, label) {
+  const c = el('canvas', { width: cols, height: rows, role: 'img', 'aria-label': label });
+  c.style.width = `${cols * px}px`;
+  c.style.height = `${rows * px}px`;
+  const ctx = c.getContext('2d');
+  const img = ctx.createImageData(cols, rows);
+  for (let r = 0; r < rows; r++) {
+    for (let k = 0; k < cols; k++) {
+      const v = Math.max(-1, Math.min(1, value(r, k)));
+      const rgb = v >= 0 ? POS_RGB : NEG_RGB, a = Math.abs(v), o = 4 * (r * cols + k);
+      for (let j = 0; j < 3; j++) img.data[o + j] = Math.round(255 + a * (rgb[j] - 255));
+      img.data[o + 3] = 255;
+    }
+  }
+  ctx.putImageData(img, 0, 0);
+  return c;
+}
+
+async function renderPositions() {
+  const sec = $('positions-section');
+  sec.hidden = !state.data;
+  if (!state.data) return;
+  const box = $('positions');
+  if (!state.group.models.includes('transformer')) { $('positions-title').hidden = true; box.replaceChildren(); return; }
+  $('positions-title').hidden = false;
+  if (!state.positions || state.positions.group !== state.group) {
+    try {
+      state.positions = { group: state.group, data: await api('/api/positions?model=transformer') };
+    } catch (e) {
+      box.replaceChildren(el('p', { class: 'hint', text: `No position table to show: ${e.message}` }));
+      return;
+    }
+  }
+  const P = state.positions.data.table, D = state.positions.data.dim, N = P.length;
+  const max = Math.max(...P.flat().map(Math.abs)) || 1;
+  const norm = P.map((v) => Math.hypot(...v) || 1);
+  const cos = (a, b) => P[a].reduce((s, x, j) => s + x * P[b][j], 0) / (norm[a] * norm[b]);
+  const used = Math.min(N, (state.tokens.length || tokenize(state.data.sentence).length) + 1);
+  const table = heatCanvas(D, N, (r, k) => P[k][r] / max, 6, `position vectors: ${D} dimensions x ${N} positions`);
+  const sim = heatCanvas(N, N, cos, 4, `cosine similarity of ${N} x ${N} positions`);
+  const mark = el('div', { class: 'pos-mark' });
+  mark.style.width = mark.style.height = `${used * 4}px`;
+  const near = [1, 2, 5, 10, 20].filter((d) => d < N).map((d) => {
+    let s = 0;
+    for (let p = 1; p + d < N; p++) s += cos(p, p + d);
+    return `${d}: ${(s / (N - 1 - d)).toFixed(2)}`;
+  });
+  box.replaceChildren(
+    el('figure', {}, table, el('figcaption', { text: `${D} dimensions \u00d7 ${N} positions (0 = [CLS]); colour scale \u00b1${max.toFixed(2)}` })),
+    el('figure', {}, el('div', { class: 'pos-sim' }, sim, mark),
+      el('figcaption', { text: `cosine similarity, positions 0\u2013${N - 1}; this sentence: 0\u2013${used - 1}` })),
+    el('p', { class: 'hint', id: 'positions-note' }, `Mean similarity of positions d apart (1 and up): ${near.join(', ')}. Neighbouring positions are alike; this is the only place the Transformer learns where a word stands.`));
+  box.dataset.ready = 'true';
 }
 
 // ---- start -----------------------------------------------------------------------------------------
@@ -1130,8 +1343,10 @@ async function start() {
     if (needsIg) explain();
     else renderSaliency();
   });
-  $('layer').addEventListener('change', () => { state.view = 'attention'; renderAttention(); });
-  $('head').addEventListener('change', () => { state.view = 'attention'; renderAttention(); });
+  $('layer').addEventListener('change', () => { state.view = 'attention'; renderAttention(); renderCompare(); });
+  $('head').addEventListener('change', () => { state.view = 'attention'; renderAttention(); renderCompare(); });
+  $('compare-go').addEventListener('click', compare);
+  $('compare-sentence').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); compare(); } });
   $('qk-query').addEventListener('change', () => { state.view = 'qk'; const t = transformer(); if (t) renderQkView(t); });
   $('qk-t').addEventListener('input', () => {
     state.view = 'qk';

@@ -34,7 +34,7 @@ async function write(prefix, keep) {
   const seq = ++dec.seq;
   $('dec-error').textContent = '';
   if (!keep) dec.prefix = prefix || [];
-  const body = { model: m.name, text: $('dec-text').value, layer: dec.layer, head: dec.head };
+  const body = { model: m.name, text: $('dec-text').value, layer: dec.layer, head: dec.head, maps: !!m.maps };
   if (dec.prefix.length) body.prefix = dec.prefix;
   try {
     const j = await api('/api/generate', body);
@@ -78,6 +78,8 @@ function render(reveal) {
   renderSource();
   renderTop();
   renderHeatmap();
+  renderCrossModelView();
+  renderCrossHeadView();
   document.body.dataset.generated = String(dec.seq); // for tests: this answer is on the page
 }
 
@@ -133,6 +135,73 @@ function renderTop() {
     }
     box.append(row);
   });
+}
+
+function svgEl(tag, attrs) {
+  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+// Every layer x head of the cross-attention at once (bertviz's model view, as the explorer's).
+function renderCrossModelView() {
+  const d = dec.data, box = $('dec-model-view');
+  const A = d.cross_attention;
+  $('dec-mv-title').hidden = !A;
+  box.hidden = !A;
+  if (!A) { box.replaceChildren(); return; }
+  const T = d.steps.length, S = d.tokens.length, NH = A[0].length;
+  const grid = el('div', { class: 'mv-grid' });
+  grid.style.gridTemplateColumns = `auto repeat(${NH}, minmax(0, 11em))`;
+  grid.append(el('span', { class: 'mv-corner', text: 'layer \\ head' }));
+  for (let h = 0; h < NH; h++) grid.append(el('span', { class: 'mv-head', text: `head ${h + 1}` }));
+  A.forEach((heads, l) => {
+    grid.append(el('span', { class: 'mv-layer', text: `layer ${l + 1}` }));
+    heads.forEach((P, h) => {
+      const name = `layer ${l + 1}, head ${h + 1} (cross_attention[${l}][${h}] in the JSON)`;
+      const map = svgEl('svg', { viewBox: `0 0 ${S} ${T}`, preserveAspectRatio: 'none', 'shape-rendering': 'crispEdges',
+        'aria-hidden': 'true' });
+      map.style.aspectRatio = `${S} / ${T}`;
+      map.append(svgEl('rect', { x: 0, y: 0, width: S, height: T, fill: '#fff' }));
+      P.forEach((row, q) => row.forEach((p, k) => {
+        map.append(svgEl('rect', { x: k, y: q, width: 1, height: 1, fill: `rgb(${ATTN_RGB.join(', ')})`,
+          'fill-opacity': p.toFixed(3), 'data-q': q, 'data-k': k }));
+      }));
+      const selected = (dec.layer === l || dec.layer < 0) && (dec.head === h || dec.head < 0);
+      grid.append(el('button', { class: `mv-cell${selected ? ' selected' : ''}`, type: 'button', 'data-layer': l,
+        'data-head': h, title: name, 'aria-label': name, onclick: () => {
+          dec.layer = l; dec.head = h; $('dec-layer').value = String(l); $('dec-head').value = String(h); write(null, true);
+        } }, map));
+    });
+  });
+  box.replaceChildren(grid);
+}
+
+// Lines from each output word (left) to each source word (right), opacity the alignment's weight.
+function renderCrossHeadView() {
+  const d = dec.data, box = $('dec-head-view');
+  $('dec-hv-title').hidden = !d.alignment;
+  box.hidden = !d.alignment;
+  if (!d.alignment) { box.replaceChildren(); return; }
+  const T = d.steps.length, S = d.tokens.length, rowH = S > 24 ? 15 : 20, top = 4;
+  const W = Math.max(240, Math.min(box.clientWidth || 560, 560)), colW = Math.min(104, Math.floor(W * 0.32));
+  const H = 2 * top + Math.max(T, S) * rowH, Y = (i) => top + (i + 0.5) * rowH;
+  const fill = `rgb(${ATTN_RGB.join(', ')})`;
+  const g = svgEl('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img',
+    'aria-label': 'each output word\'s cross-attention to every source word' });
+  d.alignment.forEach((row, t) => row.forEach((p, k) => {
+    g.append(svgEl('line', { x1: colW + 2, y1: Y(t), x2: W - colW - 2, y2: Y(k), stroke: fill,
+      'stroke-width': t === dec.step ? 3 : 1.5, 'stroke-opacity': p.toFixed(3), 'data-q': t, 'data-k': k }));
+  }));
+  const text = (x, y, anchor, w, bold) => {
+    const e = svgEl('text', { x, y, 'text-anchor': anchor, 'dominant-baseline': 'central', 'font-size': 13,
+      'font-weight': bold ? 'bold' : 'normal' });
+    e.textContent = w.length > 12 ? `${w.slice(0, 11)}\u2026` : w;
+    return e;
+  };
+  d.steps.forEach((s, t) => g.append(text(colW - 6, Y(t), 'end', s.token, t === dec.step)));
+  d.tokens.forEach((w, k) => g.append(text(W - colW + 6, Y(k), 'start', w, false)));
+  box.replaceChildren(g);
 }
 
 function renderHeatmap() {

@@ -48,6 +48,8 @@ static void handle_get(serve_app *app, int ctx, const char *path, size_t n, cons
         serve_json_copy(rs, app->models_json, app->models_len);
     } else if (path_is(path, n, "/api/vocab")) {
         serve_api_vocab(app, query, rs);
+    } else if (path_is(path, n, "/api/positions")) {
+        serve_api_positions(app, ctx, query, rs);
     } else if (path_is(path, n, "/api/figures")) {
         serve_json_copy(rs, app->figures_json, app->figures_len);
     } else if (n > 10 && memcmp(path, "/api/sets/", 10) == 0) {

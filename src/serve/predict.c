@@ -7,7 +7,9 @@
  *                                        SERVE_MAX_PREDICT_LINES lines; a last empty line is
  *                                        ignored)
  *   -> {"sentences": N, "predictions": [{"model", "seed", "logits": [N], "probabilities": [N]}]}
- * Without models=, the models /api/explain explains by default. */
+ * Without models=, the models /api/explain explains by default. positions=zero (the shuffle
+ * test of section 4): the Transformer with its learned position vectors set to zero, so it
+ * cannot tell where a word is; the RNNs answer as without it (their order is their input). */
 #include "serve_internal.h"
 #include "attn_own_data.h"
 
@@ -72,10 +74,15 @@ static int split_lines(char *text, size_t len, char **lines, int max) {
 }
 
 /* The logit of each line with model entry into logits[n]; false after an error answer. */
-static bool predict_lines(serve_app *app, int ctx, int entry, char **lines, int n, int max_words,
-                          float *logits, serve_response *rs) {
+static bool predict_lines(serve_app *app, int ctx, int entry, bool no_positions, char **lines,
+                          int n, int max_words, float *logits, serve_response *rs) {
     const serve_entry *en = &app->entries[entry];
-    attn_model *m = serve_model(app, ctx, entry);
+    attn_model *m = serve_model(app, ctx, entry), *z = NULL;
+    if (no_positions && en->arch == ATTN_ARCH_TRANSFORMER) {
+        if (!(z = serve_model_without_positions(m, rs))) return false;
+        m = z;
+    }
+    bool ok = false;
     int ids[ATTN_MAX_WORDS];
     for (int i = 0; i < n; i++) {
         attn_error err;
@@ -85,21 +92,32 @@ static bool predict_lines(serve_app *app, int ctx, int entry, char **lines, int 
                                     attn_vocab_lookup(en->vocab, ATTN_UNK_TOKEN), ids, max_words,
                                     &n_words, &n_unk, &err) != ATTN_OK) {
             serve_tokenize_error(rs, &err, attn_arch_name(en->arch), i + 1);
-            return false;
+            goto done;
         }
         const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};
         if (attn_model_forward_infer(m, &b, &logits[i], &err) != ATTN_OK) {
             serve_error_response(rs, 503, "predict_failed", err.msg);
-            return false;
+            goto done;
         }
     }
-    return true;
+    ok = true;
+done:
+    attn_model_free(z);
+    return ok;
 }
 
 void serve_api_predict(serve_app *app, int ctx, const serve_request *rq, const char *query,
                        serve_response *rs) {
     int entries[ATTN_EXPLAIN_REQUEST_MAX_MODELS], n_models = 0;
     if (!predict_models(app, query, entries, &n_models, rs)) return;
+    char pos[16];
+    const int pos_given = serve_query_value(query, "positions", pos, sizeof pos);
+    if (pos_given < 0 || (pos_given > 0 && strcmp(pos, "zero") != 0)) {
+        serve_error_response(rs, 400, "bad_request",
+                             "positions= takes only 'zero' (the Transformer without its "
+                             "position vectors)");
+        return;
+    }
     char *text = malloc(rq->body_len + 1);
     char **lines = malloc(SERVE_MAX_PREDICT_LINES * sizeof *lines);
     float *logits = malloc(SERVE_MAX_PREDICT_LINES * sizeof *logits);
@@ -123,12 +141,14 @@ void serve_api_predict(serve_app *app, int ctx, const serve_request *rq, const c
     attn_json_begin_array_field(&w, "predictions");
     for (int k = 0; k < n_models; k++) {
         const serve_entry *en = &app->entries[entries[k]];
-        if (!predict_lines(app, ctx, entries[k], lines, n, max_words, logits, rs)) {
+        if (!predict_lines(app, ctx, entries[k], pos_given > 0, lines, n, max_words, logits, rs)) {
             attn_json_writer_finish(&w, NULL);
             goto done;
         }
         attn_json_begin_object(&w);
         serve_json_model_fields(&w, attn_arch_name(en->arch), en->seed);
+        if (pos_given > 0 && en->arch == ATTN_ARCH_TRANSFORMER)
+            attn_json_field_string(&w, "positions", "zero");
         attn_json_begin_array_field(&w, "logits");
         for (int i = 0; i < n; i++) attn_json_float(&w, logits[i]);
         attn_json_end_array(&w);

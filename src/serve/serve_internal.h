@@ -84,6 +84,10 @@ void serve_api_vocab(serve_app *app, const char *query, serve_response *rs);
 void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_response *rs);
 void serve_api_sets(serve_app *app, int ctx, const char *name, const char *query,
                     serve_response *rs);
+/* positions.c: GET /api/positions; a new model equal to the learned-positions Transformer m with
+ * its position table zeroed (the caller frees it), or NULL after an error answer in rs. */
+void serve_api_positions(serve_app *app, int ctx, const char *query, serve_response *rs);
+attn_model *serve_model_without_positions(const attn_model *m, serve_response *rs);
 /* rs answers 200 with the JSON text json[0..len) (copied). */
 void serve_json_copy(serve_response *rs, const char *json, size_t len);
 /* rs answers status with w's text (taken); on w's failure 503 out_of_memory and false. */

@@ -13,8 +13,11 @@ teaches: the write-up's §7 observations on the first page (attn's measured numb
 example's own number equal to the API's), a polarity-changing counterfactual and occlusion
 (both against POST /api/predict), integrated gradients' and saturation notes in words, results
 marked stale on an unknown word, a 43-word sentence without horizontal overflow (1200 and 420
-pixels wide), /figures.html following docs/figures/index.md, and a PyTorch LSTM with its own
-vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
+pixels wide), section 4 (the shuffle test against POST /api/predict with and without
+positions=zero, the position table's canvas pixels against GET /api/positions), unknown words
+with words of the class their slot takes, two sentences side by side against POST /api/explain
+(each with a screenshot),
+/figures.html following docs/figures/index.md, and a PyTorch LSTM with its own vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
 (--screenshot and two beside it) and checks the bounded queue (503) and SIGTERM shutdown.
 Chromium from Debian (`chromium`)."""
 import argparse
@@ -733,6 +736,9 @@ def check_page(base, api_expl, sentence, screenshot):
                      "document.querySelectorAll('img').length === 0"),
               "page: a sentence holding HTML is rendered as text")
         check_long_sentence(cdp, base, screenshot.replace(".png", "-43-words.png"), shots)
+        check_positions(cdp, base, shots)
+        check_unknown_by_category(cdp, base, shots)
+        check_compare(cdp, base, shots)
         check_figures_page(cdp, base)
         check_fragment(cdp, base, shots)
 
@@ -743,6 +749,132 @@ def predict_api(base, sentences, models):
     st, _, b = http(base, "/api/predict?models=" + ",".join(models), "\n".join(sentences))
     check(st == 200, "POST /api/predict (%d sentences)" % len(sentences))
     return {p["model"]: p for p in json.loads(b)["predictions"]}
+
+
+def check_positions(cdp, base, shots):
+    """Section 4: the shuffle test's table against POST /api/predict (with and without
+    positions=zero), the zeroed Transformer's one probability for every order, the position
+    table's canvas pixels against GET /api/positions, no horizontal overflow; a screenshot."""
+    sentence = "the food was not very good"
+    set_sentence(cdp, sentence)
+    cdp.wait_for("document.getElementById('shuffle').dataset.ready === 'true' && "
+                 "document.getElementById('positions').dataset.ready === 'true' && "
+                 "document.querySelector('#shuffle td') && document.querySelector('#shuffle td')"
+                 ".parentNode.closest('table').rows.length > 1", "the shuffle test and positions")
+    rows = cdp.js("Array.from(document.querySelectorAll('#shuffle tbody tr')).map(r => "
+                  "[r.querySelector('.words-cell').textContent, Array.from(r.querySelectorAll("
+                  "'td.num')).map(c => c.getAttribute('title'))])")
+    heads = cdp.js("Array.from(document.querySelectorAll('#shuffle thead th')).slice(2).map("
+                   "h => h.textContent)")
+    lines = [r[0] for r in rows]
+    check(len(rows) == 5 and lines[0] == sentence and lines[1] == " ".join(
+        reversed(sentence.split())) and all(sorted(x.split()) == sorted(sentence.split())
+                                            for x in lines),
+          "page: the shuffle test has the typed order, reversed and 3 shuffles of its words")
+    plain = predict_api(base, lines, ["rnn", "lstm", "transformer"])
+    st, _, b = http(base, "/api/predict?models=transformer&positions=zero", "\n".join(lines))
+    zero = json.loads(b)["predictions"][0]["probabilities"] if st == 200 else []
+    want = [plain[m]["probabilities"] for m in ("rnn", "lstm", "transformer")] + [zero]
+    got = [[float(r[1][c].split("= ")[1]) for r in rows] for c in range(len(heads))]
+    check(heads == ["rnn", "lstm", "transformer", "transformer, positions zeroed"] and all(
+        len(g) == len(w) and all(abs(x - y) < 1e-6 for x, y in zip(g, w))
+        for g, w in zip(got, want)),
+          "page: every model's p(positive) of every order as /api/predict gives it: %s" % heads)
+    check(max(zero) - min(zero) < 1e-6 and max(want[1]) - min(want[1]) > 0.05
+          and max(want[2]) - min(want[2]) > 0.05,
+          "page: the Transformer without positions gives every order one p (%.6f); the LSTM "
+          "and the trained Transformer do not" % zero[0])
+    note = cdp.js("document.getElementById('shuffle-note').textContent")
+    check("positions zeroed: the same p for every order" in note, "page: the note says so")
+    st, _, b = http(base, "/api/positions?model=transformer")
+    P = json.loads(b)["table"]
+    mx = max(abs(x) for row in P for x in row)
+    px = cdp.js("(() => { const c = document.querySelector('#positions canvas'); const d = "
+                "c.getContext('2d').getImageData(0, 0, c.width, c.height).data; return [c.width,"
+                " c.height, Array.from(d)]; })()")
+    W, H, data = px
+    worst = 0
+    for r in range(H):
+        for k in range(W):
+            v = P[k][r] / mx
+            rgb = (40, 160, 70) if v >= 0 else (215, 50, 50)
+            for j in range(3):
+                worst = max(worst, abs(data[4 * (r * W + k) + j] - (255 + abs(v) * (rgb[j] - 255))))
+    check([W, H] == [len(P), len(P[0])] and worst <= 1.01,
+          "page: the position table's %d x %d pixels are /api/positions' values (worst %.2f of "
+          "255)" % (W, H, worst))
+    sim = cdp.js("(() => { const c = document.querySelectorAll('#positions canvas')[1]; "
+                 "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; "
+                 "return [c.width, d[0], d[1], d[2]]; })()")
+    check(sim[0] == len(P) and sim[1:] == [40, 160, 70],
+          "page: the similarity map is %d x %d, its diagonal 1 (full green)" % (sim[0], sim[0]))
+    check(cdp.js("document.documentElement.scrollWidth <= window.innerWidth"),
+          "page: section 4 without horizontal overflow")
+    element_shot(cdp, ["#positions-section", "#positions"], os.path.join(shots, "positions.png"))
+
+
+def check_unknown_by_category(cdp, base, shots):
+    """Unknown words: besides the nearest word by spelling, words of the class the task's
+    grammar puts there -- an unknown noun after "the" gets nouns, an unknown adjective after
+    "was" adjectives of both polarities (classes from GET /api/vocab); a click takes one."""
+    st, _, b = http(base, "/api/vocab")
+    cat = {w["word"]: w["category"] for w in json.loads(b)["words"]}
+    cdp.js("(() => { const s = document.getElementById('sentence'); s.value = "
+           "'the pizza was stunning'; s.dispatchEvent(new Event('input')); })()")
+    cdp.wait_for("document.querySelectorAll('#unknown .unknown-word').length === 2",
+                 "two unknown words listed")
+    got = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#unknown "
+                 ".unknown-word')).map(d => [d.dataset.word, Array.from(d.querySelectorAll("
+                 "'.cat-suggest')).map(c => [c.textContent, c.dataset.category])]))")
+    noun, adj = got.get("pizza", []), got.get("stunning", [])
+    check(noun and all(cat.get(w) == c and c in ("subject", "distractor") for w, c in noun),
+          "page: unknown 'pizza' after 'the': nouns by category %s" % [w for w, _ in noun])
+    check({c for _, c in adj} == {"positive", "negative"}
+          and all(cat.get(w) == c for w, c in adj),
+          "page: unknown 'stunning' after 'was': adjectives of both polarities %s"
+          % [w for w, _ in adj])
+    element_shot(cdp, ["#input-section"], os.path.join(shots, "unknown-by-category.png"))
+    first = adj[0][0] if adj else ""
+    cdp.js("document.querySelector('#unknown .unknown-word[data-word=\"stunning\"] "
+           ".cat-suggest').click()")
+    check(cdp.js("document.getElementById('sentence').value") == "the pizza was " + first,
+          "page: a click on %r takes it into the sentence" % first)
+
+
+def check_compare(cdp, base, shots):
+    """Two sentences side by side: each column's verdicts and [CLS] shading (layer 2, head 1)
+    are POST /api/explain's for its sentence; the fragment keeps the second as c=."""
+    a, b = "the lecture was not very helpful", "the lecture was very helpful"
+    set_sentence(cdp, a)
+    select(cdp, "layer", "1")
+    select(cdp, "head", "0")
+    before = cdp.js("document.getElementById('compare').dataset.ready || ''")
+    cdp.js("(() => { document.getElementById('compare-sentence').value = %s; "
+           "document.getElementById('compare-go').click(); })()" % json.dumps(b))
+    cdp.wait_for("(document.getElementById('compare').dataset.ready || '') !== %s"
+                 % json.dumps(before), "compares two sentences")
+    cols = cdp.js("Array.from(document.querySelectorAll('#compare .compare-col')).map(c => ["
+                  "c.querySelector('.compare-sentence').textContent, Array.from(c.querySelectorAll("
+                  "'.compare-verdict')).map(v => v.textContent), Array.from(c.querySelectorAll("
+                  "'.tok')).map(t => Number(t.dataset.weight))])")
+    ok = len(cols) == 2
+    for col, s in zip(cols, (a, b)):
+        st, _, body = http(base, "/api/explain", json.dumps({"sentence": s}))
+        ex = json.loads(body)["explanations"]
+        t = next(x["explain"] for x in ex if x["model"] == "transformer")
+        want_v = ["%s: %s, p(positive) %.1f %%" % (x["model"], "positive" if x["explain"]["probability"] > 0.5
+                                      else "negative", 100 * x["explain"]["probability"])
+                  for x in ex]
+        cls = t["attention"][1][0][0]
+        ok = ok and st == 200 and col[0] == s and col[1] == want_v and len(col[2]) == len(cls) \
+            and all(abs(g - w) <= 5e-7 for g, w in zip(col[2], cls))
+    check(ok, "page: two sentences side by side, verdicts and layer 2 head 1's [CLS] row as the "
+          "API's: %s" % [c[1][-1:] for c in cols])
+    check("c=the+lecture+was+very+helpful" in cdp.js("location.hash"),
+          "page: the fragment holds the second sentence (c=)")
+    check(cdp.js("document.documentElement.scrollWidth <= window.innerWidth"),
+          "page: the comparison without horizontal overflow")
+    element_shot(cdp, ["#compare-section"], os.path.join(shots, "compare.png"))
 
 
 def check_first_page(cdp, base):
@@ -1037,7 +1169,8 @@ def decoder_weights(attn, weights, tmp):
 
 
 def check_decoder_page(attn, weights, screenshot):
-    """The decoder view: the verdict word by word as the API writes it, the source words shaded
+    """The decoder view: the verdict word by word as the API writes it, the cross-attention's
+    model view (every layer x head) against the API's cross_attention, the source words shaded
     by the API's cross-attention for the selected output word (the mean, then layer 2 head 1,
     then another output word), the heat map's size, a top-5 alternative continuing the
     generation (the API with that prefix), the compose panel's samples as the API's."""
@@ -1076,6 +1209,28 @@ def check_decoder_view(cdp, base, have_compose, screenshot):
     n_cols = cdp.js("document.querySelectorAll('#dec-heatmap thead th').length") - 1
     check((n_rows, n_cols) == (len(mean["steps"]), len(mean["tokens"])),
           "decoder page: heat map of %d output x %d source words" % (n_rows, n_cols))
+    full = api(layer=-1, head=-1, maps=True)["cross_attention"]
+    cells = cdp.js("Array.from(document.querySelectorAll('#dec-model-view .mv-cell')).map(c => "
+                   "[Number(c.dataset.layer), Number(c.dataset.head), Array.from(c.querySelectorAll("
+                   "'rect[data-q]')).map(r => [Number(r.dataset.q), Number(r.dataset.k), "
+                   "Number(r.getAttribute('fill-opacity'))])])")
+    worst = max((abs(o - full[l][h][q][k]) for l, h, rs in cells for q, k, o in rs), default=1)
+    check(len(cells) == len(full) * len(full[0]) and all(
+        len(rs) == len(full[l][h]) * len(full[l][h][0]) for l, h, rs in cells)
+          and worst <= 0.0005 + 1e-9,
+          "decoder page: cross-attention model view, %d maps, each entry the API's "
+          "cross_attention (worst %.4f)" % (len(cells), worst))
+    lines = cdp.js("Array.from(document.querySelectorAll('#dec-head-view line')).map(l => "
+                   "[Number(l.dataset.q), Number(l.dataset.k), Number(l.getAttribute('stroke-opacity'))])")
+    al = mean["alignment"]
+    check(len(lines) == len(al) * len(al[0]) and all(
+        abs(o - al[q][k]) <= 0.0005 + 1e-9 for q, k, o in lines),
+          "decoder page: cross-attention head view, a line per output x source word at the "
+          "API's alignment (%d lines)" % len(lines))
+    element_shot(cdp, ["#dec-hv-title", "#dec-head-view"],
+                 screenshot.replace(".png", "-cross-head-view.png"))
+    element_shot(cdp, ["#dec-mv-title", "#dec-model-view"],
+                 screenshot.replace(".png", "-cross-model-view.png"))
     before = cdp.js("document.body.dataset.generated")
     select(cdp, "dec-layer", "1")
     generated(cdp, before, "layer 2 chosen")

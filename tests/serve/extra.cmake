@@ -3,9 +3,13 @@
 # drives the page: the §7 observations, a sentence's shading against the API's attention, the
 # model view (every layer x head) and the head view (query-to-key lines) against it, a
 # polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
-# without horizontal overflow, the figures page, a model with its own vocabulary, and the
-# decoder page (/decoder.html: its shading against /api/generate, a top-5 alternative, the
-# compose panel); the screenshots stay in the build dir (serve-e2e*.png).
+# without horizontal overflow, section 4 (the shuffle test against /api/predict with and
+# without positions=zero, the position table's pixels against /api/positions), unknown words
+# with words of their slot's class, two sentences side by side against /api/explain, the figures
+# page, a model with its own vocabulary, and the decoder page (/decoder.html: its shading
+# against /api/generate, the cross-attention's model view (every layer x head) and head view
+# (lines) against its cross_attention and alignment, a top-5 alternative, the compose panel); the screenshots stay in the build
+# dir (serve-e2e*.png; those of the explorer's views in a temporary directory it prints).
 add_test(NAME serve/e2e
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights --screenshot ${CMAKE_BINARY_DIR}/serve-e2e.png)
@@ -50,3 +54,12 @@ add_test(NAME serve/decoder_sockets
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/decoder_sockets.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights)
 set_tests_properties(serve/decoder_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 180)
+
+# Section 4's endpoints on the wire (tests/serve/positions_sockets.py, sockets.py's helpers):
+# GET /api/positions against the weights file's pos_embedding, and /api/predict?positions=zero
+# -- the Transformer with its position vectors zeroed gives a sentence and its shuffles one
+# probability, the trained one and the RNNs do not.
+add_test(NAME serve/positions_sockets
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/positions_sockets.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/positions_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 60)
