@@ -127,7 +127,8 @@ int cmd_eval(int argc, char **argv) {
     uint64_t seed = 1;
     int n = 0, batch = 1, seeds = 3, threads = 0;
     cli_opt opts[] = {
-        {"--weights", "FILE.json", CLI_OPT_STR, &weights, .help = "attn-weights-v1 JSON"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights,
+         .help = "classifier weights, attn-weights-v1 JSON or safetensors"},
         {"--set", "NAME", CLI_OPT_STR, &set, .help = CLI_SET_NAMES},
         {"--seed", "S", CLI_OPT_U64, &seed, .help = "generator seed of --set, as attn data"},
         {"--n", "N", CLI_OPT_INT, &n, 1, ATTN_DATA_MAX_N, .def = "",
@@ -146,8 +147,8 @@ int cmd_eval(int argc, char **argv) {
                  "transformer; by default the GRU too when DIR/gru-seed1.json exists"},
     };
     cli_spec spec = CLI_SPEC("eval",
-                             "--weights FILE.json --set NAME [--seed S] [--n N] [--batch B]\n"
-                             "--weights FILE.json --data FILE.tsv [--batch B]\n"
+                             "--weights FILE --set NAME [--seed S] [--n N] [--batch B]\n"
+                             "--weights FILE --data FILE.tsv [--batch B]\n"
                              "--table DIR [--seeds N] [--models LIST] [--batch B]",
                              about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
@@ -161,8 +162,7 @@ int cmd_eval(int argc, char **argv) {
     }
     if (cli_given(&spec, "--seeds") || models)
         return cli_usage_error("eval", "--seeds and --models go with --table");
-    if (!weights)
-        return cli_usage_error("eval", "--weights FILE.json (or --table DIR) is required");
+    if (!weights) return cli_usage_error("eval", "--weights FILE (or --table DIR) is required");
     if (!set == !data) return cli_usage_error("eval", "give exactly one of --set and --data");
     if (data && (have_seed || have_n))
         return cli_usage_error("eval", "--seed and --n apply to --set, not to --data");

@@ -273,8 +273,9 @@ int cmd_explain(int argc, char **argv) {
                       NULL};
     int color = CLI_COLOR_AUTO, threads = 0;
     cli_opt opts[] = {
-        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
-         .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights,
+         .help =
+             "attn-weights-v1 JSON or safetensors (attn train, tools/weights_json.py); required"},
         {"--format", "F", CLI_OPT_CHOICE, &v.fmt, .choices = "text|json",
          .help = "text or json; see below"},
         {"--layer", "L", CLI_OPT_INT, &v.layer, 0, 63, .def = "all",
@@ -294,7 +295,7 @@ int cmd_explain(int argc, char **argv) {
     };
     cli_spec spec =
         CLI_SPEC("explain",
-                 "--weights FILE.json [--format F] [--layer L] [--head H] [--color WHEN]"
+                 "--weights FILE [--format F] [--layer L] [--head H] [--color WHEN]"
                  " [--ig-steps N] [--qk] [--max-words N] [--max-memory MIB] [--threads N] [--] "
                  "[SENTENCE...]",
                  about, "SENTENCE", notes, opts);

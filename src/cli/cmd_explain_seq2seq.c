@@ -234,8 +234,9 @@ int cmd_explain_seq2seq(int argc, char **argv) {
     bool no_saliency = false;
     int prefix_ids[ATTN_S2S_MAX_TGT];
     cli_opt opts[] = {
-        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
-         .help = "attn-seq2seq-weights-v1 JSON (attn train --task rewrite); required"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights,
+         .help =
+             "attn-seq2seq-weights-v1 JSON or safetensors (attn train --task rewrite); required"},
         {"--format", "F", CLI_OPT_CHOICE, &v.fmt, .choices = "text|json",
          .help = "text or json; see below"},
         {"--layer", "L", CLI_OPT_INT, &v.layer, 0, 63, .def = "the mean",
@@ -259,7 +260,7 @@ int cmd_explain_seq2seq(int argc, char **argv) {
     int n_sources = 0;
     attn_error err;
     int rc = cli_parse_operands(&spec, argc, argv, &sources, &n_sources);
-    if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE.json is required");
+    if (rc < 0 && !weights) rc = cli_usage_error("explain", "--weights FILE is required");
     if (rc < 0 && prefix) rc = parse_prefix(prefix, prefix_ids, &v.opts.n_prefix, ATTN_S2S_MAX_TGT);
     if (rc < 0 && attn_seq2seq_load_json(weights, &v.m, &err) != ATTN_OK)
         rc = cli_fail("explain", &err);

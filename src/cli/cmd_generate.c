@@ -357,8 +357,9 @@ int cmd_generate(int argc, char **argv) {
     double temperature = 1.0, top_p = 1.0;
     uint64_t seed = 1;
     cli_opt opts[] = {
-        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
-         .help = "attn-seq2seq-weights-v1 JSON (attn train --task rewrite); required"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights,
+         .help =
+             "attn-seq2seq-weights-v1 JSON or safetensors (attn train --task rewrite); required"},
         {"--no-cache", NULL, CLI_OPT_FLAG, &no_cache,
          .help = "recompute the decoder over the prefix at every step"},
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
@@ -383,7 +384,7 @@ int cmd_generate(int argc, char **argv) {
     };
     cli_spec spec =
         CLI_SPEC("generate",
-                 "--weights FILE.json [--no-cache] [--format text|json] [--max-len N]\n"
+                 "--weights FILE [--no-cache] [--format text|json] [--max-len N]\n"
                  "[--beam K | --temperature T --top-k K --top-p P --seed S --samples N |\n"
                  "--teacher] [--threads N]\n"
                  "[--] [SOURCE...]",
@@ -391,7 +392,7 @@ int cmd_generate(int argc, char **argv) {
     char **sources = NULL;
     int n_sources = 0;
     int rc = cli_parse_operands(&spec, argc, argv, &sources, &n_sources);
-    if (rc < 0 && !weights) rc = cli_usage_error("generate", "--weights FILE.json is required");
+    if (rc < 0 && !weights) rc = cli_usage_error("generate", "--weights FILE is required");
     const bool sample = cli_given(&spec, "--temperature") || cli_given(&spec, "--top-k") ||
                         cli_given(&spec, "--top-p") || cli_given(&spec, "--seed") ||
                         cli_given(&spec, "--samples");

@@ -70,7 +70,7 @@ int cmd_grad(int argc, char **argv) {
     const char *cmd = "grad", *weights = NULL, *data = NULL, *out = NULL;
     int batch = 32;
     cli_opt opts[] = {
-        {"--weights", "W.json", CLI_OPT_STR, &weights,
+        {"--weights", "W", CLI_OPT_STR, &weights,
          .help = "model weights (attn-weights-v1); required"},
         {"--data", "FILE.tsv", CLI_OPT_STR, &data, .help = "labelled sentences; required"},
         {"--out", "G.json", CLI_OPT_STR, &out,
@@ -80,10 +80,10 @@ int cmd_grad(int argc, char **argv) {
     };
     cli_spec spec = {
         cmd,
-        "--weights W.json --data FILE.tsv --out G.json [--batch B]",
+        "--weights W --data FILE.tsv --out G.json [--batch B]",
         "Computes the gradient of the mean binary cross-entropy over all sentences of\n"
         "FILE.tsv ('label<TAB>sentence' lines) with respect to every parameter of the\n"
-        "model in W.json, and writes it to G.json in the weights format (same tensor\n"
+        "model in W, and writes it to G.json in the weights format (same tensor\n"
         "names). Prints 'loss <mean loss>' on stdout. Batches are consecutive lines,\n"
         "padded; each batch's loss is weighted by its share of the file.",
         NULL,
@@ -92,7 +92,7 @@ int cmd_grad(int argc, char **argv) {
         4};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
-    if (!weights) return cli_usage_error(cmd, "--weights W.json is required");
+    if (!weights) return cli_usage_error(cmd, "--weights W is required");
     if (!data) return cli_usage_error(cmd, "--data FILE.tsv is required");
     if (!out) return cli_usage_error(cmd, "--out G.json is required");
     if (cli_is_seq2seq_weights(weights)) return cli_grad_seq2seq(weights, data, out, batch);

@@ -31,12 +31,13 @@ static void print_config(const attn_model_config *c) {
 int cmd_info(int argc, char **argv) {
     const char *weights = NULL;
     cli_opt opts[] = {
-        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
-         .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights,
+         .help =
+             "attn-weights-v1 JSON or safetensors (attn train, tools/weights_json.py); required"},
     };
     cli_spec spec = {
         "info",
-        "--weights FILE.json",
+        "--weights FILE",
         "Shows a weights file (attn-weights-v1): the architecture, its sizes, the tensor\n"
         "table (state_dict name, shape, element count) and the total parameter count;\n"
         "the vocabulary: the file's own \"vocab\" or the built-in one, and its size.\n"
@@ -47,7 +48,7 @@ int cmd_info(int argc, char **argv) {
         1};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
-    if (!weights) return cli_usage_error("info", "--weights FILE.json is required");
+    if (!weights) return cli_usage_error("info", "--weights FILE is required");
     if (cli_is_seq2seq_weights(weights)) return cli_info_seq2seq(weights);
     attn_model *m = NULL;
     const attn_vocab *vocab = NULL;

@@ -41,14 +41,13 @@ int cmd_lesson(int argc, char **argv) {
     cli_opt opts[] = {
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
         {"--out", "DIR", CLI_OPT_STR, &o.chart_dir, .def = "", .help = "write the charts into DIR"},
-        {"--weights", "W.json", CLI_OPT_STR, &o.weights, .def = "untrained",
+        {"--weights", "W", CLI_OPT_STR, &o.weights, .def = "untrained",
          .help = "positions: the Transformer to permute"},
         {"--seed", "S", CLI_OPT_U64, &o.seed,
          .help = "random draws (and the untrained Transformer)"},
     };
-    cli_spec spec =
-        CLI_SPEC("lesson", "scaling|positions [--format F] [--out DIR] [--weights W.json]", about,
-                 "LESSON", notes, opts);
+    cli_spec spec = CLI_SPEC("lesson", "scaling|positions [--format F] [--out DIR] [--weights W]",
+                             about, "LESSON", notes, opts);
     char *pos[8] = {0};
     char **lessons = argc < 8 ? pos : calloc((size_t)argc, sizeof *lessons);
     if (!lessons) return cli_runtime_error("lesson", "out of memory");

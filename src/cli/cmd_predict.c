@@ -28,7 +28,7 @@ static const char notes[] =
     "many words is reported on stderr with its line (or argument) number; the others are\n"
     "still classified, and the exit code is then 1.\n\n"
     "Vocabulary: the weights file's own \"vocab\" when it has one, else the built-in\n"
-    "course-review vocabulary ('attn vocab --weights FILE.json' lists it). Where it has\n"
+    "course-review vocabulary ('attn vocab --weights FILE' lists it). Where it has\n"
     "the token [UNK] (attn train --vocab-from-data), an unknown word reads as [UNK] and one\n"
     "warning at the end counts them. With --ids each\n"
     "SENTENCE (or stdin line) is whitespace-separated token ids of that vocabulary instead\n"
@@ -155,17 +155,18 @@ int cmd_predict(int argc, char **argv) {
     bool by_ids = false;
     int threads = 0;
     cli_opt opts[] = {
-        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
-         .help = "attn-weights-v1 JSON (attn train or tools/weights_json.py); required"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights,
+         .help =
+             "attn-weights-v1 JSON or safetensors (attn train, tools/weights_json.py); required"},
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|tsv|json",
          .help = "text, tsv or json; see Formats below"},
         {"--ids", NULL, CLI_OPT_FLAG, &by_ids,
          .help = "each SENTENCE (or line) is whitespace-separated token ids, not words"},
         CLI_THREADS_OPT(&threads),
     };
-    cli_spec spec = CLI_SPEC(
-        "predict", "--weights FILE.json [--format F] [--ids] [--threads N] [--] [SENTENCE...]",
-        about, "SENTENCE", notes, opts);
+    cli_spec spec =
+        CLI_SPEC("predict", "--weights FILE [--format F] [--ids] [--threads N] [--] [SENTENCE...]",
+                 about, "SENTENCE", notes, opts);
     char **sentences = NULL;
     int n_sentences = 0;
     int rc = cli_parse_operands(&spec, argc, argv, &sentences, &n_sentences);

@@ -188,7 +188,7 @@ int cmd_saliency(int argc, char **argv) {
     uint64_t seed = 1;
     int T = ATTN_SALIENCY_DEFAULT_T, n = ATTN_SALIENCY_DEFAULT_N, fmt = FORMAT_TABLE;
     cli_opt opts[] = {
-        {"--weights", "W.json[,...]", CLI_OPT_STR, &weights, .def = "",
+        {"--weights", "W[,...]", CLI_OPT_STR, &weights, .def = "",
          .help = "trained (or any) weights, one curve each"},
         {"--model", "M[,...]", CLI_OPT_STR, &models, .def = "",
          .help = "rnn, lstm, gru or transformer, untrained (initialised with --seed)"},
@@ -202,13 +202,13 @@ int cmd_saliency(int argc, char **argv) {
          .help = "also draw the chart (.png or .svg; needs gnuplot)"},
     };
     cli_spec spec = CLI_SPEC("saliency",
-                             "(--weights W.json[,...] | --model M[,...] [--seed S]) [--T N] [--n N]"
+                             "(--weights W[,...] | --model M[,...] [--seed S]) [--T N] [--n N]"
                              " [--format F] [--plot FILE]",
                              about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     if (!weights && !models)
-        return cli_usage_error("saliency", "give --model M (untrained) or --weights W.json");
+        return cli_usage_error("saliency", "give --model M (untrained) or --weights W");
     if (plot && (rc = cli_check_plot_name("saliency", "--plot", plot)) != CLI_OK) return rc;
     attn_set_num_threads(1);
     const attn_saliency_opts o = {.T = T, .n = n, .seed = seed};

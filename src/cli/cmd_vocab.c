@@ -50,14 +50,14 @@ int cmd_vocab(int argc, char **argv) {
         {"--json", NULL, CLI_OPT_FLAG, &json,
          .help = "machine-readable: {\"vocab_size\": 91, \"words\": [{\"id\", \"word\",\n"
                  "\"category\"}, ...]}"},
-        {"--weights", "FILE.json", CLI_OPT_STR, &weights,
+        {"--weights", "FILE", CLI_OPT_STR, &weights,
          .help = "the vocabulary of this weights file: its own \"vocab\" (categories are then\n"
                  "the kinds special, word, ids-only; json adds \"source\": \"file\"), else the\n"
                  "built-in one"},
     };
     cli_spec spec = {
         "vocab",
-        "[--json] [--weights FILE.json]",
+        "[--json] [--weights FILE]",
         "Prints the 91-token vocabulary: id, word and category ([PAD] = 0, [CLS] = 1,\n"
         "the 89 words = 2..90), or with --weights the vocabulary the model reads words with.",
         NULL,
