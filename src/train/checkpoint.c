@@ -35,12 +35,12 @@ attn_status attn_trainer_get_state(const attn_trainer *t, attn_train_state *st, 
     st->rng_state = t->rng.state;
     st->adam_step = t->adam->step;
     st->n_params = attn_model_n_params(t->model);
-    st->params = t->restored ? t->last_params : attn_model_params(t->model);
+    st->params = t->best.restored ? t->best.last : attn_model_params(t->model);
     st->m = t->adam->m;
     st->v = t->adam->v;
-    st->best_epoch = t->best_epoch;
-    st->best_acc = t->best_epoch ? t->best_acc : 0.0;
-    st->best_params = t->best_epoch ? t->best_params : NULL;
+    st->best_epoch = t->best.epoch;
+    st->best_acc = t->best.epoch ? t->best.score : 0.0;
+    st->best_params = t->best.epoch ? t->best.params : NULL;
     return ATTN_OK;
 }
 
@@ -101,7 +101,7 @@ static attn_status check_state(const attn_trainer *t, const attn_train_state *st
                            "%s: the checkpoint holds %zu parameters, the model has %zu", src,
                            st->n_params, n);
     int best = st->best_epoch;
-    if (best < 0 || best > st->epoch || (best > 0) != (t->best_params && st->epoch > 0) ||
+    if (best < 0 || best > st->epoch || (best > 0) != (t->best.params && st->epoch > 0) ||
         (best > 0 && !st->best_params))
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "%s: best_epoch %d does not fit epoch %d with keep_best %d", src, best,
@@ -124,14 +124,14 @@ attn_status attn_trainer_set_state(attn_trainer *t, const attn_train_state *st, 
     size_t n = st->n_params;
     /* memmove: st may point at this trainer's own arrays (attn_trainer_get_state) */
     memmove(attn_model_params(t->model), st->params, n * sizeof(float));
-    t->restored = false;
+    t->best.restored = false;
     memmove(t->adam->m, st->m, n * sizeof(float));
     memmove(t->adam->v, st->v, n * sizeof(float));
     t->adam->step = st->adam_step;
     t->epoch = st->epoch;
     t->rng.state = st->rng_state;
-    t->best_epoch = st->best_epoch;
-    t->best_acc = st->best_acc;
-    if (st->best_epoch > 0) memmove(t->best_params, st->best_params, n * sizeof(float));
+    t->best.epoch = st->best_epoch;
+    t->best.score = st->best_acc;
+    if (st->best_epoch > 0) memmove(t->best.params, st->best_params, n * sizeof(float));
     return ATTN_OK;
 }

@@ -189,12 +189,15 @@ typedef struct s2s_run {
     attn_adam *opt;
     attn_s2s_batch_buf b;
     int *order;
-    float *best; /* [P] or NULL (no keep_best) */
-    int best_epoch, epoch;
-    double best_score; /* exact match, or minus the loss */
+    attn_best best; /* score: exact match, or minus the loss; params NULL: no keep_best */
+    int epoch;
     attn_rng rng;
     size_t P;
     s2s_threads th;
+    const attn_s2s_callbacks *cb;
+    const attn_s2s_resume *rs;
+    attn_s2s_epoch_stats es; /* the epoch's */
+    long tokens;
 } s2s_run;
 
 /* The same model blueprint (the fields a state must agree on). */
@@ -232,7 +235,7 @@ static attn_status check_state(const s2s_run *r, const attn_s2s_train_state *st,
                            "resume: the checkpoint has done %d epochs, the run has %d", st->epoch,
                            c->epochs);
     if (st->best_epoch < 0 || st->best_epoch > st->epoch ||
-        (st->best_epoch > 0) != (r->best != NULL && st->epoch > 0) ||
+        (st->best_epoch > 0) != (r->best.params != NULL && st->epoch > 0) ||
         (st->best_epoch > 0 && !st->best_params))
         return attn_errorf(err, ATTN_ERR_VALUE,
                            "resume: best_epoch %d does not fit epoch %d with keep_best %d",
@@ -255,9 +258,9 @@ static attn_status restore(s2s_run *r, const attn_s2s_train_state *st, attn_erro
     memcpy(r->opt->v, st->v, r->P * sizeof(float));
     r->opt->step = st->adam_step;
     r->epoch = st->epoch;
-    r->best_epoch = st->best_epoch;
-    r->best_score = st->best_epoch > 0 ? st->best_score : -INFINITY;
-    if (st->best_epoch > 0) memcpy(r->best, st->best_params, r->P * sizeof(float));
+    r->best.epoch = st->best_epoch;
+    r->best.score = st->best_epoch > 0 ? st->best_score : -INFINITY;
+    if (st->best_epoch > 0) memcpy(r->best.params, st->best_params, r->P * sizeof(float));
     return ATTN_OK;
 }
 
@@ -275,65 +278,48 @@ static attn_s2s_train_state state_of(const s2s_run *r) {
     st.params = attn_seq2seq_params(r->m);
     st.m = r->opt->m;
     st.v = r->opt->v;
-    st.best_epoch = r->best_epoch;
-    st.best_score = r->best_epoch > 0 ? r->best_score : 0.0;
-    st.best_params = r->best_epoch > 0 ? r->best : NULL;
+    st.best_epoch = r->best.epoch;
+    st.best_score = r->best.epoch > 0 ? r->best.score : 0.0;
+    st.best_params = r->best.epoch > 0 ? r->best.params : NULL;
     return st;
 }
 
-/* The held-out measure of the epoch into es; keeps the best parameters. */
-static attn_status score_epoch(s2s_run *r, attn_s2s_epoch_stats *es, attn_error *err) {
-    const attn_s2s_train_config *cfg = r->cfg;
+static attn_status steps_epoch(void *ctx, attn_error *err) {
+    s2s_run *r = ctx;
+    attn_rng_shuffle(&r->rng, r->order, r->train->src->n);
+    r->es = (attn_s2s_epoch_stats){r->epoch + 1, r->cfg->epochs, 0, 0, NAN, 0, 0, NAN};
+    return run_epoch(r->m, r->train, r->order, r->cfg, r->opt, &r->b, &r->th, &r->es.loss,
+                     &r->tokens, err);
+}
+
+/* The held-out measure of the epoch into es. */
+static attn_status score_epoch(void *ctx, double *score, attn_error *err) {
+    s2s_run *r = ctx;
+    const int n = r->cfg->holdout;
     attn_pool *pool = r->th.pool; /* the same scores for every pool (seq2seq_eval_pool.c) */
-    double score;
-    if (cfg->holdout == 0) return ATTN_OK;
     if (r->train->task == ATTN_TASK_COMPOSE) { /* many right answers: the held-out loss */
         attn_status st =
-            attn_seq2seq_loss_pool(r->m, r->heldout, 0, cfg->holdout, pool, &es->holdout_loss, err);
-        if (st != ATTN_OK) return st;
-        score = -es->holdout_loss;
-    } else {
-        attn_s2s_eval ev;
-        attn_status st =
-            attn_seq2seq_evaluate_pool(r->m, r->heldout, 0, cfg->holdout, pool, &ev, err);
-        if (st != ATTN_OK) return st;
-        score = es->holdout_exact = ev.exact;
+            attn_seq2seq_loss_pool(r->m, r->heldout, 0, n, pool, &r->es.holdout_loss, err);
+        *score = -r->es.holdout_loss;
+        return st;
     }
-    if (r->best && score >= r->best_score) {
-        r->best_score = score;
-        r->best_epoch = r->epoch;
-        memcpy(r->best, attn_seq2seq_params(r->m), r->P * sizeof *r->best);
-    }
-    return ATTN_OK;
+    attn_s2s_eval ev;
+    attn_status st = attn_seq2seq_evaluate_pool(r->m, r->heldout, 0, n, pool, &ev, err);
+    if (st == ATTN_OK) *score = r->es.holdout_exact = ev.exact;
+    return st;
 }
 
-static attn_status run_epochs(s2s_run *r, const attn_s2s_callbacks *cb, const attn_s2s_resume *rs,
-                              attn_error *err) {
-    const attn_s2s_train_config *cfg = r->cfg;
-    const double t0 = attn_seconds();
-    attn_status st = ATTN_OK;
-    while (st == ATTN_OK && r->epoch < cfg->epochs) {
-        attn_rng_shuffle(&r->rng, r->order, r->train->src->n);
-        const double t_epoch = attn_seconds();
-        attn_s2s_epoch_stats es = {r->epoch + 1, cfg->epochs, 0, 0, NAN, 0, 0, NAN};
-        long tokens = 0;
-        st =
-            run_epoch(r->m, r->train, r->order, cfg, r->opt, &r->b, &r->th, &es.loss, &tokens, err);
-        if (st != ATTN_OK) break;
-        r->epoch++;
-        es.steps = r->opt->step;
-        es.tokens_per_s = (double)tokens / (attn_seconds() - t_epoch);
-        st = score_epoch(r, &es, err);
-        if (st != ATTN_OK) break;
-        es.elapsed_s = attn_seconds() - t0;
-        const bool go_on = !(cb && cb->on_epoch) || cb->on_epoch(&es, cb->user);
-        if (rs && rs->on_state) {
-            const attn_s2s_train_state state = state_of(r);
-            st = rs->on_state(&state, rs->user, err);
-        }
-        if (!go_on) return st;
-    }
-    return st;
+/* The epoch's stats to on_epoch, then its state to on_state. */
+static attn_status report_epoch(void *ctx, const attn_epoch_clock *c, bool *go_on,
+                                attn_error *err) {
+    s2s_run *r = ctx;
+    r->es.steps = r->opt->step;
+    r->es.tokens_per_s = (double)r->tokens / (c->t1 - c->t0);
+    r->es.elapsed_s = c->t2 - c->start;
+    *go_on = !(r->cb && r->cb->on_epoch) || r->cb->on_epoch(&r->es, r->cb->user);
+    if (!r->rs || !r->rs->on_state) return ATTN_OK;
+    const attn_s2s_train_state state = state_of(r);
+    return r->rs->on_state(&state, r->rs->user, err);
 }
 
 attn_status attn_seq2seq_train_pool(attn_seq2seq *m, const attn_pairs *train,
@@ -345,36 +331,35 @@ attn_status attn_seq2seq_train_pool(attn_seq2seq *m, const attn_pairs *train,
         return attn_errorf(err, ATTN_ERR_ARG,
                            "training: need a model, pairs, epochs >= 0, batch_size >= 1 and at "
                            "most as many held-out pairs as the held-out set has");
-    s2s_run r = {m,
-                 train,
-                 heldout,
-                 cfg,
-                 NULL,
-                 {0},
-                 NULL,
-                 NULL,
-                 0,
-                 0,
-                 -INFINITY,
-                 attn_rng_seed(cfg->seed),
-                 attn_seq2seq_n_params(m),
-                 {pool, {0}}};
+    s2s_run r = {.m = m, .train = train, .heldout = heldout, .cfg = cfg, .cb = cb, .rs = rs};
+    r.best.score = -INFINITY;
+    r.rng = attn_rng_seed(cfg->seed);
+    r.P = attn_seq2seq_n_params(m);
+    r.th.pool = pool;
     const int n = train->src->n, V = attn_seq2seq_config_of(m)->tgt_vocab;
     attn_status st = attn_adam_create(r.P, &cfg->adam, &r.opt, err);
     if (st != ATTN_OK) return st;
     st = attn_s2s_batch_alloc(&r.b, train, cfg->batch_size, V, true, "training", err);
     r.order = malloc((size_t)n * sizeof *r.order);
     const bool keep = cfg->keep_best && cfg->holdout > 0;
-    r.best = keep ? malloc(r.P * sizeof *r.best) : NULL;
-    if (st == ATTN_OK && (!r.order || (keep && !r.best)))
+    r.best.params = keep ? malloc(r.P * sizeof(float)) : NULL;
+    if (st == ATTN_OK && (!r.order || (keep && !r.best.params)))
         st = attn_errorf(err, ATTN_ERR_NOMEM, "training: out of memory");
     for (int i = 0; st == ATTN_OK && i < n; i++) r.order[i] = i;
     if (st == ATTN_OK && rs && rs->from) st = restore(&r, rs->from, err);
-    if (st == ATTN_OK) st = run_epochs(&r, cb, rs, err);
-    /* the epochs all done: the best epoch's parameters (ties: the later) */
-    if (st == ATTN_OK && r.epoch == cfg->epochs && r.best_epoch > 0)
-        memcpy(attn_seq2seq_params(m), r.best, r.P * sizeof *r.best);
-    free(r.best);
+    /* the epochs all done (a resumed run's too): the best epoch's parameters (ties: the later) */
+    const attn_epoch_ops o = {.ctx = &r,
+                              .steps = steps_epoch,
+                              .report = report_epoch,
+                              .score = cfg->holdout > 0 ? score_epoch : NULL,
+                              .params = attn_seq2seq_params(m),
+                              .n = r.P,
+                              .best = &r.best,
+                              .epoch = &r.epoch,
+                              .epochs = cfg->epochs,
+                              .restore_after = true};
+    if (st == ATTN_OK) st = attn_epoch_loop(&o, err);
+    free(r.best.params);
     free(r.order);
     attn_s2s_replicas_free(&r.th.reps);
     attn_s2s_batch_free(&r.b);

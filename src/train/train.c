@@ -61,8 +61,8 @@ void attn_trainer_free(attn_trainer *t) {
     attn_batcher_free(t->holdout);
     free(t->logits);
     free(t->d_logits);
-    free(t->best_params);
-    free(t->last_params);
+    free(t->best.params);
+    free(t->best.last);
     attn_replicas_free(&t->replicas);
     free(t);
 }
@@ -110,11 +110,11 @@ attn_status attn_trainer_create_heldout(attn_model *model, const attn_dataset *d
     if (cfg->keep_best && cfg->holdout > 0) {
         size_t bytes =
             (attn_model_n_params(model) ? attn_model_n_params(model) : 1) * sizeof(float);
-        t->best_params = malloc(bytes);
-        t->last_params = malloc(bytes);
+        t->best.params = malloc(bytes);
+        t->best.last = malloc(bytes);
     }
     if (!t->logits || !t->d_logits ||
-        (cfg->keep_best && cfg->holdout > 0 && (!t->best_params || !t->last_params))) {
+        (cfg->keep_best && cfg->holdout > 0 && (!t->best.params || !t->best.last))) {
         attn_trainer_free(t);
         return attn_errorf(err, ATTN_ERR_NOMEM, "trainer: out of memory");
     }
@@ -148,27 +148,8 @@ const attn_adam *attn_trainer_adam(const attn_trainer *t) {
 }
 
 int attn_trainer_best_epoch(const attn_trainer *t, double *acc) {
-    if (acc) *acc = t->best_epoch ? t->best_acc : NAN;
-    return t->best_epoch;
-}
-
-/* Model selection after epoch t->epoch with held-out accuracy acc: remember the parameters
- * if acc is at least the best so far (ties: the later epoch); after the last epoch put the
- * best ones back into the model, keeping the last epoch's in last_params: a checkpoint holds
- * those, so that extending the run continues from where training was, not from the best. */
-static void select_model(attn_trainer *t, double acc) {
-    if (!t->best_params) return;
-    size_t n = attn_model_n_params(t->model);
-    if (t->best_epoch == 0 || acc >= t->best_acc) {
-        t->best_epoch = t->epoch;
-        t->best_acc = acc;
-        memcpy(t->best_params, attn_model_params(t->model), n * sizeof(float));
-    }
-    if (t->epoch == t->cfg.epochs) {
-        memcpy(t->last_params, attn_model_params(t->model), n * sizeof(float));
-        memcpy(attn_model_params(t->model), t->best_params, n * sizeof(float));
-        t->restored = true;
-    }
+    if (acc) *acc = t->best.epoch ? t->best.score : NAN;
+    return t->best.epoch;
 }
 
 static int count_correct(const float *logits, const float *labels, int B) {
@@ -244,9 +225,18 @@ static double lr_at(const attn_train_config *c, long step) {
     return c->adam.lr * (f < 1.0 ? f : 1.0);
 }
 
+/* The loop's context: the trainer, its callbacks and the epoch's stats. */
+typedef struct cls_epoch {
+    attn_trainer *t;
+    const attn_train_callbacks *cb;
+    attn_epoch_stats st;
+} cls_epoch;
+
 /* One epoch over the training batches; fills loss and train accuracy. */
-static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, double *loss,
-                               double *acc, attn_error *err) {
+static attn_status train_epoch(void *ctx, attn_error *err) {
+    cls_epoch *e = ctx;
+    attn_trainer *t = e->t;
+    const attn_train_callbacks *cb = e->cb;
     attn_model *m = t->model;
     attn_batcher *tb = t->train;
     attn_model_set_kernels(m, NULL); /* from here on the values are this process's kernels' */
@@ -273,36 +263,46 @@ static attn_status train_epoch(attn_trainer *t, const attn_train_callbacks *cb, 
         if (cb && cb->on_step && ((i + 1) % 16 == 0 || i + 1 == tb->n_batches))
             cb->on_step(t->epoch + 1, i + 1, tb->n_batches, cb->user);
     }
-    *loss = loss_sum / tb->n;
-    *acc = (double)correct / tb->n;
+    e->st.loss = loss_sum / tb->n;
+    e->st.train_acc = (double)correct / tb->n;
     return attn_adam_share_pool(t->adam, t->pool, err); /* over ranks: the whole state */
 }
 
-attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err) {
-    double start = attn_seconds();
-    int first_epoch = t->epoch;
-    while (t->epoch < t->cfg.epochs) {
-        double t0 = attn_seconds();
-        attn_epoch_stats st = {0};
-        attn_status s = train_epoch(t, cb, &st.loss, &st.train_acc, err);
-        if (s != ATTN_OK) return s;
-        double t1 = attn_seconds();
-        st.holdout_acc = NAN;
-        if (t->holdout) {
-            s = eval_batches(t->model, t->holdout, t->logits, t->pool, &t->replicas,
-                             &st.holdout_acc, err);
-            if (s != ATTN_OK) return s;
-        }
-        t->epoch++;
-        if (t->holdout) select_model(t, st.holdout_acc);
-        double t2 = attn_seconds();
-        st.epoch = t->epoch;
-        st.epochs = t->cfg.epochs;
-        st.steps = t->adam->step;
-        st.sentences_per_s = t1 > t0 ? t->n_train / (t1 - t0) : 0.0;
-        st.elapsed_s = t2 - start;
-        st.eta_s = st.elapsed_s / (t->epoch - first_epoch) * (t->cfg.epochs - t->epoch);
-        if (cb && cb->on_epoch && !cb->on_epoch(&st, cb->user)) break;
-    }
+static attn_status score_epoch(void *ctx, double *score, attn_error *err) {
+    attn_trainer *t = ((cls_epoch *)ctx)->t;
+    attn_status s =
+        eval_batches(t->model, t->holdout, t->logits, t->pool, &t->replicas, score, err);
+    ((cls_epoch *)ctx)->st.holdout_acc = *score;
+    return s;
+}
+
+static attn_status report_epoch(void *ctx, const attn_epoch_clock *c, bool *go_on,
+                                attn_error *err) {
+    (void)err;
+    cls_epoch *e = ctx;
+    const attn_trainer *t = e->t;
+    attn_epoch_stats *st = &e->st;
+    st->epoch = t->epoch;
+    st->epochs = t->cfg.epochs;
+    st->steps = t->adam->step;
+    st->sentences_per_s = c->t1 > c->t0 ? t->n_train / (c->t1 - c->t0) : 0.0;
+    st->elapsed_s = c->t2 - c->start;
+    st->eta_s = st->elapsed_s / (t->epoch - c->first_epoch) * (t->cfg.epochs - t->epoch);
+    if (e->cb && e->cb->on_epoch) *go_on = e->cb->on_epoch(st, e->cb->user);
+    *st = (attn_epoch_stats){.holdout_acc = NAN};
     return ATTN_OK;
+}
+
+attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err) {
+    cls_epoch e = {t, cb, {.holdout_acc = NAN}};
+    const attn_epoch_ops o = {.ctx = &e,
+                              .steps = train_epoch,
+                              .report = report_epoch,
+                              .score = t->holdout ? score_epoch : NULL,
+                              .params = attn_model_params(t->model),
+                              .n = attn_model_n_params(t->model),
+                              .best = &t->best,
+                              .epoch = &t->epoch,
+                              .epochs = t->cfg.epochs};
+    return attn_epoch_loop(&o, err);
 }

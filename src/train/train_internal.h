@@ -158,6 +158,41 @@ attn_status attn_s2s_forward_backward(attn_seq2seq *m, attn_s2s_replicas *r, att
                                       const attn_s2s_batch *b, const int *labels, float *logits,
                                       float *d_logits, double *loss, bool *finite, attn_error *err);
 
+/* ---- epoch_loop.c: the epoch loop of both families ---------------------------------------- */
+
+/* Model selection: the best held-out epoch's parameters. */
+typedef struct attn_best {
+    float *params; /* [n] the best epoch's; NULL: no model selection (keep_best off, no held-out) */
+    float *last;   /* [n] the last epoch's, kept when params are put back (restore_after false) */
+    int epoch;     /* of params (1-based), 0 = none yet */
+    double score;  /* its held-out score (higher is better) */
+    bool restored; /* the model holds params in place of last */
+} attn_best;
+/* An epoch's clock: the loop's start, the epoch's start, its steps' end, its score's end, and
+ * the epochs done when the loop started. */
+typedef struct attn_epoch_clock {
+    double start, t0, t1, t2;
+    int first_epoch;
+} attn_epoch_clock;
+/* What a family hands to the loop. */
+typedef struct attn_epoch_ops {
+    void *ctx;
+    attn_status (*steps)(void *ctx, attn_error *err); /* shuffle, kernels record, the steps */
+    attn_status (*score)(void *ctx, double *score, attn_error *err); /* NULL: no held-out */
+    /* after the epoch is counted: stats, callbacks, state; *go_on = false stops the loop */
+    attn_status (*report)(void *ctx, const attn_epoch_clock *c, bool *go_on, attn_error *err);
+    float *params; /* [n] the model's */
+    size_t n;
+    attn_best *best;
+    int *epoch; /* epochs done */
+    int epochs;
+    /* put the best parameters back after the loop (when every epoch is done, the run's last
+     * report included), not right after the last epoch's selection before its report */
+    bool restore_after;
+} attn_epoch_ops;
+/* Epochs *o->epoch + 1 .. o->epochs; the first error of a step, score or report. */
+attn_status attn_epoch_loop(const attn_epoch_ops *o, attn_error *err);
+
 struct attn_trainer {
     attn_model *model;        /* borrowed */
     const attn_dataset *data; /* borrowed */
@@ -171,12 +206,8 @@ struct attn_trainer {
     attn_batcher *holdout;  /* [n_train, n) or the separate set's first holdout; NULL if none */
     float *logits;          /* [max(batch_size, eval_batch)] */
     float *d_logits;        /* [batch_size] */
-    float *best_params;     /* [n_params] model selection, NULL unless keep_best && holdout */
-    int best_epoch;         /* epoch of best_params (1-based), 0 = none yet */
-    double best_acc;        /* its held-out accuracy */
-    float *last_params;     /* [n_params] with best_params: the last epoch's parameters, kept
-                               when the best ones are put back after the final epoch */
-    bool restored;          /* the model holds best_params in place of last_params */
+    attn_best best;         /* model selection (score: held-out accuracy); params and last
+                               NULL unless keep_best && holdout */
     attn_pool *pool;        /* borrowed; NULL = the caller's thread only */
     attn_replicas replicas; /* the pool's threads' replicas of model */
 };

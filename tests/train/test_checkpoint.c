@@ -101,8 +101,8 @@ static void resume_case(attn_arch arch, bool separate, bool variant) {
         ck_assert_int_eq(attn_trainer_best_epoch(t, NULL), 1);
         ck_assert_msg(attn_trainer_save_checkpoint(t, path, &err) == ATTN_OK, "%s", err.msg);
         /* the stopped run's model selection state, to compare with the loaded one */
-        memcpy(saved_best, t->best_params, attn_model_n_params(m) * sizeof(float));
-        saved_acc = t->best_acc;
+        memcpy(saved_best, t->best.params, attn_model_n_params(m) * sizeof(float));
+        saved_acc = t->best.score;
         attn_trainer_free(t);
         attn_model_free(m);
     }
@@ -127,7 +127,7 @@ static void resume_case(attn_arch arch, bool separate, bool variant) {
     double acc = 0.0;
     ck_assert_int_eq(attn_trainer_best_epoch(tb, &acc), 1);
     ck_assert(acc == saved_acc);
-    tu_assert_identical("loaded best params", tb->best_params, saved_best, attn_model_n_params(mb));
+    tu_assert_identical("loaded best params", tb->best.params, saved_best, attn_model_n_params(mb));
     ck_assert(attn_trainer_run(tb, NULL, &err) == ATTN_OK);
     double acc_a = 0.0, acc_b = 0.0;
     ck_assert_int_eq(attn_trainer_best_epoch(tb, &acc_b), attn_trainer_best_epoch(ta, &acc_a));
