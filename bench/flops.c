@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "bench_time.h"
 
 #define VIT_D   768
 #define VIT_NH  12
@@ -49,16 +50,6 @@ static void say(const char *fmt, ...) {
         vfprintf(md_file, fmt, ap);
         va_end(ap);
     }
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static long vm_kb(const char *field) {
@@ -103,7 +94,7 @@ static double sgemm_gflops(int s, int reps) {
         t[i] = vit_now() - t0;
     }
     free(a), free(b), free(c);
-    return 2.0 * (double)s * s * s / median(t, reps) / 1e9;
+    return 2.0 * (double)s * s * s / bench_median(t, reps) / 1e9;
 }
 
 /* Register-resident AVX2 FMA loop: 12 independent chains hide the FMA latency. One thread. */
@@ -179,9 +170,9 @@ static void run_layer(layer_run *res, const vit_layer *L, int n, int reps, int w
         tot[rep] = vit_now() - t0;
         for (int k = 0; k < VIT_ST_COUNT; k++) st[(size_t)k * reps + rep] = s[k];
     }
-    res->total_ms = 1e3 * median(tot, reps);
+    res->total_ms = 1e3 * bench_median(tot, reps);
     for (int k = 0; k < VIT_ST_COUNT; k++)
-        res->stage_ms[k] = 1e3 * median(st + (size_t)k * reps, reps);
+        res->stage_ms[k] = 1e3 * bench_median(st + (size_t)k * reps, reps);
     free(st), free(tot), free(x), free(y);
     vit_work_free(&w);
 }
@@ -344,7 +335,7 @@ static int child_layer(int n, const char *path_name, int threads, int reps, int 
     for (size_t i = 0; i < nd; i++)
         if (!isfinite(y[i])) return 1;
     printf("attn n=%d threads=%d median_s=%.6f base_kb=%ld peak_kb=%ld\n", n, threads,
-           median(t, reps), base_kb, vm_kb("VmHWM"));
+           bench_median(t, reps), base_kb, vm_kb("VmHWM"));
     free(t), free(x), free(y);
     vit_work_free(&w);
     vit_layer_free(&L);

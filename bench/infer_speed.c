@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_time.h"
 
 #define BATCH_REL     1e-5 /* |batched - reference| <= BATCH_REL * max(1, |reference|) */
 #define TARGET_RATIO  2.0  /* the target: >= 2x PyTorch's batched eval */
@@ -62,28 +63,10 @@ typedef struct corpus {
     int *batch_t;     /* [n_batches] T of each batch */
 } corpus;
 
-/* Seconds on `clock`: CLOCK_MONOTONIC (wall) or CLOCK_THREAD_CPUTIME_ID (this thread's CPU
- * time, which other processes on a busy machine disturb less). */
-static double now_s(clockid_t clock) {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Times of one side: wall median and min, CPU-time median, seconds per pass. */
 typedef struct timing {
     double med, min, cpu;
 } timing;
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void corpus_free(corpus *c) {
     free(c->lengths);
@@ -214,19 +197,19 @@ static bool time_passes(attn_model *m, const corpus *c, const options *o, float 
     double *t = malloc(2 * (size_t)o->reps * sizeof *t), *cpu = t + o->reps;
     if (!t) return false;
     for (int r = 0; r < o->warmup + o->reps; r++) {
-        double t0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+        double t0 = bench_now_s(CLOCK_MONOTONIC), c0 = bench_now_s(CLOCK_THREAD_CPUTIME_ID);
         if (!run_pass(m, c, o->batch, logits)) {
             free(t);
             return false;
         }
         if (r >= o->warmup) {
-            t[r - o->warmup] = now_s(CLOCK_MONOTONIC) - t0;
-            cpu[r - o->warmup] = now_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+            t[r - o->warmup] = bench_now_s(CLOCK_MONOTONIC) - t0;
+            cpu[r - o->warmup] = bench_now_s(CLOCK_THREAD_CPUTIME_ID) - c0;
         }
     }
-    tm->med = median(t, o->reps);
+    tm->med = bench_median(t, o->reps);
     tm->min = t[0];
-    tm->cpu = median(cpu, o->reps);
+    tm->cpu = bench_median(cpu, o->reps);
     free(t);
     return true;
 }

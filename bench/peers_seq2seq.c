@@ -24,25 +24,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_time.h"
 
 #define MAX_N    10000
 #define MAX_REPS 1000
-
-static double now_s(clockid_t clock) {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int parse_int(const char *s, int lo, int hi, int *out) {
     char *end;
@@ -132,7 +117,7 @@ static int bench(run *r, const char *weights, const char *name, const char *dir,
     double walls[MAX_REPS], cpus[MAX_REPS];
     long tokens = 0;
     for (int rep = 0; rep < reps + 1; rep++) {
-        double t0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+        double t0 = bench_now_s(CLOCK_MONOTONIC), c0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
         tokens = 0;
         for (int i = 0; i < n; i++) {
             const attn_dataset *d = r->sets[i / per]->src;
@@ -147,13 +132,13 @@ static int bench(run *r, const char *weights, const char *name, const char *dir,
             tokens += r->n_steps[i];
         }
         if (rep > 0) {
-            walls[rep - 1] = now_s(CLOCK_MONOTONIC) - t0;
-            cpus[rep - 1] = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            walls[rep - 1] = bench_now_s(CLOCK_MONOTONIC) - t0;
+            cpus[rep - 1] = bench_now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
         }
     }
     if (!write_outputs(r, dir, name, n, max_out, vt)) return 1;
     printf("peer name=attn sources=%d tokens=%ld reps=%d median_s=%.6f cpu_median_s=%.6f\n", n,
-           tokens, reps, median(walls, reps), median(cpus, reps));
+           tokens, reps, bench_median(walls, reps), bench_median(cpus, reps));
     return 0;
 }
 

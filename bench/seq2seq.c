@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_time.h"
 
 #define TARGET_TRAIN        5.0  /* training >= 5x PyTorch (issue: the decoder) */
 #define TARGET_GEN          10.0 /* cached generation >= 10x PyTorch's greedy loop */
@@ -55,22 +56,6 @@ typedef struct timing {
     double wall, cpu; /* seconds: medians over passes for generation */
 } timing;
 
-static double now_s(clockid_t clock) {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Best of `reps` 2048^3 sgemm runs in GFLOP/s by process CPU time (the training's fraction of
  * it is by CPU time too), after checking one output element. */
 static double sgemm_ceiling(int reps) {
@@ -86,10 +71,10 @@ static double sgemm_ceiling(int reps) {
         }
         best = 0;
         for (int rep = 0; rep < reps; rep++) {
-            double t0 = now_s(CLOCK_PROCESS_CPUTIME_ID); /* CPU time, as the training's */
+            double t0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID); /* CPU time, as the training's */
             attn_sgemm(c, a, b, N, N, N, false, false, 1.0f, 0.0f, ATTN_OP_OTHER,
                        ATTN_PASS_FORWARD);
-            double g = 2.0 * N * N * (double)N / (now_s(CLOCK_PROCESS_CPUTIME_ID) - t0) / 1e9;
+            double g = 2.0 * N * N * (double)N / (bench_now_s(CLOCK_PROCESS_CPUTIME_ID) - t0) / 1e9;
             if (g > best) best = g;
         }
         double want = 0;
@@ -363,9 +348,9 @@ static bool train_epoch(run *r, timing *tm, uint64_t *madds) {
     attn_flop_counts fc;
     memset(&fc, 0, sizeof fc);
     if (madds) attn_flops_set_counter(&fc);
-    double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+    double w0 = bench_now_s(CLOCK_MONOTONIC), c0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
     attn_status st = attn_seq2seq_train(r->m, r->train, NULL, &tc, NULL, &err);
-    double c1 = now_s(CLOCK_PROCESS_CPUTIME_ID), w1 = now_s(CLOCK_MONOTONIC);
+    double c1 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID), w1 = bench_now_s(CLOCK_MONOTONIC);
     attn_flops_set_counter(NULL);
     if (st != ATTN_OK) {
         fprintf(stderr, "seq2seq: train: %s\n", err.msg);
@@ -389,7 +374,7 @@ static bool train_epochs(run *r, int n, timing *tm, uint64_t *madds) {
         ok = train_epoch(r, &t, e == 0 ? madds : NULL);
         if (ok) wall[e] = t.wall, cpu[e] = t.cpu;
     }
-    if (ok) *tm = (timing){median(wall, n), median(cpu, n)};
+    if (ok) *tm = (timing){bench_median(wall, n), bench_median(cpu, n)};
     free(wall);
     return ok;
 }
@@ -400,14 +385,14 @@ static bool time_generation(run *r, const options *o, int max_out, timing tm[2],
     bool ok = v != NULL;
     for (int rep = 0; ok && rep < o->reps; rep++)
         for (int k = 0; ok && k < 2; k++) {
-            double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+            double w0 = bench_now_s(CLOCK_MONOTONIC), c0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
             ok = gen_pass(r->m, &r->src, k == 0, max_out, r->gen[k], r->n_gen[k], &tokens[k]);
-            v[(2 * k + 1) * o->reps + rep] = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-            v[2 * k * o->reps + rep] = now_s(CLOCK_MONOTONIC) - w0;
+            v[(2 * k + 1) * o->reps + rep] = bench_now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            v[2 * k * o->reps + rep] = bench_now_s(CLOCK_MONOTONIC) - w0;
         }
     for (int k = 0; ok && k < 2; k++)
-        tm[k] = (timing){median(v + 2 * k * o->reps, o->reps),
-                         median(v + (2 * k + 1) * o->reps, o->reps)};
+        tm[k] = (timing){bench_median(v + 2 * k * o->reps, o->reps),
+                         bench_median(v + (2 * k + 1) * o->reps, o->reps)};
     free(v);
     return ok;
 }

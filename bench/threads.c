@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_time.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -32,16 +33,6 @@ static double now_s(void) {
 static void die(const char *what, const attn_error *err) {
     fprintf(stderr, "threads: %s: %s\n", what, err ? err->msg : "failed");
     exit(1);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 typedef struct bench_cfg {
@@ -331,7 +322,7 @@ static double pool_overhead_us(attn_pool *pool) {
         for (int i = 0; i < 2000; i++) attn_pool_run(pool, attn_pool_threads(pool), wait_task, &d);
         v[r] = (now_s() - t0) / 2000 * 1e6 - 20.0;
     }
-    return median(v, 5);
+    return bench_median(v, 5);
 }
 
 typedef struct workload {
@@ -474,14 +465,14 @@ int main(int argc, char **argv) {
             ratio[i] = t[1][i] / t[0][i];
             r->identical &= memcmp(out[0], out[1], w->out_bytes) == 0;
         }
-        r->cpu1 = median(tcpu, c.reps);
-        r->cpu_ratio = median(cpu[1], c.reps) / median(cpu[0], c.reps);
+        r->cpu1 = bench_median(tcpu, c.reps);
+        r->cpu_ratio = bench_median(cpu[1], c.reps) / bench_median(cpu[0], c.reps);
         attn_pool_trace_start(measuring);
         run_work(w, &bd, measuring, out[2]);
         r->one = attn_pool_trace_read(measuring);
-        r->rate[0] = median(t[0], c.reps);
-        r->rate[1] = median(t[1], c.reps);
-        r->speedup = median(ratio, c.reps);
+        r->rate[0] = bench_median(t[0], c.reps);
+        r->rate[1] = bench_median(t[1], c.reps);
+        r->speedup = bench_median(ratio, c.reps);
         r->identical &= memcmp(out[0], out[2], w->out_bytes) == 0;
         print_row(r);
         failures += !r->identical;
