@@ -38,6 +38,7 @@ typedef struct repro {
     int seeds, epochs, train_size, test_size, holdout; /* epochs 0: each model's default */
     bool want[N_MODELS];
     bool base;       /* --size base: the seq2seq-transformer at the write-up's base sizes */
+    attn_norm norm;  /* --norm: the seq2seq-transformer's LayerNorm placement */
     attn_pool *pool; /* under mpirun: every run spans the ranks (else NULL: worker processes) */
     const char *out;
     seed_result r[N_MODELS][MAX_SEEDS];
@@ -55,6 +56,7 @@ static attn_seq2seq_config model_of(const repro *o, int model) {
     attn_seq2seq_config mc = attn_seq2seq_config_default(MODELS[model]);
     if (o->base) mc.d_model = 512, mc.n_heads = 8, mc.ffn_dim = 2048, mc.enc_layers = 6;
     if (o->base) mc.dec_layers = 6;
+    if (MODELS[model] == ATTN_S2S_TRANSFORMER) mc.norm = o->norm;
     return mc;
 }
 
@@ -287,9 +289,9 @@ static void compare_with_committed(const repro *o) {
         return;
     }
     if (o->epochs != 0 || o->train_size != ATTN_TRAIN_DEFAULT_N ||
-        o->holdout != attn_s2s_train_config_default().holdout) {
+        o->holdout != attn_s2s_train_config_default().holdout || o->norm != ATTN_NORM_PRE) {
         printf("identical to weights/: not compared (weights/ was made with each model's default "
-               "--epochs, --train-size and --holdout)\n");
+               "--epochs, --train-size, --holdout and --norm)\n");
         return;
     }
     int same = 0, compared = 0;
@@ -334,7 +336,7 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     o.seeds = 3, o.train_size = ATTN_TRAIN_DEFAULT_N, o.test_size = ATTN_TEST_DEFAULT_N;
     o.holdout = attn_s2s_train_config_default().holdout;
     o.out = "runs";
-    const char *size = "small";
+    const char *size = "small", *norm = "pre";
     int workers = cli_n_cores();
     const char *task = "rewrite", *models = "seq2seq-gru,seq2seq-attn,seq2seq-transformer";
     cli_opt opts[] = {
@@ -357,6 +359,9 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
                  "section 6's base sizes (d_model 512, 8 heads, FFN 2048, 6+6 layers), 1 seed,\n"
                  "1 epoch, --holdout 100 and --test-size 100 unless given, weights as\n"
                  "DIR/seq2seq-transformer-base-seed<S>.safetensors"},
+        {"--norm", "pre|post", CLI_OPT_STR, &norm,
+         .help = "the seq2seq-transformer's LayerNorm placement: pre (the table's), or post\n"
+                 "(section 6's base Transformer, LayerNorm after each residual sum)"},
         {"-j", "N", CLI_OPT_INT, &workers, 1, 1024,
          .help = "worker processes, one BLAS thread each", .def = "the cores"},
         {"--out", "DIR", CLI_OPT_STR, &o.out, .help = "where the weights go"},
@@ -386,6 +391,9 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     if (strcmp(size, "small") != 0 && strcmp(size, "base") != 0)
         return cli_usage_error("reproduce", "--size %s: expected small or base", size);
     o.base = strcmp(size, "base") == 0;
+    if (strcmp(norm, "pre") != 0 && strcmp(norm, "post") != 0)
+        return cli_usage_error("reproduce", "--norm %s: expected pre or post", norm);
+    o.norm = strcmp(norm, "post") == 0 ? ATTN_NORM_POST : ATTN_NORM_PRE;
     if (o.base && !cli_given(&spec, "--models")) models = "seq2seq-transformer";
     if (o.base && !cli_given(&spec, "--seeds")) o.seeds = 1;
     if (o.base && !cli_given(&spec, "--holdout")) o.holdout = 100; /* decoding dominates there */

@@ -173,7 +173,24 @@ START_TEST(test_reproduce_rewrite) {
     ck_assert(exists(tmp_path("rep/seq2seq-attn-seed1.json")));
     run_result bad = run(NULL, "reproduce", "--task", "summarise", NULL);
     expect(&bad, "unknown task", 2, "--task", NULL);
-    run_free(&r), run_free(&bad);
+    /* --norm post: the seq2seq-transformer's file says so (info), the default stays pre */
+    run_result p = run(NULL, "reproduce", "--task", "rewrite", "--models", "seq2seq-transformer",
+                       "--norm", "post", "--seeds", "1", "--epochs", "1", "--train-size", "8",
+                       "--holdout", "0", "--test-size", "1", "--out", tmp_path("rep-post"), NULL);
+    expect(&p, "reproduce --norm post", 0, "seed 1", NULL);
+    run_result ip =
+        run(NULL, "info", "--weights", tmp_path("rep-post/seq2seq-transformer-seed1.json"), NULL);
+    expect(&ip, "info of the post-norm run", 0, NULL);
+    const char *ln = strstr(ip.out, "\nnorm ");
+    ck_assert_msg(ln && strncmp(ln + strspn(ln + 5, " ") + 5, "post", 4) == 0, "%s", ip.out);
+    run_result ir =
+        run(NULL, "info", "--weights", tmp_path("rep/seq2seq-transformer-seed1.json"), NULL);
+    expect(&ir, "info of the default run", 0, NULL);
+    ln = strstr(ir.out, "\nnorm ");
+    ck_assert_msg(ln && strncmp(ln + strspn(ln + 5, " ") + 5, "pre", 3) == 0, "%s", ir.out);
+    run_result bn = run(NULL, "reproduce", "--task", "rewrite", "--norm", "sideways", NULL);
+    expect(&bn, "--norm sideways", 2, "--norm sideways", "pre or post", NULL);
+    run_free(&r), run_free(&bad), run_free(&p), run_free(&ip), run_free(&ir), run_free(&bn);
 }
 END_TEST
 
