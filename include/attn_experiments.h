@@ -57,6 +57,7 @@ typedef struct attn_experiment_result {
 typedef struct attn_experiment_opts {
     int seeds;               /* 0: the experiment's default (quick: 1) */
     bool quick;              /* the CI size: seconds, not minutes */
+    bool base;               /* parallel-decoder: section 6's base sizes (the others: unused) */
     const char *weights_dir; /* trained weights (<model>-seed<S>.json); NULL: "weights" */
     /* Progress (may be NULL): called between steps with a short description. */
     void (*progress)(const char *what, void *user);

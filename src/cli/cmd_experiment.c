@@ -32,6 +32,7 @@ typedef struct exp_args {
     int seeds;
     bool quick;
     int fmt;
+    const char *size;
     const char *plot, *out, *weights_dir;
 } exp_args;
 
@@ -139,6 +140,7 @@ static int run_one(const attn_experiment *e, const exp_args *a, int *verdict) {
     if (!cli_mpi_root() && !spread) return CLI_OK;
     attn_experiment_opts o = {.seeds = a->seeds,
                               .quick = a->quick,
+                              .base = strcmp(a->size, "base") == 0,
                               .weights_dir = a->weights_dir,
                               .progress = cli_mpi_root() ? progress : NULL,
                               .user = &tty,
@@ -200,7 +202,7 @@ static const char *closest_experiment(const char *name) {
 }
 
 int cmd_experiment(int argc, char **argv) {
-    exp_args a = {0, false, FORMAT_TEXT, NULL, NULL, NULL};
+    exp_args a = {0, false, FORMAT_TEXT, "small", NULL, NULL, NULL};
     cli_opt opts[] = {
         {"--seeds", "N", CLI_OPT_INT, &a.seeds, 1, 100, .def = "the experiment's",
          .help = "convolution: random problems; embedding, equivariance: weights\nand training "
@@ -212,6 +214,10 @@ int cmd_experiment(int argc, char **argv) {
         {"--plot", "FILE", CLI_OPT_STR, &a.plot, .def = "",
          .help = "draw the chart (.png or .svg); one experiment only"},
         {"--out", "DIR", CLI_OPT_STR, &a.out, .def = "", .help = "write NAME.json and NAME.png"},
+        {"--size", "NAME", CLI_OPT_STR, &a.size,
+         .help = "parallel-decoder: small (the default sizes), or base: section 6's base\n"
+                 "Transformer (d_model 512, 8 heads, FFN 2048, 6+6 layers) beside GRU decoders of\n"
+                 "width 512"},
         {"--weights-dir", "DIR", CLI_OPT_STR, &a.weights_dir, .def = "weights",
          .help = "trained weights <model>-seed<S>.json (embedding, equivariance)"},
     };
@@ -247,6 +253,10 @@ int cmd_experiment(int argc, char **argv) {
             fprintf(stderr, "  %s\n", attn_experiment_at(i)->name);
         return CLI_USAGE;
     }
+    if (strcmp(a.size, "small") != 0 && strcmp(a.size, "base") != 0)
+        return cli_usage_error("experiment", "--size %s: expected small or base", a.size);
+    if (strcmp(a.size, "base") == 0 && (all || strcmp(e->name, "parallel-decoder") != 0))
+        return cli_usage_error("experiment", "--size base: only parallel-decoder has a base size");
     if (all && a.plot)
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
     rc = CLI_OK; /* rank 0 checks the destinations, takes the locks and tells the others */

@@ -100,6 +100,11 @@ static attn_status one_model(const attn_experiment_opts *o, int a, const double 
     if (st) return st;
     attn_seq2seq_config cfg = attn_seq2seq_config_default(arch);
     cfg.max_tgt_len = MAX_T + 1;
+    if (o->base && arch == ATTN_S2S_TRANSFORMER) /* section 6's base Transformer */
+        cfg.d_model = 512, cfg.n_heads = 8, cfg.ffn_dim = 2048, cfg.enc_layers = 6,
+        cfg.dec_layers = 6;
+    else if (o->base) /* GRU decoders of the same width */
+        cfg.d_model = 512, cfg.hidden_size = 512;
     attn_seq2seq *m = NULL;
     st = attn_seq2seq_create(&cfg, 1, &m, err);
     double secs[MAX_LENGTHS], products[MAX_LENGTHS], steps[MAX_LENGTHS];
@@ -107,7 +112,7 @@ static attn_status one_model(const attn_experiment_opts *o, int a, const double 
     for (int i = 0; !st && i < nL; i++) {
         exp_progress(o, "parallel-decoder: %s, %d target words", models[a], (int)L[i]);
         step_timing t = {0};
-        st = time_step(m, (int)L[i], o->quick ? 0.02 : 0.25, &t, err);
+        st = time_step(m, (int)L[i], o->quick ? 0.02 : o->base ? 2.0 : 0.25, &t, err);
         if (i == 0) rec1 = t.recurrent - L[0]; /* the encoder's recurrent products */
         secs[i] = 1e6 * t.seconds;
         products[i] = t.products;
@@ -141,6 +146,7 @@ attn_status exp_parallel_decoder_run(const attn_experiment_opts *o, attn_experim
     for (int i = 0; i < nL; i++) L[i] = lengths[i];
     attn_status st = exp_put_array(r, "target_words", nL, L, err);
     if (!st) st = exp_put(r, "source_words", SRC_WORDS, err);
+    if (!st && o->base) st = exp_put(r, "d_model", 512, err); /* --size base */
     for (int a = 0; !st && a < N_MODELS; a++) st = one_model(o, a, L, nL, r, err);
     if (st) return st;
     exp_parallel_decoder_verdict(r);
@@ -204,8 +210,11 @@ attn_status exp_parallel_decoder_plot(const attn_experiment_result *r, const cha
         n++;
     }
     if (n == 0) return attn_errorf(err, ATTN_ERR_ARG, "parallel-decoder plot: no timings");
-    const attn_plot p = {.title = "Teacher-forced training step (forward + backward) per "
-                                  "sentence, batch 1, 1 thread",
+    const bool base = attn_experiment_measure(r, "d_model") != NULL; /* --size base */
+    const attn_plot p = {.title = base ? "Teacher-forced training step per sentence at the base "
+                                         "sizes (d_model 512), batch 1, 1 thread"
+                                       : "Teacher-forced training step (forward + backward) per "
+                                         "sentence, batch 1, 1 thread",
                          .xlabel = "target words (a 10-word source)",
                          .ylabel = "time per sentence (microseconds)",
                          .log_x = true,

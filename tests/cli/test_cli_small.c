@@ -1,7 +1,8 @@
 /* test_cli_small.c -- the small things a learner trips over: attn help CMD, --version,
  * did-you-mean for options and commands, train's ranges equal to what --resume takes, --out DIR
  * created with its parents, usage lines that list every option, one key for the word list,
- * data --stats naming its sets, the saliency header uncut, eval --table with the GRU. */
+ * data --stats naming its sets, the saliency header uncut, eval --table with the GRU,
+ * experiment --size base. */
 #include "cli_harness.h"
 
 static const char *const commands[] = {
@@ -248,6 +249,23 @@ START_TEST(test_figures_include_the_gru) {
 }
 END_TEST
 
+/* experiment parallel-decoder --size base: section 6's base Transformer (6 decoder layers, not the
+ * default 2) and GRU decoders of width 512; the other experiments refuse the option. */
+START_TEST(test_parallel_decoder_base_size) {
+    run_result r = run(NULL, "experiment", "parallel-decoder", "--size", "base", "--quick",
+                       "--format", "json", NULL);
+    expect(&r, "parallel-decoder --size base", 0, NULL);
+    ck_assert_msg(strstr(r.out, "\"d_model\": 512") &&
+                      strstr(r.out, "\"seq2seq-transformer.sequential_steps\": [6, 6, 6]"),
+                  "%s", r.out);
+    run_result h = run(NULL, "experiment", "heads", "--size", "base", NULL);
+    expect(&h, "heads --size base", 2, "only parallel-decoder", NULL);
+    run_result u = run(NULL, "experiment", "parallel-decoder", "--size", "huge", NULL);
+    expect(&u, "--size huge", 2, "--size huge", NULL);
+    run_free(&r), run_free(&h), run_free(&u);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/small");
     TCase *tc = tcase_create("small");
@@ -263,6 +281,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_saliency_header_not_cut);
     tcase_add_test(tc, test_eval_table_includes_the_gru);
     tcase_add_test(tc, test_figures_include_the_gru);
+    tcase_add_test(tc, test_parallel_decoder_base_size);
     suite_add_tcase(s, tc);
     return s;
 }
