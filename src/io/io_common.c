@@ -73,10 +73,13 @@ attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_er
     size_t limit = attn_io_max_file_bytes();
     if (sb.st_size < 0 || (unsigned long long)sb.st_size > limit) {
         close(fd);
-        return attn_errorf(err, ATTN_ERR_IO,
-                           "%s: %lld bytes exceed the file size limit of %zu bytes (raise it "
-                           "with the environment variable ATTN_MAX_FILE_BYTES)",
-                           path, (long long)sb.st_size, limit);
+        return attn_errorf(
+            err, ATTN_ERR_IO,
+            "%s: %lld bytes exceed the file size limit of %zu bytes (raise it "
+            "with the environment variable ATTN_MAX_FILE_BYTES; weights this large are better "
+            "kept as safetensors, read mapped: convert them once with "
+            "ATTN_MAX_FILE_BYTES=%lld attn convert IN OUT.safetensors)",
+            path, (long long)sb.st_size, limit, (long long)sb.st_size);
     }
     size_t size = (size_t)sb.st_size;
     char *buf = malloc(size + 1);

@@ -102,7 +102,8 @@ START_TEST(test_read_size_limit) {
     attn_error err;
     ck_assert_int_eq(attn_weights_load_json(path, &m, &err), ATTN_ERR_IO);
     ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "limit of 1000 bytes") &&
-                      strstr(err.msg, "ATTN_MAX_FILE_BYTES"),
+                      strstr(err.msg, "ATTN_MAX_FILE_BYTES") &&
+                      strstr(err.msg, "attn convert IN OUT.safetensors"),
                   "%s", err.msg);
     ck_assert_int_eq(attn_weights_load_json_from_buffer(text, len, "buf", &m, &err), ATTN_ERR_IO);
     setenv("ATTN_MAX_FILE_BYTES", "-3", 1); /* not a positive integer: the default */
