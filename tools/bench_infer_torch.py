@@ -37,6 +37,19 @@ def timed_passes(torch, model, batches, warmup, reps):
     return times, cpu, torch.cat(logits)
 
 
+def openblas_core():
+    """The kernel table of the OpenBLAS loaded in this process (torch's), or "?"."""
+    import ctypes
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            f = ctypes.CDLL(name).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        f.restype = ctypes.c_char_p
+        return f().decode().strip() or "?"
+    return "?"
+
+
 def read_ids(path):
     """-> list of lists of int, one per non-empty line."""
     sentences = []

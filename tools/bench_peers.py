@@ -27,7 +27,7 @@ import os
 import statistics
 import sys
 
-from bench_infer_torch import read_ids, timed_passes  # one reader, one timing loop
+from bench_infer_torch import openblas_core, read_ids, timed_passes  # one reader, one timing loop
 
 
 def write_f32(path, values):
@@ -36,19 +36,6 @@ def write_f32(path, values):
     with open(tmp, "wb") as f:
         array.array("f", values).tofile(f)
     os.replace(tmp, path)
-
-
-def openblas_core():
-    """The kernel table of the OpenBLAS loaded in this process (torch's), or "?"."""
-    import ctypes
-    for name in ("libopenblas.so.0", "libblas.so.3"):
-        try:
-            f = ctypes.CDLL(name).openblas_get_corename
-        except (OSError, AttributeError):
-            continue
-        f.restype = ctypes.c_char_p
-        return f().decode().strip() or "?"
-    return "?"
 
 
 def run(args):

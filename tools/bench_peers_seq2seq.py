@@ -37,19 +37,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_infer_torch import read_ids  # noqa: E402 -- one reader
-
-
-def openblas_core():
-    import ctypes
-    for name in ("libopenblas.so.0", "libblas.so.3"):
-        try:
-            f = ctypes.CDLL(name).openblas_get_corename
-        except (OSError, AttributeError):
-            continue
-        f.restype = ctypes.c_char_p
-        return f().decode().strip() or "?"
-    return "?"
+from bench_infer_torch import openblas_core, read_ids  # noqa: E402 -- one reader
 
 
 def pieces(torch, sm, model):
