@@ -25,12 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sockets as sk  # noqa: E402
 
-check, request, exchange, status, error_code = (sk.check, sk.request, sk.exchange, sk.status,
-                                                sk.error_code)
-
-
-def body_json(resp):
-    return json.loads(resp.split(b"\r\n\r\n", 1)[1])
+check, request, exchange, status, error_code, body_json = (sk.check, sk.request, sk.exchange,
+                                                           sk.status, sk.error_code, sk.body_json)
 
 
 def gen(text="the exam was not very clear", **kw):

@@ -107,9 +107,14 @@ def status(resp):
     return int(m.group(1)) if m else None
 
 
+def body_json(resp):
+    """The answer's body parsed as JSON (raises when it is not)."""
+    return json.loads(resp.split(b"\r\n\r\n", 1)[1])
+
+
 def error_code(resp):
     try:
-        return json.loads(resp.split(b"\r\n\r\n", 1)[1])["error"]["code"]
+        return body_json(resp)["error"]["code"]
     except (IndexError, ValueError, KeyError, TypeError):
         return None
 
