@@ -490,13 +490,7 @@ int main(int argc, char **argv) {
     options o;
     int code = parse(argc, argv, &o);
     if (code >= 0) return code;
-    if (!getenv("OPENBLAS_NUM_THREADS")) {
-        /* OpenBLAS reads it when it loads: without it, idle worker threads of a larger pool
-         * spin beside the timed thread (PyTorch's side gets the same variable) */
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        execv("/proc/self/exe", argv);
-    }
-    attn_set_num_threads(1);
+    bench_one_blas_thread(argv);
     corpus c;
     if (!corpus_make(&c, &o)) {
         fprintf(stderr, "infer_speed: out of memory or bad data\n");

@@ -177,12 +177,7 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (!getenv("OPENBLAS_NUM_THREADS")) {
-        /* OpenBLAS reads it when it loads: idle threads of a larger pool would spin */
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        execv("/proc/self/exe", argv);
-    }
-    attn_set_num_threads(1);
+    bench_one_blas_thread(argv);
     run r;
     memset(&r, 0, sizeof r);
     int code = bench(&r, weights, name, dir, per, reps);

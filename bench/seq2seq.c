@@ -533,12 +533,7 @@ int main(int argc, char **argv) {
     options o;
     int code = parse(argc, argv, &o);
     if (code >= 0) return code;
-    if (!getenv("OPENBLAS_NUM_THREADS")) {
-        /* OpenBLAS reads it when it loads: idle threads of a larger pool would spin */
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-        execv("/proc/self/exe", argv);
-    }
-    attn_set_num_threads(1);
+    bench_one_blas_thread(argv);
     run r;
     memset(&r, 0, sizeof r);
     code = bench(&o, &r);
