@@ -72,7 +72,11 @@ async function main() {
   return 0;
 }
 
-main().then((code) => process.exit(code), (e) => {
-  console.error(`peers_ort: ${e.message}`);
-  process.exit(1);
-});
+module.exports = {median}; // peers_ort_seq2seq.js takes its median from here
+
+if (require.main === module) {
+  main().then((code) => process.exit(code), (e) => {
+    console.error(`peers_ort: ${e.message}`);
+    process.exit(1);
+  });
+}

@@ -15,10 +15,7 @@
 const fs = require('fs');
 const path = require('path');
 
-function median(v) {
-  const s = [...v].sort((a, b) => a - b), n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
+const {median} = require('./peers_ort.js'); // one median for both ORT scripts
 
 async function main() {
   const argv = process.argv.slice(2);
