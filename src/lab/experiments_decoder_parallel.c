@@ -212,7 +212,7 @@ attn_status exp_parallel_decoder_plot(const attn_experiment_result *r, const cha
     if (n == 0) return attn_errorf(err, ATTN_ERR_ARG, "parallel-decoder plot: no timings");
     const bool base = attn_experiment_measure(r, "d_model") != NULL; /* --size base */
     const attn_plot p = {.title = base ? "Teacher-forced training step per sentence at the base "
-                                         "sizes (d_model 512), batch 1, 1 thread"
+                                         "sizes (width 512), batch 1, 1 thread"
                                        : "Teacher-forced training step (forward + backward) per "
                                          "sentence, batch 1, 1 thread",
                          .xlabel = "target words (a 10-word source)",
