@@ -760,7 +760,9 @@ def check_positions(cdp, base, shots):
     cdp.wait_for("document.getElementById('shuffle').dataset.ready === 'true' && "
                  "document.getElementById('positions').dataset.ready === 'true' && "
                  "document.querySelector('#shuffle td') && document.querySelector('#shuffle td')"
-                 ".parentNode.closest('table').rows.length > 1", "the shuffle test and positions")
+                 ".parentNode.closest('table').rows.length > 1 && "
+                 "document.querySelector('#shuffle tbody tr .words-cell').textContent === %s"
+                 % json.dumps(sentence), "the shuffle test and positions of the typed sentence")
     rows = cdp.js("Array.from(document.querySelectorAll('#shuffle tbody tr')).map(r => "
                   "[r.querySelector('.words-cell').textContent, Array.from(r.querySelectorAll("
                   "'td.num')).map(c => c.getAttribute('title'))])")
