@@ -107,7 +107,8 @@ def main():
     out("- machine: %s, %d cores, shared with other jobs (timings move with their load)"
         % (cpu, os.cpu_count()))
     out("- commit: %s" % commit)
-    out("- load average at start: %s" % load_start)
+    out("- load average at start: %s; this process's niceness %d (other jobs ran beside it)"
+        % (load_start, os.nice(0)))
     out("- command: /usr/bin/python3 bench/base.py %s" % " ".join(sys.argv[1:]))
     out()
     with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
