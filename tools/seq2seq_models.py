@@ -437,7 +437,8 @@ def greedy_batch(model, sources, max_out, min_out=0):
         memories = [model.encode(torch.tensor([s]))[0] for s in sources]
         dec = BatchCachedDecoder(model, memories)
         res = [([], []) for _ in sources]
-        live, tokens, pos = list(range(len(sources))) if max_out > 0 else [], [BOS] * len(sources), 0
+        live = list(range(len(sources))) if max_out > 0 else []
+        tokens, pos = [BOS] * len(sources), 0
         while live:
             logits = dec.step_rows(tokens, pos)
             keep, nxt = [], []
