@@ -151,3 +151,10 @@ add_test(NAME models/greedy_len_torch_native
                  --attn $<TARGET_FILE:attn>)
 set_tests_properties(models/greedy_len_torch_native PROPERTIES
   ENVIRONMENT "ATTN_KERNELS=native" LABELS torch TIMEOUT 300)
+# The same at the full base size (6 + 6 layers), 16 sources decoded to 15 words: label "slow"
+# (about 60 s on the shared machine).
+add_test(NAME models/greedy_len_torch_base
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/greedy_len_check.py
+                 --attn $<TARGET_FILE:attn> --layers 6 --min-len 15 --sources 16)
+set_tests_properties(models/greedy_len_torch_base PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=pinned" LABELS slow TIMEOUT 900)
