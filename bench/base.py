@@ -14,11 +14,14 @@ cache (one untimed run first), medians of --reps runs, each attn run its own pro
   input, write a temporary file, fsync, rename), an upper bound of the write alone;
 - PyTorch: torch.load of the same state_dict saved with torch.save, and
   tools/safetensors_io.load of the safetensors file, in this process;
+- with --seq2seq: `bench/seq2seq --torch --size base` (training step, greedy generation at the
+  model's own length, and KV-cache generation at a fixed length of 15 words at batch 1 and 8
+  against PyTorch's cached loop and TorchScript), its output kept verbatim;
 - JSON: `attn convert W.safetensors OUT.json`, what it prints, its time, peak RSS and the
   file's size (its limit is ATTN_MAX_FILE_BYTES on reading).
 
 Usage: /usr/bin/python3 bench/base.py [--attn build/attn] [--out FILE.md] [--reps R]
-                                      [--quick] [--tmp DIR]
+                                      [--quick] [--tmp DIR] [--seq2seq build/bench/seq2seq]
   --quick: a tiny model (d 32, 2 heads, FFN 64, 1 + 1 layers), one rep: a smoke test.
 Exit: 0 ok (a MISSed target does not fail the run), 1 a command failed.
 """
@@ -104,7 +107,8 @@ def main():
     out("- machine: %s, %d cores, shared with other jobs (timings move with their load)"
         % (cpu, os.cpu_count()))
     out("- commit: %s" % commit)
-    out("- load average at start: %s" % load_start)
+    out("- load average at start: %s; this process's niceness %d (other jobs ran beside it)"
+        % (load_start, os.nice(0)))
     out("- command: /usr/bin/python3 bench/base.py %s" % " ".join(sys.argv[1:]))
     out()
     with tempfile.TemporaryDirectory(dir=a.tmp) as tmp:
@@ -216,15 +220,21 @@ def main():
                 out(line.replace(tmp, "DIR"))
             out("```")
     if a.seq2seq:
-        cmd = [a.seq2seq, "--torch"] + (["--quick"] if a.quick else ["--size", "base"])
+        cmd = [a.seq2seq, "--torch"] + (["--quick", "--gen-len", "15"] if a.quick
+                                         else ["--size", "base"])
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=os.path.join(HERE, ".."))
         out()
         out("## Training step and greedy generation (`%s`, 1 thread)" % " ".join(cmd[1:]))
         out()
         out("Its output verbatim (bench/README.md, seq2seq-transformer section)."
             + ("" if a.quick else " The model has had two epochs of 64 pairs: at this size it "
-               "stops at [EOS] at once, so the generation lines time the encoder and one step, "
-               "not a decoding loop (tokens = sources)."))
+               "still stops at [EOS] at once, so the batch-1 lines at the model's own length "
+               "(\"up to 15 words\") time the encoder and one step (tokens = sources). The "
+               "\"fixed length\" lines decode every source to 15 words ([EOS] out of the argmax "
+               "until then: `attn generate --min-len 15`), a real decoding loop, with the KV "
+               "cache at batch 1 and batch 8, against PyTorch's cached loop "
+               "(tools/seq2seq_models.greedy_cached, greedy_batch) and the same step under "
+               "TorchScript; their words are required to be attn's."))
         out()
         out("```")
         out((r.stdout + r.stderr).rstrip("\n"))

@@ -22,8 +22,16 @@
  * (process CPU time, which other processes on a shared machine disturb less); wall time is
  * printed too.
  *
+ * KV-cache generation at a fixed length (--gen-len N; by default max_tgt_len - 1 at --size base,
+ * where a barely trained model would stop at [EOS] at once, so that the rows above time one
+ * step): every source decoded to exactly N words ([EOS] out of the argmax until then, `attn
+ * generate --min-len N --max-len N`), attn at batch 1 and at --gen-batch B (8;
+ * attn_seq2seq_greedy_batch) against PyTorch's cached loops (tools/seq2seq_models.greedy_cached
+ * and greedy_batch) and the same step under TorchScript (tools/bench_generate_torch.py), whose
+ * words must be attn's; tokens per second and ratios per token, by CPU time.
+ *
  * Usage: build/bench/seq2seq [--torch] [--quick] [--train-size N] [--sources N] [--reps R]
- *                            [--src DIR] [--size small|base]
+ *                            [--src DIR] [--size small|base] [--gen-len N] [--gen-batch B]
  * Exit codes: 0 ok (a MISSed target does not fail the run), 1 validation or runtime failure,
  * 2 usage. */
 #include "attn.h"
@@ -49,7 +57,9 @@ typedef struct options {
     int train_size, sources, reps, train_reps;
     int profile; /* --profile N: N training epochs only (0: the full benchmark) */
     bool torch;
-    bool base; /* --size base: section 6's base model (d_model 512, 8 heads, FFN 2048, 6 + 6) */
+    bool base;     /* --size base: section 6's base model (d_model 512, 8 heads, FFN 2048, 6 + 6) */
+    int gen_len;   /* --gen-len N: the KV-cache rows' fixed decode length (-1: the size's) */
+    int gen_batch; /* --gen-batch B: their batch (default 8) */
 } options;
 
 typedef struct timing {
@@ -225,7 +235,8 @@ static bool read_tokens(const char *path, int n, int max_out, int *out, int *n_o
 static void usage(FILE *f) {
     fprintf(f,
             "Usage: seq2seq [--torch] [--quick] [--train-size N] [--sources N] [--reps R]\n"
-            "               [--train-reps E] [--src DIR] [--profile N] [--size small|base]\n\n"
+            "               [--train-reps E] [--src DIR] [--profile N] [--size small|base]\n"
+            "               [--gen-len N] [--gen-batch B]\n\n"
             "seq2seq-transformer on the rewrite task, one BLAS thread: training target\n"
             "tokens/s (median epoch, batch 32) and greedy generation tokens/s at batch 1 with the\n"
             "KV cache and recomputing, with --torch against PyTorch on the same pairs, sources\n"
@@ -241,6 +252,12 @@ static void usage(FILE *f) {
             "  --size base     section 6's base model (d_model 512, 8 heads, FFN 2048, 6 + 6\n"
             "                  layers); its defaults: --train-size 64 --sources 8 --reps 1\n"
             "                  --train-reps 1 (default: small, the seq2seq-transformer's default)\n"
+            "  --gen-len N     KV-cache generation at a fixed length: N words per source\n"
+            "                  ([EOS] out of the argmax until N, attn generate --min-len N\n"
+            "                  --max-len N), batch 1 and --gen-batch, against PyTorch's\n"
+            "                  cached loop and TorchScript (tools/bench_generate_torch.py);\n"
+            "                  0: none (default: max_tgt_len - 1 with --size base, else 0)\n"
+            "  --gen-batch B   the batch of those rows (default 8)\n"
             "  --profile N     only N training epochs, nothing else (no ceiling, no\n"
             "                  generation, no PyTorch): the workload for perf record\n"
             "  -h, --help      this text\n\n"
@@ -249,7 +266,7 @@ static void usage(FILE *f) {
 }
 
 static int parse(int argc, char **argv, options *o) {
-    *o = (options){.src = "."};
+    *o = (options){.src = ".", .gen_len = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int *num = NULL;
@@ -281,6 +298,17 @@ static int parse(int argc, char **argv, options *o) {
             }
         } else if (strcmp(a, "--profile") == 0 && v) {
             num = &o->profile;
+        } else if (strcmp(a, "--gen-len") == 0 && v) {
+            char *end;
+            long x = strtol(argv[++i], &end, 10);
+            if (*end || x < 0 || x > ATTN_S2S_MAX_TGT) {
+                fprintf(stderr, "seq2seq: --gen-len '%s': expected 0..%d\n", argv[i],
+                        ATTN_S2S_MAX_TGT);
+                return 2;
+            }
+            o->gen_len = (int)x;
+        } else if (strcmp(a, "--gen-batch") == 0 && v) {
+            num = &o->gen_batch;
         } else {
             fprintf(stderr, "seq2seq: unknown or incomplete option '%s'\n", a);
             usage(stderr);
@@ -301,6 +329,7 @@ static int parse(int argc, char **argv, options *o) {
     if (!o->sources) o->sources = o->base ? 8 : 200;
     if (!o->reps) o->reps = o->base ? 1 : 3;
     if (!o->train_reps) o->train_reps = o->base ? 1 : 3;
+    if (!o->gen_batch) o->gen_batch = 8;
     return -1;
 }
 
@@ -329,9 +358,16 @@ static void run_free(run *r) {
         free(r->n_gen[k]);
     }
     if (r->dir[0]) {
-        const char *files[] = {"pairs.txt", "sources.txt", "w.json", "torch_gen.txt"};
+        const char *files[] = {"pairs.txt",
+                               "sources.txt",
+                               "w.json",
+                               "torch_gen.txt",
+                               "fixed.eager.b1.txt",
+                               "fixed.eager.bB.txt",
+                               "fixed.torchscript.b1.txt",
+                               "fixed.torchscript.bB.txt"};
         char path[128];
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < (int)(sizeof files / sizeof *files); k++) {
             snprintf(path, sizeof path, "%s/%s", r->dir, files[k]);
             remove(path);
         }
@@ -395,6 +431,204 @@ static bool time_generation(run *r, const options *o, int max_out, timing tm[2],
                          bench_median(v + (2 * k + 1) * o->reps, o->reps)};
     free(v);
     return ok;
+}
+
+/* ---- KV-cache generation at a fixed length (--gen-len) -------------------------------------
+ * Every source decoded to exactly N words ([EOS] out of the argmax at the first N steps, at most
+ * N words: attn_seq2seq_greedy_min / _batch with min_out = max_out = N), so that at any size,
+ * trained or not, each source is N decoder steps and the tokens per second are a decoding
+ * loop's. attn: batch 1 (attn_seq2seq_greedy_min, cache) and batch B (attn_seq2seq_greedy_batch
+ * on the sources B at a time, in order), in-process; PyTorch: tools/bench_generate_torch.py on
+ * the same weights and sources (seq2seq_models.greedy_cached / greedy_batch, and the step
+ * under torch.jit.script), whose words must be attn's source for source. */
+
+/* One pass over the sources at batch B (1: one at a time); words of source i at out[i * N ..]. */
+static bool fixed_pass(attn_seq2seq *m, const sources *s, int N, int B, int *out, int *n_out,
+                       long *tokens) {
+    attn_error err;
+    const int *src[64];
+    int len[64], steps[64];
+    *tokens = 0;
+    for (int i0 = 0; i0 < s->n; i0 += B) {
+        const int k = s->n - i0 < B ? s->n - i0 : B;
+        for (int j = 0; j < k; j++) src[j] = source_of(s, i0 + j, &len[j]);
+        const attn_status st =
+            B == 1 ? attn_seq2seq_greedy_min(m, src[0], len[0], N, N, true, out + (size_t)i0 * N,
+                                             &n_out[i0], NULL, &steps[0], &err)
+                   : attn_seq2seq_greedy_batch(m, k, src, len, N, N, out + (size_t)i0 * N,
+                                               &n_out[i0], NULL, steps, &err);
+        if (st != ATTN_OK) {
+            fprintf(stderr, "seq2seq: generate: %s\n", err.msg);
+            return false;
+        }
+        for (int j = 0; j < k; j++) *tokens += steps[j];
+    }
+    return true;
+}
+
+typedef struct fixed_row {
+    const char *who; /* "attn", "torch eager", "torch torchscript" */
+    int batch;
+    timing t;
+    long tokens;
+    bool have;
+} fixed_row;
+
+/* Medians of o->reps passes at batch B after an untimed one. */
+static bool fixed_time(run *r, const options *o, int N, int B, int *out, int *n_out,
+                       fixed_row *row) {
+    double *v = malloc(2 * sizeof(double) * (size_t)o->reps);
+    bool ok = v != NULL && fixed_pass(r->m, &r->src, N, B, out, n_out, &row->tokens);
+    for (int rep = 0; ok && rep < o->reps; rep++) {
+        double w0 = bench_now_s(CLOCK_MONOTONIC), c0 = bench_now_s(CLOCK_PROCESS_CPUTIME_ID);
+        ok = fixed_pass(r->m, &r->src, N, B, out, n_out, &row->tokens);
+        v[o->reps + rep] = bench_now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        v[rep] = bench_now_s(CLOCK_MONOTONIC) - w0;
+    }
+    if (ok) {
+        row->t = (timing){bench_median(v, o->reps), bench_median(v + o->reps, o->reps)};
+        row->have = true;
+    }
+    free(v);
+    return ok;
+}
+
+/* tools/bench_generate_torch.py on r->dir's weights and sources: its rows (eager batch 1 and B,
+ * torchscript batch 1 and B, or why not in why[]). */
+static bool fixed_torch(const options *o, const run *r, int N, fixed_row rows[4], char *why,
+                        size_t why_len) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 "
+             "'%s/tools/bench_generate_torch.py' --weights '%s/w.json' --sources-file "
+             "'%s/sources.txt' --out '%s/fixed' --min-len %d --max-len %d --batch %d --reps %d "
+             "--vocab-size %d",
+             o->src, r->dir, r->dir, r->dir, N, N, o->gen_batch, o->reps, ATTN_VOCAB_SIZE);
+    FILE *p = popen(cmd, "r");
+    if (!p) return false;
+    char line[1024], mode[32];
+    while (fgets(line, sizeof line, p)) {
+        int batch;
+        fixed_row x = {0};
+        if (sscanf(line, "torch %31s batch=%d tokens=%ld seconds=%lf cpu=%lf", mode, &batch,
+                   &x.tokens, &x.t.wall, &x.t.cpu) == 5) {
+            const int k = (strcmp(mode, "torchscript") == 0) * 2 + (batch != 1);
+            rows[k].tokens = x.tokens, rows[k].t = x.t, rows[k].have = true;
+        } else if (strncmp(line, "torch torchscript unavailable: ", 31) == 0) {
+            snprintf(why, why_len, "%.300s", line + 31);
+            why[strcspn(why, "\n")] = 0;
+        }
+    }
+    const int rc = pclose(p);
+    if (rc != 0 || !rows[0].have || !rows[1].have) {
+        fprintf(stderr, "seq2seq: %s failed (exit %d)\n", cmd, rc);
+        return false;
+    }
+    /* the files name batch B by its number: rename to the fixed names run_free removes */
+    for (int k = 0; k < 2; k++) {
+        char from[160], to[160];
+        const char *mode_k = k ? "torchscript" : "eager";
+        snprintf(from, sizeof from, "%s/fixed.%s.b%d.txt", r->dir, mode_k, o->gen_batch);
+        snprintf(to, sizeof to, "%s/fixed.%s.bB.txt", r->dir, mode_k);
+        if (o->gen_batch != 1) rename(from, to);
+    }
+    return true;
+}
+
+static int same_count(const int *a, const int *na, const int *b, const int *nb, int n, int N) {
+    int same = 0;
+    for (int i = 0; i < n; i++) same += same_tokens(a, na, b, nb, i, N);
+    return same;
+}
+
+static void fixed_print(const fixed_row *x) {
+    printf("generation %-18s batch %d: %8.0f tokens/s by CPU time, %8.0f by wall (%ld tokens)\n",
+           x->who, x->batch, x->tokens / x->t.cpu, x->tokens / x->t.wall, x->tokens);
+}
+
+/* The section: attn's rows, then (--torch) PyTorch's, the tokens compared and the ratios. */
+static int fixed_generation(const options *o, run *r, int max_out) {
+    const int N = o->gen_len < 0 ? (o->base ? max_out : 0) : o->gen_len;
+    if (N == 0) return 0;
+    if (N > max_out || o->gen_batch > 64) {
+        fprintf(stderr, "seq2seq: --gen-len %d (at most %d) or --gen-batch %d (at most 64)\n", N,
+                max_out, o->gen_batch);
+        return 2;
+    }
+    const size_t n = (size_t)r->src.n;
+    int *out = malloc(sizeof(int) * n * N * 6), *n_out = calloc(n * 6, sizeof(int));
+    if (!out || !n_out) {
+        free(out), free(n_out);
+        fprintf(stderr, "seq2seq: out of memory\n");
+        return 1;
+    }
+    /* words: 0 attn b1, 1 attn bB, 2 eager b1, 3 eager bB, 4 torchscript b1, 5 torchscript bB */
+    fixed_row rows[2] = {{.who = "attn", .batch = 1}, {.who = "attn", .batch = o->gen_batch}};
+    printf("generation, KV cache, fixed length: %d sources, %d words each ([EOS] out of the argmax "
+           "until %d: attn generate --min-len %d --max-len %d), medians of %d passes\n",
+           r->src.n, N, N, N, N, o->reps);
+    int code = 0;
+    for (int k = 0; k < 2 && code == 0; k++)
+        if (!fixed_time(r, o, N, rows[k].batch, out + k * n * N, n_out + k * n, &rows[k])) code = 1;
+    for (int k = 0; k < 2 && code == 0; k++) fixed_print(&rows[k]);
+    if (code == 0)
+        printf("generation validate: attn batch %d vs batch 1: %d/%d sources the same words\n",
+               o->gen_batch, same_count(out, n_out, out + n * N, n_out + n, r->src.n, N), r->src.n);
+    char why[400] = "";
+    fixed_row tr[4] = {{.who = "torch cached loop", .batch = 1},
+                       {.who = "torch cached loop", .batch = o->gen_batch},
+                       {.who = "torchscript cached", .batch = 1},
+                       {.who = "torchscript cached", .batch = o->gen_batch}};
+    if (code == 0 && o->torch && !fixed_torch(o, r, N, tr, why, sizeof why)) code = 1;
+    if (code == 0 && o->torch) {
+        const char *mode[2] = {"eager", "torchscript"};
+        for (int k = 0; k < 4 && code == 0; k++) {
+            if (!tr[k].have) continue;
+            char path[160];
+            snprintf(path, sizeof path, "%s/fixed.%s.b%s.txt", r->dir, mode[k / 2],
+                     k % 2 && o->gen_batch != 1 ? "B" : "1");
+            int *w = out + (size_t)(2 + k) * n * N, *nw = n_out + (size_t)(2 + k) * n;
+            if (!read_tokens(path, r->src.n, N, w, nw)) {
+                fprintf(stderr, "seq2seq: cannot read %s\n", path);
+                code = 1;
+                break;
+            }
+            const int same =
+                same_count(out + (size_t)(k % 2) * n * N, n_out + (k % 2) * n, w, nw, r->src.n, N);
+            printf("generation validate: attn batch %d vs %s batch %d: %d/%d sources the same "
+                   "words\n",
+                   tr[k].batch, tr[k].who, tr[k].batch, same, r->src.n);
+            if (same != r->src.n && k < 2) {
+                fprintf(stderr, "seq2seq: attn's cached decoding and PyTorch's cached loop "
+                                "disagree\n");
+                code = 1;
+            }
+        }
+        for (int k = 0; k < 4 && code == 0; k++)
+            if (tr[k].have) fixed_print(&tr[k]);
+        if (code == 0 && !tr[2].have)
+            printf("generation torchscript: not measured: %s\n", why[0] ? why : "no result");
+        for (int k = 0; k < 4 && code == 0; k++) {
+            if (!tr[k].have) continue;
+            char what[96];
+            snprintf(what, sizeof what, "generation attn cached / %s, batch %d", tr[k].who,
+                     tr[k].batch);
+            const timing a = {rows[k % 2].t.wall / rows[k % 2].tokens,
+                              rows[k % 2].t.cpu / rows[k % 2].tokens};
+            const timing t = {tr[k].t.wall / tr[k].tokens, tr[k].t.cpu / tr[k].tokens};
+            print_ratio(what, &a, &t, 0);
+        }
+    }
+    if (code == 0) {
+        const timing a1 = {rows[0].t.wall / rows[0].tokens, rows[0].t.cpu / rows[0].tokens};
+        const timing aB = {rows[1].t.wall / rows[1].tokens, rows[1].t.cpu / rows[1].tokens};
+        char what[64];
+        snprintf(what, sizeof what, "generation attn batch %d / attn batch 1", o->gen_batch);
+        print_ratio(what, &aB, &a1, 0);
+    }
+    free(out);
+    free(n_out);
+    return code;
 }
 
 static int bench(const options *o, run *r) {
@@ -477,7 +711,7 @@ static int bench(const options *o, run *r) {
     for (int k = 0; k < 2; k++)
         printf("generation attn %s: %8.0f tokens/s by CPU time, %8.0f by wall (%ld tokens)\n",
                names[k], gen_tokens[k] / tg[k].cpu, gen_tokens[k] / tg[k].wall, gen_tokens[k]);
-    if (!o->torch) return 0;
+    if (!o->torch) return fixed_generation(o, r, max_out);
 
     /* PyTorch on the same pairs, sources and weights */
     snprintf(r->dir, sizeof r->dir, "/tmp/attn-bench-seq2seq-XXXXXX");
@@ -526,7 +760,7 @@ static int bench(const options *o, run *r) {
     print_ratio("generation attn cached / PyTorch loop", &pt[0], &pt[2], o->base ? 0 : TARGET_GEN);
     print_ratio("generation attn recomputing / PyTorch loop", &pt[1], &pt[2], 0);
     print_ratio("generation attn cached / attn recomputing", &pt[0], &pt[1], 0);
-    return 0;
+    return fixed_generation(o, r, max_out);
 }
 
 int main(int argc, char **argv) {

@@ -249,6 +249,30 @@ attn_status attn_seq2seq_grads_alloc(attn_seq2seq *m, attn_error *err);
 attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
                                 int *out, int *n_out, float *step_logits, int *n_steps,
                                 attn_error *err);
+/* attn_seq2seq_greedy with a floor on the length: [EOS] is left out of the argmax (as if its
+ * logit were -inf; ties still the lower id) at the first min_out steps, so that the output has
+ * at least min_out words and the decoding at least min_out steps (`attn generate --min-len N`:
+ * a fixed decode length for timing, min_out = max_out). step_logits are the model's, [EOS]'s
+ * included. tools/seq2seq_models.greedy / greedy_cached (min_out) apply the same rule.
+ * ATTN_ERR_ARG unless 0 <= min_out <= max_out. attn_seq2seq_greedy is min_out 0. */
+attn_status attn_seq2seq_greedy_min(attn_seq2seq *m, const int *src, int n_src, int min_out,
+                                    int max_out, bool cache, int *out, int *n_out,
+                                    float *step_logits, int *n_steps, attn_error *err);
+/* B sources decoded greedily together with the KV cache (attn_seq2seq_greedy_min's rule per
+ * source): each source encoded alone (its batch-1 memory), then every step one decoder row per
+ * source still decoding, their linear products taken together ([B_live, D] rows), each row's
+ * attention over its own cache and memory; a source that chose [EOS] or has max_out words
+ * leaves the step (its row no longer computed). Source i = src[i][n_src[i]]; its words in
+ * out[i * max_out ..] ([B, max_out]), their count in n_out[i]; step_logits NULL or
+ * [B, max_out + 1, Vt] (source i's step s at row i * (max_out + 1) + s); n_steps NULL or [B].
+ * A row's tokens equal tools/seq2seq_models.greedy_batch's on the same batch (the same
+ * products); against the same source decoded alone (attn_seq2seq_greedy, cache) they agree up
+ * to the GEMMs' rounding of [B_live, D] against [1, D] rows. B = 1 is attn_seq2seq_greedy_min
+ * with the cache, bit for bit. The GRU models decode their sources one after the other. */
+attn_status attn_seq2seq_greedy_batch(attn_seq2seq *m, int B, const int *const *src,
+                                      const int *n_src, int min_out, int max_out, int *out,
+                                      int *n_out, float *step_logits, int *n_steps,
+                                      attn_error *err);
 
 /* seq2seq-attn's alignment of one teacher-forced pair (src/models/seq2seq_rnn.c): alpha
  * [n_dec, n_src], row t the additive attention's softmax over the source at decoder step t,

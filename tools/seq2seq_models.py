@@ -277,16 +277,26 @@ def load(path):
     return model.eval()
 
 
-def greedy(model, src, max_out, mask="float"):
+def choose(logits, step, min_out=0):
+    """The greedy choice of attn_seq2seq_greedy_min: torch.argmax, with [EOS]'s logit set to
+    -inf (on a copy) at the first min_out steps (`attn generate --min-len N`)."""
+    if step < min_out:
+        logits = logits.clone()
+        logits[EOS] = -math.inf
+    return int(torch.argmax(logits))
+
+
+def greedy(model, src, max_out, mask="float", min_out=0):
     """PyTorch's greedy loop: the decoder recomputed over [BOS] + the words so far at every step
-    (the encoder once). Returns (tokens, per-step logits [float32 tensors])."""
+    (the encoder once); [EOS] out of the argmax at the first min_out steps (choose). Returns
+    (tokens, per-step logits [float32 tensors])."""
     with torch.no_grad():
         memory = model.encode(torch.tensor([src]))
         prefix, steps = [BOS], []
         while len(prefix) - 1 < max_out:
             logits = model.decode(memory, torch.tensor([prefix]), mask)[0, -1]
             steps.append(logits.clone())
-            nxt = int(torch.argmax(logits))
+            nxt = choose(logits, len(steps) - 1, min_out)
             if nxt == EOS:
                 break
             prefix.append(nxt)
@@ -312,54 +322,73 @@ def _ff(layer, x):
     return layer.linear2(layer.activation(layer.linear1(x)))
 
 
-class CachedDecoder:
+class BatchCachedDecoder:
     """A hand-written incremental decoder with attn's KV-cache shapes (not nn.Transformer's
-    code, which has no cache): per layer and step one new row x [1, D]; the self-attention q, k, v
-    from one [1, 3D] Linear, k and v appended to the layer's cache [NH, t+1, HS]; the memory's
-    k, v from one [S, 2D] Linear computed once; q / sqrt(HS) as a true division; bmm, softmax,
-    bmm; LayerNorms and residuals in nn.TransformerDecoderLayer's order (pre or post). pos rope:
-    the new row's q and k rotated at its position before k is cached; alibi: the bias row of its
-    position added to its scores (seq2seq_pos)."""
+    code, which has no cache) for n sequences stepped together, each with its own memory
+    [S_i, D] (attn_seq2seq_greedy_batch): per layer and step one new row per live sequence,
+    x [n, D]; the self-attention q, k, v from one [n, 3D] Linear, row r's k and v appended to
+    its layer cache [NH, t+1, HS]; each memory's k, v from one [S_i, 2D] Linear computed once;
+    q / sqrt(HS) as a true division; per row bmm, softmax, bmm over its own cache and memory;
+    out_proj, LayerNorms, the feed-forward and the head on the n rows together, in
+    nn.TransformerDecoderLayer's order (pre or post). pos rope: the new rows' q and k rotated at
+    their position before k is cached; alibi: the bias row of the position added to the scores
+    (seq2seq_pos). keep(rows) drops the other sequences (finished ones) from the next steps.
+    n = 1 (CachedDecoder) is attn's one-source cached decoder."""
 
-    def __init__(self, model, memory):
+    def __init__(self, model, memories):
         self.m, self.c = model, model.config
         D, NH = self.c["d_model"], self.c["n_heads"]
         self.root = math.sqrt(D // NH)
-        self.cross, self.k, self.v = [], [], []
+        self.cross, self.k, self.v = [], [], []  # [layer][row]
         for layer in model.transformer.decoder.layers:
             w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
-            kv = torch.nn.functional.linear(memory, w[D:], b[D:])
-            self.cross.append((_split(kv[:, :D], NH), _split(kv[:, D:], NH)))
-            self.k.append(None)
-            self.v.append(None)
+            rows = []
+            for memory in memories:
+                kv = torch.nn.functional.linear(memory, w[D:], b[D:])
+                rows.append((_split(kv[:, :D], NH), _split(kv[:, D:], NH)))
+            self.cross.append(rows)
+            self.k.append([None] * len(memories))
+            self.v.append([None] * len(memories))
+
+    def keep(self, rows):
+        """Only the sequences at these row indices (in this order) step from now on."""
+        for i in range(len(self.cross)):
+            self.cross[i] = [self.cross[i][r] for r in rows]
+            self.k[i] = [self.k[i][r] for r in rows]
+            self.v[i] = [self.v[i][r] for r in rows]
 
     def _sa(self, i, layer, x):
         D, NH = self.c["d_model"], self.c["n_heads"]
         a = layer.self_attn
         qkv = torch.nn.functional.linear(x, a.in_proj_weight, a.in_proj_bias)
-        q = _split(qkv[:, :D], NH) / self.root
-        k, v = _split(qkv[:, D:2 * D], NH), _split(qkv[:, 2 * D:], NH)
-        t, pos, bias = self.t, self.c["pos"], None
-        if pos == "rope":
-            cos, sin = layer.rope_cos[t:t + 1], layer.rope_sin[t:t + 1]
-            q, k = seq2seq_pos.rotate(q, cos, sin), seq2seq_pos.rotate(k, cos, sin)
-        self.k[i] = k if self.k[i] is None else torch.cat([self.k[i], k], dim=1)
-        self.v[i] = v if self.v[i] is None else torch.cat([self.v[i], v], dim=1)
+        t, pos, bias, out = self.t, self.c["pos"], None, []
         if pos == "alibi":
             bias = seq2seq_pos.alibi(layer.slopes, t, 1, t + 1)
-        return a.out_proj(_attend(q, self.k[i], self.v[i], bias))
+        for r in range(x.shape[0]):
+            q = _split(qkv[r:r + 1, :D], NH) / self.root
+            k, v = _split(qkv[r:r + 1, D:2 * D], NH), _split(qkv[r:r + 1, 2 * D:], NH)
+            if pos == "rope":
+                cos, sin = layer.rope_cos[t:t + 1], layer.rope_sin[t:t + 1]
+                q, k = seq2seq_pos.rotate(q, cos, sin), seq2seq_pos.rotate(k, cos, sin)
+            ck, cv = self.k[i][r], self.v[i][r]
+            self.k[i][r] = k if ck is None else torch.cat([ck, k], dim=1)
+            self.v[i][r] = v if cv is None else torch.cat([cv, v], dim=1)
+            out.append(_attend(q, self.k[i][r], self.v[i][r], bias))
+        return a.out_proj(torch.cat(out, 0))
 
     def _ca(self, i, layer, x):
         D, NH = self.c["d_model"], self.c["n_heads"]
         a = layer.multihead_attn
-        q = _split(torch.nn.functional.linear(x, a.in_proj_weight[:D], a.in_proj_bias[:D]),
-                   NH) / self.root
-        return a.out_proj(_attend(q, *self.cross[i]))
+        q = torch.nn.functional.linear(x, a.in_proj_weight[:D], a.in_proj_bias[:D])
+        out = [_attend(_split(q[r:r + 1], NH) / self.root, *self.cross[i][r])
+               for r in range(x.shape[0])]
+        return a.out_proj(torch.cat(out, 0))
 
-    def step(self, token, pos):
-        """Logits [Vt] of the next word after `token` at decoder position pos."""
+    def step_rows(self, tokens, pos):
+        """Logits [n, Vt] of the next word after tokens[r] at decoder position pos, per live
+        sequence r."""
         self.t = pos
-        x = self.m.tgt_embedding(torch.tensor([token]))  # [1, D], then the row of position pos
+        x = self.m.tgt_embedding(torch.tensor(tokens))  # [n, D], then the row of position pos
         p = self.m._positions("tgt", pos + 1)
         if p is not None:
             x = x + p[pos:pos + 1]
@@ -371,22 +400,60 @@ class CachedDecoder:
             for norm, f in blocks:
                 x = x + f(norm(x)) if pre else norm(x + f(x))
         x = self.m.transformer.decoder.norm(x)
-        return self.m.head(x)[0]
+        return self.m.head(x)
 
 
-def greedy_cached(model, src, max_out):
-    """Greedy decoding with CachedDecoder: (tokens, per-step logits)."""
+class CachedDecoder(BatchCachedDecoder):
+    """BatchCachedDecoder of one sequence: step(token, pos) -> logits [Vt]."""
+
+    def __init__(self, model, memory):
+        super().__init__(model, [memory])
+
+    def step(self, token, pos):
+        """Logits [Vt] of the next word after `token` at decoder position pos."""
+        return self.step_rows([token], pos)[0]
+
+
+def greedy_cached(model, src, max_out, min_out=0):
+    """Greedy decoding with CachedDecoder (choose's rule): (tokens, per-step logits)."""
     with torch.no_grad():
         dec = incremental(model, src)
         out, steps, token = [], [], BOS
         while len(out) < max_out:
             logits = dec.step(token, len(out))
             steps.append(logits.clone())
-            token = int(torch.argmax(logits))
+            token = choose(logits, len(steps) - 1, min_out)
             if token == EOS:
                 break
             out.append(token)
         return out, steps
+
+
+def greedy_batch(model, sources, max_out, min_out=0):
+    """attn_seq2seq_greedy_batch: the sources (lists of ids) encoded one by one, then decoded
+    together on a BatchCachedDecoder, a sequence that chose [EOS] or has max_out words leaving
+    the step. Returns [(tokens, per-step logits)] per source, in order."""
+    with torch.no_grad():
+        memories = [model.encode(torch.tensor([s]))[0] for s in sources]
+        dec = BatchCachedDecoder(model, memories)
+        res = [([], []) for _ in sources]
+        live = list(range(len(sources))) if max_out > 0 else []
+        tokens, pos = [BOS] * len(sources), 0
+        while live:
+            logits = dec.step_rows(tokens, pos)
+            keep, nxt = [], []
+            for r, i in enumerate(live):
+                res[i][1].append(logits[r].clone())
+                token = choose(logits[r], pos, min_out)
+                if token == EOS:
+                    continue
+                res[i][0].append(token)
+                if len(res[i][0]) < max_out:
+                    keep.append(r)
+                    nxt.append(token)
+            dec.keep(keep)
+            live, tokens, pos = [live[r] for r in keep], nxt, pos + 1
+        return res
 
 
 def beam(model, src, max_out, k):

@@ -13,6 +13,7 @@
 #include <string.h>
 
 enum { FORMAT_TEXT, FORMAT_JSON };
+#define GEN_MAX_BATCH 1024 /* --batch: sources held and decoded together at most */
 
 static const char about[] =
     "Rewrites each SOURCE (or, without arguments, each non-blank line of stdin) with a\n"
@@ -27,6 +28,15 @@ static const char notes[] =
     "computes (same tokens, same per-step logits bit for bit). The two agree up to rounding:\n"
     "docs/decoder.md measures by how much. The GRU models' decoder is incremental: the\n"
     "cache and --no-cache give the same bits.\n\n"
+    "--min-len N leaves [EOS] out of the argmax at the first N steps (as if its logit were\n"
+    "-inf), so that every output has at least N words: a fixed decode length for timing\n"
+    "(--min-len N --max-len N), whatever the model would stop at; tools/seq2seq_models.py's\n"
+    "greedy loops take the same min_out. The printed logits stay the model's.\n\n"
+    "--batch B decodes B sources at a time together with the KV cache (their decoder rows\n"
+    "through each product at once, a finished source leaving the step), on one thread, and\n"
+    "prints them in input order. A source's words are then those of the same batch in\n"
+    "tools/seq2seq_models.greedy_batch; against the source decoded alone they agree up to\n"
+    "the rounding of [B, D] products against [1, D] ones (docs/decoder.md).\n\n"
     "json: {\"source\", \"output\", \"steps\": [{\"token\", \"probability\", \"logits\": [..]}]};\n"
     "with --teacher each SOURCE (or line) is 'source<TAB>target', as attn data --task rewrite\n"
     "prints, and the output is {\"source\", \"target\", \"logits\": [[..] per row of [BOS] +\n"
@@ -51,6 +61,7 @@ typedef struct gen_ctx {
     attn_seq2seq **models; /* per thread: the model, then replicas of it */
     bool cache;
     int fmt, max_out;
+    int min_out;  /* --min-len N: [EOS] left out of the argmax at the first N steps */
     bool teacher; /* --teacher: teacher-forced logits of source<TAB>target instead of decoding */
     int beam;     /* --beam K: beam search of width K (0: greedy) */
     bool sample;  /* --temperature/--top-k/--top-p/--seed: sampling with `sampling` */
@@ -336,10 +347,11 @@ static bool generate_compute(void *ctx, int worker, void *state, int k, FILE *f,
     sampling.seed += (uint64_t)k;
     attn_error err;
     const bool ok =
-        steps && (g->sample ? attn_seq2seq_sample(m, s->src, s->n_src, g->max_out, g->cache,
-                                                  &sampling, out, &n_out, steps, &n_steps, &err)
-                            : attn_seq2seq_greedy(m, s->src, s->n_src, g->max_out, g->cache, out,
-                                                  &n_out, steps, &n_steps, &err)) == ATTN_OK;
+        steps &&
+        (g->sample ? attn_seq2seq_sample(m, s->src, s->n_src, g->max_out, g->cache, &sampling, out,
+                                         &n_out, steps, &n_steps, &err)
+                   : attn_seq2seq_greedy_min(m, s->src, s->n_src, g->min_out, g->max_out, g->cache,
+                                             out, &n_out, steps, &n_steps, &err)) == ATTN_OK;
     if (!ok)
         cli_message_to(msg, "generate", "%s %d: %s", s->where, s->index,
                        steps ? err.msg : "out of memory");
@@ -349,9 +361,93 @@ static bool generate_compute(void *ctx, int worker, void *state, int k, FILE *f,
     return printed;
 }
 
+/* --batch: the k prepared sources decoded together (attn_seq2seq_greedy_batch) and printed in
+ * order; the number that failed. */
+static int generate_group(const gen_ctx *g, gen_source **got, int k) {
+    attn_seq2seq *m = g->models[0];
+    const int V = attn_seq2seq_config_of(m)->tgt_vocab, per = g->max_out + 1;
+    const int **src = malloc((size_t)k * sizeof *src);
+    int *n_src = malloc(3 * (size_t)k * sizeof *n_src),
+        *out = malloc((size_t)k * g->max_out * sizeof(int));
+    float *steps = malloc((size_t)k * per * V * sizeof *steps);
+    attn_error err;
+    attn_status st =
+        src && n_src && out && steps ? ATTN_OK : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
+    int *n_out = n_src ? n_src + k : NULL, *n_steps = n_src ? n_src + 2 * k : NULL;
+    for (int i = 0; st == ATTN_OK && i < k; i++) {
+        src[i] = got[i]->src;
+        n_src[i] = got[i]->n_src;
+    }
+    if (st == ATTN_OK)
+        st = attn_seq2seq_greedy_batch(m, k, src, n_src, g->min_out, g->max_out, out, n_out, steps,
+                                       n_steps, &err);
+    int failed = 0;
+    for (int i = 0; i < k; i++) {
+        const gen_source *s = got[i];
+        if (st != ATTN_OK) {
+            cli_message("generate", "%s %d: %s", s->where, s->index, err.msg);
+            failed++;
+        } else if (!print_output(stdout, stderr, g, s->source, s->src, out + (size_t)i * g->max_out,
+                                 n_out[i], steps + (size_t)i * per * V, n_steps[i])) {
+            failed++;
+        }
+        source_free(got[i]);
+    }
+    free(src);
+    free(n_src);
+    free(out);
+    free(steps);
+    return failed;
+}
+
+/* --batch B: the sources (args, else the non-blank lines of stdin) read in input order and
+ * decoded B at a time on this thread. */
+static int generate_batched(gen_ctx *g, int B, char **args, int n_args) {
+    gen_source **got = malloc((size_t)B * sizeof *got);
+    if (!got) {
+        cli_message("generate", "out of memory");
+        return CLI_ERROR;
+    }
+    int k = 0, failed = 0, n = 0, line_no = 0, n_pieces;
+    char *line = NULL;
+    size_t cap = 0;
+    for (int i = 0; i < n_args || (n_args == 0 && !feof(stdin)); i++) {
+        const char *text = NULL, *where = "sentence";
+        int index = i + 1;
+        if (n_args > 0) {
+            text = args[i];
+        } else {
+            ssize_t len = getline(&line, &cap, stdin);
+            if (len < 0) break;
+            index = ++line_no;
+            where = "line";
+            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+            if (strspn(line, " \t") == (size_t)len) continue; /* blank lines are skipped */
+            if (strlen(line) != (size_t)len) {                /* never a cut line */
+                cli_message("generate", "line %d: NUL byte in line", line_no);
+                n++, failed++;
+                continue;
+            }
+            text = line;
+        }
+        n++;
+        gen_source *s = generate_prepare(g, text, where, index, &n_pieces, stderr);
+        if (!s) {
+            failed++;
+            continue;
+        }
+        got[k++] = s;
+        if (k == B) failed += generate_group(g, got, k), k = 0;
+    }
+    if (k > 0) failed += generate_group(g, got, k);
+    free(line);
+    free(got);
+    return cli_lines_finish("generate", "rewritten", failed, n);
+}
+
 int cmd_generate(int argc, char **argv) {
     const char *weights = NULL;
-    int fmt = FORMAT_TEXT, max_out = 0;
+    int fmt = FORMAT_TEXT, max_out = 0, min_out = 0, batch = 1;
     bool no_cache = false, teacher = false;
     int beam = 0, top_k = 0, samples = 1, threads = 0;
     double temperature = 1.0, top_p = 1.0;
@@ -365,6 +461,11 @@ int cmd_generate(int argc, char **argv) {
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
         {"--max-len", "N", CLI_OPT_INT, &max_out, 1, ATTN_S2S_MAX_TGT, .def = "max_tgt_len - 1",
          .help = "at most N output words"},
+        {"--min-len", "N", CLI_OPT_INT, &min_out, 0, ATTN_S2S_MAX_TGT,
+         .help = "greedy: at least N output words ([EOS] out of the\nargmax at the first N "
+                 "steps; at most --max-len)"},
+        {"--batch", "B", CLI_OPT_INT, &batch, 1, GEN_MAX_BATCH,
+         .help = "greedy with the KV cache: decode B sources together\n(one thread)"},
         {"--beam", "K", CLI_OPT_INT, &beam, 1, ATTN_S2S_MAX_BEAM, .def = "",
          .help = "beam search of width K (recomputing decoder) instead of\ngreedy decoding"},
         {"--temperature", "T", CLI_OPT_REAL, &temperature,
@@ -385,6 +486,7 @@ int cmd_generate(int argc, char **argv) {
     cli_spec spec =
         CLI_SPEC("generate",
                  "--weights FILE [--no-cache] [--format text|json] [--max-len N]\n"
+                 "[--min-len N] [--batch B]\n"
                  "[--beam K | --temperature T --top-k K --top-p P --seed S --samples N |\n"
                  "--teacher] [--threads N]\n"
                  "[--] [SOURCE...]",
@@ -401,6 +503,17 @@ int cmd_generate(int argc, char **argv) {
         rc = cli_usage_error("generate", "sampling goes with neither --beam nor --teacher");
     if (rc < 0 && beam && (teacher || no_cache))
         rc = cli_usage_error("generate", "--beam goes with neither --teacher nor --no-cache");
+    if (rc < 0 && cli_given(&spec, "--min-len") && (sample || beam || teacher))
+        rc = cli_usage_error("generate", "--min-len is greedy decoding's: it goes with neither "
+                                         "--beam, sampling nor --teacher");
+    if (rc < 0 && batch > 1 && (sample || beam || teacher || no_cache))
+        rc = cli_usage_error("generate", "--batch is greedy decoding with the KV cache: it goes "
+                                         "with neither --beam, sampling, --teacher nor --no-cache");
+    if (rc < 0 && batch > 1 && cli_given(&spec, "--threads"))
+        rc = cli_usage_error("generate", "--batch decodes on one thread: drop --threads");
+    if (rc < 0 && cli_given(&spec, "--max-len") && min_out > max_out)
+        rc =
+            cli_usage_error("generate", "--min-len %d is more than --max-len %d", min_out, max_out);
     attn_seq2seq *m = NULL;
     attn_error err;
     if (rc < 0 && attn_seq2seq_load_json(weights, &m, &err) != ATTN_OK)
@@ -409,18 +522,28 @@ int cmd_generate(int argc, char **argv) {
      * N; the caller's thread uses the model, the others a replica each, kept for the run */
     attn_pool *pool = NULL;
     attn_seq2seq **models = NULL;
+    if (rc < 0 && batch > 1) threads = 1;
     if (rc < 0) rc = cli_threads_start("generate", &threads, &pool);
     if (rc < 0) rc = cli_s2s_thread_models("generate", m, threads, &models);
     if (rc < 0) {
         const int cap = attn_seq2seq_config_of(m)->max_tgt_len - 1;
         if (max_out == 0 || max_out > cap)
             max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
-        gen_ctx ctx = {models,  !no_cache, fmt,    max_out,
-                       teacher, beam,      sample, {temperature, top_k, top_p, seed},
+        gen_ctx ctx = {models,  !no_cache, fmt,
+                       max_out, min_out,   teacher,
+                       beam,    sample,    {temperature, top_k, top_p, seed},
                        samples};
         const cli_piece_spec ps = {"generate",       "rewritten", generate_prepare,
                                    generate_compute, source_free, &ctx};
-        rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
+        if (min_out > max_out)
+            rc = cli_usage_error("generate",
+                                 "--min-len %d is more than the %d output words this model "
+                                 "writes at most (max_tgt_len - 1)",
+                                 min_out, max_out);
+        else if (batch > 1)
+            rc = generate_batched(&ctx, batch, sources, n_sources);
+        else
+            rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
     }
     cli_s2s_thread_models_free(models, threads);
     attn_pool_free(pool);

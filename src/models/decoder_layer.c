@@ -236,38 +236,48 @@ void attn_decoder_cache_memory(attn_decoder_cache *cache, float *ckv_scratch, co
     memory_kv(ckv_scratch, cache->ck, cache->cv, mem, cache->S, w, c);
 }
 
-void attn_decoder_step(attn_decoder_acts *a, const float *x, const attn_decoder_weights *w,
-                       const attn_seq2seq_config *c, attn_decoder_cache *cache, int pos) {
+void attn_decoder_step_rows(attn_decoder_acts *a, const float *x, const attn_decoder_weights *w,
+                            const attn_seq2seq_config *c, attn_decoder_cache *const *caches, int n,
+                            int pos) {
     const bool pre = c->norm == ATTN_NORM_PRE;
     const int D = c->d_model, NH = c->n_heads, HS = D / NH;
-    const size_t hc = (size_t)cache->cap * HS, hsrc = (size_t)cache->S * HS;
     for (int b = 0; b < 3; b++) {
         const float *res = block_res(a, x, pre, b);
-        const float *in = block_in(a, res, w, c, b, 1);
-        if (b == 0) { /* the new row's q, k, v; k, v appended at row pos of the cache */
-            attn_linear_forward(a->qkv, in, w->sa_in_w, w->sa_in_b, 1, D, 3 * D, ATTN_OP_QKV);
-            split_heads(a->q, HS, 0, a->qkv, 1, 3 * D, 0, NH, HS, head_root(c));
-            split_heads(cache->k, hc, pos, a->qkv, 1, 3 * D, D, NH, HS, 0.0f);
-            split_heads(cache->v, hc, pos, a->qkv, 1, 3 * D, 2 * D, NH, HS, 0.0f);
-            rope_heads(a->q, HS, 0, 1, pos, a, c, false); /* the key cached already rotated */
-            rope_heads(cache->k, hc, pos, 1, pos, a, c, false);
-            attn_masked_attention_forward(a->sa_ctx, a->sa_probs, a->q, cache->k, cache->v,
-                                          sa_bias(a, c, pos, 1, pos + 1), NH, 1, pos + 1, HS, pos,
-                                          HS, hc);
-            merge_heads(a->sa_att, D, 0, a->sa_ctx, HS, 0, 1, NH, HS, 0.0f);
-            attn_linear_residual_forward(a->sum[0], a->sa_att, w->sa_out_w, w->sa_out_b, res, 1, D,
+        const float *in = block_in(a, res, w, c, b, n);
+        if (b == 0) { /* the new rows' q, k, v; row r's k, v appended at row pos of its cache */
+            attn_linear_forward(a->qkv, in, w->sa_in_w, w->sa_in_b, n, D, 3 * D, ATTN_OP_QKV);
+            for (int r = 0; r < n; r++) {
+                attn_decoder_cache *cache = caches[r];
+                const size_t hc = (size_t)cache->cap * HS, o = (size_t)r * D;
+                const float *qkv = a->qkv + (size_t)r * 3 * D;
+                split_heads(a->q + o, HS, 0, qkv, 1, 3 * D, 0, NH, HS, head_root(c));
+                split_heads(cache->k, hc, pos, qkv, 1, 3 * D, D, NH, HS, 0.0f);
+                split_heads(cache->v, hc, pos, qkv, 1, 3 * D, 2 * D, NH, HS, 0.0f);
+                rope_heads(a->q + o, HS, 0, 1, pos, a, c, false); /* the key cached rotated */
+                rope_heads(cache->k, hc, pos, 1, pos, a, c, false);
+                attn_masked_attention_forward(a->sa_ctx + o, a->sa_probs, a->q + o, cache->k,
+                                              cache->v, sa_bias(a, c, pos, 1, pos + 1), NH, 1,
+                                              pos + 1, HS, pos, HS, hc);
+                merge_heads(a->sa_att + o, D, 0, a->sa_ctx + o, HS, 0, 1, NH, HS, 0.0f);
+            }
+            attn_linear_residual_forward(a->sum[0], a->sa_att, w->sa_out_w, w->sa_out_b, res, n, D,
                                          D, ATTN_OP_OUT_PROJ);
         } else if (b == 1) {
-            attn_linear_forward(a->cq_lin, in, w->ca_in_w, w->ca_in_b, 1, D, D, ATTN_OP_QKV);
-            split_heads(a->cq, HS, 0, a->cq_lin, 1, D, 0, NH, HS, head_root(c));
-            attn_cross_attention_forward(a->ca_ctx, a->ca_probs, a->cq, cache->ck, cache->cv, NH, 1,
-                                         cache->S, HS, HS, hsrc);
-            merge_heads(a->ca_att, D, 0, a->ca_ctx, HS, 0, 1, NH, HS, 0.0f);
-            attn_linear_residual_forward(a->sum[1], a->ca_att, w->ca_out_w, w->ca_out_b, res, 1, D,
+            attn_linear_forward(a->cq_lin, in, w->ca_in_w, w->ca_in_b, n, D, D, ATTN_OP_QKV);
+            for (int r = 0; r < n; r++) {
+                const attn_decoder_cache *cache = caches[r];
+                const size_t o = (size_t)r * D;
+                split_heads(a->cq + o, HS, 0, a->cq_lin + o, 1, D, 0, NH, HS, head_root(c));
+                attn_cross_attention_forward(a->ca_ctx + o, a->ca_probs, a->cq + o, cache->ck,
+                                             cache->cv, NH, 1, cache->S, HS, HS,
+                                             (size_t)cache->S * HS);
+                merge_heads(a->ca_att + o, D, 0, a->ca_ctx + o, HS, 0, 1, NH, HS, 0.0f);
+            }
+            attn_linear_residual_forward(a->sum[1], a->ca_att, w->ca_out_w, w->ca_out_b, res, n, D,
                                          D, ATTN_OP_OUT_PROJ);
         } else {
-            ff_forward(a, a->sum[2], in, res, w, c, 1);
+            ff_forward(a, a->sum[2], in, res, w, c, n);
         }
-        block_out(a, w, c, b, 1);
+        block_out(a, w, c, b, n);
     }
 }

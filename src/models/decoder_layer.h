@@ -89,7 +89,7 @@ void attn_decoder_backward(float *d_x, float *d_mem, const attn_decoder_weights 
                            const attn_seq2seq_config *c, const attn_decoder_rows *r,
                            const attn_decoder_scratch *s);
 
-/* ---- incremental decoding (one pair, one new row per step) ---------------------------------
+/* ---- incremental decoding (one new row per sequence and step) -----------------------------
  * The layer's run state for generation (llama2.c): the self-attention keys and values of the
  * rows so far, two arrays [NH, cap, HS], and the memory's cross keys/values, computed once. */
 typedef struct attn_decoder_cache {
@@ -101,10 +101,14 @@ typedef struct attn_decoder_cache {
 /* Fills c->ck, c->cv from mem [S, D] (the same products as the full pass). */
 void attn_decoder_cache_memory(attn_decoder_cache *cache, float *ckv_scratch, const float *mem,
                                const attn_decoder_weights *w, const attn_seq2seq_config *c);
-/* out [1, D] = the layer on row x [1, D] at position pos (< cache->cap), appending its key and
- * value to the cache. a: acts of a 1-row layout (attn_decoder_layout with B = 1, N = 1,
- * trows {0, 1}, srows {0, S}, step_keys = cap). */
-void attn_decoder_step(attn_decoder_acts *a, const float *x, const attn_decoder_weights *w,
-                       const attn_seq2seq_config *c, attn_decoder_cache *cache, int pos);
+/* out [n, D] = the layer on rows x [n, D], row r one step of its own sequence at position pos
+ * (< its cache's cap; every row at the same position), with its own cache caches[r]: its key
+ * and value appended there, its attention over its own rows and memory only. The linear
+ * products take the n rows together; the rest is row r's one-row step. a: acts of an n-row
+ * layout (attn_decoder_layout with B = 1, N = n, trows {0, n}, srows {0, S} for S >= every
+ * cache's S, step_keys = cap). n = 1: the one-row step of a single generation. */
+void attn_decoder_step_rows(attn_decoder_acts *a, const float *x, const attn_decoder_weights *w,
+                            const attn_seq2seq_config *c, attn_decoder_cache *const *caches, int n,
+                            int pos);
 
 #endif /* ATTN_DECODER_LAYER_H */

@@ -281,23 +281,88 @@ attn_status attn_seq2seq_check_decode(const attn_seq2seq *m, const int *src, int
     return check_ids(src, n_src, c->src_vocab, "source", 0, err);
 }
 
-/* The argmax of x[n] (the first of equal maxima; NaN wins, as torch.argmax). */
+/* The greedy chooser: the argmax of x[n] (the first of equal maxima; NaN wins, as
+ * torch.argmax), with [EOS] left out of it while fewer than min_out steps were taken (ctx: a
+ * greedy_floor, NULL for none). The skipped logit is as if -inf: PyTorch's twin sets it so. */
+typedef struct greedy_floor {
+    int min_out, steps;
+} greedy_floor;
+
 static int choose_argmax(void *ctx, const float *x, int n) {
-    (void)ctx;
+    greedy_floor *f = ctx;
+    const int skip = f && f->steps++ < f->min_out ? ATTN_TGT_EOS : -1; /* [EOS] is never 0 */
     int best = 0;
     for (int j = 1; j < n; j++)
-        if (!isnan(x[best]) && (x[j] > x[best] || isnan(x[j]))) best = j;
+        if (j != skip && !isnan(x[best]) && (x[j] > x[best] || isnan(x[j]))) best = j;
     return best;
+}
+
+static attn_status check_min_out(int min_out, int max_out, attn_error *err) {
+    if (min_out < 0 || min_out > max_out)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "generate: at least %d output words asked for, expected 0..%d (the "
+                           "most words asked for)",
+                           min_out, max_out);
+    return ATTN_OK;
 }
 
 attn_status attn_seq2seq_greedy(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
                                 int *out, int *n_out, float *step_logits, int *n_steps,
                                 attn_error *err) {
+    return attn_seq2seq_greedy_min(m, src, n_src, 0, max_out, cache, out, n_out, step_logits,
+                                   n_steps, err);
+}
+
+attn_status attn_seq2seq_greedy_min(attn_seq2seq *m, const int *src, int n_src, int min_out,
+                                    int max_out, bool cache, int *out, int *n_out,
+                                    float *step_logits, int *n_steps, attn_error *err) {
     attn_status st = attn_seq2seq_check_decode(m, src, n_src, max_out, out, n_out, err);
+    if (st == ATTN_OK) st = check_min_out(min_out, max_out, err);
     if (st != ATTN_OK) return st;
-    const attn_s2s_chooser argmax = {choose_argmax, NULL};
+    greedy_floor floor = {min_out, 0};
+    const attn_s2s_chooser argmax = {choose_argmax, &floor};
     return m->vt->decode(m, src, n_src, max_out, cache, &argmax, out, n_out, step_logits, n_steps,
                          err);
+}
+
+attn_status attn_seq2seq_greedy_batch(attn_seq2seq *m, int B, const int *const *src,
+                                      const int *n_src, int min_out, int max_out, int *out,
+                                      int *n_out, float *step_logits, int *n_steps,
+                                      attn_error *err) {
+    if (B < 1 || !src || !n_src || !out || !n_out)
+        return attn_errorf(err, ATTN_ERR_ARG,
+                           "generate: a batch of %d sources (at least 1), or NULL src, n_src, "
+                           "out or n_out",
+                           B);
+    attn_status st = check_min_out(min_out, max_out, err);
+    for (int i = 0; st == ATTN_OK && i < B; i++) {
+        st = attn_seq2seq_check_decode(m, src[i], n_src[i], max_out, out, n_out, err);
+        if (st != ATTN_OK) attn_error_append(err, "source %d of the batch", i);
+    }
+    if (st != ATTN_OK) return st;
+    greedy_floor *floor = malloc((size_t)B * sizeof *floor);
+    attn_s2s_chooser *ch = malloc((size_t)B * sizeof *ch);
+    if (!floor || !ch) {
+        free(floor);
+        free(ch);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "generate: out of memory for a batch of %d", B);
+    }
+    for (int i = 0; i < B; i++) {
+        floor[i] = (greedy_floor){min_out, 0};
+        ch[i] = (attn_s2s_chooser){choose_argmax, &floor[i]};
+    }
+    const size_t per = (size_t)(max_out + 1) * m->cfg.tgt_vocab;
+    if (m->vt->decode_batch)
+        st = m->vt->decode_batch(m, B, src, n_src, max_out, ch, out, n_out, step_logits, n_steps,
+                                 err);
+    else /* one source at a time: its decoder's step is one row anyway */
+        for (int i = 0; st == ATTN_OK && i < B; i++)
+            st = m->vt->decode(
+                m, src[i], n_src[i], max_out, true, &ch[i], out + (size_t)i * max_out, &n_out[i],
+                step_logits ? step_logits + i * per : NULL, n_steps ? &n_steps[i] : NULL, err);
+    free(floor);
+    free(ch);
+    return st;
 }
 
 attn_status attn_seq2seq_decode_recompute(attn_seq2seq *m, const int *src, int n_src, int max_out,

@@ -41,6 +41,13 @@ typedef struct attn_s2s_vt {
     attn_status (*maps)(attn_seq2seq *m, const int *src, int n_src, const int *dec_in, int n_dec,
                         float *cross, float *self, attn_error *err);
     void (*destroy)(attn_seq2seq *m); /* frees m->impl only */
+    /* n sources decoded together with the KV cache (attn_seq2seq_greedy_batch), source i's
+     * tokens chosen by ch[i], its words at out + i * max_out, its step logits (NULL or
+     * [n, max_out + 1, Vt]) at row i * (max_out + 1); NULL: the architecture decodes one
+     * source at a time (decode with cache). */
+    attn_status (*decode_batch)(attn_seq2seq *m, int n, const int *const *src, const int *n_src,
+                                int max_out, const attn_s2s_chooser *ch, int *out, int *n_out,
+                                float *step_logits, int *n_steps, attn_error *err);
 } attn_s2s_vt;
 
 struct attn_seq2seq {

@@ -439,9 +439,9 @@ attn_status attn_seq2seq_alignment(attn_seq2seq *m, const int *src, int n_src, c
     return m->vt->maps(m, src, n_src, dec_in, n_dec, alpha, NULL, err);
 }
 
-const attn_s2s_vt attn_s2s_gru_vt = {"seq2seq-gru", rnn_specs,   rnn_setup,
-                                     rnn_set_grads, rnn_forward, attn_s2s_rnn_backward,
-                                     rnn_decode,    NULL,        rnn_destroy};
-const attn_s2s_vt attn_s2s_attn_vt = {"seq2seq-attn", rnn_specs,   rnn_setup,
-                                      rnn_set_grads,  rnn_forward, attn_s2s_rnn_backward,
-                                      rnn_decode,     attn_maps,   rnn_destroy};
+const attn_s2s_vt attn_s2s_gru_vt = {
+    "seq2seq-gru",         rnn_specs,  rnn_setup, rnn_set_grads, rnn_forward,
+    attn_s2s_rnn_backward, rnn_decode, NULL,      rnn_destroy,   NULL};
+const attn_s2s_vt attn_s2s_attn_vt = {
+    "seq2seq-attn",        rnn_specs,  rnn_setup, rnn_set_grads, rnn_forward,
+    attn_s2s_rnn_backward, rnn_decode, attn_maps, rnn_destroy,   NULL};

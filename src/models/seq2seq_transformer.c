@@ -398,5 +398,7 @@ static void s2s_backward(attn_seq2seq *m, const attn_s2s_batch *b, const float *
 }
 
 const attn_s2s_vt attn_s2s_transformer_vt = {
-    "seq2seq-transformer", s2s_specs,          s2s_setup,        s2s_set_grads, attn_s2s_tf_forward,
-    s2s_backward,          attn_s2s_tf_decode, attn_s2s_tf_maps, s2s_destroy};
+    "seq2seq-transformer",   s2s_specs,           s2s_setup,
+    s2s_set_grads,           attn_s2s_tf_forward, s2s_backward,
+    attn_s2s_tf_decode,      attn_s2s_tf_maps,    s2s_destroy,
+    attn_s2s_tf_decode_batch};

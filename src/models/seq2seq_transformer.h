@@ -60,6 +60,11 @@ attn_status attn_s2s_tf_forward(attn_seq2seq *m, const attn_s2s_batch *b, float 
 attn_status attn_s2s_tf_decode(attn_seq2seq *m, const int *src, int n_src, int max_out, bool cache,
                                const attn_s2s_chooser *ch, int *out, int *n_out, float *step_logits,
                                int *n_steps, attn_error *err);
+/* The vtable's decode_batch: n sources with the KV cache, finished rows leaving the step. */
+attn_status attn_s2s_tf_decode_batch(attn_seq2seq *m, int n, const int *const *src,
+                                     const int *n_src, int max_out, const attn_s2s_chooser *ch,
+                                     int *out, int *n_out, float *step_logits, int *n_steps,
+                                     attn_error *err);
 attn_status attn_s2s_tf_maps(attn_seq2seq *m, const int *src, int n_src, const int *dec_in,
                              int n_dec, float *cross, float *self, attn_error *err);
 

@@ -133,3 +133,28 @@ add_test(NAME models/base_torch_full_native
                  --attn $<TARGET_FILE:attn> --full --pairs 6 --sources 4 --sentences 6)
 set_tests_properties(models/base_torch_full_native PROPERTIES
   ENVIRONMENT "ATTN_KERNELS=native" LABELS slow TIMEOUT 900)
+
+# A fixed decode length and batched greedy decoding at the base width (tools/greedy_len_check.py):
+# d_model 512, 8 heads, FFN 2048, 2 + 2 layers (CI-fast), post-norm, perturbed weights with the
+# head's [EOS] bias raised so that greedy decoding stops at once (the premise, checked); then
+# `attn generate --min-len 10` recomputing and cached against seq2seq_models.greedy /
+# greedy_cached (min_out 10): tokens and every step's logits bit for bit, every output >= 10
+# words; `--batch 8 --min-len 10` against seq2seq_models.greedy_batch (the batched cached loop);
+# bad --min-len / --batch values exit 2 naming the option. Pinned and native, as models/base_torch.
+add_test(NAME models/greedy_len_torch
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/greedy_len_check.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(models/greedy_len_torch PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=pinned" LABELS torch TIMEOUT 300)
+add_test(NAME models/greedy_len_torch_native
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/greedy_len_check.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(models/greedy_len_torch_native PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=native" LABELS torch TIMEOUT 300)
+# The same at the full base size (6 + 6 layers), 16 sources decoded to 15 words: label "slow"
+# (about 60 s on the shared machine).
+add_test(NAME models/greedy_len_torch_base
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/greedy_len_check.py
+                 --attn $<TARGET_FILE:attn> --layers 6 --min-len 15 --sources 16)
+set_tests_properties(models/greedy_len_torch_base PROPERTIES
+  ENVIRONMENT "ATTN_KERNELS=pinned" LABELS slow TIMEOUT 900)

@@ -1,9 +1,10 @@
 /* test_seq2seq.c -- the seq2seq-transformer in C: backward against finite differences (pre and
  * post norm, relu and gelu, every position scheme, every tensor), a packed batch against its pairs
  * alone, the KV-cached greedy decoding against the recomputing one (rope and alibi too), rope and
- * alibi adding no tensor and recorded in the weights file, the weights JSON round trip and its
- * strict loader's refusals. The bit-identity with PyTorch is tools/seq2seq_crosscheck.py
- * (models/seq2seq_torch). */
+ * alibi adding no tensor and recorded in the weights file, greedy decoding with a floor on the
+ * length and in batches, the weights JSON round trip and its strict loader's refusals. The
+ * bit-identity with PyTorch is tools/seq2seq_crosscheck.py (models/seq2seq_torch) and
+ * tools/greedy_len_check.py (models/greedy_len_torch). */
 #include "attn_seq2seq.h"
 #include "test_util.h"
 
@@ -159,6 +160,128 @@ START_TEST(test_cached_greedy_matches_recompute) {
         tu_assert_close("cached vs recomputed step logits", b, a, (size_t)sa * V, 1e-4, 1.0);
     }
     free(a), free(b);
+    attn_seq2seq_free(m);
+}
+END_TEST
+
+/* The greedy argmax with [EOS] left out when skip_eos (ties: the lower id; no NaN here). */
+static int argmax_of(const float *x, int V, bool skip_eos) {
+    int best = 0;
+    for (int j = 1; j < V; j++)
+        if (!(skip_eos && j == ATTN_TGT_EOS) && x[j] > x[best]) best = j;
+    return best;
+}
+
+/* attn_seq2seq_greedy_min: every step's token is the argmax of its logits, [EOS] left out at
+ * the first min_out steps; min_out 0 is attn_seq2seq_greedy to the byte; min_out = max_out
+ * decodes exactly max_out words. attn_seq2seq_greedy_batch: B = 1 is the one-source cached
+ * decoding bit for bit; B = 5 gives every source its words alone (logits up to the GEMMs'
+ * rounding); the GRU model's batch is its sources alone bit for bit; bad arguments refused. */
+START_TEST(test_greedy_min_and_batch) {
+    static const attn_pos POS[4] = {ATTN_POS_LEARNED, ATTN_POS_LEARNED, ATTN_POS_ROPE,
+                                    ATTN_POS_ALIBI};
+    attn_seq2seq_config c =
+        small_config(_i % 2 ? ATTN_NORM_POST : ATTN_NORM_PRE, ATTN_ACT_RELU, POS[_i]);
+    c.max_tgt_len = 12;
+    attn_seq2seq *m = make(&c, 30 + (uint64_t)_i);
+    float *eos_b = attn_seq2seq_params(m) +
+                   attn_seq2seq_tensor_offset(m, (size_t)attn_seq2seq_tensor_find(m, "head.bias"));
+    eos_b[ATTN_TGT_EOS] += 3.0f; /* [EOS] early: min_out has something to hold back */
+    enum { B = 5, MAX = 11 };
+    const int V = c.tgt_vocab, per = (MAX + 1) * V;
+    float *la = malloc((size_t)B * per * 4), *lb = malloc((size_t)B * per * 4);
+    ck_assert(la && lb);
+    attn_rng r = attn_rng_seed(5);
+    int src[B][9], len[B];
+    const int *srcp[B];
+    for (int i = 0; i < B; i++) {
+        len[i] = 1 + (int)attn_rng_below(&r, 9);
+        for (int j = 0; j < len[i]; j++) src[i][j] = 2 + (int)attn_rng_below(&r, ATTN_N_WORDS);
+        srcp[i] = src[i];
+    }
+    attn_error err;
+    int out_a[B * MAX], out_b[B * MAX], na[B], nb[B], sa[B], sb[B], stopped = 0;
+    static const int FLOORS[3] = {0, 4, MAX};
+    for (int f = 0; f < 3; f++) {
+        const int min_out = FLOORS[f], lo = min_out;
+        for (int cache = 0; cache < 2; cache++)
+            for (int i = 0; i < B; i++) {
+                ck_assert_msg(attn_seq2seq_greedy_min(m, src[i], len[i], lo, MAX, cache, out_a,
+                                                      &na[0], la, &sa[0], &err) == ATTN_OK,
+                              "%s", err.msg);
+                ck_assert_int_ge(na[0], lo);
+                stopped += min_out == 0 && na[0] < MAX;
+                for (int s = 0; s < sa[0]; s++) {
+                    const int want = argmax_of(la + (size_t)s * V, V, s < lo);
+                    ck_assert_int_eq(s < na[0] ? out_a[s] : ATTN_TGT_EOS, want);
+                }
+                if (min_out == 0) { /* attn_seq2seq_greedy to the byte */
+                    ck_assert(attn_seq2seq_greedy(m, src[i], len[i], MAX, cache, out_b, &nb[0], lb,
+                                                  &sb[0], &err) == ATTN_OK);
+                    ck_assert_int_eq(na[0], nb[0]);
+                    ck_assert_int_eq(sa[0], sb[0]);
+                    ck_assert(memcmp(la, lb, (size_t)sa[0] * V * 4) == 0);
+                }
+            }
+        /* B = 1: the one-source cached decoder, bit for bit */
+        ck_assert(attn_seq2seq_greedy_batch(m, 1, srcp, len, lo, MAX, out_b, nb, lb, sb, &err) ==
+                  ATTN_OK);
+        ck_assert(attn_seq2seq_greedy_min(m, src[0], len[0], lo, MAX, true, out_a, na, la, sa,
+                                          &err) == ATTN_OK);
+        ck_assert_int_eq(na[0], nb[0]);
+        ck_assert_int_eq(sa[0], sb[0]);
+        ck_assert(memcmp(la, lb, (size_t)sa[0] * V * 4) == 0);
+        ck_assert(memcmp(out_a, out_b, (size_t)na[0] * sizeof(int)) == 0);
+        /* B = 5 against each alone */
+        ck_assert_msg(
+            attn_seq2seq_greedy_batch(m, B, srcp, len, lo, MAX, out_b, nb, lb, sb, &err) == ATTN_OK,
+            "%s", err.msg);
+        for (int i = 0; i < B; i++) {
+            ck_assert(attn_seq2seq_greedy_min(m, src[i], len[i], lo, MAX, true, out_a, &na[i], la,
+                                              &sa[i], &err) == ATTN_OK);
+            ck_assert_int_eq(na[i], nb[i]);
+            ck_assert_int_eq(sa[i], sb[i]);
+            ck_assert(memcmp(out_a, out_b + i * MAX, (size_t)na[i] * sizeof(int)) == 0);
+            tu_assert_close("batch vs alone step logits", lb + (size_t)i * per, la,
+                            (size_t)sa[i] * V, 1e-4, 1.0);
+        }
+        if (min_out == MAX)
+            for (int i = 0; i < B; i++) ck_assert_int_eq(nb[i], MAX);
+    }
+    ck_assert_int_gt(stopped, 0); /* without a floor, [EOS] ended some decodings early */
+    /* refusals */
+    ck_assert_int_eq(
+        attn_seq2seq_greedy_min(m, src[0], len[0], MAX + 1, MAX, true, out_a, na, NULL, NULL, &err),
+        ATTN_ERR_ARG);
+    ck_assert_int_eq(
+        attn_seq2seq_greedy_min(m, src[0], len[0], -1, MAX, true, out_a, na, NULL, NULL, &err),
+        ATTN_ERR_ARG);
+    ck_assert_int_eq(
+        attn_seq2seq_greedy_batch(m, 0, srcp, len, 0, MAX, out_b, nb, NULL, NULL, &err),
+        ATTN_ERR_ARG);
+    const int bad_len[2] = {len[0], 0};
+    ck_assert_int_eq(
+        attn_seq2seq_greedy_batch(m, 2, srcp, bad_len, 0, MAX, out_b, nb, NULL, NULL, &err),
+        ATTN_ERR_SHAPE);
+    ck_assert_msg(strstr(err.msg, "source 1 of the batch"), "%s", err.msg);
+    attn_seq2seq_free(m);
+    /* the GRU: its sources one after the other, bit for bit */
+    attn_seq2seq_config g = attn_seq2seq_config_default(ATTN_S2S_GRU);
+    g.max_tgt_len = 12;
+    m = make(&g, 40 + (uint64_t)_i);
+    const int Vg = g.tgt_vocab, perg = (MAX + 1) * Vg;
+    float *ga = malloc((size_t)B * perg * 4), *gb = malloc((size_t)B * perg * 4);
+    ck_assert(ga && gb);
+    ck_assert(attn_seq2seq_greedy_batch(m, B, srcp, len, 2, MAX, out_b, nb, gb, sb, &err) ==
+              ATTN_OK);
+    for (int i = 0; i < B; i++) {
+        ck_assert(attn_seq2seq_greedy_min(m, src[i], len[i], 2, MAX, true, out_a, &na[i], ga,
+                                          &sa[i], &err) == ATTN_OK);
+        ck_assert_int_eq(na[i], nb[i]);
+        ck_assert(memcmp(out_a, out_b + i * MAX, (size_t)na[i] * sizeof(int)) == 0);
+        ck_assert(memcmp(ga, gb + (size_t)i * perg, (size_t)sa[i] * Vg * 4) == 0);
+    }
+    free(ga), free(gb), free(la), free(lb);
     attn_seq2seq_free(m);
 }
 END_TEST
@@ -347,6 +470,7 @@ int main(void) {
                         (int)(sizeof FD_CASES / sizeof FD_CASES[0]));
     tcase_add_test(tc, test_batch_equals_pairs_alone);
     tcase_add_loop_test(tc, test_cached_greedy_matches_recompute, 0, 4);
+    tcase_add_loop_test(tc, test_greedy_min_and_batch, 0, 4);
     tcase_add_test(tc, test_positions_inside_attention);
     tcase_add_test(tc, test_beam_width_one_is_greedy);
     tcase_add_test(tc, test_sampling);
