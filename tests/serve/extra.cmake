@@ -63,3 +63,12 @@ add_test(NAME serve/positions_sockets
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/positions_sockets.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights)
 set_tests_properties(serve/positions_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 60)
+
+# The unknown-word answer on the wire (tests/serve/unknown_sockets.py, sockets.py's helpers):
+# /api/explain, /api/predict and /api/generate name the nearest word by spelling and the words
+# of the class the grammar puts at the word's place (every word of /api/vocab's category,
+# nearest first), every unknown word of the sentence, and attn explain's own message.
+add_test(NAME serve/unknown_sockets
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/unknown_sockets.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/unknown_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 60)
