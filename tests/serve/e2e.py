@@ -815,24 +815,35 @@ def check_positions(cdp, base, shots):
 
 def check_unknown_by_category(cdp, base, shots):
     """Unknown words: besides the nearest word by spelling, words of the class the task's
-    grammar puts there -- an unknown noun after "the" gets nouns, an unknown adjective after
-    "was" adjectives of both polarities (classes from GET /api/vocab); a click takes one."""
+    grammar puts at the word's place, as the server's unknown_word answer gives them (src/data/
+    suggest.c, the CLI's message too) -- an unknown noun after "the" gets the subject nouns, an
+    unknown adjective after "was" adjectives of both polarities (their categories those of GET
+    /api/vocab); a click takes one."""
     st, _, b = http(base, "/api/vocab")
     cat = {w["word"]: w["category"] for w in json.loads(b)["words"]}
+    sentence = "the pizza was stunning"
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": sentence}))
+    api = {u["word"]: [(w, g["category"]) for g in u["place"]["groups"] for w in g["words"][:4]]
+           for u in json.loads(b)["error"]["unknown_words"]} if st == 400 else {}
     cdp.js("(() => { const s = document.getElementById('sentence'); s.value = "
-           "'the pizza was stunning'; s.dispatchEvent(new Event('input')); })()")
+           "%s; s.dispatchEvent(new Event('input')); })()" % json.dumps(sentence))
     cdp.wait_for("document.querySelectorAll('#unknown .unknown-word').length === 2",
                  "two unknown words listed")
     got = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#unknown "
                  ".unknown-word')).map(d => [d.dataset.word, Array.from(d.querySelectorAll("
                  "'.cat-suggest')).map(c => [c.textContent, c.dataset.category])]))")
-    noun, adj = got.get("pizza", []), got.get("stunning", [])
-    check(noun and all(cat.get(w) == c and c in ("subject", "distractor") for w, c in noun),
-          "page: unknown 'pizza' after 'the': nouns by category %s" % [w for w, _ in noun])
-    check({c for _, c in adj} == {"positive", "negative"}
+    noun = [tuple(x) for x in got.get("pizza", [])]
+    adj = [tuple(x) for x in got.get("stunning", [])]
+    check(noun and noun == api.get("pizza") and all(cat.get(w) == c == "subject" for w, c in noun),
+          "page: unknown 'pizza' after 'the': the server's subject nouns %s" % [w for w, _ in noun])
+    check({c for _, c in adj} == {"positive", "negative"} and adj == api.get("stunning")
           and all(cat.get(w) == c for w, c in adj),
-          "page: unknown 'stunning' after 'was': adjectives of both polarities %s"
+          "page: unknown 'stunning' after 'was': the server's adjectives of both polarities %s"
           % [w for w, _ in adj])
+    text = cdp.js("document.getElementById('unknown').textContent")
+    check("its place (after 'the', before 'was') takes a subject noun" in text
+          and "by spelling the nearest is is" in text,
+          "page: the place's rule and the spelling's nearest are named")
     element_shot(cdp, ["#input-section"], os.path.join(shots, "unknown-by-category.png"))
     first = adj[0][0] if adj else ""
     cdp.js("document.querySelector('#unknown .unknown-word[data-word=\"stunning\"] "
