@@ -1212,7 +1212,10 @@ async function runShuffle(seq) {
   }
   if (seq !== state.seq) return;
   const cols = plain.predictions.map((p) => ({ name: p.model, p: p.probabilities }));
-  if (zero) cols.push({ name: 'transformer, positions zeroed', p: zero.predictions[0].probabilities, zero: true });
+  if (zero) {
+    const learned = !state.positions || state.positions.data.scheme === 'learned';
+    cols.push({ name: learned ? 'transformer, positions zeroed' : 'transformer, no positions', p: zero.predictions[0].probabilities, zero: true });
+  }
   // two significant digits near 0 and 1, where one decimal of a percent would read 0.0 % for all
   const fine = (p) => (p < 0.01 ? `${(100 * p).toPrecision(2)} %` : p > 0.99 ? `${(100 * p).toFixed(3)} %` : pct(p, 1));
   const cell = (p, ref, zeroCol) => {
@@ -1227,7 +1230,9 @@ async function runShuffle(seq) {
     ...cols.map((c) => cell(c.p[i], c.p[0], c.zero))));
   const spread = (c) => Math.max(...c.p) - Math.min(...c.p);
   const notes = cols.map((c) => `${c.name}: ${spread(c) < 1e-6 ? 'the same p for every order' : `p moves by ${pct(spread(c), 1)}`}`);
-  box.replaceChildren(el('table', { class: 'shuffle-table' }, el('thead', {}, head), el('tbody', {}, ...rows)),
+  const table = el('table', { class: 'shuffle-table' }, el('thead', {}, head), el('tbody', {}, ...rows));
+  table.style.setProperty('--cols', String(cols.length)); // the narrow layout's grid (style.css)
+  box.replaceChildren(table,
     el('p', { class: 'hint', id: 'shuffle-note' }, `${notes.join('; ')}. (\u21c4: a verdict other than the typed order's.)`));
   box.dataset.ready = 'true';
 }
@@ -1265,7 +1270,10 @@ async function renderPositions() {
       return;
     }
   }
-  const P = state.positions.data.table, D = state.positions.data.dim, N = P.length;
+  const pos = state.positions.data, learned = pos.scheme === 'learned';
+  $('positions-title').textContent = learned ? "The Transformer's position vectors (learned)"
+    : "The Transformer's position vectors (the fixed sinusoidal table)";
+  const P = pos.table, D = pos.dim, N = P.length;
   const max = Math.max(...P.flat().map(Math.abs)) || 1;
   const norm = P.map((v) => Math.hypot(...v) || 1);
   const cos = (a, b) => P[a].reduce((s, x, j) => s + x * P[b][j], 0) / (norm[a] * norm[b]);
@@ -1283,7 +1291,9 @@ async function renderPositions() {
     el('figure', {}, table, el('figcaption', { text: `${D} dimensions \u00d7 ${N} positions (0 = [CLS]); colour scale \u00b1${max.toFixed(2)}` })),
     el('figure', {}, el('div', { class: 'pos-sim' }, sim, mark),
       el('figcaption', { text: `cosine similarity, positions 0\u2013${N - 1}; this sentence: 0\u2013${used - 1}` })),
-    el('p', { class: 'hint', id: 'positions-note' }, `Mean similarity of positions d apart (1 and up): ${near.join(', ')}. Neighbouring positions are alike; this is the only place the Transformer learns where a word stands.`));
+    el('p', { class: 'hint', id: 'positions-note' }, `Mean similarity of positions d apart (1 and up): ${near.join(', ')}. ${learned
+      ? 'Neighbouring positions are alike; this trained table (pos_embedding, a tensor of the weights file) is the only place the Transformer learns where a word stands.'
+      : 'This table is not trained and not in the weights file: PE[p][2i] = sin(p / 10000^(2i/D)), PE[p][2i+1] = cos(the same), the write-up\u2019s \u00a74 formula; the similarity of two positions depends only on how far apart they are, and the Transformer learns to read it.'}`));
   box.dataset.ready = 'true';
 }
 
