@@ -82,14 +82,15 @@ const char *attn_vocab_closest(const attn_vocab *v, const char *word);
  * parse's) puts at the unknown word's place, read from its known neighbours. The rules, the
  * first that applies:
  *   1. before a noun (subject or distractor), after anything but "the": the determiner "the";
- *   2. after "the": a subject noun, or a distractor noun once a conjunction came before -- unless
- *      that "the" may be a filler phrase's ("in the", "during the", "for the") and no verb
- *      follows;
+ *   2. after "the", not before a noun: a subject noun, or a distractor noun once a conjunction
+ *      came before -- unless that "the" may be a filler phrase's ("in the", "during the",
+ *      "for the") and no verb follows;
  *   3. after a noun: a verb;
  *   4. after a verb, before an intensifier: a negation (core clause only);
  *   5. before an adjective, after a verb: a negation or an intensifier (an intensifier only in
- *      the distractor clause); after a negation: an intensifier;
- *   6. after a verb, a negation or an intensifier otherwise: an adjective, positive or negative;
+ *      the distractor clause); after a negation: an intensifier; after anything else: none;
+ *   6. after a verb, a negation or an intensifier, not before a negation or an intensifier: an
+ *      adjective, positive or negative;
  *   7. after an adjective, before "the" and a distractor noun: a conjunction.
  * A word no rule places, and every word of a vocabulary of a file's own (it has no categories),
  * gets the spelling's suggestion only. */
