@@ -76,6 +76,46 @@ int attn_vocab_lookup(const attn_vocab *v, const char *token);
  * the vocabulary has no word, or when the search would take more than a few ms (a vocabulary
  * of ~100,000 words or more and nothing within one edit). */
 const char *attn_vocab_closest(const attn_vocab *v, const char *word);
+/* ---- suggestions for an unknown word (src/data/suggest.c) ------------------------------- *
+ * Two ways to a known word: by spelling (attn_vocab_closest over the whole vocabulary) and, on
+ * the task's vocabulary, by category -- the class of words the sentence grammar (attn_grammar_
+ * parse's) puts at the unknown word's place, read from its known neighbours. The rules, the
+ * first that applies:
+ *   1. before a noun (subject or distractor), after anything but "the": the determiner "the";
+ *   2. after "the", not before a noun: a subject noun, or a distractor noun once a conjunction
+ *      came before -- unless that "the" may be a filler phrase's ("in the", "during the",
+ *      "for the") and no verb follows;
+ *   3. after a noun: a verb;
+ *   4. after a verb, before an intensifier: a negation (core clause only);
+ *   5. before an adjective, after a verb: a negation or an intensifier (an intensifier only in
+ *      the distractor clause); after a negation: an intensifier; after anything else: none;
+ *   6. after a verb, a negation or an intensifier, not before a negation or an intensifier: an
+ *      adjective, positive or negative;
+ *   7. after an adjective, before "the" and a distractor noun: a conjunction.
+ * A word no rule places, and every word of a vocabulary of a file's own (it has no categories),
+ * gets the spelling's suggestion only. */
+#define ATTN_SUGGEST_GROUPS    2  /* categories one place takes at most (positive, negative) */
+#define ATTN_SUGGEST_GROUP_MAX 10 /* words of one category at most (10 adjectives of each) */
+#define ATTN_SUGGEST_RULE_MAX  (2 * ATTN_ERROR_TOKEN_MAX + 32)
+typedef struct attn_suggest_group {
+    const char *category; /* attn_vocab_category's name: "subject", "positive", ... */
+    int n;
+    const char *words[ATTN_SUGGEST_GROUP_MAX]; /* nearest to the word by spelling first */
+} attn_suggest_group;
+typedef struct attn_suggestion {
+    int position;                     /* 1-based, as the tokenizer counts words */
+    char word[ATTN_ERROR_TOKEN_MAX];  /* as the tokenizer read it ("..." when cut) */
+    const char *nearest;              /* by spelling; NULL as attn_vocab_closest */
+    const char *place;                /* the class its place takes ("subject noun", "adjective",
+                                         ...), NULL when no rule places it */
+    char rule[ATTN_SUGGEST_RULE_MAX]; /* where it stands: "after 'the', before 'was'"; "" */
+    int n_groups;
+    attn_suggest_group groups[ATTN_SUGGEST_GROUPS];
+} attn_suggestion;
+/* The suggestions for the words of sentence that v lacks, in order: out[0..min(max, *n_found))
+ * filled, *n_found all of them (the tokenizer's words: of kind "word" in v, else unknown). */
+attn_status attn_vocab_suggest(const attn_vocab *v, const char *sentence, attn_suggestion *out,
+                               int max, int *n_found, attn_error *err);
 /* v fits a model of cfg: count == vocab_size and, for the Transformer, "[CLS]" at id 1. */
 struct attn_model_config; /* attn_model.h */
 attn_status attn_vocab_check_config(const attn_vocab *v, const struct attn_model_config *cfg,

@@ -157,6 +157,12 @@ size_t attn_model_tensor_offset(const attn_model *m, size_t i); /* into params a
 size_t attn_model_tensor_numel(const attn_model *m, size_t i);
 /* Index of a tensor by state_dict key, or -1. */
 long attn_model_tensor_find(const attn_model *m, const char *name);
+/* The vector a Transformer adds to the embedding at position p (0 = [CLS], p < max_len) into
+ * row[embed_dim]: row p of its trained pos_embedding (learned) or of the fixed table the
+ * forward adds (sinusoidal, bit for bit); false, row untouched, for a scheme that adds none
+ * (none; rope and alibi act in the attention), another model, or p out of range
+ * (src/models/position_rows.c). */
+bool attn_model_position_row(const attn_model *m, int p, float *row);
 /* ATTN_ERR_VALUE naming the first tensor (and index) holding NaN/Inf in params (or grads). */
 attn_status attn_model_check_finite(const attn_model *m, bool grads, attn_error *err);
 

@@ -13,7 +13,7 @@ const state = {
   models: [], sets: [], groups: [], group: null, vocab: [], words: new Map(), byCategory: new Map(),
   data: null, tokens: [], previous: null, occlusion: null, swapAt: -1, seq: 0,
   method: 'occlusion', obs: null, pendingView: null, headMap: null, headPin: null,
-  urlView: null, view: null,
+  urlView: null, view: null, unknownSeq: 0,
 };
 
 function svg(tag, attrs, text) {
@@ -40,46 +40,17 @@ function tokenize(text) {
     .split(/\s+/).filter((w) => w.length > 0);
 }
 
-function editDistance(a, b) {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++)
-      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length];
-}
+// Unknown words are the server's to suggest for: its unknown_word answer lists each with the
+// nearest word by spelling and, where the task's grammar places it, the words of the class its
+// place takes (src/data/suggest.c; the same as attn predict's message).
+const SUGGEST_SHOWN = 4; // words of each category offered as chips (the tooltip lists them all)
+const article = (w) => (/^[aeiou]/.test(w) ? 'an' : 'a');
 
-function nearest(word) {
-  let best = null, bestD = Infinity;
-  for (const v of state.vocab) {
-    const d = editDistance(word, v.word);
-    if (d < bestD) { bestD = d; best = v.word; }
-  }
-  return best;
-}
-
-// Nearest by category: the word classes the task's grammar puts at position i, from the known
-// words beside it ("the" before a noun, a verb, intensifier or negation before an adjective, a
-// noun before a verb); null when the neighbours do not say (or the vocabulary has no classes).
-const SLOT_AFTER = {
-  determiner: ['subject', 'distractor'], verb: ['positive', 'negative'],
-  intensifier: ['positive', 'negative'], negation: ['positive', 'negative'],
-  subject: ['verb'], distractor: ['verb'],
-};
-const SLOT_NAME = { subject: 'a noun', verb: 'a verb', positive: 'an adjective' };
-function slotCategories(words, i) {
-  const cat = (w) => (state.words.has(w) ? state.words.get(w).category : null);
-  const prev = i > 0 ? cat(words[i - 1]) : null, next = i + 1 < words.length ? cat(words[i + 1]) : null;
-  const c = SLOT_AFTER[prev] || (next === 'verb' ? SLOT_AFTER.determiner : null);
-  return c && c.every((x) => state.byCategory.has(x)) ? c : null;
-}
-
-// The two words of each of the slot's categories nearest word by spelling.
-function nearestInSlot(word, cats) {
-  return cats.flatMap((c) => state.byCategory.get(c).map((v) => [editDistance(word, v.word), v.word, c])
-    .sort((a, b) => a[0] - b[0]).slice(0, 2).map(([, w]) => ({ word: w, category: c })));
+// One line of text for a suggestion (the comparison's error).
+function suggestionText(u) {
+  let t = `${u.word} (nearest: ${u.nearest}`;
+  if (u.place) t += `; here ${article(u.place.class)} ${u.place.class} such as ${u.place.groups.map((g) => g.words.slice(0, 2).join(', ')).join(', ')}`;
+  return `${t})`;
 }
 
 // The first of the candidates that is a word of the current vocabulary.
@@ -138,40 +109,63 @@ function markStale(stale, why) {
   if (stale && state.data) $('stale').textContent = `${why} The results below are still those of "${state.data.sentence}".`;
 }
 
-// Marks unknown words with the nearest vocabulary word; true when every word is known.
-function checkWords(words) {
+// Lists the unknown words of the server's unknown_word answer (info), each with its nearest
+// word by spelling and its place's class, every word a chip that takes it.
+function showUnknown(info) {
   const box = $('unknown');
   box.replaceChildren();
-  let ok = true;
-  words.forEach((w, i) => {
-    if (state.words.has(w)) return;
-    ok = false;
-    const near = nearest(w);
-    const line = el('div', { class: 'unknown-word', 'data-word': w });
-    line.append(el('span', { class: 'bad', text: w }), ` (word ${i + 1}) is not in the vocabulary; by spelling the nearest is `,
-      el('button', { class: 'chip', type: 'button', text: near, onclick: () => replaceWord(i, near) }));
-    const cats = slotCategories(words, i);
-    if (cats) {
-      line.append(`; here the task puts ${SLOT_NAME[cats[0]]}, such as `);
-      for (const x of nearestInSlot(w, cats))
-        line.append(el('button', { class: 'chip cat-suggest', type: 'button', text: x.word, 'data-category': x.category,
-          title: x.category, onclick: () => replaceWord(i, x.word) }), ' ');
+  const chip = (word, i, cls, extra) => el('button', { class: cls, type: 'button', text: word, ...extra,
+    onclick: () => replaceWord(i, word) });
+  for (const u of info.unknown_words || []) {
+    const i = u.position - 1;
+    const line = el('div', { class: 'unknown-word', 'data-word': u.word, 'data-position': String(u.position) });
+    line.append(el('span', { class: 'bad', text: u.word }), ` (word ${u.position}) is not in the vocabulary; by spelling the nearest is `);
+    if (u.nearest) line.append(chip(u.nearest, i, 'chip'));
+    if (u.place) {
+      line.append(`; its place (${u.place.rule}) takes ${article(u.place.class)} ${u.place.class}: `);
+      u.place.groups.forEach((g, k) => {
+        if (k > 0) line.append(' or ');
+        if (u.place.groups.length > 1) line.append(el('span', { class: 'cat-name', text: `${g.category} ` }));
+        for (const w of g.words.slice(0, SUGGEST_SHOWN))
+          line.append(chip(w, i, 'chip cat-suggest', { 'data-category': g.category, title: `${g.category}: ${g.words.join(', ')}` }), ' ');
+      });
     }
     box.append(line);
-  });
-  if (!ok) markStale(true, 'The box holds a word the models do not know.');
-  return ok;
+  }
+  const more = (info.unknown_count || 0) - (info.unknown_words || []).length;
+  if (more > 0) box.append(el('div', { class: 'hint', text: `and ${more} more unknown words` }));
+  box.dataset.for = info.sentence || '';
 }
 
+// Asks the server for the suggestions for the box's unknown words (the answer to explaining it).
+function askUnknown() {
+  const sentence = $('sentence').value;
+  const seq = ++state.unknownSeq;
+  api('/api/explain', { sentence, models: state.group.models }).then(() => {
+    if (seq === state.unknownSeq) $('unknown').replaceChildren(); // known after all
+  }, (e) => {
+    if (seq !== state.unknownSeq) return;
+    if (e.info && e.info.code === 'unknown_word') showUnknown({ ...e.info, sentence });
+    else $('unknown').replaceChildren(el('div', { class: 'error', text: e.message }));
+  });
+}
+
+// After a change in the box: a sentence of known words (the tokenizer's words against
+// /api/vocab's) is explained, one with an unknown word marks the results stale and asks for
+// suggestions; both after 300 ms of quiet (at once when now).
 let timer = 0;
 function onInput(now) {
   showCompletions();
   clearTimeout(timer);
+  state.unknownSeq++; // an answer on its way is for an older box
   const words = tokenize($('sentence').value);
-  if (words.length > 0 && !checkWords(words)) return;
-  $('unknown').replaceChildren();
+  const known = words.every((w) => state.words.has(w));
+  if (known) $('unknown').replaceChildren();
+  else markStale(true, 'The box holds a word the models do not know.');
   timer = setTimeout(() => {
-    if (words.length > 0) explain();
+    if (words.length === 0) return;
+    if (known) explain();
+    else askUnknown();
   }, now === true ? 0 : 300);
 }
 
@@ -203,7 +197,7 @@ async function explain() {
     state.urlView = null;
     $('error').textContent = e.message;
     markStale(true, 'The models could not read this sentence.');
-    if (e.info && e.info.code === 'unknown_word') checkWords(tokenize(sentence));
+    if (e.info && e.info.code === 'unknown_word') showUnknown({ ...e.info, sentence });
   }
 }
 
@@ -1074,7 +1068,7 @@ async function applyFragment() {
   $('sentence').value = f.sentence;
   state.swapAt = -1;
   onInput(true);
-  if ($('unknown').childNodes.length) state.urlView = null; // not explained: the box says why
+  if (!tokenize(f.sentence).every((w) => state.words.has(w))) state.urlView = null; // not explained: the box says why
 }
 
 function applyUrlView() {
@@ -1130,15 +1124,11 @@ async function compare() {
   const sentence = $('compare-sentence').value.trim();
   $('compare-error').textContent = '';
   if (!sentence) { $('compare-error').textContent = 'Type a second sentence to compare.'; return; }
-  const bad = tokenize(sentence).filter((w) => !state.words.has(w));
-  if (bad.length) {
-    $('compare-error').textContent = `not in the vocabulary: ${bad.map((w) => `${w} (nearest: ${nearest(w)})`).join(', ')}`;
-    return;
-  }
   try {
     state.compare = await api('/api/explain', { sentence, models: state.group.models });
   } catch (e) {
-    $('compare-error').textContent = e.message;
+    const un = e.info && e.info.code === 'unknown_word' ? e.info.unknown_words || [] : [];
+    $('compare-error').textContent = un.length ? `not in the vocabulary: ${un.map(suggestionText).join(', ')}` : e.message;
     return;
   }
   state.view = 'compare';
@@ -1222,7 +1212,10 @@ async function runShuffle(seq) {
   }
   if (seq !== state.seq) return;
   const cols = plain.predictions.map((p) => ({ name: p.model, p: p.probabilities }));
-  if (zero) cols.push({ name: 'transformer, positions zeroed', p: zero.predictions[0].probabilities, zero: true });
+  if (zero) {
+    const learned = !state.positions || state.positions.data.scheme === 'learned';
+    cols.push({ name: learned ? 'transformer, positions zeroed' : 'transformer, no positions', p: zero.predictions[0].probabilities, zero: true });
+  }
   // two significant digits near 0 and 1, where one decimal of a percent would read 0.0 % for all
   const fine = (p) => (p < 0.01 ? `${(100 * p).toPrecision(2)} %` : p > 0.99 ? `${(100 * p).toFixed(3)} %` : pct(p, 1));
   const cell = (p, ref, zeroCol) => {
@@ -1237,7 +1230,9 @@ async function runShuffle(seq) {
     ...cols.map((c) => cell(c.p[i], c.p[0], c.zero))));
   const spread = (c) => Math.max(...c.p) - Math.min(...c.p);
   const notes = cols.map((c) => `${c.name}: ${spread(c) < 1e-6 ? 'the same p for every order' : `p moves by ${pct(spread(c), 1)}`}`);
-  box.replaceChildren(el('table', { class: 'shuffle-table' }, el('thead', {}, head), el('tbody', {}, ...rows)),
+  const table = el('table', { class: 'shuffle-table' }, el('thead', {}, head), el('tbody', {}, ...rows));
+  table.style.setProperty('--cols', String(cols.length)); // the narrow layout's grid (style.css)
+  box.replaceChildren(table,
     el('p', { class: 'hint', id: 'shuffle-note' }, `${notes.join('; ')}. (\u21c4: a verdict other than the typed order's.)`));
   box.dataset.ready = 'true';
 }
@@ -1275,7 +1270,10 @@ async function renderPositions() {
       return;
     }
   }
-  const P = state.positions.data.table, D = state.positions.data.dim, N = P.length;
+  const pos = state.positions.data, learned = pos.scheme === 'learned';
+  $('positions-title').textContent = learned ? "The Transformer's position vectors (learned)"
+    : "The Transformer's position vectors (the fixed sinusoidal table)";
+  const P = pos.table, D = pos.dim, N = P.length;
   const max = Math.max(...P.flat().map(Math.abs)) || 1;
   const norm = P.map((v) => Math.hypot(...v) || 1);
   const cos = (a, b) => P[a].reduce((s, x, j) => s + x * P[b][j], 0) / (norm[a] * norm[b]);
@@ -1293,7 +1291,9 @@ async function renderPositions() {
     el('figure', {}, table, el('figcaption', { text: `${D} dimensions \u00d7 ${N} positions (0 = [CLS]); colour scale \u00b1${max.toFixed(2)}` })),
     el('figure', {}, el('div', { class: 'pos-sim' }, sim, mark),
       el('figcaption', { text: `cosine similarity, positions 0\u2013${N - 1}; this sentence: 0\u2013${used - 1}` })),
-    el('p', { class: 'hint', id: 'positions-note' }, `Mean similarity of positions d apart (1 and up): ${near.join(', ')}. Neighbouring positions are alike; this is the only place the Transformer learns where a word stands.`));
+    el('p', { class: 'hint', id: 'positions-note' }, `Mean similarity of positions d apart (1 and up): ${near.join(', ')}. ${learned
+      ? 'Neighbouring positions are alike; this trained table (pos_embedding, a tensor of the weights file) is the only place the Transformer learns where a word stands.'
+      : 'This table is not trained and not in the weights file: PE[p][2i] = sin(p / 10000^(2i/D)), PE[p][2i+1] = cos(the same), the write-up\u2019s \u00a74 formula; the similarity of two positions depends only on how far apart they are, and the Transformer learns to read it.'}`));
   box.dataset.ready = 'true';
 }
 

@@ -10,7 +10,7 @@ const POS_RGB = [40, 160, 70];
 const NEG_RGB = [215, 50, 50];
 const REVEAL_MS = 180; // between two output words as they appear
 
-const dec = { models: [], data: null, step: 0, layer: -1, head: -1, prefix: [], seq: 0 };
+const dec = { models: [], data: null, step: 0, layer: -1, head: -1, prefix: [], seq: 0, text: '', view: null, urlView: null, composed: null };
 // ---- the verdict --------------------------------------------------------------------------
 
 function model() {
@@ -40,10 +40,16 @@ async function write(prefix, keep) {
     const j = await api('/api/generate', body);
     if (seq !== dec.seq) return;
     dec.data = j.explain;
+    dec.text = body.text;
     showNote(j.on_task, j.note);
     if (!keep) dec.step = Math.max(0, dec.prefix.length - 1);
+    const v = dec.urlView;
+    dec.urlView = null;
+    if (v && v.step !== undefined) dec.step = v.step;
     dec.step = Math.min(dec.step, dec.data.steps.length - 1);
-    render(!keep);
+    render(!keep && !v);
+    if (v && v.view) showView(v.view);
+    writeFragment();
   } catch (e) {
     if (seq === dec.seq) $('dec-error').textContent = e.message;
   }
@@ -67,7 +73,7 @@ function render(reveal) {
     const b = el('button', {
       type: 'button', class: 'tok' + (t === dec.step ? ' selected' : '') + (s.forced ? ' forced' : ''),
       'data-step': String(t), title: `p = ${s.probability.toFixed(4)}${s.forced ? ' (chosen by you)' : ''}`,
-      onclick: () => { dec.step = t; render(false); },
+      onclick: () => { dec.step = t; dec.view = 'verdict'; render(false); writeFragment(); },
     }, el('span', { text: s.token }), el('span', { class: 'v', text: s.probability.toFixed(2) }));
     if (reveal && t > dec.prefix.length) { // written word by word (a CSS animation's delay)
       b.classList.add('reveal');
@@ -130,7 +136,7 @@ function renderTop() {
         text: `${alt.token} ${(100 * alt.probability).toFixed(1)}%`,
       });
       chip.disabled = alt.id === s.id || special;
-      chip.addEventListener('click', () => write(d.words.slice(0, t).concat([alt.token])));
+      chip.addEventListener('click', () => { dec.view = 'top'; write(d.words.slice(0, t).concat([alt.token])); });
       row.append(chip);
     }
     box.append(row);
@@ -170,7 +176,8 @@ function renderCrossModelView() {
       const selected = (dec.layer === l || dec.layer < 0) && (dec.head === h || dec.head < 0);
       grid.append(el('button', { class: `mv-cell${selected ? ' selected' : ''}`, type: 'button', 'data-layer': l,
         'data-head': h, title: name, 'aria-label': name, onclick: () => {
-          dec.layer = l; dec.head = h; $('dec-layer').value = String(l); $('dec-head').value = String(h); write(null, true);
+          dec.layer = l; dec.head = h; $('dec-layer').value = String(l); $('dec-head').value = String(h);
+          dec.view = 'model-view'; write(null, true);
         } }, map));
     });
   });
@@ -225,7 +232,7 @@ function renderHeatmap() {
       td.style.background = rgba(ATTN_RGB, max > 0 ? v / max : 0);
       tr.append(td);
     });
-    tr.addEventListener('click', () => { dec.step = t; render(false); });
+    tr.addEventListener('click', () => { dec.step = t; dec.view = 'alignment'; render(false); writeFragment(); });
     body.append(tr);
   });
   table.append(body);
@@ -257,10 +264,111 @@ async function compose() {
       list.append(el('li', { 'data-seed': String(s.seed) }, el('div', { class: 'text', text: s.text || '(empty)' }),
         el('div', { class: 'judges' }, gram, ' · ' + judges.join(' · '))));
     }
+    dec.composed = body;
+    writeFragment();
     document.body.dataset.composed = String(Number(document.body.dataset.composed || 0) + 1);
   } catch (e) {
     $('cmp-error').textContent = e.message;
   }
+}
+
+// ---- a URL per view: the page's state in the fragment ----------------------------------------
+// #model=NAME&s=TEXT&layer=L|mean&head=H|mean&prefix=WORDS&step=N&view=V, and after a compose
+// polarity=&subject=&temperature=&top_p=&samples=&seed= (composed again on load); layer, head
+// and step counted from 1 as the page shows them. A value that is missing, malformed or out of
+// range is ignored and the default used (docs/serve.md, "The decoder page's URL").
+
+const DEC_VIEWS = {
+  verdict: 'dec-output', 'model-view': 'dec-mv-title', 'head-view': 'dec-hv-title', source: 'dec-src-title',
+  saliency: 'dec-sal-title', top: 'dec-top-title', alignment: 'dec-heatmap-title', compose: 'compose-section',
+};
+
+function readFragment() {
+  let p;
+  try {
+    p = new URLSearchParams(window.location.hash.replace(/^#/, ''));
+  } catch (e) {
+    return {};
+  }
+  const get = (k) => { const v = p.get(k); return v === null ? null : v.trim(); };
+  const count = (k) => { const v = get(k); return v !== null && /^[1-9]\d{0,3}$/.test(v) ? Number(v) - 1 : undefined; };
+  const meanOr = (k) => (get(k) === 'mean' ? -1 : count(k));
+  const f = { layer: meanOr('layer'), head: meanOr('head'), step: count('step') };
+  const m = get('model');
+  if (m && dec.models.some((x) => x.name === m.replace(/-seed\d+$/, '') && x.task === 'rewrite')) f.model = m.replace(/-seed\d+$/, '');
+  const s = get('s');
+  if (s && s.length <= 2000) f.text = s;
+  const pre = get('prefix');
+  if (pre && pre.length <= 2000) f.prefix = pre.split(/\s+/).filter((w) => w.length > 0).slice(0, 60);
+  const v = get('view');
+  if (v && Object.prototype.hasOwnProperty.call(DEC_VIEWS, v)) f.view = v;
+  const pol = get('polarity');
+  if (pol === 'positive' || pol === 'negative') {
+    const num = (k, lo, hi, int) => {
+      const x = get(k);
+      if (x === null || !/^\d*\.?\d+$/.test(x)) return undefined;
+      const n = Number(x);
+      return n >= lo && n <= hi && (!int || Number.isInteger(n)) ? n : undefined;
+    };
+    f.compose = { polarity: pol, subject: get('subject'), temperature: num('temperature', 0.05, 5),
+      top_p: num('top_p', 0, 1), n: num('samples', 1, 16, true), seed: num('seed', 0, 2 ** 31, true) };
+  }
+  return f;
+}
+
+function writeFragment() {
+  const p = new URLSearchParams();
+  const m = model();
+  if (m && dec.data) {
+    p.set('model', m.name);
+    p.set('s', dec.text.trim());
+    if (dec.layer >= 0) p.set('layer', String(dec.layer + 1));
+    if (dec.head >= 0) p.set('head', String(dec.head + 1));
+    if (dec.prefix.length) p.set('prefix', dec.prefix.join(' '));
+    p.set('step', String(dec.step + 1));
+  }
+  const c = dec.composed;
+  if (c) {
+    p.set('polarity', c.polarity);
+    p.set('subject', c.subject);
+    p.set('temperature', String(c.temperature));
+    p.set('top_p', String(c.top_p));
+    p.set('samples', String(c.n));
+    p.set('seed', String(c.seed));
+  }
+  if (dec.view) p.set('view', dec.view);
+  const hash = `#${p.toString()}`;
+  if (hash !== window.location.hash) window.history.replaceState(null, '', hash);
+}
+
+function showView(view) {
+  dec.view = view;
+  const target = $(DEC_VIEWS[view]);
+  if (target && target.offsetParent !== null) window.scrollTo(0, target.getBoundingClientRect().top + window.scrollY - 8);
+}
+
+// Opens the fragment's view: its model, text, layer, head and forced prefix (written, then the
+// step and the view applied by write), and its compose settings (composed again).
+function applyFragment(f) {
+  if (f.model) $('dec-model').value = f.model;
+  const m = model();
+  if (m) {
+    fillViews(m);
+    if (f.layer !== undefined && f.layer < m.n_layers && m.maps) dec.layer = f.layer;
+    if (f.head !== undefined && f.head < m.n_heads && m.maps) dec.head = f.head;
+    $('dec-layer').value = String(dec.layer);
+    $('dec-head').value = String(dec.head);
+  }
+  if (f.text) $('dec-text').value = f.text;
+  if (f.step !== undefined || f.view) dec.urlView = { step: f.step, view: f.view };
+  const c = f.compose;
+  if (c) {
+    $('cmp-polarity').value = c.polarity;
+    if (c.subject && Array.from($('cmp-subject').options).some((o) => o.text === c.subject)) $('cmp-subject').value = c.subject;
+    for (const [id, v] of [['cmp-temp', c.temperature], ['cmp-top-p', c.top_p], ['cmp-n', c.n], ['cmp-seed', c.seed]])
+      if (v !== undefined) $(id).value = String(v);
+  }
+  return f.prefix || [];
 }
 
 // ---- start --------------------------------------------------------------------------------
@@ -287,12 +395,19 @@ async function start() {
     $('cmp-go').disabled = true;
   }
   sel.addEventListener('change', () => { fillViews(model()); dec.layer = dec.head = -1; write(); });
-  $('dec-layer').addEventListener('change', (e) => { dec.layer = Number(e.target.value); write(null, true); });
-  $('dec-head').addEventListener('change', (e) => { dec.head = Number(e.target.value); write(null, true); });
+  $('dec-layer').addEventListener('change', (e) => { dec.layer = Number(e.target.value); dec.view = 'source'; write(null, true); });
+  $('dec-head').addEventListener('change', (e) => { dec.head = Number(e.target.value); dec.view = 'source'; write(null, true); });
   $('dec-go').addEventListener('click', () => write());
   $('dec-text').addEventListener('keydown', (e) => { if (e.key === 'Enter') write(); });
-  $('cmp-go').addEventListener('click', compose);
-  if (rewrite.length) write();
+  $('cmp-go').addEventListener('click', () => { dec.view = 'compose'; compose(); });
+  const f = readFragment();
+  const prefix = applyFragment(f);
+  if (f.compose && !$('cmp-go').disabled) {
+    await compose();
+    if (f.view === 'compose' && !rewrite.length) showView('compose');
+  }
+  if (rewrite.length) await write(prefix);
+  else writeFragment();
   document.body.dataset.ready = 'true';
 }
 

@@ -63,6 +63,9 @@ attn_status attn_sentence_length_error(int n, int max_words, attn_error *err);
 /* A token's own rules (attn_vocab_create's; id names it in the message). */
 attn_status attn_vocab_check_token(const char *t, int id, attn_error *err);
 
+/* Levenshtein distance between a[0..na) and b[0..nb), both at most ATTN_VOCAB_TOKEN_MAX long. */
+int attn_edit_distance(const char *a, size_t na, const char *b, size_t nb);
+
 /* Filler phrases ("in the winter semester"): space-separated vocabulary words, no sentiment
  * adjective, no negation. */
 int attn_filler_count(void);

@@ -11,9 +11,12 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#define SUGGEST_SHOWN 5 /* words of a class the message names (the JSON answer has them all) */
 
 typedef struct vocab_entry {
     const char *word;
@@ -224,44 +227,79 @@ size_t attn_tokenizer_stripped_len(const char *p) {
     return 0;
 }
 
+/* Appends to buf[n] at *at (cut at the end of buf). */
+static void append(char *buf, size_t n, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t n, size_t *at, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    const int k = vsnprintf(buf + *at, n - *at, fmt, ap);
+    va_end(ap);
+    if (k > 0) *at = *at + (size_t)k < n ? *at + (size_t)k : n - 1;
+}
+
+/* "; by its place (after 'the', before 'was') a subject noun: exam, course, ..." for a word the
+ * grammar places (attn_vocab_suggest's rules), "" otherwise; into buf[n]. */
+static void place_text(const attn_suggestion *s, char *buf, size_t n) {
+    size_t at = 0;
+    buf[0] = '\0';
+    if (!s->place) return;
+    append(buf, n, &at, "; by its place (%s) %s %s:", s->rule,
+           strchr("aeiou", s->place[0]) ? "an" : "a", s->place);
+    for (int g = 0; g < s->n_groups; g++) {
+        const attn_suggest_group *gr = &s->groups[g];
+        if (g > 0) append(buf, n, &at, " or");
+        if (s->n_groups > 1) append(buf, n, &at, " %s", gr->category);
+        const int shown = gr->n < SUGGEST_SHOWN ? gr->n : SUGGEST_SHOWN;
+        for (int i = 0; i < shown; i++)
+            append(buf, n, &at, "%s %s", i > 0 ? "," : "", gr->words[i]);
+        if (gr->n > shown) append(buf, n, &at, ", ...");
+    }
+}
+
 /* The message for an unknown word, by what the vocabulary can suggest. */
-static void unknown_word_message(const attn_vocab *v, const char *word, bool truncated, int pos,
-                                 const char *closest, attn_error *err) {
-    const char *cut = truncated ? "..." : "";
+static void unknown_word_message(const attn_vocab *v, const attn_suggestion *s, int pos,
+                                 attn_error *err) {
+    const char *closest = s->nearest;
     bool has_word = false;
     for (int id = 0; id < v->n && !closest && !has_word; id++)
         has_word = v->kinds[id] == ATTN_TOKEN_WORD;
+    char place[512];
+    place_text(s, place, sizeof place);
     if (v->builtin)
         attn_errorf(err, ATTN_ERR_VALUE,
-                    "unknown word '%s%s' at position %d (closest vocabulary word: "
-                    "'%s'; 'attn vocab' lists all %d words)",
-                    word, cut, pos, closest, ATTN_N_WORDS);
+                    "unknown word '%s' at position %d (closest vocabulary word: '%s'%s; "
+                    "'attn vocab' lists all %d words)",
+                    s->word, pos, closest, place, ATTN_N_WORDS);
     else if (!closest && has_word) /* the bounded search gave up (a very large vocabulary) */
         attn_errorf(err, ATTN_ERR_VALUE,
-                    "unknown word '%s%s' at position %d (no close word found in the "
+                    "unknown word '%s' at position %d (no close word found in the "
                     "model's vocabulary of %d tokens: 'attn vocab --weights' lists it)",
-                    word, cut, pos, v->n);
+                    s->word, pos, v->n);
     else if (!closest)
         attn_errorf(err, ATTN_ERR_VALUE,
-                    "unknown word '%s%s' at position %d (the model's vocabulary of %d "
+                    "unknown word '%s' at position %d (the model's vocabulary of %d "
                     "tokens has no word the tokenizer can produce: give token ids)",
-                    word, cut, pos, v->n);
+                    s->word, pos, v->n);
     else
         attn_errorf(err, ATTN_ERR_VALUE,
-                    "unknown word '%s%s' at position %d (closest vocabulary word: '%s'; the "
+                    "unknown word '%s' at position %d (closest vocabulary word: '%s'; the "
                     "model's own vocabulary of %d tokens: 'attn vocab --weights' lists it)",
-                    word, cut, pos, closest, v->n);
+                    s->word, pos, closest, v->n);
 }
 
-/* The error for an unknown word (or one that is not a word of v): ATTN_CODE_UNKNOWN_WORD with
- * its position, the word as quoted and the closest vocabulary word. */
-static attn_status unknown_word(const attn_vocab *v, const char *word, bool truncated, int pos,
+/* The error for the sentence's first unknown word (or one that is not a word of v), at pos:
+ * ATTN_CODE_UNKNOWN_WORD with its position, the word as quoted and the closest vocabulary word;
+ * the message adds the words of its place's class (attn_vocab_suggest). */
+static attn_status unknown_word(const attn_vocab *v, const char *sentence, int pos,
                                 attn_error *err) {
-    const char *closest = attn_vocab_closest(v, word);
-    char quoted[ATTN_ERROR_TOKEN_MAX];
-    snprintf(quoted, sizeof quoted, "%s%s", word, truncated ? "..." : "");
-    unknown_word_message(v, word, truncated, pos, closest, err);
-    attn_error_detail(err, ATTN_CODE_UNKNOWN_WORD, pos, quoted, closest);
+    attn_suggestion s;
+    int n = 0;
+    attn_vocab_suggest(v, sentence, &s, 1, &n, NULL);
+    if (n < 1 || s.position != pos) /* cannot happen: the same tokenizer, the same lookups */
+        return attn_errorf(err, ATTN_ERR_VALUE, "unknown word at position %d", pos);
+    unknown_word_message(v, &s, pos, err);
+    attn_error_detail(err, ATTN_CODE_UNKNOWN_WORD, pos, s.word, s.nearest);
     return ATTN_ERR_VALUE;
 }
 
@@ -331,7 +369,7 @@ attn_status attn_tokenize_vocab_unk(const attn_vocab *v, const char *sentence, i
     while (attn_tokenizer_next(&p, word, &len, &truncated)) {
         int id = truncated ? -1 : attn_vocab_lookup(v, word);
         if (id < 0 || v->kinds[id] != ATTN_TOKEN_WORD) { /* unknown, or a special token */
-            if (unk_id < 0) return unknown_word(v, word, truncated, n + 1, err);
+            if (unk_id < 0) return unknown_word(v, sentence, n + 1, err);
             id = unk_id;
             unknown++;
         }

@@ -60,8 +60,7 @@ const char *attn_vocab_kind(const attn_vocab *v, int id) {
 
 /* ---- closest word -------------------------------------------------------------------------- */
 
-/* Levenshtein distance between a[0..na) and b[0..nb), both at most ATTN_VOCAB_TOKEN_MAX long. */
-static int edit_distance(const char *a, size_t na, const char *b, size_t nb) {
+int attn_edit_distance(const char *a, size_t na, const char *b, size_t nb) {
     int row[ATTN_VOCAB_TOKEN_MAX + 1];
     for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
     for (size_t i = 1; i <= na; i++) {
@@ -127,7 +126,7 @@ static const char *scan_closest(const attn_vocab *v, const char *word, size_t nw
         int gap = (int)(nt > nw ? nt - nw : nw - nt);
         if (best_d >= 0 && gap >= best_d) continue;
         if ((cells += (nw + 1) * (nt + 1)) > CLOSEST_CELL_BUDGET) return NULL; /* not searched */
-        int d = edit_distance(word, nw, v->tokens[id], nt);
+        int d = attn_edit_distance(word, nw, v->tokens[id], nt);
         if (best_d < 0 || d < best_d) {
             best_d = d;
             best = v->tokens[id];

@@ -113,7 +113,7 @@ void serve_api_explain(serve_app *app, int ctx, const serve_request *rq, serve_r
                     en->vocab, r.sentence, attn_vocab_lookup(en->vocab, ATTN_UNK_TOKEN),
                     ids + (size_t)i * ATTN_MAX_WORDS, serve_max_words(app, entries, n), &n_words,
                     &n_unk, &err) != ATTN_OK) {
-                serve_tokenize_error(rs, &err, attn_arch_name(en->arch), 0);
+                serve_tokenize_error(rs, &err, en->vocab, r.sentence, attn_arch_name(en->arch), 0);
                 break;
             }
         }

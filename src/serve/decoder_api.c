@@ -47,7 +47,7 @@ static void generate(serve_app *app, int ctx, const attn_generate_request *r, in
         r->text, src, dd->s2s.max_src_len < ATTN_MAX_WORDS ? dd->s2s.max_src_len : ATTN_MAX_WORDS,
         &n_src, &err);
     if (st != ATTN_OK) {
-        serve_tokenize_error(rs, &err, dd->name, 0);
+        serve_tokenize_error(rs, &err, attn_vocab_builtin(), r->text, dd->name, 0);
         return;
     }
     int L = 0, NH = 0;

@@ -91,7 +91,7 @@ static bool predict_lines(serve_app *app, int ctx, int entry, bool no_positions,
         if (attn_tokenize_vocab_unk(en->vocab, lines[i],
                                     attn_vocab_lookup(en->vocab, ATTN_UNK_TOKEN), ids, max_words,
                                     &n_words, &n_unk, &err) != ATTN_OK) {
-            serve_tokenize_error(rs, &err, attn_arch_name(en->arch), i + 1);
+            serve_tokenize_error(rs, &err, en->vocab, lines[i], attn_arch_name(en->arch), i + 1);
             goto done;
         }
         const attn_batch b = {.B = 1, .T = n_words, .ids = ids, .lengths = &n_words};

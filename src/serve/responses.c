@@ -74,9 +74,51 @@ void serve_error_response(serve_response *rs, int status, const char *code, cons
         *rs = (serve_response){status, json_type, (const unsigned char *)s, len, s, true};
 }
 
-/* 400 unknown_word with the word's position, the word and the nearest vocabulary word. */
-static void unknown_word_response(serve_response *rs, const attn_error *err, const char *model,
+/* The unknown words an answer lists at most (unknown_count says how many there were). */
+#define SUGGESTIONS_MAX 16
+
+/* "place": the class of words the grammar puts at the word's place, or null (attn_data.h). */
+static void place_json(attn_json_writer *w, const attn_suggestion *s) {
+    attn_json_key(w, "place");
+    if (!s->place) {
+        attn_json_null(w);
+        return;
+    }
+    attn_json_begin_object(w);
+    attn_json_field_string(w, "class", s->place);
+    attn_json_field_string(w, "rule", s->rule);
+    attn_json_begin_array_field(w, "groups");
+    for (int g = 0; g < s->n_groups; g++) {
+        attn_json_begin_object(w);
+        attn_json_field_string(w, "category", s->groups[g].category);
+        attn_json_begin_array_field(w, "words");
+        for (int i = 0; i < s->groups[g].n; i++) attn_json_string(w, s->groups[g].words[i]);
+        attn_json_end_array(w);
+        attn_json_end_object(w);
+    }
+    attn_json_end_array(w);
+    attn_json_end_object(w);
+}
+
+static void nearest_json(attn_json_writer *w, const char *nearest) {
+    attn_json_key(w, "nearest");
+    if (nearest)
+        attn_json_string(w, nearest);
+    else
+        attn_json_null(w);
+}
+
+/* 400 unknown_word with the word's position, the word, the nearest vocabulary word by spelling
+ * and its place's class, and every unknown word of the sentence so (attn_vocab_suggest). */
+static void unknown_word_response(serve_response *rs, const attn_error *err,
+                                  const attn_vocab *vocab, const char *sentence, const char *model,
                                   int line) {
+    attn_suggestion *sg = malloc(SUGGESTIONS_MAX * sizeof *sg);
+    int n = 0;
+    if (!sg || attn_vocab_suggest(vocab, sentence, sg, SUGGESTIONS_MAX, &n, NULL) != ATTN_OK) n = 0;
+    const int listed = n < SUGGESTIONS_MAX ? n : SUGGESTIONS_MAX;
+    /* the error's word is the first unknown one: the same tokenizer */
+    const attn_suggestion *first = listed > 0 && sg[0].position == err->position ? &sg[0] : NULL;
     attn_json_writer w;
     error_begin(&w, 400, "unknown_word", err->msg);
     attn_json_field_int(&w, "position", err->position);
@@ -84,19 +126,36 @@ static void unknown_word_response(serve_response *rs, const attn_error *err, con
     attn_json_field_string(&w, "nearest", err->closest);
     attn_json_field_string(&w, "model", model);
     if (line > 0) attn_json_key(&w, "line"), attn_json_int(&w, line);
+    if (first)
+        place_json(&w, first);
+    else
+        attn_json_key(&w, "place"), attn_json_null(&w);
+    attn_json_field_int(&w, "unknown_count", n);
+    attn_json_begin_array_field(&w, "unknown_words");
+    for (int i = 0; i < listed; i++) {
+        attn_json_begin_object(&w);
+        attn_json_field_int(&w, "position", sg[i].position);
+        attn_json_field_string(&w, "word", sg[i].word);
+        nearest_json(&w, sg[i].nearest);
+        place_json(&w, &sg[i]);
+        attn_json_end_object(&w);
+    }
+    attn_json_end_array(&w);
     attn_json_end_object(&w);
     attn_json_end_object(&w);
+    free(sg);
     if (!serve_json_answer(rs, 400, &w)) serve_error_response(rs, 400, "unknown_word", err->msg);
 }
 
 /* A tokenizer error as an answer, chosen by its status and code (never by its message): an
- * unknown word with a suggestion as unknown_word with the position, the word and the nearest
- * vocabulary word as fields; an empty or too long sentence; anything else as bad_sentence. */
-void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line) {
+ * unknown word with a suggestion as unknown_word (above); an empty or too long sentence;
+ * anything else as bad_sentence. */
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const attn_vocab *vocab,
+                          const char *sentence, const char *model, int line) {
     if (err->status == ATTN_ERR_NOMEM)
         serve_error_response(rs, 503, "bad_sentence", err->msg);
     else if (err->code == ATTN_CODE_UNKNOWN_WORD && err->closest[0])
-        unknown_word_response(rs, err, model, line);
+        unknown_word_response(rs, err, vocab, sentence, model, line);
     else if (err->code == ATTN_CODE_TOO_LONG)
         serve_error_response(rs, 400, "too_long", err->msg);
     else if (err->code == ATTN_CODE_EMPTY_SENTENCE)

@@ -71,9 +71,12 @@ attn_model *serve_model(serve_app *app, int ctx, int entry);
  * decoded): 1, or 0 if absent, -1 if too long or badly encoded. */
 int serve_query_value(const char *query, const char *key, char *out, size_t n);
 
-/* The tokenizer's error as an answer: 400 unknown_word with "position", "word", "nearest",
- * "model" (and "line" when line > 0), too_long, empty_sentence or bad_sentence. */
-void serve_tokenize_error(serve_response *rs, const attn_error *err, const char *model, int line);
+/* The tokenizer's error for sentence read with vocab as an answer: 400 unknown_word with
+ * "position", "word", "nearest", "place" (the class of words its place takes, or null),
+ * "model" (and "line" when line > 0), "unknown_count" and "unknown_words" (each unknown word of
+ * the sentence so: attn_vocab_suggest); too_long, empty_sentence or bad_sentence. */
+void serve_tokenize_error(serve_response *rs, const attn_error *err, const attn_vocab *vocab,
+                          const char *sentence, const char *model, int line);
 /* The most words every one of the entries takes. */
 int serve_max_words(const serve_app *app, const int *entries, int n);
 

@@ -163,6 +163,36 @@ START_TEST(test_predict_unknown_word_own_vocab) {
 }
 END_TEST
 
+/* An unknown word on the task's vocabulary: the nearest by spelling and the words of the class
+ * its place takes (src/data/suggest.c), in predict's and explain's messages alike; the spelling
+ * alone ("is" for "pizza") was all they gave before. */
+START_TEST(test_unknown_word_by_category) {
+    run_result r = run(NULL, "predict", "--weights", builtin_file("transformer-seed1"),
+                       "the pizza was good", NULL);
+    expect(&r, "predict pizza", 1, "unknown word 'pizza' at position 2",
+           "closest vocabulary word: 'is'; by its place (after 'the', before 'was') a subject "
+           "noun: exam, course, seminar, lecture, teacher, ...",
+           NULL);
+    run_free(&r);
+    r = run(NULL, "explain", "--weights", builtin_file("lstm-seed1"), "the lecture was stunning",
+            NULL);
+    expect(&r, "explain stunning", 1, "unknown word 'stunning' at position 4",
+           "an adjective: positive engaging, inspiring, fun, interesting, useful, ... or "
+           "negative boring, confusing, terrible, dull, useless, ...",
+           NULL);
+    run_free(&r);
+    r = run(NULL, "predict", "--weights", builtin_file("rnn-seed1"),
+            "the lecture was good because the food was bad", NULL);
+    expect(&r, "predict because", 1, "a conjunction: but, while, though, whereas, although", NULL);
+    run_free(&r);
+    /* no place to read (one word): the spelling only */
+    r = run(NULL, "predict", "--weights", builtin_file("rnn-seed1"), "pizza", NULL);
+    expect(&r, "predict pizza alone", 1, "(closest vocabulary word: 'is'; 'attn vocab' lists",
+           NULL);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_bad_vocab_file_refused) {
     const char *bad = own_vocab_file("lstm-seed1", "bad.json", "the"); /* "the" twice */
     run_result r = run(NULL, "predict", "--weights", bad, "the vorlesung was nuttig", NULL);
@@ -274,6 +304,7 @@ static Suite *suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_predict_own_vocab_words_and_ids);
     tcase_add_test(tc, test_predict_ids_json);
+    tcase_add_test(tc, test_unknown_word_by_category);
     tcase_add_test(tc, test_predict_ids_errors_name_the_line);
     tcase_add_test(tc, test_predict_ids_count_limit);
     tcase_add_test(tc, test_predict_unknown_word_own_vocab);

@@ -812,29 +812,75 @@ def check_positions(cdp, base, shots):
           "page: the similarity map is %d x %d, its diagonal 1 (full green)" % (sim[0], sim[0]))
     check(cdp.js("document.documentElement.scrollWidth <= window.innerWidth"),
           "page: section 4 without horizontal overflow")
+    check(cdp.js("document.getElementById('positions-title').textContent").endswith("(learned)"),
+          "page: the position table named as the model's scheme (learned)")
     element_shot(cdp, ["#positions-section", "#positions"], os.path.join(shots, "positions.png"))
+    check_shuffle_narrow(cdp, lines, shots)
+
+
+def check_shuffle_narrow(cdp, lines, shots):
+    """The shuffle table in a 420-pixel window: inside its card with no scrolling, each order's
+    words on a line of their own at least 200 px wide, every probability cell at least 60 px wide
+    and its text inside it."""
+    cdp.call("Emulation.setDeviceMetricsOverride", width=420, height=1800, deviceScaleFactor=1,
+             mobile=False)
+    try:
+        time.sleep(0.5)
+        got = cdp.js("""(() => {
+          const card = document.getElementById('positions-section').getBoundingClientRect();
+          const t = document.querySelector('#shuffle table'), b = t.getBoundingClientRect();
+          const box = document.getElementById('shuffle');
+          const words = Array.from(t.querySelectorAll('.words-cell')).map(w => [w.textContent,
+            w.getBoundingClientRect().width, w.scrollWidth <= w.clientWidth]);
+          const nums = Array.from(t.querySelectorAll('td.num')).map(c => [c.getBoundingClientRect().width,
+            c.scrollWidth <= c.clientWidth]);
+          return {inside: b.left >= card.left && b.right <= card.right, scroll: box.scrollWidth <= box.clientWidth,
+            page: document.documentElement.scrollWidth <= window.innerWidth, words, nums}; })()""")
+        check(got["inside"] and got["scroll"] and got["page"]
+              and [w[0] for w in got["words"]] == lines
+              and all(w[1] >= 200 and w[2] for w in got["words"])
+              and got["nums"] and all(n[0] >= 60 and n[1] for n in got["nums"]),
+              "page: 420 pixels: the shuffle table inside its card, no scrolling, words %d px wide "
+              "and more, probabilities %d px and more"
+              % (min((w[1] for w in got["words"]), default=0),
+                 min((n[0] for n in got["nums"]), default=0)))
+        element_shot(cdp, ["#shuffle-title", "#shuffle"], os.path.join(shots, "shuffle-420px.png"),
+                     width=420)
+    finally:
+        cdp.call("Emulation.clearDeviceMetricsOverride")
 
 
 def check_unknown_by_category(cdp, base, shots):
     """Unknown words: besides the nearest word by spelling, words of the class the task's
-    grammar puts there -- an unknown noun after "the" gets nouns, an unknown adjective after
-    "was" adjectives of both polarities (classes from GET /api/vocab); a click takes one."""
+    grammar puts at the word's place, as the server's unknown_word answer gives them (src/data/
+    suggest.c, the CLI's message too) -- an unknown noun after "the" gets the subject nouns, an
+    unknown adjective after "was" adjectives of both polarities (their categories those of GET
+    /api/vocab); a click takes one."""
     st, _, b = http(base, "/api/vocab")
     cat = {w["word"]: w["category"] for w in json.loads(b)["words"]}
+    sentence = "the pizza was stunning"
+    st, _, b = http(base, "/api/explain", json.dumps({"sentence": sentence}))
+    api = {u["word"]: [(w, g["category"]) for g in u["place"]["groups"] for w in g["words"][:4]]
+           for u in json.loads(b)["error"]["unknown_words"]} if st == 400 else {}
     cdp.js("(() => { const s = document.getElementById('sentence'); s.value = "
-           "'the pizza was stunning'; s.dispatchEvent(new Event('input')); })()")
+           "%s; s.dispatchEvent(new Event('input')); })()" % json.dumps(sentence))
     cdp.wait_for("document.querySelectorAll('#unknown .unknown-word').length === 2",
                  "two unknown words listed")
     got = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#unknown "
                  ".unknown-word')).map(d => [d.dataset.word, Array.from(d.querySelectorAll("
                  "'.cat-suggest')).map(c => [c.textContent, c.dataset.category])]))")
-    noun, adj = got.get("pizza", []), got.get("stunning", [])
-    check(noun and all(cat.get(w) == c and c in ("subject", "distractor") for w, c in noun),
-          "page: unknown 'pizza' after 'the': nouns by category %s" % [w for w, _ in noun])
-    check({c for _, c in adj} == {"positive", "negative"}
+    noun = [tuple(x) for x in got.get("pizza", [])]
+    adj = [tuple(x) for x in got.get("stunning", [])]
+    check(noun and noun == api.get("pizza") and all(cat.get(w) == c == "subject" for w, c in noun),
+          "page: unknown 'pizza' after 'the': the server's subject nouns %s" % [w for w, _ in noun])
+    check({c for _, c in adj} == {"positive", "negative"} and adj == api.get("stunning")
           and all(cat.get(w) == c for w, c in adj),
-          "page: unknown 'stunning' after 'was': adjectives of both polarities %s"
+          "page: unknown 'stunning' after 'was': the server's adjectives of both polarities %s"
           % [w for w, _ in adj])
+    text = cdp.js("document.getElementById('unknown').textContent")
+    check("its place (after 'the', before 'was') takes a subject noun" in text
+          and "by spelling the nearest is is" in text,
+          "page: the place's rule and the spelling's nearest are named")
     element_shot(cdp, ["#input-section"], os.path.join(shots, "unknown-by-category.png"))
     first = adj[0][0] if adj else ""
     cdp.js("document.querySelector('#unknown .unknown-word[data-word=\"stunning\"] "
@@ -1294,6 +1340,131 @@ def check_decoder_view(cdp, base, have_compose, screenshot):
     else:
         check(False, "compose: attn reproduce --task compose wrote no compose model")
     screenshot_to(cdp, screenshot, height=1500)
+    check_decoder_fragment(cdp, base, text, have_compose, screenshot)
+
+
+def decoder_state(cdp):
+    return cdp.js("""(() => ({
+      words: Array.from(document.querySelectorAll('#dec-words .tok')).map(b => b.firstChild.textContent),
+      step: Array.from(document.querySelectorAll('#dec-words .tok')).findIndex(b => b.classList.contains('selected')),
+      model: document.getElementById('dec-model').value, text: document.getElementById('dec-text').value,
+      layer: document.getElementById('dec-layer').value, head: document.getElementById('dec-head').value,
+      samples: Array.from(document.querySelectorAll('#cmp-samples li .text')).map(d => d.textContent),
+      hash: location.hash}))()""")
+
+
+def check_decoder_fragment(cdp, base, text, have_compose, screenshot):
+    """The decoder page's URL per view: the state of the page after a layer, a head, a top-5
+    alternative (the forced prefix), an output word and a compose is in the fragment; opening
+    that URL afresh reproduces the view (the same output words as POST /api/generate with that
+    prefix, the same selected word shaded by the API's cross-attention, the same menus and the
+    API's compose samples) and writes back the same fragment; garbage gives the default view."""
+    api = lambda **kw: json.loads(http(base, "/api/generate", json.dumps(
+        dict(model="seq2seq-transformer", text=text, **kw)))[2])["explain"]
+    one = api(layer=1, head=0)
+    alt = next(a["token"] for a in one["steps"][0]["top"][1:] if not a["token"].startswith("["))
+    cdp.js("(() => { document.getElementById('dec-text').value = %s; "
+           "document.getElementById('dec-go').click(); })()" % json.dumps(text))
+    cdp.wait_for("document.querySelectorAll('#dec-words .tok').length > 1 && "
+                 "location.hash.includes('s=honestly')", "decoder page: the review written again")
+    forced = api(layer=1, head=0, prefix=[alt])
+    step = min(2, len(forced["steps"]) - 1)
+    from urllib.parse import urlencode
+    frag = urlencode([("model", "seq2seq-transformer"), ("s", text), ("layer", "2"),
+                      ("head", "1"), ("prefix", alt), ("step", str(step + 1))]
+                     + ([("polarity", "negative"), ("subject", "exam"), ("temperature", "0.8"),
+                         ("top_p", "0.9"), ("samples", "2"), ("seed", "3")] if have_compose
+                        else []))
+    for url in (base + "/decoder.html#" + frag, base + "/decoder.html#view=top&" + frag):
+        cdp.call("Page.navigate", url="about:blank")
+        cdp.wait_for("location.href === 'about:blank'", "about:blank")
+        cdp.call("Page.navigate", url=url)
+        cdp.wait_for("document.body && document.body.dataset.ready === 'true' && "
+                     "document.body.dataset.generated !== undefined", "decoder URL loads")
+        got = decoder_state(cdp)
+        check(got["words"] == [s["token"] for s in forced["steps"]] and got["words"][0] == alt
+              and got["step"] == step and (got["layer"], got["head"]) == ("1", "0")
+              and got["model"] == "seq2seq-transformer" and got["text"] == text,
+              "decoder URL: the API's words with the prefix %r, word %d selected, layer 2 head 1: "
+              "%s" % (alt, step + 1, got["words"]))
+        compare_decoder_shading(cdp, forced, step, "decoder URL, word %d" % (step + 1))
+        if have_compose:
+            want = json.loads(http(base, "/api/compose", json.dumps(
+                {"polarity": "negative", "subject": "exam", "temperature": 0.8, "top_p": 0.9,
+                 "n": 2, "seed": 3}))[2])["samples"]
+            check(got["samples"] == [s["text"] or "(empty)" for s in want],
+                  "decoder URL: the compose samples are the API's for seed 3 (%d)" % len(want))
+        view = "view=top&" in url
+        check(got["hash"] == "#" + frag + ("&view=top" if view else ""),
+              "decoder URL: the page writes back the same fragment%s" % (" (view last)" if view
+                                                                         else ""))
+        if view:
+            check(cdp.js("(() => { const t = document.getElementById('dec-top-title')"
+                         ".getBoundingClientRect().top; return scrollY > 0 && (Math.abs(t - 8) < 2 "
+                         "|| innerHeight + scrollY >= document.documentElement.scrollHeight - 1)"
+                         "; })()"), "decoder URL: view=top scrolls to the top 5 (or the end)")
+        else:
+            screenshot_to(cdp, screenshot.replace(".png", "-url.png"), height=1700)
+    cdp.call("Page.navigate", url="about:blank")
+    cdp.wait_for("location.href === 'about:blank'", "about:blank")
+    cdp.call("Page.navigate", url=base + "/decoder.html#model=nope&layer=99&head=x&step=0&"
+             "prefix=&polarity=maybe&view=%3Cimg%3E&s=")
+    cdp.wait_for("document.body && document.body.dataset.ready === 'true' && "
+                 "document.body.dataset.generated !== undefined", "decoder garbage URL loads")
+    got = decoder_state(cdp)
+    default = api(layer=-1, head=-1)
+    check(got["model"] == "seq2seq-transformer" and (got["layer"], got["head"]) == ("-1", "-1")
+          and got["step"] == 0 and got["samples"] == []
+          and got["words"] == [s["token"] for s in default["steps"]],
+          "decoder URL: a garbage fragment gives the default view (%s)" % got["hash"][:80])
+
+
+def check_sinusoidal_page(attn, weights, screenshot):
+    """Section 4 for a Transformer with the fixed sinusoidal table (trained here, 2 epochs): the
+    page names the scheme, draws GET /api/positions' table (its pixels), and the shuffle test's
+    last column is the Transformer without the table, one probability for every order."""
+    tmp = tempfile.mkdtemp(prefix="attn-e2e-sinusoidal-")
+    try:
+        subprocess.run([attn, "train", "--model", "transformer", "--pos", "sinusoidal",
+                        "--epochs", "2", "--train-size", "2000", "--holdout", "200", "--out",
+                        os.path.join(tmp, "transformer-seed1.json")], check=True,
+                       capture_output=True)
+        for name in ("rnn-seed1.json", "lstm-seed1.json"):
+            os.symlink(os.path.join(os.path.abspath(weights), name), os.path.join(tmp, name))
+        p, base = start_server(attn, tmp, "--threads", "2")
+        try:
+            with Browser() as cdp:
+                cdp.call("Page.navigate", url=base + "/#s=the+food+was+not+very+good")
+                cdp.wait_for("document.body && document.getElementById('shuffle').dataset.ready "
+                             "=== 'true' && document.getElementById('positions').dataset.ready "
+                             "=== 'true'", "sinusoidal: section 4 drawn")
+                st, _, b = http(base, "/api/positions?model=transformer")
+                P = json.loads(b)["table"] if st == 200 else [[0]]
+                mx = max(abs(x) for row in P for x in row)
+                px = cdp.js("(() => { const c = document.querySelector('#positions canvas'); "
+                            "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height)"
+                            ".data; return [c.width, c.height, Array.from(d)]; })()")
+                W, H, data = px
+                worst = max(abs(data[4 * (r * W + k) + j] - (255 + abs(P[k][r] / mx) * (
+                    ((40, 160, 70) if P[k][r] >= 0 else (215, 50, 50))[j] - 255)))
+                    for r in range(H) for k in range(W) for j in range(3))
+                title = cdp.js("document.getElementById('positions-title').textContent")
+                check(st == 200 and [W, H] == [len(P), len(P[0])] and worst <= 1.01
+                      and title.endswith("(the fixed sinusoidal table)"),
+                      "sinusoidal: the page names the scheme and draws /api/positions' %d x %d "
+                      "table (worst %.2f of 255)" % (W, H, worst))
+                heads = cdp.js("Array.from(document.querySelectorAll('#shuffle thead th'))"
+                               ".map(h => h.textContent)")
+                note = cdp.js("document.getElementById('shuffle-note').textContent")
+                check(heads[-1] == "transformer, no positions"
+                      and "transformer, no positions: the same p for every order" in note,
+                      "sinusoidal: the shuffle test's last column has no positions, one p: %r"
+                      % note[-80:])
+                element_shot(cdp, ["#positions-section", "#positions"], screenshot)
+        finally:
+            check(stop_server(p) == 0, "sinusoidal: the server exits 0")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def check_queue(attn, weights):
@@ -1337,6 +1508,7 @@ def main():
     check(rc == 0, "SIGTERM: attn serve shuts down and exits 0")
     check_own_vocab_page(a.attn, a.weights, a.screenshot.replace(".png", "-own-vocab.png"))
     check_decoder_page(a.attn, a.weights, a.screenshot.replace(".png", "-decoder.png"))
+    check_sinusoidal_page(a.attn, a.weights, a.screenshot.replace(".png", "-sinusoidal.png"))
     check_queue(a.attn, a.weights)
     print("%d failures, %.1f s" % (len(FAILS), time.time() - t0))
     sys.exit(1 if FAILS else 0)

@@ -4,12 +4,15 @@
 # model view (every layer x head) and the head view (query-to-key lines) against it, a
 # polarity-changing counterfactual and occlusion against /api/predict, a 43-word sentence
 # without horizontal overflow, section 4 (the shuffle test against /api/predict with and
-# without positions=zero, the position table's pixels against /api/positions), unknown words
-# with words of their slot's class, two sentences side by side against /api/explain, the figures
-# page, a model with its own vocabulary, and the decoder page (/decoder.html: its shading
-# against /api/generate, the cross-attention's model view (every layer x head) and head view
-# (lines) against its cross_attention and alignment, a top-5 alternative, the compose panel); the screenshots stay in the build
-# dir (serve-e2e*.png; those of the explorer's views in a temporary directory it prints).
+# without positions=zero, also in a 420-pixel window, the position table's pixels against
+# /api/positions, and all of it for a sinusoidal Transformer trained here), unknown words with
+# the words of their place's class as the server's unknown_word answer gives them, two sentences
+# side by side against /api/explain, the figures page, a model with its own vocabulary, and the
+# decoder page (/decoder.html: its shading against /api/generate, the cross-attention's model
+# view (every layer x head) and head view (lines) against its cross_attention and alignment, a
+# top-5 alternative, the compose panel, and a URL that reopens the view); the screenshots stay in
+# the build dir (serve-e2e*.png; those of the explorer's views in a temporary directory it
+# prints).
 add_test(NAME serve/e2e
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/e2e.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights --screenshot ${CMAKE_BINARY_DIR}/serve-e2e.png)
@@ -58,8 +61,19 @@ set_tests_properties(serve/decoder_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_
 # Section 4's endpoints on the wire (tests/serve/positions_sockets.py, sockets.py's helpers):
 # GET /api/positions against the weights file's pos_embedding, and /api/predict?positions=zero
 # -- the Transformer with its position vectors zeroed gives a sentence and its shuffles one
-# probability, the trained one and the RNNs do not.
+# probability, the trained one and the RNNs do not; then a Transformer trained here with
+# --pos sinusoidal (its table against Python's sin/cos, bit for bit; positions=zero) and one with
+# --pos rope (404 no_position_table).
 add_test(NAME serve/positions_sockets
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/positions_sockets.py --attn $<TARGET_FILE:attn>
                  --weights ${CMAKE_SOURCE_DIR}/weights)
 set_tests_properties(serve/positions_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 60)
+
+# The unknown-word answer on the wire (tests/serve/unknown_sockets.py, sockets.py's helpers):
+# /api/explain, /api/predict and /api/generate name the nearest word by spelling and the words
+# of the class the grammar puts at the word's place (every word of /api/vocab's category,
+# nearest first), every unknown word of the sentence, and attn explain's own message.
+add_test(NAME serve/unknown_sockets
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/unknown_sockets.py --attn $<TARGET_FILE:attn>
+                 --weights ${CMAKE_SOURCE_DIR}/weights)
+set_tests_properties(serve/unknown_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 60)

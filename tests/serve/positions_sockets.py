@@ -8,11 +8,21 @@ with sockets.py's helpers, on the committed weights:
                           gives the same probability to a sentence and to its shuffles (to 1e-6),
                           while the trained one does not; the RNNs' answers are those without
                           the option; positions=other -> 400
+  sinusoidal              a Transformer trained here with --pos sinusoidal (2 epochs): GET
+                          /api/positions is "scheme": "sinusoidal", "trained": false, and the
+                          table is sin/cos(p / 10000^(2i/D)) computed here in double and rounded
+                          to float32, bit for bit; positions=zero (the table left out) gives the
+                          shuffles one probability; --pos rope -> 404 no_position_table
 Only the Python standard library."""
 import argparse
 import json
+import math
 import os
+import shutil
+import struct
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sockets as sk  # noqa: E402
@@ -24,6 +34,60 @@ check, request, exchange, status, error_code, body_json = (sk.check, sk.request,
 def predict(srv, lines, query):
     r = exchange(srv, request("POST", "/api/predict?" + query, "\n".join(lines).encode()))
     return status(r), (body_json(r) if status(r) == 200 else error_code(r))
+
+
+def f32(x):
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def sinusoid(P, D):
+    """Vaswani et al.'s table as the model builds it: the angle in double, rounded once."""
+    return [[f32(math.cos(a) if j % 2 else math.sin(a))
+             for j in range(D) for a in [p / math.pow(10000.0, (j - j % 2) / D)]]
+            for p in range(P)]
+
+
+def check_other_schemes(attn, weights):
+    tmp = tempfile.mkdtemp(prefix="attn-positions-")
+    try:
+        for pos in ("sinusoidal", "rope"):
+            d = os.path.join(tmp, pos)
+            subprocess.run([attn, "train", "--model", "transformer", "--pos", pos, "--epochs", "2",
+                            "--train-size", "2000", "--holdout", "200", "--out",
+                            os.path.join(d, "transformer-seed1.json")], check=True,
+                           capture_output=True)
+            os.symlink(os.path.abspath(os.path.join(weights, "lstm-seed1.json")),
+                       os.path.join(d, "lstm-seed1.json"))
+            srv = sk.Server(attn, d, "--threads", "1")
+            try:
+                r = exchange(srv, request("GET", "/api/positions?model=transformer"))
+                if pos == "rope":
+                    check(status(r) == 404 and error_code(r) == "no_position_table",
+                          "--pos rope: 404 no_position_table (no vector added to the embeddings)")
+                    continue
+                got = body_json(r) if status(r) == 200 else {}
+                P, D = got.get("positions", 0), got.get("dim", 0)
+                want = sinusoid(P, D)
+                table = got.get("table", [])
+                check(status(r) == 200 and got.get("scheme") == "sinusoidal"
+                      and got.get("trained") is False and [P, D] == [81, 32]
+                      and [[f32(x) for x in row] for row in table] == want,
+                      "--pos sinusoidal: GET /api/positions is the %d x %d sinusoid table, each "
+                      "number the float32 of Python's double, bit for bit" % (P, D))
+                s = "the food was not very good".split()
+                lines = [" ".join(s), " ".join(reversed(s)), " ".join(s[1::2] + s[0::2])]
+                st, zero = predict(srv, lines, "models=transformer&positions=zero")
+                st1, plain = predict(srv, lines, "models=transformer")
+                tz = zero["predictions"][0]["probabilities"] if st == 200 else [0, 1]
+                check(st == 200 and st1 == 200 and max(tz) - min(tz) < 1e-6
+                      and zero["predictions"][0].get("positions") == "zero"
+                      and plain["predictions"][0]["probabilities"] != tz,
+                      "--pos sinusoidal: without the table one probability for every order %s"
+                      % ["%.6f" % x for x in tz])
+            finally:
+                check(srv.stop() == 0, "--pos %s: the server exits 0" % pos)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main():
@@ -74,6 +138,7 @@ def main():
     finally:
         rc = srv.stop()
     check(rc == 0, "the server exits 0 on SIGTERM")
+    check_other_schemes(a.attn, a.weights)
     print("%d checks failed" % len(sk.FAILS))
     sys.exit(1 if sk.FAILS else 0)
 

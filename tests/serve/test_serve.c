@@ -655,7 +655,7 @@ static char *tokenize_answer(attn_status st, attn_error_code code, const char *m
     attn_error_detail(&err, code, 3, code == ATTN_CODE_UNKNOWN_WORD ? "helpfull" : NULL,
                       code == ATTN_CODE_UNKNOWN_WORD ? "helpful" : NULL);
     serve_response rs = {0};
-    serve_tokenize_error(&rs, &err, "rnn", 2);
+    serve_tokenize_error(&rs, &err, attn_vocab_builtin(), "was very helpfull", "rnn", 2);
     *status = rs.status;
     char *t = body_of(&rs);
     serve_response_clear(&rs);
@@ -685,9 +685,11 @@ START_TEST(test_status_by_code) {
         ck_assert_msg(status == cases[i].status && strstr(t, cases[i].want), "case %zu: %d %s", i,
                       status, t);
         if (cases[i].code == ATTN_CODE_UNKNOWN_WORD)
-            ck_assert_msg(strstr(t, "\"position\": 3, \"word\": \"helpfull\", \"nearest\": "
-                                    "\"helpful\", \"model\": \"rnn\", \"line\": 2"),
-                          "%s", t);
+            ck_assert_msg(
+                strstr(t, "\"position\": 3, \"word\": \"helpfull\", \"nearest\": "
+                          "\"helpful\", \"model\": \"rnn\", \"line\": 2, \"place\": "
+                          "{\"class\": \"adjective\", \"rule\": \"after 'very', at the end\""),
+                "%s", t);
         free(t);
     }
     /* the request parser: malformed JSON has its code (with the byte offset), a wrong type not */
