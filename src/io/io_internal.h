@@ -26,10 +26,9 @@ attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_er
 attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
                                const char **why);
 /* attn_io_read_file then attn_io_json_parse: *out the tree (caller frees) or NULL, the error
- * naming path and, for bad JSON, the byte, line and column. */
-attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err);
-/* attn_io_parse_file, then the checksum tail (attn_io_crc_check): a checkpoint's reading. */
-attn_status attn_io_parse_file_crc(const char *path, cJSON **out, attn_error *err);
+ * naming path and, for bad JSON, the byte, line and column; crc: then the checksum tail
+ * (attn_io_crc_check), a checkpoint's reading. */
+attn_status attn_io_parse_file(const char *path, bool crc, cJSON **out, attn_error *err);
 /* attn_io_json_parse of a request body buf[len] (NULL with len 0: empty): the error gives the
  * byte, line and column, and for bad JSON the code ATTN_CODE_MALFORMED_JSON at that byte (the
  * server answers 400 malformed_json by it). */
@@ -238,6 +237,13 @@ typedef struct attn_io_model_view {
  * tensor; written with attn_write_file_atomic. */
 attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *path,
                                      attn_error *err);
+/* A "not written" error naming the file and the tensor at x[n]'s first NaN or Inf. */
+attn_status attn_io_st_check_finite(const char *path, const char *name, const float *x, size_t n,
+                                    attn_error *err);
+/* A safetensors file's start into a new *buf[*head_len + body]: the 8-byte little-endian
+ * header length, the header print(ctx) writes, spaces up to a 64-byte-aligned data start. */
+attn_status attn_io_st_start(attn_io_print_fn print, const void *ctx, const char *path, size_t body,
+                             unsigned char **buf, size_t *head_len, attn_error *err);
 /* Whether this machine stores floats little-endian, as safetensors does (then the values are
  * copied or used as they are; else byte-swapped). */
 bool attn_io_little_endian(void);
@@ -275,6 +281,8 @@ attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *er
  * arrays of ATTN_MAX_PARAMS each). */
 attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t max_values,
                                   attn_error *err);
+/* "[a,b]" (shape s[nd]) into buf[size]; returns buf. */
+const char *attn_io_shape_text(char *buf, size_t size, int nd, const long long *s);
 /* Copies tensor t's values into dst[t->numel] (little-endian float32 on any machine); a
  * problem naming the tensor at its first NaN or Inf. */
 void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,

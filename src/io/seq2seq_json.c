@@ -314,7 +314,7 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
     *out = NULL;
     if (attn_io_is_safetensors(path)) return attn_seq2seq_load_safetensors(path, out, err);
     cJSON *root = NULL;
-    attn_status st = attn_io_parse_file(path, &root, err);
+    attn_status st = attn_io_parse_file(path, false, &root, err);
     if (st != ATTN_OK) return st;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const char *f = cJSON_IsString(fmt) ? fmt->valuestring : NULL;

@@ -18,15 +18,6 @@
 
 #define WEIGHTS_FORMAT ATTN_IO_WEIGHTS_FORMAT
 
-/* "[a,b]" into buf. */
-static const char *shape_text(char *buf, size_t size, int ndim, const long long *shape) {
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < ndim && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, i ? ",%lld" : "%lld", shape[i]);
-    if (used < size) snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
 /* ---- reading and parsing the file -------------------------------------------------------- */
 
 /* The tensor key whose "shape" most recently precedes byte `at` (a hint for parse errors);
@@ -74,6 +65,23 @@ static bool starts_json_value(const char *text, size_t n) {
            (n >= 5 && memcmp(text, "false", 5) == 0);
 }
 
+/* What the parse error `why` at byte `at` of buf[0..len) most likely means: " (..)" or "". */
+static const char *parse_hint(const char *buf, size_t len, size_t at, const char *why) {
+    const char *rest = buf + at;
+    size_t left = len - at;
+    size_t last = len;
+    while (last > 0 && is_space(buf[last - 1])) last--;
+    if (strcmp(why, "trailing data after the JSON value") == 0) return "";
+    if (at >= len || last == 0 || buf[last - 1] != '}')
+        return " (the file does not end with '}': truncated?)";
+    if ((left >= 3 && memcmp(rest, "NaN", 3) == 0) ||
+        (left >= 8 && memcmp(rest, "Infinity", 8) == 0) ||
+        (left >= 9 && memcmp(rest, "-Infinity", 9) == 0) ||
+        (left >= 3 && memcmp(rest, "nan", 3) == 0) || (left >= 3 && memcmp(rest, "inf", 3) == 0))
+        return " (NaN/Infinity is not JSON and weights must be finite)";
+    return "";
+}
+
 /* Parses buf[0..len) (from `name`) strictly into *root and checks "format". */
 static attn_status parse_text(const char *name, const char *buf, size_t len, cJSON **root,
                               attn_error *err) {
@@ -103,21 +111,7 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
         char tensor[96]; /* a state_dict key, cut short if longer */
         bool in_vocab = false;
         tensor_before(buf, at, tensor, sizeof tensor, &in_vocab);
-        const char *rest = buf + at;
-        size_t left = len - at;
-        const char *hint = "";
-        size_t last = len;
-        while (last > 0 && is_space(buf[last - 1])) last--;
-        if (strcmp(why, "trailing data after the JSON value") == 0)
-            hint = "";
-        else if (at >= len || last == 0 || buf[last - 1] != '}')
-            hint = " (the file does not end with '}': truncated?)";
-        else if ((left >= 3 && memcmp(rest, "NaN", 3) == 0) ||
-                 (left >= 8 && memcmp(rest, "Infinity", 8) == 0) ||
-                 (left >= 9 && memcmp(rest, "-Infinity", 9) == 0) ||
-                 (left >= 3 && memcmp(rest, "nan", 3) == 0) ||
-                 (left >= 3 && memcmp(rest, "inf", 3) == 0))
-            hint = " (NaN/Infinity is not JSON and weights must be finite)";
+        const char *hint = parse_hint(buf, len, at, why);
         return attn_errorf(err, ATTN_ERR_PARSE,
                            "%s: malformed JSON at byte %zu (line %d, column %d): %s%s%s%s%s; "
                            "parsing stops there (arrays/objects may nest at most %d deep)",
@@ -173,11 +167,6 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
 }
 
 /* ---- config ------------------------------------------------------------------------------- */
-
-/* Parses "config" (arch required, the rest defaulting to attn_model_config_default). */
-static void parse_config(const cJSON *cj, attn_model_config *cfg, attn_io_problems *p) {
-    attn_io_model_config_from_json(cj, "config", ATTN_IO_CONFIG_REJECT_UNKNOWN, cfg, p);
-}
 
 static void config_summary(const attn_model_config *c, char *buf, size_t size) {
     if (c->arch == ATTN_ARCH_TRANSFORMER)
@@ -290,7 +279,7 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
                             : v < 0              ? "a negative number"
                             : v != floor(v)      ? "a non-integer"
                                                  : "a non-integer or a number over 1e15",
-                            shape_text((char[64]){0}, 64, want_nd, want_ll));
+                            attn_io_shape_text((char[64]){0}, 64, want_nd, want_ll));
             return;
         }
         if (got_nd < 8) got[got_nd] = (long long)v;
@@ -301,14 +290,14 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
     if (!shape_ok) {
         char wbuf[64], gbuf[128];
         attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": expected %s, got %s%s", key,
-                        shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
-                        shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
+                        attn_io_shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+                        attn_io_shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
                         got_nd > 8 ? " (truncated)" : "");
         return;
     }
     char wbuf[64];
     load_data(key, data, b64, attn_model_tensor_numel(m, i),
-              shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+              attn_io_shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
               stage + attn_model_tensor_offset(m, i), p);
 }
 
@@ -380,7 +369,9 @@ static attn_status load_root(const char *name, cJSON *root, attn_model **out, at
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_RNN);
     attn_kernels_info made_on;
     const bool recorded = attn_io_kernels_read(root, &made_on, &p);
-    parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
+    /* arch required, the rest defaulting to attn_model_config_default */
+    attn_io_model_config_from_json(cJSON_GetObjectItemCaseSensitive(root, "config"), "config",
+                                   ATTN_IO_CONFIG_REJECT_UNKNOWN, &cfg, &p);
     if (p.n == 0) attn_io_check_n_params(attn_model_config_n_params(&cfg), root, &p);
     if (p.n > 0) return attn_io_problems_finish(&p);
     attn_model *m = NULL;
@@ -472,7 +463,7 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
     if (cj) { /* optional here; when present it must describe the model */
         const attn_model_config *mc = attn_model_config_of(m);
         attn_model_config cfg = *mc;
-        parse_config(cj, &cfg, &p);
+        attn_io_model_config_from_json(cj, "config", ATTN_IO_CONFIG_REJECT_UNKNOWN, &cfg, &p);
         if (p.n == 0) {
             bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
             if (cfg.arch != mc->arch)
