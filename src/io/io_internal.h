@@ -46,6 +46,11 @@ int attn_io_format_float(char out[ATTN_IO_FLOAT_TEXT_MAX], float x);
 /* x[0..n) to f, each as attn_io_format_float writes it, sep (under 4,000 bytes) between them;
  * buffered, a few fwrite calls. */
 void attn_io_write_floats(FILE *f, const float *x, size_t n, const char *sep);
+/* [x, ...] of a[n] (attn_io_write_floats); rows x cols of a as [[...], ...]; and
+ * `, "key": ` a [L][NH][T][K] array of such matrices (attention maps per layer and head). */
+void attn_io_json_floats(FILE *f, const float *a, size_t n);
+void attn_io_json_matrix(FILE *f, const float *a, int rows, int cols);
+void attn_io_json_maps(FILE *f, const char *key, const float *a, int L, int NH, int T, int K);
 
 /* Removes the temporaries a killed writer left beside path (stale_temps.c): the files of
  * path's directory named <path's name>.tmp.PID.N.XXXXXX (the atomic writer's pattern: PID,

@@ -31,23 +31,10 @@ void exp_parallel_decoder_verdict(attn_experiment_result *r);
 void exp_looking_back_verdict(attn_experiment_result *r);
 void exp_alignment_verdict(attn_experiment_result *r);
 
-attn_status exp_causal_mask_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                attn_error *err);
-attn_status exp_causal_mask_plot(const attn_experiment_result *r, const char *path,
-                                 attn_error *err);
-attn_status exp_kv_cache_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                             attn_error *err);
-attn_status exp_kv_cache_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_parallel_decoder_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                     attn_error *err);
-attn_status exp_parallel_decoder_plot(const attn_experiment_result *r, const char *path,
-                                      attn_error *err);
-attn_status exp_looking_back_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                 attn_error *err);
-attn_status exp_looking_back_plot(const attn_experiment_result *r, const char *path,
-                                  attn_error *err);
-attn_status exp_alignment_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                              attn_error *err);
-attn_status exp_alignment_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+EXP_DECLARE(causal_mask);
+EXP_DECLARE(kv_cache);
+EXP_DECLARE(parallel_decoder);
+EXP_DECLARE(looking_back);
+EXP_DECLARE(alignment);
 
 #endif

@@ -68,6 +68,14 @@ void exp_test_sets_free(attn_dataset *sets[ATTN_N_TEST_SETS]);
 attn_status exp_accuracy(attn_model *m, attn_dataset *const sets[ATTN_N_TEST_SETS], double *mean,
                          double acc[ATTN_N_TEST_SETS], attn_error *err);
 
+/* exp_<name>_run measures into r (calling exp_<name>_verdict last); exp_<name>_plot draws
+ * r's chart at path (.png or .svg). */
+#define EXP_DECLARE(name)                                                                          \
+    attn_status exp_##name##_run(const attn_experiment_opts *o, attn_experiment_result *r,         \
+                                 attn_error *err);                                                 \
+    attn_status exp_##name##_plot(const attn_experiment_result *r, const char *path,               \
+                                  attn_error *err)
+
 /* ---- the experiments (one file each) ----
  * exp_<name>_verdict sets r's verdict and why from the measurements already in r by the
  * experiment's rule (the run calls it last; tests/lab/test_verdicts.c feeds it fixed numbers). */
@@ -80,40 +88,16 @@ void exp_equivariance_verdict(attn_experiment_result *r);
 void exp_parallel_verdict(attn_experiment_result *r);
 void exp_heads_verdict(attn_experiment_result *r);
 void exp_embedding_verdict(attn_experiment_result *r);
-attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                attn_error *err);
-attn_status exp_convolution_plot(const attn_experiment_result *r, const char *path,
-                                 attn_error *err);
-attn_status exp_convolution2d_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                  attn_error *err);
-attn_status exp_convolution2d_plot(const attn_experiment_result *r, const char *path,
-                                   attn_error *err);
-attn_status exp_embedding_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                              attn_error *err);
-attn_status exp_embedding_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                             attn_error *err);
-attn_status exp_parallel_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                 attn_error *err);
-attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *path,
-                                  attn_error *err);
+EXP_DECLARE(convolution);
+EXP_DECLARE(convolution2d);
+EXP_DECLARE(embedding);
+EXP_DECLARE(parallel);
+EXP_DECLARE(equivariance);
 
-attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                attn_error *err);
-attn_status exp_path_length_plot(const attn_experiment_result *r, const char *path,
-                                 attn_error *err);
-attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                          attn_error *err);
-attn_status exp_heads_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_scaling_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                            attn_error *err);
-attn_status exp_scaling_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *r, attn_error *err);
-attn_status exp_norm_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+EXP_DECLARE(path_length);
+EXP_DECLARE(heads);
+EXP_DECLARE(scaling);
+EXP_DECLARE(norm);
 
-attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                  attn_error *err);
-attn_status exp_extrapolation_plot(const attn_experiment_result *r, const char *path,
-                                   attn_error *err);
+EXP_DECLARE(extrapolation);
 #endif
