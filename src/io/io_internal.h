@@ -214,6 +214,7 @@ bool attn_io_kernels_read(const cJSON *root, struct attn_kernels_info *k, attn_i
 /* ---- seq2seq config (seq2seq_json.c), shared with the seq2seq checkpoint ------------------ */
 
 struct attn_seq2seq_config;
+struct attn_seq2seq;
 /* "config": {...} as a weights file holds it (no leading comma). */
 void attn_io_s2s_config_write(FILE *f, const struct attn_seq2seq_config *c);
 /* The "config" object into *c, every problem reported to p. */
@@ -301,7 +302,17 @@ attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, att
                             attn_error *err);
 void attn_io_st_close(attn_io_st_file *f); /* unmaps; a zeroed f is fine */
 
+/* m's view over params (m's own or a buffer of its layout); with meta, its metadata too. */
+attn_status attn_io_view_of_model(const attn_model *m, const attn_vocab *vocab, float *params,
+                                  bool meta, attn_io_model_view *v, attn_error *err);
+attn_status attn_io_view_of_s2s(struct attn_seq2seq *m, bool meta, attn_io_model_view *v,
+                                attn_error *err);
 void attn_io_model_view_free(attn_io_model_view *v); /* a zeroed v is fine */
+/* The "tensors" object of a JSON weights file into v->params (weights_json.c): every tensor of
+ * v once, with its shape, as "data" numbers or "data_b64", finite float32; names may carry a
+ * "module." or "_orig_mod." prefix; `model` names the model in the message of an unknown one. */
+void attn_io_json_tensors_load(const attn_io_model_view *v, const cJSON *root, const char *model,
+                               attn_io_problems *p);
 
 /* ---- what both families' training checkpoints read alike (checkpoint_fields.c) ----------- */
 

@@ -250,9 +250,9 @@ static void load_data(const char *key, const cJSON *data, const cJSON *b64, size
     }
 }
 
-/* Checks one tensor entry against spec i and copies its data into stage (at the offset). */
-static void load_tensor(const attn_model *m, size_t i, const char *key, const cJSON *entry,
-                        float *stage, attn_io_problems *p) {
+/* Checks one tensor entry against view tensor t and copies its data into v->params. */
+static void load_tensor(const attn_io_model_view *v, const attn_io_tensor_view *t, const char *key,
+                        const cJSON *entry, attn_io_problems *p) {
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
     const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
@@ -264,27 +264,26 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
                         key);
         return;
     }
-    int want[4];
-    int want_nd = attn_model_tensor_shape(m, i, want);
+    const int want_nd = t->ndim;
     long long want_ll[4], got[8];
-    for (int d = 0; d < want_nd; d++) want_ll[d] = want[d];
+    for (int d = 0; d < want_nd; d++) want_ll[d] = t->shape[d];
     int got_nd = 0;
     bool shape_ok = true;
     const cJSON *dim;
     cJSON_ArrayForEach(dim, shape) {
-        double v = dim->valuedouble;
-        if (!cJSON_IsNumber(dim) || v != floor(v) || v < 0 || v > 1e15) {
+        double x = dim->valuedouble;
+        if (!cJSON_IsNumber(dim) || x != floor(x) || x < 0 || x > 1e15) {
             attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": shape holds %s, expected %s", key,
                             !cJSON_IsNumber(dim) ? "a non-number"
-                            : v < 0              ? "a negative number"
-                            : v != floor(v)      ? "a non-integer"
+                            : x < 0              ? "a negative number"
+                            : x != floor(x)      ? "a non-integer"
                                                  : "a non-integer or a number over 1e15",
                             attn_io_shape_text((char[64]){0}, 64, want_nd, want_ll));
             return;
         }
-        if (got_nd < 8) got[got_nd] = (long long)v;
+        if (got_nd < 8) got[got_nd] = (long long)x;
         got_nd++;
-        if (got_nd > want_nd || (long long)v != want[got_nd - 1]) shape_ok = false;
+        if (got_nd > want_nd || (long long)x != t->shape[got_nd - 1]) shape_ok = false;
     }
     if (got_nd != want_nd) shape_ok = false;
     if (!shape_ok) {
@@ -296,28 +295,23 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
         return;
     }
     char wbuf[64];
-    load_data(key, data, b64, attn_model_tensor_numel(m, i),
-              attn_io_shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
-              stage + attn_model_tensor_offset(m, i), p);
+    load_data(key, data, b64, t->numel, attn_io_shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+              v->params + t->offset, p);
 }
 
-/* Loads the "tensors" object of root into m (all or nothing). Names that carried a wrapper's
- * prefix are worth a log line: the file came from a wrapped module, which may surprise. */
-static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) {
+/* Names that carried a wrapper's prefix are worth a log line: the file came from a wrapped
+ * module, which may surprise. */
+void attn_io_json_tensors_load(const attn_io_model_view *v, const cJSON *root, const char *model,
+                               attn_io_problems *p) {
     const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     if (!cJSON_IsObject(tensors)) {
         attn_io_problem(p, ATTN_ERR_PARSE, "%s \"tensors\", expected an object of state_dict keys",
                         tensors ? "malformed" : "missing");
         return;
     }
-    size_t count = attn_model_tensor_count(m);
-    float *stage = malloc(attn_model_n_params(m) * sizeof(float));
-    bool *seen = calloc(count ? count : 1, sizeof *seen);
-    if (!stage || !seen) {
-        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
-                        attn_model_n_params(m));
-        free(stage);
-        free(seen);
+    bool *seen = calloc(v->count ? v->count : 1, sizeof *seen);
+    if (!seen) {
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu tensors", v->count);
         return;
     }
     int n_stripped = 0;
@@ -326,33 +320,46 @@ static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) 
         const char *raw = entry->string ? entry->string : "";
         const char *key = strip_prefixes(raw);
         if (key != raw) n_stripped++;
-        long i = attn_model_tensor_find(m, key);
-        if (i < 0) {
+        size_t i = 0;
+        while (i < v->count && strcmp(v->tensors[i].name, key) != 0) i++;
+        if (i == v->count)
             attn_io_problem(p, ATTN_ERR_SHAPE,
-                            "unexpected tensor \"%s\" (the %s model has no such "
-                            "parameter)",
-                            raw, attn_arch_name(attn_model_config_of(m)->arch));
-            continue;
-        }
-        if (seen[i]) {
+                            "unexpected tensor \"%s\" (the %s model has no such parameter)", raw,
+                            model);
+        else if (seen[i])
             attn_io_problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", key);
-            continue;
+        else {
+            seen[i] = true;
+            load_tensor(v, &v->tensors[i], key, entry, p);
         }
-        seen[i] = true;
-        load_tensor(m, (size_t)i, key, entry, stage, p);
     }
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < v->count; i++)
         if (!seen[i])
-            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
-                            attn_model_tensor_name(m, i));
-    if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
+            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"", v->tensors[i].name);
     if (p->n == 0 && n_stripped > 0)
         attn_log(ATTN_LOG_INFO,
                  "%s: %d of %zu tensor names had a \"module.\" or \"_orig_mod.\" prefix "
                  "(DataParallel, torch.compile), read without it",
-                 p->path, n_stripped, count);
-    free(stage);
+                 p->path, n_stripped, v->count);
     free(seen);
+}
+
+/* The "tensors" of root into m, all or nothing: into a staging copy of the parameters, which
+ * replaces the model's only when every tensor was valid. */
+static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) {
+    float *stage = malloc(attn_model_n_params(m) * sizeof(float));
+    attn_io_model_view v;
+    attn_error verr;
+    if (!stage || attn_io_view_of_model(m, NULL, stage, false, &v, &verr) != ATTN_OK) {
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
+                        attn_model_n_params(m));
+        free(stage);
+        return;
+    }
+    attn_io_json_tensors_load(&v, root, attn_arch_name(attn_model_config_of(m)->arch), p);
+    if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
+    attn_io_model_view_free(&v);
+    free(stage);
 }
 
 static void hint_config(const attn_model *m, attn_io_problems *p) {
