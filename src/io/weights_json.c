@@ -127,28 +127,24 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
                            name);
     }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
-    if (cJSON_IsString(fmt) && strcmp(fmt->valuestring, "attn-seq2seq-weights-v1") == 0) {
+    const char *f = cJSON_IsString(fmt) ? fmt->valuestring : NULL;
+    if (f && strcmp(f, "attn-seq2seq-weights-v1") == 0)
+        st = attn_errorf(err, ATTN_ERR_PARSE,
+                         "%s holds a seq2seq model's weights (\"attn-seq2seq-weights-v1\"), "
+                         "not a classifier's (\"%s\"): use attn generate with it",
+                         name, WEIGHTS_FORMAT);
+    else if (f && attn_io_is_checkpoint_format(f))
+        st = attn_errorf(err, ATTN_ERR_VALUE, "%s: " ATTN_IO_CKPT_NOT_WEIGHTS, name, f);
+    else if (!f || strcmp(f, WEIGHTS_FORMAT) != 0)
+        st = attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"",
+                         name, f ? "\"" : "",
+                         !fmt ? "(missing)"
+                         : f  ? f
+                              : "(not a string)",
+                         f ? "\"" : "", WEIGHTS_FORMAT);
+    if (st != ATTN_OK) {
         cJSON_Delete(doc);
-        return attn_errorf(err, ATTN_ERR_PARSE,
-                           "%s holds a seq2seq model's weights (\"attn-seq2seq-weights-v1\"), "
-                           "not a classifier's (\"%s\"): use attn generate with it",
-                           name, WEIGHTS_FORMAT);
-    }
-    if (cJSON_IsString(fmt) && attn_io_is_checkpoint_format(fmt->valuestring)) {
-        const attn_status s = attn_errorf(err, ATTN_ERR_VALUE, "%s: " ATTN_IO_CKPT_NOT_WEIGHTS,
-                                          name, fmt->valuestring);
-        cJSON_Delete(doc);
-        return s;
-    }
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, WEIGHTS_FORMAT) != 0) {
-        attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"", name,
-                    cJSON_IsString(fmt) ? "\"" : "",
-                    !fmt                  ? "(missing)"
-                    : cJSON_IsString(fmt) ? fmt->valuestring
-                                          : "(not a string)",
-                    cJSON_IsString(fmt) ? "\"" : "", WEIGHTS_FORMAT);
-        cJSON_Delete(doc);
-        return ATTN_ERR_PARSE;
+        return st;
     }
     *root = doc;
     return ATTN_OK;
