@@ -243,7 +243,8 @@ typedef struct attn_io_model_view {
  * tensor; written with attn_write_file_atomic. */
 attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *path,
                                      attn_error *err);
-/* A "not written" error naming the file and the tensor at x[n]'s first NaN or Inf. */
+/* A "not written" error naming the file and the tensor at x[n]'s first NaN or Inf (the
+ * writers of safetensors files, checkpoints and seq2seq JSON weights). */
 attn_status attn_io_st_check_finite(const char *path, const char *name, const float *x, size_t n,
                                     attn_error *err);
 /* A safetensors file's start into a new *buf[*head_len + body]: the 8-byte little-endian

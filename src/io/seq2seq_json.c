@@ -7,8 +7,9 @@
  * Floats as %.9g (exact through double) or base64 little-endian float32. "task" ("rewrite" or
  * "compose") is written when it is not rewrite and read as rewrite when absent. Loading is
  * strict: every other config key present and no other, every tensor of the config present with its
- * exact shape, no other tensor, no duplicate, every value a finite float32; all problems are
- * reported at once. A classifier's file (attn-weights-v1) is named as such. */
+ * exact shape, no other tensor, no duplicate, every value a finite float32 (the tensor reader is
+ * the classifiers', attn_io_json_tensors_load); all problems are reported at once. A
+ * classifier's file (attn-weights-v1) is named as such. */
 #include "attn_seq2seq.h"
 #include "io_internal.h"
 
@@ -106,12 +107,10 @@ attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const 
     if (!base) return attn_errorf(err, ATTN_ERR_ARG, "%s: the model has no gradients yet", path);
     const size_t count = attn_seq2seq_tensor_count(m);
     for (size_t i = 0; i < count; i++) {
-        const float *x = base + attn_seq2seq_tensor_offset(m, i);
-        for (size_t j = 0; j < attn_seq2seq_tensor_numel(m, i); j++)
-            if (!isfinite(x[j]))
-                return attn_errorf(err, ATTN_ERR_VALUE,
-                                   "%s: not written: \"%s\" holds %s at index %zu", path,
-                                   attn_seq2seq_tensor_name(m, i), isnan(x[j]) ? "NaN" : "Inf", j);
+        const attn_status st = attn_io_st_check_finite(path, attn_seq2seq_tensor_name(m, i),
+                                                       base + attn_seq2seq_tensor_offset(m, i),
+                                                       attn_seq2seq_tensor_numel(m, i), err);
+        if (st != ATTN_OK) return st;
     }
     const s2s_doc doc = {m, base, b64};
     return attn_io_print_file(print_s2s, &doc, path, err);
