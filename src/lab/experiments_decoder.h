@@ -25,12 +25,6 @@ const int *exp_pair_source(const attn_pairs *p, int i, int *n);
 /* ULPs between two finite floats (0 for equal values, +0 and -0 included). */
 uint32_t exp_ulp_distance(float a, float b);
 
-void exp_causal_mask_verdict(attn_experiment_result *r);
-void exp_kv_cache_verdict(attn_experiment_result *r);
-void exp_parallel_decoder_verdict(attn_experiment_result *r);
-void exp_looking_back_verdict(attn_experiment_result *r);
-void exp_alignment_verdict(attn_experiment_result *r);
-
 EXP_DECLARE(causal_mask);
 EXP_DECLARE(kv_cache);
 EXP_DECLARE(parallel_decoder);
