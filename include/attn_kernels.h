@@ -56,8 +56,6 @@ typedef struct attn_flop_counts {
 void attn_flops_set_counter(attn_flop_counts *c);
 /* The calling thread's counter (NULL when not counting). */
 attn_flop_counts *attn_flops_get_counter(void);
-/* *sum += *c, tag by tag (a kernel's worker threads count apart, then add). */
-void attn_flops_add(attn_flop_counts *sum, const attn_flop_counts *c);
 
 /* Which counter of the accountant a product's multiply-adds go to. */
 typedef enum attn_pass { ATTN_PASS_FORWARD = 0, ATTN_PASS_BACKWARD = 1 } attn_pass;

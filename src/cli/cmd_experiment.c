@@ -201,6 +201,35 @@ static const char *closest_experiment(const char *name) {
     return cli_did_you_mean(name, names, n);
 }
 
+/* The usage error of an unknown experiment NAME, with the nearest name and the list. */
+static int unknown_experiment(const char *name) {
+    const char *near = closest_experiment(name);
+    if (near)
+        cli_message("experiment",
+                    "unknown experiment '%s'; did you mean '%s'? The "
+                    "experiments are:",
+                    name, near);
+    else
+        cli_message("experiment", "unknown experiment '%s'; the experiments are:", name);
+    for (int i = 0; i < attn_experiment_count(); i++)
+        fprintf(stderr, "  %s\n", attn_experiment_at(i)->name);
+    return CLI_USAGE;
+}
+
+/* --plot and --out checked (a writable directory) and locked before the run. */
+static int check_destinations(const exp_args *a) {
+    int rc = CLI_OK;
+    if (a->plot) rc = cli_check_plot_name("experiment", "--plot", a->plot);
+    if (rc == CLI_OK && a->out) rc = cli_make_dir("experiment", "--out", a->out);
+    struct stat st; /* --out /dev/null or a file: refused now, not after the run */
+    if (rc == CLI_OK && a->out &&
+        (stat(a->out, &st) != 0 || !S_ISDIR(st.st_mode) || access(a->out, W_OK | X_OK)))
+        rc = cli_runtime_error("experiment", "--out %s: not a writable directory", a->out);
+    if (rc == CLI_OK && a->out) rc = cli_lock_output("experiment", "--out", a->out);
+    if (rc == CLI_OK && a->plot) rc = cli_lock_output("experiment", "--plot", a->plot);
+    return rc;
+}
+
 int cmd_experiment(int argc, char **argv) {
     exp_args a = {0, false, FORMAT_TEXT, "small", NULL, NULL, NULL};
     cli_opt opts[] = {
@@ -240,36 +269,15 @@ int cmd_experiment(int argc, char **argv) {
     }
     const bool all = strcmp(name, "all") == 0;
     const attn_experiment *e = all ? NULL : attn_experiment_find(name);
-    if (!all && !e) {
-        const char *near = closest_experiment(name);
-        if (near)
-            cli_message("experiment",
-                        "unknown experiment '%s'; did you mean '%s'? The "
-                        "experiments are:",
-                        name, near);
-        else
-            cli_message("experiment", "unknown experiment '%s'; the experiments are:", name);
-        for (int i = 0; i < attn_experiment_count(); i++)
-            fprintf(stderr, "  %s\n", attn_experiment_at(i)->name);
-        return CLI_USAGE;
-    }
+    if (!all && !e) return unknown_experiment(name);
     if (strcmp(a.size, "small") != 0 && strcmp(a.size, "base") != 0)
         return cli_usage_error("experiment", "--size %s: expected small or base", a.size);
     if (strcmp(a.size, "base") == 0 && (all || strcmp(e->name, "parallel-decoder") != 0))
         return cli_usage_error("experiment", "--size base: only parallel-decoder has a base size");
     if (all && a.plot)
         return cli_usage_error("experiment", "--plot draws one experiment; use --out DIR");
-    rc = CLI_OK; /* rank 0 checks the destinations, takes the locks and tells the others */
-    if (cli_mpi_root() && a.plot) rc = cli_check_plot_name("experiment", "--plot", a.plot);
-    if (cli_mpi_root() && rc == CLI_OK && a.out) rc = cli_make_dir("experiment", "--out", a.out);
-    struct stat st; /* --out /dev/null or a file: refused now, not after the run */
-    if (cli_mpi_root() && rc == CLI_OK && a.out &&
-        (stat(a.out, &st) != 0 || !S_ISDIR(st.st_mode) || access(a.out, W_OK | X_OK)))
-        rc = cli_runtime_error("experiment", "--out %s: not a writable directory", a.out);
-    if (cli_mpi_root() && rc == CLI_OK && a.out) rc = cli_lock_output("experiment", "--out", a.out);
-    if (cli_mpi_root() && rc == CLI_OK && a.plot)
-        rc = cli_lock_output("experiment", "--plot", a.plot);
-    if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc;
+    /* rank 0 checks the destinations, takes the locks and tells the others */
+    if ((rc = cli_mpi_agree(cli_mpi_root() ? check_destinations(&a) : CLI_OK)) != CLI_OK) return rc;
     attn_set_num_threads(1);
     if (!all) return run_one(e, &a, NULL);
     int failed = 0, verdicts[64];

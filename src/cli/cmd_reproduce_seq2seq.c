@@ -325,6 +325,52 @@ static int parse_models(const char *list, bool want[N_MODELS]) {
     return cli_usage_error("reproduce", "--models: no model named");
 }
 
+/* The wanted runs, the longest (the Transformer's) first, in -j workers or over the ranks;
+ * then rank 0 prints the tables. */
+static int run_jobs(repro *o, int workers) {
+    if (cli_mpi_root() && mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+        cli_message("reproduce", "--out %s: %s", o->out, strerror(errno));
+        return CLI_ERROR;
+    }
+    int n = 0;
+    for (int k = N_MODELS - 1; k >= 0; k--)
+        for (int s = 0; s < o->seeds && o->want[k]; s++) o->job_model[n] = k, o->job_seed[n++] = s;
+    if (cli_mpi_size() > 1) {
+        const int rc = run_over_ranks(o, n);
+        if (rc != CLI_OK) return cli_train_end(rc);
+    } else {
+        const cli_pool_hooks h = {job_run, job_line, job_exit, NULL, o};
+        if (!cli_pool_run(n, workers, &h)) {
+            cli_message("reproduce", "cannot start workers: %s", strerror(errno));
+            return CLI_ERROR;
+        }
+    }
+    if (!cli_mpi_root()) return CLI_OK; /* rank 0 prints */
+    if (o->failed) {
+        cli_message("reproduce", "%d run%s failed", o->failed, o->failed > 1 ? "s" : "");
+        return CLI_ERROR;
+    }
+    print_tables(o);
+    cli_print_kernels(); /* what the workers ran on: they inherit this process's selection */
+    compare_with_committed(o);
+    return cli_train_end(CLI_OK); /* over ranks: the exchanges' cost */
+}
+
+static const char about[] =
+    "Trains the seq2seq models on the rewrite task for seeds 1..N -- seq2seq-gru (the\n"
+    "source squeezed into one vector), seq2seq-attn (Bahdanau attention) and the\n"
+    "seq2seq-transformer --, each run in a worker process on one BLAS thread, scores\n"
+    "each on the four test sets of its seed by exact match of greedy decoding, and\n"
+    "prints the range across seeds per test set and by source length (10-word\n"
+    "buckets) for each model. Writes DIR/<model>-seed<S>.json.";
+static const char notes[] =
+    "The GRU models train with Adam at lr 3e-3, the Transformer at 1e-3 (the defaults\n"
+    "of attn train). Each run is deterministic: its weights and scores equal `attn\n"
+    "train --model M --task rewrite --seed S --epochs E` whatever -j is.\n"
+    "Under mpirun the runs go one after another, each spread over every rank (attn\n"
+    "train's steps over ranks): the same weights as without mpirun, for any -np.\n"
+    "docs/decoder.md has the table as measured.";
+
 int cmd_reproduce_seq2seq(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* the compose task has its own command: its own report */
         if ((strcmp(argv[i], "--task") == 0 && i + 1 < argc &&
@@ -368,20 +414,7 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     };
     cli_spec spec = CLI_SPEC(
         "reproduce", "--task rewrite [--seeds N] [--models LIST] [--epochs N] [-j N] [--out DIR]",
-        "Trains the seq2seq models on the rewrite task for seeds 1..N -- seq2seq-gru (the\n"
-        "source squeezed into one vector), seq2seq-attn (Bahdanau attention) and the\n"
-        "seq2seq-transformer --, each run in a worker process on one BLAS thread, scores\n"
-        "each on the four test sets of its seed by exact match of greedy decoding, and\n"
-        "prints the range across seeds per test set and by source length (10-word\n"
-        "buckets) for each model. Writes DIR/<model>-seed<S>.json.",
-        NULL,
-        "The GRU models train with Adam at lr 3e-3, the Transformer at 1e-3 (the defaults\n"
-        "of attn train). Each run is deterministic: its weights and scores equal `attn\n"
-        "train --model M --task rewrite --seed S --epochs E` whatever -j is.\n"
-        "Under mpirun the runs go one after another, each spread over every rank (attn\n"
-        "train's steps over ranks): the same weights as without mpirun, for any -np.\n"
-        "docs/decoder.md has the table as measured.",
-        opts);
+        about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     attn_error err;
@@ -403,31 +436,5 @@ int cmd_reproduce_seq2seq(int argc, char **argv) {
     if (o.base && (o.want[0] || o.want[1]))
         return cli_usage_error("reproduce", "--size base: only seq2seq-transformer has a base "
                                             "size (--models seq2seq-transformer)");
-    if (cli_mpi_root() && mkdir(o.out, 0777) != 0 && errno != EEXIST) {
-        cli_message("reproduce", "--out %s: %s", o.out, strerror(errno));
-        return CLI_ERROR;
-    }
-    /* the wanted runs, the longest (the Transformer's) first */
-    int n = 0;
-    for (int k = N_MODELS - 1; k >= 0; k--)
-        for (int s = 0; s < o.seeds && o.want[k]; s++) o.job_model[n] = k, o.job_seed[n++] = s;
-    if (cli_mpi_size() > 1) {
-        rc = run_over_ranks(&o, n);
-        if (rc != CLI_OK) return cli_train_end(rc);
-    } else {
-        const cli_pool_hooks h = {job_run, job_line, job_exit, NULL, &o};
-        if (!cli_pool_run(n, workers, &h)) {
-            cli_message("reproduce", "cannot start workers: %s", strerror(errno));
-            return CLI_ERROR;
-        }
-    }
-    if (!cli_mpi_root()) return CLI_OK; /* rank 0 prints */
-    if (o.failed) {
-        cli_message("reproduce", "%d run%s failed", o.failed, o.failed > 1 ? "s" : "");
-        return CLI_ERROR;
-    }
-    print_tables(&o);
-    cli_print_kernels(); /* what the workers ran on: they inherit this process's selection */
-    compare_with_committed(&o);
-    return cli_train_end(CLI_OK); /* over ranks: the exchanges' cost */
+    return run_jobs(&o, workers);
 }

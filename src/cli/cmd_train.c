@@ -315,6 +315,14 @@ static train_args args_default(void) {
                         .cfg = attn_train_config_default()};
 }
 
+static const char usage[] =
+    "--model rnn|lstm|gru|transformer [OPTIONS]\n"
+    "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
+    "--init W.json [--data FILE.tsv] [OPTIONS]\n"
+    "--resume C.json [--epochs N] [OPTIONS]\n"
+    "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task rewrite|compose\n"
+    "      [OPTIONS]   (the decoder models: attn train --task rewrite --help)";
+
 int cmd_train(int argc, char **argv) {
     if (wants_seq2seq(argc, argv)) return cmd_train_seq2seq(argc, argv);
     train_args a = args_default();
@@ -383,15 +391,7 @@ int cmd_train(int argc, char **argv) {
                  "table (not trained, not in the weights file), none, rotary q/k\n"
                  "(rope) or a linear score bias (alibi)"},
     };
-    cli_spec spec =
-        CLI_SPEC("train",
-                 "--model rnn|lstm|gru|transformer [OPTIONS]\n"
-                 "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
-                 "--init W.json [--data FILE.tsv] [OPTIONS]\n"
-                 "--resume C.json [--epochs N] [OPTIONS]\n"
-                 "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task rewrite|compose\n"
-                 "      [OPTIONS]   (the decoder models: attn train --task rewrite --help)",
-                 about, NULL, notes, opts);
+    cli_spec spec = CLI_SPEC("train", usage, about, NULL, notes, opts);
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc < 0) rc = run(&spec, &a);
     attn_vocab_free(a.vocab);

@@ -211,6 +211,16 @@ done:
     return rc;
 }
 
+/* --out, --checkpoint and --log checked before the run; rank 0 alone writes. */
+static int check_dests(s2s_args *a) {
+    if (!cli_mpi_root()) a->out = a->checkpoint = a->log = NULL;
+    if (a->out && cli_check_dest("train", "--out", a->out) != CLI_OK) return CLI_ERROR;
+    if (a->checkpoint && cli_check_dest("train", "--checkpoint", a->checkpoint) != CLI_OK)
+        return CLI_ERROR;
+    if (a->log && cli_check_dest("train", "--log", a->log) != CLI_OK) return CLI_ERROR;
+    return CLI_OK;
+}
+
 int cmd_train_seq2seq(int argc, char **argv) {
     s2s_args a = {.model = "seq2seq-transformer",
                   .task = "rewrite",
@@ -275,11 +285,7 @@ int cmd_train_seq2seq(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
     if (rc >= 0) return rc;
     a.quiet = quiet;
-    if (!cli_mpi_root()) a.out = a.checkpoint = a.log = NULL; /* rank 0 alone writes */
-    if (a.out && cli_check_dest("train", "--out", a.out) != CLI_OK) return CLI_ERROR;
-    if (a.checkpoint && cli_check_dest("train", "--checkpoint", a.checkpoint) != CLI_OK)
-        return CLI_ERROR;
-    if (a.log && cli_check_dest("train", "--log", a.log) != CLI_OK) return CLI_ERROR;
+    if (check_dests(&a) != CLI_OK) return CLI_ERROR;
     if (a.resume) { /* the checkpoint's model, data and settings */
         rc = cli_s2s_resume_setup(&spec, a.resume, &a.from, &a.mc, &a.tc, &a.train_size, &a.seed);
         a.task_id = a.mc.task;

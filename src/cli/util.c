@@ -133,17 +133,7 @@ static int run_items(const char *cmd, const char *verb, char **args, int n_args,
     if (n_args == 0) failed = run_stdin(cmd, keep_blank, fn, ctx, &n);
     if (n == 0 && !keep_blank) /* nothing to do is a mistake, not a success */
         return cli_usage_error(cmd, "no sentence: give one as an argument or lines on stdin");
-    int rc = CLI_OK;
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "attn %s: cannot write the output\n", cmd);
-        rc = CLI_ERROR;
-    }
-    if (failed) {
-        fprintf(stderr, "attn %s: %d of %d %s not %s\n", cmd, failed, n,
-                cli_plural(n, "sentence", "sentences"), verb);
-        rc = CLI_ERROR;
-    }
-    return rc;
+    return cli_lines_finish(cmd, verb, failed, n);
 }
 
 int cli_run_sentences(const char *cmd, const char *verb, char **args, int n_args,

@@ -15,7 +15,7 @@ attn_status attn_io_ckpt_open(const char *path, const char *format, const char *
     *root = NULL;
     memset(f, 0, sizeof *f); /* f->map stays NULL for a JSON checkpoint */
     attn_status s = attn_io_is_safetensors(path) ? attn_io_ckpt_st_open(path, format, f, root, err)
-                                                 : attn_io_parse_file_crc(path, root, err);
+                                                 : attn_io_parse_file(path, true, root, err);
     if (s != ATTN_OK) return s;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(*root, "format");
     if (cJSON_IsString(fmt) && strcmp(fmt->valuestring, format) == 0) return ATTN_OK;

@@ -65,32 +65,19 @@ attn_status attn_io_ckpt_st_save(const char *path, const char *format, const cha
                                  const float *const arrays[ATTN_IO_CKPT_ARRAYS], size_t n,
                                  attn_error *err) {
     const size_t count = arrays[3] ? 4 : 3;
-    for (size_t k = 0; k < count; k++)
-        for (size_t i = 0; i < n; i++)
-            if (!isfinite(arrays[k][i]))
-                return attn_errorf(err, ATTN_ERR_VALUE,
-                                   "%s: not written: \"%s\" holds %s at index %zu", path, names[k],
-                                   isnan(arrays[k][i]) ? "NaN" : "Inf", i);
-    const header_ctx h = {format, state, n, count};
-    char *header = NULL;
-    size_t hlen = 0;
-    attn_status st = attn_io_print_string(print_header, &h, path, &header, &hlen, err);
-    if (st != ATTN_OK) return st;
-    const size_t padded = (hlen + 8 + 63) / 64 * 64 - 8; /* the data 64-byte aligned */
-    const size_t head_len = 8 + padded;
-    /* the length, the header and its padding; on a little-endian machine the arrays follow
-     * from the caller's memory as they are, else converted into one buffer after the header */
-    const size_t body = attn_io_little_endian() ? 0 : 4 * n * count;
-    unsigned char *buf = malloc(head_len + body);
-    if (!buf) {
-        free(header);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory for %zu bytes",
-                           path, head_len + body);
+    for (size_t k = 0; k < count; k++) {
+        const attn_status st = attn_io_st_check_finite(path, names[k], arrays[k], n, err);
+        if (st != ATTN_OK) return st;
     }
-    for (int k = 0; k < 8; k++) buf[k] = (unsigned char)((uint64_t)padded >> (8 * k));
-    memcpy(buf + 8, header, hlen);
-    memset(buf + 8 + hlen, ' ', padded - hlen);
-    free(header);
+    const header_ctx h = {format, state, n, count};
+    /* the length, the header and its padding (the data 64-byte aligned); on a little-endian
+     * machine the arrays follow from the caller's memory as they are, else converted into one
+     * buffer after the header */
+    const size_t body = attn_io_little_endian() ? 0 : 4 * n * count;
+    unsigned char *buf = NULL;
+    size_t head_len = 0;
+    attn_status st = attn_io_st_start(print_header, &h, path, body, &buf, &head_len, err);
+    if (st != ATTN_OK) return st;
     attn_io_span spans[1 + ATTN_IO_CKPT_ARRAYS] = {{buf, head_len + body}};
     size_t n_spans = 1;
     unsigned char *at = buf + head_len;
@@ -242,14 +229,10 @@ void attn_io_ckpt_st_arrays(const attn_io_st_file *f, size_t n, bool best,
         }
         of[k] = t;
         if (t->ndim != 1 || (size_t)t->shape[0] != n) {
-            char got[96] = "[";
-            for (int d = 0; d < t->ndim && strlen(got) < sizeof got - 24; d++)
-                snprintf(got + strlen(got), sizeof got - strlen(got), d ? ",%lld" : "%lld",
-                         t->shape[d]);
-            strcat(got, "]");
+            char got[128]; /* room for ATTN_IO_ST_MAX_NDIM dimensions of up to 2^40 */
             attn_io_problem(p, ATTN_ERR_SHAPE,
                             "tensor \"%s\": shape %s, the checkpoint's config needs [%zu]", t->name,
-                            got, n);
+                            attn_io_shape_text(got, sizeof got, t->ndim, t->shape), n);
         }
     }
     for (size_t k = 0; k < count; k++)

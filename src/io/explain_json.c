@@ -61,9 +61,31 @@ void attn_prediction_write_json(FILE *f, const char *sentence, const int *ids, i
             probability, (double)logit);
 }
 
-static void json_floats(FILE *f, const float *a, int n) {
+void attn_io_json_floats(FILE *f, const float *a, size_t n) {
     fputc('[', f);
-    attn_io_write_floats(f, a, (size_t)n, ", ");
+    attn_io_write_floats(f, a, n, ", ");
+    fputc(']', f);
+}
+
+void attn_io_json_matrix(FILE *f, const float *a, int rows, int cols) {
+    fputc('[', f);
+    for (int r = 0; r < rows; r++) {
+        if (r) fputs(", ", f);
+        attn_io_json_floats(f, a + (size_t)r * cols, (size_t)cols);
+    }
+    fputc(']', f);
+}
+
+void attn_io_json_maps(FILE *f, const char *key, const float *a, int L, int NH, int T, int K) {
+    fprintf(f, ", \"%s\": [", key);
+    for (int l = 0; l < L; l++) {
+        fputs(l ? ", [" : "[", f);
+        for (int h = 0; h < NH; h++) {
+            if (h) fputs(", ", f);
+            attn_io_json_matrix(f, a + ((size_t)l * NH + h) * T * K, T, K);
+        }
+        fputc(']', f);
+    }
     fputc(']', f);
 }
 
@@ -78,21 +100,7 @@ static const char *token_name(const attn_vocab *v, const attn_explanation *e, co
  * cols = the head size) */
 static void write_per_head(FILE *f, const char *key, const attn_explanation *e, const float *a,
                            int cols) {
-    const int S = e->S;
-    fprintf(f, ", \"%s\": [", key);
-    for (int l = 0; l < e->n_layers; l++) {
-        fprintf(f, "%s[", l ? ", " : "");
-        for (int h = 0; h < e->n_heads; h++) {
-            fprintf(f, "%s[", h ? ", " : "");
-            for (int q = 0; q < S; q++) {
-                if (q) fprintf(f, ", ");
-                json_floats(f, a + (((size_t)l * e->n_heads + h) * S + q) * cols, cols);
-            }
-            fputc(']', f);
-        }
-        fputc(']', f);
-    }
-    fputc(']', f);
+    attn_io_json_maps(f, key, a, e->n_layers, e->n_heads, e->S, cols);
 }
 
 typedef struct explanation_doc {
@@ -132,12 +140,12 @@ static bool print_explanation(FILE *f, const void *ctx) {
         fputc(']', f);
     }
     fprintf(f, ", \"saliency\": {\"grad_norm\": ");
-    json_floats(f, e->grad_norm, n);
+    attn_io_json_floats(f, e->grad_norm, n);
     fprintf(f, ", \"grad_x_input\": ");
-    json_floats(f, e->grad_x_input, n);
+    attn_io_json_floats(f, e->grad_x_input, n);
     if (e->integrated_gradients) {
         fprintf(f, ", \"integrated_gradients\": ");
-        json_floats(f, e->integrated_gradients, n);
+        attn_io_json_floats(f, e->integrated_gradients, n);
         fprintf(f, "}, \"ig_steps\": %d, \"ig_baseline_logit\": %.9g}", e->ig_steps,
                 (double)e->ig_baseline_logit);
     } else {

@@ -60,55 +60,46 @@ attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_er
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return attn_errorf(err, ATTN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return attn_errorf(err, ATTN_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return attn_errorf(err, ATTN_ERR_IO, "%s: is %s; only regular files are read", path,
-                           file_kind(sb.st_mode));
-    }
-    size_t limit = attn_io_max_file_bytes();
-    if (sb.st_size < 0 || (unsigned long long)sb.st_size > limit) {
-        close(fd);
-        return attn_errorf(
+    const size_t limit = attn_io_max_file_bytes();
+    attn_status st = ATTN_OK;
+    if (fstat(fd, &sb) != 0)
+        st = attn_errorf(err, ATTN_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = attn_errorf(err, ATTN_ERR_IO, "%s: is %s; only regular files are read", path,
+                         file_kind(sb.st_mode));
+    else if (sb.st_size < 0 || (unsigned long long)sb.st_size > limit)
+        st = attn_errorf(
             err, ATTN_ERR_IO,
             "%s: %lld bytes exceed the file size limit of %zu bytes (raise it "
             "with the environment variable ATTN_MAX_FILE_BYTES; weights this large are better "
             "kept as safetensors, read mapped: convert them once with "
             "ATTN_MAX_FILE_BYTES=%lld attn convert IN OUT.safetensors)",
             path, (long long)sb.st_size, limit, (long long)sb.st_size);
-    }
-    size_t size = (size_t)sb.st_size;
-    char *buf = malloc(size + 1);
-    if (!buf) {
-        close(fd);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, size);
-    }
+    const size_t size = st == ATTN_OK ? (size_t)sb.st_size : 0;
+    char *buf = st == ATTN_OK ? malloc(size + 1) : NULL;
+    if (st == ATTN_OK && !buf)
+        st = attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, size);
     size_t n = 0;
     char extra;
-    for (;;) { /* reads size bytes, then one more to see that the file did not grow */
+    while (st == ATTN_OK) { /* reads size bytes, then one more to see that the file did not grow */
         ssize_t got = n < size ? read(fd, buf + n, size - n) : read(fd, &extra, 1);
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0) {
-            int e = errno;
-            free(buf);
-            close(fd);
-            return attn_errorf(err, ATTN_ERR_IO, "%s: read error: %s", path, strerror(e));
-        }
-        if (got == 0 || n == size) {
-            if (got == 0 && n == size) break;
-            free(buf);
-            close(fd);
-            return attn_errorf(err, ATTN_ERR_IO,
-                               "%s: the file changed size while being read (%zu bytes expected)",
-                               path, size);
-        }
-        n += (size_t)got;
+        if (got < 0)
+            st = attn_errorf(err, ATTN_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        else if (got == 0 && n == size)
+            break;
+        else if (got == 0 || n == size)
+            st = attn_errorf(err, ATTN_ERR_IO,
+                             "%s: the file changed size while being read (%zu bytes expected)",
+                             path, size);
+        else
+            n += (size_t)got;
     }
     close(fd);
+    if (st != ATTN_OK) {
+        free(buf);
+        return st;
+    }
     buf[n] = '\0';
     *out = buf;
     *len = n;
@@ -401,16 +392,15 @@ static bool config_other_item(const cJSON *item, const char *key, const char *na
         parse_choice(item, name, "relu", ATTN_ACT_RELU, "gelu", ATTN_ACT_GELU, &v, p);
         cfg->activation = (attn_activation)v;
     } else if (strcmp(key, "pos") == 0) {
-        int v = attn_pos_from_name(cJSON_IsString(item) ? item->valuestring : NULL);
+        const char *s = cJSON_IsString(item) ? item->valuestring : NULL;
+        const int v = attn_pos_from_name(s);
         if (v >= 0)
             cfg->pos = (attn_pos)v;
         else
             attn_io_problem(p, ATTN_ERR_VALUE,
                             "%s: \"pos\" is %s%s%s, expected \"learned\", \"sinusoidal\", "
                             "\"none\", \"rope\" or \"alibi\"",
-                            name, cJSON_IsString(item) ? "\"" : "",
-                            cJSON_IsString(item) ? item->valuestring : "not a string",
-                            cJSON_IsString(item) ? "\"" : "");
+                            name, s ? "\"" : "", s ? s : "not a string", s ? "\"" : "");
     } else if (strcmp(key, "attn_unscaled") == 0) {
         if (cJSON_IsBool(item))
             cfg->attn_unscaled = cJSON_IsTrue(item) ? 1 : 0;
@@ -470,7 +460,7 @@ void attn_io_model_config_from_json(const cJSON *obj, const char *name, unsigned
     }
 }
 
-static attn_status parse_file(const char *path, bool crc, cJSON **out, attn_error *err) {
+attn_status attn_io_parse_file(const char *path, bool crc, cJSON **out, attn_error *err) {
     *out = NULL;
     char *buf = NULL;
     size_t len = 0;
@@ -492,14 +482,6 @@ static attn_status parse_file(const char *path, bool crc, cJSON **out, attn_erro
     }
     free(buf);
     return st;
-}
-
-attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err) {
-    return parse_file(path, false, out, err);
-}
-
-attn_status attn_io_parse_file_crc(const char *path, cJSON **out, attn_error *err) {
-    return parse_file(path, true, out, err);
 }
 
 attn_status attn_io_parse_request(const char *buf, size_t len, cJSON **out, attn_error *err) {

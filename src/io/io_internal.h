@@ -26,10 +26,9 @@ attn_status attn_io_read_file(const char *path, char **out, size_t *len, attn_er
 attn_status attn_io_json_parse(const char *buf, size_t len, cJSON **out, size_t *at,
                                const char **why);
 /* attn_io_read_file then attn_io_json_parse: *out the tree (caller frees) or NULL, the error
- * naming path and, for bad JSON, the byte, line and column. */
-attn_status attn_io_parse_file(const char *path, cJSON **out, attn_error *err);
-/* attn_io_parse_file, then the checksum tail (attn_io_crc_check): a checkpoint's reading. */
-attn_status attn_io_parse_file_crc(const char *path, cJSON **out, attn_error *err);
+ * naming path and, for bad JSON, the byte, line and column; crc: then the checksum tail
+ * (attn_io_crc_check), a checkpoint's reading. */
+attn_status attn_io_parse_file(const char *path, bool crc, cJSON **out, attn_error *err);
 /* attn_io_json_parse of a request body buf[len] (NULL with len 0: empty): the error gives the
  * byte, line and column, and for bad JSON the code ATTN_CODE_MALFORMED_JSON at that byte (the
  * server answers 400 malformed_json by it). */
@@ -47,6 +46,11 @@ int attn_io_format_float(char out[ATTN_IO_FLOAT_TEXT_MAX], float x);
 /* x[0..n) to f, each as attn_io_format_float writes it, sep (under 4,000 bytes) between them;
  * buffered, a few fwrite calls. */
 void attn_io_write_floats(FILE *f, const float *x, size_t n, const char *sep);
+/* [x, ...] of a[n] (attn_io_write_floats); rows x cols of a as [[...], ...]; and
+ * `, "key": ` a [L][NH][T][K] array of such matrices (attention maps per layer and head). */
+void attn_io_json_floats(FILE *f, const float *a, size_t n);
+void attn_io_json_matrix(FILE *f, const float *a, int rows, int cols);
+void attn_io_json_maps(FILE *f, const char *key, const float *a, int L, int NH, int T, int K);
 
 /* Removes the temporaries a killed writer left beside path (stale_temps.c): the files of
  * path's directory named <path's name>.tmp.PID.N.XXXXXX (the atomic writer's pattern: PID,
@@ -210,6 +214,7 @@ bool attn_io_kernels_read(const cJSON *root, struct attn_kernels_info *k, attn_i
 /* ---- seq2seq config (seq2seq_json.c), shared with the seq2seq checkpoint ------------------ */
 
 struct attn_seq2seq_config;
+struct attn_seq2seq;
 /* "config": {...} as a weights file holds it (no leading comma). */
 void attn_io_s2s_config_write(FILE *f, const struct attn_seq2seq_config *c);
 /* The "config" object into *c, every problem reported to p. */
@@ -238,6 +243,14 @@ typedef struct attn_io_model_view {
  * tensor; written with attn_write_file_atomic. */
 attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *path,
                                      attn_error *err);
+/* A "not written" error naming the file and the tensor at x[n]'s first NaN or Inf (the
+ * writers of safetensors files, checkpoints and seq2seq JSON weights). */
+attn_status attn_io_st_check_finite(const char *path, const char *name, const float *x, size_t n,
+                                    attn_error *err);
+/* A safetensors file's start into a new *buf[*head_len + body]: the 8-byte little-endian
+ * header length, the header print(ctx) writes, spaces up to a 64-byte-aligned data start. */
+attn_status attn_io_st_start(attn_io_print_fn print, const void *ctx, const char *path, size_t body,
+                             unsigned char **buf, size_t *head_len, attn_error *err);
 /* Whether this machine stores floats little-endian, as safetensors does (then the values are
  * copied or used as they are; else byte-swapped). */
 bool attn_io_little_endian(void);
@@ -275,6 +288,8 @@ attn_status attn_io_st_open(const char *path, attn_io_st_file *f, attn_error *er
  * arrays of ATTN_MAX_PARAMS each). */
 attn_status attn_io_st_open_limit(const char *path, attn_io_st_file *f, size_t max_values,
                                   attn_error *err);
+/* "[a,b]" (shape s[nd]) into buf[size]; returns buf. */
+const char *attn_io_shape_text(char *buf, size_t size, int nd, const long long *s);
 /* Copies tensor t's values into dst[t->numel] (little-endian float32 on any machine); a
  * problem naming the tensor at its first NaN or Inf. */
 void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
@@ -288,7 +303,17 @@ attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, att
                             attn_error *err);
 void attn_io_st_close(attn_io_st_file *f); /* unmaps; a zeroed f is fine */
 
+/* m's view over params (m's own or a buffer of its layout); with meta, its metadata too. */
+attn_status attn_io_view_of_model(const attn_model *m, const attn_vocab *vocab, float *params,
+                                  bool meta, attn_io_model_view *v, attn_error *err);
+attn_status attn_io_view_of_s2s(struct attn_seq2seq *m, bool meta, attn_io_model_view *v,
+                                attn_error *err);
 void attn_io_model_view_free(attn_io_model_view *v); /* a zeroed v is fine */
+/* The "tensors" object of a JSON weights file into v->params (weights_json.c): every tensor of
+ * v once, with its shape, as "data" numbers or "data_b64", finite float32; names may carry a
+ * "module." or "_orig_mod." prefix; `model` names the model in the message of an unknown one. */
+void attn_io_json_tensors_load(const attn_io_model_view *v, const cJSON *root, const char *model,
+                               attn_io_problems *p);
 
 /* ---- what both families' training checkpoints read alike (checkpoint_fields.c) ----------- */
 

@@ -16,8 +16,7 @@
  * its order from a 64-byte-aligned start on a little-endian machine -- what attn writes;
  * otherwise (PyTorch's safetensors writes its tensors in another order, from a multiple of 8)
  * they are copied by name into the model's own buffer and the mapping is released.
- * The writer pads the header with spaces so that the data starts at a multiple of 64 bytes (the
- * format asks for a multiple of 8) and writes the tensors in the model's table order. */
+ * The writer is safetensors_save.c. */
 #include "io_internal.h"
 
 #include <cjson/cJSON.h>
@@ -31,97 +30,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- writing -------------------------------------------------------------------------------- */
-
-static void put_key(FILE *f, const char *key, const char *value, bool last) {
-    attn_json_write_string(f, key);
-    fputs(":", f);
-    attn_json_write_string(f, value);
-    if (!last) fputs(",", f);
-}
-
-static bool print_header(FILE *f, const void *ctx) {
-    const attn_io_model_view *v = ctx;
-    fputs("{\"__metadata__\":{", f);
-    put_key(f, "format", v->format, false);
-    put_key(f, "config", v->config, false);
-    if (v->vocab) put_key(f, "vocab", v->vocab, false);
-    if (v->kernels) put_key(f, "kernels", v->kernels, false);
-    put_key(f, "writer", "attn", true);
-    fputs("}", f);
-    size_t at = 0;
-    for (size_t i = 0; i < v->count; i++) {
-        const attn_io_tensor_view *t = &v->tensors[i];
-        fputs(",", f);
-        attn_json_write_string(f, t->name);
-        fputs(":{\"dtype\":\"F32\",\"shape\":[", f);
-        for (int d = 0; d < t->ndim; d++) fprintf(f, d ? ",%d" : "%d", t->shape[d]);
-        fprintf(f, "],\"data_offsets\":[%zu,%zu]}", at, at + 4 * t->numel);
-        at += 4 * t->numel;
-    }
-    fputs("}", f);
-    return true;
-}
-
-bool attn_io_little_endian(void) {
-    const uint32_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-void attn_io_put_le_floats(unsigned char *dst, const float *x, size_t n) {
-    if (attn_io_little_endian()) {
-        memcpy(dst, x, n * 4);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &x[i], 4);
-        for (int k = 0; k < 4; k++) dst[4 * i + (size_t)k] = (unsigned char)(u >> (8 * k));
-    }
-}
-
-attn_status attn_io_safetensors_save(const attn_io_model_view *v, const char *path,
-                                     attn_error *err) {
-    for (size_t i = 0; i < v->count; i++) {
-        const float *x = v->params + v->tensors[i].offset;
-        for (size_t j = 0; j < v->tensors[i].numel; j++)
-            if (!isfinite(x[j]))
-                return attn_errorf(err, ATTN_ERR_VALUE,
-                                   "%s: not written: \"%s\" holds %s at index %zu", path,
-                                   v->tensors[i].name, isnan(x[j]) ? "NaN" : "Inf", j);
-    }
-    char *header = NULL;
-    size_t hlen = 0;
-    attn_status st = attn_io_print_string(print_header, v, path, &header, &hlen, err);
-    if (st != ATTN_OK) return st;
-    size_t data = 0;
-    for (size_t i = 0; i < v->count; i++) data += 4 * v->tensors[i].numel;
-    /* 8 + padded: a multiple of 64, so that a reader mapping the file (a page-aligned address)
-     * finds the values cache-line aligned and can use them in place (attn_io_st_fill) */
-    const size_t padded = (hlen + 8 + 63) / 64 * 64 - 8;
-    const size_t total = 8 + padded + data;
-    unsigned char *buf = malloc(total);
-    if (!buf) {
-        free(header);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: not written: out of memory for %zu bytes",
-                           path, total);
-    }
-    for (int k = 0; k < 8; k++) buf[k] = (unsigned char)((uint64_t)padded >> (8 * k));
-    memcpy(buf + 8, header, hlen);
-    memset(buf + 8 + hlen, ' ', padded - hlen);
-    free(header);
-    unsigned char *at = buf + 8 + padded;
-    for (size_t i = 0; i < v->count; i++) {
-        attn_io_put_le_floats(at, v->params + v->tensors[i].offset, v->tensors[i].numel);
-        at += 4 * v->tensors[i].numel;
-    }
-    st = attn_write_file_atomic(path, (const char *)buf, total, err);
-    free(buf);
-    return st;
-}
 
 /* ---- recognising ---------------------------------------------------------------------------- */
 
@@ -422,11 +330,12 @@ void attn_io_st_close(attn_io_st_file *f) {
 
 /* ---- reading: into a model ------------------------------------------------------------------ */
 
-static void shape_text(char *buf, size_t size, int nd, const long long *s) {
+const char *attn_io_shape_text(char *buf, size_t size, int nd, const long long *s) {
     size_t used = (size_t)snprintf(buf, size, "[");
     for (int d = 0; d < nd && used < size; d++)
         used += (size_t)snprintf(buf + used, size - used, d ? ",%lld" : "%lld", s[d]);
     if (used < size) snprintf(buf + used, size - used, "]");
+    return buf;
 }
 
 /* Whether file tensor t has the view tensor w's shape. */
@@ -435,6 +344,16 @@ static bool same_shape(const attn_io_st_tensor *t, const attn_io_tensor_view *w)
     for (int d = 0; d < w->ndim; d++)
         if (t->shape[d] != w->shape[d]) return false;
     return true;
+}
+
+/* The first non-finite value of tensor t's values x, into p. */
+static void check_finite_values(const float *x, const attn_io_st_tensor *t, attn_io_problems *p) {
+    for (size_t j = 0; j < t->numel; j++)
+        if (!isfinite(x[j])) {
+            attn_io_problem(p, ATTN_ERR_VALUE, "tensor \"%s\": element %zu is %s, not finite",
+                            t->name, j, isnan(x[j]) ? "NaN" : "Inf");
+            return;
+        }
 }
 
 void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t, float *dst,
@@ -448,12 +367,7 @@ void attn_io_st_copy_values(const attn_io_st_file *f, const attn_io_st_tensor *t
             for (int k = 3; k >= 0; k--) u = u << 8 | src[4 * j + (size_t)k];
             memcpy(&dst[j], &u, 4);
         }
-    for (size_t j = 0; j < t->numel; j++)
-        if (!isfinite(dst[j])) {
-            attn_io_problem(p, ATTN_ERR_VALUE, "tensor \"%s\": element %zu is %s, not finite",
-                            t->name, j, isnan(dst[j]) ? "NaN" : "Inf");
-            return;
-        }
+    check_finite_values(dst, t, p);
 }
 
 /* file_of[i]: the file's tensor for v's tensor i, every name and shape checked into p. */
@@ -474,10 +388,9 @@ static void match_tensors(const attn_io_st_file *f, const attn_io_model_view *v,
             char got[128], want[128];
             long long w[4];
             for (int d = 0; d < v->tensors[i].ndim; d++) w[d] = v->tensors[i].shape[d];
-            shape_text(got, sizeof got, t->ndim, t->shape);
-            shape_text(want, sizeof want, v->tensors[i].ndim, w);
             attn_io_problem(p, ATTN_ERR_SHAPE, "tensor \"%s\": shape %s, the config needs %s",
-                            t->name, got, want);
+                            t->name, attn_io_shape_text(got, sizeof got, t->ndim, t->shape),
+                            attn_io_shape_text(want, sizeof want, v->tensors[i].ndim, w));
         }
     }
     for (size_t i = 0; i < v->count; i++)
@@ -492,18 +405,6 @@ static bool in_place(const attn_io_st_file *f, const attn_io_model_view *v, cons
     for (size_t i = 0; i < v->count; i++)
         if (file_of[i] != (long)i || f->tensors[i].begin != 4 * v->tensors[i].offset) return false;
     return true;
-}
-
-/* The first non-finite value of tensor t in the file, into p. */
-static void check_finite_values(const attn_io_st_file *f, const attn_io_st_tensor *t,
-                                attn_io_problems *p) {
-    const float *x = (const float *)(const void *)(f->data + t->begin);
-    for (size_t j = 0; j < t->numel; j++)
-        if (!isfinite(x[j])) {
-            attn_io_problem(p, ATTN_ERR_VALUE, "tensor \"%s\": element %zu is %s, not finite",
-                            t->name, j, isnan(x[j]) ? "NaN" : "Inf");
-            return;
-        }
 }
 
 typedef struct st_mapping {
@@ -538,7 +439,7 @@ attn_status attn_io_st_fill(attn_io_st_file *f, const attn_io_model_view *v, att
     for (size_t i = 0; i < v->count && p.n == 0; i++) {
         const attn_io_st_tensor *t = &f->tensors[file_of[i]];
         if (use_in_place)
-            check_finite_values(f, t, &p);
+            check_finite_values((const float *)(const void *)(f->data + t->begin), t, &p);
         else
             attn_io_st_copy_values(f, t, v->params + v->tensors[i].offset, &p);
     }

@@ -61,9 +61,8 @@ static attn_status view_alloc(attn_io_model_view *v, const char *format, size_t 
     return v->tensors ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "out of memory");
 }
 
-/* m's view over params (m's own or a buffer of its layout); with meta, its metadata too. */
-static attn_status view_of_model(const attn_model *m, const attn_vocab *vocab, float *params,
-                                 bool meta, attn_io_model_view *v, attn_error *err) {
+attn_status attn_io_view_of_model(const attn_model *m, const attn_vocab *vocab, float *params,
+                                  bool meta, attn_io_model_view *v, attn_error *err) {
     attn_status st = view_alloc(v, ATTN_IO_WEIGHTS_FORMAT, attn_model_tensor_count(m), err);
     for (size_t i = 0; st == ATTN_OK && i < v->count; i++) {
         attn_io_tensor_view *t = &v->tensors[i];
@@ -83,7 +82,8 @@ static attn_status view_of_model(const attn_model *m, const attn_vocab *vocab, f
     return st;
 }
 
-static attn_status view_of_s2s(attn_seq2seq *m, bool meta, attn_io_model_view *v, attn_error *err) {
+attn_status attn_io_view_of_s2s(attn_seq2seq *m, bool meta, attn_io_model_view *v,
+                                attn_error *err) {
     attn_status st = view_alloc(v, S2S_FORMAT, attn_seq2seq_tensor_count(m), err);
     for (size_t i = 0; st == ATTN_OK && i < v->count; i++) {
         attn_io_tensor_view *t = &v->tensors[i];
@@ -123,7 +123,7 @@ attn_status attn_weights_save_safetensors(const attn_model *m, const attn_vocab 
     attn_io_model_view v;
     /* the view only reads the parameters when saving */
     float *params = (float *)attn_model_params_const(m);
-    attn_status st = view_of_model(m, vocab, params, true, &v, err);
+    attn_status st = attn_io_view_of_model(m, vocab, params, true, &v, err);
     if (st != ATTN_OK) return st;
     st = attn_io_safetensors_save(&v, path, err);
     attn_io_model_view_free(&v);
@@ -133,7 +133,7 @@ attn_status attn_weights_save_safetensors(const attn_model *m, const attn_vocab 
 attn_status attn_seq2seq_save_safetensors(attn_seq2seq *m, const char *path, attn_error *err) {
     if (!m || !path) return attn_errorf(err, ATTN_ERR_ARG, "seq2seq weights: NULL model or path");
     attn_io_model_view v;
-    attn_status st = view_of_s2s(m, true, &v, err);
+    attn_status st = attn_io_view_of_s2s(m, true, &v, err);
     if (st != ATTN_OK) return st;
     st = attn_io_safetensors_save(&v, path, err);
     attn_io_model_view_free(&v);
@@ -251,7 +251,7 @@ static attn_status load_model(attn_io_st_file *f, attn_model **out, attn_vocab *
         attn_errorf(err, st, "%s: %s", f->path, cerr.msg);
     attn_io_model_view view = {0};
     attn_param_source mapped = {0};
-    if (st == ATTN_OK) st = view_of_model(m, NULL, attn_model_params(m), false, &view, err);
+    if (st == ATTN_OK) st = attn_io_view_of_model(m, NULL, attn_model_params(m), false, &view, err);
     if (st == ATTN_OK) st = attn_io_st_fill(f, &view, &mapped, err);
     attn_io_model_view_free(&view);
     if (st == ATTN_OK && mapped.params) st = adopt_model(f->path, &cfg, &mapped, &m, err);
@@ -335,7 +335,7 @@ attn_status attn_seq2seq_load_safetensors(const char *path, attn_seq2seq **out, 
         attn_errorf(err, st, "%s: %s", path, cerr.msg);
     attn_io_model_view view = {0};
     attn_param_source mapped = {0};
-    if (st == ATTN_OK) st = view_of_s2s(m, false, &view, err);
+    if (st == ATTN_OK) st = attn_io_view_of_s2s(m, false, &view, err);
     if (st == ATTN_OK) st = attn_io_st_fill(&f, &view, &mapped, err);
     attn_io_model_view_free(&view);
     if (st == ATTN_OK && mapped.params) st = adopt_s2s(path, &cfg, &mapped, &m, err);

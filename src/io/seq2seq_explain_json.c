@@ -10,36 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void floats(FILE *f, const float *a, size_t n) {
-    fputc('[', f);
-    attn_io_write_floats(f, a, n, ", ");
-    fputc(']', f);
-}
-
-/* rows x cols floats as [[...], ...] */
-static void matrix(FILE *f, const float *a, int rows, int cols) {
-    fputc('[', f);
-    for (int r = 0; r < rows; r++) {
-        if (r) fputs(", ", f);
-        floats(f, a + (size_t)r * cols, (size_t)cols);
-    }
-    fputc(']', f);
-}
-
-/* maps [L][NH][T][K] */
-static void maps(FILE *f, const char *key, const float *a, int L, int NH, int T, int K) {
-    fprintf(f, ", \"%s\": [", key);
-    for (int l = 0; l < L; l++) {
-        fputs(l ? ", [" : "[", f);
-        for (int h = 0; h < NH; h++) {
-            if (h) fputs(", ", f);
-            matrix(f, a + ((size_t)l * NH + h) * T * K, T, K);
-        }
-        fputc(']', f);
-    }
-    fputc(']', f);
-}
-
 /* The cross-attention of one layer and head, or a mean ([T][S]): layer/head -1 = the mean over
  * the layers/heads (in double, rounded to float once). */
 static void alignment(FILE *f, const attn_s2s_explanation *e, int layer, int head) {
@@ -61,7 +31,7 @@ static void alignment(FILE *f, const attn_s2s_explanation *e, int layer, int hea
         }
     for (int i = 0; sum && n && i < T * S; i++) a[i] = (float)(sum[i] / n);
     fprintf(f, ", \"alignment_layer\": %d, \"alignment_head\": %d, \"alignment\": ", layer, head);
-    matrix(f, a, T, S);
+    attn_io_json_matrix(f, a, T, S);
     free(sum);
     free(a);
 }
@@ -125,15 +95,16 @@ static bool print_s2s_explanation(FILE *f, const void *ctx) {
     steps(f, e);
     fprintf(f, ", \"n_layers\": %d, \"n_heads\": %d", e->n_layers, e->n_heads);
     if (e->cross && (!o || o->maps)) {
-        maps(f, "cross_attention", e->cross, e->n_layers, e->n_heads, e->T, e->n_src);
-        if (e->self) maps(f, "self_attention", e->self, e->n_layers, e->n_heads, e->T, e->T);
+        attn_io_json_maps(f, "cross_attention", e->cross, e->n_layers, e->n_heads, e->T, e->n_src);
+        if (e->self)
+            attn_io_json_maps(f, "self_attention", e->self, e->n_layers, e->n_heads, e->T, e->T);
     }
     if (e->cross && o && o->alignment) alignment(f, e, o->layer, o->head);
     if (e->grad_norm) {
         fputs(", \"saliency\": {\"grad_norm\": ", f);
-        matrix(f, e->grad_norm, e->T, e->n_src);
+        attn_io_json_matrix(f, e->grad_norm, e->T, e->n_src);
         fputs(", \"grad_x_input\": ", f);
-        matrix(f, e->grad_x_input, e->T, e->n_src);
+        attn_io_json_matrix(f, e->grad_x_input, e->T, e->n_src);
         fputc('}', f);
     }
     fputc('}', f);

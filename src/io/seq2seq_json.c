@@ -7,8 +7,9 @@
  * Floats as %.9g (exact through double) or base64 little-endian float32. "task" ("rewrite" or
  * "compose") is written when it is not rewrite and read as rewrite when absent. Loading is
  * strict: every other config key present and no other, every tensor of the config present with its
- * exact shape, no other tensor, no duplicate, every value a finite float32; all problems are
- * reported at once. A classifier's file (attn-weights-v1) is named as such. */
+ * exact shape, no other tensor, no duplicate, every value a finite float32 (the tensor reader is
+ * the classifiers', attn_io_json_tensors_load); all problems are reported at once. A
+ * classifier's file (attn-weights-v1) is named as such. */
 #include "attn_seq2seq.h"
 #include "io_internal.h"
 
@@ -106,12 +107,10 @@ attn_status attn_seq2seq_save_json(attn_seq2seq *m, bool grads, bool b64, const 
     if (!base) return attn_errorf(err, ATTN_ERR_ARG, "%s: the model has no gradients yet", path);
     const size_t count = attn_seq2seq_tensor_count(m);
     for (size_t i = 0; i < count; i++) {
-        const float *x = base + attn_seq2seq_tensor_offset(m, i);
-        for (size_t j = 0; j < attn_seq2seq_tensor_numel(m, i); j++)
-            if (!isfinite(x[j]))
-                return attn_errorf(err, ATTN_ERR_VALUE,
-                                   "%s: not written: \"%s\" holds %s at index %zu", path,
-                                   attn_seq2seq_tensor_name(m, i), isnan(x[j]) ? "NaN" : "Inf", j);
+        const attn_status st = attn_io_st_check_finite(path, attn_seq2seq_tensor_name(m, i),
+                                                       base + attn_seq2seq_tensor_offset(m, i),
+                                                       attn_seq2seq_tensor_numel(m, i), err);
+        if (st != ATTN_OK) return st;
     }
     const s2s_doc doc = {m, base, b64};
     return attn_io_print_file(print_s2s, &doc, path, err);
@@ -209,104 +208,17 @@ static void parse_config(const cJSON *obj, attn_seq2seq_config *c, attn_io_probl
         attn_io_problem(p, e.status, "%s", e.msg);
 }
 
-/* Tensor i's "data" or "data_b64" into dst, after checking its shape. */
-static void load_tensor(const attn_seq2seq *m, size_t i, const cJSON *entry, float *dst,
-                        attn_io_problems *p) {
-    const char *key = attn_seq2seq_tensor_name(m, i);
-    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
-    const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
-    const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
-    if (!cJSON_IsObject(entry) || !cJSON_IsArray(shape) ||
-        !((cJSON_IsArray(data) && !b64) || (cJSON_IsString(b64) && !data)) ||
-        cJSON_GetArraySize(entry) != 2) {
-        attn_io_problem(
-            p, ATTN_ERR_PARSE,
-            "\"%s\": expected {\"shape\": [..], \"data\": [..] or \"data_b64\": \"..\"}", key);
-        return;
-    }
-    int want[4];
-    const int nd = attn_seq2seq_tensor_shape(m, i, want);
-    bool ok = cJSON_GetArraySize(shape) == nd;
-    for (int d = 0; ok && d < nd; d++) {
-        const cJSON *v = cJSON_GetArrayItem(shape, d);
-        ok = cJSON_IsNumber(v) && v->valuedouble == (double)want[d];
-    }
-    if (!ok) {
-        attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": the shape is not [%d%s%d] as the config needs",
-                        key, want[0], nd > 1 ? ", " : "", nd > 1 ? want[1] : 0);
-        return;
-    }
-    const size_t numel = attn_seq2seq_tensor_numel(m, i);
-    if (b64) {
-        size_t bad = 0;
-        if (strlen(b64->valuestring) != attn_io_b64_len(4 * numel) ||
-            !attn_io_b64_decode_floats(b64->valuestring, numel, dst, &bad)) {
-            attn_io_problem(p, ATTN_ERR_PARSE,
-                            "\"%s\": \"data_b64\" is not the base64 of %zu "
-                            "float32",
-                            key, numel);
-            return;
-        }
-    } else {
-        if ((size_t)cJSON_GetArraySize(data) != numel) {
-            attn_io_problem(p, ATTN_ERR_SHAPE,
-                            "\"%s\": \"data\" has %d values, the shape needs %zu", key,
-                            cJSON_GetArraySize(data), numel);
-            return;
-        }
-        size_t j = 0;
-        const cJSON *v;
-        cJSON_ArrayForEach(v, data) {
-            if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
-                fabs(v->valuedouble) >= 0x1.ffffffp127) {
-                attn_io_problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is not a finite float32",
-                                key, j);
-                return;
-            }
-            dst[j++] = (float)v->valuedouble;
-        }
-    }
-    for (size_t j = 0; j < numel; j++)
-        if (!isfinite(dst[j])) {
-            attn_io_problem(p, ATTN_ERR_VALUE, "\"%s\": element %zu is not finite", key, j);
-            return;
-        }
-}
-
+/* Straight into the model's parameters: a model that fails to load is freed, so no second
+ * full-size buffer is needed. */
 static void load_tensors(attn_seq2seq *m, const cJSON *root, attn_io_problems *p) {
-    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
-    if (!cJSON_IsObject(tensors)) {
-        attn_io_problem(p, ATTN_ERR_PARSE, "%s \"tensors\"", tensors ? "malformed" : "missing");
-        return;
-    }
-    /* straight into the model's parameters: a model that fails to load is freed, so no
-     * second full-size buffer is needed */
-    const size_t count = attn_seq2seq_tensor_count(m);
-    float *params = attn_seq2seq_params(m);
-    bool *seen = calloc(count ? count : 1, sizeof *seen);
-    if (!seen) {
+    attn_io_model_view v;
+    attn_error verr;
+    if (attn_io_view_of_s2s(m, false, &v, &verr) != ATTN_OK) {
         attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory");
         return;
     }
-    const cJSON *entry;
-    cJSON_ArrayForEach(entry, tensors) {
-        const long i = attn_seq2seq_tensor_find(m, entry->string ? entry->string : "");
-        if (i < 0)
-            attn_io_problem(p, ATTN_ERR_SHAPE,
-                            "unexpected tensor \"%s\" (not a parameter of this configuration)",
-                            entry->string ? entry->string : "");
-        else if (seen[i])
-            attn_io_problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", entry->string);
-        else {
-            seen[i] = true;
-            load_tensor(m, (size_t)i, entry, params + attn_seq2seq_tensor_offset(m, (size_t)i), p);
-        }
-    }
-    for (size_t i = 0; i < count; i++)
-        if (!seen[i])
-            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
-                            attn_seq2seq_tensor_name(m, i));
-    free(seen);
+    attn_io_json_tensors_load(&v, root, attn_s2s_arch_name(attn_seq2seq_config_of(m)->arch), p);
+    attn_io_model_view_free(&v);
 }
 
 attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_error *err) {
@@ -314,7 +226,7 @@ attn_status attn_seq2seq_load_json(const char *path, attn_seq2seq **out, attn_er
     *out = NULL;
     if (attn_io_is_safetensors(path)) return attn_seq2seq_load_safetensors(path, out, err);
     cJSON *root = NULL;
-    attn_status st = attn_io_parse_file(path, &root, err);
+    attn_status st = attn_io_parse_file(path, false, &root, err);
     if (st != ATTN_OK) return st;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const char *f = cJSON_IsString(fmt) ? fmt->valuestring : NULL;

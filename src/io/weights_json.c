@@ -18,15 +18,6 @@
 
 #define WEIGHTS_FORMAT ATTN_IO_WEIGHTS_FORMAT
 
-/* "[a,b]" into buf. */
-static const char *shape_text(char *buf, size_t size, int ndim, const long long *shape) {
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < ndim && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, i ? ",%lld" : "%lld", shape[i]);
-    if (used < size) snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
 /* ---- reading and parsing the file -------------------------------------------------------- */
 
 /* The tensor key whose "shape" most recently precedes byte `at` (a hint for parse errors);
@@ -74,6 +65,23 @@ static bool starts_json_value(const char *text, size_t n) {
            (n >= 5 && memcmp(text, "false", 5) == 0);
 }
 
+/* What the parse error `why` at byte `at` of buf[0..len) most likely means: " (..)" or "". */
+static const char *parse_hint(const char *buf, size_t len, size_t at, const char *why) {
+    const char *rest = buf + at;
+    size_t left = len - at;
+    size_t last = len;
+    while (last > 0 && is_space(buf[last - 1])) last--;
+    if (strcmp(why, "trailing data after the JSON value") == 0) return "";
+    if (at >= len || last == 0 || buf[last - 1] != '}')
+        return " (the file does not end with '}': truncated?)";
+    if ((left >= 3 && memcmp(rest, "NaN", 3) == 0) ||
+        (left >= 8 && memcmp(rest, "Infinity", 8) == 0) ||
+        (left >= 9 && memcmp(rest, "-Infinity", 9) == 0) ||
+        (left >= 3 && memcmp(rest, "nan", 3) == 0) || (left >= 3 && memcmp(rest, "inf", 3) == 0))
+        return " (NaN/Infinity is not JSON and weights must be finite)";
+    return "";
+}
+
 /* Parses buf[0..len) (from `name`) strictly into *root and checks "format". */
 static attn_status parse_text(const char *name, const char *buf, size_t len, cJSON **root,
                               attn_error *err) {
@@ -103,21 +111,7 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
         char tensor[96]; /* a state_dict key, cut short if longer */
         bool in_vocab = false;
         tensor_before(buf, at, tensor, sizeof tensor, &in_vocab);
-        const char *rest = buf + at;
-        size_t left = len - at;
-        const char *hint = "";
-        size_t last = len;
-        while (last > 0 && is_space(buf[last - 1])) last--;
-        if (strcmp(why, "trailing data after the JSON value") == 0)
-            hint = "";
-        else if (at >= len || last == 0 || buf[last - 1] != '}')
-            hint = " (the file does not end with '}': truncated?)";
-        else if ((left >= 3 && memcmp(rest, "NaN", 3) == 0) ||
-                 (left >= 8 && memcmp(rest, "Infinity", 8) == 0) ||
-                 (left >= 9 && memcmp(rest, "-Infinity", 9) == 0) ||
-                 (left >= 3 && memcmp(rest, "nan", 3) == 0) ||
-                 (left >= 3 && memcmp(rest, "inf", 3) == 0))
-            hint = " (NaN/Infinity is not JSON and weights must be finite)";
+        const char *hint = parse_hint(buf, len, at, why);
         return attn_errorf(err, ATTN_ERR_PARSE,
                            "%s: malformed JSON at byte %zu (line %d, column %d): %s%s%s%s%s; "
                            "parsing stops there (arrays/objects may nest at most %d deep)",
@@ -133,28 +127,24 @@ static attn_status parse_text(const char *name, const char *buf, size_t len, cJS
                            name);
     }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
-    if (cJSON_IsString(fmt) && strcmp(fmt->valuestring, "attn-seq2seq-weights-v1") == 0) {
+    const char *f = cJSON_IsString(fmt) ? fmt->valuestring : NULL;
+    if (f && strcmp(f, "attn-seq2seq-weights-v1") == 0)
+        st = attn_errorf(err, ATTN_ERR_PARSE,
+                         "%s holds a seq2seq model's weights (\"attn-seq2seq-weights-v1\"), "
+                         "not a classifier's (\"%s\"): use attn generate with it",
+                         name, WEIGHTS_FORMAT);
+    else if (f && attn_io_is_checkpoint_format(f))
+        st = attn_errorf(err, ATTN_ERR_VALUE, "%s: " ATTN_IO_CKPT_NOT_WEIGHTS, name, f);
+    else if (!f || strcmp(f, WEIGHTS_FORMAT) != 0)
+        st = attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"",
+                         name, f ? "\"" : "",
+                         !fmt ? "(missing)"
+                         : f  ? f
+                              : "(not a string)",
+                         f ? "\"" : "", WEIGHTS_FORMAT);
+    if (st != ATTN_OK) {
         cJSON_Delete(doc);
-        return attn_errorf(err, ATTN_ERR_PARSE,
-                           "%s holds a seq2seq model's weights (\"attn-seq2seq-weights-v1\"), "
-                           "not a classifier's (\"%s\"): use attn generate with it",
-                           name, WEIGHTS_FORMAT);
-    }
-    if (cJSON_IsString(fmt) && attn_io_is_checkpoint_format(fmt->valuestring)) {
-        const attn_status s = attn_errorf(err, ATTN_ERR_VALUE, "%s: " ATTN_IO_CKPT_NOT_WEIGHTS,
-                                          name, fmt->valuestring);
-        cJSON_Delete(doc);
-        return s;
-    }
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, WEIGHTS_FORMAT) != 0) {
-        attn_errorf(err, ATTN_ERR_PARSE, "%s: unknown \"format\" %s%s%s, expected \"%s\"", name,
-                    cJSON_IsString(fmt) ? "\"" : "",
-                    !fmt                  ? "(missing)"
-                    : cJSON_IsString(fmt) ? fmt->valuestring
-                                          : "(not a string)",
-                    cJSON_IsString(fmt) ? "\"" : "", WEIGHTS_FORMAT);
-        cJSON_Delete(doc);
-        return ATTN_ERR_PARSE;
+        return st;
     }
     *root = doc;
     return ATTN_OK;
@@ -173,11 +163,6 @@ static attn_status parse_file(const char *path, cJSON **root, attn_error *err) {
 }
 
 /* ---- config ------------------------------------------------------------------------------- */
-
-/* Parses "config" (arch required, the rest defaulting to attn_model_config_default). */
-static void parse_config(const cJSON *cj, attn_model_config *cfg, attn_io_problems *p) {
-    attn_io_model_config_from_json(cj, "config", ATTN_IO_CONFIG_REJECT_UNKNOWN, cfg, p);
-}
 
 static void config_summary(const attn_model_config *c, char *buf, size_t size) {
     if (c->arch == ATTN_ARCH_TRANSFORMER)
@@ -261,9 +246,9 @@ static void load_data(const char *key, const cJSON *data, const cJSON *b64, size
     }
 }
 
-/* Checks one tensor entry against spec i and copies its data into stage (at the offset). */
-static void load_tensor(const attn_model *m, size_t i, const char *key, const cJSON *entry,
-                        float *stage, attn_io_problems *p) {
+/* Checks one tensor entry against view tensor t and copies its data into v->params. */
+static void load_tensor(const attn_io_model_view *v, const attn_io_tensor_view *t, const char *key,
+                        const cJSON *entry, attn_io_problems *p) {
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(entry, "shape");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(entry, "data");
     const cJSON *b64 = cJSON_GetObjectItemCaseSensitive(entry, "data_b64");
@@ -275,60 +260,54 @@ static void load_tensor(const attn_model *m, size_t i, const char *key, const cJ
                         key);
         return;
     }
-    int want[4];
-    int want_nd = attn_model_tensor_shape(m, i, want);
+    const int want_nd = t->ndim;
     long long want_ll[4], got[8];
-    for (int d = 0; d < want_nd; d++) want_ll[d] = want[d];
+    for (int d = 0; d < want_nd; d++) want_ll[d] = t->shape[d];
     int got_nd = 0;
     bool shape_ok = true;
     const cJSON *dim;
     cJSON_ArrayForEach(dim, shape) {
-        double v = dim->valuedouble;
-        if (!cJSON_IsNumber(dim) || v != floor(v) || v < 0 || v > 1e15) {
+        double x = dim->valuedouble;
+        if (!cJSON_IsNumber(dim) || x != floor(x) || x < 0 || x > 1e15) {
             attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": shape holds %s, expected %s", key,
                             !cJSON_IsNumber(dim) ? "a non-number"
-                            : v < 0              ? "a negative number"
-                            : v != floor(v)      ? "a non-integer"
+                            : x < 0              ? "a negative number"
+                            : x != floor(x)      ? "a non-integer"
                                                  : "a non-integer or a number over 1e15",
-                            shape_text((char[64]){0}, 64, want_nd, want_ll));
+                            attn_io_shape_text((char[64]){0}, 64, want_nd, want_ll));
             return;
         }
-        if (got_nd < 8) got[got_nd] = (long long)v;
+        if (got_nd < 8) got[got_nd] = (long long)x;
         got_nd++;
-        if (got_nd > want_nd || (long long)v != want[got_nd - 1]) shape_ok = false;
+        if (got_nd > want_nd || (long long)x != t->shape[got_nd - 1]) shape_ok = false;
     }
     if (got_nd != want_nd) shape_ok = false;
     if (!shape_ok) {
         char wbuf[64], gbuf[128];
         attn_io_problem(p, ATTN_ERR_SHAPE, "\"%s\": expected %s, got %s%s", key,
-                        shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
-                        shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
+                        attn_io_shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+                        attn_io_shape_text(gbuf, sizeof gbuf, got_nd < 8 ? got_nd : 8, got),
                         got_nd > 8 ? " (truncated)" : "");
         return;
     }
     char wbuf[64];
-    load_data(key, data, b64, attn_model_tensor_numel(m, i),
-              shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
-              stage + attn_model_tensor_offset(m, i), p);
+    load_data(key, data, b64, t->numel, attn_io_shape_text(wbuf, sizeof wbuf, want_nd, want_ll),
+              v->params + t->offset, p);
 }
 
-/* Loads the "tensors" object of root into m (all or nothing). Names that carried a wrapper's
- * prefix are worth a log line: the file came from a wrapped module, which may surprise. */
-static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) {
+/* Names that carried a wrapper's prefix are worth a log line: the file came from a wrapped
+ * module, which may surprise. */
+void attn_io_json_tensors_load(const attn_io_model_view *v, const cJSON *root, const char *model,
+                               attn_io_problems *p) {
     const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     if (!cJSON_IsObject(tensors)) {
         attn_io_problem(p, ATTN_ERR_PARSE, "%s \"tensors\", expected an object of state_dict keys",
                         tensors ? "malformed" : "missing");
         return;
     }
-    size_t count = attn_model_tensor_count(m);
-    float *stage = malloc(attn_model_n_params(m) * sizeof(float));
-    bool *seen = calloc(count ? count : 1, sizeof *seen);
-    if (!stage || !seen) {
-        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
-                        attn_model_n_params(m));
-        free(stage);
-        free(seen);
+    bool *seen = calloc(v->count ? v->count : 1, sizeof *seen);
+    if (!seen) {
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu tensors", v->count);
         return;
     }
     int n_stripped = 0;
@@ -337,33 +316,46 @@ static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) 
         const char *raw = entry->string ? entry->string : "";
         const char *key = strip_prefixes(raw);
         if (key != raw) n_stripped++;
-        long i = attn_model_tensor_find(m, key);
-        if (i < 0) {
+        size_t i = 0;
+        while (i < v->count && strcmp(v->tensors[i].name, key) != 0) i++;
+        if (i == v->count)
             attn_io_problem(p, ATTN_ERR_SHAPE,
-                            "unexpected tensor \"%s\" (the %s model has no such "
-                            "parameter)",
-                            raw, attn_arch_name(attn_model_config_of(m)->arch));
-            continue;
-        }
-        if (seen[i]) {
+                            "unexpected tensor \"%s\" (the %s model has no such parameter)", raw,
+                            model);
+        else if (seen[i])
             attn_io_problem(p, ATTN_ERR_PARSE, "tensor \"%s\" appears twice", key);
-            continue;
+        else {
+            seen[i] = true;
+            load_tensor(v, &v->tensors[i], key, entry, p);
         }
-        seen[i] = true;
-        load_tensor(m, (size_t)i, key, entry, stage, p);
     }
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < v->count; i++)
         if (!seen[i])
-            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"",
-                            attn_model_tensor_name(m, i));
-    if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
+            attn_io_problem(p, ATTN_ERR_SHAPE, "missing tensor \"%s\"", v->tensors[i].name);
     if (p->n == 0 && n_stripped > 0)
         attn_log(ATTN_LOG_INFO,
                  "%s: %d of %zu tensor names had a \"module.\" or \"_orig_mod.\" prefix "
                  "(DataParallel, torch.compile), read without it",
-                 p->path, n_stripped, count);
-    free(stage);
+                 p->path, n_stripped, v->count);
     free(seen);
+}
+
+/* The "tensors" of root into m, all or nothing: into a staging copy of the parameters, which
+ * replaces the model's only when every tensor was valid. */
+static void load_tensors(attn_model *m, const cJSON *root, attn_io_problems *p) {
+    float *stage = malloc(attn_model_n_params(m) * sizeof(float));
+    attn_io_model_view v;
+    attn_error verr;
+    if (!stage || attn_io_view_of_model(m, NULL, stage, false, &v, &verr) != ATTN_OK) {
+        attn_io_problem(p, ATTN_ERR_NOMEM, "out of memory for %zu parameters",
+                        attn_model_n_params(m));
+        free(stage);
+        return;
+    }
+    attn_io_json_tensors_load(&v, root, attn_arch_name(attn_model_config_of(m)->arch), p);
+    if (p->n == 0) memcpy(attn_model_params(m), stage, attn_model_n_params(m) * sizeof(float));
+    attn_io_model_view_free(&v);
+    free(stage);
 }
 
 static void hint_config(const attn_model *m, attn_io_problems *p) {
@@ -380,7 +372,9 @@ static attn_status load_root(const char *name, cJSON *root, attn_model **out, at
     attn_model_config cfg = attn_model_config_default(ATTN_ARCH_RNN);
     attn_kernels_info made_on;
     const bool recorded = attn_io_kernels_read(root, &made_on, &p);
-    parse_config(cJSON_GetObjectItemCaseSensitive(root, "config"), &cfg, &p);
+    /* arch required, the rest defaulting to attn_model_config_default */
+    attn_io_model_config_from_json(cJSON_GetObjectItemCaseSensitive(root, "config"), "config",
+                                   ATTN_IO_CONFIG_REJECT_UNKNOWN, &cfg, &p);
     if (p.n == 0) attn_io_check_n_params(attn_model_config_n_params(&cfg), root, &p);
     if (p.n > 0) return attn_io_problems_finish(&p);
     attn_model *m = NULL;
@@ -472,7 +466,7 @@ attn_status attn_weights_load_into(attn_model *m, const char *path, attn_error *
     if (cj) { /* optional here; when present it must describe the model */
         const attn_model_config *mc = attn_model_config_of(m);
         attn_model_config cfg = *mc;
-        parse_config(cj, &cfg, &p);
+        attn_io_model_config_from_json(cj, "config", ATTN_IO_CONFIG_REJECT_UNKNOWN, &cfg, &p);
         if (p.n == 0) {
             bool tr = mc->arch == ATTN_ARCH_TRANSFORMER;
             if (cfg.arch != mc->arch)

@@ -18,14 +18,6 @@ attn_flop_counts *attn_flops_get_counter(void) {
     return flop_counter;
 }
 
-void attn_flops_add(attn_flop_counts *sum, const attn_flop_counts *c) {
-    for (int t = 0; t < ATTN_OP_COUNT; t++) {
-        sum->fwd_madds[t] += c->fwd_madds[t];
-        sum->bwd_madds[t] += c->bwd_madds[t];
-        sum->calls[t] += c->calls[t];
-    }
-}
-
 const char *attn_op_name(attn_op op) {
     switch (op) {
     case ATTN_OP_OTHER:

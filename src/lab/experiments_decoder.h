@@ -25,29 +25,10 @@ const int *exp_pair_source(const attn_pairs *p, int i, int *n);
 /* ULPs between two finite floats (0 for equal values, +0 and -0 included). */
 uint32_t exp_ulp_distance(float a, float b);
 
-void exp_causal_mask_verdict(attn_experiment_result *r);
-void exp_kv_cache_verdict(attn_experiment_result *r);
-void exp_parallel_decoder_verdict(attn_experiment_result *r);
-void exp_looking_back_verdict(attn_experiment_result *r);
-void exp_alignment_verdict(attn_experiment_result *r);
-
-attn_status exp_causal_mask_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                attn_error *err);
-attn_status exp_causal_mask_plot(const attn_experiment_result *r, const char *path,
-                                 attn_error *err);
-attn_status exp_kv_cache_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                             attn_error *err);
-attn_status exp_kv_cache_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_parallel_decoder_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                     attn_error *err);
-attn_status exp_parallel_decoder_plot(const attn_experiment_result *r, const char *path,
-                                      attn_error *err);
-attn_status exp_looking_back_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                 attn_error *err);
-attn_status exp_looking_back_plot(const attn_experiment_result *r, const char *path,
-                                  attn_error *err);
-attn_status exp_alignment_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                              attn_error *err);
-attn_status exp_alignment_plot(const attn_experiment_result *r, const char *path, attn_error *err);
+EXP_DECLARE(causal_mask);
+EXP_DECLARE(kv_cache);
+EXP_DECLARE(parallel_decoder);
+EXP_DECLARE(looking_back);
+EXP_DECLARE(alignment);
 
 #endif

@@ -69,51 +69,25 @@ attn_status exp_accuracy(attn_model *m, attn_dataset *const sets[ATTN_N_TEST_SET
                          double acc[ATTN_N_TEST_SETS], attn_error *err);
 
 /* ---- the experiments (one file each) ----
+ * exp_<name>_run measures into r; exp_<name>_plot draws r's chart at path (.png or .svg);
  * exp_<name>_verdict sets r's verdict and why from the measurements already in r by the
  * experiment's rule (the run calls it last; tests/lab/test_verdicts.c feeds it fixed numbers). */
-void exp_convolution_verdict(attn_experiment_result *r);
-void exp_extrapolation_verdict(attn_experiment_result *r);
-void exp_scaling_verdict(attn_experiment_result *r);
-void exp_norm_verdict(attn_experiment_result *r);
-void exp_path_length_verdict(attn_experiment_result *r);
-void exp_equivariance_verdict(attn_experiment_result *r);
-void exp_parallel_verdict(attn_experiment_result *r);
-void exp_heads_verdict(attn_experiment_result *r);
-void exp_embedding_verdict(attn_experiment_result *r);
-attn_status exp_convolution_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                attn_error *err);
-attn_status exp_convolution_plot(const attn_experiment_result *r, const char *path,
-                                 attn_error *err);
-attn_status exp_convolution2d_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                  attn_error *err);
-attn_status exp_convolution2d_plot(const attn_experiment_result *r, const char *path,
-                                   attn_error *err);
-attn_status exp_embedding_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                              attn_error *err);
-attn_status exp_embedding_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_parallel_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                             attn_error *err);
-attn_status exp_parallel_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_equivariance_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                 attn_error *err);
-attn_status exp_equivariance_plot(const attn_experiment_result *r, const char *path,
-                                  attn_error *err);
-
-attn_status exp_path_length_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                attn_error *err);
-attn_status exp_path_length_plot(const attn_experiment_result *r, const char *path,
-                                 attn_error *err);
-attn_status exp_heads_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                          attn_error *err);
-attn_status exp_heads_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_scaling_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                            attn_error *err);
-attn_status exp_scaling_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-attn_status exp_norm_run(const attn_experiment_opts *o, attn_experiment_result *r, attn_error *err);
-attn_status exp_norm_plot(const attn_experiment_result *r, const char *path, attn_error *err);
-
-attn_status exp_extrapolation_run(const attn_experiment_opts *o, attn_experiment_result *r,
-                                  attn_error *err);
-attn_status exp_extrapolation_plot(const attn_experiment_result *r, const char *path,
-                                   attn_error *err);
+#define EXP_DECLARE_RUN(name)                                                                      \
+    attn_status exp_##name##_run(const attn_experiment_opts *o, attn_experiment_result *r,         \
+                                 attn_error *err);                                                 \
+    attn_status exp_##name##_plot(const attn_experiment_result *r, const char *path,               \
+                                  attn_error *err)
+#define EXP_DECLARE(name)                                                                          \
+    EXP_DECLARE_RUN(name);                                                                         \
+    void exp_##name##_verdict(attn_experiment_result *r)
+EXP_DECLARE(convolution);
+EXP_DECLARE_RUN(convolution2d); /* its verdict is the run's own */
+EXP_DECLARE(embedding);
+EXP_DECLARE(parallel);
+EXP_DECLARE(equivariance);
+EXP_DECLARE(path_length);
+EXP_DECLARE(heads);
+EXP_DECLARE(scaling);
+EXP_DECLARE(norm);
+EXP_DECLARE(extrapolation);
 #endif

@@ -3,88 +3,18 @@
  * Each call writes its data and a script to temporary files beside the destination, runs
  * gnuplot on the script with its output captured into a third (its messages become the error
  * message), and lets gnuplot write the chart to a fourth, checked (complete PNG or SVG),
- * synced and renamed over the destination on success. The library never prints; nothing is
- * left behind on failure. Titles, axis labels and
+ * synced and renamed over the destination on success (the files and the run: plot_files.c).
+ * The library never prints; nothing is left behind on failure. Titles, axis labels and
  * legend entries are gnuplot enhanced text (d_k, 10^{-9}); tic labels are literal. */
-#include "attn_plot.h"
+#include "plot_files.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 #define PLOT_FONT "DejaVu Sans,12"
-
-/* ---- temporary files ------------------------------------------------------------------- */
-
-/* All beside the destination, named PATH.<stem>.tmpXXXXXX: a run killed half-way leaves
- * names that `attn figures` recognises and removes (nothing in TMPDIR). */
-typedef struct plot_files {
-    char *data, *script, *log;
-    char *out_tmp;
-    FILE *data_f, *script_f;
-} plot_files;
-
-static bool make_tmp(char **name, const char *path, const char *stem) {
-    const size_t n = strlen(path) + strlen(stem) + 16;
-    if (!(*name = malloc(n))) return false;
-    snprintf(*name, n, "%s.%s.tmpXXXXXX", path, stem);
-    int fd = mkstemp(*name);
-    if (fd < 0) {
-        free(*name);
-        *name = NULL;
-        return false;
-    }
-    close(fd);
-    return true;
-}
-
-static void remove_tmp(char **name) {
-    if (*name) remove(*name);
-    free(*name);
-    *name = NULL;
-}
-
-static void files_close(plot_files *f) {
-    if (f->data_f) fclose(f->data_f);
-    if (f->script_f) fclose(f->script_f);
-    f->data_f = f->script_f = NULL;
-}
-
-static void files_remove(plot_files *f) {
-    files_close(f);
-    remove_tmp(&f->data);
-    remove_tmp(&f->script);
-    remove_tmp(&f->log);
-    remove_tmp(&f->out_tmp);
-}
-
-static attn_status files_open(plot_files *f, const char *path, attn_error *err) {
-    memset(f, 0, sizeof *f);
-    if (!make_tmp(&f->data, path, "data") || !make_tmp(&f->script, path, "gp") ||
-        !make_tmp(&f->log, path, "log") || !make_tmp(&f->out_tmp, path, "out")) {
-        attn_status st = attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot write beside it: %s", path,
-                                     strerror(errno));
-        files_remove(f);
-        return st;
-    }
-    f->data_f = fopen(f->data, "w");
-    f->script_f = fopen(f->script, "w");
-    if (!f->data_f || !f->script_f) {
-        files_remove(f);
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot open a temporary file", path);
-    }
-    return ATTN_OK;
-}
 
 /* ---- script pieces --------------------------------------------------------------------- */
 
@@ -120,18 +50,13 @@ void attn_plot_literal(const char *text, char *buf, size_t size) {
     buf[n] = '\0';
 }
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 static attn_status put_header(plot_files *f, const char *path, int width, int height,
                               const char *title, attn_error *err) {
     FILE *s = f->script_f;
-    if (ends_with(path, ".png"))
+    if (plot_ends_with(path, ".png"))
         fprintf(s, "set terminal pngcairo size %d,%d enhanced font '%s' background '#ffffff'\n",
                 width, height, PLOT_FONT);
-    else if (ends_with(path, ".svg"))
+    else if (plot_ends_with(path, ".svg"))
         fprintf(s,
                 "set terminal svg size %d,%d enhanced font '%s' background '#ffffff' "
                 "dynamic\n",
@@ -219,116 +144,6 @@ static int clamp_width(int width) {
     return width > ATTN_PLOT_MAX_WIDTH ? ATTN_PLOT_MAX_WIDTH : width;
 }
 
-/* ---- running gnuplot ------------------------------------------------------------------- */
-
-/* gnuplot's pngcairo and svg terminals exit 0 after a short write (a full disk, a file size
- * limit), so the chart is checked before it replaces anything: a PNG must end with its IEND
- * chunk, an SVG with </svg>; then it is synced to disk. */
-static attn_status check_output(const char *tmp, const char *path, attn_error *err) {
-    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
-    const bool png = ends_with(path, ".png");
-    int fd = open(tmp, O_RDWR);
-    if (fd < 0)
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: gnuplot wrote nothing: %s", path,
-                           strerror(errno));
-    struct stat st = {0};
-    unsigned char tail[64] = {0};
-    const off_t want = png ? 12 : (off_t)sizeof tail;
-    bool ok = fstat(fd, &st) == 0 && st.st_size >= 12;
-    size_t n = 0;
-    if (ok) {
-        const off_t at = st.st_size > want ? st.st_size - want : 0;
-        const ssize_t got = pread(fd, tail, (size_t)(st.st_size - at), at);
-        ok = got == st.st_size - at;
-        n = ok ? (size_t)got : 0;
-    }
-    if (ok && png) {
-        ok = memcmp(tail, iend, sizeof iend) == 0;
-    } else if (ok) { /* the last non-space characters are </svg> */
-        while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == ' ' || tail[n - 1] == '\r')) n--;
-        ok = n >= 6 && memcmp(tail + n - 6, "</svg>", 6) == 0;
-    }
-    const bool synced = ok && fsync(fd) == 0;
-    close(fd);
-    if (!ok)
-        return attn_errorf(err, ATTN_ERR_IO,
-                           "plot %s: gnuplot's output is incomplete (%lld bytes, no %s end; "
-                           "disk full or a file size limit?)",
-                           path, (long long)st.st_size, png ? "PNG IEND" : "</svg>");
-    if (!synced)
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot sync it to disk: %s", path,
-                           strerror(errno));
-    return ATTN_OK;
-}
-
-static attn_status run_gnuplot(plot_files *f, const char *path, attn_error *err) {
-    if (fflush(f->data_f) || ferror(f->data_f) || fflush(f->script_f) || ferror(f->script_f))
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot write a temporary file", path);
-    files_close(f);
-    posix_spawn_file_actions_t acts;
-    posix_spawn_file_actions_init(&acts);
-    posix_spawn_file_actions_addopen(&acts, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&acts, 1, f->log, O_WRONLY | O_TRUNC, 0);
-    posix_spawn_file_actions_adddup2(&acts, 1, 2);
-    char *argv[] = {"gnuplot", f->script, NULL};
-    pid_t pid;
-    int rc = posix_spawnp(&pid, "gnuplot", &acts, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&acts);
-    if (rc != 0)
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: cannot run gnuplot: %s", path, strerror(rc));
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return attn_errorf(err, ATTN_ERR_IO, "plot %s: waiting for gnuplot: %s", path,
-                               strerror(errno));
-    char msg[600] = "";
-    FILE *log = fopen(f->log, "r");
-    if (log) {
-        size_t n = fread(msg, 1, sizeof msg - 1, log);
-        msg[n] = '\0';
-        fclose(log);
-    }
-    bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0 || strstr(msg, "rror");
-    if (failed) {
-        for (char *c = msg; *c; c++)
-            if (*c == '\n') *c = ' ';
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: gnuplot failed: %s", path,
-                           msg[0] ? msg : "no message");
-    }
-    attn_status st = check_output(f->out_tmp, path, err);
-    if (st != ATTN_OK) return st;
-    mode_t mask = umask(0); /* mkstemp made it 0600: give it a normal file's mode */
-    umask(mask);
-    chmod(f->out_tmp, 0666 & ~mask);
-    if (rename(f->out_tmp, path) != 0)
-        return attn_errorf(err, ATTN_ERR_IO, "plot %s: rename failed: %s", path, strerror(errno));
-    free(f->out_tmp);
-    f->out_tmp = NULL;
-    return ATTN_OK;
-}
-
-bool attn_plot_available(void) {
-    const char *paths = getenv("PATH");
-    if (!paths) return false;
-    char dir[4096];
-    while (*paths) {
-        size_t n = strcspn(paths, ":");
-        if (n > 0 && n < sizeof dir - 16) {
-            memcpy(dir, paths, n);
-            snprintf(dir + n, sizeof dir - n, "/gnuplot");
-            if (access(dir, X_OK) == 0) return true;
-        }
-        paths += n + (paths[n] == ':');
-    }
-    return false;
-}
-
-static attn_status finish(plot_files *f, const char *path, attn_status st, attn_error *err) {
-    if (st == ATTN_OK) st = run_gnuplot(f, path, err);
-    files_remove(f);
-    return st;
-}
-
 static void put_tics(FILE *s, const char *axis, const char *const *labels, int n, bool rotate);
 
 /* ---- line charts ----------------------------------------------------------------------- */
@@ -373,7 +188,7 @@ attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *er
     attn_status st = check_lines(p, path, err);
     if (st != ATTN_OK) return st;
     plot_files f;
-    if ((st = files_open(&f, path, err)) != ATTN_OK) return st;
+    if ((st = plot_files_open(&f, path, err)) != ATTN_OK) return st;
     FILE *s = f.script_f;
     size_t longest = 0;
     for (int i = 0; i < p->n_series; i++)
@@ -408,7 +223,7 @@ attn_status attn_plot_lines(const attn_plot *p, const char *path, attn_error *er
         put_str(s, ser->title);
         fputs(i + 1 < p->n_series ? ", \\\n  " : "\n", s);
     }
-    return finish(&f, path, st, err);
+    return plot_finish(&f, path, st, err);
 }
 
 /* ---- heat maps ------------------------------------------------------------------------- */
@@ -433,7 +248,7 @@ attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_erro
     if (!h || !path || h->rows < 1 || h->cols < 1 || !h->z)
         return attn_errorf(err, ATTN_ERR_ARG, "plot: heat map without data");
     plot_files f;
-    attn_status st = files_open(&f, path, err);
+    attn_status st = plot_files_open(&f, path, err);
     if (st != ATTN_OK) return st;
     int w = clamp_width(h->width > 0 ? h->width : 260 + 40 * (h->cols < 8 ? 8 : h->cols));
     int ht = h->height > 0 ? h->height : 200 + 36 * (h->rows < 6 ? 6 : h->rows);
@@ -472,7 +287,7 @@ attn_status attn_plot_heatmap(const attn_heatmap *h, const char *path, attn_erro
                 0.6 * top, cell_px(w, h->cols) < 40 ? 8 : 9);
     }
     fputc('\n', s);
-    return finish(&f, path, st, err);
+    return plot_finish(&f, path, st, err);
 }
 
 /* ---- grouped bars ---------------------------------------------------------------------- */
@@ -481,7 +296,7 @@ attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err
     if (!b || !path || b->n_categories < 1 || b->n_series < 1 || !b->values || !b->categories)
         return attn_errorf(err, ATTN_ERR_ARG, "plot: bar chart without data");
     plot_files f;
-    attn_status st = files_open(&f, path, err);
+    attn_status st = plot_files_open(&f, path, err);
     if (st != ATTN_OK) return st;
     FILE *s = f.script_f;
     size_t longest = 0;
@@ -524,5 +339,5 @@ attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err
                 (i - (b->n_series - 1) / 2.0) / (b->n_series + 1), i + 2, i + 2,
                 i + 1 < b->n_series ? ", " : "\n");
     }
-    return finish(&f, path, st, err);
+    return plot_finish(&f, path, st, err);
 }

@@ -131,12 +131,4 @@ const attn_recurrent_cell attn_gru_cell = {
 
 /* embedding.weight [V, E], gru.{weight_ih [3H, E], weight_hh [3H, H], bias_ih, bias_hh [3H]}_l0,
  * head.weight [1, H], head.bias [1]; all U(-1/sqrt(H), 1/sqrt(H)) but the N(0, 1) embedding */
-static size_t gru_specs(const attn_model_config *c, attn_param_spec *s) {
-    return attn_recurrent_specs(c, &attn_gru_cell, s);
-}
-
-static attn_status gru_setup(attn_model *m, attn_error *err) {
-    return attn_recurrent_setup(m, &attn_gru_cell, err);
-}
-
-const attn_model_vt attn_gru_vt = ATTN_RECURRENT_VT("gru", gru_specs, gru_setup);
+ATTN_RECURRENT_MODEL(gru, attn_gru_cell);

@@ -78,12 +78,4 @@ static const attn_recurrent_cell lstm_cell = {
 
 /* embedding.weight [V, E], lstm.{weight_ih [4H, E], weight_hh [4H, H], bias_ih, bias_hh [4H]}_l0,
  * head.weight [1, H], head.bias [1]; all U(-1/sqrt(H), 1/sqrt(H)) but the N(0, 1) embedding */
-static size_t lstm_specs(const attn_model_config *c, attn_param_spec *s) {
-    return attn_recurrent_specs(c, &lstm_cell, s);
-}
-
-static attn_status lstm_setup(attn_model *m, attn_error *err) {
-    return attn_recurrent_setup(m, &lstm_cell, err);
-}
-
-const attn_model_vt attn_lstm_vt = ATTN_RECURRENT_VT("lstm", lstm_specs, lstm_setup);
+ATTN_RECURRENT_MODEL(lstm, lstm_cell);

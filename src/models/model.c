@@ -128,58 +128,10 @@ size_t attn_model_config_n_params(const attn_model_config *cfg) {
     return attn_param_table_count(specs, vt->specs(cfg, specs));
 }
 
-static attn_status create(const attn_model_config *cfg, uint64_t seed, const attn_param_source *src,
-                          attn_model **out, attn_error *err) {
-    *out = NULL;
-    attn_status st = attn_model_config_validate(cfg, err);
-    if (st != ATTN_OK) return st;
-    attn_model *m = calloc(1, sizeof *m);
-    if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a model");
-    m->vt = vt_for(cfg->arch);
-    m->cfg = *cfg;
-    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, src, err);
-    if (st == ATTN_OK) st = m->vt->setup(m, err);
-    if (st != ATTN_OK) {
-        if (src && src->params) m->layout.params_borrowed = true; /* still the caller's */
-        attn_model_free(m);
-        return st;
-    }
-    *out = m;
-    return ATTN_OK;
-}
-
-attn_status attn_model_create(const attn_model_config *cfg, uint64_t seed, attn_model **out,
-                              attn_error *err) {
-    return create(cfg, seed, NULL, out, err);
-}
-
-attn_status attn_model_create_from(const attn_model_config *cfg, const attn_param_source *src,
-                                   attn_model **out, attn_error *err) {
-    if (!src) return attn_errorf(err, ATTN_ERR_ARG, "attn_model_create_from: NULL source");
-    return create(cfg, 0, src, out, err);
-}
+ATTN_MODEL_FACTORY(attn_model, attn_model, attn_model_config, "a model", "a model replica")
 
 attn_status attn_model_replica(attn_model *m, attn_model **out, attn_error *err) {
-    *out = NULL;
-    attn_model *r = calloc(1, sizeof *r);
-    if (!r) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a model replica");
-    r->vt = m->vt;
-    r->cfg = m->cfg;
-    r->layout = attn_param_layout_borrow(&m->layout); /* setup's views point into m's params */
-    attn_status st = r->vt->setup(r, err);
-    if (st != ATTN_OK) {
-        attn_model_free(r);
-        return st;
-    }
-    *out = r;
-    return ATTN_OK;
-}
-
-void attn_model_free(attn_model *m) {
-    if (!m) return;
-    if (m->vt && m->impl) m->vt->destroy(m);
-    attn_param_layout_free(&m->layout);
-    free(m);
+    return replica_of(m, out, err);
 }
 
 const attn_model_config *attn_model_config_of(const attn_model *m) {

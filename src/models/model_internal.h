@@ -100,15 +100,28 @@ struct attn_model {
     void *impl;               /* per-architecture views and activation arena */
 };
 
-/* The vtable of a recurrent cell's model: its own specs and setup (which pass the cell to
- * attn_recurrent_specs / attn_recurrent_setup), everything else the shared core's. */
-#define ATTN_RECURRENT_VT(kind, specs_fn, setup_fn)                                                \
-    {                                                                                              \
-        kind, specs_fn, setup_fn, attn_recurrent_set_grads, attn_recurrent_forward,                \
-            attn_recurrent_backward, attn_recurrent_destroy, attn_recurrent_forward_embedded,      \
-            attn_recurrent_input, attn_recurrent_input_grad, NULL, attn_recurrent_prefix_logits,   \
-            attn_recurrent_forward_infer                                                           \
-    }
+/* The model of a recurrent cell: attn_<name>_vt, whose specs and setup pass the cell to
+ * attn_recurrent_specs / attn_recurrent_setup, everything else the shared core's. */
+#define ATTN_RECURRENT_MODEL(name, cell)                                                           \
+    static size_t name##_specs(const attn_model_config *c, attn_param_spec *s) {                   \
+        return attn_recurrent_specs(c, &(cell), s);                                                \
+    }                                                                                              \
+    static attn_status name##_setup(attn_model *m, attn_error *err) {                              \
+        return attn_recurrent_setup(m, &(cell), err);                                              \
+    }                                                                                              \
+    const attn_model_vt attn_##name##_vt = {#name,                                                 \
+                                            name##_specs,                                          \
+                                            name##_setup,                                          \
+                                            attn_recurrent_set_grads,                              \
+                                            attn_recurrent_forward,                                \
+                                            attn_recurrent_backward,                               \
+                                            attn_recurrent_destroy,                                \
+                                            attn_recurrent_forward_embedded,                       \
+                                            attn_recurrent_input,                                  \
+                                            attn_recurrent_input_grad,                             \
+                                            NULL,                                                  \
+                                            attn_recurrent_prefix_logits,                          \
+                                            attn_recurrent_forward_infer}
 
 extern const attn_model_vt attn_rnn_vt;
 extern const attn_model_vt attn_lstm_vt;
@@ -298,6 +311,63 @@ float *attn_param_layout_view(const attn_param_layout *l, float *base, const cha
             m->layout.kernels = *k;                                                                \
         else                                                                                       \
             attn_kernels_info_get(&m->layout.kernels);                                             \
+    }
+
+/* The factory of a model struct with vt, cfg, ATTN_PARAM_LAYOUT_MEMBER and impl, written once
+ * for both families over the file's vt_for (the architecture's vtable): in model.c and
+ * seq2seq.c it defines <prefix>_create, _create_from and _free (the public headers' contracts)
+ * and the file's replica_of (a model sharing m's parameters, set up; *out NULL on failure).
+ * what / replica_what name the object in out-of-memory messages. */
+#define ATTN_MODEL_FACTORY(prefix, type, cfg_type, what, replica_what)                             \
+    void prefix##_free(type *m) {                                                                  \
+        if (!m) return;                                                                            \
+        if (m->vt && m->impl) m->vt->destroy(m);                                                   \
+        attn_param_layout_free(&m->layout);                                                        \
+        free(m);                                                                                   \
+    }                                                                                              \
+    static attn_status create(const cfg_type *cfg, uint64_t seed, const attn_param_source *src,    \
+                              type **out, attn_error *err) {                                       \
+        if (!out) return attn_errorf(err, ATTN_ERR_ARG, #prefix "_create: NULL out");              \
+        *out = NULL;                                                                               \
+        attn_status st = prefix##_config_validate(cfg, err);                                       \
+        if (st != ATTN_OK) return st;                                                              \
+        type *m = calloc(1, sizeof *m);                                                            \
+        if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating " what);           \
+        m->vt = vt_for(cfg->arch);                                                                 \
+        m->cfg = *cfg;                                                                             \
+        st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, src,   \
+                                      err);                                                        \
+        if (st == ATTN_OK) st = m->vt->setup(m, err);                                              \
+        if (st != ATTN_OK) {                                                                       \
+            if (src && src->params) m->layout.params_borrowed = true; /* still the caller's */     \
+            prefix##_free(m);                                                                      \
+            return st;                                                                             \
+        }                                                                                          \
+        *out = m;                                                                                  \
+        return ATTN_OK;                                                                            \
+    }                                                                                              \
+    attn_status prefix##_create(const cfg_type *cfg, uint64_t seed, type **out, attn_error *err) { \
+        return create(cfg, seed, NULL, out, err);                                                  \
+    }                                                                                              \
+    attn_status prefix##_create_from(const cfg_type *cfg, const attn_param_source *src,            \
+                                     type **out, attn_error *err) {                                \
+        if (!src) return attn_errorf(err, ATTN_ERR_ARG, #prefix "_create_from: NULL source");      \
+        return create(cfg, 0, src, out, err);                                                      \
+    }                                                                                              \
+    static attn_status replica_of(type *m, type **out, attn_error *err) {                          \
+        *out = NULL;                                                                               \
+        type *r = calloc(1, sizeof *r);                                                            \
+        if (!r) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating " replica_what);   \
+        r->vt = m->vt;                                                                             \
+        r->cfg = m->cfg;                                                                           \
+        r->layout = attn_param_layout_borrow(&m->layout); /* setup's views: into m's params */     \
+        attn_status st = r->vt->setup(r, err);                                                     \
+        if (st != ATTN_OK) {                                                                       \
+            prefix##_free(r);                                                                      \
+            return st;                                                                             \
+        }                                                                                          \
+        *out = r;                                                                                  \
+        return ATTN_OK;                                                                            \
     }
 
 /* Range check of an int config field, for the config validators (model.c, seq2seq.c): returns

@@ -36,12 +36,4 @@ static const attn_recurrent_cell rnn_cell = {
 
 /* embedding.weight [V, E], rnn.{weight_ih [H, E], weight_hh [H, H], bias_ih, bias_hh [H]}_l0,
  * head.weight [1, H], head.bias [1]; all U(-1/sqrt(H), 1/sqrt(H)) but the N(0, 1) embedding */
-static size_t rnn_specs(const attn_model_config *c, attn_param_spec *s) {
-    return attn_recurrent_specs(c, &rnn_cell, s);
-}
-
-static attn_status rnn_setup(attn_model *m, attn_error *err) {
-    return attn_recurrent_setup(m, &rnn_cell, err);
-}
-
-const attn_model_vt attn_rnn_vt = ATTN_RECURRENT_VT("rnn", rnn_specs, rnn_setup);
+ATTN_RECURRENT_MODEL(rnn, rnn_cell);

@@ -114,37 +114,8 @@ size_t attn_seq2seq_config_n_params(const attn_seq2seq_config *cfg) {
     return attn_param_table_count(specs, vt_for(cfg->arch)->specs(cfg, specs));
 }
 
-static attn_status create(const attn_seq2seq_config *cfg, uint64_t seed,
-                          const attn_param_source *src, attn_seq2seq **out, attn_error *err) {
-    if (!out) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_create: NULL out");
-    *out = NULL;
-    attn_status st = attn_seq2seq_config_validate(cfg, err);
-    if (st != ATTN_OK) return st;
-    attn_seq2seq *m = calloc(1, sizeof *m);
-    if (!m) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a seq2seq model");
-    m->vt = vt_for(cfg->arch);
-    m->cfg = *cfg;
-    st = attn_param_layout_create(&m->layout, m->vt->specs(cfg, m->layout.specs), seed, src, err);
-    if (st == ATTN_OK) st = m->vt->setup(m, err);
-    if (st != ATTN_OK) {
-        if (src && src->params) m->layout.params_borrowed = true; /* still the caller's */
-        attn_seq2seq_free(m);
-        return st;
-    }
-    *out = m;
-    return ATTN_OK;
-}
-
-attn_status attn_seq2seq_create(const attn_seq2seq_config *cfg, uint64_t seed, attn_seq2seq **out,
-                                attn_error *err) {
-    return create(cfg, seed, NULL, out, err);
-}
-
-attn_status attn_seq2seq_create_from(const attn_seq2seq_config *cfg, const attn_param_source *src,
-                                     attn_seq2seq **out, attn_error *err) {
-    if (!src) return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_create_from: NULL source");
-    return create(cfg, 0, src, out, err);
-}
+ATTN_MODEL_FACTORY(attn_seq2seq, attn_seq2seq, attn_seq2seq_config, "a seq2seq model",
+                   "a seq2seq replica")
 
 /* The causal-mask setting lives in the Transformer's impl (the experiment's switch). */
 attn_status attn_seq2seq_set_causal_mask(attn_seq2seq *m, bool masked, attn_error *err) {
@@ -165,28 +136,13 @@ bool attn_seq2seq_causal_mask(const attn_seq2seq *m) {
 attn_status attn_seq2seq_replica(attn_seq2seq *m, attn_seq2seq **out, attn_error *err) {
     if (!m || !out)
         return attn_errorf(err, ATTN_ERR_ARG, "attn_seq2seq_replica: NULL model or out");
-    *out = NULL;
-    attn_seq2seq *r = calloc(1, sizeof *r);
-    if (!r) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory creating a seq2seq replica");
-    r->vt = m->vt;
-    r->cfg = m->cfg;
-    r->layout = attn_param_layout_borrow(&m->layout); /* setup's views point into m's params */
-    attn_status st = r->vt->setup(r, err);
-    if (st == ATTN_OK && !attn_seq2seq_causal_mask(m))
-        st = attn_seq2seq_set_causal_mask(r, false, err);
-    if (st != ATTN_OK) {
-        attn_seq2seq_free(r);
-        return st;
+    attn_status st = replica_of(m, out, err);
+    if (st == ATTN_OK && !attn_seq2seq_causal_mask(m) &&
+        (st = attn_seq2seq_set_causal_mask(*out, false, err)) != ATTN_OK) {
+        attn_seq2seq_free(*out);
+        *out = NULL;
     }
-    *out = r;
-    return ATTN_OK;
-}
-
-void attn_seq2seq_free(attn_seq2seq *m) {
-    if (!m) return;
-    if (m->vt && m->impl) m->vt->destroy(m);
-    attn_param_layout_free(&m->layout);
-    free(m);
+    return st;
 }
 
 /* ---- accessors ---------------------------------------------------------------------------- */

@@ -48,3 +48,9 @@ set_tests_properties(style/json_printf PROPERTIES LABELS nosan)
 add_test(NAME style/family_types
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_family_types.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/family_types PROPERTIES LABELS nosan)
+
+# style/bars: every file under src/ at most 500 lines, every function at most 80 (from the
+# line that opens its body to the one that closes it), reported as file:line and name
+# (tests/style/check_bars.py).
+add_test(NAME style/bars COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/check_bars.py ${CMAKE_SOURCE_DIR})
+set_tests_properties(style/bars PROPERTIES LABELS nosan)
