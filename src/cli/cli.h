@@ -50,6 +50,17 @@ void cli_s2s_thread_models_free(attn_seq2seq **models, int threads); /* the repl
  * the file data, when not NULL) and by source length, on `threads` threads (0: the default). */
 int cli_eval_seq2seq(const char *path, const attn_set *sets, int n_sets, int n, uint64_t seed,
                      const char *data, int threads);
+/* generate_output.c: what attn generate writes of one source besides its words. The compose
+ * judgement of out for the source ids src as a text line on f, or as the "judged" member of
+ * the object open in w; the teacher-forced logits of source<TAB>target (--teacher, with the
+ * alignment of a seq2seq-attn model) as one JSON object on f, false after the message on msg. */
+void cli_generate_print_judgement(FILE *f, const int *src, const int *out, int n_out);
+void cli_generate_json_judgement(attn_json_writer *w, const int *src, const int *out, int n_out);
+bool cli_generate_score_target(FILE *f, FILE *msg, attn_seq2seq *m, const char *source,
+                               const char *target, const int *src, int n_src);
+void cli_json_floats(attn_json_writer *w, const float *x, int n); /* [x0, .., x(n-1)] */
+/* The object open in w ended, with its newline on f; false (after the message) on a failure. */
+bool cli_generate_json_done(attn_json_writer *w, FILE *f, FILE *msg);
 /* compose_cli.c: samples of a compose model judged by the grammar parser, for attn train,
  * reproduce and eval (docs/decoder.md). For each of the 16 sources (2 polarities x 8 subjects)
  * per_source samples at temperature T (no top-k/top-p; sample k seeded with seed + k). train:

@@ -69,133 +69,12 @@ typedef struct gen_ctx {
     int samples; /* --samples N: N draws per source, seeds S..S+N-1 */
 } gen_ctx;
 
-/* compose models: the output judged by the grammar parser, on a line after the output. */
-static void print_judgement(FILE *f, const int *src, const int *out, int n_out) {
-    attn_compose_verdict v;
-    attn_error err;
-    if (attn_compose_judge(src, out, n_out, &v, &err) == ATTN_OK)
-        fprintf(f, "  judged: grammatical, %s (asked %s), subject %s (asked %s)\n",
-                v.label ? "positive" : "negative",
-                src[0] == ATTN_TGT_POSITIVE ? "positive" : "negative", attn_vocab_word(v.subject),
-                attn_vocab_word(src[1]));
-    else
-        fprintf(f, "  judged: not grammatical (%s)\n", err.msg);
-}
-
-/* json: the judgement as the "judged" member of the object open in w. */
-static void json_judgement(attn_json_writer *w, const int *src, const int *out, int n_out) {
-    attn_compose_verdict v;
-    attn_error err;
-    const bool ok = attn_compose_judge(src, out, n_out, &v, &err) == ATTN_OK;
-    attn_json_begin_object_field(w, "judged");
-    attn_json_field_bool(w, "grammatical", ok);
-    if (ok) {
-        attn_json_field_string(w, "polarity", v.label ? "positive" : "negative");
-        attn_json_field_string(w, "subject", attn_vocab_word(v.subject));
-        attn_json_field_bool(w, "polarity_as_asked", v.polarity_ok);
-        attn_json_field_bool(w, "subject_as_asked", v.subject_ok);
-    } else {
-        attn_json_field_string(w, "why", err.msg);
-    }
-    attn_json_end_object(w);
-}
-
-static void json_floats(attn_json_writer *w, const float *x, int n) {
-    attn_json_begin_array(w);
-    for (int j = 0; j < n; j++) attn_json_double(w, (double)x[j]);
-    attn_json_end_array(w);
-}
-
 /* p(token) = softmax(logits)[token], in double. */
 static double probability(const float *logits, int V, int token) {
     double m = logits[0], s = 0.0;
     for (int j = 1; j < V; j++) m = logits[j] > m ? logits[j] : m;
     for (int j = 0; j < V; j++) s += exp((double)logits[j] - m);
     return exp((double)logits[token] - m) / s;
-}
-
-/* The target's words as target-vocabulary ids after [BOS] into ids (room for max); -1 count
- * (after the message on msg) on an unknown token. */
-static int target_ids(const char *target, int *ids, int max, FILE *msg) {
-    char *copy = strdup(target);
-    int n = 0;
-    if (!copy) return -1;
-    ids[n++] = ATTN_TGT_BOS;
-    char *save = NULL; /* strtok_r: pieces run on several threads at once */
-    for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        const int id = attn_tgt_vocab_id(w);
-        if (id < 0 || n >= max) {
-            if (id < 0)
-                cli_message_to(msg, "generate", "target word '%s' is not in the target vocabulary",
-                               w);
-            else
-                cli_message_to(msg, "generate", "a target of more than %d words", max - 1);
-            free(copy);
-            return -1;
-        }
-        ids[n++] = id;
-    }
-    free(copy);
-    return n;
-}
-
-/* seq2seq-attn: the "alignment" member, [[..], ..], the attention over the source at each
- * step. */
-static bool json_alignment(attn_json_writer *w, FILE *msg, attn_seq2seq *m, const int *src,
-                           int n_src, const int *tgt, int T) {
-    float *alpha = malloc((size_t)T * n_src * sizeof *alpha);
-    attn_error err;
-    if (!alpha || attn_seq2seq_alignment(m, src, n_src, tgt, T, alpha, &err) != ATTN_OK) {
-        cli_message_to(msg, "generate", "%s", alpha ? err.msg : "out of memory");
-        free(alpha);
-        return false;
-    }
-    attn_json_begin_array_field(w, "alignment");
-    for (int t = 0; t < T; t++) json_floats(w, alpha + (size_t)t * n_src, n_src);
-    attn_json_end_array(w);
-    free(alpha);
-    return true;
-}
-
-/* The object in w ended, with its newline; false (after the message on msg) when the writer
- * failed. */
-static bool json_done(attn_json_writer *w, FILE *f, FILE *msg) {
-    attn_json_end_object(w);
-    attn_error err;
-    if (attn_json_writer_finish(w, &err) != ATTN_OK) {
-        cli_message_to(msg, "generate", "%s", err.msg);
-        return false;
-    }
-    fputc('\n', f);
-    return true;
-}
-
-static bool score_target(FILE *f, FILE *msg, attn_seq2seq *m, const char *source,
-                         const char *target, const int *src, int n_src) {
-    const attn_seq2seq_config *c = attn_seq2seq_config_of(m);
-    int tgt[ATTN_S2S_MAX_TGT + 1];
-    const int T = target_ids(target, tgt, ATTN_S2S_MAX_TGT + 1, msg);
-    if (T < 0) return false;
-    float *logits = malloc((size_t)T * c->tgt_vocab * sizeof *logits);
-    attn_error err;
-    const attn_s2s_batch b = {1, n_src, T, src, &n_src, tgt, &T};
-    if (!logits || attn_seq2seq_forward(m, &b, logits, &err) != ATTN_OK) {
-        cli_message_to(msg, "generate", "%s", logits ? err.msg : "out of memory");
-        free(logits);
-        return false;
-    }
-    attn_json_writer w;
-    attn_json_writer_init(&w, f);
-    attn_json_begin_object(&w);
-    attn_json_field_string(&w, "source", source);
-    attn_json_field_string(&w, "target", target);
-    attn_json_begin_array_field(&w, "logits");
-    for (int t = 0; t < T; t++) json_floats(&w, logits + (size_t)t * c->tgt_vocab, c->tgt_vocab);
-    attn_json_end_array(&w);
-    const bool ok = (c->arch != ATTN_S2S_ATTN || json_alignment(&w, msg, m, src, n_src, tgt, T)) &&
-                    json_done(&w, f, msg);
-    free(logits);
-    return ok;
 }
 
 /* The output words, separated by single spaces. */
@@ -228,7 +107,7 @@ static bool print_output(FILE *f, FILE *msg, const gen_ctx *g, const char *sourc
     if (g->fmt == FORMAT_TEXT) {
         print_words(f, out, n_out);
         fputc('\n', f);
-        if (compose) print_judgement(f, src, out, n_out);
+        if (compose) cli_generate_print_judgement(f, src, out, n_out);
         return true;
     }
     attn_json_writer w;
@@ -244,12 +123,12 @@ static bool print_output(FILE *f, FILE *msg, const gen_ctx *g, const char *sourc
         attn_json_field_string(&w, "token", attn_tgt_vocab_token(token));
         attn_json_field_double(&w, "probability", probability(l, V, token));
         attn_json_key(&w, "logits");
-        json_floats(&w, l, V);
+        cli_json_floats(&w, l, V);
         attn_json_end_object(&w);
     }
     attn_json_end_array(&w);
-    if (compose) json_judgement(&w, src, out, n_out);
-    return json_done(&w, f, msg);
+    if (compose) cli_generate_json_judgement(&w, src, out, n_out);
+    return cli_generate_json_done(&w, f, msg);
 }
 
 /* One source read: its text (the target cut off after the tab with --teacher) and ids. */
@@ -328,8 +207,8 @@ static bool generate_beam(FILE *f, FILE *msg, const gen_ctx *g, attn_seq2seq *m,
     attn_json_key(&w, "score");
     attn_json_digits(&w, score, 17);
     if (attn_seq2seq_config_of(m)->task == ATTN_TASK_COMPOSE)
-        json_judgement(&w, s->src, out, n_out);
-    return json_done(&w, f, msg);
+        cli_generate_json_judgement(&w, s->src, out, n_out);
+    return cli_generate_json_done(&w, f, msg);
 }
 
 /* Piece k of a source on thread `worker`: draw k (seed S + k) when sampling, else the one
@@ -339,7 +218,8 @@ static bool generate_compute(void *ctx, int worker, void *state, int k, FILE *f,
     const gen_source *s = state;
     attn_seq2seq *m = g->models[worker];
     if (g->beam > 0) return generate_beam(f, msg, g, m, s);
-    if (g->teacher) return score_target(f, msg, m, s->source, s->target, s->src, s->n_src);
+    if (g->teacher)
+        return cli_generate_score_target(f, msg, m, s->source, s->target, s->src, s->n_src);
     const int V = attn_seq2seq_config_of(m)->tgt_vocab;
     int out[ATTN_S2S_MAX_TGT], n_out = 0, n_steps = 0;
     float *steps = malloc((size_t)(g->max_out + 1) * V * sizeof *steps);
@@ -445,6 +325,58 @@ static int generate_batched(gen_ctx *g, int B, char **args, int n_args) {
     return cli_lines_finish("generate", "rewritten", failed, n);
 }
 
+/* The run once the model is loaded: max_out cut to what the model writes at most, then the
+ * sources in batches (--batch) or as pieces on the pool. */
+static int generate_run(gen_ctx *g, int batch, char **sources, int n_sources, attn_pool *pool) {
+    const int cap = attn_seq2seq_config_of(g->models[0])->max_tgt_len - 1;
+    if (g->max_out == 0 || g->max_out > cap)
+        g->max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
+    if (g->min_out > g->max_out)
+        return cli_usage_error("generate",
+                               "--min-len %d is more than the %d output words this model "
+                               "writes at most (max_tgt_len - 1)",
+                               g->min_out, g->max_out);
+    if (batch > 1) return generate_batched(g, batch, sources, n_sources);
+    const cli_piece_spec ps = {"generate",       "rewritten", generate_prepare,
+                               generate_compute, source_free, g};
+    return cli_run_pieces_pool(&ps, sources, n_sources, pool);
+}
+
+/* The options of one run (cmd_generate) that may not go together. */
+typedef struct gen_choice {
+    bool sample;
+    int beam;
+    bool teacher, no_cache;
+    int batch, min_out, max_out;
+    double top_p;
+} gen_choice;
+
+/* -1 when the options go together, else the usage error's exit code after its message. */
+static int check_choice(cli_spec *spec, const gen_choice *c) {
+    const bool sample = c->sample, beam = c->beam, teacher = c->teacher;
+    const bool no_cache = c->no_cache;
+    const int batch = c->batch, min_out = c->min_out, max_out = c->max_out;
+    const double top_p = c->top_p;
+    if (top_p > 1.0) return cli_usage_error("generate", "--top-p expects 0 < P <= 1");
+    if (sample && (beam || teacher))
+        return cli_usage_error("generate", "sampling goes with neither --beam nor --teacher");
+    if (beam && (teacher || no_cache))
+        return cli_usage_error("generate", "--beam goes with neither --teacher nor --no-cache");
+    if (cli_given(spec, "--min-len") && (sample || beam || teacher))
+        return cli_usage_error("generate", "--min-len is greedy decoding's: it goes with neither "
+                                           "--beam, sampling nor --teacher");
+    if (batch > 1 && (sample || beam || teacher || no_cache))
+        return cli_usage_error("generate",
+                               "--batch is greedy decoding with the KV cache: it goes "
+                               "with neither --beam, sampling, --teacher nor --no-cache");
+    if (batch > 1 && cli_given(spec, "--threads"))
+        return cli_usage_error("generate", "--batch decodes on one thread: drop --threads");
+    if (cli_given(spec, "--max-len") && min_out > max_out)
+        return cli_usage_error("generate", "--min-len %d is more than --max-len %d", min_out,
+                               max_out);
+    return -1;
+}
+
 int cmd_generate(int argc, char **argv) {
     const char *weights = NULL;
     int fmt = FORMAT_TEXT, max_out = 0, min_out = 0, batch = 1;
@@ -498,22 +430,8 @@ int cmd_generate(int argc, char **argv) {
     const bool sample = cli_given(&spec, "--temperature") || cli_given(&spec, "--top-k") ||
                         cli_given(&spec, "--top-p") || cli_given(&spec, "--seed") ||
                         cli_given(&spec, "--samples");
-    if (rc < 0 && top_p > 1.0) rc = cli_usage_error("generate", "--top-p expects 0 < P <= 1");
-    if (rc < 0 && sample && (beam || teacher))
-        rc = cli_usage_error("generate", "sampling goes with neither --beam nor --teacher");
-    if (rc < 0 && beam && (teacher || no_cache))
-        rc = cli_usage_error("generate", "--beam goes with neither --teacher nor --no-cache");
-    if (rc < 0 && cli_given(&spec, "--min-len") && (sample || beam || teacher))
-        rc = cli_usage_error("generate", "--min-len is greedy decoding's: it goes with neither "
-                                         "--beam, sampling nor --teacher");
-    if (rc < 0 && batch > 1 && (sample || beam || teacher || no_cache))
-        rc = cli_usage_error("generate", "--batch is greedy decoding with the KV cache: it goes "
-                                         "with neither --beam, sampling, --teacher nor --no-cache");
-    if (rc < 0 && batch > 1 && cli_given(&spec, "--threads"))
-        rc = cli_usage_error("generate", "--batch decodes on one thread: drop --threads");
-    if (rc < 0 && cli_given(&spec, "--max-len") && min_out > max_out)
-        rc =
-            cli_usage_error("generate", "--min-len %d is more than --max-len %d", min_out, max_out);
+    const gen_choice choice = {sample, beam, teacher, no_cache, batch, min_out, max_out, top_p};
+    if (rc < 0) rc = check_choice(&spec, &choice);
     attn_seq2seq *m = NULL;
     attn_error err;
     if (rc < 0 && attn_seq2seq_load_json(weights, &m, &err) != ATTN_OK)
@@ -526,24 +444,11 @@ int cmd_generate(int argc, char **argv) {
     if (rc < 0) rc = cli_threads_start("generate", &threads, &pool);
     if (rc < 0) rc = cli_s2s_thread_models("generate", m, threads, &models);
     if (rc < 0) {
-        const int cap = attn_seq2seq_config_of(m)->max_tgt_len - 1;
-        if (max_out == 0 || max_out > cap)
-            max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
         gen_ctx ctx = {models,  !no_cache, fmt,
                        max_out, min_out,   teacher,
                        beam,    sample,    {temperature, top_k, top_p, seed},
                        samples};
-        const cli_piece_spec ps = {"generate",       "rewritten", generate_prepare,
-                                   generate_compute, source_free, &ctx};
-        if (min_out > max_out)
-            rc = cli_usage_error("generate",
-                                 "--min-len %d is more than the %d output words this model "
-                                 "writes at most (max_tgt_len - 1)",
-                                 min_out, max_out);
-        else if (batch > 1)
-            rc = generate_batched(&ctx, batch, sources, n_sources);
-        else
-            rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
+        rc = generate_run(&ctx, batch, sources, n_sources, pool);
     }
     cli_s2s_thread_models_free(models, threads);
     attn_pool_free(pool);
