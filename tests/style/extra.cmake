@@ -48,3 +48,10 @@ set_tests_properties(style/json_printf PROPERTIES LABELS nosan)
 add_test(NAME style/family_types
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_family_types.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/family_types PROPERTIES LABELS nosan)
+
+# style/readme_table: README.md's performance table is bench/results/readme-table.md verbatim
+# (bench/all.sh writes both from one run; bench/readme_table.py --write copies it in).
+add_test(NAME style/readme_table
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/readme_table.py --check
+                 ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/bench/results/readme-table.md)
+set_tests_properties(style/readme_table PROPERTIES LABELS nosan)
