@@ -1,6 +1,7 @@
 /* model.c -- the one factory: config defaults and validation, parameter layout from the
  * architecture's spec table, PyTorch-style initialisation, tensor accessors, dispatch. */
 #include "attn_threads.h"
+#include "attention_positions.h"
 #include "model_internal.h"
 
 #include <math.h>
@@ -361,9 +362,6 @@ attn_status attn_model_attention_qk(const attn_model *m, int layer, const float 
     if (m->vt != &attn_transformer_vt)
         return attn_errorf(err, ATTN_ERR_ARG, "attention q, k: %s has no attention",
                            attn_arch_name(m->cfg.arch));
-    if (m->cfg.pos == ATTN_POS_ALIBI)
-        return attn_errorf(err, ATTN_ERR_ARG,
-                           "attention q, k: pos alibi adds a bias to q.k that q and k do not hold");
     if (layer < 0 || layer >= m->cfg.n_layers)
         return attn_errorf(err, ATTN_ERR_ARG, "attention q, k: layer %d of %d", layer,
                            m->cfg.n_layers);
@@ -371,4 +369,10 @@ attn_status attn_model_attention_qk(const attn_model *m, int layer, const float 
         return attn_errorf(err, ATTN_ERR_ARG,
                            "attention q, k: the last forward was not at batch 1");
     return ATTN_OK;
+}
+
+bool attn_model_score_bias(const attn_model *m, int S, float *bias) {
+    if (m->vt != &attn_transformer_vt || m->cfg.pos != ATTN_POS_ALIBI) return false;
+    attn_alibi_bias(bias, m->cfg.n_heads, 0, S, S);
+    return true;
 }
