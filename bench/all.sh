@@ -26,8 +26,9 @@
 #                output is then build/bench/all-quick, not bench/results
 #   --out DIR    where summary.md, readme-table.md and flops' files go (default bench/results)
 #   --build DIR  build tree (default build; configured and built Release if needed)
-# Took 8 min 47 s on the shared 2-core EPYC before the peers (about 3 min with --quick). Run it on a quiet
-# machine: other processes on the cores distort the timings, and less so the ratios.
+# Took 8 min 47 s on the shared 2-core EPYC before the peers; --quick with them 189 s on the
+# 2-core Xeon. Run it on a quiet machine: other processes on the cores distort the timings, and
+# less so the ratios.
 # Exit status: 0 ok (a MISSed target does not fail the run), 1 a benchmark failed, 2 usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
