@@ -17,15 +17,18 @@
 #                         ONNX Runtime, when they are installed (scripts/install-deps.sh --bench);
 #                         otherwise its output says "skipped: not installed" and so does stderr
 # then bench/summarize.py writes OUT/summary.md (machine, date, commit, load, the tables, every
-# output) and OUT/readme-table.md (the README's performance table, taken from the same run).
+# output) and OUT/readme-table.md (the README's performance table, taken from the same run, with
+# a "Check: ... PASS|MISS" line per target, also printed), and when OUT is bench/results
+# bench/readme_table.py --write copies that table into README.md.
 #
 # Usage: bash bench/all.sh [--quick] [--out DIR] [--build DIR]
 #   --quick      smoke test: every benchmark at its smallest (ratios mean little); the default
 #                output is then build/bench/all-quick, not bench/results
 #   --out DIR    where summary.md, readme-table.md and flops' files go (default bench/results)
 #   --build DIR  build tree (default build; configured and built Release if needed)
-# Took 8 min 47 s on the shared 2-core EPYC (about 3 min with --quick). Run it on a quiet
-# machine: other processes on the cores distort the timings, and less so the ratios.
+# Took 8 min 47 s on the shared 2-core EPYC before the peers; --quick with them 189 s on the
+# 2-core Xeon. Run it on a quiet machine: other processes on the cores distort the timings, and
+# less so the ratios.
 # Exit status: 0 ok (a MISSed target does not fail the run), 1 a benchmark failed, 2 usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +49,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -130,3 +133,8 @@ fi
 } >>"$raw/machine.txt"
 /usr/bin/python3 bench/summarize.py "$raw" "$out"
 echo "bench/all.sh: wrote $out/summary.md and $out/readme-table.md in $(($(date +%s) - start)) s" >&2
+# the committed results: README's performance table is their readme-table.md (style/readme_table)
+if [ "$(cd "$out" && pwd -P)" = "$(cd bench/results && pwd -P)" ]; then
+    /usr/bin/python3 bench/readme_table.py --write README.md "$out/readme-table.md"
+    echo "bench/all.sh: copied $out/readme-table.md into README.md" >&2
+fi

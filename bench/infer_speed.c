@@ -303,8 +303,8 @@ static bool torch_run(const options *o, const char *weights, const corpus *c, fl
 /* ---- one model -------------------------------------------------------------------------- */
 
 static void print_timing(const char *arch, const char *who, const timing *tm, int n) {
-    printf("%-5s %-5s: %8.0f sentences/s  (per pass of %d: median %.4f s, min %.4f s, "
-           "CPU median %.4f s)\n",
+    printf("%-5s %-5s: %8.0f sentences/s  (per pass of %d: median %.6f s, min %.6f s, "
+           "CPU median %.6f s)\n",
            arch, who, n / tm->med, n, tm->med, tm->min, tm->cpu);
 }
 

@@ -4,23 +4,30 @@
 # For each of rnn, gru, lstm and transformer, on the same sentences (the four seed-1 test sets,
 # N each) and the same weights (weights/M-seed1.json; the GRU has none committed: its seed-1
 # initialisation, written by infer_speed), each engine in its own process, one thread:
-#   attn         build/bench/infer_speed --batch 1 (its default kernels), which also writes the
-#                sentences and its logits (--dump)
+#   attn         build/bench/infer_speed --batch 1 on the kernels `attn predict` runs by default
+#                (its --help: native, the user's own work; $ATTN_KERNELS when set), which also
+#                writes the sentences and its logits (--dump); then the same again on
+#                ATTN_KERNELS=native and on ATTN_KERNELS=pinned (reproduce's kernels), each its
+#                own process and row ("attn default", "attn --kernels native", "... pinned")
 #   torch eager  tools/bench_peers.py eager: the reference module (tools/attn_models.py)
 #   torchscript  tools/bench_peers.py torchscript: torch.jit.trace of it, saved and reloaded
 #   onnxruntime  bench/peers_ort.js: torch.onnx.export of it, run by onnxruntime-node
 #   torch stock  tools/bench_peers.py eager --stock: PyTorch on the kernels it picks itself
 #   torchscript C++  bench/peers_torchscript (bench/peers_torchscript.cpp), built against Debian's
 #                libtorch-dev when it is installed (else the row is left out)
-# PyTorch runs on attn's pinned OpenBLAS kernels (tools/blas_core.py) but for the stock row.
+# PyTorch runs on attn's pinned OpenBLAS kernels (tools/blas_core.py) but for the stock row; a
+# row's logits are compared with attn's on the same kernels (pinned PyTorch with attn pinned,
+# stock PyTorch with attn native, ONNX Runtime with attn's default).
 # Then the seq2seq models (weights/seq2seq-{transformer,attn,gru}-seed1.json): greedy decoding at
 # batch 1 of the sources of the four rewrite test sets of seed 1 (N each): attn
-# (build/bench/peers_seq2seq, the KV cache), tools/bench_peers_seq2seq.py eager / --stock /
+# (build/bench/peers_seq2seq, the KV cache; default, native and pinned kernels as above, the
+# default being `attn generate`'s), tools/bench_peers_seq2seq.py eager / --stock /
 # torchscript (the encoder and a decoder step, jit.trace), bench/peers_torchscript and
 # bench/peers_ort_seq2seq.js (the same pieces, torch.onnx.export). bench/peers_table.py prints
 # the tables: µs per sentence or tokens per second (wall median of a pass), the ratio engine /
-# attn, the logits bit-identical to attn's (float32 bits; seq2seq: the sources with attn's words
-# and the decoder steps with attn's logits) and each process's peak RSS (/usr/bin/time).
+# attn default, the logits bit-identical to attn's on the same kernels (float32 bits; seq2seq:
+# the sources with attn's words and the decoder steps with attn's logits) and each process's
+# peak RSS (/usr/bin/time).
 #
 # Usage: bash bench/peers.sh [--quick] [--n N] [--reps R] [--build DIR] [--check]
 #   --n N      sentences per test set (default 250: 1000 sentences; --quick: 25)
@@ -47,7 +54,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -74,7 +81,19 @@ if [ $check = 1 ]; then
     exit 0
 fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j 2 --target bench_infer_speed bench_peers_seq2seq >/dev/null
+cmake --build "$build" -j 2 --target attn bench_infer_speed bench_peers_seq2seq >/dev/null
+# the kernels attn's own commands run when nobody says (src/cli/kernels_policy.c, quoted by
+# each command's --help as "Default $ATTN_KERNELS, else MODE")
+kernels_default() {
+    local mode
+    mode=$("$build/attn" "$1" --help | sed -n 's/.*Default \$ATTN_KERNELS, else \([a-z]*\).*/\1/p')
+    case ${ATTN_KERNELS:-$mode} in
+    pinned | native) echo "${ATTN_KERNELS:-$mode}" ;;
+    *) echo "bench/peers.sh: cannot tell the default kernels of attn $1 ('${ATTN_KERNELS:-$mode}')" >&2; exit 1 ;;
+    esac
+}
+def_predict=$(kernels_default predict)
+def_generate=$(kernels_default generate)
 # TorchScript from C++: only with Debian's libtorch-dev (never needed by the tests)
 ts_cpp=""
 if [ -f /usr/include/torch/script.h ] || [ -f /usr/include/torch/csrc/api/include/torch/script.h ]; then
@@ -92,7 +111,7 @@ if [ -f /usr/include/torch/script.h ] || [ -f /usr/include/torch/csrc/api/includ
 fi
 d=$build/bench/peers
 rm -rf "$d"
-mkdir -p "$d"
+mkdir -p "$d" "$d/native" "$d/pinned"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # engine, command...: output to $d/M.engine.txt, peak RSS (KiB) to $d/M.engine.rss
 run() {
@@ -106,17 +125,24 @@ run() {
 }
 {
     echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-    echo "cores $(nproc)"
+    echo "cores $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
     echo "date $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "load_start $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
     echo "onnxruntime $(node -p "require('./bench/peers-node/node_modules/onnxruntime-node/package.json').version")"
     echo "node $(node --version)"
+    echo "kernels_predict $def_predict"
+    echo "kernels_generate $def_generate"
 } >"$d/machine.txt"
 for m in rnn gru lstm transformer; do
     echo "bench/peers.sh: $m" >&2
-    run "$m.attn" "$build/bench/infer_speed" --model "$m" --batch 1 --n "$n" --reps "$reps" --dump "$d"
+    run "$m.attn" env ATTN_KERNELS="$def_predict" "$build/bench/infer_speed" --model "$m" --batch 1 \
+        --n "$n" --reps "$reps" --dump "$d"
+    for k in native pinned; do
+        run "$m.attn_$k" env ATTN_KERNELS=$k "$build/bench/infer_speed" --model "$m" --batch 1 \
+            --n "$n" --reps "$reps" --dump "$d/$k"
+    done
     w=weights/$m-seed1.json
     [ -f "$w" ] || w=$d/$m.weights.json
     run "$m.export" /usr/bin/python3 tools/bench_peers.py export --weights "$w" --ids "$d/ids.txt" --out "$d/$m"
@@ -132,7 +158,12 @@ done
 for a in transformer attn gru; do
     m=s2s-$a w=weights/seq2seq-$a-seed1.json
     echo "bench/peers.sh: $m" >&2
-    run "$m.attn" "$build/bench/peers_seq2seq" --weights "$w" --name "$m" --dump "$d" --n "$n" --reps "$reps"
+    run "$m.attn" env ATTN_KERNELS="$def_generate" "$build/bench/peers_seq2seq" --weights "$w" \
+        --name "$m" --dump "$d" --n "$n" --reps "$reps"
+    for k in native pinned; do
+        run "$m.attn_$k" env ATTN_KERNELS=$k "$build/bench/peers_seq2seq" --weights "$w" \
+            --name "$m" --dump "$d/$k" --n "$n" --reps "$reps"
+    done
     # [BOS], [EOS] and the words at most, from the weights' config
     read -r bos eos max_out < <(/usr/bin/python3 -c 'import json, sys
 c = json.load(open(sys.argv[1]))["config"]

@@ -7,7 +7,10 @@ RAW_DIR holds what bench/all.sh captured: machine.txt (key value lines), and for
 NAME.txt (its output), NAME.cmd (its command line), NAME.secs (its wall time); OUT_DIR holds
 flops.csv (written by bench/flops --out OUT_DIR in the same run). A figure a benchmark did not
 print is shown as "-", so a partial run still gives a table; the parse of each output is by the
-line formats of bench/*.c and tools/bench_seq2seq.py (change them together).
+line formats of bench/*.c, tools/bench_seq2seq.py and bench/peers_table.py (change them
+together). The batch-1 table against the peers ends in one "Check: ... PASS|MISS" line per
+target (attn's default within 5 % of --kernels native on every row; ahead of ONNX Runtime and
+TorchScript C++ on every row; both by wall time), which are also printed to stdout.
 Exit status: 0 ok, 1 a file missing or unreadable, 2 usage.
 """
 import csv
@@ -155,6 +158,112 @@ def parse_serve(text):
     return d
 
 
+PEER_ROWS = [("rnn", "RNN"), ("gru", "GRU"), ("lstm", "LSTM"), ("transformer", "Transformer"),
+             ("s2s-transformer", "seq2seq-transformer"), ("s2s-attn", "seq2seq-attn"),
+             ("s2s-gru", "seq2seq-gru")]
+# bench/peers_table.py's engine labels (up to the kernels it adds in parentheses) -> short names
+PEER_ENGINES = [("attn default", "default"), ("attn --kernels native", "native"),
+                ("attn --kernels pinned", "pinned"), ("PyTorch eager, stock kernels", "stock"),
+                ("PyTorch eager", "eager"), ("TorchScript (Python", "ts_py"),
+                ("TorchScript (C++", "ts_cpp"), ("ONNX Runtime", "ort")]
+PEER_COLUMNS = [("ort", "ONNX Runtime (node)"), ("ts_cpp", "TorchScript C++"),
+                ("eager", "PyTorch eager")]
+WITHIN = 1.05  # attn's default at most 5 % slower than --kernels native
+
+
+def parse_peers(text):
+    """bench/peers_table.py's Markdown -> {model label: {engine: (value, wall ratio, CPU ratio)}},
+    the value µs/sentence (classifiers) or tokens/s (seq2seq), the ratios engine / attn default
+    by time (> 1: slower than attn's default); and the line naming attn's default kernels."""
+    rows = {}
+    for m in re.finditer(r"^\| ([\w-]+) \| ([^|]+?) \| ([0-9.]+) \| ([0-9.]+)x? \| ([0-9.]+)x? \|",
+                         text, re.M):
+        label = m.group(2)
+        eng = next((e for prefix, e in PEER_ENGINES if label.startswith(prefix)), None)
+        if eng:
+            rows.setdefault(m.group(1), {})[eng] = (num(m.group(3)), num(m.group(4)),
+                                                    num(m.group(5)))
+    k = re.search(r"`attn generate` run when nobody says\): (\w+), (\w+);", text)
+    return rows, (k.group(1), k.group(2)) if k else ("?", "?")
+
+
+def peers_section(txt, ker_text):
+    """The batch-1 table against the peers and a check line per target, as Markdown lines."""
+    rows, (k_pred, k_gen) = parse_peers(txt)
+    L = []
+    if not rows:
+        why = txt.strip().splitlines()[0] if txt.strip() else "bench/peers.sh did not run"
+        L.append("Batch 1 against ONNX Runtime, TorchScript and PyTorch: not measured (%s)." % why)
+        L.append("")
+        L.append("Check: attn's default within 5 % of `--kernels native` on every row: MISS "
+                 "(not measured).")
+        L.append("Check: attn's default ahead of ONNX Runtime and TorchScript C++ on every row: "
+                 "MISS (not measured).")
+        return L
+    m = re.search(r"ceiling: pinned ([0-9.]+), native ([0-9.]+) GFLOP/s", ker_text)
+    L.append("Batch 1, 1 thread, each engine in its own process (`bash bench/peers.sh`, in the "
+             "same run; every engine and the bit-identical shares: bench/results/summary.md). "
+             "attn default: the kernels `attn predict` and `attn generate` run when nobody says "
+             "(%s, %s; docs/numerics.md, \"Which kernels a command runs on\"), `--kernels "
+             "native` and `pinned` (reproduce's) the same program again on those kernels; "
+             "PyTorch and TorchScript on attn's pinned OpenBLAS kernels. default / native is "
+             "the default's CPU time over native's (> 1: slower; the same program on one thread, "
+             "so CPU time, which other jobs disturb least, judges it)." % (k_pred, k_gen))
+    L.append("")
+    L.append("| batch 1, 1 thread (wall time) | attn default | attn `--kernels native` | "
+             "default / native (CPU time) "
+             "| attn `--kernels pinned` | " + " | ".join(n for _, n in PEER_COLUMNS) + " |")
+    L.append("|---|---:|---:|---:|---:|" + "---:|" * len(PEER_COLUMNS))
+    if m:
+        L.append("| sgemm 2048^3, GFLOP/s (bench/kernels) | | %s | | %s |%s" % (
+            m.group(2), m.group(1), " |" * len(PEER_COLUMNS)))
+    near, behind, worst_native = [], [], None
+    for tag, name in PEER_ROWS:
+        r = rows.get(name if tag.startswith("s2s") else NAMES[tag])
+        if not r or "default" not in r:
+            near.append("%s not measured" % name)
+            behind.append("%s not measured" % name)
+            continue
+        s2s = tag.startswith("s2s")
+        unit = "tokens/s" if s2s else "µs/sentence"
+
+        def cell(e):
+            if e not in r:
+                return "-"
+            return format(r[e][0], ",.0f") if s2s else format(r[e][0], ".1f")
+        nat = r.get("native")
+        # default's time over native's: the ratio engine / default inverted
+        dn = (1 / nat[1], 1 / nat[2]) if nat and nat[1] and nat[2] else None
+        if dn and (worst_native is None or dn[1] > worst_native[1][1]):
+            worst_native = (name, dn)
+        if dn is None or dn[1] > WITHIN:
+            near.append("%s %s" % (name, fmt(dn and dn[1], ".2f", "x")))
+        for e, ename in PEER_COLUMNS[:2]:
+            if e not in r or r[e][1] <= 1.0 or r[e][2] <= 1.0:
+                behind.append("%s (%s %s attn's wall time, %s its CPU time)" % (
+                    name, ename, fmt(r.get(e) and r[e][1], ".2f", "x"),
+                    fmt(r.get(e) and r[e][2], ".2f", "x")))
+        L.append("| %s, %s | %s | %s | %s | %s | %s |" % (
+            name, unit, cell("default"), cell("native"), fmt(dn and dn[1], ".2f", "x"),
+            cell("pinned"), " | ".join(cell(e) for e, _ in PEER_COLUMNS)))
+    closest = min(((min(r[e][1], r[e][2]), name, ename) for tag, name in PEER_ROWS
+                   for r in [rows.get(name if tag.startswith("s2s") else NAMES[tag], {})]
+                   for e, ename in PEER_COLUMNS[:2] if e in r), default=None)
+    L.append("")
+    L.append("Check: attn's default within 5 %% of `--kernels native` on every row (CPU time): "
+             "%s%s." % ("PASS" if not near and worst_native else "MISS",
+                        " (worst: %s, %.2fx; by wall time %.2fx)" % (
+                            worst_native[0], worst_native[1][1], worst_native[1][0])
+                        if worst_native else "" if not near else "")
+             + (" Outside: %s." % ", ".join(near) if near else ""))
+    L.append("Check: attn's default ahead of ONNX Runtime and TorchScript C++ on every row (wall "
+             "and CPU time): %s%s." % ("PASS" if not behind and closest else "MISS",
+                                       " (closest: %s, %s at %.2fx attn's time)" % (
+                                   closest[1], closest[2], closest[0]) if closest else "")
+             + (" Behind or not measured: %s." % "; ".join(behind) if behind else ""))
+    return L
+
+
 def tables(raw, out, machine):
     """The performance tables, as Markdown lines."""
     txt = {k: read(os.path.join(raw, k + ".txt")) if os.path.exists(os.path.join(raw, k + ".txt"))
@@ -213,6 +322,8 @@ def tables(raw, out, machine):
         fmt(g and g[0], ",.0f"), fmt(g and g[2], ",.0f"), fmt(g and g[3], ".1f", "x")))
     L.append("| seq2seq generation, batch 1, recomputing, tokens/s (CPU time) | %s | %s | %s | |" % (
         fmt(g and g[1], ",.0f"), fmt(g and g[2], ",.0f"), fmt(g and g[4], ".1f", "x")))
+    L.append("")
+    L += peers_section(txt["peers"], txt["kernels"])
     L.append("")
     L.append("| one run, 2 threads against 1 (bytes identical) | 1 thread | 2 threads | speed-up | "
              "target |")
@@ -285,6 +396,9 @@ def main():
             with open(tmp, "w") as f:
                 f.write("\n".join(lines) + "\n")
             os.replace(tmp, os.path.join(out, name))
+        for line in table:  # the targets' verdicts, also on stdout
+            if line.startswith("Check:"):
+                print(line)
     except OSError as e:
         print("summarize.py: %s" % e, file=sys.stderr)
         return 1

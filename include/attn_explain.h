@@ -65,6 +65,10 @@ typedef struct attn_explanation {
      * the forward's own product (the same kernel, shape and size rule), so that
      * attn_softmax_forward of a score row is the attention row bit for bit. */
     float *q, *k, *scores;
+    /* With opts.qk and pos alibi (else NULL), [n_layers, n_heads, S, S]: scores is q.k^T plus
+     * the ALiBi term, added as the forward adds it (one float add each): dot_products is q.k^T
+     * (the forward's product), score_bias the term (attn_model_score_bias). */
+    float *dot_products, *score_bias;
     int head_size;               /* HS with opts.qk (Transformer), else 0 */
     float *prefix_logit;         /* RNN/LSTM: [n_words] logit of words 0..i, as a forward of
                                   * that prefix gives it (attn predict); else NULL */

@@ -207,11 +207,16 @@ attn_status attn_model_attention_probs(const attn_model *m, int layer, const flo
  * scores q.k^T were made of: q already scaled by 1/sqrt(HS) (as PyTorch scales q, not the
  * scores; rope: after the rotation), HS = D / NH. Head h of position t (0 = [CLS]) is
  * q + h * *head_stride + t * *row_stride (k likewise), HS contiguous floats; *S positions.
- * ATTN_ERR_ARG for a model without attention, pos alibi (its scores add a bias) or a last
- * forward not at batch 1. */
+ * ATTN_ERR_ARG for a model without attention or a last forward not at batch 1. With pos alibi
+ * the scores are q.k^T plus attn_model_score_bias's term. */
 attn_status attn_model_attention_qk(const attn_model *m, int layer, const float **q,
                                     const float **k, size_t *head_stride, size_t *row_stride,
                                     int *S, attn_error *err);
+/* Transformer, pos alibi: the term its forward adds to q.k^T before each softmax, the same in
+ * every layer, into bias [NH, S, S] (head, query, key): -slope_h * |i - j| for query position i
+ * and key position j ([CLS] = 0; slopes of Press et al. 2022, as tools/attn_models.py). False
+ * (bias untouched) for a model whose scores are q.k^T alone. */
+bool attn_model_score_bias(const attn_model *m, int S, float *bias);
 
 #ifdef __cplusplus
 }

@@ -83,7 +83,8 @@ typedef struct attn_bars {
     int n_categories;
     const char *const *categories; /* [n_categories] */
     int n_series;
-    const char *const *series_titles; /* [n_series] */
+    const char *const *series_titles; /* [n_series]; NULL: no legend (one series, which the
+                                       * title and the axis labels name) */
     const double *values;             /* [n_series][n_categories] */
     double y_min, y_max;              /* both 0: automatic */
     int width, height;

@@ -112,6 +112,14 @@ int attn_threads_default(void);
 attn_status attn_model_replica(attn_model *m, attn_model **out, attn_error *err);
 /* Allocates m's gradients (zeroed) if a backward has not yet done so. */
 attn_status attn_model_grads_alloc(attn_model *m, attn_error *err);
+/* Moving a gradient buffer (n_params floats, from malloc) between models of one configuration,
+ * so that models that only now and then run a backward (attn serve's workers explaining one
+ * model) can share one: take detaches m's buffer and returns it (NULL if it has none;
+ * attn_model_grads(m) is NULL after it, and the next backward allocates a fresh one), give
+ * frees m's own and makes `grads` (NULL: none) m's, which frees it with m. Its values are
+ * whatever the previous holder's backwards left: a backward adds to them. */
+float *attn_model_grads_take(attn_model *m);
+void attn_model_grads_give(attn_model *m, float *grads);
 
 /* ---- training and evaluation (src/train/) -----------------------------------------------------
  */

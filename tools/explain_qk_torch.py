@@ -16,6 +16,10 @@ weights/transformer-seed1.json), on sentences of all four test sets from `attn d
            reference, no grad) bit for bit: with head_dim 16 the scale 1/4 is exact, so
            dividing (Python path) and multiplying (fused) round alike.
 
+And a Transformer with --pos alibi (attn_models.PosEncoderLayer, fresh weights): q, k, its
+q.k^T product ("dot_products"), the ALiBi term -slope_h * |i - j| ("score_bias") and their sum
+("scores", what the softmax is taken of) from inside its forward.
+
 Every q, k and score must equal attn's bit for bit ("q", "k", "scores"), "head_size" must be
 embed_dim / n_heads, and torch.softmax of attn's scores must equal attn's "attention" bit for bit
 (which explain_torch.py checks against PyTorch's maps).
@@ -42,7 +46,8 @@ import make_golden  # noqa: E402
 import weights_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RANDOM = explain_torch.RANDOM[:3]  # the Transformers
+RANDOM = explain_torch.RANDOM[:3] + [  # the Transformers, and one with ALiBi (its own layer)
+    ("transformer_alibi", {"arch": "transformer", "pos": "alibi"})]
 
 
 def attn_qk(attn, weights, texts):
@@ -97,6 +102,58 @@ def torch_qk(model, ids):
     return out, paths_same
 
 
+def torch_qk_alibi(model, ids):
+    """[L] of (q_scaled, k, q.k^T, the ALiBi term), each [NH, S, HS] / [NH, S, S], from inside
+    attn_models.PosEncoderLayer's forward: its two products per layer are torch.matmul(q, k^T)
+    (captured) and torch.matmul(softmax, v)."""
+    real = torch.matmul
+    calls = []
+
+    def matmul(a, b):
+        r = real(a, b)
+        if a.dim() == 4:
+            calls.append((a.clone(), b.transpose(-2, -1).clone(), r.clone()))
+        return r
+
+    torch.matmul = matmul
+    try:
+        with torch.no_grad():
+            model(torch.tensor([ids]), torch.tensor([len(ids)]))
+    finally:
+        torch.matmul = real
+    out = []
+    for layer, (q, k, r) in zip(model.layers, calls[0::2]):
+        S, NH = q.shape[2], q.shape[1]
+        p = torch.arange(S)
+        dist = (p.view(-1, 1) - p.view(1, -1)).abs().to(torch.float32)
+        out.append((q[0], k[0], r[0], (-(layer.slopes.view(NH, 1, 1) * dist)).expand(NH, S, S)))
+    if len(calls) != 2 * len(model.layers):
+        raise RuntimeError("%d 4-D products for %d layers" % (len(calls), len(model.layers)))
+    return out
+
+
+def check_alibi(attn, name, model, path, items):
+    """pos alibi: attn's q, k, dot_products, score_bias and scores (= q.k + the term) against
+    PyTorch's, bit for bit, and softmax(scores) against attn's attention."""
+    rows = attn_qk(attn, path, [it[1] for it in items])
+    counts = {key: [0, 0] for key in ("q", "k", "dot_products", "score_bias", "scores",
+                                      "softmax")}
+    for it, row in zip(items, rows):
+        for layer, (q, k, dot, bias) in enumerate(torch_qk_alibi(model, it[2])):
+            for key, want in (("q", q), ("k", k), ("dot_products", dot), ("score_bias", bias),
+                              ("scores", dot + bias)):
+                n_eq, n = same(row[key][layer], want)
+                counts[key][0] += n_eq
+                counts[key][1] += n
+            sm = torch.softmax(torch.tensor(row["scores"][layer], dtype=torch.float32), dim=-1)
+            n_eq, n = same(row["attention"][layer], sm)
+            counts["softmax"][0] += n_eq
+            counts["softmax"][1] += n
+    print("%s: identical: %s" % (name, ", ".join("%s %d/%d" % (key, *c)
+                                                 for key, c in counts.items())))
+    return all(c[0] == c[1] > 0 for c in counts.values())
+
+
 def same(got, want):
     """(equal elements, elements) of a nested list against a tensor of the same shape."""
     g = torch.tensor(got, dtype=torch.float32)
@@ -107,6 +164,8 @@ def same(got, want):
 
 def check_model(attn, name, model, path, items):
     model.eval()
+    if model.config.get("pos") == "alibi":
+        return check_alibi(attn, name, model, path, items)
     rows = attn_qk(attn, path, [it[1] for it in items])
     hs = model.config["embed_dim"] // model.config["n_heads"]
     counts = {key: [0, 0] for key in ("q", "k", "scores", "softmax")}

@@ -16,6 +16,8 @@ void attn_explanation_free(attn_explanation *e) {
     free(e->q);
     free(e->k);
     free(e->scores);
+    free(e->dot_products);
+    free(e->score_bias);
     free(e->prefix_logit);
     free(e->prefix_probability);
     free(e->grad_norm);
@@ -60,9 +62,35 @@ static attn_status keep_attention(attn_model *m, attn_explanation *e, attn_error
     return ATTN_OK;
 }
 
+/* pos alibi: scores = dot_products + score_bias, one float add each, as the forward adds the
+ * bias (attn_attention_forward_bias); the bias the same for every layer. */
+static attn_status add_score_bias(attn_model *m, attn_explanation *e, size_t heads, size_t SS,
+                                  attn_error *err) {
+    const int NH = attn_model_config_of(m)->n_heads;
+    float *bias = malloc((size_t)NH * SS * sizeof(float));
+    if (!bias) return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    if (!attn_model_score_bias(m, e->S, bias)) { /* no term: scores are q.k^T alone */
+        free(bias);
+        return ATTN_OK;
+    }
+    e->dot_products = malloc(heads * SS * sizeof(float));
+    e->score_bias = malloc(heads * SS * sizeof(float));
+    if (!e->dot_products || !e->score_bias) {
+        free(bias);
+        return attn_errorf(err, ATTN_ERR_NOMEM, "explain: out of memory");
+    }
+    memcpy(e->dot_products, e->scores, heads * SS * sizeof(float));
+    for (size_t o = 0; o < heads; o += NH)
+        memcpy(e->score_bias + o * SS, bias, (size_t)NH * SS * sizeof(float));
+    for (size_t i = 0; i < heads * SS; i++) e->scores[i] += e->score_bias[i];
+    free(bias);
+    return ATTN_OK;
+}
+
 /* opts.qk: each head's q and k (copied out of the layer's buffers, contiguous [S, HS]) and its
  * scores q.k^T by the product the forward used (attn_attention_forward: attn_bmm of PyTorch's
- * shape, a loop or one sgemm by ATen's size rule; call right after the forward). */
+ * shape, a loop or one sgemm by ATen's size rule; call right after the forward), plus the
+ * ALiBi term with pos alibi (add_score_bias). */
 static attn_status keep_qk(attn_model *m, attn_explanation *e, attn_error *err) {
     const attn_model_config *c = attn_model_config_of(m);
     const int S = e->S, NH = c->n_heads, HS = c->embed_dim / c->n_heads;
@@ -90,7 +118,7 @@ static attn_status keep_qk(attn_model *m, attn_explanation *e, attn_error *err) 
                         ATTN_PASS_FORWARD);
         }
     }
-    return ATTN_OK;
+    return add_score_bias(m, e, heads, (size_t)S * S, err);
 }
 
 /* RNN/LSTM: the logit of each prefix ids[0..i], the float `attn predict` of the prefix gives
@@ -281,9 +309,11 @@ double attn_explain_bytes(const attn_model *m, int n_words, int ig_steps, int th
     const double n = n_words, f = sizeof(float), chunk = ATTN_EXPLAIN_IG_CHUNK;
     const double nx = (n + (tf ? 1.0 : 0.0)) * c->embed_dim; /* first-layer input floats */
     double bytes = n * (4.0 * f + sizeof(double));           /* the explanation's per-word arrays */
-    if (tf) /* attention, and q, k and scores when asked for (opts.qk) */
+    if (tf) /* attention, and q, k and scores when asked for (opts.qk; alibi: q.k and its term) */
         bytes += f * c->n_layers * c->n_heads * (n + 1.0) *
-                 (2.0 * (n + 1.0) + 2.0 * c->embed_dim / c->n_heads);
+                     ((c->pos == ATTN_POS_ALIBI ? 4.0 : 2.0) * (n + 1.0) +
+                      2.0 * c->embed_dim / c->n_heads) +
+                 (c->pos == ATTN_POS_ALIBI ? f * c->n_heads * (n + 1.0) * (n + 1.0) : 0.0);
     else
         bytes += f * 4.0 * c->hidden_size * n; /* prefixes: one input GEMM (G <= 4 gates) */
     if (ig_steps <= 0) return bytes + f * activation_floats(c, 1.0, n);

@@ -133,6 +133,10 @@ static bool print_explanation(FILE *f, const void *ctx) {
         write_per_head(f, "q", e, e->q, e->head_size);
         write_per_head(f, "k", e, e->k, e->head_size);
         write_per_head(f, "scores", e, e->scores, e->S);
+        if (e->score_bias) { /* pos alibi: scores = dot_products + score_bias */
+            write_per_head(f, "dot_products", e, e->dot_products, e->S);
+            write_per_head(f, "score_bias", e, e->score_bias, e->S);
+        }
     }
     if (e->prefix_probability) {
         fprintf(f, ", \"prefix_probability\": [");

@@ -164,20 +164,20 @@ attn_status exp_kv_cache_plot(const attn_experiment_result *r, const char *path,
     const attn_measure *m = attn_experiment_measure(r, "ulp_percent_by_bucket");
     if (!m || m->n != N_BUCKETS)
         return attn_errorf(err, ATTN_ERR_ARG, "kv-cache plot: no ULP counts in the result");
-    char title[256], series[160];
+    char title[256], ylabel[160];
     snprintf(title, sizeof title,
              "KV cache against recomputing: %.0f / %.0f outputs the same, %.2fx as fast",
              exp_get(r, "same_output"), exp_get(r, "sources"), exp_get(r, "speedup"));
-    snprintf(series, sizeof series, "step logits of greedy decoding (%.0f)",
+    /* one series: the y axis names it, no legend */
+    snprintf(ylabel, sizeof ylabel, "share of the %.0f step logits of greedy decoding (%%)",
              exp_get(r, "step_logits"));
-    const char *const titles[1] = {series};
     const attn_bars b = {.title = title,
                          .xlabel = "ULPs between the cached and the recomputed logit",
-                         .ylabel = "share of the step logits (%)",
+                         .ylabel = ylabel,
                          .n_categories = N_BUCKETS,
                          .categories = bucket_names,
                          .n_series = 1,
-                         .series_titles = titles,
+                         .series_titles = NULL,
                          .values = m->values,
                          .y_min = 0,
                          .y_max = 100};

@@ -304,7 +304,11 @@ attn_status attn_plot_bars(const attn_bars *b, const char *path, attn_error *err
         if (b->series_titles[i] && strlen(b->series_titles[i]) > longest)
             longest = strlen(b->series_titles[i]);
     const int width = clamp_width(b->width > 0 ? b->width : 900);
-    const int key_rows = put_key(s, NULL, longest, b->n_series, width);
+    int key_rows = 0;
+    if (b->series_titles)
+        key_rows = put_key(s, NULL, longest, b->n_series, width);
+    else
+        fputs("set key off\n", s);
     st = put_header(&f, path, width, (b->height > 0 ? b->height : 540) + KEY_ROW_PX * key_rows,
                     b->title, err);
     put_axis_label(s, "x", b->xlabel);

@@ -1,6 +1,7 @@
 /* model.c -- the one factory: config defaults and validation, parameter layout from the
  * architecture's spec table, PyTorch-style initialisation, tensor accessors, dispatch. */
 #include "attn_threads.h"
+#include "attention_positions.h"
 #include "model_internal.h"
 
 #include <math.h>
@@ -201,6 +202,18 @@ attn_status attn_model_grads_alloc(attn_model *m, attn_error *err) {
     return st;
 }
 
+float *attn_model_grads_take(attn_model *m) {
+    float *g = m->layout.grads;
+    m->layout.grads = NULL; /* the next attn_model_grads_alloc binds the views again */
+    return g;
+}
+
+void attn_model_grads_give(attn_model *m, float *grads) {
+    free(m->layout.grads);
+    m->layout.grads = grads;
+    if (grads) m->vt->set_grads(m);
+}
+
 attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,
                                 attn_error *err) {
     attn_status st = attn_model_grads_alloc(m, err);
@@ -313,9 +326,6 @@ attn_status attn_model_attention_qk(const attn_model *m, int layer, const float 
     if (m->vt != &attn_transformer_vt)
         return attn_errorf(err, ATTN_ERR_ARG, "attention q, k: %s has no attention",
                            attn_arch_name(m->cfg.arch));
-    if (m->cfg.pos == ATTN_POS_ALIBI)
-        return attn_errorf(err, ATTN_ERR_ARG,
-                           "attention q, k: pos alibi adds a bias to q.k that q and k do not hold");
     if (layer < 0 || layer >= m->cfg.n_layers)
         return attn_errorf(err, ATTN_ERR_ARG, "attention q, k: layer %d of %d", layer,
                            m->cfg.n_layers);
@@ -323,4 +333,10 @@ attn_status attn_model_attention_qk(const attn_model *m, int layer, const float 
         return attn_errorf(err, ATTN_ERR_ARG,
                            "attention q, k: the last forward was not at batch 1");
     return ATTN_OK;
+}
+
+bool attn_model_score_bias(const attn_model *m, int S, float *bias) {
+    if (m->vt != &attn_transformer_vt || m->cfg.pos != ATTN_POS_ALIBI) return false;
+    attn_alibi_bias(bias, m->cfg.n_heads, 0, S, S);
+    return true;
 }

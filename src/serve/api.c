@@ -66,7 +66,8 @@ static bool explain_models(serve_app *app, int ctx, const attn_explain_request *
         const attn_explain_opts o = {.ig_steps = r->ig_steps ? r->ig_steps : ATTN_EXPLAIN_NO_IG,
                                      .qk = r->qk};
         attn_status st =
-            attn_explain(serve_model(app, ctx, entries[i]), ids, n_words, &o, &e, &err);
+            attn_explain(serve_explain_begin(app, ctx, entries[i]), ids, n_words, &o, &e, &err);
+        serve_explain_end(app, ctx, entries[i]);
         if (st == ATTN_OK)
             st = attn_explanation_to_json(en->vocab, r->sentence, ids, e, &json, &len, &err);
         attn_explanation_free(e);

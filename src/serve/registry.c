@@ -34,6 +34,25 @@ attn_seq2seq *serve_decoder_model(serve_app *app, int ctx, int entry) {
     return app->models[(size_t)ctx * app->n_entries + entry];
 }
 
+static bool big_grads(const serve_app *app, int entry) {
+    return app->entries[entry].n_params > SERVE_KEEP_GRADS / sizeof(float);
+}
+
+attn_model *serve_explain_begin(serve_app *app, int ctx, int entry) {
+    attn_model *m = serve_model(app, ctx, entry);
+    if (!big_grads(app, entry)) return m; /* small: each worker keeps its own */
+    pthread_mutex_lock(&app->grads_lock[entry]);
+    attn_model_grads_give(m, app->shared_grads[entry]); /* NULL: the backward allocates it */
+    app->shared_grads[entry] = NULL;
+    return m;
+}
+
+void serve_explain_end(serve_app *app, int ctx, int entry) {
+    if (!big_grads(app, entry)) return;
+    app->shared_grads[entry] = attn_model_grads_take(serve_model(app, ctx, entry));
+    pthread_mutex_unlock(&app->grads_lock[entry]);
+}
+
 int serve_decoder_find(const serve_app *app, const char *name, bool compose) {
     int first = -1;
     for (int i = 0; i < app->n_entries; i++) {
@@ -418,6 +437,7 @@ attn_status serve_app_create(const char *weights_dir, int n_contexts, serve_app 
     serve_app *app = calloc(1, sizeof *app);
     if (!app) return attn_errorf(err, ATTN_ERR_NOMEM, "serve: out of memory");
     pthread_mutex_init(&app->cache_lock, NULL);
+    for (int i = 0; i < SERVE_MAX_ENTRY; i++) pthread_mutex_init(&app->grads_lock[i], NULL);
     app->n_ctx = n_contexts;
     attn_status st = scan_dir(app, weights_dir, err);
     if (st == ATTN_OK && app->n_entries == 0)
@@ -450,5 +470,9 @@ void serve_app_free(serve_app *app) {
     for (int i = 0; i < SERVE_MAX_ENTRY; i++)
         for (int s = 0; s < SERVE_MAX_SETS; s++) free(app->set_cache[i][s]);
     pthread_mutex_destroy(&app->cache_lock);
+    for (int i = 0; i < SERVE_MAX_ENTRY; i++) {
+        pthread_mutex_destroy(&app->grads_lock[i]);
+        free(app->shared_grads[i]);
+    }
     free(app);
 }

@@ -53,6 +53,10 @@ struct serve_app {
     size_t models_len, figures_len, decoders_len;
     char summary[1024];
     pthread_mutex_t cache_lock;
+    /* a classifier with more than SERVE_KEEP_GRADS bytes of gradients: one buffer, lent to
+     * one explaining worker at a time (serve_explain_begin/end); NULL before the first */
+    pthread_mutex_t grads_lock[SERVE_MAX_ENTRY];
+    float *shared_grads[SERVE_MAX_ENTRY];
     char *set_cache[SERVE_MAX_ENTRY][SERVE_MAX_SETS]; /* the /api/sets answers, once computed */
     size_t set_cache_len[SERVE_MAX_ENTRY][SERVE_MAX_SETS];
 };
@@ -66,6 +70,14 @@ bool serve_decoder_route(serve_app *app, int ctx, const serve_request *rq, size_
 /* The entry of (arch, seed), or -1. */
 int serve_find_entry(const serve_app *app, attn_arch arch, int seed);
 attn_model *serve_model(serve_app *app, int ctx, int entry);
+/* Gradient memory each worker may keep for its explains of one classifier: a model with more (a
+ * ViT-Base-size encoder: 340 MB) has one gradient buffer for all workers, lent to one explain
+ * of it at a time, so that the server holds at most one such buffer per model (none while it
+ * only predicts) instead of one per worker; smaller models' explains run side by side. */
+#define SERVE_KEEP_GRADS ((size_t)64 << 20)
+/* Context ctx's model of classifier `entry`, to explain with until serve_explain_end. */
+attn_model *serve_explain_begin(serve_app *app, int ctx, int entry);
+void serve_explain_end(serve_app *app, int ctx, int entry);
 
 /* The value of key in a query string "a=1&b=2" into out (at most n-1 bytes, %XX and '+'
  * decoded): 1, or 0 if absent, -1 if too long or badly encoded. */

@@ -25,7 +25,8 @@ set_tests_properties(explain/seq2seq_explain_torch PROPERTIES
 # `attn explain --qk` against PyTorch (tools/explain_qk_torch.py): every layer's and head's q
 # (scaled), k and scores bit-identical to the tensors of self_attn's own q.k^T product, and
 # torch.softmax of the scores identical to the attention, on random and the trained
-# Transformer. Label "torch".
+# Transformer; with --pos alibi also q.k and the ALiBi term, whose sum the scores are. Label
+# "torch".
 add_test(NAME explain/explain_qk_torch
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tools/explain_qk_torch.py --attn $<TARGET_FILE:attn>)
 set_tests_properties(explain/explain_qk_torch PROPERTIES

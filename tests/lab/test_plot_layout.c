@@ -205,6 +205,58 @@ START_TEST(test_zero_bar_labelled) {
 }
 END_TEST
 
+/* Bars without series titles (one series, which the title and the axes name: the kv-cache
+ * chart) have no legend: no box outside the border, no entry, and the border reaches further
+ * right than beside a one-entry legend. */
+START_TEST(test_untitled_bars_no_legend) {
+    const char *cats[] = {"0", "1", "2-4"};
+    const char *series[] = {"one series"};
+    const double v[3] = {60, 30, 10};
+    attn_bars b = {.title = "bars",
+                   .xlabel = "the x title",
+                   .ylabel = "share (%)",
+                   .n_categories = 3,
+                   .categories = cats,
+                   .n_series = 1,
+                   .series_titles = series,
+                   .values = v};
+    attn_error err;
+    ck_assert_msg(attn_plot_bars(&b, tmp_path("svg"), &err) == ATTN_OK, "%s", err.msg);
+    layout titled = read_layout(path, "the x title"); /* asserts a legend box */
+    unlink(path);
+    b.series_titles = NULL;
+    ck_assert_msg(attn_plot_bars(&b, tmp_path("svg"), &err) == ATTN_OK, "%s", err.msg);
+    size_t len = 0;
+    char *svg = tu_read_file(path, &len);
+    unlink(path);
+    ck_assert_ptr_nonnull(svg);
+    rect all[64], border = {0};
+    int n = 0;
+    for (const char *at = svg; n < 64 && (at = strstr(at, "d='M")) != NULL; at++) {
+        double a, c, d, e, f, g, h, bb;
+        if (sscanf(at, "d='M%lf,%lf L%lf,%lf L%lf,%lf L%lf,%lf", &a, &bb, &c, &d, &e, &f, &g, &h) ==
+                8 &&
+            a == c && d == f && e == g && bb == h)
+            all[n++] = (rect){a < e ? a : e, bb < d ? bb : d, a < e ? e : a, bb < d ? d : bb};
+    }
+    for (int i = 0; i < n; i++)
+        if ((all[i].x1 - all[i].x0) * (all[i].y1 - all[i].y0) >
+            (border.x1 - border.x0) * (border.y1 - border.y0))
+            border = all[i];
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(all[i].x0 >= border.x0 && all[i].x1 <= border.x1 && all[i].y0 >= border.y0 &&
+                          all[i].y1 <= border.y1,
+                      "a box outside the border: a legend");
+    ck_assert_ptr_null(strstr(svg, "one series"));
+    ck_assert_msg(border.x1 > titled.plot.x1,
+                  "the border (right edge %.1f) leaves room for a "
+                  "legend (titled: %.1f)",
+                  border.x1, titled.plot.x1);
+    free(svg);
+    free(titled.svg);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("lab/plot_layout");
     TCase *tc = tcase_create("plot_layout");
@@ -213,6 +265,7 @@ int main(void) {
     tcase_add_test(tc, test_long_entries_below_the_x_title);
     tcase_add_test(tc, test_width_bound);
     tcase_add_test(tc, test_zero_bar_labelled);
+    tcase_add_test(tc, test_untitled_bars_no_legend);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

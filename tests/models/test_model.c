@@ -299,6 +299,44 @@ START_TEST(test_backward_accumulates) {
 }
 END_TEST
 
+/* A gradient buffer moved between models (attn serve lends one to its explaining workers):
+ * taken from m it is no longer m's; given to a replica, that replica's backward adds into it
+ * through every gradient view (the same gradients as m's own, bit for bit), and m's next
+ * backward allocates a fresh buffer. */
+START_TEST(test_grads_move_between_models) {
+    for (int a = 0; a < 3; a++) {
+        attn_model *m = make((attn_arch)a), *r = NULL;
+        int ids[2 * 4] = {2, 3, 4, 5, 6, 7, 0, 0}, lengths[2] = {4, 2};
+        attn_batch b = {.B = 2, .T = 4, .ids = ids, .lengths = lengths};
+        float logits[2], d_logits[2] = {0.5f, -0.25f};
+        attn_error err;
+        ck_assert_int_eq(attn_model_forward(m, &b, logits, &err), ATTN_OK);
+        ck_assert_int_eq(attn_model_backward(m, &b, d_logits, &err), ATTN_OK);
+        const size_t n = attn_model_n_params(m);
+        float *once = malloc(n * sizeof(float));
+        ck_assert_ptr_nonnull(once);
+        memcpy(once, attn_model_grads(m), n * sizeof(float));
+        float *g = attn_model_grads_take(m);
+        ck_assert_ptr_nonnull(g);
+        ck_assert_ptr_null(attn_model_grads(m));
+        ck_assert_int_eq(attn_model_replica(m, &r, &err), ATTN_OK);
+        attn_model_grads_give(r, g);
+        ck_assert_ptr_eq(attn_model_grads(r), g);
+        attn_model_zero_grad(r);
+        ck_assert_int_eq(attn_model_forward(r, &b, logits, &err), ATTN_OK);
+        ck_assert_int_eq(attn_model_backward(r, &b, d_logits, &err), ATTN_OK);
+        ck_assert_ptr_eq(attn_model_grads(r), g);
+        tu_assert_identical("the replica's backward into the given buffer", g, once, n);
+        ck_assert_int_eq(attn_model_backward(m, &b, d_logits, &err), ATTN_OK);
+        ck_assert(attn_model_grads(m) != NULL && attn_model_grads(m) != g);
+        tu_assert_identical("m's fresh buffer", attn_model_grads(m), once, n);
+        attn_model_free(r); /* frees g */
+        attn_model_free(m);
+        free(once);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("models/model");
     TCase *tc = tcase_create("model");
@@ -310,6 +348,7 @@ int main(void) {
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_batch_errors);
     tcase_add_test(tc, test_backward_accumulates);
+    tcase_add_test(tc, test_grads_move_between_models);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

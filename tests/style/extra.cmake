@@ -54,3 +54,9 @@ set_tests_properties(style/family_types PROPERTIES LABELS nosan)
 # (tests/style/check_bars.py).
 add_test(NAME style/bars COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/check_bars.py ${CMAKE_SOURCE_DIR})
 set_tests_properties(style/bars PROPERTIES LABELS nosan)
+# style/readme_table: README.md's performance table is bench/results/readme-table.md verbatim
+# (bench/all.sh writes both from one run; bench/readme_table.py --write copies it in).
+add_test(NAME style/readme_table
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/readme_table.py --check
+                 ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/bench/results/readme-table.md)
+set_tests_properties(style/readme_table PROPERTIES LABELS nosan)
