@@ -118,6 +118,16 @@ void attn_index_put(attn_index *ix, uint64_t hash, int entry);
 size_t attn_index_start(const attn_index *ix, uint64_t hash);
 size_t attn_index_next(const attn_index *ix, size_t s);
 
+/* ---- memory ------------------------------------------------------------------------------- */
+
+/* calloc(n, size) for an array a training step sweeps whole (gradients, Adam's moments,
+ * activations): from 8 MiB on, its pages mapped at once (MADV_POPULATE_WRITE) instead of
+ * one page fault per 4 KiB on first touch (src/util/alloc.c). Freed with free(). */
+void *attn_calloc_large(size_t n, size_t size);
+/* malloc's contract (contents undefined) for such an array: malloc below 8 MiB, where calloc
+ * would clear reused heap memory, attn_calloc_large from there on. Freed with free(). */
+void *attn_malloc_large(size_t n, size_t size);
+
 /* ---- time --------------------------------------------------------------------------------- */
 
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC): for durations and deadlines, not dates. */
