@@ -13,6 +13,10 @@
  * --pairs); each side times --train-reps epochs (one after the other on the same model: the same
  * work each), the median. Target tokens = target words + [EOS]. The multiply-adds of attn's epoch
  * come from the attn_sgemm counter, over the 2048^3 sgemm of this run: the fraction of the ceiling.
+ * --size base also times the step in steady state: one training call of 1 + max(2, --train-reps)
+ * epochs at 1 and at 2 threads from the seed-1 initialisation, the epochs after the first timed
+ * (the first makes Adam's moments, replicas and buffers), both runs' parameters compared byte
+ * for byte; its 1-thread fraction of the ceiling is the PASS/MISS (bench/README.md).
  * Generation: the model after one more epoch (so that outputs have their trained length), on
  * --sources sources of the four test sets; every source decoded greedily up to max_tgt_len - 1
  * words; tokens = steps taken ([EOS] included); attn in-process (model loaded once), PyTorch
