@@ -1,5 +1,5 @@
 /* attn_util.h -- what every room of libattn uses (src/util/): statuses and errors, the log hook,
- * the BLAS thread count and the PRNG.
+ * the BLAS thread count, large training buffers and the PRNG.
  *
  * Errors: every function of the library that can fail returns attn_status and takes a last
  * `attn_error *err` (may be NULL) that receives a message naming the file, tensor or argument
