@@ -1,5 +1,5 @@
 /* attn_util.h -- what every room of libattn uses (src/util/): statuses and errors, the log hook,
- * the BLAS thread count and the PRNG.
+ * the BLAS thread count, large training buffers and the PRNG.
  *
  * Errors: every function of the library that can fail returns attn_status and takes a last
  * `attn_error *err` (may be NULL) that receives a message naming the file, tensor or argument
@@ -117,6 +117,16 @@ void attn_index_put(attn_index *ix, uint64_t hash, int entry);
 /* The first slot to look at for hash, and the one after s: stop at an empty slot. */
 size_t attn_index_start(const attn_index *ix, uint64_t hash);
 size_t attn_index_next(const attn_index *ix, size_t s);
+
+/* ---- memory ------------------------------------------------------------------------------- */
+
+/* calloc(n, size) for an array a training step sweeps whole (gradients, Adam's moments,
+ * activations): from 8 MiB on, its pages mapped at once (MADV_POPULATE_WRITE) instead of
+ * one page fault per 4 KiB on first touch (src/util/alloc.c). Freed with free(). */
+void *attn_calloc_large(size_t n, size_t size);
+/* malloc's contract (contents undefined) for such an array: malloc below 8 MiB, where calloc
+ * would clear reused heap memory, attn_calloc_large from there on. Freed with free(). */
+void *attn_malloc_large(size_t n, size_t size);
 
 /* ---- time --------------------------------------------------------------------------------- */
 

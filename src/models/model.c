@@ -174,7 +174,7 @@ attn_status attn_batch_validate(const attn_model *m, const attn_batch *b, attn_e
 
 attn_status attn_arena_reserve(float **buf, size_t *cap, size_t n, attn_error *err) {
     if (n <= *cap) return ATTN_OK;
-    float *p = malloc(n * sizeof(float));
+    float *p = attn_malloc_large(n, sizeof(float));
     if (!p) return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu activation floats", n);
     free(*buf);
     *buf = p;

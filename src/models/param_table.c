@@ -107,7 +107,7 @@ void attn_param_layout_free(attn_param_layout *l) {
 attn_status attn_param_layout_grads(attn_param_layout *l, bool *fresh, attn_error *err) {
     *fresh = false;
     if (l->grads) return ATTN_OK;
-    l->grads = calloc(l->n_params, sizeof(float));
+    l->grads = attn_calloc_large(l->n_params, sizeof(float)); /* swept whole every step */
     if (!l->grads)
         return attn_errorf(err, ATTN_ERR_NOMEM, "out of memory for %zu gradients", l->n_params);
     *fresh = true;

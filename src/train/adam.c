@@ -40,8 +40,8 @@ attn_status attn_adam_create(size_t n, const attn_adam_config *cfg, attn_adam **
     if (!a) return attn_errorf(err, ATTN_ERR_NOMEM, "adam: out of memory");
     a->cfg = c;
     a->n = n;
-    a->m = calloc(n ? n : 1, sizeof(float));
-    a->v = calloc(n ? n : 1, sizeof(float));
+    a->m = attn_calloc_large(n ? n : 1, sizeof(float)); /* read and written every step */
+    a->v = attn_calloc_large(n ? n : 1, sizeof(float));
     if (!a->m || !a->v) {
         attn_adam_free(a);
         return attn_errorf(err, ATTN_ERR_NOMEM, "adam: out of memory for 2 x %zu moments", n);

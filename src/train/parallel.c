@@ -122,9 +122,10 @@ static void sum_task(void *vc, int task, int worker) {
     bool ok = true;
     for (int j = 0; j < c->n_wave; j++) {
         const float *g = c->g[j];
-        if (c->k0 + j == 0)
-            memcpy(c->sum + lo, g + lo, (hi - lo) * sizeof(float));
-        else
+        if (c->k0 + j == 0) {
+            if (g != c->sum) /* else micro-batch 0 was computed in the sum (seq2seq_parallel.c) */
+                memcpy(c->sum + lo, g + lo, (hi - lo) * sizeof(float));
+        } else
             ok = attn_add_finite(c->sum + lo, g + lo, hi - lo); /* the last add decides */
     }
     if (last) {

@@ -7,7 +7,10 @@
  * replica whose gradients were zeroed; its d_logits are scaled by 1 / (the whole batch's counted
  * target rows), so g_k is its share of the gradient of the batch's mean, and the model's gradient
  * is ((g_0 + g_1) + g_2) + ... elementwise, in k order (parallel.c's attn_grads_sum_pool). The
- * loss is (s_0 + s_1 + ...) / rows in k order, s_k the micro-batch's summed row losses. */
+ * loss is (s_0 + s_1 + ...) / rows in k order, s_k the micro-batch's summed row losses.
+ * Micro-batch 0 runs on the model itself, its gradients zeroed like a replica's: g_0 is then
+ * computed where the sum starts (the same floats a replica would hold), instead of in a replica
+ * and copied there (at the base size a 177 MB copy per step). */
 #include "train_internal.h"
 
 #include <math.h>
@@ -39,6 +42,7 @@ attn_status attn_s2s_replicas_reserve(attn_s2s_replicas *r, attn_seq2seq *m, int
 }
 
 typedef struct s2s_step_ctx {
+    attn_seq2seq *model; /* micro-batch 0's; its gradients are the sum's */
     attn_s2s_replicas *r;
     const attn_s2s_batch *b;
     const int *labels;
@@ -48,14 +52,15 @@ typedef struct s2s_step_ctx {
     double *loss_sum;   /* [K] s_k */
 } s2s_step_ctx;
 
-/* Micro-batch k0 + task on replica `task` (its gradients wait there for the sum). */
+/* Micro-batch k0 + task on replica `task` (its gradients wait there for the sum), micro-batch 0
+ * on the model. */
 static void micro_task(void *vc, int task, int worker) {
     (void)worker;
     s2s_step_ctx *c = vc;
     const attn_s2s_batch *b = c->b;
     const int k = c->k0 + task, p0 = k * ATTN_MICRO_BATCH;
     const int n = b->B - p0 < ATTN_MICRO_BATCH ? b->B - p0 : ATTN_MICRO_BATCH;
-    attn_seq2seq *m = c->r->m[task];
+    attn_seq2seq *m = k == 0 ? c->model : c->r->m[task];
     attn_error *err = &c->r->errs[task];
     const size_t row0 = c->row0[k], rows = c->row0[k + 1] - row0, off = row0 * (size_t)c->V;
     const attn_s2s_batch sub = {n,
@@ -75,9 +80,11 @@ static void micro_task(void *vc, int task, int worker) {
     err->status = attn_seq2seq_backward(m, &sub, c->d_logits + off, err);
 }
 
-/* For micro_step.c: replica j's gradients and micro-batch k's loss sum. */
+/* For micro_step.c: the wave's j-th micro-batch's gradients (replica j's, the model's for
+ * micro-batch 0) and micro-batch k's loss sum. */
 static const float *replica_grads(void *vc, int j) {
-    return attn_seq2seq_grads(((s2s_step_ctx *)vc)->r->m[j]);
+    const s2s_step_ctx *c = vc;
+    return attn_seq2seq_grads(c->k0 + j == 0 ? c->model : c->r->m[j]);
 }
 static void save_loss(void *vc, int k, void *dst) {
     memcpy(dst, &((s2s_step_ctx *)vc)->loss_sum[k], sizeof(double));
@@ -132,7 +139,8 @@ attn_status attn_s2s_forward_backward(attn_seq2seq *m, attn_s2s_replicas *r, att
     int n_mean = 0;
     for (size_t i = 0; i < row0[K]; i++) n_mean += labels[i] != ATTN_PAD_ID;
     /* no counted row: nothing is added, whatever the divisor; the loss stays NaN (PyTorch 0/0) */
-    s2s_step_ctx c = {.r = r,
+    s2s_step_ctx c = {.model = m,
+                      .r = r,
                       .b = b,
                       .labels = labels,
                       .logits = logits,
