@@ -19,7 +19,7 @@
 # then bench/summarize.py writes OUT/summary.md (machine, date, commit, load, the tables, every
 # output) and OUT/readme-table.md (the README's performance table, taken from the same run, with
 # a "Check: ... PASS|MISS" line per target, also printed), and when OUT is bench/results
-# bench/readme_table.py --write copies that table into README.md.
+# bench/readme_table.py --write copies that table and base.md's figures into README.md.
 #
 # Usage: bash bench/all.sh [--quick] [--out DIR] [--build DIR]
 #   --quick      smoke test: every benchmark at its smallest (ratios mean little); the default
@@ -133,8 +133,9 @@ fi
 } >>"$raw/machine.txt"
 /usr/bin/python3 bench/summarize.py "$raw" "$out"
 echo "bench/all.sh: wrote $out/summary.md and $out/readme-table.md in $(($(date +%s) - start)) s" >&2
-# the committed results: README's performance table is their readme-table.md (style/readme_table)
+# the committed results: README's performance table is their readme-table.md and its base model
+# figures their base.md's (style/readme_table)
 if [ "$(cd "$out" && pwd -P)" = "$(cd bench/results && pwd -P)" ]; then
-    /usr/bin/python3 bench/readme_table.py --write README.md "$out/readme-table.md"
-    echo "bench/all.sh: copied $out/readme-table.md into README.md" >&2
+    /usr/bin/python3 bench/readme_table.py --write README.md "$out"
+    echo "bench/all.sh: copied $out/readme-table.md and base.md's figures into README.md" >&2
 fi
