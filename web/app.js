@@ -554,7 +554,9 @@ function focusQuery(q) {
 
 // One head's query q (a row of "q", already divided by sqrt(head_size)), every key's k, q x k
 // elementwise, the score (the sum; "scores" as the forward computed it) and the softmax of the
-// scores ("attention"). The heads' mean has no q and k: the view then shows head 1.
+// scores ("attention"). A --pos alibi model's score is q.k plus its ALiBi term: the view then
+// shows q.k ("dot_products", the products' sum) and the bias ("score_bias") before the score
+// they add up to. The heads' mean has no q and k: the view then shows head 1.
 function renderQkView(t) {
   const x = t.explain;
   const box = $('qk-view');
@@ -576,6 +578,8 @@ function renderQkView(t) {
   const q = x.q[l][h][qi], K = x.k[l][h], sc = x.scores[l][h][qi], P = x.attention[l][h][qi];
   const T = temperature();
   const PT = T === 1 ? P : softmaxAt(sc, T); // at t = 1 the model's own numbers, not a recomputation
+  const bias = x.score_bias ? { dot: x.dot_products[l][h][qi], b: x.score_bias[l][h][qi] } : null;
+  const extra = bias ? 2 : 0; // the q.k and bias columns
   const prods = K.map((k) => k.map((v, d) => q[d] * v));
   const vmax = Math.max(...q.map(Math.abs), ...K.flat().map(Math.abs)) || 1;
   const pmax = Math.max(...prods.flat().map(Math.abs)) || 1;
@@ -586,16 +590,22 @@ function renderQkView(t) {
   };
   const table = el('table', { class: 'qk' });
   const head = el('tr', {}, el('th', { text: '' }), el('th', { colspan: HS, text: `k (${HS} numbers)` }),
-    el('th', { colspan: HS, text: 'q \u00d7 k' }), el('th', { text: 'score q\u00b7k' }), el('th', { text: 'softmax' }),
+    el('th', { colspan: HS, text: 'q \u00d7 k' }),
+    ...(bias ? [el('th', { text: 'q\u00b7k' }), el('th', { text: '+ ALiBi bias' })] : []),
+    el('th', { text: bias ? 'score = q\u00b7k + bias' : 'score q\u00b7k' }), el('th', { text: 'softmax' }),
     el('th', { class: 'qk-tcol', text: `softmax(score / ${tText(T)})` }));
   const qrow = el('tr', { class: 'qk-q' }, el('th', { text: `q: ${shortWord(tokens[qi])}` }));
   q.forEach((v) => qrow.append(cell(v, vmax, 'qk-qv')));
-  qrow.append(el('td', { colspan: HS + 3, class: 'qk-note', text: 'the query vector (divided by \u221ad_k)' }));
+  qrow.append(el('td', { colspan: HS + 3 + extra, class: 'qk-note', text: 'the query vector (divided by \u221ad_k)' }));
   const body = el('tbody', {}, qrow);
   K.forEach((k, j) => {
     const tr = el('tr', { 'data-k': j }, el('th', { text: shortWord(tokens[j]), title: tokens[j] }));
     k.forEach((v) => tr.append(cell(v, vmax, 'qk-kv')));
     prods[j].forEach((v) => tr.append(cell(v, pmax, 'qk-prod')));
+    if (bias) {
+      tr.append(el('td', { class: 'qk-dot', 'data-v': String(bias.dot[j]), text: bias.dot[j].toFixed(3) }),
+        el('td', { class: 'qk-bias', 'data-v': String(bias.b[j]), text: `${bias.b[j] < 0 ? '\u2212' : '+'}${Math.abs(bias.b[j]).toFixed(3)}` }));
+    }
     tr.append(el('td', { class: 'qk-score', 'data-v': String(sc[j]), text: sc[j].toFixed(3) }));
     const pt = el('td', { class: 'qk-p', 'data-v': String(P[j]), text: `${(100 * P[j]).toFixed(1)}%` });
     pt.style.backgroundColor = rgba(ATTN_RGB, P[j]);
@@ -605,7 +615,7 @@ function renderQkView(t) {
     body.append(tr);
   });
   const foot = el('tr', { class: 'qk-entropy' }, el('th', { text: 'entropy' }),
-    el('td', { colspan: 2 * HS + 1, class: 'qk-note', text: `of each softmax row, in nats (uniform over ${S} keys: ` +
+    el('td', { colspan: 2 * HS + 1 + extra, class: 'qk-note', text: `of each softmax row, in nats (uniform over ${S} keys: ` +
       `ln ${S} = ${Math.log(S).toFixed(2)}; one-hot: 0)` }),
     el('td', { class: 'qk-h', 'data-v': String(entropy(P)), text: entropy(P).toFixed(2) }),
     el('td', { class: 'qk-ht', 'data-v': String(entropy(PT)), text: entropy(PT).toFixed(2) }));

@@ -492,6 +492,9 @@ def check_qk_view(cdp, base, sentence, shots):
           view[7] == t["attention"][0][1][qi],
           "page: q.k view, layer 0 head 1, query 'not': q (%d), k (%d x %d), q x k, scores and "
           "softmax = the API's \"qk\": true numbers" % (HS, len(K), HS))
+    check("score_bias" not in t and cdp.js("document.querySelectorAll('#qk-view .qk-dot, "
+                                           "#qk-view .qk-bias').length") == 0,
+          "page: q.k view of a model without a score term: no q.k and bias columns")
     check(("head size = %d" % HS) in view[8] and "\u221ad_k = 4" in view[8],
           "page: q.k view names the head size and sqrt(d_k): %s" % view[8])
     element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "qk-view-1200px.png"))
@@ -1467,6 +1470,61 @@ def check_sinusoidal_page(attn, weights, screenshot):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def f32(x):
+    """x rounded to the nearest float32 (the JSON's %.9g back to the float it was written from;
+    a float add of two such, as the forward's)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def check_alibi_qk_page(attn, weights, screenshot):
+    """The q.k view of a --pos alibi Transformer (trained here, 2 epochs): its score is q.k plus
+    the ALiBi term, so the view shows "dot_products" (the products' sum) and "score_bias" beside
+    the products, each the API's number, and the score column is their sum as the API gives it."""
+    tmp = tempfile.mkdtemp(prefix="attn-e2e-alibi-")
+    try:
+        subprocess.run([attn, "train", "--model", "transformer", "--pos", "alibi",
+                        "--epochs", "2", "--train-size", "2000", "--holdout", "200", "--out",
+                        os.path.join(tmp, "transformer-seed1.json")], check=True,
+                       capture_output=True)
+        for name in ("rnn-seed1.json", "lstm-seed1.json"):
+            os.symlink(os.path.join(os.path.abspath(weights), name), os.path.join(tmp, name))
+        p, base = start_server(attn, tmp, "--threads", "2")
+        try:
+            sentence = "the food was not very good"
+            got = json.loads(http(base, "/api/explain", json.dumps(
+                {"sentence": sentence, "qk": True, "models": ["transformer"]}))[2])
+            t = got["explanations"][0]["explain"]
+            with Browser() as cdp:
+                open_url(cdp, base + "/#s=" + sentence.replace(" ", "+"))
+                qi = t["tokens"].index("not")
+                mouse(cdp, '#model-view .mv-cell[data-layer="1"][data-head="0"]', click=True)
+                select(cdp, "qk-query", str(qi))
+                view = cdp.js("(() => { const b = document.getElementById('qk-view'); const v = "
+                              "(c) => Array.from(b.querySelectorAll(c)).map(e => Number("
+                              "e.dataset.v)); return [b.dataset.layer, b.dataset.head, "
+                              "b.dataset.query, v('.qk-prod'), v('.qk-dot'), v('.qk-bias'), "
+                              "v('.qk-score'), Array.from(b.querySelectorAll('thead th')).map("
+                              "h => h.textContent)]; })()")
+                q, K = t["q"][1][0][qi], t["k"][1][0]
+                dot, bias = t["dot_products"][1][0][qi], t["score_bias"][1][0][qi]
+                sc = t["scores"][1][0][qi]
+                check(view[:3] == ["1", "0", str(qi)]
+                      and view[3] == [a * b for k in K for a, b in zip(q, k)]
+                      and view[4] == dot and view[5] == bias and view[6] == sc
+                      and all(f32(f32(d) + f32(b)) == f32(s) for d, b, s in zip(dot, bias, sc))
+                      and any(b != 0 for b in bias),
+                      "alibi: q.k view, layer 2 head 1, query 'not': q x k, q.k, the ALiBi bias "
+                      "and score = q.k + bias, each the API's number (bias %s)"
+                      % [round(b, 3) for b in bias])
+                check("+ ALiBi bias" in view[7] and "score = q\u00b7k + bias" in view[7],
+                      "alibi: the q.k view's header names the bias and the sum: %s" % view[7])
+                element_shot(cdp, ["#qk-view-title", "#qk-view"], screenshot)
+        finally:
+            check(stop_server(p) == 0, "alibi: the server exits 0")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def check_queue(attn, weights):
     """One worker, a queue of one: of 12 concurrent long explains some must get 503 at once."""
     p, base = start_server(attn, weights, "--threads", "1", "--queue", "1")
@@ -1509,6 +1567,7 @@ def main():
     check_own_vocab_page(a.attn, a.weights, a.screenshot.replace(".png", "-own-vocab.png"))
     check_decoder_page(a.attn, a.weights, a.screenshot.replace(".png", "-decoder.png"))
     check_sinusoidal_page(a.attn, a.weights, a.screenshot.replace(".png", "-sinusoidal.png"))
+    check_alibi_qk_page(a.attn, a.weights, a.screenshot.replace(".png", "-alibi-qk.png"))
     check_queue(a.attn, a.weights)
     print("%d failures, %.1f s" % (len(FAILS), time.time() - t0))
     sys.exit(1 if FAILS else 0)
