@@ -33,19 +33,6 @@ async function predict(sentences) {
   }));
 }
 
-// ---- the tokenizer, as attn's (src/data/vocab.c): lower case, punctuation, quotes and brackets
-// removed, split on white space.
-function tokenize(text) {
-  return text.toLowerCase().replace(/[.,!?;:"'`()[\]{}\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb]/g, '')
-    .split(/\s+/).filter((w) => w.length > 0);
-}
-
-// Unknown words are the server's to suggest for: its unknown_word answer lists each with the
-// nearest word by spelling and, where the task's grammar places it, the words of the class its
-// place takes (src/data/suggest.c; the same as attn predict's message).
-const SUGGEST_SHOWN = 4; // words of each category offered as chips (the tooltip lists them all)
-const article = (w) => (/^[aeiou]/.test(w) ? 'an' : 'a');
-
 // One line of text for a suggestion (the comparison's error).
 function suggestionText(u) {
   let t = `${u.word} (nearest: ${u.nearest}`;
@@ -109,31 +96,11 @@ function markStale(stale, why) {
   if (stale && state.data) $('stale').textContent = `${why} The results below are still those of "${state.data.sentence}".`;
 }
 
-// Lists the unknown words of the server's unknown_word answer (info), each with its nearest
-// word by spelling and its place's class, every word a chip that takes it.
+// Lists the unknown words of the server's unknown_word answer (info) as common.js's lines of
+// chips, a click on one taking it into the sentence.
 function showUnknown(info) {
   const box = $('unknown');
-  box.replaceChildren();
-  const chip = (word, i, cls, extra) => el('button', { class: cls, type: 'button', text: word, ...extra,
-    onclick: () => replaceWord(i, word) });
-  for (const u of info.unknown_words || []) {
-    const i = u.position - 1;
-    const line = el('div', { class: 'unknown-word', 'data-word': u.word, 'data-position': String(u.position) });
-    line.append(el('span', { class: 'bad', text: u.word }), ` (word ${u.position}) is not in the vocabulary; by spelling the nearest is `);
-    if (u.nearest) line.append(chip(u.nearest, i, 'chip'));
-    if (u.place) {
-      line.append(`; its place (${u.place.rule}) takes ${article(u.place.class)} ${u.place.class}: `);
-      u.place.groups.forEach((g, k) => {
-        if (k > 0) line.append(' or ');
-        if (u.place.groups.length > 1) line.append(el('span', { class: 'cat-name', text: `${g.category} ` }));
-        for (const w of g.words.slice(0, SUGGEST_SHOWN))
-          line.append(chip(w, i, 'chip cat-suggest', { 'data-category': g.category, title: `${g.category}: ${g.words.join(', ')}` }), ' ');
-      });
-    }
-    box.append(line);
-  }
-  const more = (info.unknown_count || 0) - (info.unknown_words || []).length;
-  if (more > 0) box.append(el('div', { class: 'hint', text: `and ${more} more unknown words` }));
+  box.replaceChildren(...unknownLines(info, replaceWord));
   box.dataset.for = info.sentence || '';
 }
 

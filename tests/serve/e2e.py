@@ -1232,10 +1232,59 @@ def check_decoder_page(attn, weights, screenshot):
         try:
             with Browser() as cdp:
                 check_decoder_view(cdp, base, have_compose, screenshot)
+                check_decoder_unknown(cdp, base, screenshot.replace(".png", "-unknown.png"))
         finally:
             check(stop_server(p) == 0, "decoder page: the server exits 0")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_decoder_unknown(cdp, base, screenshot):
+    """Unknown words on the decoder page: the server's unknown_word answer to POST /api/generate
+    as the explorer shows it (common.js) -- each word's nearest by spelling and the words of its
+    place's class as chips, the API's; a click on a chip takes it into the text and writes
+    again: one unknown word left, then none and the verdict written."""
+    text = "the pizza was stunning"
+    st, _, b = http(base, "/api/generate", json.dumps({"model": "seq2seq-transformer",
+                                                       "text": text}))
+    err = json.loads(b)["error"] if st == 400 else {}
+    api = {u["word"]: [u["nearest"]] + [w for g in u["place"]["groups"] for w in g["words"][:4]]
+           for u in err.get("unknown_words", [])}
+    cdp.call("Page.navigate", url=base + "/decoder.html")
+    cdp.wait_for("document.body && document.body.dataset.ready === 'true'", "decoder page loads")
+    before = cdp.js("document.body.dataset.generated || ''")
+    cdp.js("(() => { document.getElementById('dec-text').value = %s; "
+           "document.getElementById('dec-go').click(); })()" % json.dumps(text))
+    cdp.wait_for("document.querySelectorAll('#dec-unknown .unknown-word').length === 2",
+                 "decoder page: two unknown words listed")
+    got = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#dec-unknown "
+                 ".unknown-word')).map(d => [d.dataset.word, Array.from(d.querySelectorAll("
+                 "'.chip')).map(c => c.textContent)]))")
+    check(err.get("code") == "unknown_word" and set(api) == {"pizza", "stunning"} and got == api
+          and cdp.js("document.getElementById('dec-error').textContent") == "",
+          "decoder page: unknown 'pizza' and 'stunning' as the API's chips (nearest, then its "
+          "place's class): %s" % got)
+    element_shot(cdp, ["#dec-input"], screenshot)
+    adj = api.get("stunning", ["", ""])[1]
+    cdp.js("document.querySelector('#dec-unknown .unknown-word[data-word=\"stunning\"] "
+           ".cat-suggest').click()")
+    cdp.wait_for("document.getElementById('dec-text').value === %s && document.querySelectorAll("
+                 "'#dec-unknown .unknown-word').length === 1" % json.dumps("the pizza was " + adj),
+                 "decoder page: a chip takes %r; one unknown word left" % adj)
+    noun = api.get("pizza", ["", ""])[1]
+    cdp.js("document.querySelector('#dec-unknown .unknown-word[data-word=\"pizza\"] "
+           ".cat-suggest').click()")
+    generated(cdp, before, "decoder page: the text of known words written")
+    fixed = "the %s was %s" % (noun, adj)
+    want = json.loads(http(base, "/api/generate", json.dumps({"model": "seq2seq-transformer",
+                                                              "text": fixed}))[2])
+    words = cdp.js("Array.from(document.querySelectorAll('#dec-words .tok')).map(b => "
+                   "b.dataset.word || b.textContent)")
+    check(cdp.js("document.getElementById('dec-text').value") == fixed
+          and cdp.js("document.querySelectorAll('#dec-unknown *').length") == 0
+          and len(words) == len(want["explain"]["steps"]),
+          "decoder page: two clicks make %r, written (%d words) with no unknown words left"
+          % (fixed, len(words)))
 
 
 def generated(cdp, before, what):
