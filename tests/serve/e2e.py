@@ -17,7 +17,9 @@ pixels wide), section 4 (the shuffle test against POST /api/predict with and wit
 positions=zero, the position table's canvas pixels against GET /api/positions), unknown words
 with words of the class their slot takes, two sentences side by side against POST /api/explain
 (each with a screenshot),
-/figures.html following docs/figures/index.md, and a PyTorch LSTM with its own vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
+/figures.html following docs/figures/index.md, and a PyTorch LSTM with its own vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). The
+decoder page (its unknown words' chips too) and the q.k view of a --pos alibi Transformer (q.k,
+the ALiBi bias and their sum, the API's), each model trained here for 2 epochs. Saves screenshots
 (--screenshot and two beside it) and checks the bounded queue (503) and SIGTERM shutdown.
 Chromium from Debian (`chromium`)."""
 import argparse
