@@ -239,6 +239,13 @@ bool attn_seq2seq_causal_mask(const attn_seq2seq *m);
 attn_status attn_seq2seq_replica(attn_seq2seq *m, attn_seq2seq **out, attn_error *err);
 /* Allocates m's gradients (zeroed) if a backward has not yet done so. */
 attn_status attn_seq2seq_grads_alloc(attn_seq2seq *m, attn_error *err);
+/* A gradient buffer (n_params floats, from malloc) moved between models of one configuration,
+ * as attn_model_grads_take/give (attn_threads.h) for classifiers: attn serve's decoder workers
+ * explaining one big model share one. take detaches m's buffer and returns it (NULL if it has
+ * none; the next backward allocates a fresh one); give frees m's own and makes `grads` (NULL:
+ * none) m's, which frees it with m. Its values are the previous holder's: a backward adds. */
+float *attn_seq2seq_grads_take(attn_seq2seq *m);
+void attn_seq2seq_grads_give(attn_seq2seq *m, float *grads);
 
 /* Greedy decoding of source src[n_src]: from [BOS], the argmax word (ties: the lower id) until
  * [EOS] or max_out words. cache true: one new decoder row per step with a KV cache; false: the

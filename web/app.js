@@ -33,19 +33,6 @@ async function predict(sentences) {
   }));
 }
 
-// ---- the tokenizer, as attn's (src/data/vocab.c): lower case, punctuation, quotes and brackets
-// removed, split on white space.
-function tokenize(text) {
-  return text.toLowerCase().replace(/[.,!?;:"'`()[\]{}\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb]/g, '')
-    .split(/\s+/).filter((w) => w.length > 0);
-}
-
-// Unknown words are the server's to suggest for: its unknown_word answer lists each with the
-// nearest word by spelling and, where the task's grammar places it, the words of the class its
-// place takes (src/data/suggest.c; the same as attn predict's message).
-const SUGGEST_SHOWN = 4; // words of each category offered as chips (the tooltip lists them all)
-const article = (w) => (/^[aeiou]/.test(w) ? 'an' : 'a');
-
 // One line of text for a suggestion (the comparison's error).
 function suggestionText(u) {
   let t = `${u.word} (nearest: ${u.nearest}`;
@@ -109,31 +96,11 @@ function markStale(stale, why) {
   if (stale && state.data) $('stale').textContent = `${why} The results below are still those of "${state.data.sentence}".`;
 }
 
-// Lists the unknown words of the server's unknown_word answer (info), each with its nearest
-// word by spelling and its place's class, every word a chip that takes it.
+// Lists the unknown words of the server's unknown_word answer (info) as common.js's lines of
+// chips, a click on one taking it into the sentence.
 function showUnknown(info) {
   const box = $('unknown');
-  box.replaceChildren();
-  const chip = (word, i, cls, extra) => el('button', { class: cls, type: 'button', text: word, ...extra,
-    onclick: () => replaceWord(i, word) });
-  for (const u of info.unknown_words || []) {
-    const i = u.position - 1;
-    const line = el('div', { class: 'unknown-word', 'data-word': u.word, 'data-position': String(u.position) });
-    line.append(el('span', { class: 'bad', text: u.word }), ` (word ${u.position}) is not in the vocabulary; by spelling the nearest is `);
-    if (u.nearest) line.append(chip(u.nearest, i, 'chip'));
-    if (u.place) {
-      line.append(`; its place (${u.place.rule}) takes ${article(u.place.class)} ${u.place.class}: `);
-      u.place.groups.forEach((g, k) => {
-        if (k > 0) line.append(' or ');
-        if (u.place.groups.length > 1) line.append(el('span', { class: 'cat-name', text: `${g.category} ` }));
-        for (const w of g.words.slice(0, SUGGEST_SHOWN))
-          line.append(chip(w, i, 'chip cat-suggest', { 'data-category': g.category, title: `${g.category}: ${g.words.join(', ')}` }), ' ');
-      });
-    }
-    box.append(line);
-  }
-  const more = (info.unknown_count || 0) - (info.unknown_words || []).length;
-  if (more > 0) box.append(el('div', { class: 'hint', text: `and ${more} more unknown words` }));
+  box.replaceChildren(...unknownLines(info, replaceWord));
   box.dataset.for = info.sentence || '';
 }
 
@@ -554,7 +521,9 @@ function focusQuery(q) {
 
 // One head's query q (a row of "q", already divided by sqrt(head_size)), every key's k, q x k
 // elementwise, the score (the sum; "scores" as the forward computed it) and the softmax of the
-// scores ("attention"). The heads' mean has no q and k: the view then shows head 1.
+// scores ("attention"). A --pos alibi model's score is q.k plus its ALiBi term: the view then
+// shows q.k ("dot_products", the products' sum) and the bias ("score_bias") before the score
+// they add up to. The heads' mean has no q and k: the view then shows head 1.
 function renderQkView(t) {
   const x = t.explain;
   const box = $('qk-view');
@@ -576,6 +545,8 @@ function renderQkView(t) {
   const q = x.q[l][h][qi], K = x.k[l][h], sc = x.scores[l][h][qi], P = x.attention[l][h][qi];
   const T = temperature();
   const PT = T === 1 ? P : softmaxAt(sc, T); // at t = 1 the model's own numbers, not a recomputation
+  const bias = x.score_bias ? { dot: x.dot_products[l][h][qi], b: x.score_bias[l][h][qi] } : null;
+  const extra = bias ? 2 : 0; // the q.k and bias columns
   const prods = K.map((k) => k.map((v, d) => q[d] * v));
   const vmax = Math.max(...q.map(Math.abs), ...K.flat().map(Math.abs)) || 1;
   const pmax = Math.max(...prods.flat().map(Math.abs)) || 1;
@@ -586,16 +557,22 @@ function renderQkView(t) {
   };
   const table = el('table', { class: 'qk' });
   const head = el('tr', {}, el('th', { text: '' }), el('th', { colspan: HS, text: `k (${HS} numbers)` }),
-    el('th', { colspan: HS, text: 'q \u00d7 k' }), el('th', { text: 'score q\u00b7k' }), el('th', { text: 'softmax' }),
+    el('th', { colspan: HS, text: 'q \u00d7 k' }),
+    ...(bias ? [el('th', { text: 'q\u00b7k' }), el('th', { text: '+ ALiBi bias' })] : []),
+    el('th', { text: bias ? 'score = q\u00b7k + bias' : 'score q\u00b7k' }), el('th', { text: 'softmax' }),
     el('th', { class: 'qk-tcol', text: `softmax(score / ${tText(T)})` }));
   const qrow = el('tr', { class: 'qk-q' }, el('th', { text: `q: ${shortWord(tokens[qi])}` }));
   q.forEach((v) => qrow.append(cell(v, vmax, 'qk-qv')));
-  qrow.append(el('td', { colspan: HS + 3, class: 'qk-note', text: 'the query vector (divided by \u221ad_k)' }));
+  qrow.append(el('td', { colspan: HS + 3 + extra, class: 'qk-note', text: 'the query vector (divided by \u221ad_k)' }));
   const body = el('tbody', {}, qrow);
   K.forEach((k, j) => {
     const tr = el('tr', { 'data-k': j }, el('th', { text: shortWord(tokens[j]), title: tokens[j] }));
     k.forEach((v) => tr.append(cell(v, vmax, 'qk-kv')));
     prods[j].forEach((v) => tr.append(cell(v, pmax, 'qk-prod')));
+    if (bias) {
+      tr.append(el('td', { class: 'qk-dot', 'data-v': String(bias.dot[j]), text: bias.dot[j].toFixed(3) }),
+        el('td', { class: 'qk-bias', 'data-v': String(bias.b[j]), text: `${bias.b[j] < 0 ? '\u2212' : '+'}${Math.abs(bias.b[j]).toFixed(3)}` }));
+    }
     tr.append(el('td', { class: 'qk-score', 'data-v': String(sc[j]), text: sc[j].toFixed(3) }));
     const pt = el('td', { class: 'qk-p', 'data-v': String(P[j]), text: `${(100 * P[j]).toFixed(1)}%` });
     pt.style.backgroundColor = rgba(ATTN_RGB, P[j]);
@@ -605,7 +582,7 @@ function renderQkView(t) {
     body.append(tr);
   });
   const foot = el('tr', { class: 'qk-entropy' }, el('th', { text: 'entropy' }),
-    el('td', { colspan: 2 * HS + 1, class: 'qk-note', text: `of each softmax row, in nats (uniform over ${S} keys: ` +
+    el('td', { colspan: 2 * HS + 1 + extra, class: 'qk-note', text: `of each softmax row, in nats (uniform over ${S} keys: ` +
       `ln ${S} = ${Math.log(S).toFixed(2)}; one-hot: 0)` }),
     el('td', { class: 'qk-h', 'data-v': String(entropy(P)), text: entropy(P).toFixed(2) }),
     el('td', { class: 'qk-ht', 'data-v': String(entropy(PT)), text: entropy(PT).toFixed(2) }));

@@ -33,6 +33,7 @@ async function write(prefix, keep) {
   if (!m) return;
   const seq = ++dec.seq;
   $('dec-error').textContent = '';
+  $('dec-unknown').replaceChildren();
   if (!keep) dec.prefix = prefix || [];
   const body = { model: m.name, text: $('dec-text').value, layer: dec.layer, head: dec.head, maps: !!m.maps };
   if (dec.prefix.length) body.prefix = dec.prefix;
@@ -51,8 +52,19 @@ async function write(prefix, keep) {
     if (v && v.view) showView(v.view);
     writeFragment();
   } catch (e) {
-    if (seq === dec.seq) $('dec-error').textContent = e.message;
+    if (seq !== dec.seq) return;
+    if (e.info && e.info.code === 'unknown_word') $('dec-unknown').replaceChildren(...unknownLines(e.info, replaceWord));
+    else $('dec-error').textContent = e.message;
   }
+}
+
+// A chip of an unknown word's suggestions: the word takes the place of the unknown one (the
+// tokenizer's words joined by spaces) and the decoder writes again.
+function replaceWord(i, word) {
+  const words = tokenize($('dec-text').value);
+  words[i] = word;
+  $('dec-text').value = words.join(' ');
+  write();
 }
 
 // The model saw sentences of the task's grammar only: say so when the text is not one.

@@ -69,7 +69,8 @@ static void generate(serve_app *app, int ctx, const attn_generate_request *r, in
     attn_s2s_explanation *e = NULL;
     char *json = NULL;
     size_t len = 0;
-    st = attn_seq2seq_explain(m, src, n_src, &o, &e, &err);
+    st = attn_seq2seq_explain(serve_decoder_explain_begin(app, ctx, di), src, n_src, &o, &e, &err);
+    serve_decoder_explain_end(app, ctx, di);
     const attn_s2s_json_opts jo = {r->maps, maps, r->layer, r->head};
     if (st == ATTN_OK) st = attn_s2s_explanation_to_json(r->text, src, e, &jo, &json, &len, &err);
     attn_s2s_explanation_free(e);

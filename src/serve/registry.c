@@ -53,6 +53,21 @@ void serve_explain_end(serve_app *app, int ctx, int entry) {
     pthread_mutex_unlock(&app->grads_lock[entry]);
 }
 
+attn_seq2seq *serve_decoder_explain_begin(serve_app *app, int ctx, int entry) {
+    attn_seq2seq *m = serve_decoder_model(app, ctx, entry);
+    if (!big_grads(app, entry)) return m;
+    pthread_mutex_lock(&app->grads_lock[entry]);
+    attn_seq2seq_grads_give(m, app->shared_grads[entry]);
+    app->shared_grads[entry] = NULL;
+    return m;
+}
+
+void serve_decoder_explain_end(serve_app *app, int ctx, int entry) {
+    if (!big_grads(app, entry)) return;
+    app->shared_grads[entry] = attn_seq2seq_grads_take(serve_decoder_model(app, ctx, entry));
+    pthread_mutex_unlock(&app->grads_lock[entry]);
+}
+
 int serve_decoder_find(const serve_app *app, const char *name, bool compose) {
     int first = -1;
     for (int i = 0; i < app->n_entries; i++) {

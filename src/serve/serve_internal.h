@@ -53,8 +53,9 @@ struct serve_app {
     size_t models_len, figures_len, decoders_len;
     char summary[1024];
     pthread_mutex_t cache_lock;
-    /* a classifier with more than SERVE_KEEP_GRADS bytes of gradients: one buffer, lent to
-     * one explaining worker at a time (serve_explain_begin/end); NULL before the first */
+    /* a model with more than SERVE_KEEP_GRADS bytes of gradients: one buffer, lent to one
+     * explaining worker at a time (serve_explain_begin/end, serve_decoder_explain_begin/end);
+     * NULL before the first */
     pthread_mutex_t grads_lock[SERVE_MAX_ENTRY];
     float *shared_grads[SERVE_MAX_ENTRY];
     char *set_cache[SERVE_MAX_ENTRY][SERVE_MAX_SETS]; /* the /api/sets answers, once computed */

@@ -1,7 +1,8 @@
 /* test_seq2seq_replica.c -- a seq2seq replica (attn_seq2seq_replica) reads its model's
  * parameters and is that model to the bit: teacher-forced logits, gradients and greedy decoding
  * (with and without the KV cache) of all three architectures; it follows the model's parameters
- * when they change; its gradients are its own; it inherits the causal-mask setting. */
+ * when they change; its gradients are its own; a gradient buffer moves between it and its
+ * model (attn_seq2seq_grads_take/give); it inherits the causal-mask setting. */
 #include "attn_seq2seq.h"
 #include "test_util.h"
 
@@ -95,6 +96,41 @@ START_TEST(test_replica_is_the_model) {
 }
 END_TEST
 
+/* A gradient buffer moved between models (attn serve lends one to the decoder workers
+ * explaining a big model): taken from m it is no longer m's; given to a replica, that replica's
+ * backward adds into it through every gradient view (m's own gradients, bit for bit), and m's
+ * next backward allocates a fresh buffer. */
+START_TEST(test_grads_move_between_models) {
+    const attn_s2s_arch arch = (attn_s2s_arch)_i;
+    attn_seq2seq *m = make(arch), *r = NULL;
+    attn_error err;
+    const size_t P = attn_seq2seq_n_params(m);
+    const int V = attn_seq2seq_config_of(m)->tgt_vocab;
+    float *logits = malloc((size_t)N_ROWS * V * sizeof *logits);
+    float *once = malloc(P * sizeof *once), *again = malloc(P * sizeof *again);
+    ck_assert(logits && once && again);
+    forward_backward(m, logits, once);
+    float *g = attn_seq2seq_grads_take(m);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_null(attn_seq2seq_grads(m));
+    ck_assert_msg(attn_seq2seq_replica(m, &r, &err) == ATTN_OK, "%s", err.msg);
+    attn_seq2seq_grads_give(r, g);
+    ck_assert_ptr_eq(attn_seq2seq_grads(r), g);
+    for (size_t i = 0; i < P; i++) g[i] = 1e3f; /* what the previous holder left: zeroed first */
+    forward_backward(r, logits, again);
+    ck_assert_ptr_eq(attn_seq2seq_grads(r), g);
+    tu_assert_identical("the replica's backward into the given buffer", g, once, P);
+    forward_backward(m, logits, again);
+    ck_assert(attn_seq2seq_grads(m) != NULL && attn_seq2seq_grads(m) != g);
+    tu_assert_identical("m's fresh buffer", attn_seq2seq_grads(m), once, P);
+    attn_seq2seq_grads_give(m, NULL); /* frees m's own */
+    ck_assert_ptr_null(attn_seq2seq_grads(m));
+    attn_seq2seq_free(r); /* frees g */
+    attn_seq2seq_free(m);
+    free(logits), free(once), free(again);
+}
+END_TEST
+
 START_TEST(test_replica_keeps_the_mask_setting) {
     attn_seq2seq *m = make(ATTN_S2S_TRANSFORMER), *r = NULL;
     attn_error err;
@@ -128,6 +164,8 @@ int main(void) {
     Suite *s = suite_create("seq2seq_replica");
     TCase *tc = tcase_create("replica");
     tcase_add_loop_test(tc, test_replica_is_the_model, ATTN_S2S_TRANSFORMER, ATTN_S2S_ATTN + 1);
+    tcase_add_loop_test(tc, test_grads_move_between_models, ATTN_S2S_TRANSFORMER,
+                        ATTN_S2S_ATTN + 1);
     tcase_add_test(tc, test_replica_keeps_the_mask_setting);
     tcase_add_test(tc, test_replica_refusals);
     suite_add_tcase(s, tc);

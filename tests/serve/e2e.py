@@ -17,7 +17,9 @@ pixels wide), section 4 (the shuffle test against POST /api/predict with and wit
 positions=zero, the position table's canvas pixels against GET /api/positions), unknown words
 with words of the class their slot takes, two sentences side by side against POST /api/explain
 (each with a screenshot),
-/figures.html following docs/figures/index.md, and a PyTorch LSTM with its own vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). Saves screenshots
+/figures.html following docs/figures/index.md, and a PyTorch LSTM with its own vocabulary beside the task's Transformer (own_vocab_model.py; needs torch). The
+decoder page (its unknown words' chips too) and the q.k view of a --pos alibi Transformer (q.k,
+the ALiBi bias and their sum, the API's), each model trained here for 2 epochs. Saves screenshots
 (--screenshot and two beside it) and checks the bounded queue (503) and SIGTERM shutdown.
 Chromium from Debian (`chromium`)."""
 import argparse
@@ -492,6 +494,9 @@ def check_qk_view(cdp, base, sentence, shots):
           view[7] == t["attention"][0][1][qi],
           "page: q.k view, layer 0 head 1, query 'not': q (%d), k (%d x %d), q x k, scores and "
           "softmax = the API's \"qk\": true numbers" % (HS, len(K), HS))
+    check("score_bias" not in t and cdp.js("document.querySelectorAll('#qk-view .qk-dot, "
+                                           "#qk-view .qk-bias').length") == 0,
+          "page: q.k view of a model without a score term: no q.k and bias columns")
     check(("head size = %d" % HS) in view[8] and "\u221ad_k = 4" in view[8],
           "page: q.k view names the head size and sqrt(d_k): %s" % view[8])
     element_shot(cdp, ["#qk-view-title", "#qk-view"], os.path.join(shots, "qk-view-1200px.png"))
@@ -1229,10 +1234,59 @@ def check_decoder_page(attn, weights, screenshot):
         try:
             with Browser() as cdp:
                 check_decoder_view(cdp, base, have_compose, screenshot)
+                check_decoder_unknown(cdp, base, screenshot.replace(".png", "-unknown.png"))
         finally:
             check(stop_server(p) == 0, "decoder page: the server exits 0")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_decoder_unknown(cdp, base, screenshot):
+    """Unknown words on the decoder page: the server's unknown_word answer to POST /api/generate
+    as the explorer shows it (common.js) -- each word's nearest by spelling and the words of its
+    place's class as chips, the API's; a click on a chip takes it into the text and writes
+    again: one unknown word left, then none and the verdict written."""
+    text = "the pizza was stunning"
+    st, _, b = http(base, "/api/generate", json.dumps({"model": "seq2seq-transformer",
+                                                       "text": text}))
+    err = json.loads(b)["error"] if st == 400 else {}
+    api = {u["word"]: [u["nearest"]] + [w for g in u["place"]["groups"] for w in g["words"][:4]]
+           for u in err.get("unknown_words", [])}
+    cdp.call("Page.navigate", url=base + "/decoder.html")
+    cdp.wait_for("document.body && document.body.dataset.ready === 'true'", "decoder page loads")
+    before = cdp.js("document.body.dataset.generated || ''")
+    cdp.js("(() => { document.getElementById('dec-text').value = %s; "
+           "document.getElementById('dec-go').click(); })()" % json.dumps(text))
+    cdp.wait_for("document.querySelectorAll('#dec-unknown .unknown-word').length === 2",
+                 "decoder page: two unknown words listed")
+    got = cdp.js("Object.fromEntries(Array.from(document.querySelectorAll('#dec-unknown "
+                 ".unknown-word')).map(d => [d.dataset.word, Array.from(d.querySelectorAll("
+                 "'.chip')).map(c => c.textContent)]))")
+    check(err.get("code") == "unknown_word" and set(api) == {"pizza", "stunning"} and got == api
+          and cdp.js("document.getElementById('dec-error').textContent") == "",
+          "decoder page: unknown 'pizza' and 'stunning' as the API's chips (nearest, then its "
+          "place's class): %s" % got)
+    element_shot(cdp, ["#dec-input"], screenshot)
+    adj = api.get("stunning", ["", ""])[1]
+    cdp.js("document.querySelector('#dec-unknown .unknown-word[data-word=\"stunning\"] "
+           ".cat-suggest').click()")
+    cdp.wait_for("document.getElementById('dec-text').value === %s && document.querySelectorAll("
+                 "'#dec-unknown .unknown-word').length === 1" % json.dumps("the pizza was " + adj),
+                 "decoder page: a chip takes %r; one unknown word left" % adj)
+    noun = api.get("pizza", ["", ""])[1]
+    cdp.js("document.querySelector('#dec-unknown .unknown-word[data-word=\"pizza\"] "
+           ".cat-suggest').click()")
+    generated(cdp, before, "decoder page: the text of known words written")
+    fixed = "the %s was %s" % (noun, adj)
+    want = json.loads(http(base, "/api/generate", json.dumps({"model": "seq2seq-transformer",
+                                                              "text": fixed}))[2])
+    words = cdp.js("Array.from(document.querySelectorAll('#dec-words .tok')).map(b => "
+                   "b.dataset.word || b.textContent)")
+    check(cdp.js("document.getElementById('dec-text').value") == fixed
+          and cdp.js("document.querySelectorAll('#dec-unknown *').length") == 0
+          and len(words) == len(want["explain"]["steps"]),
+          "decoder page: two clicks make %r, written (%d words) with no unknown words left"
+          % (fixed, len(words)))
 
 
 def generated(cdp, before, what):
@@ -1467,6 +1521,61 @@ def check_sinusoidal_page(attn, weights, screenshot):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def f32(x):
+    """x rounded to the nearest float32 (the JSON's %.9g back to the float it was written from;
+    a float add of two such, as the forward's)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def check_alibi_qk_page(attn, weights, screenshot):
+    """The q.k view of a --pos alibi Transformer (trained here, 2 epochs): its score is q.k plus
+    the ALiBi term, so the view shows "dot_products" (the products' sum) and "score_bias" beside
+    the products, each the API's number, and the score column is their sum as the API gives it."""
+    tmp = tempfile.mkdtemp(prefix="attn-e2e-alibi-")
+    try:
+        subprocess.run([attn, "train", "--model", "transformer", "--pos", "alibi",
+                        "--epochs", "2", "--train-size", "2000", "--holdout", "200", "--out",
+                        os.path.join(tmp, "transformer-seed1.json")], check=True,
+                       capture_output=True)
+        for name in ("rnn-seed1.json", "lstm-seed1.json"):
+            os.symlink(os.path.join(os.path.abspath(weights), name), os.path.join(tmp, name))
+        p, base = start_server(attn, tmp, "--threads", "2")
+        try:
+            sentence = "the food was not very good"
+            got = json.loads(http(base, "/api/explain", json.dumps(
+                {"sentence": sentence, "qk": True, "models": ["transformer"]}))[2])
+            t = got["explanations"][0]["explain"]
+            with Browser() as cdp:
+                open_url(cdp, base + "/#s=" + sentence.replace(" ", "+"))
+                qi = t["tokens"].index("not")
+                mouse(cdp, '#model-view .mv-cell[data-layer="1"][data-head="0"]', click=True)
+                select(cdp, "qk-query", str(qi))
+                view = cdp.js("(() => { const b = document.getElementById('qk-view'); const v = "
+                              "(c) => Array.from(b.querySelectorAll(c)).map(e => Number("
+                              "e.dataset.v)); return [b.dataset.layer, b.dataset.head, "
+                              "b.dataset.query, v('.qk-prod'), v('.qk-dot'), v('.qk-bias'), "
+                              "v('.qk-score'), Array.from(b.querySelectorAll('thead th')).map("
+                              "h => h.textContent)]; })()")
+                q, K = t["q"][1][0][qi], t["k"][1][0]
+                dot, bias = t["dot_products"][1][0][qi], t["score_bias"][1][0][qi]
+                sc = t["scores"][1][0][qi]
+                check(view[:3] == ["1", "0", str(qi)]
+                      and view[3] == [a * b for k in K for a, b in zip(q, k)]
+                      and view[4] == dot and view[5] == bias and view[6] == sc
+                      and all(f32(f32(d) + f32(b)) == f32(s) for d, b, s in zip(dot, bias, sc))
+                      and any(b != 0 for b in bias),
+                      "alibi: q.k view, layer 2 head 1, query 'not': q x k, q.k, the ALiBi bias "
+                      "and score = q.k + bias, each the API's number (bias %s)"
+                      % [round(b, 3) for b in bias])
+                check("+ ALiBi bias" in view[7] and "score = q\u00b7k + bias" in view[7],
+                      "alibi: the q.k view's header names the bias and the sum: %s" % view[7])
+                element_shot(cdp, ["#qk-view-title", "#qk-view"], screenshot)
+        finally:
+            check(stop_server(p) == 0, "alibi: the server exits 0")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def check_queue(attn, weights):
     """One worker, a queue of one: of 12 concurrent long explains some must get 503 at once."""
     p, base = start_server(attn, weights, "--threads", "1", "--queue", "1")
@@ -1509,6 +1618,7 @@ def main():
     check_own_vocab_page(a.attn, a.weights, a.screenshot.replace(".png", "-own-vocab.png"))
     check_decoder_page(a.attn, a.weights, a.screenshot.replace(".png", "-decoder.png"))
     check_sinusoidal_page(a.attn, a.weights, a.screenshot.replace(".png", "-sinusoidal.png"))
+    check_alibi_qk_page(a.attn, a.weights, a.screenshot.replace(".png", "-alibi-qk.png"))
     check_queue(a.attn, a.weights)
     print("%d failures, %.1f s" % (len(FAILS), time.time() - t0))
     sys.exit(1 if FAILS else 0)
