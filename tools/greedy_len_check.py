@@ -18,7 +18,8 @@ safetensors (tools/safetensors_io.py). On --sources random sources:
    logits against seq2seq_models.greedy_batch(min_out=N) on the same batches (the sources taken
    B at a time in input order);
 4. bad values are clear errors (exit 2, the message naming the option): --min-len -1,
-   --min-len above the model's max_tgt_len - 1, --min-len above --max-len, --batch 0.
+   --min-len above the model's max_tgt_len - 1, --min-len above --max-len, --max-len above
+   max_tgt_len - 1, --batch 0.
 
 Kernels as tools/blas_core.py sets them (pinned against pinned by default). Prints one line per
 check and PASS, or FAIL and exit 1.
@@ -156,6 +157,7 @@ def main():
         for args, what in ((["--min-len", "-1"], "--min-len"),
                            (["--min-len", str(max_out + 1)], "--min-len"),
                            (["--min-len", "5", "--max-len", "3"], "--min-len"),
+                           (["--max-len", str(max_out + 1)], "--max-len"),
                            (["--batch", "0"], "--batch")):
             good, line = refused(a.attn, ["--weights", path] + args, what)
             print("refused: %s" % line)

@@ -325,12 +325,18 @@ static int generate_batched(gen_ctx *g, int B, char **args, int n_args) {
     return cli_lines_finish("generate", "rewritten", failed, n);
 }
 
-/* The run once the model is loaded: max_out cut to what the model writes at most, then the
+/* The run once the model is loaded: max_out checked against what the model writes at most (its
+ * default), then the
  * sources in batches (--batch) or as pieces on the pool. */
 static int generate_run(gen_ctx *g, int batch, char **sources, int n_sources, attn_pool *pool) {
-    const int cap = attn_seq2seq_config_of(g->models[0])->max_tgt_len - 1;
-    if (g->max_out == 0 || g->max_out > cap)
-        g->max_out = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
+    int cap = attn_seq2seq_config_of(g->models[0])->max_tgt_len - 1;
+    cap = cap < ATTN_S2S_MAX_TGT ? cap : ATTN_S2S_MAX_TGT;
+    if (g->max_out > cap)
+        return cli_usage_error("generate",
+                               "--max-len %d is more than the %d output words this model "
+                               "writes at most (max_tgt_len - 1)",
+                               g->max_out, cap);
+    if (g->max_out == 0) g->max_out = cap;
     if (g->min_out > g->max_out)
         return cli_usage_error("generate",
                                "--min-len %d is more than the %d output words this model "
@@ -392,7 +398,7 @@ int cmd_generate(int argc, char **argv) {
          .help = "recompute the decoder over the prefix at every step"},
         {"--format", "F", CLI_OPT_CHOICE, &fmt, .choices = "text|json", .help = "text or json"},
         {"--max-len", "N", CLI_OPT_INT, &max_out, 1, ATTN_S2S_MAX_TGT, .def = "max_tgt_len - 1",
-         .help = "at most N output words"},
+         .help = "at most N output words (at most the model's\nmax_tgt_len - 1)"},
         {"--min-len", "N", CLI_OPT_INT, &min_out, 0, ATTN_S2S_MAX_TGT,
          .help = "greedy: at least N output words ([EOS] out of the\nargmax at the first N "
                  "steps; at most --max-len)"},
