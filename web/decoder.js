@@ -34,6 +34,7 @@ async function write(prefix, keep) {
   const seq = ++dec.seq;
   $('dec-error').textContent = '';
   $('dec-unknown').replaceChildren();
+  markStale(false);
   if (!keep) dec.prefix = prefix || [];
   const body = { model: m.name, text: $('dec-text').value, layer: dec.layer, head: dec.head, maps: !!m.maps };
   if (dec.prefix.length) body.prefix = dec.prefix;
@@ -55,7 +56,17 @@ async function write(prefix, keep) {
     if (seq !== dec.seq) return;
     if (e.info && e.info.code === 'unknown_word') $('dec-unknown').replaceChildren(...unknownLines(e.info, replaceWord));
     else $('dec-error').textContent = e.message;
+    markStale(true);
   }
+}
+
+// An answer that failed leaves the output of an earlier text on the page: dimmed, and a note
+// says whose it is (as the explorer does).
+function markStale(stale) {
+  const shown = stale && dec.data !== null && dec.data !== undefined;
+  $('dec-output').classList.toggle('stale', shown);
+  $('dec-stale').hidden = !shown;
+  if (shown) $('dec-stale').textContent = `The output below is still that of "${dec.text}".`;
 }
 
 // A chip of an unknown word's suggestions: the word takes the place of the unknown one (the

@@ -1266,7 +1266,13 @@ def check_decoder_unknown(cdp, base, screenshot):
           and cdp.js("document.getElementById('dec-error').textContent") == "",
           "decoder page: unknown 'pizza' and 'stunning' as the API's chips (nearest, then its "
           "place's class): %s" % got)
-    element_shot(cdp, ["#dec-input"], screenshot)
+    was = cdp.js("document.getElementById('dec-output').hidden === false")
+    stale = cdp.js("[document.getElementById('dec-output').classList.contains('stale'), "
+                   "!document.getElementById('dec-stale').hidden, "
+                   "document.getElementById('dec-stale').textContent]")
+    check(not was or (stale[0] and stale[1] and "still that of" in stale[2]),
+          "decoder page: the earlier output dimmed with a note whose it is: %s" % stale)
+    element_shot(cdp, ["#dec-input", "#dec-words"], screenshot)
     adj = api.get("stunning", ["", ""])[1]
     cdp.js("document.querySelector('#dec-unknown .unknown-word[data-word=\"stunning\"] "
            ".cat-suggest').click()")
@@ -1284,7 +1290,9 @@ def check_decoder_unknown(cdp, base, screenshot):
                    "b.dataset.word || b.textContent)")
     check(cdp.js("document.getElementById('dec-text').value") == fixed
           and cdp.js("document.querySelectorAll('#dec-unknown *').length") == 0
-          and len(words) == len(want["explain"]["steps"]),
+          and len(words) == len(want["explain"]["steps"])
+          and not cdp.js("document.getElementById('dec-output').classList.contains('stale')")
+          and cdp.js("document.getElementById('dec-stale').hidden"),
           "decoder page: two clicks make %r, written (%d words) with no unknown words left"
           % (fixed, len(words)))
 
