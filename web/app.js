@@ -610,7 +610,10 @@ function tText(T) {
 function showTemperature() {
   const T = temperature(), t = transformer();
   const dk = t && t.explain.head_size ? Math.sqrt(t.explain.head_size) : 0;
-  $('qk-t-value').textContent = `${tText(T)}${T === 1 ? ' (the model)' : dk && Math.abs(T * dk - 1) < 1e-9 ? ' (no \u221ad_k: raw q\u00b7k)' : ''}`;
+  // with ALiBi the score is q.k + bias and t divides both: 1/sqrt(d_k) undoes the scaling of
+  // q.k only, the bias then counts sqrt(d_k) times over
+  const raw = t && t.explain.score_bias ? ' (no \u221ad_k on q\u00b7k; the ALiBi bias \u00d7 \u221ad_k)' : ' (no \u221ad_k: raw q\u00b7k)';
+  $('qk-t-value').textContent = `${tText(T)}${T === 1 ? ' (the model)' : dk && Math.abs(T * dk - 1) < 1e-9 ? raw : ''}`;
 }
 
 // softmax(scores / t) in double precision, the largest score subtracted first.
