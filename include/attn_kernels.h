@@ -270,6 +270,10 @@ typedef struct attn_adam_scalars {
  * operation correctly rounded, so the AVX2 path (8 lanes) and the plain one give the same bits. */
 void attn_adam_update(float *params, float *m, float *v, const float *grads, size_t n,
                       const attn_adam_scalars *s);
+/* The same update, and grads[i] = +0 once read, in the same pass (a training step whose next
+ * backward starts from zero gradients needs no zeroing sweep of its own). */
+void attn_adam_update_zero_grads(float *params, float *m, float *v, float *grads, size_t n,
+                                 const attn_adam_scalars *s);
 
 /* ---- attention, all heads, forward and backward (src/kernels/attention.c) ----------------- */
 

@@ -6,10 +6,11 @@
 
 #include <math.h>
 
-void attn_adam_update_scalar(float *params, float *m, float *v, const float *grads, size_t i,
-                             size_t n, const attn_adam_scalars *s) {
+void attn_adam_update_scalar(float *params, float *m, float *v, const float *grads, float *zero,
+                             size_t i, size_t n, const attn_adam_scalars *s) {
     for (; i < n; i++) {
         float g = grads[i];
+        if (zero) zero[i] = 0.0f; /* grads[i], read */
         if (s->wd != 0.0f) g = fmaf(params[i], s->wd, g);
         m[i] = fmaf(g, s->one_minus_b1, m[i] * s->b1);
         v[i] = fmaf(s->one_minus_b2 * g, g, v[i] * s->b2);
@@ -18,13 +19,23 @@ void attn_adam_update_scalar(float *params, float *m, float *v, const float *gra
     }
 }
 
-void attn_adam_update(float *params, float *m, float *v, const float *grads, size_t n,
-                      const attn_adam_scalars *s) {
+static void update(float *params, float *m, float *v, const float *grads, float *zero, size_t n,
+                   const attn_adam_scalars *s) {
 #if ATTN_HAVE_AVX2_KERNELS
     if (attn_cpu_use_avx2()) {
-        attn_adam_update_avx2(params, m, v, grads, n, s);
+        attn_adam_update_avx2(params, m, v, grads, zero, n, s);
         return;
     }
 #endif
-    attn_adam_update_scalar(params, m, v, grads, 0, n, s);
+    attn_adam_update_scalar(params, m, v, grads, zero, 0, n, s);
+}
+
+void attn_adam_update(float *params, float *m, float *v, const float *grads, size_t n,
+                      const attn_adam_scalars *s) {
+    update(params, m, v, grads, NULL, n, s);
+}
+
+void attn_adam_update_zero_grads(float *params, float *m, float *v, float *grads, size_t n,
+                                 const attn_adam_scalars *s) {
+    update(params, m, v, grads, grads, n, s);
 }

@@ -106,12 +106,13 @@ void attn_layernorm_backward_avx2(float *d_x, float *d_gamma, float *d_beta, con
 float attn_blocked_row_max_avx2(const float *row, int n);
 float attn_blocked_row_exp_sum_avx2(float *row, int n, float m);
 void attn_blocked_row_scale_avx2(float *row, int n, float a);
-void attn_adam_update_avx2(float *params, float *m, float *v, const float *grads, size_t n,
-                           const attn_adam_scalars *s);
+/* zero: NULL, or grads, set to +0 once read (attn_adam_update_zero_grads) */
+void attn_adam_update_avx2(float *params, float *m, float *v, const float *grads, float *zero,
+                           size_t n, const attn_adam_scalars *s);
 #endif
 /* The plain Adam update of elements [i, n) (adam_update.c; the AVX2 version's tail). */
-void attn_adam_update_scalar(float *params, float *m, float *v, const float *grads, size_t i,
-                             size_t n, const attn_adam_scalars *s);
+void attn_adam_update_scalar(float *params, float *m, float *v, const float *grads, float *zero,
+                             size_t i, size_t n, const attn_adam_scalars *s);
 /* Below this the blocked attention's exp pins its argument (exp(-86) = 4.5e-38, still normal). */
 #define ATTN_BLOCKED_EXP_LOWEST -86.0f
 

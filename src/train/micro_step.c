@@ -154,12 +154,14 @@ attn_status attn_ranks_share_range(const attn_ranks *rk, float *x, size_t n, att
  * the whole sum on every rank, so that each names the same first non-finite tensor. */
 static attn_status sum_range(attn_pool *pool, const attn_ranks *rk, const attn_micro_step *s,
                              step_bufs *b, bool *finite, attn_error *err) {
-    const float *g[ATTN_MAX_THREADS];
+    float *g[ATTN_MAX_THREADS];
     bool fin = true;
     for (int k0 = 0; k0 < s->K && b->len > 0; k0 += ATTN_MAX_THREADS) {
         const int n = s->K - k0 < ATTN_MAX_THREADS ? s->K - k0 : ATTN_MAX_THREADS;
         for (int j = 0; j < n; j++) g[j] = b->recv + (size_t)(k0 + j) * b->len;
-        fin = attn_grads_sum_pool(pool, s->sum + b->a, b->len, g, k0, n, s->K);
+        /* the received pieces are not zeroed: freed with the step; the replicas are, by their
+         * next task (s->clean stays unset) */
+        fin = attn_grads_sum_pool(pool, s->sum + b->a, b->len, g, k0, n, s->K, false);
     }
     size_t *n = b->c, *at = n + rk->size;
     int *flags = b->flags;
@@ -175,7 +177,7 @@ static attn_status sum_range(attn_pool *pool, const attn_ranks *rk, const attn_m
 /* One process: waves of micro-batches, each wave's gradients added in micro-batch order. */
 static attn_status run_local(attn_pool *pool, const attn_micro_step *s, bool *finite,
                              attn_error *err) {
-    const float *g[ATTN_MAX_THREADS];
+    float *g[ATTN_MAX_THREADS];
     bool fin = true;
     for (int k0 = 0; k0 < s->K; k0 += s->W) {
         const int n_wave = s->K - k0 < s->W ? s->K - k0 : s->W;
@@ -187,7 +189,10 @@ static attn_status run_local(attn_pool *pool, const attn_micro_step *s, bool *fi
                 return s->errs[j].status;
             }
         for (int j = 0; j < n_wave; j++) g[j] = s->grads(s->ctx, j);
-        fin = attn_grads_sum_pool(pool, s->sum, s->n_params, g, k0, n_wave, s->K);
+        /* the replicas' gradients are read once, by the sum: zeroed there, not by the next task */
+        fin = attn_grads_sum_pool(pool, s->sum, s->n_params, g, k0, n_wave, s->K, true);
+        for (int j = 0; j < n_wave; j++)
+            if (g[j] != s->sum) s->clean[j] = true;
     }
     *finite = fin;
     return ATTN_OK;

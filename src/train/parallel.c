@@ -5,7 +5,9 @@
  * consecutive sentences. Micro-batch k runs forward and backward on a replica whose gradients
  * were zeroed, so its gradient g_k is the same floats whichever thread computes it; the model's
  * gradient is then ((g_0 + g_1) + g_2) + ... elementwise, in k order. With fewer replicas than
- * micro-batches the micro-batches run in waves, and the sum goes on in the same order. An
+ * micro-batches the micro-batches run in waves, and the sum goes on in the same order. The sum
+ * zeroes each replica's gradient as it reads it (attn_micro_step's clean), so the replica's next
+ * micro-batch starts from zeros without a zeroing sweep of its own. An
  * evaluation's pieces are its batches: each one's logits are those of a serial evaluation. */
 #include "train_internal.h"
 
@@ -19,6 +21,7 @@ void attn_replicas_free(attn_replicas *r) {
     for (int i = 0; i < r->n; i++) attn_model_free(r->m[i]);
     free(r->m);
     free(r->errs);
+    free(r->clean);
     memset(r, 0, sizeof *r);
 }
 
@@ -30,10 +33,13 @@ attn_status attn_replicas_reserve(attn_replicas *r, attn_model *m, int n, attn_e
     attn_error *errs = realloc(r->errs, (size_t)n * sizeof *errs);
     if (!errs) return attn_errorf(err, ATTN_ERR_NOMEM, "model replicas: out of memory");
     r->errs = errs;
+    bool *clean = realloc(r->clean, (size_t)n * sizeof *clean);
+    if (!clean) return attn_errorf(err, ATTN_ERR_NOMEM, "model replicas: out of memory");
+    r->clean = clean;
     while (r->n < n) {
         attn_status st = attn_model_replica(m, &r->m[r->n], err);
         if (st != ATTN_OK) return st;
-        r->n++;
+        r->clean[r->n++] = false; /* its first micro-batch zeroes them */
     }
     return ATTN_OK;
 }
@@ -61,7 +67,8 @@ static void micro_task(void *vc, int task, int worker) {
                             .T = c->b->T,
                             .ids = c->b->ids + (size_t)r0 * c->b->T,
                             .lengths = c->b->lengths + r0};
-    attn_model_zero_grad(m);
+    if (!c->r->clean[task]) attn_model_zero_grad(m); /* else the last sum zeroed them */
+    c->r->clean[task] = false;
     err->status = attn_model_forward(m, &sub, c->logits + r0, err);
     if (err->status != ATTN_OK) return;
     memset(c->d_logits + r0, 0, (size_t)n * sizeof(float));
@@ -71,8 +78,8 @@ static void micro_task(void *vc, int task, int worker) {
 
 /* For micro_step.c: replica j's gradients and micro-batch k's logits, which travel
  * with them (the step's loss and accuracy need every row's). */
-static const float *replica_grads(void *vc, int j) {
-    return attn_model_grads_const(((step_ctx *)vc)->r->m[j]);
+static float *replica_grads(void *vc, int j) {
+    return attn_model_grads(((step_ctx *)vc)->r->m[j]);
 }
 static int micro_rows(const step_ctx *c, int k) {
     const int r0 = k * ATTN_MICRO_BATCH;
@@ -93,23 +100,34 @@ void attn_piece_range(int task, int n_tasks, size_t n, size_t *lo, size_t *hi) {
     *hi = *lo + per < n ? *lo + per : n;
 }
 
-bool attn_add_finite(float *restrict sum, const float *restrict g, size_t n) {
+bool attn_add_finite(float *restrict sum, float *restrict g, size_t n, bool zero_g) {
     uint32_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float s = sum[i] + g[i];
-        sum[i] = s;
-        uint32_t bits;
-        memcpy(&bits, &s, sizeof bits);
-        bad |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
+    if (zero_g) /* two loops, so that each is one vectorized pass */
+        for (size_t i = 0; i < n; i++) {
+            const float s = sum[i] + g[i];
+            sum[i] = s;
+            g[i] = 0.0f;
+            uint32_t bits;
+            memcpy(&bits, &s, sizeof bits);
+            bad |= (bits & 0x7f800000u) == 0x7f800000u;
+        }
+    else
+        for (size_t i = 0; i < n; i++) {
+            const float s = sum[i] + g[i];
+            sum[i] = s;
+            uint32_t bits;
+            memcpy(&bits, &s, sizeof bits);
+            bad |= (bits & 0x7f800000u) == 0x7f800000u;
+        }
     return !bad;
 }
 
 typedef struct sum_ctx {
     float *sum;
     size_t n;
-    const float *const *g; /* [n_wave] the wave's gradients, micro-batches k0 .. k0 + n_wave - 1 */
+    float *const *g; /* [n_wave] the wave's gradients, micro-batches k0 .. k0 + n_wave - 1 */
     int k0, n_wave, K, n_pieces;
+    bool zero_g;                   /* each g[j] that is not sum: +0 once read */
     bool finite[ATTN_MAX_THREADS]; /* [n_pieces] after the last wave: the piece's sum is finite */
 } sum_ctx;
 
@@ -121,12 +139,14 @@ static void sum_task(void *vc, int task, int worker) {
     const bool last = c->k0 + c->n_wave == c->K; /* the last wave: is the sum finite? */
     bool ok = true;
     for (int j = 0; j < c->n_wave; j++) {
-        const float *g = c->g[j];
+        float *g = c->g[j];
         if (c->k0 + j == 0) {
-            if (g != c->sum) /* else micro-batch 0 was computed in the sum (seq2seq_parallel.c) */
+            if (g != c->sum) { /* else micro-batch 0 was computed in the sum (seq2seq_parallel.c) */
                 memcpy(c->sum + lo, g + lo, (hi - lo) * sizeof(float));
-        } else
-            ok = attn_add_finite(c->sum + lo, g + lo, hi - lo); /* the last add decides */
+                if (c->zero_g) memset(g + lo, 0, (hi - lo) * sizeof(float));
+            }
+        } else /* the last add decides */
+            ok = attn_add_finite(c->sum + lo, g + lo, hi - lo, c->zero_g && g != c->sum);
     }
     if (last) {
         if (c->K == 1) /* no add: check the copy */
@@ -135,9 +155,9 @@ static void sum_task(void *vc, int task, int worker) {
     }
 }
 
-bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, const float *const *g, int k0,
-                         int n_wave, int K) {
-    sum_ctx c = {sum, n, g, k0, n_wave, K, attn_pool_threads(pool), {0}};
+bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, float *const *g, int k0, int n_wave,
+                         int K, bool zero_g) {
+    sum_ctx c = {sum, n, g, k0, n_wave, K, attn_pool_threads(pool), zero_g, {0}};
     attn_pool_run(pool, c.n_pieces, sum_task, &c);
     bool finite = true;
     if (k0 + n_wave == K)
@@ -164,6 +184,7 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
                                &c.k0,
                                W,
                                r->errs,
+                               r->clean,
                                replica_grads,
                                save_logits,
                                load_logits,
@@ -181,6 +202,7 @@ typedef struct adam_ctx {
     attn_adam_scalars s;
     float *params;
     const float *grads;
+    float *zero; /* NULL, or grads: +0 once read */
     size_t a, n; /* the range [a, a + n) to update */
     int n_pieces;
 } adam_ctx;
@@ -191,17 +213,35 @@ static void adam_task(void *vc, int task, int worker) {
     size_t lo, hi;
     attn_piece_range(task, c->n_pieces, c->n, &lo, &hi);
     lo += c->a, hi += c->a;
-    attn_adam_update(c->params + lo, c->opt->m + lo, c->opt->v + lo, c->grads + lo, hi - lo, &c->s);
+    if (c->zero)
+        attn_adam_update_zero_grads(c->params + lo, c->opt->m + lo, c->opt->v + lo, c->zero + lo,
+                                    hi - lo, &c->s);
+    else
+        attn_adam_update(c->params + lo, c->opt->m + lo, c->opt->v + lo, c->grads + lo, hi - lo,
+                         &c->s);
+}
+
+static attn_status adam_step(attn_adam *opt, float *params, const float *grads, float *zero,
+                             attn_pool *pool, attn_error *err) {
+    const attn_ranks *rk = attn_pool_ranks(pool);
+    size_t a = 0, b = opt->n;
+    if (rk) attn_rank_range(rk->rank, rk->size, opt->n, &a, &b);
+    const adam_ctx c = {opt,   attn_adam_next(opt),    params, grads, zero, a,
+                        b - a, attn_pool_threads(pool)};
+    attn_pool_run(pool, c.n_pieces, adam_task, (void *)&c);
+    return rk ? attn_ranks_share_range(rk, params, opt->n, err) : ATTN_OK;
 }
 
 attn_status attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool,
                                 attn_error *err) {
-    const attn_ranks *rk = attn_pool_ranks(pool);
-    size_t a = 0, b = opt->n;
-    if (rk) attn_rank_range(rk->rank, rk->size, opt->n, &a, &b);
-    const adam_ctx c = {opt, attn_adam_next(opt), params, grads, a, b - a, attn_pool_threads(pool)};
-    attn_pool_run(pool, c.n_pieces, adam_task, (void *)&c);
-    return rk ? attn_ranks_share_range(rk, params, opt->n, err) : ATTN_OK;
+    return adam_step(opt, params, grads, NULL, pool, err);
+}
+
+attn_status attn_adam_step_pool_zero_grads(attn_adam *opt, float *params, float *grads,
+                                           attn_pool *pool, bool *zeroed, attn_error *err) {
+    /* under ranks only this rank's range would be zeroed: the gradients are left as they are */
+    *zeroed = !attn_pool_ranks(pool);
+    return adam_step(opt, params, grads, *zeroed ? grads : NULL, pool, err);
 }
 
 attn_status attn_adam_share_pool(attn_adam *opt, attn_pool *pool, attn_error *err) {

@@ -10,7 +10,10 @@
  * loss is (s_0 + s_1 + ...) / rows in k order, s_k the micro-batch's summed row losses.
  * Micro-batch 0 runs on the model itself, its gradients zeroed like a replica's: g_0 is then
  * computed where the sum starts (the same floats a replica would hold), instead of in a replica
- * and copied there (at the base size a 177 MB copy per step). */
+ * and copied there (at the base size a 177 MB copy per step). Nothing is zeroed in a sweep of
+ * its own when it can be avoided: the sum writes +0 into a replica's gradient as it reads it, and
+ * Adam into the model's (attn_adam_step_pool_zero_grads); a flag per model says so, and a
+ * replica or model without it (new, a failed step, a step over ranks) is zeroed as before. */
 #include "train_internal.h"
 
 #include <math.h>
@@ -21,6 +24,7 @@ void attn_s2s_replicas_free(attn_s2s_replicas *r) {
     for (int i = 0; i < r->n; i++) attn_seq2seq_free(r->m[i]);
     free(r->m);
     free(r->errs);
+    free(r->clean);
     memset(r, 0, sizeof *r);
 }
 
@@ -33,10 +37,13 @@ attn_status attn_s2s_replicas_reserve(attn_s2s_replicas *r, attn_seq2seq *m, int
     attn_error *errs = realloc(r->errs, (size_t)n * sizeof *errs);
     if (!errs) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq replicas: out of memory");
     r->errs = errs;
+    bool *clean = realloc(r->clean, (size_t)n * sizeof *clean);
+    if (!clean) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq replicas: out of memory");
+    r->clean = clean;
     while (r->n < n) {
         attn_status st = attn_seq2seq_replica(m, &r->m[r->n], err);
         if (st != ATTN_OK) return st;
-        r->n++;
+        r->clean[r->n++] = false; /* its first micro-batch zeroes them */
     }
     return ATTN_OK;
 }
@@ -70,7 +77,9 @@ static void micro_task(void *vc, int task, int worker) {
                                 b->src_lengths + p0,
                                 b->tgt_ids + (size_t)p0 * b->T,
                                 b->tgt_lengths + p0};
-    attn_seq2seq_zero_grad(m);
+    bool *clean = k == 0 ? &c->r->model_clean : &c->r->clean[task];
+    if (!*clean) attn_seq2seq_zero_grad(m); /* else Adam or the last sum zeroed them, reading */
+    *clean = false;
     err->status = attn_seq2seq_forward(m, &sub, c->logits + off, err);
     if (err->status != ATTN_OK) return;
     memset(c->d_logits + off, 0, rows * (size_t)c->V * sizeof(float));
@@ -82,7 +91,7 @@ static void micro_task(void *vc, int task, int worker) {
 
 /* For micro_step.c: the wave's j-th micro-batch's gradients (replica j's, the model's for
  * micro-batch 0) and micro-batch k's loss sum. */
-static const float *replica_grads(void *vc, int j) {
+static float *replica_grads(void *vc, int j) {
     const s2s_step_ctx *c = vc;
     return attn_seq2seq_grads(c->k0 + j == 0 ? c->model : c->r->m[j]);
 }
@@ -105,6 +114,7 @@ static attn_status run_waves(attn_seq2seq *m, attn_pool *pool, s2s_step_ctx *c, 
                                &c->k0,
                                W,
                                c->r->errs,
+                               c->r->clean,
                                replica_grads,
                                save_loss,
                                load_loss,

@@ -150,7 +150,9 @@ static attn_status run_epoch(attn_seq2seq *m, const attn_pairs *p, const int *or
                                                    b->logits, b->d_logits, &l, &finite, err);
         if (st == ATTN_OK) st = check_finite(m, l, finite, opt->step + 1, err);
         if (st != ATTN_OK) return st;
-        st = attn_adam_step_pool(opt, attn_seq2seq_params(m), attn_seq2seq_grads(m), th->pool, err);
+        /* the gradient is not read again: zeroed by Adam's pass, not by the next step's */
+        st = attn_adam_step_pool_zero_grads(opt, attn_seq2seq_params(m), attn_seq2seq_grads(m),
+                                            th->pool, &th->reps.model_clean, err);
         if (st != ATTN_OK) return st;
         sum += l;
         batches++;

@@ -48,6 +48,7 @@ void attn_batcher_fill_into(const attn_batcher *b, int i, int *ids, int *lengths
 typedef struct attn_replicas {
     attn_model **m;   /* [n] replicas of one model */
     attn_error *errs; /* [n] one error per concurrent task */
+    bool *clean;      /* [n] the replica's gradients are all +0 (attn_micro_step's clean) */
     int n;
 } attn_replicas;
 attn_status attn_replicas_reserve(attn_replicas *r, attn_model *m, int n, attn_error *err);
@@ -64,6 +65,10 @@ attn_status attn_train_forward_backward(attn_model *m, attn_replicas *r, attn_po
  * attn_micro_step_run), then every rank's range of params to every rank. */
 attn_status attn_adam_step_pool(attn_adam *opt, float *params, const float *grads, attn_pool *pool,
                                 attn_error *err);
+/* attn_adam_step_pool, and on one process grads[] = +0 afterwards, written as Adam reads them
+ * (attn_adam_update_zero_grads); *zeroed: whether it did (not under ranks). */
+attn_status attn_adam_step_pool_zero_grads(attn_adam *opt, float *params, float *grads,
+                                           attn_pool *pool, bool *zeroed, attn_error *err);
 /* Under ranks, Adam's moments of every rank's range to every rank (attn_adam_step_pool leaves
  * each rank's own range current only), before the state is read; otherwise nothing. */
 attn_status attn_adam_share_pool(attn_adam *opt, attn_pool *pool, attn_error *err);
@@ -74,14 +79,17 @@ attn_adam_scalars attn_adam_next(attn_adam *opt);
  * same floats, so the pieces may follow the thread count. */
 void attn_piece_range(int task, int n_tasks, size_t n, size_t *lo, size_t *hi);
 /* sum[n] += g[n]; returns whether every new sum is finite (exponent bits not all ones: the
- * integer test vectorizes with the add, so the sum and the check are one pass). */
-bool attn_add_finite(float *restrict sum, const float *restrict g, size_t n);
+ * integer test vectorizes with the add, so the sum and the check are one pass). With zero_g,
+ * g[n] = +0 after it is read, in the same pass (the replica's next micro-batch starts there). */
+bool attn_add_finite(float *restrict sum, float *restrict g, size_t n, bool zero_g);
 /* One wave of a step's gradient sum: g[j] [n] is micro-batch k0 + j's gradient (j < n_wave, of K
  * micro-batches in all); sum = g[0] (k0 == 0) then sum += g[j] in j order, elementwise, by
- * parameter ranges over pool's threads. After the last wave (k0 + n_wave == K) returns whether
- * every element of the sum is finite; before it, true. */
-bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, const float *const *g, int k0,
-                         int n_wave, int K);
+ * parameter ranges over pool's threads. With zero_g, every g[j] that is not sum itself is +0
+ * afterwards, written in the pass that reads it (instead of a separate zeroing sweep before its
+ * next micro-batch). After the last wave (k0 + n_wave == K) returns whether every element of the
+ * sum is finite; before it, true. */
+bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, float *const *g, int k0, int n_wave,
+                         int K, bool zero_g);
 /* Correct predictions over every batch of bt (in its current order), batches spread over pool. */
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
                                    const attn_batcher *bt, long *correct, attn_error *err);
@@ -98,7 +106,11 @@ typedef struct attn_micro_step {
     int *k0;           /* in ctx: the wave's first micro-batch */
     int W;             /* replicas: the largest wave */
     attn_error *errs;  /* [W] the replicas' errors */
-    const float *(*grads)(void *ctx, int j);         /* replica j's gradients */
+    /* [W] replica j's gradients are all +0: set on one process by the sum, which zeroes them as
+     * it reads them; the task zeroes them itself when not set (a new replica, a failed or a
+     * ranks' step) and clears it */
+    bool *clean;
+    float *(*grads)(void *ctx, int j);               /* replica j's gradients */
     void (*save)(void *ctx, int k, void *dst);       /* micro-batch k's results -> dst[extra] */
     void (*load)(void *ctx, int k, const void *src); /* and back, on every rank */
     float *sum;                                      /* [n_params] the model's gradients */
@@ -142,7 +154,11 @@ void attn_s2s_batch_fill(attn_s2s_batch_buf *b, const attn_pairs *p, const int *
 typedef struct attn_s2s_replicas {
     attn_seq2seq **m; /* [n] replicas of one model */
     attn_error *errs; /* [n] one error per concurrent task */
+    bool *clean;      /* [n] the replica's gradients are all +0 (attn_micro_step's clean) */
     int n;
+    /* the model's own gradients (micro-batch 0's, the sum) are all +0: Adam zeroed them as it
+     * read them (seq2seq_train.c); false: micro-batch 0 zeroes them */
+    bool model_clean;
 } attn_s2s_replicas;
 attn_status attn_s2s_replicas_reserve(attn_s2s_replicas *r, attn_seq2seq *m, int n,
                                       attn_error *err);

@@ -1,12 +1,14 @@
 /* test_adam_update.c -- Adam's elementwise update (attn_adam_update) on both CPU paths: the AVX2
  * path (8 lanes, then the plain tail) gives the same bits as the plain loop for parameters and
  * both moments, over 10 steps, n around the 8-lane blocks, with and without weight decay; and
- * one step against the update written out in double (the float roundings are the only gap).
+ * one step against the update written out in double (the float roundings are the only gap);
+ * attn_adam_update_zero_grads gives the same bits on each path and leaves every gradient +0.
  * PyTorch exactness of the whole step: tests/train/test_adam.c (weights/golden/adam.json). */
 #include "kernel_paths.h"
 #include "test_util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,11 +91,50 @@ START_TEST(test_adam_update_formula) {
 }
 END_TEST
 
+/* loop index: path x size. The zeroing update: the plain update's bits, then grads all +0. */
+START_TEST(test_adam_update_zero_grads) {
+    const int path = _i / (int)N_SIZES;
+    if (!kp_select(path)) return;
+    const size_t n = SIZES[_i % N_SIZES];
+    float *p[2], *m[2], *v[2], *g[2];
+    attn_rng rng = attn_rng_seed(11 + (uint64_t)_i);
+    for (int k = 0; k < 2; k++) {
+        p[k] = malloc(n * sizeof(float)), m[k] = calloc(n, sizeof(float));
+        v[k] = calloc(n, sizeof(float)), g[k] = malloc(n * sizeof(float));
+        ck_assert(p[k] && m[k] && v[k] && g[k]);
+    }
+    tu_fill_uniform(p[0], n, -1, 1, &rng);
+    memcpy(p[1], p[0], n * sizeof(float));
+    for (int t = 1; t <= 3; t++) {
+        tu_fill_uniform(g[0], n, -2, 2, &rng);
+        memcpy(g[1], g[0], n * sizeof(float));
+        const attn_adam_scalars s = scalars(t, t == 2 ? 0.01f : 0.0f);
+        attn_adam_update(p[0], m[0], v[0], g[0], n, &s);
+        attn_adam_update_zero_grads(p[1], m[1], v[1], g[1], n, &s);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t bits;
+            memcpy(&bits, &g[1][i], sizeof bits);
+            ck_assert_msg(bits == 0, "path %d n=%zu step %d: grads[%zu] = %g, not +0", path, n, t,
+                          i, g[1][i]);
+        }
+    }
+    char what[64];
+    snprintf(what, sizeof what, "adam zero-grads path %d n=%zu params", path, n);
+    tu_assert_identical(what, p[1], p[0], n);
+    snprintf(what, sizeof what, "adam zero-grads path %d n=%zu m", path, n);
+    tu_assert_identical(what, m[1], m[0], n);
+    snprintf(what, sizeof what, "adam zero-grads path %d n=%zu v", path, n);
+    tu_assert_identical(what, v[1], v[0], n);
+    for (int k = 0; k < 2; k++) free(p[k]), free(m[k]), free(v[k]), free(g[k]);
+}
+END_TEST
+
 static Suite *adam_update_suite(void) {
     Suite *s = suite_create("adam_update");
     TCase *tc = tcase_create("core");
     tcase_add_loop_test(tc, test_adam_update_paths_agree, 0, 2 * (int)N_SIZES);
     tcase_add_loop_test(tc, test_adam_update_formula, 0, KP_COUNT);
+    tcase_add_loop_test(tc, test_adam_update_zero_grads, 0, KP_COUNT * (int)N_SIZES);
     suite_add_tcase(s, tc);
     return s;
 }
