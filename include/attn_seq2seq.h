@@ -194,7 +194,10 @@ const attn_kernels_info *attn_seq2seq_kernels(const attn_seq2seq *m);
 void attn_seq2seq_set_kernels(attn_seq2seq *m, const attn_kernels_info *k);
 size_t attn_seq2seq_n_params(const attn_seq2seq *m);
 float *attn_seq2seq_params(attn_seq2seq *m);
-float *attn_seq2seq_grads(attn_seq2seq *m); /* NULL before the first backward */
+/* The gradient of the last attn_seq2seq_backward; NULL before the first. A training step
+ * (attn_seq2seq_train) may clear it as Adam reads it (on one process it does): after training
+ * it is not the last step's gradient (attn grad computes one on its own). */
+float *attn_seq2seq_grads(attn_seq2seq *m);
 /* Tensors in state_dict order ("src_embedding.weight", "transformer.encoder.layers.0...", ...) */
 size_t attn_seq2seq_tensor_count(const attn_seq2seq *m);
 const char *attn_seq2seq_tensor_name(const attn_seq2seq *m, size_t i);
