@@ -234,9 +234,12 @@ class Cdp:
         return r["result"].get("value")
 
     def wait_for(self, expr, what, timeout=20):
+        # an expression that throws (the page still loading: an element not there yet) is
+        # "not yet"; one that never holds times out and fails
+        guarded = "(() => { try { return !!(%s); } catch (e) { return false; } })()" % expr
         end = time.time() + timeout
         while time.time() < end:
-            if self.js(expr):
+            if self.js(guarded):
                 check(True, "page: " + what)
                 return True
             time.sleep(0.05)
