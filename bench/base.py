@@ -104,10 +104,10 @@ def main():
     out("# Section 6's base seq2seq-transformer: load, memory, write (bench/base.py)")
     out()
     out("- date: %s" % time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()))
-    out("- machine: %s, %d cores, shared with other jobs (timings move with their load)"
+    out("- machine: %s, %d cores (other jobs on them move the timings: the load averages)"
         % (cpu, os.cpu_count()))
     out("- commit: %s" % commit)
-    out("- load average at start: %s; this process's niceness %d (other jobs ran beside it)"
+    out("- load average at start: %s; this process's niceness %d"
         % (load_start, os.nice(0)))
     out("- command: /usr/bin/python3 bench/base.py %s" % " ".join(sys.argv[1:]))
     out()
