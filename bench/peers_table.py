@@ -162,6 +162,12 @@ def seq2seq_table(d, max_out, default):
                 "1" if e == "attn" else "%.2fx" % ((wall / tok) / (a_wall / a_tok)),
                 "1" if e == "attn" else "%.2fx" % ((cpu / tok) / (a_cpu / a_tok)),
                 same_tok, n, same, r_tok, rss_mb(d, m, e)))
+    print()
+    print("Step logits: attn decodes with its KV cache; PyTorch's and TorchScript's seq2seq-"
+          "transformer loops recompute the prefix at every step (nn.Transformer has no cache), so "
+          "their logits agree with attn's only up to rounding, the words the same (`attn generate "
+          "--no-cache` is their loop bit for bit: docs/decoder.md); the recurrent decoders are "
+          "incremental on both sides. ONNX Runtime runs its own kernels.")
 
 
 def main():
