@@ -202,18 +202,6 @@ attn_status attn_model_grads_alloc(attn_model *m, attn_error *err) {
     return st;
 }
 
-float *attn_model_grads_take(attn_model *m) {
-    float *g = m->layout.grads;
-    m->layout.grads = NULL; /* the next attn_model_grads_alloc binds the views again */
-    return g;
-}
-
-void attn_model_grads_give(attn_model *m, float *grads) {
-    free(m->layout.grads);
-    m->layout.grads = grads;
-    if (grads) m->vt->set_grads(m);
-}
-
 attn_status attn_model_backward(attn_model *m, const attn_batch *b, const float *d_logits,
                                 attn_error *err) {
     attn_status st = attn_model_grads_alloc(m, err);

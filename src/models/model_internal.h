@@ -270,8 +270,9 @@ float *attn_param_layout_view(const attn_param_layout *l, float *base, const cha
 /* The public tensor accessors of a model struct that embeds ATTN_PARAM_LAYOUT_MEMBER, written
  * once for both factories: ATTN_PARAM_ACCESSORS(attn_model, attn_model) in model.c and
  * (attn_seq2seq, attn_seq2seq) in seq2seq.c define <prefix>_n_params, _params, _grads,
- * _tensor_count, _tensor_name, _tensor_shape, _tensor_offset, _tensor_numel and _tensor_find
- * (the public headers' contracts) and the internal <prefix>_view. */
+ * _tensor_count, _tensor_name, _tensor_shape, _tensor_offset, _tensor_numel, _tensor_find,
+ * _kernels, _set_kernels, _grads_take and _grads_give (the public headers' contracts) and the
+ * internal <prefix>_view. */
 #define ATTN_PARAM_ACCESSORS(prefix, type)                                                         \
     size_t prefix##_n_params(const type *m) {                                                      \
         return m->layout.n_params;                                                                 \
@@ -311,6 +312,16 @@ float *attn_param_layout_view(const attn_param_layout *l, float *base, const cha
             m->layout.kernels = *k;                                                                \
         else                                                                                       \
             attn_kernels_info_get(&m->layout.kernels);                                             \
+    }                                                                                              \
+    float *prefix##_grads_take(type *m) {                                                          \
+        float *g = m->layout.grads;                                                                \
+        m->layout.grads = NULL; /* the next _grads_alloc binds the views again */                  \
+        return g;                                                                                  \
+    }                                                                                              \
+    void prefix##_grads_give(type *m, float *grads) {                                              \
+        free(m->layout.grads);                                                                     \
+        m->layout.grads = grads;                                                                   \
+        if (grads) m->vt->set_grads(m);                                                            \
     }
 
 /* The factory of a model struct with vt, cfg, ATTN_PARAM_LAYOUT_MEMBER and impl, written once

@@ -213,18 +213,6 @@ attn_status attn_seq2seq_grads_alloc(attn_seq2seq *m, attn_error *err) {
     return st;
 }
 
-float *attn_seq2seq_grads_take(attn_seq2seq *m) {
-    float *g = m->layout.grads;
-    m->layout.grads = NULL; /* the next attn_seq2seq_grads_alloc binds the views again */
-    return g;
-}
-
-void attn_seq2seq_grads_give(attn_seq2seq *m, float *grads) {
-    free(m->layout.grads);
-    m->layout.grads = grads;
-    if (grads) m->vt->set_grads(m);
-}
-
 void attn_seq2seq_zero_grad(attn_seq2seq *m) {
     attn_param_layout_zero_grads(&m->layout);
 }
