@@ -1004,14 +1004,9 @@ const VIEWS = {
 };
 
 function readFragment() {
-  let p;
-  try {
-    p = new URLSearchParams(window.location.hash.replace(/^#/, ''));
-  } catch (e) {
-    return {};
-  }
-  const get = (k) => { const v = p.get(k); return v === null ? null : v.trim(); };
-  const count = (k) => { const v = get(k); return v !== null && /^[1-9]\d{0,3}$/.test(v) ? Number(v) - 1 : undefined; };
+  const r = fragmentReader();
+  if (!r) return {};
+  const { get, count } = r;
   const f = { layer: count('layer'), query: count('q') };
   const s = get('s');
   if (s && s.length <= 2000) f.sentence = s;

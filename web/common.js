@@ -82,3 +82,18 @@ function unknownLines(info, take) {
   if (more > 0) lines.push(el('div', { class: 'hint', text: `and ${more} more unknown words` }));
   return lines;
 }
+
+// The page's fragment (#k=v&..., a URL per view) read: get(k), the value trimmed (null when
+// absent), and count(k), a 1-based number up to 9999 as 0-based (else undefined); null when the
+// fragment does not parse. Each page checks the values it takes against what it has.
+function fragmentReader() {
+  let p;
+  try {
+    p = new URLSearchParams(window.location.hash.replace(/^#/, ''));
+  } catch (e) {
+    return null;
+  }
+  const get = (k) => { const v = p.get(k); return v === null ? null : v.trim(); };
+  const count = (k) => { const v = get(k); return v !== null && /^[1-9]\d{0,3}$/.test(v) ? Number(v) - 1 : undefined; };
+  return { get, count };
+}

@@ -307,14 +307,9 @@ const DEC_VIEWS = {
 };
 
 function readFragment() {
-  let p;
-  try {
-    p = new URLSearchParams(window.location.hash.replace(/^#/, ''));
-  } catch (e) {
-    return {};
-  }
-  const get = (k) => { const v = p.get(k); return v === null ? null : v.trim(); };
-  const count = (k) => { const v = get(k); return v !== null && /^[1-9]\d{0,3}$/.test(v) ? Number(v) - 1 : undefined; };
+  const r = fragmentReader();
+  if (!r) return {};
+  const { get, count } = r;
   const meanOr = (k) => (get(k) === 'mean' ? -1 : count(k));
   const f = { layer: meanOr('layer'), head: meanOr('head'), step: count('step') };
   const m = get('model');
