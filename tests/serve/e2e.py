@@ -1484,19 +1484,24 @@ def check_decoder_fragment(cdp, base, text, have_compose, screenshot):
           "decoder URL: a garbage fragment gives the default view (%s)" % got["hash"][:80])
 
 
+def serve_with_transformer(attn, weights, tmp, pos):
+    """attn serve (2 threads) on tmp holding a Transformer with --pos pos trained there (2 epochs
+    of 2,000 sentences) beside the committed RNN and LSTM: (process, base URL)."""
+    subprocess.run([attn, "train", "--model", "transformer", "--pos", pos, "--epochs", "2",
+                    "--train-size", "2000", "--holdout", "200", "--out",
+                    os.path.join(tmp, "transformer-seed1.json")], check=True, capture_output=True)
+    for name in ("rnn-seed1.json", "lstm-seed1.json"):
+        os.symlink(os.path.join(os.path.abspath(weights), name), os.path.join(tmp, name))
+    return start_server(attn, tmp, "--threads", "2")
+
+
 def check_sinusoidal_page(attn, weights, screenshot):
     """Section 4 for a Transformer with the fixed sinusoidal table (trained here, 2 epochs): the
     page names the scheme, draws GET /api/positions' table (its pixels), and the shuffle test's
     last column is the Transformer without the table, one probability for every order."""
     tmp = tempfile.mkdtemp(prefix="attn-e2e-sinusoidal-")
     try:
-        subprocess.run([attn, "train", "--model", "transformer", "--pos", "sinusoidal",
-                        "--epochs", "2", "--train-size", "2000", "--holdout", "200", "--out",
-                        os.path.join(tmp, "transformer-seed1.json")], check=True,
-                       capture_output=True)
-        for name in ("rnn-seed1.json", "lstm-seed1.json"):
-            os.symlink(os.path.join(os.path.abspath(weights), name), os.path.join(tmp, name))
-        p, base = start_server(attn, tmp, "--threads", "2")
+        p, base = serve_with_transformer(attn, weights, tmp, "sinusoidal")
         try:
             with Browser() as cdp:
                 cdp.call("Page.navigate", url=base + "/#s=the+food+was+not+very+good")
@@ -1544,13 +1549,7 @@ def check_alibi_qk_page(attn, weights, screenshot):
     the products, each the API's number, and the score column is their sum as the API gives it."""
     tmp = tempfile.mkdtemp(prefix="attn-e2e-alibi-")
     try:
-        subprocess.run([attn, "train", "--model", "transformer", "--pos", "alibi",
-                        "--epochs", "2", "--train-size", "2000", "--holdout", "200", "--out",
-                        os.path.join(tmp, "transformer-seed1.json")], check=True,
-                       capture_output=True)
-        for name in ("rnn-seed1.json", "lstm-seed1.json"):
-            os.symlink(os.path.join(os.path.abspath(weights), name), os.path.join(tmp, name))
-        p, base = start_server(attn, tmp, "--threads", "2")
+        p, base = serve_with_transformer(attn, weights, tmp, "alibi")
         try:
             sentence = "the food was not very good"
             got = json.loads(http(base, "/api/explain", json.dumps(
