@@ -100,26 +100,23 @@ void attn_piece_range(int task, int n_tasks, size_t n, size_t *lo, size_t *hi) {
     *hi = *lo + per < n ? *lo + per : n;
 }
 
-bool attn_add_finite(float *restrict sum, float *restrict g, size_t n, bool zero_g) {
+/* attn_add_finite's loop, written once; called with zero_g a constant, so that each caller
+ * is one vectorized pass (no test of zero_g inside the loop). */
+static inline bool add_finite(float *restrict sum, float *restrict g, size_t n, bool zero_g) {
     uint32_t bad = 0;
-    if (zero_g) /* two loops, so that each is one vectorized pass */
-        for (size_t i = 0; i < n; i++) {
-            const float s = sum[i] + g[i];
-            sum[i] = s;
-            g[i] = 0.0f;
-            uint32_t bits;
-            memcpy(&bits, &s, sizeof bits);
-            bad |= (bits & 0x7f800000u) == 0x7f800000u;
-        }
-    else
-        for (size_t i = 0; i < n; i++) {
-            const float s = sum[i] + g[i];
-            sum[i] = s;
-            uint32_t bits;
-            memcpy(&bits, &s, sizeof bits);
-            bad |= (bits & 0x7f800000u) == 0x7f800000u;
-        }
+    for (size_t i = 0; i < n; i++) {
+        const float s = sum[i] + g[i];
+        sum[i] = s;
+        if (zero_g) g[i] = 0.0f;
+        uint32_t bits;
+        memcpy(&bits, &s, sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
     return !bad;
+}
+
+bool attn_add_finite(float *restrict sum, float *restrict g, size_t n, bool zero_g) {
+    return zero_g ? add_finite(sum, g, n, true) : add_finite(sum, g, n, false);
 }
 
 typedef struct sum_ctx {
