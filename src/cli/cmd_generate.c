@@ -348,38 +348,27 @@ static int generate_run(gen_ctx *g, int batch, char **sources, int n_sources, at
     return cli_run_pieces_pool(&ps, sources, n_sources, pool);
 }
 
-/* The options of one run (cmd_generate) that may not go together. */
-typedef struct gen_choice {
-    bool sample;
-    int beam;
-    bool teacher, no_cache;
-    int batch, min_out, max_out;
-    double top_p;
-} gen_choice;
-
-/* -1 when the options go together, else the usage error's exit code after its message. */
-static int check_choice(cli_spec *spec, const gen_choice *c) {
-    const bool sample = c->sample, beam = c->beam, teacher = c->teacher;
-    const bool no_cache = c->no_cache;
-    const int batch = c->batch, min_out = c->min_out, max_out = c->max_out;
-    const double top_p = c->top_p;
-    if (top_p > 1.0) return cli_usage_error("generate", "--top-p expects 0 < P <= 1");
+/* -1 when the options of the run g (and --batch B) go together, else the usage error's exit
+ * code after its message. */
+static int check_choice(cli_spec *spec, const gen_ctx *g, int batch) {
+    const bool sample = g->sample, beam = g->beam > 0, teacher = g->teacher;
+    if (g->sampling.top_p > 1.0) return cli_usage_error("generate", "--top-p expects 0 < P <= 1");
     if (sample && (beam || teacher))
         return cli_usage_error("generate", "sampling goes with neither --beam nor --teacher");
-    if (beam && (teacher || no_cache))
+    if (beam && (teacher || !g->cache))
         return cli_usage_error("generate", "--beam goes with neither --teacher nor --no-cache");
     if (cli_given(spec, "--min-len") && (sample || beam || teacher))
         return cli_usage_error("generate", "--min-len is greedy decoding's: it goes with neither "
                                            "--beam, sampling nor --teacher");
-    if (batch > 1 && (sample || beam || teacher || no_cache))
+    if (batch > 1 && (sample || beam || teacher || !g->cache))
         return cli_usage_error("generate",
                                "--batch is greedy decoding with the KV cache: it goes "
                                "with neither --beam, sampling, --teacher nor --no-cache");
     if (batch > 1 && cli_given(spec, "--threads"))
         return cli_usage_error("generate", "--batch decodes on one thread: drop --threads");
-    if (cli_given(spec, "--max-len") && min_out > max_out)
-        return cli_usage_error("generate", "--min-len %d is more than --max-len %d", min_out,
-                               max_out);
+    if (cli_given(spec, "--max-len") && g->min_out > g->max_out)
+        return cli_usage_error("generate", "--min-len %d is more than --max-len %d", g->min_out,
+                               g->max_out);
     return -1;
 }
 
@@ -436,8 +425,11 @@ int cmd_generate(int argc, char **argv) {
     const bool sample = cli_given(&spec, "--temperature") || cli_given(&spec, "--top-k") ||
                         cli_given(&spec, "--top-p") || cli_given(&spec, "--seed") ||
                         cli_given(&spec, "--samples");
-    const gen_choice choice = {sample, beam, teacher, no_cache, batch, min_out, max_out, top_p};
-    if (rc < 0) rc = check_choice(&spec, &choice);
+    gen_ctx ctx = {NULL,    !no_cache, fmt,
+                   max_out, min_out,   teacher,
+                   beam,    sample,    {temperature, top_k, top_p, seed},
+                   samples}; /* the models once loaded */
+    if (rc < 0) rc = check_choice(&spec, &ctx, batch);
     attn_seq2seq *m = NULL;
     attn_error err;
     if (rc < 0 && attn_seq2seq_load_json(weights, &m, &err) != ATTN_OK)
@@ -450,10 +442,7 @@ int cmd_generate(int argc, char **argv) {
     if (rc < 0) rc = cli_threads_start("generate", &threads, &pool);
     if (rc < 0) rc = cli_s2s_thread_models("generate", m, threads, &models);
     if (rc < 0) {
-        gen_ctx ctx = {models,  !no_cache, fmt,
-                       max_out, min_out,   teacher,
-                       beam,    sample,    {temperature, top_k, top_p, seed},
-                       samples};
+        ctx.models = models;
         rc = generate_run(&ctx, batch, sources, n_sources, pool);
     }
     cli_s2s_thread_models_free(models, threads);
