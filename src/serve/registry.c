@@ -38,34 +38,40 @@ static bool big_grads(const serve_app *app, int entry) {
     return app->entries[entry].n_params > SERVE_KEEP_GRADS / sizeof(float);
 }
 
+/* The shared gradient buffer of a big model, lent under its lock (NULL before the first
+ * explain: the backward allocates it) and given back with the lock released. */
+static float *grads_lend(serve_app *app, int entry) {
+    pthread_mutex_lock(&app->grads_lock[entry]);
+    float *g = app->shared_grads[entry];
+    app->shared_grads[entry] = NULL;
+    return g;
+}
+
+static void grads_return(serve_app *app, int entry, float *g) {
+    app->shared_grads[entry] = g;
+    pthread_mutex_unlock(&app->grads_lock[entry]);
+}
+
 attn_model *serve_explain_begin(serve_app *app, int ctx, int entry) {
     attn_model *m = serve_model(app, ctx, entry);
-    if (!big_grads(app, entry)) return m; /* small: each worker keeps its own */
-    pthread_mutex_lock(&app->grads_lock[entry]);
-    attn_model_grads_give(m, app->shared_grads[entry]); /* NULL: the backward allocates it */
-    app->shared_grads[entry] = NULL;
-    return m;
+    if (big_grads(app, entry)) attn_model_grads_give(m, grads_lend(app, entry));
+    return m; /* small: each worker keeps its own */
 }
 
 void serve_explain_end(serve_app *app, int ctx, int entry) {
-    if (!big_grads(app, entry)) return;
-    app->shared_grads[entry] = attn_model_grads_take(serve_model(app, ctx, entry));
-    pthread_mutex_unlock(&app->grads_lock[entry]);
+    if (big_grads(app, entry))
+        grads_return(app, entry, attn_model_grads_take(serve_model(app, ctx, entry)));
 }
 
 attn_seq2seq *serve_decoder_explain_begin(serve_app *app, int ctx, int entry) {
     attn_seq2seq *m = serve_decoder_model(app, ctx, entry);
-    if (!big_grads(app, entry)) return m;
-    pthread_mutex_lock(&app->grads_lock[entry]);
-    attn_seq2seq_grads_give(m, app->shared_grads[entry]);
-    app->shared_grads[entry] = NULL;
+    if (big_grads(app, entry)) attn_seq2seq_grads_give(m, grads_lend(app, entry));
     return m;
 }
 
 void serve_decoder_explain_end(serve_app *app, int ctx, int entry) {
-    if (!big_grads(app, entry)) return;
-    app->shared_grads[entry] = attn_seq2seq_grads_take(serve_decoder_model(app, ctx, entry));
-    pthread_mutex_unlock(&app->grads_lock[entry]);
+    if (big_grads(app, entry))
+        grads_return(app, entry, attn_seq2seq_grads_take(serve_decoder_model(app, ctx, entry)));
 }
 
 int serve_decoder_find(const serve_app *app, const char *name, bool compose) {

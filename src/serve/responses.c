@@ -77,10 +77,11 @@ void serve_error_response(serve_response *rs, int status, const char *code, cons
 /* The unknown words an answer lists at most (unknown_count says how many there were). */
 #define SUGGESTIONS_MAX 16
 
-/* "place": the class of words the grammar puts at the word's place, or null (attn_data.h). */
+/* "place": the class of words the grammar puts at the word's place, or null (attn_data.h; s
+ * NULL: no suggestion for the word). */
 static void place_json(attn_json_writer *w, const attn_suggestion *s) {
     attn_json_key(w, "place");
-    if (!s->place) {
+    if (!s || !s->place) {
         attn_json_null(w);
         return;
     }
@@ -126,10 +127,7 @@ static void unknown_word_response(serve_response *rs, const attn_error *err,
     attn_json_field_string(&w, "nearest", err->closest);
     attn_json_field_string(&w, "model", model);
     if (line > 0) attn_json_key(&w, "line"), attn_json_int(&w, line);
-    if (first)
-        place_json(&w, first);
-    else
-        attn_json_key(&w, "place"), attn_json_null(&w);
+    place_json(&w, first);
     attn_json_field_int(&w, "unknown_count", n);
     attn_json_begin_array_field(&w, "unknown_words");
     for (int i = 0; i < listed; i++) {
