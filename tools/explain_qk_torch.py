@@ -142,13 +142,9 @@ def check_alibi(attn, name, model, path, items):
         for layer, (q, k, dot, bias) in enumerate(torch_qk_alibi(model, it[2])):
             for key, want in (("q", q), ("k", k), ("dot_products", dot), ("score_bias", bias),
                               ("scores", dot + bias)):
-                n_eq, n = same(row[key][layer], want)
-                counts[key][0] += n_eq
-                counts[key][1] += n
+                tally(counts, key, row[key][layer], want)
             sm = torch.softmax(torch.tensor(row["scores"][layer], dtype=torch.float32), dim=-1)
-            n_eq, n = same(row["attention"][layer], sm)
-            counts["softmax"][0] += n_eq
-            counts["softmax"][1] += n
+            tally(counts, "softmax", row["attention"][layer], sm)
     print("%s: identical: %s" % (name, ", ".join("%s %d/%d" % (key, *c)
                                                  for key, c in counts.items())))
     return all(c[0] == c[1] > 0 for c in counts.values())
@@ -160,6 +156,13 @@ def same(got, want):
     if g.shape != want.shape:
         raise RuntimeError("shape %s, PyTorch %s" % (tuple(g.shape), tuple(want.shape)))
     return int((g == want).sum()) + int((torch.isnan(g) & torch.isnan(want)).sum()), g.numel()
+
+
+def tally(counts, key, got, want):
+    """counts[key] += (equal elements, elements) of got against want (same)."""
+    n_eq, n = same(got, want)
+    counts[key][0] += n_eq
+    counts[key][1] += n
 
 
 def check_model(attn, name, model, path, items):
@@ -177,13 +180,9 @@ def check_model(attn, name, model, path, items):
         for layer, (q, k, s) in enumerate(per_layer):
             for key, want in (("q", q), ("k", k), ("scores", s)):
                 want = want.detach()
-                n_eq, n = same(row[key][layer], want)
-                counts[key][0] += n_eq
-                counts[key][1] += n
+                tally(counts, key, row[key][layer], want)
             sm = torch.softmax(torch.tensor(row["scores"][layer], dtype=torch.float32), dim=-1)
-            n_eq, n = same(row["attention"][layer], sm)
-            counts["softmax"][0] += n_eq
-            counts["softmax"][1] += n
+            tally(counts, "softmax", row["attention"][layer], sm)
     ok = ok and n_paths == len(items) and all(c[0] == c[1] > 0 for c in counts.values())
     print("%s: head_size %d, identical: q %d/%d, k %d/%d, scores %d/%d, softmax(scores) = "
           "attention %d/%d; Python path's maps = fused path's in %d/%d sentences"
