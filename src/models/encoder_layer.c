@@ -196,6 +196,19 @@ static void ffn_forward(attn_encoder_acts *a, float *out, const float *in, const
     lap(a, ATTN_ENCODER_ADD);
 }
 
+/* d[n, F] = relu'(ff1) * d in place (attn_relu_backward_set), and d_b[F] += its column sums
+ * (NULL: none) in the same pass: each d_b[j] takes the rows in row order, the additions of
+ * attn_linear_backward's bias sum, without reading the n x F gradient a second time. */
+static void relu_backward_bias(float *restrict d, float *restrict d_b, const float *restrict ff1,
+                               int n, int F) {
+    for (size_t i = 0; i < (size_t)n; i++) {
+        float *restrict row = d + i * (size_t)F;
+        attn_relu_backward_set(row, row, ff1 + i * (size_t)F, (size_t)F);
+        if (d_b)
+            for (int j = 0; j < F; j++) d_b[j] += row[j];
+    }
+}
+
 /* d_in[n, D] += d(in) given d_out[n, D]; the weights' gradients accumulate. */
 void attn_ffn_backward(float *d_in, attn_ffn_tensors d_w, const float *d_out, const float *in,
                        const float *ff1, const float *act, attn_ffn_tensors w, int n, int D, int F,
@@ -207,8 +220,9 @@ void attn_ffn_backward(float *d_in, attn_ffn_tensors d_w, const float *d_out, co
         memset(d_ff1, 0, nF * sizeof(float));
         attn_gelu_backward(d_ff1, d_act, ff1, nF);
     } else { /* written in place of d_act: the bits of zeroing d_ff1 and adding */
-        d_ff1 = d_act;
-        attn_relu_backward_set(d_ff1, d_act, ff1, nF);
+        relu_backward_bias(d_act, d_w.l1_b, ff1, n, F);
+        attn_linear_backward(d_in, d_w.l1_w, NULL, d_act, in, w.l1_w, n, D, F, ATTN_OP_FFN_UP);
+        return;
     }
     attn_linear_backward(d_in, d_w.l1_w, d_w.l1_b, d_ff1, in, w.l1_w, n, D, F, ATTN_OP_FFN_UP);
 }
