@@ -17,32 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-void attn_replicas_free(attn_replicas *r) {
-    for (int i = 0; i < r->n; i++) attn_model_free(r->m[i]);
-    free(r->m);
-    free(r->errs);
-    free(r->clean);
-    memset(r, 0, sizeof *r);
-}
-
-attn_status attn_replicas_reserve(attn_replicas *r, attn_model *m, int n, attn_error *err) {
-    if (n <= r->n) return ATTN_OK;
-    attn_model **ms = realloc(r->m, (size_t)n * sizeof *ms);
-    if (!ms) return attn_errorf(err, ATTN_ERR_NOMEM, "model replicas: out of memory");
-    r->m = ms;
-    attn_error *errs = realloc(r->errs, (size_t)n * sizeof *errs);
-    if (!errs) return attn_errorf(err, ATTN_ERR_NOMEM, "model replicas: out of memory");
-    r->errs = errs;
-    bool *clean = realloc(r->clean, (size_t)n * sizeof *clean);
-    if (!clean) return attn_errorf(err, ATTN_ERR_NOMEM, "model replicas: out of memory");
-    r->clean = clean;
-    while (r->n < n) {
-        attn_status st = attn_model_replica(m, &r->m[r->n], err);
-        if (st != ATTN_OK) return st;
-        r->clean[r->n++] = false; /* its first micro-batch zeroes them */
-    }
+attn_status attn_replica_slots_grow(attn_error **errs, bool **clean, int n, const char *what,
+                                    attn_error *err) {
+    attn_error *e = realloc(*errs, (size_t)n * sizeof *e);
+    if (!e) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
+    *errs = e;
+    bool *c = realloc(*clean, (size_t)n * sizeof *c);
+    if (!c) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
+    *clean = c;
     return ATTN_OK;
 }
+
+ATTN_REPLICAS_FUNCTIONS(attn_replicas, attn_model, attn_model_replica, attn_model_free,
+                        "model replicas")
 
 /* ---- a training step --------------------------------------------------------------------- */
 

@@ -20,33 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void attn_s2s_replicas_free(attn_s2s_replicas *r) {
-    for (int i = 0; i < r->n; i++) attn_seq2seq_free(r->m[i]);
-    free(r->m);
-    free(r->errs);
-    free(r->clean);
-    memset(r, 0, sizeof *r);
-}
-
-attn_status attn_s2s_replicas_reserve(attn_s2s_replicas *r, attn_seq2seq *m, int n,
-                                      attn_error *err) {
-    if (n <= r->n) return ATTN_OK;
-    attn_seq2seq **ms = realloc(r->m, (size_t)n * sizeof *ms);
-    if (!ms) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq replicas: out of memory");
-    r->m = ms;
-    attn_error *errs = realloc(r->errs, (size_t)n * sizeof *errs);
-    if (!errs) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq replicas: out of memory");
-    r->errs = errs;
-    bool *clean = realloc(r->clean, (size_t)n * sizeof *clean);
-    if (!clean) return attn_errorf(err, ATTN_ERR_NOMEM, "seq2seq replicas: out of memory");
-    r->clean = clean;
-    while (r->n < n) {
-        attn_status st = attn_seq2seq_replica(m, &r->m[r->n], err);
-        if (st != ATTN_OK) return st;
-        r->clean[r->n++] = false; /* its first micro-batch zeroes them */
-    }
-    return ATTN_OK;
-}
+ATTN_REPLICAS_FUNCTIONS(attn_s2s_replicas, attn_seq2seq, attn_seq2seq_replica, attn_seq2seq_free,
+                        "seq2seq replicas")
 
 typedef struct s2s_step_ctx {
     attn_seq2seq *model; /* micro-batch 0's; its gradients are the sum's */

@@ -44,15 +44,49 @@ void attn_batcher_fill_into(const attn_batcher *b, int i, int *ids, int *lengths
 
 /* ---- parallel.c: micro-batches and batches on a pool (attn_threads.h) ---------------------- */
 
-/* Model replicas for the threads of a pool, grown on demand. */
-typedef struct attn_replicas {
-    attn_model **m;   /* [n] replicas of one model */
-    attn_error *errs; /* [n] one error per concurrent task */
-    bool *clean;      /* [n] the replica's gradients are all +0 (attn_micro_step's clean) */
-    int n;
-} attn_replicas;
-attn_status attn_replicas_reserve(attn_replicas *r, attn_model *m, int n, attn_error *err);
-void attn_replicas_free(attn_replicas *r);
+/* Replicas of one model for the tasks of a pool, grown on demand: one struct per family
+ * (attn_replicas of a classifier here, attn_s2s_replicas of a seq2seq model below), declared by
+ * ATTN_REPLICAS and given its _reserve and _free by ATTN_REPLICAS_FUNCTIONS, so that the two
+ * are written once. */
+#define ATTN_REPLICAS(name, model_type)                                                            \
+    typedef struct name {                                                                          \
+        model_type **m;   /* [n] replicas of one model */                                          \
+        attn_error *errs; /* [n] one error per concurrent task */                                  \
+        bool *clean;      /* [n] the replica's gradients are all +0 (attn_micro_step's clean) */   \
+        int n;                                                                                     \
+        /* the model's own gradients (micro-batch 0's, the sum) are all +0: Adam zeroed them as    \
+         * it read them; false: micro-batch 0 zeroes them (a seq2seq step's, seq2seq_train.c) */   \
+        bool model_clean;                                                                          \
+    } name;                                                                                        \
+    attn_status name##_reserve(name *r, model_type *m, int n, attn_error *err);                    \
+    void name##_free(name *r)
+
+/* errs and clean of a replicas struct grown to n entries (realloc; what: the message's start). */
+attn_status attn_replica_slots_grow(attn_error **errs, bool **clean, int n, const char *what,
+                                    attn_error *err);
+/* The _reserve (replicas up to n, each made by replica_fn; the new ones not clean) and _free
+ * (each by free_fn) of ATTN_REPLICAS(name, model_type), in the family's own file. */
+#define ATTN_REPLICAS_FUNCTIONS(name, model_type, replica_fn, free_fn, what)                       \
+    void name##_free(name *r) {                                                                    \
+        for (int i = 0; i < r->n; i++) free_fn(r->m[i]);                                           \
+        free(r->m);                                                                                \
+        free(r->errs);                                                                             \
+        free(r->clean);                                                                            \
+        memset(r, 0, sizeof *r);                                                                   \
+    }                                                                                              \
+    attn_status name##_reserve(name *r, model_type *m, int n, attn_error *err) {                   \
+        if (n <= r->n) return ATTN_OK;                                                             \
+        model_type **ms = realloc(r->m, (size_t)n * sizeof *ms);                                   \
+        if (!ms) return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);               \
+        r->m = ms;                                                                                 \
+        attn_status st = attn_replica_slots_grow(&r->errs, &r->clean, n, what, err);               \
+        while (st == ATTN_OK && r->n < n)                                                          \
+            if ((st = replica_fn(m, &r->m[r->n], err)) == ATTN_OK)                                 \
+                r->clean[r->n++] = false; /* its first micro-batch zeroes them */                  \
+        return st;                                                                                 \
+    }
+
+ATTN_REPLICAS(attn_replicas, attn_model);
 /* One training step's forward and backward of batch b (labels [b->B]): micro-batches of
  * ATTN_MICRO_BATCH sentences on the replicas, their gradients summed in micro-batch order into
  * the model's gradients (by parameter ranges over the threads). Fills logits and d_logits
@@ -150,19 +184,8 @@ void attn_s2s_batch_fill(attn_s2s_batch_buf *b, const attn_pairs *p, const int *
 
 /* ---- seq2seq_parallel.c: a seq2seq training step in micro-batches --------------------------- */
 
-/* seq2seq replicas for the tasks of a wave, grown on demand. */
-typedef struct attn_s2s_replicas {
-    attn_seq2seq **m; /* [n] replicas of one model */
-    attn_error *errs; /* [n] one error per concurrent task */
-    bool *clean;      /* [n] the replica's gradients are all +0 (attn_micro_step's clean) */
-    int n;
-    /* the model's own gradients (micro-batch 0's, the sum) are all +0: Adam zeroed them as it
-     * read them (seq2seq_train.c); false: micro-batch 0 zeroes them */
-    bool model_clean;
-} attn_s2s_replicas;
-attn_status attn_s2s_replicas_reserve(attn_s2s_replicas *r, attn_seq2seq *m, int n,
-                                      attn_error *err);
-void attn_s2s_replicas_free(attn_s2s_replicas *r);
+/* seq2seq replicas for the tasks of a wave (ATTN_REPLICAS above). */
+ATTN_REPLICAS(attn_s2s_replicas, attn_seq2seq);
 /* One training step's forward and backward of batch b: pairs cut into micro-batches of
  * ATTN_MICRO_BATCH consecutive pairs (padded to b's S and T), each on a replica, their gradients
  * summed in micro-batch order into m's gradients. labels [rows] (rows = sum of b->tgt_lengths,
