@@ -28,40 +28,31 @@ attn_status attn_replica_slots_grow(attn_error **errs, bool **clean, int n, cons
     return ATTN_OK;
 }
 
-attn_status attn_task_errors_make(attn_task_errors *t, int W, int n_tasks, const char *what,
-                                  attn_error *err) {
-    *t = (attn_task_errors){calloc((size_t)W, sizeof *t->errs), malloc((size_t)W * sizeof *t->bad),
-                            W, n_tasks};
-    if (!t->errs || !t->bad) {
-        attn_task_errors_free(t);
-        return attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
-    }
-    for (int i = 0; i < W; i++) t->bad[i] = n_tasks;
-    return ATTN_OK;
+attn_status attn_task_errors_make(attn_task_errors *t, int W, const char *what, attn_error *err) {
+    *t = (attn_task_errors){calloc((size_t)W, sizeof *t->w), W};
+    return t->w ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
 }
 
 void attn_task_errors_free(attn_task_errors *t) {
-    free(t->errs);
-    free(t->bad);
+    free(t->w);
     memset(t, 0, sizeof *t);
 }
 
 void attn_task_errors_fail(attn_task_errors *t, int worker, int task, attn_status st,
                            const attn_error *e) {
-    if (task < t->bad[worker]) {
-        t->bad[worker] = task;
-        t->errs[worker] = *e;
-        t->errs[worker].status = st;
-    }
+    struct attn_task_error *w = &t->w[worker];
+    if (w->failed && w->task < task) return;
+    *w = (struct attn_task_error){*e, task, true};
+    w->e.status = st;
 }
 
 attn_status attn_task_errors_status(const attn_task_errors *t, attn_error *err) {
-    int first = t->n_tasks, who = -1;
+    const struct attn_task_error *first = NULL;
     for (int i = 0; i < t->W; i++)
-        if (t->bad[i] < first) first = t->bad[i], who = i;
-    if (who < 0) return ATTN_OK;
-    if (err) *err = t->errs[who];
-    return t->errs[who].status;
+        if (t->w[i].failed && (!first || t->w[i].task < first->task)) first = &t->w[i];
+    if (!first) return ATTN_OK;
+    if (err) *err = first->e;
+    return first->e.status;
 }
 
 ATTN_REPLICAS_FUNCTIONS(attn_replicas, attn_model, attn_model_replica, attn_model_free,
@@ -319,7 +310,7 @@ attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *p
                   {0}};
     if (!c.ids || !c.lengths || !c.labels || !c.logits || !c.correct)
         st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
-    if (st == ATTN_OK) st = attn_task_errors_make(&c.fails, W, nb, "evaluate", err);
+    if (st == ATTN_OK) st = attn_task_errors_make(&c.fails, W, "evaluate", err);
     if (st == ATTN_OK) attn_pool_run(pool, nb, eval_task, &c);
     if (st == ATTN_OK) st = attn_task_errors_status(&c.fails, err);
     *correct = 0;

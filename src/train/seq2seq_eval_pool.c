@@ -28,11 +28,11 @@ static void workers_free(workers *w) {
     attn_task_errors_free(&w->fails);
 }
 
-static attn_status workers_make(workers *w, attn_seq2seq *m, attn_pool *pool, int n_tasks,
-                                const char *what, attn_error *err) {
+static attn_status workers_make(workers *w, attn_seq2seq *m, attn_pool *pool, const char *what,
+                                attn_error *err) {
     memset(w, 0, sizeof *w);
     w->m = m;
-    attn_status st = attn_task_errors_make(&w->fails, attn_pool_threads(pool), n_tasks, what, err);
+    attn_status st = attn_task_errors_make(&w->fails, attn_pool_threads(pool), what, err);
     if (st == ATTN_OK) st = attn_s2s_replicas_reserve(&w->reps, m, w->fails.W - 1, err);
     if (st != ATTN_OK) workers_free(w);
     return st;
@@ -81,7 +81,7 @@ attn_status attn_seq2seq_score_pool(attn_seq2seq *m, const attn_pairs *p, int fi
                            p ? p->src->n : 0);
     score_ctx c = {.p = p, .first = first, .score = scores};
     c.max_out = attn_seq2seq_config_of(m)->max_tgt_len - 1;
-    attn_status st = workers_make(&c.w, m, pool, n, "evaluate", err);
+    attn_status st = workers_make(&c.w, m, pool, "evaluate", err);
     if (st != ATTN_OK) return st;
     c.gen = malloc((size_t)c.w.fails.W * (c.max_out + 1) * sizeof *c.gen);
     if (!c.gen) st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
@@ -180,7 +180,7 @@ attn_status attn_seq2seq_loss_pool(attn_seq2seq *m, const attn_pairs *p, int fir
     const int n_batches = (n + LOSS_BATCH - 1) / LOSS_BATCH;
     loss_ctx c = {.p = p, .first = first, .n = n};
     c.V = attn_seq2seq_config_of(m)->tgt_vocab;
-    attn_status st = workers_make(&c.w, m, pool, n_batches, "loss", err);
+    attn_status st = workers_make(&c.w, m, pool, "loss", err);
     if (st == ATTN_OK) st = loss_alloc(&c, n_batches, err);
     if (st == ATTN_OK) {
         attn_pool_run(pool, n_batches, loss_task, &c);

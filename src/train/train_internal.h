@@ -66,23 +66,23 @@ void attn_batcher_fill_into(const attn_batcher *b, int i, int *ids, int *lengths
     attn_status name##_reserve(name *r, model_type *m, int n, attn_error *err);                    \
     void name##_free(name *r)
 
-/* The first error in task order of a run of n_tasks tasks on a pool of W workers (an
- * evaluation's: each task a piece whose failure stops the whole): each worker keeps the failure
- * of the lowest-numbered task it saw fail, so that the result does not depend on which thread ran
- * which task. */
+/* The first error in task order of a pool's run (an evaluation's): each of W workers keeps the
+ * error of the lowest-numbered task it saw fail, whichever thread ran which task. */
 typedef struct attn_task_errors {
-    attn_error *errs; /* [W] */
-    int *bad;         /* [W] the lowest failed task, n_tasks while none failed */
-    int W, n_tasks;
+    struct attn_task_error {
+        attn_error e;
+        int task;
+        bool failed;
+    } * w; /* [W] */
+    int W;
 } attn_task_errors;
-/* Slots for W workers, none failed (what: the out-of-memory message's start). */
-attn_status attn_task_errors_make(attn_task_errors *t, int W, int n_tasks, const char *what,
-                                  attn_error *err);
+/* W workers, none failed (what: the out-of-memory message's start). */
+attn_status attn_task_errors_make(attn_task_errors *t, int W, const char *what, attn_error *err);
 void attn_task_errors_free(attn_task_errors *t);
-/* Task `task` failed with st (e its error) on worker `worker`: kept if the worker's lowest. */
+/* Task `task` failed on `worker` with st (e its error). */
 void attn_task_errors_fail(attn_task_errors *t, int worker, int task, attn_status st,
                            const attn_error *e);
-/* After the run: the failure of the lowest-numbered failed task (into err), or ATTN_OK. */
+/* After the run: the lowest-numbered failed task's status (its error into err), or ATTN_OK. */
 attn_status attn_task_errors_status(const attn_task_errors *t, attn_error *err);
 
 /* errs and clean of a replicas struct grown to n entries (realloc; what: the message's start). */

@@ -30,8 +30,8 @@ static void run(int threads, int n_tasks, int every, int at, int want) {
     attn_error err = {0};
     ck_assert_int_eq(attn_pool_create(threads, &pool, &err), ATTN_OK);
     fail_ctx c = {.every = every, .at = at};
-    ck_assert_int_eq(
-        attn_task_errors_make(&c.t, attn_pool_threads(pool), n_tasks, "evaluate", &err), ATTN_OK);
+    ck_assert_int_eq(attn_task_errors_make(&c.t, attn_pool_threads(pool), "evaluate", &err),
+                     ATTN_OK);
     attn_pool_run(pool, n_tasks, fail_task, &c);
     attn_error got = {0};
     attn_status st = attn_task_errors_status(&c.t, &got);
@@ -62,7 +62,7 @@ START_TEST(lowest_whatever_the_order) {
     /* workers fail out of task order: a later task's error never replaces an earlier one's */
     attn_task_errors t;
     attn_error err = {0};
-    ck_assert_int_eq(attn_task_errors_make(&t, 3, 20, "evaluate", &err), ATTN_OK);
+    ck_assert_int_eq(attn_task_errors_make(&t, 3, "evaluate", &err), ATTN_OK);
     const int worker[] = {1, 0, 1, 2, 0}, task[] = {10, 12, 4, 15, 5};
     for (int i = 0; i < 5; i++) {
         attn_error e;
