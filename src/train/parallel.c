@@ -28,6 +28,33 @@ attn_status attn_replica_slots_grow(attn_error **errs, bool **clean, int n, cons
     return ATTN_OK;
 }
 
+attn_status attn_task_errors_make(attn_task_errors *t, int W, const char *what, attn_error *err) {
+    *t = (attn_task_errors){calloc((size_t)W, sizeof *t->w), W};
+    return t->w ? ATTN_OK : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
+}
+
+void attn_task_errors_free(attn_task_errors *t) {
+    free(t->w);
+    memset(t, 0, sizeof *t);
+}
+
+void attn_task_errors_fail(attn_task_errors *t, int worker, int task, attn_status st,
+                           const attn_error *e) {
+    struct attn_task_error *w = &t->w[worker];
+    if (w->failed && w->task < task) return;
+    *w = (struct attn_task_error){*e, task, true};
+    w->e.status = st;
+}
+
+attn_status attn_task_errors_status(const attn_task_errors *t, attn_error *err) {
+    const struct attn_task_error *first = NULL;
+    for (int i = 0; i < t->W; i++)
+        if (t->w[i].failed && (!first || t->w[i].task < first->task)) first = &t->w[i];
+    if (!first) return ATTN_OK;
+    if (err) *err = first->e;
+    return first->e.status;
+}
+
 ATTN_REPLICAS_FUNCTIONS(attn_replicas, attn_model, attn_model_replica, attn_model_free,
                         "model replicas")
 
@@ -244,8 +271,7 @@ typedef struct eval_ctx {
     int *ids, *lengths;     /* per worker [batch_size * max_len], [batch_size] */
     float *labels, *logits; /* per worker [batch_size] */
     long *correct;          /* [n_batches] */
-    attn_status *status;    /* [n_batches] */
-    attn_error *errs;       /* [n_batches] */
+    attn_task_errors fails; /* the first failed batch's error */
 } eval_ctx;
 
 static void eval_task(void *vc, int task, int worker) {
@@ -255,11 +281,14 @@ static void eval_task(void *vc, int task, int worker) {
     float *labels = c->labels + worker * bs, *logits = c->logits + worker * bs;
     attn_batcher_fill_into(c->bt, task, c->ids + worker * bs * (size_t)c->bt->max_len,
                            c->lengths + worker * bs, labels, &b);
-    attn_model *m = worker ? c->r->m[worker - 1] : c->m;
-    c->status[task] = attn_model_forward_infer(m, &b, logits, &c->errs[task]);
-    long n = 0;
-    for (int i = 0; i < b.B; i++) n += (logits[i] > 0.0f) == (labels[i] > 0.5f);
-    c->correct[task] = n;
+    attn_error e;
+    attn_status st =
+        attn_model_forward_infer(attn_replicas_worker(c->r, c->m, worker), &b, logits, &e);
+    if (st != ATTN_OK) {
+        attn_task_errors_fail(&c->fails, worker, task, st, &e);
+        return;
+    }
+    c->correct[task] = attn_count_correct(logits, labels, b.B);
 }
 
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
@@ -278,25 +307,19 @@ attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *p
                   malloc(W * bs * sizeof(float)),
                   malloc(W * bs * sizeof(float)),
                   calloc((size_t)nb, sizeof(long)),
-                  calloc((size_t)nb, sizeof(attn_status)),
-                  calloc((size_t)nb, sizeof(attn_error))};
-    if (!c.ids || !c.lengths || !c.labels || !c.logits || !c.correct || !c.status || !c.errs)
+                  {0}};
+    if (!c.ids || !c.lengths || !c.labels || !c.logits || !c.correct)
         st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
+    if (st == ATTN_OK) st = attn_task_errors_make(&c.fails, W, "evaluate", err);
     if (st == ATTN_OK) attn_pool_run(pool, nb, eval_task, &c);
+    if (st == ATTN_OK) st = attn_task_errors_status(&c.fails, err);
     *correct = 0;
-    for (int i = 0; st == ATTN_OK && i < nb; i++) {
-        if (c.status[i] != ATTN_OK) {
-            if (err) *err = c.errs[i];
-            st = c.status[i];
-        }
-        *correct += c.correct[i];
-    }
+    for (int i = 0; st == ATTN_OK && i < nb; i++) *correct += c.correct[i];
     free(c.ids);
     free(c.lengths);
     free(c.labels);
     free(c.logits);
     free(c.correct);
-    free(c.status);
-    free(c.errs);
+    attn_task_errors_free(&c.fails);
     return st;
 }

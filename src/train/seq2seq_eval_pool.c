@@ -16,61 +16,26 @@
 enum { LOSS_BATCH = 32 }; /* attn_seq2seq_loss's batch: its pieces */
 
 /* The models of the run's workers: worker 0 runs on m, worker w > 0 on replica w - 1 (made for
- * the call); plus one error slot each, holding the failure of the lowest-numbered task the
- * worker saw fail. */
+ * the call, attn_s2s_replicas_worker); and the first failed task's error. */
 typedef struct workers {
     attn_seq2seq *m;
     attn_s2s_replicas reps;
-    attn_error *errs;
-    int *bad; /* [W] the lowest failed task, n_tasks while none failed */
-    int W;
+    attn_task_errors fails;
 } workers;
-
-static attn_seq2seq *worker_model(const workers *w, int worker) {
-    return worker ? w->reps.m[worker - 1] : w->m;
-}
 
 static void workers_free(workers *w) {
     attn_s2s_replicas_free(&w->reps);
-    free(w->errs);
-    free(w->bad);
-    memset(w, 0, sizeof *w);
+    attn_task_errors_free(&w->fails);
 }
 
-static attn_status workers_make(workers *w, attn_seq2seq *m, attn_pool *pool, int n_tasks,
-                                const char *what, attn_error *err) {
+static attn_status workers_make(workers *w, attn_seq2seq *m, attn_pool *pool, const char *what,
+                                attn_error *err) {
     memset(w, 0, sizeof *w);
     w->m = m;
-    w->W = attn_pool_threads(pool);
-    w->errs = calloc((size_t)w->W, sizeof *w->errs);
-    w->bad = malloc((size_t)w->W * sizeof *w->bad);
-    attn_status st = w->errs && w->bad
-                         ? attn_s2s_replicas_reserve(&w->reps, m, w->W - 1, err)
-                         : attn_errorf(err, ATTN_ERR_NOMEM, "%s: out of memory", what);
-    if (st != ATTN_OK) {
-        workers_free(w);
-        return st;
-    }
-    for (int i = 0; i < w->W; i++) w->bad[i] = n_tasks;
-    return ATTN_OK;
-}
-
-/* Records task's failure (in e) on worker `worker`, keeping the lowest task. */
-static void workers_fail(workers *w, int worker, int task, const attn_error *e) {
-    if (task < w->bad[worker]) {
-        w->bad[worker] = task;
-        w->errs[worker] = *e;
-    }
-}
-
-/* The failure of the lowest-numbered failed task (every task ran), or ATTN_OK. */
-static attn_status workers_status(const workers *w, int n_tasks, attn_error *err) {
-    int first = n_tasks, who = -1;
-    for (int i = 0; i < w->W; i++)
-        if (w->bad[i] < first) first = w->bad[i], who = i;
-    if (who < 0) return ATTN_OK;
-    if (err) *err = w->errs[who];
-    return w->errs[who].status;
+    attn_status st = attn_task_errors_make(&w->fails, attn_pool_threads(pool), what, err);
+    if (st == ATTN_OK) st = attn_s2s_replicas_reserve(&w->reps, m, w->fails.W - 1, err);
+    if (st != ATTN_OK) workers_free(w);
+    return st;
 }
 
 /* ---- exact match ------------------------------------------------------------------------- */
@@ -90,10 +55,11 @@ static void score_task(void *vc, int task, int worker) {
     const int *tgt = p->tgt_ids + p->tgt_offsets[i];
     int *gen = c->gen + (size_t)worker * (c->max_out + 1), n_out = 0;
     attn_error e;
-    if (attn_seq2seq_greedy(worker_model(&c->w, worker), p->src->ids + p->src->offsets[i],
-                            p->src->lengths[i], c->max_out, true, gen, &n_out, NULL, NULL,
-                            &e) != ATTN_OK) {
-        workers_fail(&c->w, worker, task, &e);
+    attn_status st = attn_seq2seq_greedy(attn_s2s_replicas_worker(&c->w.reps, c->w.m, worker),
+                                         p->src->ids + p->src->offsets[i], p->src->lengths[i],
+                                         c->max_out, true, gen, &n_out, NULL, NULL, &e);
+    if (st != ATTN_OK) {
+        attn_task_errors_fail(&c->w.fails, worker, task, st, &e);
         return;
     }
     gen[n_out] = ATTN_TGT_EOS; /* the target's words then [EOS], position by position */
@@ -115,13 +81,13 @@ attn_status attn_seq2seq_score_pool(attn_seq2seq *m, const attn_pairs *p, int fi
                            p ? p->src->n : 0);
     score_ctx c = {.p = p, .first = first, .score = scores};
     c.max_out = attn_seq2seq_config_of(m)->max_tgt_len - 1;
-    attn_status st = workers_make(&c.w, m, pool, n, "evaluate", err);
+    attn_status st = workers_make(&c.w, m, pool, "evaluate", err);
     if (st != ATTN_OK) return st;
-    c.gen = malloc((size_t)c.w.W * (c.max_out + 1) * sizeof *c.gen);
+    c.gen = malloc((size_t)c.w.fails.W * (c.max_out + 1) * sizeof *c.gen);
     if (!c.gen) st = attn_errorf(err, ATTN_ERR_NOMEM, "evaluate: out of memory");
     if (st == ATTN_OK) {
         attn_pool_run(pool, n, score_task, &c);
-        st = workers_status(&c.w, n, err);
+        st = attn_task_errors_status(&c.w.fails, err);
     }
     free(c.gen);
     workers_free(&c.w);
@@ -172,8 +138,10 @@ static void loss_task(void *vc, int k, int worker) {
     attn_s2s_batch_fill(b, c->p, NULL, start, B);
     const attn_s2s_batch batch = {B, b->S, b->T, b->src, b->src_len, b->tgt, b->tgt_len};
     attn_error e;
-    if (attn_seq2seq_forward(worker_model(&c->w, worker), &batch, b->logits, &e) != ATTN_OK) {
-        workers_fail(&c->w, worker, k, &e);
+    attn_status st = attn_seq2seq_forward(attn_s2s_replicas_worker(&c->w.reps, c->w.m, worker),
+                                          &batch, b->logits, &e);
+    if (st != ATTN_OK) {
+        attn_task_errors_fail(&c->w.fails, worker, k, st, &e);
         return;
     }
     c->sum[k] =
@@ -182,7 +150,7 @@ static void loss_task(void *vc, int k, int worker) {
 }
 
 static void loss_free(loss_ctx *c) {
-    for (int i = 0; c->buf && i < c->w.W; i++) attn_s2s_batch_free(&c->buf[i]);
+    for (int i = 0; c->buf && i < c->w.fails.W; i++) attn_s2s_batch_free(&c->buf[i]);
     free(c->buf);
     free(c->sum);
     free(c->rows);
@@ -190,12 +158,12 @@ static void loss_free(loss_ctx *c) {
 }
 
 static attn_status loss_alloc(loss_ctx *c, int n_batches, attn_error *err) {
-    c->buf = calloc((size_t)c->w.W, sizeof *c->buf);
+    c->buf = calloc((size_t)c->w.fails.W, sizeof *c->buf);
     c->sum = malloc((size_t)n_batches * sizeof *c->sum);
     c->rows = malloc((size_t)n_batches * sizeof *c->rows);
     if (!c->buf || !c->sum || !c->rows)
         return attn_errorf(err, ATTN_ERR_NOMEM, "loss: out of memory for a batch");
-    for (int i = 0; i < c->w.W; i++) {
+    for (int i = 0; i < c->w.fails.W; i++) {
         attn_status st =
             attn_s2s_batch_alloc(&c->buf[i], c->p, LOSS_BATCH, c->V, false, "loss", err);
         if (st != ATTN_OK) return st;
@@ -212,11 +180,11 @@ attn_status attn_seq2seq_loss_pool(attn_seq2seq *m, const attn_pairs *p, int fir
     const int n_batches = (n + LOSS_BATCH - 1) / LOSS_BATCH;
     loss_ctx c = {.p = p, .first = first, .n = n};
     c.V = attn_seq2seq_config_of(m)->tgt_vocab;
-    attn_status st = workers_make(&c.w, m, pool, n_batches, "loss", err);
+    attn_status st = workers_make(&c.w, m, pool, "loss", err);
     if (st == ATTN_OK) st = loss_alloc(&c, n_batches, err);
     if (st == ATTN_OK) {
         attn_pool_run(pool, n_batches, loss_task, &c);
-        st = workers_status(&c.w, n_batches, err);
+        st = attn_task_errors_status(&c.w.fails, err);
     }
     double sum = 0.0; /* in batch order, as the serial loop */
     long rows = 0;

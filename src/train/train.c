@@ -152,7 +152,7 @@ int attn_trainer_best_epoch(const attn_trainer *t, double *acc) {
     return t->best.epoch;
 }
 
-static int count_correct(const float *logits, const float *labels, int B) {
+int attn_count_correct(const float *logits, const float *labels, int B) {
     int c = 0;
     for (int i = 0; i < B; i++) c += (logits[i] > 0.0f) == (labels[i] > 0.5f);
     return c;
@@ -174,7 +174,7 @@ static attn_status eval_batches(attn_model *m, attn_batcher *b, float *logits, a
         const float *labels = attn_batcher_fill(b, i, &batch);
         attn_status st = attn_model_forward_infer(m, &batch, logits, err);
         if (st != ATTN_OK) return st;
-        correct += count_correct(logits, labels, batch.B);
+        correct += attn_count_correct(logits, labels, batch.B);
     }
     *acc = (double)correct / b->n;
     return ATTN_OK;
@@ -259,7 +259,7 @@ static attn_status train_epoch(void *ctx, attn_error *err) {
         st = attn_adam_step_pool(t->adam, attn_model_params(m), attn_model_grads(m), t->pool, err);
         if (st != ATTN_OK) return st;
         loss_sum += l * batch.B;
-        correct += count_correct(t->logits, labels, batch.B);
+        correct += attn_count_correct(t->logits, labels, batch.B);
         if (cb && cb->on_step && ((i + 1) % 16 == 0 || i + 1 == tb->n_batches))
             cb->on_step(t->epoch + 1, i + 1, tb->n_batches, cb->user);
     }

@@ -46,8 +46,8 @@ void attn_batcher_fill_into(const attn_batcher *b, int i, int *ids, int *lengths
 
 /* Replicas of one model for the tasks of a pool, grown on demand: one struct per family
  * (attn_replicas of a classifier here, attn_s2s_replicas of a seq2seq model below), declared by
- * ATTN_REPLICAS and given its _reserve and _free by ATTN_REPLICAS_FUNCTIONS, so that the two
- * are written once. */
+ * ATTN_REPLICAS (with its _worker) and given its _reserve and _free by ATTN_REPLICAS_FUNCTIONS,
+ * so that the two are written once. */
 #define ATTN_REPLICAS(name, model_type)                                                            \
     typedef struct name {                                                                          \
         model_type **m;   /* [n] replicas of one model */                                          \
@@ -58,8 +58,32 @@ void attn_batcher_fill_into(const attn_batcher *b, int i, int *ids, int *lengths
          * it read them; false: micro-batch 0 zeroes them (a seq2seq step's, seq2seq_train.c) */   \
         bool model_clean;                                                                          \
     } name;                                                                                        \
+    /* The model of worker `worker` of an evaluation: worker 0 (the caller's thread) runs on m     \
+     * itself, worker w > 0 on replica w - 1 (reserved for the pool's threads - 1). */             \
+    static inline model_type *name##_worker(const name *r, model_type *m, int worker) {            \
+        return worker ? r->m[worker - 1] : m;                                                      \
+    }                                                                                              \
     attn_status name##_reserve(name *r, model_type *m, int n, attn_error *err);                    \
     void name##_free(name *r)
+
+/* The first error in task order of a pool's run (an evaluation's): each of W workers keeps the
+ * error of the lowest-numbered task it saw fail, whichever thread ran which task. */
+typedef struct attn_task_errors {
+    struct attn_task_error {
+        attn_error e;
+        int task;
+        bool failed;
+    } * w; /* [W] */
+    int W;
+} attn_task_errors;
+/* W workers, none failed (what: the out-of-memory message's start). */
+attn_status attn_task_errors_make(attn_task_errors *t, int W, const char *what, attn_error *err);
+void attn_task_errors_free(attn_task_errors *t);
+/* Task `task` failed on `worker` with st (e its error). */
+void attn_task_errors_fail(attn_task_errors *t, int worker, int task, attn_status st,
+                           const attn_error *e);
+/* After the run: the lowest-numbered failed task's status (its error into err), or ATTN_OK. */
+attn_status attn_task_errors_status(const attn_task_errors *t, attn_error *err);
 
 /* errs and clean of a replicas struct grown to n entries (realloc; what: the message's start). */
 attn_status attn_replica_slots_grow(attn_error **errs, bool **clean, int n, const char *what,
@@ -124,6 +148,8 @@ bool attn_add_finite(float *restrict sum, float *restrict g, size_t n, bool zero
  * sum is finite; before it, true. */
 bool attn_grads_sum_pool(attn_pool *pool, float *sum, size_t n, float *const *g, int k0, int n_wave,
                          int K, bool zero_g);
+/* train.c: how many of B logits fall on their label's side of 0 (labels 0.0 / 1.0). */
+int attn_count_correct(const float *logits, const float *labels, int B);
 /* Correct predictions over every batch of bt (in its current order), batches spread over pool. */
 attn_status attn_eval_batches_pool(attn_model *m, attn_replicas *r, attn_pool *pool,
                                    const attn_batcher *bt, long *correct, attn_error *err);
