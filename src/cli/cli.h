@@ -30,7 +30,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
-int cmd_train_seq2seq(int argc, char **argv);     /* cmd_train hands seq2seq models over */
 int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
@@ -175,6 +174,9 @@ void cli_print_recorded_kernels(const attn_kernels_info *k);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);
+/* One command for two families: the first of names[0..n) given is refused, "NAME applies to
+ * WHAT only" (CLI_USAGE after the message), else -1. */
+int cli_refuse_given(cli_spec *spec, const char *const *names, int n, const char *what);
 
 /* The name of names[0..n) closest to word (an option "--epoch=3" is compared by its name) when
  * it is close enough to be a typo (1 edit in up to 4 bytes, 2 in up to 8, else 3; a prefix of

@@ -340,19 +340,9 @@ static int explain_seq2seq(explain_args *a, char **sources, int n_sources) {
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
-/* An option of the other family given on these weights: CLI_USAGE after a message, else -1. */
-static int refuse_other_family(cli_spec *spec, bool seq2seq) {
-    static const char *const classifier_only[] = {"--ig-steps", "--qk", "--max-words",
-                                                  "--max-memory"};
-    static const char *const seq2seq_only[] = {"--prefix", "--max-out", "--no-saliency"};
-    const char *const *names = seq2seq ? classifier_only : seq2seq_only;
-    const int n = seq2seq ? 4 : 3;
-    for (int i = 0; i < n; i++)
-        if (cli_given(spec, names[i]))
-            return cli_usage_error("explain", "%s applies to %s weights only", names[i],
-                                   seq2seq ? "classifier" : "seq2seq");
-    return -1;
-}
+/* The options of one family only: the other family's weights refuse them. */
+static const char *const classifier_only[] = {"--ig-steps", "--qk", "--max-words", "--max-memory"};
+static const char *const seq2seq_only[] = {"--prefix", "--max-out", "--no-saliency"};
 
 int cmd_explain(int argc, char **argv) {
     explain_args a = {.fmt = FORMAT_TEXT,
@@ -402,7 +392,8 @@ int cmd_explain(int argc, char **argv) {
     int rc = cli_parse_operands(&spec, argc, argv, &sentences, &n_sentences);
     const bool seq2seq = rc < 0 && cli_is_seq2seq_weights(a.weights);
     if (rc < 0 && !a.weights) rc = cli_usage_error("explain", "--weights FILE is required");
-    if (rc < 0) rc = refuse_other_family(&spec, seq2seq);
+    if (rc < 0 && seq2seq) rc = cli_refuse_given(&spec, classifier_only, 4, "classifier weights");
+    if (rc < 0 && !seq2seq) rc = cli_refuse_given(&spec, seq2seq_only, 3, "seq2seq weights");
     a.look.color = cli_want_color(a.color);
     if (rc < 0)
         rc = seq2seq ? explain_seq2seq(&a, sentences, n_sentences)
