@@ -30,8 +30,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
-int cmd_explain_seq2seq(int argc, char **argv);   /* cmd_explain, for seq2seq weights */
-int cmd_train_seq2seq(int argc, char **argv);     /* cmd_train hands seq2seq models over */
 int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
@@ -176,6 +174,9 @@ void cli_print_recorded_kernels(const attn_kernels_info *k);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);
+/* One command for two families: the first of names[0..n) given is refused, "NAME applies to
+ * WHAT only" (CLI_USAGE after the message), else -1. */
+int cli_refuse_given(cli_spec *spec, const char *const *names, int n, const char *what);
 
 /* The name of names[0..n) closest to word (an option "--epoch=3" is compared by its name) when
  * it is close enough to be a typo (1 edit in up to 4 bytes, 2 in up to 8, else 3; a prefix of
@@ -442,13 +443,26 @@ enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
     }
 /* true for always; for auto, when stdout is a terminal and NO_COLOR is unset or empty. */
 bool cli_want_color(int choice);
-/* Prints " word note " on stdout; with color, the word on a background of (r, g, b) mixed with
+/* Prints " word note " on f; with color, the word on a background of (r, g, b) mixed with
  * white by t in [0, 1] (0: white) in black text, so that it reads on light and dark terminals
  * alike. Below t = 0.05 the word keeps the terminal's colours (weightless words do not glare on
- * a dark terminal). */
-void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note);
-/* The same on f (a thread's buffer, written out later in input order). */
+ * a dark terminal). f: stdout, or a thread's buffer written out later in input order. */
 void cli_shaded_to(FILE *f, bool color, const char *word, double t, int r, int g, int b,
                    const char *note);
+
+/* explain_text.c: `attn explain`'s text. What a look shows: colour, and one layer and head
+ * (-1: every one with their average for a classifier, the mean for the decoder). */
+typedef struct cli_explain_look {
+    bool color;
+    int layer, head;
+} cli_explain_look;
+/* A classifier's explanation of sentence (ids[n_words], words of vocab): verdict, [CLS]'s
+ * attention rows or the probability after each word, then the saliency line. */
+void cli_explain_text(FILE *f, const cli_explain_look *look, const attn_vocab *vocab,
+                      const char *sentence, const int *ids, const attn_explanation *e);
+/* A decoder's explanation of source (src[n_src]): its output, then one block per step with the
+ * top 5 and the source words shaded by cross-attention and gradient x input. */
+void cli_explain_s2s_text(FILE *f, const cli_explain_look *look, const char *source, const int *src,
+                          const attn_s2s_explanation *e);
 
 #endif

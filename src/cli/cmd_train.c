@@ -1,7 +1,8 @@
-/* cmd_train.c -- `attn train`: one model with Adam, progress per epoch, checkpoints and
- * resuming. Each batch is cut into fixed micro-batches of 16 sentences spread over --threads
- * (one BLAS thread per product), so the same command gives bit-identical weights on every run
- * on the same kind of machine, for every thread count. */
+/* cmd_train.c -- `attn train`: one model of either family with Adam, progress per epoch,
+ * checkpoints and resuming; one option table and one help for both. The classifiers' run is
+ * here, the seq2seq models' in train_seq2seq.c. Each batch is cut into fixed micro-batches of
+ * 16 sentences or pairs spread over --threads (one BLAS thread per product), so the same command
+ * gives bit-identical weights on every run on the same kind of machine, for every thread count. */
 #include "train_cli.h"
 
 #include <errno.h>
@@ -14,10 +15,12 @@
 #include <unistd.h>
 
 static const char about[] =
-    "Trains one model with Adam (PyTorch's defaults) on the course-review task and writes\n"
-    "its weights as attn-weights-v1 JSON. The same command gives bit-identical weights on\n"
-    "every run and for every --threads N: each batch is cut into micro-batches of 16\n"
-    "sentences whose gradients are summed in a fixed order, whichever thread computes them\n"
+    "Trains one model with Adam (PyTorch's defaults) and writes its weights: a classifier\n"
+    "(rnn, lstm, gru, transformer) on the course-review task as attn-weights-v1 JSON, or a\n"
+    "seq2seq model (--model seq2seq-..., --task) on a generated task as\n"
+    "attn-seq2seq-weights-v1. The same command gives bit-identical weights on every run and\n"
+    "for every --threads N: each batch is cut into micro-batches of 16 sentences (or pairs)\n"
+    "whose gradients are summed in a fixed order, whichever thread computes them\n"
     "(docs/numerics.md, \"Threads\").";
 
 static const char notes[] =
@@ -47,7 +50,38 @@ static const char notes[] =
     "(its own, when it has one: then --data is required). Every bad line of --data is\n"
     "reported with its number (the first 20, then the count); nothing is trained.\n\n"
     "Progress (epoch, loss, accuracies, speed, ETA) goes to stderr, one line per epoch. On\n"
-    "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.";
+    "NaN/Inf the error names the step and tensor, nothing is written and the exit code is 1.\n\n"
+    "Seq2seq models. Options of one family only are refused, exit 2, for the other: --task,\n"
+    "--test-size, --bidirectional, --dec-layers, --quiet and --ffn are the seq2seq models';\n"
+    "--keep-best, --bucket, --data, --vocab-from-data, --min-count, --init, --warmup and\n"
+    "--max-len the classifiers'. Without --out a seq2seq model's weights are not written.\n"
+    "Task rewrite: a review sentence -> '<polarity> <subject> [<negation>] <adjective>'\n"
+    "(attn data --task rewrite; docs/decoder.md). The training pairs are the train set of\n"
+    "--seed, the held-out pairs the holdout set, scored by exact match of greedy decoding\n"
+    "after every epoch (the best epoch is kept); at the end the exact match on each test set.\n"
+    "seq2seq-transformer is PyTorch's nn.Transformer between embeddings and a head;\n"
+    "seq2seq-gru a GRU encoder whose last state starts a GRU decoder; seq2seq-attn a\n"
+    "(bidirectional) GRU encoder and a GRU decoder with additive attention (--embed-dim,\n"
+    "--hidden, --bidirectional; the Transformer's options do not apply to them). Weights load\n"
+    "into tools/seq2seq_models.py with strict=True.\n"
+    "Task compose: '<polarity> <subject>' -> a review sentence of the grammar with them\n"
+    "(attn data --task compose; seq2seq-transformer only). Many sentences are right, so the\n"
+    "epoch kept is the one with the lowest held-out loss (lr 3e-3 by default), and the report\n"
+    "is each test set's loss per target token and 25 samples (temperature 1) per source\n"
+    "judged by the grammar parser: grammatical, with the polarity and subject asked for, and\n"
+    "not a sentence of the training set (novel).\n"
+    "--checkpoint writes the whole training state (parameters, Adam's moments and step,\n"
+    "epoch, the shuffling generator, the best epoch so far) after every epoch, atomically;\n"
+    "--resume continues that run with the checkpoint's model, data and settings (only\n"
+    "--epochs, --out, --checkpoint, --log, --quiet and --threads may be given) and ends with\n"
+    "the same bytes as an uninterrupted run. --log: {\"epoch\", \"epochs\", \"steps\",\n"
+    "\"loss\", \"holdout_exact\", \"holdout_loss\", \"tokens_per_s\", \"elapsed_s\"} per epoch\n"
+    "(null where not measured).\n"
+    "--threads N: each batch is cut into micro-batches of 16 pairs whose gradients are\n"
+    "summed in order, whatever N, so the weights, losses and checkpoints are the same bytes\n"
+    "for every N (a run may be resumed with another N). The held-out scoring and the rewrite\n"
+    "test sets are decoded on the N threads too, one pair per piece (the same scores for\n"
+    "every N); the compose report runs on one thread.";
 
 /* The model of the seed, or of --init: a file with its own vocabulary is loaded as it is (its
  * tensors cannot go into a model on the built-in words). */
@@ -292,27 +326,30 @@ static int run(cli_spec *spec, train_args *a) {
     return train(spec, a, &mc);
 }
 
-/* True when argv asks for a seq2seq model (--task, --model seq2seq-..., or --resume with a seq2seq
- * checkpoint): cmd_train_seq2seq.c. */
-static bool wants_seq2seq(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) break;
-        if (strcmp(argv[i], "--task") == 0 || strncmp(argv[i], "--task=", 7) == 0) return true;
-        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc &&
-            strncmp(argv[i + 1], "seq2seq-", 8) == 0)
-            return true;
-        if (strcmp(argv[i], "--resume") == 0 && i + 1 < argc &&
-            cli_is_seq2seq_checkpoint(argv[i + 1]))
-            return true;
-    }
-    return false;
+/* True when the options ask for a seq2seq model (--task, --model seq2seq-..., or --resume with
+ * a seq2seq checkpoint): train_seq2seq.c. */
+static bool wants_seq2seq(cli_spec *spec, const train_args *a) {
+    return cli_given(spec, "--task") || (a->model && strncmp(a->model, "seq2seq-", 8) == 0) ||
+           (a->resume && cli_is_seq2seq_checkpoint(a->resume));
 }
 
-static train_args args_default(void) {
-    return (train_args){.seed = 1,
-                        .train_size = ATTN_TRAIN_DEFAULT_N,
-                        .min_count = 1,
-                        .cfg = attn_train_config_default()};
+/* The options of one family only: the other family refuses them. */
+static const char *const classifier_only[] = {"--keep-best",       "--bucket",    "--data",
+                                              "--vocab-from-data", "--min-count", "--init",
+                                              "--warmup",          "--max-len"};
+static const char *const seq2seq_only[] = {"--task",       "--test-size", "--bidirectional",
+                                           "--dec-layers", "--quiet",     "--ffn"};
+
+/* The classifiers' run after the seq2seq-only options are refused; the exit code. */
+static int classifier(cli_spec *spec, train_args *a) {
+    int rc = cli_refuse_given(spec, seq2seq_only, 6, "seq2seq models");
+    if (rc >= 0) return rc;
+    if (a->train_size < 2)
+        return cli_usage_error("train",
+                               "--train-size %d: a classifier trains on 2 sentences or "
+                               "more",
+                               a->train_size);
+    return run(spec, a);
 }
 
 static const char usage[] =
@@ -320,80 +357,124 @@ static const char usage[] =
     "--model NAME --data FILE.tsv --vocab-from-data [--min-count N] [OPTIONS]\n"
     "--init W.json [--data FILE.tsv] [OPTIONS]\n"
     "--resume C.json [--epochs N] [OPTIONS]\n"
-    "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task rewrite|compose\n"
-    "      [OPTIONS]   (the decoder models: attn train --task rewrite --help)";
+    "--model seq2seq-transformer|seq2seq-gru|seq2seq-attn --task rewrite|compose [OPTIONS]";
 
-int cmd_train(int argc, char **argv) {
-    if (wants_seq2seq(argc, argv)) return cmd_train_seq2seq(argc, argv);
-    train_args a = args_default();
-    cli_opt opts[] = {
-        {"--model", "NAME", CLI_OPT_STR, &a.model,
+#define N_RUN_OPTS   22
+#define N_MODEL_OPTS 12
+#define N_OPTS       (N_RUN_OPTS + N_MODEL_OPTS)
+
+/* The run's options of both families into opts[N_RUN_OPTS]; the destinations are a's and x's. */
+static void run_options(train_args *a, s2s_train_opts *x, cli_opt *opts) {
+    const cli_opt table[] = {
+        {"--model", "NAME", CLI_OPT_STR, &a->model,
          .help = "rnn, lstm, gru or transformer; required unless --resume or --init;\n"
-                 "seq2seq-transformer, seq2seq-gru or seq2seq-attn with --task"},
-        {"--seed", "S", CLI_OPT_U64, &a.seed,
+                 "seq2seq-transformer, seq2seq-gru or seq2seq-attn (the default with --task)"},
+        {"--task", "NAME", CLI_OPT_STR, &x->task, .def = "rewrite",
+         .help = "seq2seq: rewrite, or compose (seq2seq-transformer)"},
+        {"--seed", "S", CLI_OPT_U64, &a->seed,
          .help = "seed of the data, the initialisation and the shuffling"},
-        {"--epochs", "N", CLI_OPT_INT, &a.cfg.epochs, 0, MAX_EPOCHS,
+        {"--epochs", "N", CLI_OPT_INT, &a->cfg.epochs, 0, MAX_EPOCHS, .def = "20; seq2seq 10",
          .help = "epochs; 0 writes the initial weights"},
-        {"--batch", "B", CLI_OPT_INT, &a.cfg.batch_size, 1, MAX_BATCH,
-         .help = "sentences per Adam step"},
-        {"--lr", "X", CLI_OPT_REAL, &a.cfg.adam.lr, .help = "Adam learning rate (at most 1000)"},
-        {"--train-size", "N", CLI_OPT_INT, &a.train_size, 2, ATTN_DATA_MAX_N,
-         .help = "generated training sentences"},
-        {"--holdout", "N", CLI_OPT_INT, &a.cfg.holdout, 0, ATTN_DATA_MAX_N,
-         .help = "held-out sentences for the held-out accuracy; 0 = none"},
-        {"--keep-best", "0|1", CLI_OPT_INT, &a.cfg.keep_best, 0, 1,
+        {"--batch", "B", CLI_OPT_INT, &a->cfg.batch_size, 1, MAX_BATCH,
+         .help = "sentences (or pairs) per Adam step"},
+        {"--lr", "X", CLI_OPT_REAL, &a->cfg.adam.lr,
+         .def = "0.001; 0.003 for the seq2seq GRU models and compose",
+         .help = "Adam learning rate (at most 1000)"},
+        {"--train-size", "N", CLI_OPT_INT, &a->train_size, 1, ATTN_DATA_MAX_N,
+         .help = "generated training sentences (or pairs); classifiers 2 or more"},
+        {"--holdout", "N", CLI_OPT_INT, &a->cfg.holdout, 0, ATTN_DATA_MAX_N,
+         .help = "held-out sentences (or pairs) scored after every epoch; 0 = none"},
+        {"--test-size", "N", CLI_OPT_INT, &x->test_size, 0, ATTN_DATA_MAX_N,
+         .help = "seq2seq: pairs of each rewrite test set scored at the end (0: none;\n"
+                 "a base-size model decodes them for minutes)"},
+        {"--keep-best", "0|1", CLI_OPT_INT, &a->cfg.keep_best, 0, 1,
          .help = "1: write the best held-out epoch's weights; 0: the last's"},
-        {"--bucket", "K", CLI_OPT_INT, &a.cfg.bucket, 1, MAX_BATCH,
+        {"--bucket", "K", CLI_OPT_INT, &a->cfg.bucket, 1, MAX_BATCH,
          .help = "sort chunks of K batches by length; 1 = off"},
-        {"--data", "FILE.tsv", CLI_OPT_STR, &a.data,
+        {"--data", "FILE.tsv", CLI_OPT_STR, &a->data,
          .help = "train on a TSV file (label<TAB>sentence)"},
-        {"--vocab-from-data", NULL, CLI_OPT_FLAG, &a.vocab_from_data,
+        {"--vocab-from-data", NULL, CLI_OPT_FLAG, &a->vocab_from_data,
          .help = "the model's words are those of --data (see Vocabulary below),\n"
                  "stored in the weights file"},
-        {"--min-count", "N", CLI_OPT_INT, &a.min_count, 1, 1000000,
+        {"--min-count", "N", CLI_OPT_INT, &a->min_count, 1, 1000000,
          .help = "with --vocab-from-data: words seen fewer times read as [UNK]"},
-        {"--init", "W.json", CLI_OPT_STR, &a.init,
+        {"--init", "W.json", CLI_OPT_STR, &a->init,
          .help = "start from these weights, e.g. exported from PyTorch; the model and\n"
                  "its configuration come from the file (--model may be omitted)"},
-        {"--out", "W.json", CLI_OPT_STR, &a.out, .def = "runs/<model>-seed<S>.json",
+        {"--out", "W.json", CLI_OPT_STR, &a->out,
+         .def = "runs/<model>-seed<S>.json; seq2seq: not written",
          .help = "where to write the weights (its directory is created)"},
-        {"--checkpoint", "C.json", CLI_OPT_STR, &a.checkpoint,
+        {"--quiet", NULL, CLI_OPT_FLAG, &x->quiet, .help = "seq2seq: no per-epoch lines on stderr"},
+        {"--checkpoint", "C.json", CLI_OPT_STR, &a->checkpoint,
          .help = "save the full training state after every epoch"},
-        {"--resume", "C.json", CLI_OPT_STR, &a.resume, .help = "continue a checkpointed run"},
-        {"--log", "FILE.jsonl", CLI_OPT_STR, &a.log,
+        {"--resume", "C.json", CLI_OPT_STR, &a->resume, .help = "continue a checkpointed run"},
+        {"--log", "FILE.jsonl", CLI_OPT_STR, &a->log,
          .help = "one JSON line per epoch with the progress"},
-        CLI_THREADS_OPT(&a.threads),
-        {"--warmup", "N", CLI_OPT_INT, &a.cfg.warmup, 0, ATTN_MAX_WARMUP,
+        CLI_THREADS_OPT(&a->threads),
+        {"--warmup", "N", CLI_OPT_INT, &a->cfg.warmup, 0, ATTN_MAX_WARMUP,
          .help = "linear learning-rate warm-up over the first N Adam steps: step k\n"
                  "(0-based) uses lr * min(1, (k+1)/N), PyTorch's LambdaLR with that\n"
                  "lambda, stepped after each optimizer step; 0 = off"},
-        {"--embed-dim", "N", CLI_OPT_INT, &a.m.embed_dim, 1, MAX_WIDTH,
-         .def = "32 transformer, 16 rnn/lstm/gru",
-         .help = "model width D (transformer) or word embedding width E"},
-        {"--layers", "N", CLI_OPT_INT, &a.m.layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
-         .def = "2 transformer, 1 rnn/lstm/gru",
-         .help = "encoder layers (transformer 1..12) or stacked recurrent layers\n"
+    };
+    _Static_assert(sizeof table / sizeof table[0] == N_RUN_OPTS, "N_RUN_OPTS counts the table");
+    memcpy(opts, table, sizeof table);
+}
+
+/* The model options of both families into opts[N_MODEL_OPTS]. */
+static void model_options(train_args *a, s2s_train_opts *x, cli_opt *opts) {
+    const cli_opt table[] = {
+        {"--embed-dim", "N", CLI_OPT_INT, &a->m.embed_dim, 1, MAX_WIDTH,
+         .def = "32 transformer and seq2seq, 16 rnn/lstm/gru",
+         .help = "model width D (transformers) or word embedding width E"},
+        {"--layers", "N", CLI_OPT_INT, &a->m.layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
+         .def = "2 transformers, 1 rnn/lstm/gru",
+         .help = "encoder layers (transformers 1..12) or stacked recurrent layers\n"
                  "(PyTorch num_layers; rnn/lstm/gru 1..8)"},
-        {"--hidden", "N", CLI_OPT_INT, &a.m.hidden, 1, MAX_WIDTH, .def = "32",
-         .help = "rnn/lstm/gru hidden size H"},
-        {"--heads", "N", CLI_OPT_INT, &a.m.heads, 1, MAX_WIDTH, .def = "2",
+        {"--dec-layers", "L", CLI_OPT_INT, &x->dec_layers, 1, ATTN_TRANSFORMER_MAX_LAYERS,
+         .def = "2", .help = "seq2seq-transformer: decoder layers"},
+        {"--hidden", "N", CLI_OPT_INT, &a->m.hidden, 1, MAX_WIDTH, .def = "32; seq2seq GRUs 64",
+         .help = "rnn/lstm/gru and the seq2seq GRU models' hidden size H"},
+        {"--bidirectional", "0|1", CLI_OPT_INT, &x->bidir, 0, 1, .def = "1",
+         .help = "seq2seq-attn: bidirectional encoder"},
+        {"--heads", "N", CLI_OPT_INT, &a->m.heads, 1, MAX_WIDTH, .def = "2",
          .help = "transformer attention heads; must divide --embed-dim"},
-        {"--ffn-dim", "N", CLI_OPT_INT, &a.m.ffn_dim, 1, 65536, .def = "64",
+        {"--ffn-dim", "N", CLI_OPT_INT, &a->m.ffn_dim, 1, 65536, .def = "64",
          .help = "transformer feed-forward width F"},
-        {"--max-len", "N", CLI_OPT_INT, &a.m.max_len, 2, 65536, .def = "81",
+        {"--ffn", "F", CLI_OPT_INT, &a->m.ffn_dim, 1, 65536, .def = "64",
+         .help = "seq2seq: the old name of --ffn-dim, accepted until the next release"},
+        {"--max-len", "N", CLI_OPT_INT, &a->m.max_len, 2, 65536, .def = "81",
          .help = "transformer positions including [CLS] (sentences of up to N-1 words)"},
-        {"--norm", "pre|post", CLI_OPT_CHOICE, &a.m.norm, .choices = "pre|post",
+        {"--norm", "pre|post", CLI_OPT_CHOICE, &a->m.norm, .choices = "pre|post",
          .help = "transformer LayerNorm placement (PyTorch norm_first=True for pre)"},
-        {"--activation", "relu|gelu", CLI_OPT_CHOICE, &a.m.activation, .choices = "relu|gelu",
+        {"--activation", "relu|gelu", CLI_OPT_CHOICE, &a->m.activation, .choices = "relu|gelu",
          .help = "transformer feed-forward activation (gelu: the erf form)"},
-        {"--pos", "P", CLI_OPT_CHOICE, &a.m.pos, .choices = "learned|sinusoidal|none|rope|alibi",
+        {"--pos", "P", CLI_OPT_CHOICE, &a->m.pos, .choices = "learned|sinusoidal|none|rope|alibi",
          .help = "transformer positions: a trained table, the fixed sinusoidal\n"
                  "table (not trained, not in the weights file), none, rotary q/k\n"
-                 "(rope) or a linear score bias (alibi)"},
+                 "(rope) or a linear score bias (alibi; seq2seq: rope and alibi in the\n"
+                 "self-attentions)"},
     };
-    cli_spec spec = CLI_SPEC("train", usage, about, NULL, notes, opts);
+    _Static_assert(sizeof table / sizeof table[0] == N_MODEL_OPTS, "N_MODEL_OPTS counts the table");
+    memcpy(opts, table, sizeof table);
+}
+
+int cmd_train(int argc, char **argv) {
+    train_args a = {.seed = 1,
+                    .train_size = ATTN_TRAIN_DEFAULT_N,
+                    .min_count = 1,
+                    .cfg = attn_train_config_default()};
+    s2s_train_opts x = {.test_size = ATTN_TEST_DEFAULT_N, .bidir = -1};
+    cli_opt opts[N_OPTS];
+    run_options(&a, &x, opts);
+    model_options(&a, &x, opts + N_RUN_OPTS);
+    cli_spec spec = {"train", usage, about, NULL, notes, opts, N_OPTS};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
-    if (rc < 0) rc = run(&spec, &a);
+    if (rc < 0 && wants_seq2seq(&spec, &a)) {
+        rc = cli_refuse_given(&spec, classifier_only, 8, "classifier models");
+        if (rc < 0) rc = cli_train_seq2seq(&spec, &a, &x);
+    } else if (rc < 0) {
+        rc = classifier(&spec, &a);
+    }
     attn_vocab_free(a.vocab);
     return rc;
 }

@@ -87,6 +87,13 @@ bool cli_given(cli_spec *spec, const char *name) {
     return o && o->given;
 }
 
+int cli_refuse_given(cli_spec *spec, const char *const *names, int n, const char *what) {
+    for (int i = 0; i < n; i++)
+        if (cli_given(spec, names[i]))
+            return cli_usage_error(spec->cmd, "%s applies to %s only", names[i], what);
+    return -1;
+}
+
 /* ---- did you mean ------------------------------------------------------------------------- */
 
 /* Levenshtein distance of a[0..na) and b[0..nb) (each cut at 63 bytes). */

@@ -1,6 +1,7 @@
-/* train_cli.h -- what the files of `attn train` share (cmd_train.c: the command and the run;
- * train_settings.c: the model options, --init and --resume against the options given;
- * train_progress.c: the progress lines, the --log and the checkpoint after each epoch). */
+/* train_cli.h -- what the files of `attn train` share (cmd_train.c: the command, its one option
+ * table, and the classifiers' run; train_seq2seq.c: the seq2seq models' run; train_settings.c: the
+ * model options, --init and --resume against the options given; train_progress.c: the progress
+ * lines, the --log and the checkpoint after each epoch). */
 #ifndef ATTN_TRAIN_CLI_H
 #define ATTN_TRAIN_CLI_H
 
@@ -12,6 +13,9 @@
 #define MAX_BATCH  (1 << 20) /* --batch and --bucket */
 #define MAX_LR     1e3
 #define MAX_WIDTH  (1 << 14) /* --embed-dim, --hidden, --heads (at most embed-dim) */
+/* The same for a seq2seq checkpoint (the bounds of its training config). */
+#define S2S_MAX_EPOCHS 100000
+#define S2S_MAX_BATCH  (1 << 16)
 
 /* The model options; 0 (or the first choice) until given. The choices' indexes are the enums'
  * values (attn_norm, attn_activation, attn_pos). */
@@ -31,6 +35,15 @@ typedef struct train_args {
     attn_train_config cfg;
     model_args m;
 } train_args;
+
+/* The options only the seq2seq models take (the others are train_args'). */
+typedef struct s2s_train_opts {
+    const char *task; /* NULL: rewrite */
+    int test_size;    /* pairs of each rewrite test set scored at the end; 0: none */
+    int bidir;        /* seq2seq-attn's encoder; -1: the model's default */
+    int dec_layers;
+    bool quiet; /* no per-epoch lines */
+} s2s_train_opts;
 
 typedef struct train_progress {
     bool tty;
@@ -54,6 +67,10 @@ int cli_train_init_settings(cli_spec *spec, train_args *a, attn_model_config *mc
 /* --resume: the model and settings are the checkpoint's; the options given must agree with
  * them. -1 or the exit code. */
 int cli_train_resume_settings(cli_spec *spec, train_args *a, attn_model_config *mc);
+
+/* attn train on a seq2seq model (train_seq2seq.c): t's options where given (spec says which)
+ * over the model's defaults, then the run; the exit code. */
+int cli_train_seq2seq(cli_spec *spec, const train_args *t, const s2s_train_opts *x);
 
 /* The trainer's callbacks (user: a train_progress): a step counter on a terminal; per epoch a
  * progress line on stderr, the --log line and the checkpoint (false stops the run, the error

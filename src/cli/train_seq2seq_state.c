@@ -1,5 +1,5 @@
 /* train_seq2seq_state.c -- checkpoints, --resume and --log for `attn train` on seq2seq models
- * (cmd_train_seq2seq.c calls these): a checkpoint after every epoch (written atomically), a run
+ * (train_seq2seq.c calls these): a checkpoint after every epoch (written atomically), a run
  * continued from one, and one JSON line per epoch in the log. */
 #include "cli.h"
 

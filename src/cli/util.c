@@ -177,7 +177,3 @@ void cli_shaded_to(FILE *f, bool color, const char *word, double t, int r, int g
               B = (int)lround(255 - t * (255 - b));
     fprintf(f, "\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
 }
-
-void cli_shaded(bool color, const char *word, double t, int r, int g, int b, const char *note) {
-    cli_shaded_to(stdout, color, word, t, r, g, b, note);
-}

@@ -79,6 +79,15 @@ START_TEST(test_bad_combinations_are_usage_errors) {
         {{"--model", "transformer", "--norm", "mid"}, {"--norm", "pre or post"}},
         {{"--model", "transformer", "--max-len", "20", "--epochs", "1"}, {"--max-len 20"}},
         {{"--model", "rnn", "--warmup", "-1"}, {"--warmup"}},
+        /* one option table for both families: each refuses the other's options */
+        {{"--model", "lstm", "--quiet"}, {"--quiet", "applies to seq2seq models only"}},
+        {{"--model", "rnn", "--test-size", "5"}, {"--test-size", "seq2seq models only"}},
+        {{"--model", "transformer", "--dec-layers", "3"}, {"--dec-layers", "seq2seq models"}},
+        {{"--model", "seq2seq-gru", "--bucket", "2"}, {"--bucket", "classifier models only"}},
+        {{"--task", "rewrite", "--max-len", "40"}, {"--max-len", "classifier models only"}},
+        {{"--model", "seq2seq-transformer", "--epochs", "200000"},
+         {"--epochs 200000", "0..100000"}},
+        {{"--task", "compose", "--batch", "70000"}, {"--batch 70000", "1..65536"}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char *args[16] = {"train"};
@@ -96,6 +105,11 @@ START_TEST(test_bad_combinations_are_usage_errors) {
         expect(&r, what, 2, cases[c].fragments[0], cases[c].fragments[1], NULL);
         run_free(&r);
     }
+    /* the table's --train-size takes the seq2seq models' 1; a classifier needs 2 */
+    run_result r = run(NULL, "train", "--model", "gru", "--train-size", "1", "--out",
+                       tmp_path("opt-never.json"), NULL);
+    expect(&r, "gru --train-size 1", 2, "--train-size 1", "2 sentences or more", NULL);
+    run_free(&r);
     ck_assert(!exists(tmp_path("opt-never.json")));
 }
 END_TEST

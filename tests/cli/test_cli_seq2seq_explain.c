@@ -1,5 +1,5 @@
-/* test_cli_seq2seq_explain.c -- attn explain on seq2seq weights (cmd_explain hands over to
- * cmd_explain_seq2seq): the JSON object per source (its output is attn generate --no-cache's,
+/* test_cli_seq2seq_explain.c -- attn explain on seq2seq weights (cmd_explain reads the family
+ * from the file): the JSON object per source (its output is attn generate --no-cache's,
  * its steps, maps and saliency of the right sizes), the text view, --prefix, --layer/--head,
  * --no-saliency, and the errors (exit 2 for options, 1 for a source it cannot read). */
 #include "cli_harness.h"
@@ -87,12 +87,46 @@ START_TEST(test_text_and_errors) {
 }
 END_TEST
 
+/* One command, one option table: a family's options on the other family's weights are refused
+ * before any work, naming the option and the family it belongs to. */
+START_TEST(test_other_family_options) {
+    const char *w = weights();
+    const char *classifier_only[][2] = {
+        {"--ig-steps", "8"}, {"--qk", NULL}, {"--max-words", "9"}, {"--max-memory", "9"}};
+    for (int i = 0; i < 4; i++) {
+        run_result r = run(NULL, "explain", "--weights", w, classifier_only[i][0],
+                           classifier_only[i][1], classifier_only[i][1] ? "good" : NULL, NULL);
+        expect(&r, classifier_only[i][0], 2, classifier_only[i][0],
+               "applies to classifier weights only", NULL);
+        run_free(&r);
+    }
+    const char *lstm = tu_source_path("weights/lstm-seed1.json");
+    const char *seq2seq_only[][2] = {
+        {"--prefix", "positive"}, {"--max-out", "3"}, {"--no-saliency", NULL}};
+    for (int i = 0; i < 3; i++) {
+        run_result r = run(NULL, "explain", "--weights", lstm, seq2seq_only[i][0],
+                           seq2seq_only[i][1], seq2seq_only[i][1] ? "good" : NULL, NULL);
+        expect(&r, seq2seq_only[i][0], 2, seq2seq_only[i][0], "applies to seq2seq weights only",
+               NULL);
+        run_free(&r);
+    }
+    /* and each family's own options still work on its weights */
+    run_result c = run(NULL, "explain", "--weights", lstm, "--ig-steps", "0", "--format", "json",
+                       "the exam was good", NULL);
+    expect(&c, "--ig-steps 0 on the LSTM", 0, NULL);
+    ck_assert_ptr_nonnull(strstr(c.out, "\"grad_x_input\""));
+    ck_assert_ptr_null(strstr(c.out, "integrated_gradients"));
+    run_free(&c);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("cli/seq2seq_explain");
     TCase *tc = tcase_create("seq2seq_explain");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_json);
     tcase_add_test(tc, test_text_and_errors);
+    tcase_add_test(tc, test_other_family_options);
     suite_add_tcase(s, tc);
     return s;
 }
