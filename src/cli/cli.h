@@ -345,7 +345,6 @@ int cli_mpi_agree(int rc);
 /* Waits for every rank, ends MPI and returns the worst exit code of all ranks. */
 int cli_mpi_finish(int rc);
 bool cli_mpi_on(void);      /* running under mpirun */
-int cli_mpi_rank(void);     /* 0 when not under mpirun */
 int cli_mpi_size(void);     /* 1 when not under mpirun */
 bool cli_mpi_root(void);    /* rank 0: the rank that prints and writes */
 bool cli_mpi_mine(int job); /* run `job` is this rank's: job % size == rank */
