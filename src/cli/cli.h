@@ -99,8 +99,6 @@ int cli_train_log_open(const char *path, int done, bool resumed, FILE **out);
 bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st);
 /* attn_s2s_resume.on_state: the checkpoint to user (the path). */
 attn_status cli_s2s_write_checkpoint(const attn_s2s_train_state *st, void *user, attn_error *err);
-/* cmd_grad_seq2seq.c: attn grad for seq2seq weights (FILE holds 'source<TAB>target' pairs). */
-int cli_grad_seq2seq(const char *weights, const char *data, const char *out, int batch);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
