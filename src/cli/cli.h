@@ -35,6 +35,10 @@ int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task 
 bool cli_is_seq2seq_weights(const char *path);
 bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
 int cli_info_seq2seq(const char *path);
+/* A source of a seq2seq model of `task` into ids[max_ids] (*n of them): a compose source is
+ * "<polarity> <subject>" (attn_compose_source), any other a review sentence (attn_tokenize). */
+attn_status cli_s2s_read_source(attn_task task, const char *text, int *ids, int max_ids, int *n,
+                                attn_error *err);
 /* A note on stderr when a rewrite model's source src[n] is not a sentence of the task's grammar
  * (the model has only seen those, so its output says little): "SOURCE_WHERE INDEX: note: ..."
  * (on f: stderr, or a buffer written to stderr later). */

@@ -101,12 +101,9 @@ static attn_status add_pair(pair_file *f, attn_task task, char *line, const char
         f->cap = cap;
     }
     attn_error e;
-    int *src = f->src + (size_t)f->n * ATTN_MAX_WORDS;
-    f->src_len[f->n] = ATTN_COMPOSE_SRC;
     /* a compose source is "<polarity> <subject>", as the task's data reads it */
-    const attn_status st = task == ATTN_TASK_COMPOSE
-                               ? attn_compose_source(line, src, &e)
-                               : attn_tokenize(line, src, ATTN_MAX_WORDS, &f->src_len[f->n], &e);
+    const attn_status st = cli_s2s_read_source(task, line, f->src + (size_t)f->n * ATTN_MAX_WORDS,
+                                               ATTN_MAX_WORDS, &f->src_len[f->n], &e);
     if (st != ATTN_OK) return attn_errorf(err, e.status, "%s:%d: source: %s", path, line_no, e.msg);
     int *tgt = f->tgt + (size_t)f->n * T_CAP, T = 0;
     tgt[T++] = ATTN_TGT_BOS;

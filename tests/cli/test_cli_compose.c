@@ -187,6 +187,23 @@ START_TEST(test_grad_reads_compose_sources) {
 }
 END_TEST
 
+/* attn explain on a compose model reads '<polarity> <subject>' as generate does: the output it
+ * explains is the one generate --no-cache writes. */
+START_TEST(test_explain_reads_compose_sources) {
+    const char *w = tu_source_path("weights/compose-seq2seq-transformer-seed1.json");
+    run_result g = run(NULL, "generate", "--weights", w, "--no-cache", "negative exam", NULL);
+    run_result e = run(NULL, "explain", "--weights", w, "--format", "json", "--no-saliency",
+                       "negative exam", NULL);
+    expect(&g, "generate", 0, NULL);
+    expect(&e, "explain", 0, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "\"output\": \"%.*s\"", (int)strcspn(g.out, "\n"), g.out);
+    ck_assert_msg(strstr(e.out, want), "%s not in %s", want, e.out);
+    ck_assert_ptr_nonnull(strstr(e.out, "\"tokens\": [\"negative\", \"exam\"]"));
+    run_free(&g), run_free(&e);
+}
+END_TEST
+
 /* --checkpoint, --resume and --log: a run stopped after epoch 1 (its log holding a stale line
  * for epoch 2, as after a kill) and resumed to 3 epochs writes the uninterrupted run's weights
  * and checkpoint byte for byte, and its log has one line per epoch. */
@@ -251,6 +268,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_train_generate_reproduce);
     tcase_add_test(tc, test_eval_data_equals_eval_set);
     tcase_add_test(tc, test_grad_reads_compose_sources);
+    tcase_add_test(tc, test_explain_reads_compose_sources);
     tcase_add_test(tc, test_checkpoint_resume_log);
     suite_add_tcase(s, tc);
     return s;
