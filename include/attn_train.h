@@ -126,7 +126,6 @@ void attn_trainer_free(attn_trainer *t);
 attn_status attn_trainer_run(attn_trainer *t, const attn_train_callbacks *cb, attn_error *err);
 int attn_trainer_epoch(const attn_trainer *t);  /* epochs completed */
 long attn_trainer_steps(const attn_trainer *t); /* Adam steps taken */
-const attn_train_config *attn_trainer_config(const attn_trainer *t);
 const attn_adam *attn_trainer_adam(const attn_trainer *t);
 /* The epoch (1-based) whose parameters model selection holds so far, 0 if none (keep_best
  * off or no held-out slice); *acc (may be NULL) receives its held-out accuracy. */

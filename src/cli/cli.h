@@ -35,6 +35,10 @@ int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task 
 bool cli_is_seq2seq_weights(const char *path);
 bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
 int cli_info_seq2seq(const char *path);
+/* A source of a seq2seq model of `task` into ids[max_ids] (*n of them): a compose source is
+ * "<polarity> <subject>" (attn_compose_source), any other a review sentence (attn_tokenize). */
+attn_status cli_s2s_read_source(attn_task task, const char *text, int *ids, int max_ids, int *n,
+                                attn_error *err);
 /* A note on stderr when a rewrite model's source src[n] is not a sentence of the task's grammar
  * (the model has only seen those, so its output says little): "SOURCE_WHERE INDEX: note: ..."
  * (on f: stderr, or a buffer written to stderr later). */
@@ -99,8 +103,6 @@ int cli_train_log_open(const char *path, int done, bool resumed, FILE **out);
 bool cli_s2s_log_epoch(FILE *f, const attn_s2s_epoch_stats *st);
 /* attn_s2s_resume.on_state: the checkpoint to user (the path). */
 attn_status cli_s2s_write_checkpoint(const attn_s2s_train_state *st, void *user, attn_error *err);
-/* cmd_grad_seq2seq.c: attn grad for seq2seq weights (FILE holds 'source<TAB>target' pairs). */
-int cli_grad_seq2seq(const char *weights, const char *data, const char *out, int batch);
 int cmd_reproduce(int argc, char **argv);
 int cmd_flops(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
@@ -345,7 +347,6 @@ int cli_mpi_agree(int rc);
 /* Waits for every rank, ends MPI and returns the worst exit code of all ranks. */
 int cli_mpi_finish(int rc);
 bool cli_mpi_on(void);      /* running under mpirun */
-int cli_mpi_rank(void);     /* 0 when not under mpirun */
 int cli_mpi_size(void);     /* 1 when not under mpirun */
 bool cli_mpi_root(void);    /* rank 0: the rank that prints and writes */
 bool cli_mpi_mine(int job); /* run `job` is this rank's: job % size == rank */

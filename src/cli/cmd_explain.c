@@ -227,19 +227,20 @@ static void source_free(void *state) {
 static void *explain_prepare(void *ctx, const char *source, const char *where, int index,
                              int *n_pieces, FILE *msg) {
     const s2s_ctx *c = ctx;
-    const int max_ids = (int)(strlen(source) / 2 + 1);
+    const attn_task task = attn_seq2seq_config_of(c->m)->task;
+    const int max_ids = (int)(strlen(source) / 2 + 1 + ATTN_COMPOSE_SRC);
     s2s_source *s = calloc(1, sizeof *s);
     attn_error err;
     attn_status st =
         s && (s->text = strdup(source)) && (s->src = malloc((size_t)max_ids * sizeof(int)))
-            ? attn_tokenize(source, s->src, max_ids, &s->n, &err)
+            ? cli_s2s_read_source(task, source, s->src, max_ids, &s->n, &err)
             : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
     if (st != ATTN_OK) {
         cli_message_to(msg, "explain", "%s %d: %s", where, index, err.msg);
         if (s) source_free(s);
         return NULL;
     }
-    if (attn_seq2seq_config_of(c->m)->task == ATTN_TASK_REWRITE)
+    if (task == ATTN_TASK_REWRITE)
         cli_s2s_note_off_task(msg, "explain", s->src, s->n, where, index);
     s->where = where;
     s->index = index;

@@ -172,10 +172,8 @@ static void *generate_prepare(void *ctx, const char *line, const char *where, in
     s->src = malloc((size_t)max_ids * sizeof *s->src);
     attn_error err;
     const bool compose = c->task == ATTN_TASK_COMPOSE; /* "<polarity> <subject>" */
-    if (s->src && compose) s->n_src = ATTN_COMPOSE_SRC;
     if (!s->src ||
-        (compose ? attn_compose_source(s->source, s->src, &err)
-                 : attn_tokenize(s->source, s->src, max_ids, &s->n_src, &err)) != ATTN_OK) {
+        cli_s2s_read_source(c->task, s->source, s->src, max_ids, &s->n_src, &err) != ATTN_OK) {
         cli_message_to(msg, "generate", "%s %d: %s", where, index,
                        s->src ? err.msg : "out of memory");
         source_free(s);

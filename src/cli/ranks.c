@@ -27,9 +27,6 @@ static bool g_on = false;
 bool cli_mpi_on(void) {
     return g_on;
 }
-int cli_mpi_rank(void) {
-    return g_rank;
-}
 int cli_mpi_size(void) {
     return g_size;
 }

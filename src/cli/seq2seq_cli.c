@@ -62,6 +62,16 @@ void cli_s2s_note_off_task(FILE *f, const char *cmd, const int *src, int n, cons
                    where, index, err.msg);
 }
 
+attn_status cli_s2s_read_source(attn_task task, const char *text, int *ids, int max_ids, int *n,
+                                attn_error *err) {
+    if (task != ATTN_TASK_COMPOSE) return attn_tokenize(text, ids, max_ids, n, err);
+    if (max_ids < ATTN_COMPOSE_SRC)
+        return attn_errorf(err, ATTN_ERR_ARG, "room for %d ids, a compose source has %d", max_ids,
+                           ATTN_COMPOSE_SRC);
+    *n = ATTN_COMPOSE_SRC;
+    return attn_compose_source(text, ids, err);
+}
+
 int cli_info_seq2seq(const char *path) {
     attn_error err;
     attn_seq2seq *m = NULL;

@@ -140,9 +140,6 @@ int attn_trainer_epoch(const attn_trainer *t) {
 long attn_trainer_steps(const attn_trainer *t) {
     return t->adam->step;
 }
-const attn_train_config *attn_trainer_config(const attn_trainer *t) {
-    return &t->cfg;
-}
 const attn_adam *attn_trainer_adam(const attn_trainer *t) {
     return t->adam;
 }

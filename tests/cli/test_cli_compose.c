@@ -5,6 +5,8 @@
  * errors. */
 #include "cli_harness.h"
 
+#include <math.h>
+
 /* `attn train args... NULL`; in the sanitizer build (tu_small) with a tiny seq2seq-transformer
  * (width 8, 1 head, feed-forward 16, one layer each side): the same command, training,
  * checkpoint and report code on a fraction of the arithmetic. */
@@ -157,6 +159,51 @@ START_TEST(test_eval_data_equals_eval_set) {
 }
 END_TEST
 
+/* attn grad on a compose model reads its sources as the task does ('<polarity> <subject>'), and
+ * its loss is the teacher-forced loss per target token attn eval --data prints (4 decimals). */
+START_TEST(test_grad_reads_compose_sources) {
+    const char *w = tu_source_path("weights/compose-seq2seq-transformer-seed1.json");
+    run_result d = run(NULL, "data", "--task", "compose", "--set", "plain", "--n", "6", NULL);
+    expect(&d, "data", 0, NULL);
+    const char *file = tmp_path("grad-pairs.tsv");
+    write_file(file, d.out);
+    run_result g = run(NULL, "grad", "--weights", w, "--data", file, "--out",
+                       tmp_path("grad-compose.json"), NULL);
+    run_result e = run(NULL, "eval", "--weights", w, "--data", file, NULL);
+    expect(&g, "grad on compose pairs", 0, NULL);
+    expect(&e, "eval on compose pairs", 0, NULL);
+    double loss = 0.0, eval_loss = 0.0, exact = 0.0, tok = 0.0;
+    int n = 0;
+    ck_assert_int_eq(sscanf(g.out, "loss %lf", &loss), 1);
+    const char *row = strstr(e.out, "grad-pairs.tsv");
+    ck_assert_ptr_nonnull(row);
+    ck_assert_int_eq(
+        sscanf(row + strlen("grad-pairs.tsv"), "%d %lf %lf %lf", &n, &exact, &tok, &eval_loss), 4);
+    ck_assert_int_eq(n, 6);
+    ck_assert_msg(fabs(loss - eval_loss) <= 0.00005 + 1e-9, "grad loss %.9g, eval %.4f", loss,
+                  eval_loss);
+    ck_assert(exists(tmp_path("grad-compose.json")));
+    run_free(&d), run_free(&g), run_free(&e);
+}
+END_TEST
+
+/* attn explain on a compose model reads '<polarity> <subject>' as generate does: the output it
+ * explains is the one generate --no-cache writes. */
+START_TEST(test_explain_reads_compose_sources) {
+    const char *w = tu_source_path("weights/compose-seq2seq-transformer-seed1.json");
+    run_result g = run(NULL, "generate", "--weights", w, "--no-cache", "negative exam", NULL);
+    run_result e = run(NULL, "explain", "--weights", w, "--format", "json", "--no-saliency",
+                       "negative exam", NULL);
+    expect(&g, "generate", 0, NULL);
+    expect(&e, "explain", 0, NULL);
+    char want[512];
+    snprintf(want, sizeof want, "\"output\": \"%.*s\"", (int)strcspn(g.out, "\n"), g.out);
+    ck_assert_msg(strstr(e.out, want), "%s not in %s", want, e.out);
+    ck_assert_ptr_nonnull(strstr(e.out, "\"tokens\": [\"negative\", \"exam\"]"));
+    run_free(&g), run_free(&e);
+}
+END_TEST
+
 /* --checkpoint, --resume and --log: a run stopped after epoch 1 (its log holding a stale line
  * for epoch 2, as after a kill) and resumed to 3 epochs writes the uninterrupted run's weights
  * and checkpoint byte for byte, and its log has one line per epoch. */
@@ -220,6 +267,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_data_compose_targets_are_data);
     tcase_add_test(tc, test_train_generate_reproduce);
     tcase_add_test(tc, test_eval_data_equals_eval_set);
+    tcase_add_test(tc, test_grad_reads_compose_sources);
+    tcase_add_test(tc, test_explain_reads_compose_sources);
     tcase_add_test(tc, test_checkpoint_resume_log);
     suite_add_tcase(s, tc);
     return s;

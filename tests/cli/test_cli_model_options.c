@@ -88,6 +88,8 @@ START_TEST(test_bad_combinations_are_usage_errors) {
         {{"--model", "seq2seq-transformer", "--epochs", "200000"},
          {"--epochs 200000", "0..100000"}},
         {{"--task", "compose", "--batch", "70000"}, {"--batch 70000", "1..65536"}},
+        {{"--model", "seq2seq-gru", "--heads", "4"}, {"--heads", "seq2seq-transformer only"}},
+        {{"--model", "seq2seq-attn", "--pos", "none"}, {"--pos", "seq2seq-transformer only"}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char *args[16] = {"train"};
