@@ -39,6 +39,18 @@ int cli_info_seq2seq(const char *path);
  * "<polarity> <subject>" (attn_compose_source), any other a review sentence (attn_tokenize). */
 attn_status cli_s2s_read_source(attn_task task, const char *text, int *ids, int max_ids, int *n,
                                 attn_error *err);
+/* One source of generate or explain, read on the reading thread: its text (with teacher, cut at
+ * the tab: the target after it) and its ids as the task reads them, "where index" for messages.
+ * NULL after a message on msg (a rewrite source off the task's grammar gets a note there). */
+typedef struct cli_s2s_source {
+    char *source, *target; /* target: NULL without teacher */
+    int *src, n_src;
+    const char *where; /* "sentence" or "line" */
+    int index;         /* 1-based */
+} cli_s2s_source;
+cli_s2s_source *cli_s2s_source_read(const char *cmd, attn_task task, const char *line, bool teacher,
+                                    const char *where, int index, FILE *msg);
+void cli_s2s_source_free(void *state); /* a cli_piece_spec's release; NULL ok */
 /* A note on stderr when a rewrite model's source src[n] is not a sentence of the task's grammar
  * (the model has only seen those, so its output says little): "SOURCE_WHERE INDEX: note: ..."
  * (on f: stderr, or a buffer written to stderr later). */
