@@ -454,6 +454,10 @@ enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
             .choices = "auto|always|never",                                                        \
             .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"                   \
     }
+/* attn info's tensor table on stdout, both families: the header after a blank line, then one
+ * row per tensor: its name in width columns, "[d0,d1]" and its element count. */
+void cli_print_tensor_header(int width);
+void cli_print_tensor_row(int width, const char *name, const int *shape, int nd, size_t numel);
 /* true for always; for auto, when stdout is a terminal and NO_COLOR is unset or empty. */
 bool cli_want_color(int choice);
 /* Prints " word note " on f; with color, the word on a background of (r, g, b) mixed with

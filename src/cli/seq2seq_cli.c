@@ -131,17 +131,12 @@ int cli_info_seq2seq(const char *path) {
     }
     if (c->task != ATTN_TASK_REWRITE) printf("task         %s\n", attn_task_name(c->task));
     cli_print_recorded_kernels(attn_seq2seq_kernels(m));
-    printf("\n%-56s %-10s %8s\n", "tensor", "shape", "numel");
+    cli_print_tensor_header(56);
     for (size_t i = 0; i < attn_seq2seq_tensor_count(m); i++) {
         int shape[4];
-        char s[64];
         const int nd = attn_seq2seq_tensor_shape(m, i, shape);
-        if (nd == 1)
-            snprintf(s, sizeof s, "[%d]", shape[0]);
-        else
-            snprintf(s, sizeof s, "[%d,%d]", shape[0], shape[1]);
-        printf("%-56s %-10s %8zu\n", attn_seq2seq_tensor_name(m, i), s,
-               attn_seq2seq_tensor_numel(m, i));
+        cli_print_tensor_row(56, attn_seq2seq_tensor_name(m, i), shape, nd,
+                             attn_seq2seq_tensor_numel(m, i));
     }
     printf("\ntotal parameters: %zu\n", attn_seq2seq_n_params(m));
     attn_seq2seq_free(m);
