@@ -39,6 +39,18 @@ int cli_info_seq2seq(const char *path);
  * "<polarity> <subject>" (attn_compose_source), any other a review sentence (attn_tokenize). */
 attn_status cli_s2s_read_source(attn_task task, const char *text, int *ids, int max_ids, int *n,
                                 attn_error *err);
+/* One source of generate or explain, read on the reading thread: its text (with teacher, cut at
+ * the tab: the target after it) and its ids as the task reads them, "where index" for messages.
+ * NULL after a message on msg (a rewrite source off the task's grammar gets a note there). */
+typedef struct cli_s2s_source {
+    char *source, *target; /* target: NULL without teacher */
+    int *src, n_src;
+    const char *where; /* "sentence" or "line" */
+    int index;         /* 1-based */
+} cli_s2s_source;
+cli_s2s_source *cli_s2s_source_read(const char *cmd, attn_task task, const char *line, bool teacher,
+                                    const char *where, int index, FILE *msg);
+void cli_s2s_source_free(void *state); /* a cli_piece_spec's release; NULL ok */
 /* A note on stderr when a rewrite model's source src[n] is not a sentence of the task's grammar
  * (the model has only seen those, so its output says little): "SOURCE_WHERE INDEX: note: ..."
  * (on f: stderr, or a buffer written to stderr later). */
@@ -442,6 +454,10 @@ enum { CLI_COLOR_AUTO, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
             .choices = "auto|always|never",                                                        \
             .help = "text: 24-bit colour; auto = on a terminal without NO_COLOR"                   \
     }
+/* attn info's tensor table on stdout, both families: the header after a blank line, then one
+ * row per tensor: its name in width columns, "[d0,d1]" and its element count. */
+void cli_print_tensor_header(int width);
+void cli_print_tensor_row(int width, const char *name, const int *shape, int nd, size_t numel);
 /* true for always; for auto, when stdout is a terminal and NO_COLOR is unset or empty. */
 bool cli_want_color(int choice);
 /* Prints " word note " on f; with color, the word on a background of (r, g, b) mixed with

@@ -208,63 +208,32 @@ typedef struct s2s_ctx {
     attn_seq2seq **models; /* per thread: m, then replicas of it */
 } s2s_ctx;
 
-/* One source read: its text and ids (with "where index" for messages). */
-typedef struct s2s_source {
-    char *text;
-    int *src, n;
-    const char *where;
-    int index;
-} s2s_source;
-
-static void source_free(void *state) {
-    s2s_source *s = state;
-    free(s->src);
-    free(s->text);
-    free(s);
-}
-
-/* Tokenizes a source on the reading thread (one piece: its explanation). */
+/* Reads a source on the reading thread (one piece: its explanation). */
 static void *explain_prepare(void *ctx, const char *source, const char *where, int index,
                              int *n_pieces, FILE *msg) {
     const s2s_ctx *c = ctx;
     const attn_task task = attn_seq2seq_config_of(c->m)->task;
-    const int max_ids = (int)(strlen(source) / 2 + 1 + ATTN_COMPOSE_SRC);
-    s2s_source *s = calloc(1, sizeof *s);
-    attn_error err;
-    attn_status st =
-        s && (s->text = strdup(source)) && (s->src = malloc((size_t)max_ids * sizeof(int)))
-            ? cli_s2s_read_source(task, source, s->src, max_ids, &s->n, &err)
-            : attn_errorf(&err, ATTN_ERR_NOMEM, "out of memory");
-    if (st != ATTN_OK) {
-        cli_message_to(msg, "explain", "%s %d: %s", where, index, err.msg);
-        if (s) source_free(s);
-        return NULL;
-    }
-    if (task == ATTN_TASK_REWRITE)
-        cli_s2s_note_off_task(msg, "explain", s->src, s->n, where, index);
-    s->where = where;
-    s->index = index;
     *n_pieces = 1;
-    return s;
+    return cli_s2s_source_read("explain", task, source, false, where, index, msg);
 }
 
 static bool explain_compute(void *ctx, int worker, void *state, int k, FILE *f, FILE *msg) {
     (void)k;
     const s2s_ctx *c = ctx;
-    const s2s_source *s = state;
+    const cli_s2s_source *s = state;
     const cli_explain_look *look = &c->a->look;
     attn_error err;
     attn_s2s_explanation *e = NULL;
-    attn_status st = attn_seq2seq_explain(c->models[worker], s->src, s->n, &c->opts, &e, &err);
+    attn_status st = attn_seq2seq_explain(c->models[worker], s->src, s->n_src, &c->opts, &e, &err);
     if (st == ATTN_OK && c->a->fmt == FORMAT_JSON) {
         char *json = NULL;
         const attn_s2s_json_opts jo = {true, look->layer >= 0 || look->head >= 0, look->layer,
                                        look->head};
-        st = attn_s2s_explanation_to_json(s->text, s->src, e, &jo, &json, NULL, &err);
+        st = attn_s2s_explanation_to_json(s->source, s->src, e, &jo, &json, NULL, &err);
         if (st == ATTN_OK) fprintf(f, "%s\n", json);
         free(json);
     } else if (st == ATTN_OK) {
-        cli_explain_s2s_text(f, look, s->text, s->src, e);
+        cli_explain_s2s_text(f, look, s->source, s->src, e);
     }
     if (st != ATTN_OK) cli_message_to(msg, "explain", "%s %d: %s", s->where, s->index, err.msg);
     attn_s2s_explanation_free(e);
@@ -329,8 +298,8 @@ static int explain_seq2seq(explain_args *a, char **sources, int n_sources) {
     if (rc < 0) rc = cli_threads_start("explain", &a->threads, &pool);
     if (rc < 0) rc = cli_s2s_thread_models("explain", c.m, a->threads, &c.models);
     if (rc < 0) {
-        const cli_piece_spec ps = {"explain",       "explained", explain_prepare,
-                                   explain_compute, source_free, &c};
+        const cli_piece_spec ps = {"explain",       "explained",         explain_prepare,
+                                   explain_compute, cli_s2s_source_free, &c};
         rc = cli_run_pieces_pool(&ps, sources, n_sources, pool);
     }
     cli_s2s_thread_models_free(c.models, a->threads);

@@ -131,61 +131,18 @@ static bool print_output(FILE *f, FILE *msg, const gen_ctx *g, const char *sourc
     return cli_generate_json_done(&w, f, msg);
 }
 
-/* One source read: its text (the target cut off after the tab with --teacher) and ids. */
-typedef struct gen_source {
-    char *source, *target;
-    int *src, n_src;
-    const char *where; /* "sentence" or "line", and its 1-based number, for messages */
-    int index;
-} gen_source;
-
-static void source_free(void *state) {
-    gen_source *s = state;
-    free(s->src);
-    free(s->source);
-    free(s);
-}
-
 /* Reads a source on the reading thread: one piece per --samples draw, else one. */
 static void *generate_prepare(void *ctx, const char *line, const char *where, int index,
                               int *n_pieces, FILE *msg) {
     const gen_ctx *g = ctx;
-    const attn_seq2seq_config *c = attn_seq2seq_config_of(g->models[0]);
-    gen_source *s = calloc(1, sizeof *s);
-    if (!s || !(s->source = strdup(line))) {
-        free(s);
-        return NULL;
-    }
-    s->where = where;
-    s->index = index;
-    if (g->teacher) {
-        s->target = strchr(s->source, '\t');
-        if (!s->target) {
-            cli_message_to(msg, "generate", "%s %d: --teacher expects 'source<TAB>target'", where,
-                           index);
-            source_free(s);
-            return NULL;
-        }
-        *s->target++ = '\0';
-    }
-    int max_ids = (int)(strlen(s->source) / 2 + 1 + ATTN_COMPOSE_SRC);
-    s->src = malloc((size_t)max_ids * sizeof *s->src);
-    attn_error err;
-    const bool compose = c->task == ATTN_TASK_COMPOSE; /* "<polarity> <subject>" */
-    if (!s->src ||
-        cli_s2s_read_source(c->task, s->source, s->src, max_ids, &s->n_src, &err) != ATTN_OK) {
-        cli_message_to(msg, "generate", "%s %d: %s", where, index,
-                       s->src ? err.msg : "out of memory");
-        source_free(s);
-        return NULL;
-    }
-    if (!compose) cli_s2s_note_off_task(msg, "generate", s->src, s->n_src, where, index);
+    const attn_task task = attn_seq2seq_config_of(g->models[0])->task;
+    cli_s2s_source *s = cli_s2s_source_read("generate", task, line, g->teacher, where, index, msg);
     *n_pieces = g->sample ? g->samples : 1;
     return s;
 }
 
 static bool generate_beam(FILE *f, FILE *msg, const gen_ctx *g, attn_seq2seq *m,
-                          const gen_source *s) {
+                          const cli_s2s_source *s) {
     int out[ATTN_S2S_MAX_TGT], n_out = 0;
     double score = 0.0;
     attn_error err;
@@ -213,7 +170,7 @@ static bool generate_beam(FILE *f, FILE *msg, const gen_ctx *g, attn_seq2seq *m,
  * decoding (or teacher-forced pass); output on f, messages on msg. */
 static bool generate_compute(void *ctx, int worker, void *state, int k, FILE *f, FILE *msg) {
     const gen_ctx *g = ctx;
-    const gen_source *s = state;
+    const cli_s2s_source *s = state;
     attn_seq2seq *m = g->models[worker];
     if (g->beam > 0) return generate_beam(f, msg, g, m, s);
     if (g->teacher)
@@ -241,7 +198,7 @@ static bool generate_compute(void *ctx, int worker, void *state, int k, FILE *f,
 
 /* --batch: the k prepared sources decoded together (attn_seq2seq_greedy_batch) and printed in
  * order; the number that failed. */
-static int generate_group(const gen_ctx *g, gen_source **got, int k) {
+static int generate_group(const gen_ctx *g, cli_s2s_source **got, int k) {
     attn_seq2seq *m = g->models[0];
     const int V = attn_seq2seq_config_of(m)->tgt_vocab, per = g->max_out + 1;
     const int **src = malloc((size_t)k * sizeof *src);
@@ -261,7 +218,7 @@ static int generate_group(const gen_ctx *g, gen_source **got, int k) {
                                        n_steps, &err);
     int failed = 0;
     for (int i = 0; i < k; i++) {
-        const gen_source *s = got[i];
+        const cli_s2s_source *s = got[i];
         if (st != ATTN_OK) {
             cli_message("generate", "%s %d: %s", s->where, s->index, err.msg);
             failed++;
@@ -269,7 +226,7 @@ static int generate_group(const gen_ctx *g, gen_source **got, int k) {
                                  n_out[i], steps + (size_t)i * per * V, n_steps[i])) {
             failed++;
         }
-        source_free(got[i]);
+        cli_s2s_source_free(got[i]);
     }
     free(src);
     free(n_src);
@@ -281,7 +238,7 @@ static int generate_group(const gen_ctx *g, gen_source **got, int k) {
 /* --batch B: the sources (args, else the non-blank lines of stdin) read in input order and
  * decoded B at a time on this thread. */
 static int generate_batched(gen_ctx *g, int B, char **args, int n_args) {
-    gen_source **got = malloc((size_t)B * sizeof *got);
+    cli_s2s_source **got = malloc((size_t)B * sizeof *got);
     if (!got) {
         cli_message("generate", "out of memory");
         return CLI_ERROR;
@@ -309,7 +266,7 @@ static int generate_batched(gen_ctx *g, int B, char **args, int n_args) {
             text = line;
         }
         n++;
-        gen_source *s = generate_prepare(g, text, where, index, &n_pieces, stderr);
+        cli_s2s_source *s = generate_prepare(g, text, where, index, &n_pieces, stderr);
         if (!s) {
             failed++;
             continue;
@@ -341,8 +298,8 @@ static int generate_run(gen_ctx *g, int batch, char **sources, int n_sources, at
                                "writes at most (max_tgt_len - 1)",
                                g->min_out, g->max_out);
     if (batch > 1) return generate_batched(g, batch, sources, n_sources);
-    const cli_piece_spec ps = {"generate",       "rewritten", generate_prepare,
-                               generate_compute, source_free, g};
+    const cli_piece_spec ps = {"generate",       "rewritten",         generate_prepare,
+                               generate_compute, cli_s2s_source_free, g};
     return cli_run_pieces_pool(&ps, sources, n_sources, pool);
 }
 

@@ -3,13 +3,6 @@
 
 #include <stdio.h>
 
-static void shape_str(const int *shape, int nd, char *buf, size_t size) {
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int d = 0; d < nd && used < size; d++)
-        used += (size_t)snprintf(buf + used, size - used, d ? ",%d" : "%d", shape[d]);
-    if (used < size) snprintf(buf + used, size - used, "]");
-}
-
 static void print_config(const attn_model_config *c) {
     printf("arch         %s\n", attn_arch_name(c->arch));
     printf("vocab_size   %d\n", c->vocab_size);
@@ -60,13 +53,12 @@ int cmd_info(int argc, char **argv) {
     cli_vocab_source(vocab, source, sizeof source);
     printf("vocabulary   %s\n", source);
     cli_print_recorded_kernels(attn_model_kernels(m));
-    printf("\n%-36s %-10s %8s\n", "tensor", "shape", "numel");
+    cli_print_tensor_header(36);
     for (size_t i = 0; i < attn_model_tensor_count(m); i++) {
         int shape[4];
-        char s[64];
-        shape_str(shape, attn_model_tensor_shape(m, i, shape), s, sizeof s);
-        printf("%-36s %-10s %8zu\n", attn_model_tensor_name(m, i), s,
-               attn_model_tensor_numel(m, i));
+        const int nd = attn_model_tensor_shape(m, i, shape);
+        cli_print_tensor_row(36, attn_model_tensor_name(m, i), shape, nd,
+                             attn_model_tensor_numel(m, i));
     }
     printf("\ntotal parameters: %zu\n", attn_model_n_params(m));
     attn_model_free(m);

@@ -72,6 +72,43 @@ attn_status cli_s2s_read_source(attn_task task, const char *text, int *ids, int 
     return attn_compose_source(text, ids, err);
 }
 
+void cli_s2s_source_free(void *state) {
+    cli_s2s_source *s = state;
+    if (!s) return;
+    free(s->src);
+    free(s->source);
+    free(s);
+}
+
+cli_s2s_source *cli_s2s_source_read(const char *cmd, attn_task task, const char *line, bool teacher,
+                                    const char *where, int index, FILE *msg) {
+    cli_s2s_source *s = calloc(1, sizeof *s);
+    if (!s || !(s->source = strdup(line))) {
+        cli_message_to(msg, cmd, "%s %d: out of memory", where, index);
+        free(s);
+        return NULL;
+    }
+    s->where = where;
+    s->index = index;
+    if (teacher && !(s->target = strchr(s->source, '\t'))) {
+        cli_message_to(msg, cmd, "%s %d: --teacher expects 'source<TAB>target'", where, index);
+        cli_s2s_source_free(s);
+        return NULL;
+    }
+    if (s->target) *s->target++ = '\0';
+    const int max_ids = (int)(strlen(s->source) / 2 + 1 + ATTN_COMPOSE_SRC);
+    s->src = malloc((size_t)max_ids * sizeof *s->src);
+    attn_error err;
+    if (!s->src ||
+        cli_s2s_read_source(task, s->source, s->src, max_ids, &s->n_src, &err) != ATTN_OK) {
+        cli_message_to(msg, cmd, "%s %d: %s", where, index, s->src ? err.msg : "out of memory");
+        cli_s2s_source_free(s);
+        return NULL;
+    }
+    if (task == ATTN_TASK_REWRITE) cli_s2s_note_off_task(msg, cmd, s->src, s->n_src, where, index);
+    return s;
+}
+
 int cli_info_seq2seq(const char *path) {
     attn_error err;
     attn_seq2seq *m = NULL;
@@ -94,17 +131,12 @@ int cli_info_seq2seq(const char *path) {
     }
     if (c->task != ATTN_TASK_REWRITE) printf("task         %s\n", attn_task_name(c->task));
     cli_print_recorded_kernels(attn_seq2seq_kernels(m));
-    printf("\n%-56s %-10s %8s\n", "tensor", "shape", "numel");
+    cli_print_tensor_header(56);
     for (size_t i = 0; i < attn_seq2seq_tensor_count(m); i++) {
         int shape[4];
-        char s[64];
         const int nd = attn_seq2seq_tensor_shape(m, i, shape);
-        if (nd == 1)
-            snprintf(s, sizeof s, "[%d]", shape[0]);
-        else
-            snprintf(s, sizeof s, "[%d,%d]", shape[0], shape[1]);
-        printf("%-56s %-10s %8zu\n", attn_seq2seq_tensor_name(m, i), s,
-               attn_seq2seq_tensor_numel(m, i));
+        cli_print_tensor_row(56, attn_seq2seq_tensor_name(m, i), shape, nd,
+                             attn_seq2seq_tensor_numel(m, i));
     }
     printf("\ntotal parameters: %zu\n", attn_seq2seq_n_params(m));
     attn_seq2seq_free(m);

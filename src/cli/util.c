@@ -160,6 +160,19 @@ void cli_vocab_source(const attn_vocab *v, char *buf, size_t size) {
              attn_vocab_is_builtin(v) ? "built-in course-review" : "its own", attn_vocab_count(v));
 }
 
+void cli_print_tensor_header(int width) {
+    printf("\n%-*s %-10s %8s\n", width, "tensor", "shape", "numel");
+}
+
+void cli_print_tensor_row(int width, const char *name, const int *shape, int nd, size_t numel) {
+    char text[64];
+    size_t used = (size_t)snprintf(text, sizeof text, "[");
+    for (int d = 0; d < nd && used < sizeof text; d++)
+        used += (size_t)snprintf(text + used, sizeof text - used, d ? ",%d" : "%d", shape[d]);
+    if (used < sizeof text) snprintf(text + used, sizeof text - used, "]");
+    printf("%-*s %-10s %8zu\n", width, name, text, numel);
+}
+
 bool cli_want_color(int choice) {
     if (choice != CLI_COLOR_AUTO) return choice == CLI_COLOR_ALWAYS;
     const char *no = getenv("NO_COLOR");
