@@ -233,9 +233,9 @@ int cli_train_seq2seq(cli_spec *spec, const train_args *t, const s2s_train_opts 
         /* the GRU models' config has no such keys: a given value would be dropped */
         static const char *const transformer_only[] = {"--heads",      "--ffn-dim",    "--ffn",
                                                        "--layers",     "--dec-layers", "--norm",
-                                                       "--activation", "--pos"};
+                                                       "--activation", "--pos",        NULL};
         if (rc < 0 && a.mc.arch != ATTN_S2S_TRANSFORMER)
-            rc = cli_refuse_given(spec, transformer_only, 8, "seq2seq-transformer");
+            rc = cli_refuse_given(spec, transformer_only, "seq2seq-transformer");
         if (rc < 0) rc = cli_train_check_lr(a.tc.adam.lr);
         if (rc < 0 && a.task_id == ATTN_TASK_COMPOSE && !cli_given(spec, "--lr"))
             a.tc.adam.lr = ATTN_COMPOSE_LR;
