@@ -207,15 +207,15 @@ static s2s_args from_options(cli_spec *spec, const train_args *t, const s2s_trai
     return a;
 }
 
-/* What a seq2seq checkpoint may hold (attn_s2s_train_config's bounds) beyond the shared table's
- * ranges: -1 or the exit code. */
+/* What a seq2seq run takes (ATTN_S2S_MAX_EPOCHS, _BATCH) within the shared table's ranges: -1
+ * or the exit code. */
 static int check_ranges(const s2s_args *a) {
-    if (a->tc.epochs > S2S_MAX_EPOCHS)
+    if (a->tc.epochs > ATTN_S2S_MAX_EPOCHS)
         return cli_usage_error("train", "--epochs %d: a seq2seq model trains 0..%d epochs",
-                               a->tc.epochs, S2S_MAX_EPOCHS);
-    if (a->tc.batch_size > S2S_MAX_BATCH)
+                               a->tc.epochs, ATTN_S2S_MAX_EPOCHS);
+    if (a->tc.batch_size > ATTN_S2S_MAX_BATCH)
         return cli_usage_error("train", "--batch %d: a seq2seq batch holds 1..%d pairs",
-                               a->tc.batch_size, S2S_MAX_BATCH);
+                               a->tc.batch_size, ATTN_S2S_MAX_BATCH);
     return -1;
 }
 
