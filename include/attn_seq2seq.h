@@ -327,6 +327,10 @@ typedef struct attn_s2s_train_config {
     uint64_t seed;  /* shuffling */
     attn_adam_config adam;
 } attn_s2s_train_config;
+/* The largest epochs and batch_size a seq2seq run takes (attn train's bounds, and what its
+ * checkpoint reader accepts). */
+#define ATTN_S2S_MAX_EPOCHS 100000
+#define ATTN_S2S_MAX_BATCH  (1 << 16)
 
 typedef struct attn_s2s_epoch_stats {
     int epoch, epochs;    /* 1-based */

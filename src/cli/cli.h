@@ -188,9 +188,9 @@ void cli_print_recorded_kernels(const attn_kernels_info *k);
 /* The table entry of option `name`. */
 cli_opt *cli_opt_find(cli_spec *spec, const char *name);
 bool cli_given(cli_spec *spec, const char *name);
-/* One command for two families: the first of names[0..n) given is refused, "NAME applies to
- * WHAT only" (CLI_USAGE after the message), else -1. */
-int cli_refuse_given(cli_spec *spec, const char *const *names, int n, const char *what);
+/* One command for two families: the first of names (NULL-terminated) given is refused, "NAME
+ * applies to WHAT only" (CLI_USAGE after the message), else -1. */
+int cli_refuse_given(cli_spec *spec, const char *const *names, const char *what);
 
 /* The name of names[0..n) closest to word (an option "--epoch=3" is compared by its name) when
  * it is close enough to be a typo (1 edit in up to 4 bytes, 2 in up to 8, else 3; a prefix of

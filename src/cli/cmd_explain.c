@@ -311,8 +311,9 @@ static int explain_seq2seq(explain_args *a, char **sources, int n_sources) {
 /* ---- the command ----------------------------------------------------------------------------- */
 
 /* The options of one family only: the other family's weights refuse them. */
-static const char *const classifier_only[] = {"--ig-steps", "--qk", "--max-words", "--max-memory"};
-static const char *const seq2seq_only[] = {"--prefix", "--max-out", "--no-saliency"};
+static const char *const classifier_only[] = {"--ig-steps", "--qk", "--max-words", "--max-memory",
+                                              NULL};
+static const char *const seq2seq_only[] = {"--prefix", "--max-out", "--no-saliency", NULL};
 
 int cmd_explain(int argc, char **argv) {
     explain_args a = {.fmt = FORMAT_TEXT,
@@ -362,8 +363,9 @@ int cmd_explain(int argc, char **argv) {
     int rc = cli_parse_operands(&spec, argc, argv, &sentences, &n_sentences);
     const bool seq2seq = rc < 0 && cli_is_seq2seq_weights(a.weights);
     if (rc < 0 && !a.weights) rc = cli_usage_error("explain", "--weights FILE is required");
-    if (rc < 0 && seq2seq) rc = cli_refuse_given(&spec, classifier_only, 4, "classifier weights");
-    if (rc < 0 && !seq2seq) rc = cli_refuse_given(&spec, seq2seq_only, 3, "seq2seq weights");
+    if (rc < 0)
+        rc = seq2seq ? cli_refuse_given(&spec, classifier_only, "classifier weights")
+                     : cli_refuse_given(&spec, seq2seq_only, "seq2seq weights");
     a.look.color = cli_want_color(a.color);
     if (rc < 0)
         rc = seq2seq ? explain_seq2seq(&a, sentences, n_sentences)

@@ -124,7 +124,7 @@ int cmd_reproduce_compose(int argc, char **argv) {
     cli_opt opts[] = {
         {"--task", "NAME", CLI_OPT_STR, &task, .help = "compose"},
         {"--seeds", "N", CLI_OPT_INT, &seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"--epochs", "N", CLI_OPT_INT, &epochs, 1, 100000, .help = "epochs per run"},
+        {"--epochs", "N", CLI_OPT_INT, &epochs, 1, ATTN_S2S_MAX_EPOCHS, .help = "epochs per run"},
         {"--train-size", "N", CLI_OPT_INT, &train_size, 2, ATTN_DATA_MAX_N,
          .help = "training pairs per seed"},
         {"--out", "DIR", CLI_OPT_STR, &out, .def = "",

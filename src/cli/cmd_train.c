@@ -336,14 +336,12 @@ static bool wants_seq2seq(cli_spec *spec, const train_args *a) {
 /* The options of one family only: the other family refuses them. */
 static const char *const classifier_only[] = {"--keep-best",       "--bucket",    "--data",
                                               "--vocab-from-data", "--min-count", "--init",
-                                              "--warmup",          "--max-len"};
-static const char *const seq2seq_only[] = {"--task",       "--test-size", "--bidirectional",
-                                           "--dec-layers", "--quiet",     "--ffn"};
+                                              "--warmup",          "--max-len",   NULL};
+static const char *const seq2seq_only[] = {
+    "--task", "--test-size", "--bidirectional", "--dec-layers", "--quiet", "--ffn", NULL};
 
-/* The classifiers' run after the seq2seq-only options are refused; the exit code. */
+/* The classifiers' run: the table's --train-size takes the seq2seq models' 1; the exit code. */
 static int classifier(cli_spec *spec, train_args *a) {
-    int rc = cli_refuse_given(spec, seq2seq_only, 6, "seq2seq models");
-    if (rc >= 0) return rc;
     if (a->train_size < 2)
         return cli_usage_error("train",
                                "--train-size %d: a classifier trains on 2 sentences or "
@@ -469,12 +467,11 @@ int cmd_train(int argc, char **argv) {
     model_options(&a, &x, opts + N_RUN_OPTS);
     cli_spec spec = {"train", usage, about, NULL, notes, opts, N_OPTS};
     int rc = cli_parse(&spec, argc, argv, NULL, NULL);
-    if (rc < 0 && wants_seq2seq(&spec, &a)) {
-        rc = cli_refuse_given(&spec, classifier_only, 8, "classifier models");
-        if (rc < 0) rc = cli_train_seq2seq(&spec, &a, &x);
-    } else if (rc < 0) {
-        rc = classifier(&spec, &a);
-    }
+    const bool seq2seq = rc < 0 && wants_seq2seq(&spec, &a);
+    if (rc < 0)
+        rc = seq2seq ? cli_refuse_given(&spec, classifier_only, "classifier models")
+                     : cli_refuse_given(&spec, seq2seq_only, "seq2seq models");
+    if (rc < 0) rc = seq2seq ? cli_train_seq2seq(&spec, &a, &x) : classifier(&spec, &a);
     attn_vocab_free(a.vocab);
     return rc;
 }

@@ -87,8 +87,8 @@ bool cli_given(cli_spec *spec, const char *name) {
     return o && o->given;
 }
 
-int cli_refuse_given(cli_spec *spec, const char *const *names, int n, const char *what) {
-    for (int i = 0; i < n; i++)
+int cli_refuse_given(cli_spec *spec, const char *const *names, const char *what) {
+    for (int i = 0; names[i]; i++)
         if (cli_given(spec, names[i]))
             return cli_usage_error(spec->cmd, "%s applies to %s only", names[i], what);
     return -1;

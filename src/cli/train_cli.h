@@ -13,9 +13,6 @@
 #define MAX_BATCH  (1 << 20) /* --batch and --bucket */
 #define MAX_LR     1e3
 #define MAX_WIDTH  (1 << 14) /* --embed-dim, --hidden, --heads (at most embed-dim) */
-/* The same for a seq2seq checkpoint (the bounds of its training config). */
-#define S2S_MAX_EPOCHS 100000
-#define S2S_MAX_BATCH  (1 << 16)
 
 /* The model options; 0 (or the first choice) until given. The choices' indexes are the enums'
  * values (attn_norm, attn_activation, attn_pos). */

@@ -207,15 +207,15 @@ static s2s_args from_options(cli_spec *spec, const train_args *t, const s2s_trai
     return a;
 }
 
-/* What a seq2seq checkpoint may hold (attn_s2s_train_config's bounds) beyond the shared table's
- * ranges: -1 or the exit code. */
+/* What a seq2seq run takes (ATTN_S2S_MAX_EPOCHS, _BATCH) within the shared table's ranges: -1
+ * or the exit code. */
 static int check_ranges(const s2s_args *a) {
-    if (a->tc.epochs > S2S_MAX_EPOCHS)
+    if (a->tc.epochs > ATTN_S2S_MAX_EPOCHS)
         return cli_usage_error("train", "--epochs %d: a seq2seq model trains 0..%d epochs",
-                               a->tc.epochs, S2S_MAX_EPOCHS);
-    if (a->tc.batch_size > S2S_MAX_BATCH)
+                               a->tc.epochs, ATTN_S2S_MAX_EPOCHS);
+    if (a->tc.batch_size > ATTN_S2S_MAX_BATCH)
         return cli_usage_error("train", "--batch %d: a seq2seq batch holds 1..%d pairs",
-                               a->tc.batch_size, S2S_MAX_BATCH);
+                               a->tc.batch_size, ATTN_S2S_MAX_BATCH);
     return -1;
 }
 
@@ -233,9 +233,9 @@ int cli_train_seq2seq(cli_spec *spec, const train_args *t, const s2s_train_opts 
         /* the GRU models' config has no such keys: a given value would be dropped */
         static const char *const transformer_only[] = {"--heads",      "--ffn-dim",    "--ffn",
                                                        "--layers",     "--dec-layers", "--norm",
-                                                       "--activation", "--pos"};
+                                                       "--activation", "--pos",        NULL};
         if (rc < 0 && a.mc.arch != ATTN_S2S_TRANSFORMER)
-            rc = cli_refuse_given(spec, transformer_only, 8, "seq2seq-transformer");
+            rc = cli_refuse_given(spec, transformer_only, "seq2seq-transformer");
         if (rc < 0) rc = cli_train_check_lr(a.tc.adam.lr);
         if (rc < 0 && a.task_id == ATTN_TASK_COMPOSE && !cli_given(spec, "--lr"))
             a.tc.adam.lr = ATTN_COMPOSE_LR;

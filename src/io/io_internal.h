@@ -128,11 +128,9 @@ void attn_io_check_n_params(size_t need, const cJSON *root, attn_io_problems *p)
  * lr in (0, 1000], betas in [0, 1), eps in (0, 1], weight_decay in [0, 1000]. */
 attn_status attn_io_check_adam(const attn_adam_config *a, attn_error *err);
 /* epochs 0..max_epochs and batch_size 1..max_batch (the CLI's bounds: attn train's --epochs
- * and --batch, the seq2seq ones for a seq2seq checkpoint). */
-#define ATTN_IO_MAX_EPOCHS     1000000
-#define ATTN_IO_MAX_BATCH      (1 << 20)
-#define ATTN_IO_MAX_S2S_EPOCHS 100000
-#define ATTN_IO_MAX_S2S_BATCH  (1 << 16)
+ * and --batch; a seq2seq checkpoint takes ATTN_S2S_MAX_EPOCHS and _BATCH, attn_seq2seq.h). */
+#define ATTN_IO_MAX_EPOCHS 1000000
+#define ATTN_IO_MAX_BATCH  (1 << 20)
 attn_status attn_io_check_run(int epochs, int max_epochs, int batch_size, int max_batch,
                               attn_error *err);
 /* adam_step is exactly epoch x ceil(n_train / batch_size) (one step per batch; `what` names

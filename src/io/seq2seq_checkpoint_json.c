@@ -162,9 +162,9 @@ static void check_scalars(const attn_s2s_train_state *st, attn_io_problems *p) {
     const attn_s2s_train_config *tc = &st->train_cfg;
     const attn_io_ckpt_progress r = {.adam = &tc->adam,
                                      .epochs = tc->epochs,
-                                     .max_epochs = ATTN_IO_MAX_S2S_EPOCHS,
+                                     .max_epochs = ATTN_S2S_MAX_EPOCHS,
                                      .batch_size = tc->batch_size,
-                                     .max_batch = ATTN_IO_MAX_S2S_BATCH,
+                                     .max_batch = ATTN_S2S_MAX_BATCH,
                                      .epoch = st->epoch,
                                      .best_epoch = st->best_epoch,
                                      .adam_step = st->adam_step,
