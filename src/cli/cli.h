@@ -30,7 +30,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
-int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
 bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
@@ -90,18 +89,32 @@ int cli_compose_samples(const char *cmd, attn_seq2seq *m, int per_source, double
                         cli_compose_tally *t);
 /* "grammatical 97.5%, polarity as asked 96.0%, ..." of t into buf. */
 void cli_compose_tally_text(const cli_compose_tally *t, char *buf, size_t size);
-/* The teacher-forced loss per target token on the four test sets of seed (1,000 pairs each)
+/* The teacher-forced loss per target token on the four test sets of seed (test_size pairs each)
  * and the tally of CLI_COMPOSE_PER_SOURCE samples per source at temperature 1 (seeds seed..). */
 #define CLI_COMPOSE_PER_SOURCE 25
 typedef struct cli_compose_result {
     double set_loss[ATTN_N_TEST_SETS]; /* plain, distractor, fill4, fill8 */
     cli_compose_tally tally;
 } cli_compose_result;
-int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
-                       attn_model *classifier, cli_compose_result *r);
-int cmd_reproduce_compose(int argc, char **argv); /* cmd_reproduce_seq2seq, --task compose */
-/* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
+int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, int test_size,
+                       const attn_pairs *train, attn_model *classifier, cli_compose_result *r);
+/* attn reproduce is one command (cmd_reproduce.c: one option table and help); --task rewrite
+ * and --task compose run their own tables with what it parsed, each task's defaults filled in
+ * (models NULL: the task's own). spec says what was given. */
+#define CLI_REPRO_MAX_SEEDS     100
+#define CLI_REPRO_S2S_MAX_SEEDS 20 /* --task rewrite|compose */
 struct cli_spec;
+typedef struct cli_repro_args {
+    struct cli_spec *spec;
+    int seeds, epochs, train_size, workers, threads, eval_batch, holdout, test_size;
+    const char *out, *models, *size, *norm, *classifier; /* out NULL: nothing written */
+} cli_repro_args;
+/* After a task checked its options: makes --out (out NULL: nothing) and locks it for the run,
+ * on rank 0 for every rank. CLI_OK, or the exit code after the message. */
+int cli_reproduce_open_out(const cli_repro_args *a);
+int cli_reproduce_rewrite(const cli_repro_args *a); /* reproduce_rewrite.c */
+int cli_reproduce_compose(const cli_repro_args *a); /* reproduce_compose.c */
+/* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
 /* Loads the checkpoint into *from and takes its model, training settings, data size and seed
  * (--epochs may extend the run); any other option given is a usage error. -1 to go on, else the
  * exit code after the message. */

@@ -78,7 +78,7 @@ static int model_choices(s2s_args *a) {
 static int compose_report(uint64_t seed, attn_seq2seq *m, const attn_pairs *train) {
     cli_compose_result r;
     char buf[256];
-    const int rc = cli_compose_report("train", m, seed, train, NULL, &r);
+    const int rc = cli_compose_report("train", m, seed, ATTN_TEST_DEFAULT_N, train, NULL, &r);
     if (rc != CLI_OK) return rc;
     const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
                                              ATTN_SET_FILL8};

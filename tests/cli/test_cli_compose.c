@@ -114,6 +114,58 @@ START_TEST(test_train_generate_reproduce) {
 }
 END_TEST
 
+/* reproduce --task compose in -j workers: the same table as one worker; --holdout and
+ * --test-size reach the runs; the options of the other tasks are refused before anything is
+ * written. */
+START_TEST(test_reproduce_compose_workers_and_options) {
+    const char *base[] = {"reproduce", "--task",       "compose", "--seeds",   "2", "--epochs",
+                          "1",         "--train-size", "32",      "--holdout", "8", "--classifier",
+                          NULL};
+    char *args[32];
+    run_result r[3];
+    const char *tail[3][4] = {{"--test-size", "8", "-j", "1"},
+                              {"--test-size", "8", "-j", "2"},
+                              {"--test-size", "16", "-j", "2"}};
+    for (int k = 0; k < 3; k++) {
+        int n = 0;
+        for (; base[n]; n++) args[n] = (char *)base[n];
+        args[n++] = (char *)golden("lstm");
+        for (int i = 0; i < 4; i++) args[n++] = (char *)tail[k][i];
+        args[n] = NULL;
+        r[k] = run_argv(NULL, args);
+        expect(&r[k], "reproduce --task compose", 0, "seed 2", NULL);
+    }
+    ck_assert_msg(strstr(r[0].out, "Compose (2 seeds)") && strstr(r[0].out, "classifier reads"),
+                  "%s", r[0].out);
+    ck_assert_msg(strcmp(r[0].out, r[1].out) == 0, "-j 1:\n%s\n-j 2:\n%s", r[0].out, r[1].out);
+    const char *l8 = strstr(r[1].out, "loss per target token, plain");
+    const char *l16 = strstr(r[2].out, "loss per target token, plain");
+    ck_assert(l8 && l16);
+    ck_assert_msg(strncmp(l8, l16, strcspn(l8, "\n")) != 0,
+                  "--test-size 8 and 16 give the same loss: %.60s", l8);
+    static const char *const refused[][2] = {{"--eval-batch", "4"}, {"--threads", "2"},
+                                             {"--size", "base"},    {"--norm", "post"},
+                                             {"--models", "rnn"},   {"--seeds", "21"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        run_result e = run(NULL, "reproduce", "--task", "compose", refused[i][0], refused[i][1],
+                           "--out", tmp_path("never"), NULL);
+        expect(&e, refused[i][0], 2, refused[i][0], NULL);
+        run_free(&e);
+    }
+    run_result c =
+        run(NULL, "reproduce", "--classifier", golden("lstm"), "--out", tmp_path("never"), NULL);
+    expect(&c, "--classifier without --task", 2, "--classifier applies to --task compose", NULL);
+    run_result h = run(NULL, "reproduce", "--holdout", "5", "--out", tmp_path("never"), NULL);
+    expect(&h, "--holdout without --task", 2, "--holdout", NULL);
+    run_result w = run(NULL, "reproduce", "--task", "rewrite", "--eval-batch", "2", "--out",
+                       tmp_path("never"), NULL);
+    expect(&w, "--eval-batch with --task rewrite", 2, "--eval-batch", NULL);
+    ck_assert_msg(!exists(tmp_path("never")), "a refused reproduce made its --out");
+    run_free(&c), run_free(&h), run_free(&w);
+    for (int k = 0; k < 3; k++) run_free(&r[k]);
+}
+END_TEST
+
 /* The rows of `attn eval` after the set name column: the numbers. */
 static const char *numbers_of_row(const char *out) {
     const char *row = strchr(out, '\n'); /* past the header */
@@ -266,6 +318,7 @@ static Suite *suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_data_compose_targets_are_data);
     tcase_add_test(tc, test_train_generate_reproduce);
+    tcase_add_test(tc, test_reproduce_compose_workers_and_options);
     tcase_add_test(tc, test_eval_data_equals_eval_set);
     tcase_add_test(tc, test_grad_reads_compose_sources);
     tcase_add_test(tc, test_explain_reads_compose_sources);
