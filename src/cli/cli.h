@@ -230,6 +230,8 @@ void cli_log(attn_log_level level, const char *msg, void *user);
 
 /* "22.5 s", "3m05s", "1h02m". */
 void cli_fmt_duration(char *buf, size_t n, double s);
+/* "22,689", "1,000,000": v with a comma between groups of three digits. */
+void cli_fmt_thousands(char *buf, size_t n, size_t v);
 /* "1 epoch" / "20 epochs". */
 const char *cli_plural(int n, const char *one, const char *many);
 /* Whether files a and b both open and hold the same bytes. */

@@ -252,7 +252,10 @@ static void print_tables(const repro *o) {
     char cells[N_MODELS][64];
     for (int k = 0; k < N_MODELS; k++)
         snprintf(cells[k], sizeof cells[k], "%s", attn_s2s_arch_name(MODELS[k]));
-    print_cells(o, "Test set (1,000 pairs each)", cells);
+    char size[32], header[64];
+    cli_fmt_thousands(size, sizeof size, (size_t)o->test_size);
+    snprintf(header, sizeof header, "Test set (%s pairs each)", size);
+    print_cells(o, header, cells);
     for (int k = 0; k < ATTN_N_TEST_SETS; k++) print_row(o, attn_set_name(SETS[k]), set_value, k);
     for (int k = 0; k < N_MODELS; k++) snprintf(cells[k], 64, "%zu", o->r[k][0].n_params);
     print_cells(o, "parameters", cells);
@@ -310,14 +313,20 @@ static void compare_with_committed(const repro *o) {
 static int parse_models(const char *list, bool want[N_MODELS]) {
     memset(want, 0, N_MODELS * sizeof *want);
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf)
+        return cli_usage_error("reproduce", "--models: a list of at most %d bytes",
+                               (int)sizeof buf - 1);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         attn_s2s_arch a;
         attn_error err;
         if (attn_s2s_arch_from_name(tok, &a, &err) != ATTN_OK)
             return cli_usage_error("reproduce", "--models: %s", err.msg);
-        for (int k = 0; k < N_MODELS; k++) want[k] = want[k] || MODELS[k] == a;
+        for (int k = 0; k < N_MODELS; k++) {
+            if (MODELS[k] == a && want[k])
+                return cli_usage_error("reproduce", "--models: \"%s\" given twice", tok);
+            want[k] = want[k] || MODELS[k] == a;
+        }
     }
     for (int k = 0; k < N_MODELS; k++)
         if (want[k]) return -1;

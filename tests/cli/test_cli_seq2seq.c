@@ -178,6 +178,11 @@ START_TEST(test_reproduce_rewrite) {
                        "--norm", "post", "--seeds", "1", "--epochs", "1", "--train-size", "8",
                        "--holdout", "0", "--test-size", "1", "--out", tmp_path("rep-post"), NULL);
     expect(&p, "reproduce --norm post", 0, "seed 1", NULL);
+    ck_assert_msg(strncmp(p.out, "Test set (1 pairs each)", 23) == 0,
+                  "the table's header does "
+                  "not say --test-size: %s",
+                  p.out);
+    ck_assert_msg(strncmp(r.out, "Test set (1,000 pairs each)", 27) == 0, "%s", r.out);
     run_result ip =
         run(NULL, "info", "--weights", tmp_path("rep-post/seq2seq-transformer-seed1.json"), NULL);
     expect(&ip, "info of the post-norm run", 0, NULL);
@@ -190,7 +195,11 @@ START_TEST(test_reproduce_rewrite) {
     ck_assert_msg(ln && strncmp(ln + strspn(ln + 5, " ") + 5, "pre", 3) == 0, "%s", ir.out);
     run_result bn = run(NULL, "reproduce", "--task", "rewrite", "--norm", "sideways", NULL);
     expect(&bn, "--norm sideways", 2, "--norm sideways", "pre or post", NULL);
+    run_result tw =
+        run(NULL, "reproduce", "--task", "rewrite", "--models", "seq2seq-gru,seq2seq-gru", NULL);
+    expect(&tw, "a model named twice", 2, "\"seq2seq-gru\" given twice", NULL);
     run_free(&r), run_free(&bad), run_free(&p), run_free(&ip), run_free(&ir), run_free(&bn);
+    run_free(&tw);
 }
 END_TEST
 
