@@ -98,22 +98,7 @@ typedef struct cli_compose_result {
 } cli_compose_result;
 int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, int test_size,
                        const attn_pairs *train, attn_model *classifier, cli_compose_result *r);
-/* attn reproduce is one command (cmd_reproduce.c: one option table and help); --task rewrite
- * and --task compose run their own tables with what it parsed, each task's defaults filled in
- * (models NULL: the task's own). spec says what was given. */
-#define CLI_REPRO_MAX_SEEDS     100
-#define CLI_REPRO_S2S_MAX_SEEDS 20 /* --task rewrite|compose */
 struct cli_spec;
-typedef struct cli_repro_args {
-    struct cli_spec *spec;
-    int seeds, epochs, train_size, workers, threads, eval_batch, holdout, test_size;
-    const char *out, *models, *size, *norm, *classifier; /* out NULL: nothing written */
-} cli_repro_args;
-/* After a task checked its options: makes --out (out NULL: nothing) and locks it for the run,
- * on rank 0 for every rank. CLI_OK, or the exit code after the message. */
-int cli_reproduce_open_out(const cli_repro_args *a);
-int cli_reproduce_rewrite(const cli_repro_args *a); /* reproduce_rewrite.c */
-int cli_reproduce_compose(const cli_repro_args *a); /* reproduce_compose.c */
 /* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
 /* Loads the checkpoint into *from and takes its model, training settings, data size and seed
  * (--epochs may extend the run); any other option given is a usage error. -1 to go on, else the
@@ -230,6 +215,11 @@ void cli_log(attn_log_level level, const char *msg, void *user);
 
 /* "22.5 s", "3m05s", "1h02m". */
 void cli_fmt_duration(char *buf, size_t n, double s);
+/* The --weights line of every command that takes either family's file. */
+#define CLI_WEIGHTS_HELP                                                                           \
+    "a classifier (attn-weights-v1: rnn, lstm, gru, transformer) or a\n"                           \
+    "seq2seq model (attn-seq2seq-weights-v1: seq2seq-gru, seq2seq-attn,\n"                         \
+    "seq2seq-transformer), JSON or safetensors"
 /* "22,689", "1,000,000": v with a comma between groups of three digits. */
 void cli_fmt_thousands(char *buf, size_t n, size_t v);
 /* "1 epoch" / "20 epochs". */

@@ -7,7 +7,7 @@
  * reproduce_compose.c) with what this file parsed. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "attn_kernels.h"
-#include "cli.h"
+#include "reproduce_cli.h"
 
 #include <errno.h>
 #include <limits.h>

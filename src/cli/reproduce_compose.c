@@ -1,7 +1,7 @@
 /* reproduce_compose.c -- `attn reproduce --task compose`: the seq2seq-transformer on the compose
  * task for seeds 1..N in -j worker processes (cmd_reproduce.c parses the options and hands
  * over), its samples judged by the grammar parser. */
-#include "cli.h"
+#include "reproduce_cli.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * per model (the Bahdanau picture, docs/decoder.md). */
 #define _DEFAULT_SOURCE /* realpath */
 #include "attn_seq2seq.h"
-#include "cli.h"
+#include "reproduce_cli.h"
 
 #include <errno.h>
 #include <math.h>
