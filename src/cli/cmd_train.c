@@ -383,8 +383,9 @@ static void run_options(train_args *a, s2s_train_opts *x, cli_opt *opts) {
         {"--holdout", "N", CLI_OPT_INT, &a->cfg.holdout, 0, ATTN_DATA_MAX_N,
          .help = "held-out sentences (or pairs) scored after every epoch; 0 = none"},
         {"--test-size", "N", CLI_OPT_INT, &x->test_size, 0, ATTN_DATA_MAX_N,
-         .help = "seq2seq: pairs of each rewrite test set scored at the end (0: none;\n"
-                 "a base-size model decodes them for minutes)"},
+         .help = "seq2seq: pairs of each test set scored at the end (0: none; rewrite:\n"
+                 "decoded greedily, a base-size model for minutes; compose: their loss, then\n"
+                 "the judged samples)"},
         {"--keep-best", "0|1", CLI_OPT_INT, &a->cfg.keep_best, 0, 1,
          .help = "1: write the best held-out epoch's weights; 0: the last's"},
         {"--bucket", "K", CLI_OPT_INT, &a->cfg.bucket, 1, MAX_BATCH,

@@ -15,7 +15,7 @@ typedef struct s2s_args {
     const char *model, *task, *out;
     attn_task task_id;
     uint64_t seed;
-    int train_size, test_size, quiet; /* test_size: pairs per rewrite test set, 0: none */
+    int train_size, test_size, quiet; /* test_size: pairs per test set, 0: none */
     int threads;                      /* --threads (0: ATTN_THREADS, else the cores) */
     int hidden, bidir;                /* GRU models: 0 / -1 = the model's default */
     attn_seq2seq_config mc;
@@ -75,16 +75,16 @@ static int model_choices(s2s_args *a) {
 }
 
 /* compose: the test sets' loss and the judged samples (exact match means little there). */
-static int compose_report(uint64_t seed, attn_seq2seq *m, const attn_pairs *train) {
+static int compose_report(uint64_t seed, int test_size, attn_seq2seq *m, const attn_pairs *train) {
     cli_compose_result r;
     char buf[256];
-    const int rc = cli_compose_report("train", m, seed, ATTN_TEST_DEFAULT_N, train, NULL, &r);
+    const int rc = cli_compose_report("train", m, seed, test_size, train, NULL, &r);
     if (rc != CLI_OK) return rc;
     const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
                                              ATTN_SET_FILL8};
     for (int s = 0; s < ATTN_N_TEST_SETS; s++)
         printf("  %-10s loss per target token %.4f  (%d pairs)\n", attn_set_name(sets[s]),
-               r.set_loss[s], ATTN_TEST_DEFAULT_N);
+               r.set_loss[s], test_size);
     cli_compose_tally_text(&r.tally, buf, sizeof buf);
     printf("  samples    %s, novel %.1f%%\n", buf,
            100.0 * (double)r.tally.novel / (double)r.tally.samples);
@@ -127,11 +127,12 @@ static int run(s2s_args *a) {
         goto done;
     }
     a->log_f = NULL;
-    printf("%s on %s: %zu parameters, %d epochs\n", attn_s2s_arch_name(a->mc.arch), a->task,
-           attn_seq2seq_n_params(m), a->tc.epochs);
+    printf("%s on %s: %zu parameters, %d %s\n", attn_s2s_arch_name(a->mc.arch), a->task,
+           attn_seq2seq_n_params(m), a->tc.epochs, cli_plural(a->tc.epochs, "epoch", "epochs"));
     const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
                                              ATTN_SET_FILL8};
-    if (a->task_id == ATTN_TASK_COMPOSE && (rc = compose_report(a->seed, m, train)) != CLI_OK)
+    if (a->task_id == ATTN_TASK_COMPOSE && a->test_size > 0 &&
+        (rc = compose_report(a->seed, a->test_size, m, train)) != CLI_OK)
         goto done;
     for (int s = 0; s < ATTN_N_TEST_SETS && a->task_id == ATTN_TASK_REWRITE && a->test_size > 0;
          s++) {

@@ -67,6 +67,22 @@ START_TEST(test_train_generate_reproduce) {
     ck_assert_msg(strstr(t.out, "fill8      loss per target token ") &&
                       strstr(t.out, "samples    grammatical ") && strstr(t.out, "(400 samples)"),
                   "%s", t.out);
+    ck_assert_msg(strstr(t.out, "(1000 pairs)") && strstr(t.out, "1 epoch\n"), "%s", t.out);
+    /* --test-size reaches the compose report: its test sets' size, 0 none at all */
+    run_result t8 = train_run("--model", "seq2seq-transformer", "--task", "compose", "--epochs",
+                              "1", "--train-size", "16", "--holdout", "0", "--test-size", "8",
+                              "--out", tmp_path("c8.json"), NULL);
+    expect(&t8, "train compose --test-size 8", 0, NULL);
+    ck_assert_msg(strstr(t8.out, "fill8      loss per target token ") &&
+                      strstr(t8.out, "(8 pairs)") && !strstr(t8.out, "(1000 pairs)"),
+                  "%s", t8.out);
+    run_result t0 = train_run("--model", "seq2seq-transformer", "--task", "compose", "--epochs",
+                              "1", "--train-size", "16", "--holdout", "0", "--test-size", "0",
+                              "--out", tmp_path("c0.json"), NULL);
+    expect(&t0, "train compose --test-size 0", 0, NULL);
+    ck_assert_msg(!strstr(t0.out, "loss per target token") && !strstr(t0.out, "samples "), "%s",
+                  t0.out);
+    run_free(&t8), run_free(&t0);
     char *text = tu_read_text(w);
     ck_assert_ptr_nonnull(text);
     ck_assert_ptr_nonnull(strstr(text, "\"task\": \"compose\""));
