@@ -24,6 +24,7 @@ typedef struct s2s_args {
     attn_s2s_train_state from;             /* --resume: the checkpoint */
     FILE *log_f;
     bool log_failed;
+    char default_out[4096]; /* --out when not given */
 } s2s_args;
 
 static bool on_epoch(const attn_s2s_epoch_stats *st, void *user) {
@@ -165,14 +166,21 @@ done:
     return rc;
 }
 
-/* --out, --checkpoint and --log checked before the run; rank 0 alone writes. */
-static int check_dests(s2s_args *a) {
-    if (!cli_mpi_root()) a->out = a->checkpoint = a->log = NULL;
-    if (a->out && cli_check_dest("train", "--out", a->out) != CLI_OK) return CLI_ERROR;
-    if (a->checkpoint && cli_check_dest("train", "--checkpoint", a->checkpoint) != CLI_OK)
-        return CLI_ERROR;
-    if (a->log && cli_check_dest("train", "--log", a->log) != CLI_OK) return CLI_ERROR;
-    return CLI_OK;
+/* --out (by default runs/<model>-seed<S>.json, compose runs/compose-<model>-seed<S>.json, as
+ * reproduce names them), --checkpoint and --log claimed before the run; rank 0 alone writes.
+ * CLI_OK or the exit code. */
+static int claim_outputs(s2s_args *a) {
+    if (!cli_mpi_root()) {
+        a->out = a->checkpoint = a->log = NULL;
+        return CLI_OK;
+    }
+    if (!a->out) { /* the git-ignored runs/, where every command writes by default */
+        snprintf(a->default_out, sizeof a->default_out, "runs/%s%s-seed%llu.json",
+                 a->task_id == ATTN_TASK_COMPOSE ? "compose-" : "", attn_s2s_arch_name(a->mc.arch),
+                 (unsigned long long)a->seed);
+        a->out = a->default_out;
+    }
+    return cli_train_claim_outputs(a->out, a->checkpoint, a->log);
 }
 
 /* The shared options, where given, over the seq2seq defaults (train_args' model options are 0
@@ -224,7 +232,6 @@ int cli_train_seq2seq(cli_spec *spec, const train_args *t, const s2s_train_opts 
     s2s_args a = from_options(spec, t, x);
     int rc = check_ranges(&a);
     if (rc >= 0) return rc;
-    if (check_dests(&a) != CLI_OK) return CLI_ERROR;
     if (a.resume) { /* the checkpoint's model, data and settings */
         rc = cli_s2s_resume_setup(spec, a.resume, &a.from, &a.mc, &a.tc, &a.train_size, &a.seed);
         a.task_id = a.mc.task;
@@ -243,5 +250,6 @@ int cli_train_seq2seq(cli_spec *spec, const train_args *t, const s2s_train_opts 
         else if (rc < 0 && a.mc.arch != ATTN_S2S_TRANSFORMER && !cli_given(spec, "--lr"))
             a.tc.adam.lr = ATTN_S2S_RNN_LR;
     }
+    if (rc < 0 && (rc = claim_outputs(&a)) == CLI_OK) rc = -1;
     return rc >= 0 ? rc : run(&a);
 }

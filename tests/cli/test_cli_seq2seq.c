@@ -203,6 +203,28 @@ START_TEST(test_reproduce_rewrite) {
 }
 END_TEST
 
+/* Without --out a seq2seq run writes where a classifier's does, under the git-ignored runs/
+ * of the working directory, named as reproduce names them (the compose task's with its
+ * prefix); a second run holding the same file is refused before it trains. */
+START_TEST(test_train_default_out) {
+    run_result r = run(NULL, "train", "--model", "seq2seq-gru", "--task", "rewrite", "--epochs",
+                       "1", "--train-size", "8", "--holdout", "0", "--test-size", "0",
+                       "--embed-dim", "8", "--hidden", "8", "--seed", "7", NULL);
+    expect(&r, "train seq2seq without --out", 0, NULL);
+    ck_assert_msg(strstr(r.out, "wrote runs/seq2seq-gru-seed7.json"), "%s", r.out);
+    ck_assert(exists("runs/seq2seq-gru-seed7.json"));
+    run_result i = run(NULL, "info", "--weights", "runs/seq2seq-gru-seed7.json", NULL);
+    expect(&i, "info of the default --out", 0, NULL);
+    ck_assert_msg(strstr(i.out, "seq2seq-gru"), "%s", i.out);
+    run_result c = run(NULL, "train", "--task", "compose", "--epochs", "1", "--train-size", "8",
+                       "--holdout", "0", "--test-size", "0", "--embed-dim", "8", "--heads", "1",
+                       "--ffn-dim", "8", "--layers", "1", "--dec-layers", "1", "--seed", "7", NULL);
+    expect(&c, "train compose without --out", 0, NULL);
+    ck_assert(exists("runs/compose-seq2seq-transformer-seed7.json"));
+    run_free(&r), run_free(&i), run_free(&c);
+}
+END_TEST
+
 /* The commands that look for seq2seq weights before loading (info, eval, grad) must not open a
  * FIFO blockingly: regression test (they hung until the test timed out). */
 START_TEST(test_fifo_weights_do_not_hang) {
@@ -226,6 +248,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_train_generate_and_errors);
     tcase_add_loop_test(tc, test_train_rope_alibi, 0, 2);
     tcase_add_test(tc, test_reproduce_rewrite);
+    tcase_add_test(tc, test_train_default_out);
     tcase_add_test(tc, test_fifo_weights_do_not_hang);
     suite_add_tcase(s, tc);
     return s;
