@@ -304,9 +304,6 @@ static int task_defaults(cli_repro_args *a, int task) {
                                ATTN_S2S_MAX_EPOCHS);
     if (!a->workers) a->workers = cli_n_cores();
     if (task == ATTN_TASK_COMPOSE && !a->epochs) a->epochs = 10;
-    if (task == ATTN_TASK_COMPOSE && cli_mpi_size() > 1)
-        return cli_usage_error("reproduce", "--task compose runs its seeds in -j worker "
-                                            "processes, not over mpirun's ranks");
     if (base && !cli_given(spec, "--holdout")) a->holdout = 100; /* decoding dominates there */
     if (base && !cli_given(spec, "--test-size")) a->test_size = 100;
     return -1;

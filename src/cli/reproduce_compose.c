@@ -190,8 +190,8 @@ int cli_reproduce_compose(const cli_repro_args *a) {
     c.a = a;
     int rc = load_classifier(&c);
     if (rc >= 0) return rc;
-    if ((rc = cli_reproduce_open_out(a)) != CLI_OK) {
-        attn_model_free(c.classifier);
+    if ((rc = cli_reproduce_open_out(a)) != CLI_OK || !cli_mpi_root()) {
+        attn_model_free(c.classifier); /* under mpirun rank 0 alone runs the seeds */
         return rc;
     }
     const cli_pool_hooks h = {job_run, job_line, job_exit, NULL, &c};
