@@ -30,7 +30,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
-int cmd_reproduce_seq2seq(int argc, char **argv); /* cmd_reproduce, with --task */
 /* seq2seq_cli.c: whether path starts like seq2seq weights; attn info on them. */
 bool cli_is_seq2seq_weights(const char *path);
 bool cli_is_seq2seq_checkpoint(const char *path); /* the same for a seq2seq checkpoint */
@@ -90,18 +89,17 @@ int cli_compose_samples(const char *cmd, attn_seq2seq *m, int per_source, double
                         cli_compose_tally *t);
 /* "grammatical 97.5%, polarity as asked 96.0%, ..." of t into buf. */
 void cli_compose_tally_text(const cli_compose_tally *t, char *buf, size_t size);
-/* The teacher-forced loss per target token on the four test sets of seed (1,000 pairs each)
+/* The teacher-forced loss per target token on the four test sets of seed (test_size pairs each)
  * and the tally of CLI_COMPOSE_PER_SOURCE samples per source at temperature 1 (seeds seed..). */
 #define CLI_COMPOSE_PER_SOURCE 25
 typedef struct cli_compose_result {
     double set_loss[ATTN_N_TEST_SETS]; /* plain, distractor, fill4, fill8 */
     cli_compose_tally tally;
 } cli_compose_result;
-int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
-                       attn_model *classifier, cli_compose_result *r);
-int cmd_reproduce_compose(int argc, char **argv); /* cmd_reproduce_seq2seq, --task compose */
-/* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
+int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, int test_size,
+                       const attn_pairs *train, attn_model *classifier, cli_compose_result *r);
 struct cli_spec;
+/* train_seq2seq_state.c: --resume, --checkpoint and --log of attn train on seq2seq models. */
 /* Loads the checkpoint into *from and takes its model, training settings, data size and seed
  * (--epochs may extend the run); any other option given is a usage error. -1 to go on, else the
  * exit code after the message. */
@@ -217,6 +215,13 @@ void cli_log(attn_log_level level, const char *msg, void *user);
 
 /* "22.5 s", "3m05s", "1h02m". */
 void cli_fmt_duration(char *buf, size_t n, double s);
+/* The --weights line of every command that takes either family's file. */
+#define CLI_WEIGHTS_HELP                                                                           \
+    "a classifier (attn-weights-v1: rnn, lstm, gru, transformer) or a\n"                           \
+    "seq2seq model (attn-seq2seq-weights-v1: seq2seq-gru, seq2seq-attn,\n"                         \
+    "seq2seq-transformer), JSON or safetensors"
+/* "22,689", "1,000,000": v with a comma between groups of three digits. */
+void cli_fmt_thousands(char *buf, size_t n, size_t v);
 /* "1 epoch" / "20 epochs". */
 const char *cli_plural(int n, const char *one, const char *many);
 /* Whether files a and b both open and hold the same bytes. */

@@ -8,8 +8,9 @@
 enum { TO_AUTO, TO_SAFETENSORS, TO_JSON, TO_JSON_B64 };
 
 static const char about[] =
-    "Converts a weights file (a classifier's attn-weights-v1 or a seq2seq model's\n"
-    "attn-seq2seq-weights-v1) between JSON and safetensors. The input's format and family are\n"
+    "Converts a weights file (a classifier's attn-weights-v1: rnn, lstm, gru, transformer;\n"
+    "or a seq2seq model's attn-seq2seq-weights-v1: seq2seq-gru, seq2seq-attn,\n"
+    "seq2seq-transformer) between JSON and safetensors. The input's format and family are\n"
     "recognised by its content, not its name; it is fully validated first. The values are\n"
     "copied bit for bit: JSON -> safetensors -> JSON gives the same JSON bytes, and converting\n"
     "the same file twice gives the same bytes. OUT is written atomically (a temporary file,\n"

@@ -127,8 +127,7 @@ int cmd_eval(int argc, char **argv) {
     uint64_t seed = 1;
     int n = 0, batch = 1, seeds = 3, threads = 0;
     cli_opt opts[] = {
-        {"--weights", "FILE", CLI_OPT_STR, &weights,
-         .help = "classifier weights, attn-weights-v1 JSON or safetensors"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights, .help = CLI_WEIGHTS_HELP},
         {"--set", "NAME", CLI_OPT_STR, &set, .help = CLI_SET_NAMES},
         {"--seed", "S", CLI_OPT_U64, &seed, .help = "generator seed of --set, as attn data"},
         {"--n", "N", CLI_OPT_INT, &n, 1, ATTN_DATA_MAX_N, .def = "",

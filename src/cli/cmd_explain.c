@@ -323,9 +323,7 @@ int cmd_explain(int argc, char **argv) {
                       .max_words = 1000,
                       .max_mib = (int)(ATTN_EXPLAIN_MAX_BYTES >> 20)};
     cli_opt opts[] = {
-        {"--weights", "FILE", CLI_OPT_STR, &a.weights,
-         .help = "a classifier's (attn-weights-v1) or a seq2seq model's\n"
-                 "(attn-seq2seq-weights-v1), JSON or safetensors; required"},
+        {"--weights", "FILE", CLI_OPT_STR, &a.weights, .help = CLI_WEIGHTS_HELP "; required"},
         {"--format", "F", CLI_OPT_CHOICE, &a.fmt, .choices = "text|json",
          .help = "text or json; see below"},
         {"--layer", "L", CLI_OPT_INT, &a.look.layer, 0, 63, .def = "all; seq2seq: the mean",

@@ -207,9 +207,7 @@ int cmd_grad(int argc, char **argv) {
     const char *cmd = "grad", *weights = NULL, *data = NULL, *out = NULL;
     int batch = 32;
     cli_opt opts[] = {
-        {"--weights", "W", CLI_OPT_STR, &weights,
-         .help = "a classifier's (attn-weights-v1) or a seq2seq model's\n"
-                 "(attn-seq2seq-weights-v1) weights, JSON or safetensors; required"},
+        {"--weights", "W", CLI_OPT_STR, &weights, .help = CLI_WEIGHTS_HELP "; required"},
         {"--data", "FILE.tsv", CLI_OPT_STR, &data,
          .help = "labelled sentences, or source<TAB>target pairs; required"},
         {"--out", "G.json", CLI_OPT_STR, &out,

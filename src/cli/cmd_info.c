@@ -1,4 +1,5 @@
-/* cmd_info.c -- `attn info`: what a weights file (attn-weights-v1) holds. */
+/* cmd_info.c -- `attn info`: what a weights file of either family holds (a seq2seq file:
+ * seq2seq_cli.c). */
 #include "cli.h"
 
 #include <stdio.h>
@@ -24,17 +25,18 @@ static void print_config(const attn_model_config *c) {
 int cmd_info(int argc, char **argv) {
     const char *weights = NULL;
     cli_opt opts[] = {
-        {"--weights", "FILE", CLI_OPT_STR, &weights,
-         .help =
-             "attn-weights-v1 JSON or safetensors (attn train, tools/weights_json.py); required"},
+        {"--weights", "FILE", CLI_OPT_STR, &weights, .help = CLI_WEIGHTS_HELP "; required"},
     };
     cli_spec spec = {
         "info",
         "--weights FILE",
-        "Shows a weights file (attn-weights-v1): the architecture, its sizes, the tensor\n"
-        "table (state_dict name, shape, element count) and the total parameter count;\n"
-        "the vocabulary: the file's own \"vocab\" or the built-in one, and its size.\n"
-        "The file is fully validated first; every problem is reported.",
+        "Shows a weights file: the architecture, its sizes, the tensor table (state_dict\n"
+        "name, shape, element count) and the total parameter count; the vocabulary: the\n"
+        "file's own \"vocab\" or the built-in one, and its size; the kernels that computed\n"
+        "its values. Either family: a classifier (attn-weights-v1: rnn, lstm, gru,\n"
+        "transformer) or a seq2seq model (attn-seq2seq-weights-v1: seq2seq-gru, seq2seq-attn,\n"
+        "seq2seq-transformer; its source and target vocabularies), each as JSON or\n"
+        "safetensors. The file is fully validated first; every problem is reported.",
         NULL,
         NULL,
         opts,

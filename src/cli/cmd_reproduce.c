@@ -1,11 +1,13 @@
-/* cmd_reproduce.c -- `attn reproduce`: the write-up's experiment. Trains the RNN, the LSTM and
- * the Transformer for seeds 1..N in parallel worker processes (runs.c), prints the table,
- * writes DIR/reproduce.json (settings, OpenBLAS core and accuracies; no timings, so the same
- * run on the same kind of machine writes the same bytes) and says whether the weights are
- * identical to the committed ones in weights/. */
+/* cmd_reproduce.c -- `attn reproduce`: the write-up's tables, one command with one option table
+ * and help. Without --task: trains the RNN, the LSTM and the Transformer for seeds 1..N in
+ * parallel worker processes (runs.c), prints the table, writes DIR/reproduce.json (settings,
+ * OpenBLAS core and accuracies; no timings, so the same run on the same kind of machine writes
+ * the same bytes) and says whether the weights are identical to the committed ones in weights/.
+ * --task rewrite and --task compose run the seq2seq tables (reproduce_rewrite.c,
+ * reproduce_compose.c) with what this file parsed. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "attn_kernels.h"
-#include "cli.h"
+#include "reproduce_cli.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,26 +16,48 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_SEEDS 100
 #define COMMITTED "weights" /* the committed weights, relative to the repository root */
 
 static const char about[] =
-    "Trains the RNN, the LSTM and the Transformer for seeds 1..N (8000 generated training\n"
-    "sentences each; the 500-sentence holdout set of the seed picks the best epoch) in\n"
-    "parallel worker processes (-j), each run on --threads threads (one BLAS thread per\n"
-    "product; the weights are the same for every count), evaluates every run on the four\n"
+    "Without --task: trains the RNN, the LSTM and the Transformer for seeds 1..N (8000\n"
+    "generated training sentences each; the 500-sentence holdout set of the seed picks the best\n"
+    "epoch) in parallel worker processes (-j), each run on --threads threads (one BLAS thread\n"
+    "per product; the weights are the same for every count), evaluates every run on the four\n"
     "1000-sentence test sets of its seed (plain, distractor, fill4, fill8), and prints the\n"
     "write-up's table: accuracy range across seeds per test set and model, parameter counts,\n"
     "wall time. Then it compares the nine weights files with the committed ones in weights/.\n"
-    "--task rewrite|compose reproduces the decoder models' table instead (docs/decoder.md).";
+    "\n"
+    "--task rewrite: trains the seq2seq models on the rewrite task -- seq2seq-gru (the source\n"
+    "squeezed into one vector), seq2seq-attn (Bahdanau attention) and the seq2seq-transformer\n"
+    "--, each run in a worker process on one BLAS thread, scores each on the four test sets of\n"
+    "its seed by exact match of greedy decoding, and prints the range across seeds per test set\n"
+    "and by source length (10-word buckets) for each model.\n"
+    "\n"
+    "--task compose: trains the seq2seq-transformer on the compose task ('<polarity> <subject>'\n"
+    "-> a review sentence; lr 3e-3; the epoch kept: the lowest held-out loss) and prints, as the\n"
+    "range across seeds, the loss per target token on the four test sets of each seed and what\n"
+    "the grammar parser says of 25 samples per source (2 polarities x 8 subjects) at\n"
+    "temperature 1: grammatical, with the polarity and the subject asked for, and novel (not one\n"
+    "of the training sentences); with --classifier, the share of samples a trained sentiment\n"
+    "classifier reads with the polarity asked for, and of grammatical ones with the parse's\n"
+    "label.";
 
 static const char notes[] =
     "Writes DIR/<model>-seed<S>.json and DIR/reproduce.json (settings, the OpenBLAS core,\n"
-    "accuracies). runs/ is git-ignored; only --out weights rewrites the committed weights.\n"
-    "Training is deterministic: the same command gives the same bytes on every x86-64 CPU\n"
-    "with AVX2 (attn runs OpenBLAS's Haswell kernels whatever the CPU; --kernels native trades\n"
-    "that for OpenBLAS's own choice, whose products round differently; docs/numerics.md).\n"
-    "--models rnn,gru,lstm,transformer adds the GRU (nn.GRU, the LSTM's sizes) as a column.";
+    "accuracies); --task rewrite DIR/<model>-seed<S>.json, --task compose (with --out only)\n"
+    "DIR/compose-seq2seq-transformer-seed<S>.json. runs/ is git-ignored; only --out weights\n"
+    "rewrites the committed weights. Options of one task only are refused, exit 2, for the\n"
+    "others. Training is deterministic: the same command gives the same bytes on every x86-64\n"
+    "CPU with AVX2 (attn runs OpenBLAS's Haswell kernels whatever the CPU; --kernels native\n"
+    "trades that for OpenBLAS's own choice, whose products round differently;\n"
+    "docs/numerics.md). --models rnn,gru,lstm,transformer adds the GRU (nn.GRU, the LSTM's\n"
+    "sizes) as a column.\n"
+    "The seq2seq GRU models train with Adam at lr 3e-3, the Transformer at 1e-3 (the defaults\n"
+    "of attn train). Each seq2seq run is deterministic: its weights and scores equal `attn\n"
+    "train --model M --task rewrite --seed S --epochs E` whatever -j is. Under mpirun the\n"
+    "classifier runs are spread over the ranks; the rewrite runs go one after another, each\n"
+    "spread over every rank (attn train's steps over ranks): the same weights as without\n"
+    "mpirun, for any -np. docs/decoder.md has the seq2seq tables as measured.";
 
 typedef struct repro_opts {
     int seeds, workers, epochs, train_size, eval_batch;
@@ -183,56 +207,20 @@ static void print_plan(const repro_opts *o, const bool *want, int n) {
             cli_plural(o->threads, "thread", "threads"), o->out_dir);
 }
 
-int cmd_reproduce(int argc, char **argv) {
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) /* seq2seq: its own file */
-        if (strcmp(argv[i], "--task") == 0 || strncmp(argv[i], "--task=", 7) == 0)
-            return cmd_reproduce_seq2seq(argc, argv);
-    repro_opts o = {3,      cli_n_cores(),          20, ATTN_TRAIN_DEFAULT_N, 1,
-                    "runs", "rnn,lstm,transformer", 0};
-    if (cli_mpi_on()) o.workers = 1; /* under mpirun the rank is the unit, unless -j says */
-    cli_opt opts[] = {
-        {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"-j", "N", CLI_OPT_INT, &o.workers, 1, 1024,
-         .def = "the cores / --threads; 1 per rank under mpirun",
-         .help = "worker processes, one run each at a time"},
-        {"--threads", "N", CLI_OPT_INT, &o.threads, 1, ATTN_MAX_THREADS,
-         .def = "$ATTN_THREADS, else the cores / -j (1 under mpirun)",
-         .help = "threads per run; the weights are the same for every N"},
-        {"--out", "DIR", CLI_OPT_STR, &o.out_dir,
-         .help = "where the weights and reproduce.json go"},
-        {"--epochs", "N", CLI_OPT_INT, &o.epochs, 1, 100000, .help = "epochs per run"},
-        {"--train-size", "N", CLI_OPT_INT, &o.train_size, 2, ATTN_DATA_MAX_N,
-         .help = "generated training sentences per seed"},
-        {"--eval-batch", "B", CLI_OPT_INT, &o.eval_batch, 1, 4096,
-         .help = "sentences per forward pass in the evaluation; 1 is exact mode"},
-        {"--models", "LIST", CLI_OPT_STR, &o.models,
-         .help = "comma-separated models of rnn, gru, lstm, transformer (the table's columns "
-                 "in that order)"},
-    };
-    cli_spec spec =
-        CLI_SPEC("reproduce",
-                 "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] "
-                 "[--eval-batch B] "
-                 "[--models LIST]\n"
-                 "--task rewrite [--seeds N] [OPTIONS]   the three seq2seq models (attn reproduce\n"
-                 "      --task rewrite --help)\n"
-                 "--task compose [--seeds N] [OPTIONS]   the seq2seq-transformer on compose",
-                 about, NULL, notes, opts);
-    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
-    if (rc >= 0) return rc;
+/* The classifiers' table (no --task): the runs in workers, or spread over the ranks. */
+static int run_classifiers(const cli_repro_args *a) {
+    repro_opts o = {a->seeds,      a->workers, a->epochs, a->train_size,
+                    a->eval_batch, a->out,     a->models, a->threads};
     bool want[CLI_MAX_ARCH];
-    rc = cli_parse_models("reproduce", o.models, NULL, want);
+    int rc = cli_parse_models("reproduce", o.models, NULL, want);
     if (rc >= 0) return rc;
+    if ((rc = cli_reproduce_open_out(a)) != CLI_OK) return rc;
     int n_models = 0;
-    for (int a = 0; a < CLI_MAX_ARCH; a++) n_models += want[a];
-    rc = CLI_OK;
-    if (cli_mpi_root()) rc = cli_make_dir("reproduce", "--out", o.out_dir);
-    if (cli_mpi_root() && rc == CLI_OK) rc = cli_lock_output("reproduce", "--out", o.out_dir);
-    if ((rc = cli_mpi_agree(rc)) != CLI_OK) return rc; /* rank 0 made DIR, or said why not */
+    for (int k = 0; k < CLI_MAX_ARCH; k++) n_models += want[k];
     int n = n_models * o.seeds;
     if (cli_mpi_on() && o.threads == 0 && !getenv("ATTN_THREADS"))
         o.threads = 1; /* a rank a core */
-    rc = cli_threads_split("reproduce", n, cli_given(&spec, "-j") || cli_mpi_on(), &o.workers,
+    rc = cli_threads_split("reproduce", n, cli_given(a->spec, "-j") || cli_mpi_on(), &o.workers,
                            &o.threads);
     if (rc >= 0) return rc;
     cli_run_result *runs = plan_runs(&o, want, n);
@@ -260,4 +248,140 @@ int cmd_reproduce(int argc, char **argv) {
     }
     free(runs);
     return rc;
+}
+
+int cli_reproduce_open_out(const cli_repro_args *a) {
+    int rc = CLI_OK;
+    if (a->out && cli_mpi_root()) rc = cli_make_dir("reproduce", "--out", a->out);
+    if (a->out && cli_mpi_root() && rc == CLI_OK)
+        rc = cli_lock_output("reproduce", "--out", a->out);
+    return cli_mpi_agree(rc); /* rank 0 made DIR, or said why not */
+}
+
+/* ---- the one option table ------------------------------------------------------------------- */
+
+enum { TASK_CLASSIFIERS = -1 }; /* no --task; else an attn_task */
+
+/* The options of some tasks only, refused for the others (a NULL-terminated list each). */
+static const char *const seq2seq_only[] = {"--holdout", "--test-size", NULL};
+static const char *const rewrite_only[] = {"--size", "--norm", NULL};
+static const char *const compose_only[] = {"--classifier", NULL};
+static const char *const classifier_only[] = {"--threads", "--eval-batch", NULL};
+static const char *const not_compose[] = {"--models", NULL};
+
+static int refuse_other_tasks(cli_spec *spec, int task) {
+    int rc = -1;
+    if (task != ATTN_TASK_REWRITE && rc < 0)
+        rc = cli_refuse_given(spec, rewrite_only, "--task rewrite");
+    if (task != ATTN_TASK_COMPOSE && rc < 0)
+        rc = cli_refuse_given(spec, compose_only, "--task compose");
+    if (task == TASK_CLASSIFIERS && rc < 0)
+        rc = cli_refuse_given(spec, seq2seq_only, "--task rewrite and --task compose");
+    if (task != TASK_CLASSIFIERS && rc < 0)
+        rc = cli_refuse_given(spec, classifier_only, "the classifiers' table (no --task)");
+    if (task == ATTN_TASK_COMPOSE && rc < 0)
+        rc = cli_refuse_given(spec, not_compose, "the classifiers' table and --task rewrite");
+    return rc;
+}
+
+/* The defaults that differ by task, for the options not given; the seq2seq tasks' bounds. */
+static int task_defaults(cli_repro_args *a, int task) {
+    cli_spec *spec = a->spec;
+    const bool base = task == ATTN_TASK_REWRITE && a->size && strcmp(a->size, "base") == 0;
+    if (!cli_given(spec, "--seeds")) a->seeds = task == ATTN_TASK_COMPOSE || base ? 1 : 3;
+    if (task == TASK_CLASSIFIERS) {
+        if (!a->models) a->models = "rnn,lstm,transformer";
+        if (!a->epochs) a->epochs = 20;
+        if (!a->workers) a->workers = cli_mpi_on() ? 1 : cli_n_cores(); /* the rank is the unit */
+        return -1;
+    }
+    if (a->seeds > CLI_REPRO_S2S_MAX_SEEDS)
+        return cli_usage_error("reproduce", "--seeds %d: --task %s takes 1..%d", a->seeds,
+                               task == ATTN_TASK_REWRITE ? "rewrite" : "compose",
+                               CLI_REPRO_S2S_MAX_SEEDS);
+    if (a->epochs > ATTN_S2S_MAX_EPOCHS)
+        return cli_usage_error("reproduce", "--epochs %d: the seq2seq tasks take 1..%d", a->epochs,
+                               ATTN_S2S_MAX_EPOCHS);
+    if (!a->workers) a->workers = cli_n_cores();
+    if (task == ATTN_TASK_COMPOSE && !a->epochs) a->epochs = 10;
+    if (base && !cli_given(spec, "--holdout")) a->holdout = 100; /* decoding dominates there */
+    if (base && !cli_given(spec, "--test-size")) a->test_size = 100;
+    return -1;
+}
+
+static int run_task(cli_repro_args *a, const char *task_name) {
+    int task = TASK_CLASSIFIERS;
+    if (task_name) {
+        attn_task t;
+        attn_error err;
+        if (attn_task_from_name(task_name, &t, &err) != ATTN_OK)
+            return cli_usage_error("reproduce", "--task: %s", err.msg);
+        task = (int)t;
+    }
+    int rc = refuse_other_tasks(a->spec, task);
+    if (rc < 0) rc = task_defaults(a, task);
+    if (rc >= 0) return rc;
+    if (!a->out && task != ATTN_TASK_COMPOSE) a->out = "runs";
+    return task == TASK_CLASSIFIERS    ? run_classifiers(a)
+           : task == ATTN_TASK_REWRITE ? cli_reproduce_rewrite(a)
+                                       : cli_reproduce_compose(a);
+}
+
+static const char usage[] =
+    "[--seeds N] [-j N] [--threads N] [--out DIR] [--epochs N] [--train-size N] [--eval-batch B]"
+    " [--models LIST]\n"
+    "--task rewrite [--seeds N] [--models LIST] [--epochs N] [--size small|base] "
+    "[--norm pre|post] [-j N] [--out DIR]\n"
+    "--task compose [--seeds N] [--epochs N] [--train-size N] [--classifier FILE.json] [-j N] "
+    "[--out DIR]";
+
+int cmd_reproduce(int argc, char **argv) {
+    const char *task = NULL;
+    cli_repro_args a = {.seeds = 3,
+                        .holdout = attn_s2s_train_config_default().holdout,
+                        .train_size = ATTN_TRAIN_DEFAULT_N,
+                        .test_size = ATTN_TEST_DEFAULT_N,
+                        .eval_batch = 1};
+    cli_opt opts[] = {
+        {"--task", "NAME", CLI_OPT_STR, &task, .def = "",
+         .help = "rewrite or compose: a seq2seq table; none: the classifiers' table"},
+        {"--seeds", "N", CLI_OPT_INT, &a.seeds, 1, CLI_REPRO_MAX_SEEDS,
+         .def = "3; compose and --size base 1", .help = "seeds 1..N (the seq2seq tasks: up to 20)"},
+        {"--models", "LIST", CLI_OPT_STR, &a.models,
+         .def = "rnn,lstm,transformer; rewrite all three",
+         .help = "comma-separated: rnn, gru, lstm, transformer (the table's columns in that\n"
+                 "order); rewrite: seq2seq-gru, seq2seq-attn, seq2seq-transformer"},
+        {"--epochs", "N", CLI_OPT_INT, &a.epochs, 1, 100000,
+         .def = "20; rewrite per model 10, 4, 10, base 1; compose 10", .help = "epochs per run"},
+        {"--train-size", "N", CLI_OPT_INT, &a.train_size, 2, ATTN_DATA_MAX_N,
+         .help = "generated training sentences (pairs) per seed"},
+        {"-j", "N", CLI_OPT_INT, &a.workers, 1, 1024,
+         .def = "the cores; the classifiers: the cores / --threads, 1 per rank under mpirun",
+         .help = "worker processes, one run each at a time"},
+        {"--threads", "N", CLI_OPT_INT, &a.threads, 1, ATTN_MAX_THREADS,
+         .def = "$ATTN_THREADS, else the cores / -j (1 under mpirun)",
+         .help = "the classifiers: threads per run; the weights are the same for every N"},
+        {"--eval-batch", "B", CLI_OPT_INT, &a.eval_batch, 1, 4096,
+         .help = "the classifiers: sentences per forward pass in the evaluation; 1 is exact mode"},
+        {"--holdout", "N", CLI_OPT_INT, &a.holdout, 0, ATTN_DATA_MAX_N, .def = "500; base 100",
+         .help = "seq2seq: held-out pairs scored after every epoch (0: none)"},
+        {"--test-size", "N", CLI_OPT_INT, &a.test_size, 1, ATTN_DATA_MAX_N, .def = "1000; base 100",
+         .help = "seq2seq: pairs of each test set (rewrite: decoded greedily)"},
+        {"--size", "NAME", CLI_OPT_STR, &a.size, .def = "small",
+         .help = "rewrite: small (the models of the table), or base: the seq2seq-transformer at\n"
+                 "section 6's base sizes (d_model 512, 8 heads, FFN 2048, 6+6 layers), weights as\n"
+                 "DIR/seq2seq-transformer-base-seed<S>.safetensors"},
+        {"--norm", "pre|post", CLI_OPT_STR, &a.norm, .def = "pre",
+         .help = "rewrite: the seq2seq-transformer's LayerNorm placement: pre (the table's), or\n"
+                 "post (section 6's base Transformer, LayerNorm after each residual sum)"},
+        {"--classifier", "FILE.json", CLI_OPT_STR, &a.classifier, .def = "",
+         .help = "compose: a sentiment classifier's weights (attn train) that judges the\n"
+                 "samples too"},
+        {"--out", "DIR", CLI_OPT_STR, &a.out, .def = "runs; compose: nothing written",
+         .help = "where the weights (and reproduce.json) go"},
+    };
+    cli_spec spec = CLI_SPEC("reproduce", usage, about, NULL, notes, opts);
+    a.spec = &spec;
+    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
+    return rc >= 0 ? rc : run_task(&a, task);
 }

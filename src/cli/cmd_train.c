@@ -307,21 +307,7 @@ static int run(cli_spec *spec, train_args *a) {
         a->checkpoint = a->log = NULL;
         return a->cfg.epochs == 0 ? CLI_OK : train(spec, a, &mc);
     }
-    if ((rc = cli_make_parent_dir("train", "--out", a->out)) != CLI_OK) return rc;
-    /* a missing directory is reported now, not after hours of training */
-    if ((rc = cli_check_dest("train", "--out", a->out)) != CLI_OK) return rc;
-    if (a->checkpoint && (rc = cli_check_dest("train", "--checkpoint", a->checkpoint)) != CLI_OK)
-        return rc;
-    if (a->log && (rc = cli_check_dest("train", "--log", a->log)) != CLI_OK) return rc;
-    /* a second run writing the same files is refused before either is touched */
-    if ((rc = cli_lock_output("train", "--out", a->out)) != CLI_OK) return rc;
-    if (a->checkpoint && strcmp(a->checkpoint, a->out) != 0 &&
-        (rc = cli_lock_output("train", "--checkpoint", a->checkpoint)) != CLI_OK)
-        return rc;
-    if (a->log && strcmp(a->log, a->out) != 0 &&
-        (!a->checkpoint || strcmp(a->log, a->checkpoint)) &&
-        (rc = cli_lock_output("train", "--log", a->log)) != CLI_OK)
-        return rc;
+    if ((rc = cli_train_claim_outputs(a->out, a->checkpoint, a->log)) != CLI_OK) return rc;
     if (a->cfg.epochs == 0) return write_initial_weights(&mc, a);
     return train(spec, a, &mc);
 }
@@ -383,8 +369,9 @@ static void run_options(train_args *a, s2s_train_opts *x, cli_opt *opts) {
         {"--holdout", "N", CLI_OPT_INT, &a->cfg.holdout, 0, ATTN_DATA_MAX_N,
          .help = "held-out sentences (or pairs) scored after every epoch; 0 = none"},
         {"--test-size", "N", CLI_OPT_INT, &x->test_size, 0, ATTN_DATA_MAX_N,
-         .help = "seq2seq: pairs of each rewrite test set scored at the end (0: none;\n"
-                 "a base-size model decodes them for minutes)"},
+         .help = "seq2seq: pairs of each test set scored at the end (0: none; rewrite:\n"
+                 "decoded greedily, a base-size model for minutes; compose: their loss, then\n"
+                 "the judged samples)"},
         {"--keep-best", "0|1", CLI_OPT_INT, &a->cfg.keep_best, 0, 1,
          .help = "1: write the best held-out epoch's weights; 0: the last's"},
         {"--bucket", "K", CLI_OPT_INT, &a->cfg.bucket, 1, MAX_BATCH,
@@ -400,8 +387,9 @@ static void run_options(train_args *a, s2s_train_opts *x, cli_opt *opts) {
          .help = "start from these weights, e.g. exported from PyTorch; the model and\n"
                  "its configuration come from the file (--model may be omitted)"},
         {"--out", "W.json", CLI_OPT_STR, &a->out,
-         .def = "runs/<model>-seed<S>.json; seq2seq: not written",
-         .help = "where to write the weights (its directory is created)"},
+         .def = "runs/<model>-seed<S>.json; compose runs/compose-<model>-seed<S>.json",
+         .help = "where to write the weights (its directory is created; a name ending in\n"
+                 ".safetensors writes safetensors)"},
         {"--quiet", NULL, CLI_OPT_FLAG, &x->quiet, .help = "seq2seq: no per-epoch lines on stderr"},
         {"--checkpoint", "C.json", CLI_OPT_STR, &a->checkpoint,
          .help = "save the full training state after every epoch"},

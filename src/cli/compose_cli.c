@@ -100,15 +100,14 @@ void cli_compose_tally_text(const cli_compose_tally *t, char *buf, size_t size) 
              100 * t->grammatical / n, 100 * t->polarity / n, 100 * t->subject / n, t->samples);
 }
 
-int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, const attn_pairs *train,
-                       attn_model *classifier, cli_compose_result *r) {
+int cli_compose_report(const char *cmd, attn_seq2seq *m, uint64_t seed, int test_size,
+                       const attn_pairs *train, attn_model *classifier, cli_compose_result *r) {
     static const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR,
                                                     ATTN_SET_FILL4, ATTN_SET_FILL8};
     attn_error err;
     for (int s = 0; s < ATTN_N_TEST_SETS; s++) {
         attn_pairs *p = NULL;
-        if (attn_pairs_generate(ATTN_TASK_COMPOSE, sets[s], ATTN_TEST_DEFAULT_N, seed, &p, &err) !=
-                ATTN_OK ||
+        if (attn_pairs_generate(ATTN_TASK_COMPOSE, sets[s], test_size, seed, &p, &err) != ATTN_OK ||
             attn_seq2seq_loss(m, p, 0, p->src->n, &r->set_loss[s], &err) != ATTN_OK) {
             attn_pairs_free(p);
             return cli_fail(cmd, &err);

@@ -45,13 +45,6 @@ static void fmt_range(char *buf, size_t n, double lo, double hi) {
         snprintf(buf, n, "%s\xe2\x80\x93%s%%", a, b); /* en dash */
 }
 
-static void fmt_thousands(char *buf, size_t n, size_t v) {
-    if (v >= 1000)
-        snprintf(buf, n, "%zu,%03zu", v / 1000, v % 1000);
-    else
-        snprintf(buf, n, "%zu", v);
-}
-
 /* Pads a cell to 13 display columns (the en dash is 3 bytes, 1 column). */
 static void put_cell(FILE *f, const char *cell) {
     int extra = strstr(cell, "\xe2\x80\x93") ? 2 : 0;
@@ -91,7 +84,7 @@ void cli_print_results_table(FILE *f, const cli_run_result *runs, int n_runs) {
             if (runs[i].arch == cols[c] && runs[i].ok) np = runs[i].n_params;
         char cell[32];
         if (np)
-            fmt_thousands(cell, sizeof cell, np);
+            cli_fmt_thousands(cell, sizeof cell, np);
         else
             snprintf(cell, sizeof cell, "-");
         put_cell(f, cell);

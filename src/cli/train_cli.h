@@ -55,6 +55,10 @@ typedef struct train_progress {
 /* The given model options into *mc (the defaults of its arch), each checked to apply to it;
  * then the sizes against each other and the limits. -1 on success, else the exit code. */
 int cli_train_apply_model_options(cli_spec *spec, train_args *a, attn_model_config *mc);
+/* Before any work (rank 0): --out's directory made, --out, --checkpoint and --log (NULL: not
+ * given) writable, and each locked for the run, so that a second run writing the same files is
+ * refused before either is touched. CLI_OK, or the exit code after the message. */
+int cli_train_claim_outputs(const char *out, const char *checkpoint, const char *log);
 /* --lr above MAX_LR (what a checkpoint may hold) refused, for both families' train: -1 or the
  * exit code. */
 int cli_train_check_lr(double lr);

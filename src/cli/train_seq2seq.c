@@ -15,7 +15,7 @@ typedef struct s2s_args {
     const char *model, *task, *out;
     attn_task task_id;
     uint64_t seed;
-    int train_size, test_size, quiet; /* test_size: pairs per rewrite test set, 0: none */
+    int train_size, test_size, quiet; /* test_size: pairs per test set, 0: none */
     int threads;                      /* --threads (0: ATTN_THREADS, else the cores) */
     int hidden, bidir;                /* GRU models: 0 / -1 = the model's default */
     attn_seq2seq_config mc;
@@ -24,6 +24,7 @@ typedef struct s2s_args {
     attn_s2s_train_state from;             /* --resume: the checkpoint */
     FILE *log_f;
     bool log_failed;
+    char default_out[4096]; /* --out when not given */
 } s2s_args;
 
 static bool on_epoch(const attn_s2s_epoch_stats *st, void *user) {
@@ -75,16 +76,16 @@ static int model_choices(s2s_args *a) {
 }
 
 /* compose: the test sets' loss and the judged samples (exact match means little there). */
-static int compose_report(uint64_t seed, attn_seq2seq *m, const attn_pairs *train) {
+static int compose_report(uint64_t seed, int test_size, attn_seq2seq *m, const attn_pairs *train) {
     cli_compose_result r;
     char buf[256];
-    const int rc = cli_compose_report("train", m, seed, train, NULL, &r);
+    const int rc = cli_compose_report("train", m, seed, test_size, train, NULL, &r);
     if (rc != CLI_OK) return rc;
     const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
                                              ATTN_SET_FILL8};
     for (int s = 0; s < ATTN_N_TEST_SETS; s++)
         printf("  %-10s loss per target token %.4f  (%d pairs)\n", attn_set_name(sets[s]),
-               r.set_loss[s], ATTN_TEST_DEFAULT_N);
+               r.set_loss[s], test_size);
     cli_compose_tally_text(&r.tally, buf, sizeof buf);
     printf("  samples    %s, novel %.1f%%\n", buf,
            100.0 * (double)r.tally.novel / (double)r.tally.samples);
@@ -127,11 +128,12 @@ static int run(s2s_args *a) {
         goto done;
     }
     a->log_f = NULL;
-    printf("%s on %s: %zu parameters, %d epochs\n", attn_s2s_arch_name(a->mc.arch), a->task,
-           attn_seq2seq_n_params(m), a->tc.epochs);
+    printf("%s on %s: %zu parameters, %d %s\n", attn_s2s_arch_name(a->mc.arch), a->task,
+           attn_seq2seq_n_params(m), a->tc.epochs, cli_plural(a->tc.epochs, "epoch", "epochs"));
     const attn_set sets[ATTN_N_TEST_SETS] = {ATTN_SET_PLAIN, ATTN_SET_DISTRACTOR, ATTN_SET_FILL4,
                                              ATTN_SET_FILL8};
-    if (a->task_id == ATTN_TASK_COMPOSE && (rc = compose_report(a->seed, m, train)) != CLI_OK)
+    if (a->task_id == ATTN_TASK_COMPOSE && a->test_size > 0 &&
+        (rc = compose_report(a->seed, a->test_size, m, train)) != CLI_OK)
         goto done;
     for (int s = 0; s < ATTN_N_TEST_SETS && a->task_id == ATTN_TASK_REWRITE && a->test_size > 0;
          s++) {
@@ -164,14 +166,21 @@ done:
     return rc;
 }
 
-/* --out, --checkpoint and --log checked before the run; rank 0 alone writes. */
-static int check_dests(s2s_args *a) {
-    if (!cli_mpi_root()) a->out = a->checkpoint = a->log = NULL;
-    if (a->out && cli_check_dest("train", "--out", a->out) != CLI_OK) return CLI_ERROR;
-    if (a->checkpoint && cli_check_dest("train", "--checkpoint", a->checkpoint) != CLI_OK)
-        return CLI_ERROR;
-    if (a->log && cli_check_dest("train", "--log", a->log) != CLI_OK) return CLI_ERROR;
-    return CLI_OK;
+/* --out (by default runs/<model>-seed<S>.json, compose runs/compose-<model>-seed<S>.json, as
+ * reproduce names them), --checkpoint and --log claimed before the run; rank 0 alone writes.
+ * CLI_OK or the exit code. */
+static int claim_outputs(s2s_args *a) {
+    if (!cli_mpi_root()) {
+        a->out = a->checkpoint = a->log = NULL;
+        return CLI_OK;
+    }
+    if (!a->out) { /* the git-ignored runs/, where every command writes by default */
+        snprintf(a->default_out, sizeof a->default_out, "runs/%s%s-seed%llu.json",
+                 a->task_id == ATTN_TASK_COMPOSE ? "compose-" : "", attn_s2s_arch_name(a->mc.arch),
+                 (unsigned long long)a->seed);
+        a->out = a->default_out;
+    }
+    return cli_train_claim_outputs(a->out, a->checkpoint, a->log);
 }
 
 /* The shared options, where given, over the seq2seq defaults (train_args' model options are 0
@@ -223,7 +232,6 @@ int cli_train_seq2seq(cli_spec *spec, const train_args *t, const s2s_train_opts 
     s2s_args a = from_options(spec, t, x);
     int rc = check_ranges(&a);
     if (rc >= 0) return rc;
-    if (check_dests(&a) != CLI_OK) return CLI_ERROR;
     if (a.resume) { /* the checkpoint's model, data and settings */
         rc = cli_s2s_resume_setup(spec, a.resume, &a.from, &a.mc, &a.tc, &a.train_size, &a.seed);
         a.task_id = a.mc.task;
@@ -242,5 +250,6 @@ int cli_train_seq2seq(cli_spec *spec, const train_args *t, const s2s_train_opts 
         else if (rc < 0 && a.mc.arch != ATTN_S2S_TRANSFORMER && !cli_given(spec, "--lr"))
             a.tc.adam.lr = ATTN_S2S_RNN_LR;
     }
+    if (rc < 0 && (rc = claim_outputs(&a)) == CLI_OK) rc = -1;
     return rc >= 0 ? rc : run(&a);
 }

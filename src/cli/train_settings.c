@@ -210,3 +210,18 @@ int cli_train_resume_settings(cli_spec *spec, train_args *a, attn_model_config *
     return -1;
 }
 #undef CHECK_INT
+
+int cli_train_claim_outputs(const char *out, const char *checkpoint, const char *log) {
+    int rc = cli_make_parent_dir("train", "--out", out);
+    /* a missing directory is reported now, not after hours of training */
+    if (rc == CLI_OK) rc = cli_check_dest("train", "--out", out);
+    if (rc == CLI_OK && checkpoint) rc = cli_check_dest("train", "--checkpoint", checkpoint);
+    if (rc == CLI_OK && log) rc = cli_check_dest("train", "--log", log);
+    /* a second run writing the same files is refused before either is touched */
+    if (rc == CLI_OK) rc = cli_lock_output("train", "--out", out);
+    if (rc == CLI_OK && checkpoint && strcmp(checkpoint, out) != 0)
+        rc = cli_lock_output("train", "--checkpoint", checkpoint);
+    if (rc == CLI_OK && log && strcmp(log, out) != 0 && (!checkpoint || strcmp(log, checkpoint)))
+        rc = cli_lock_output("train", "--log", log);
+    return rc;
+}

@@ -190,3 +190,15 @@ void cli_shaded_to(FILE *f, bool color, const char *word, double t, int r, int g
               B = (int)lround(255 - t * (255 - b));
     fprintf(f, "\x1b[48;2;%d;%d;%dm\x1b[38;2;0;0;0m %s \x1b[0m%s ", R, G, B, word, note);
 }
+
+void cli_fmt_thousands(char *buf, size_t n, size_t v) {
+    char text[32]; /* 20 digits, 6 commas: filled from the right */
+    int at = (int)sizeof text - 1, digits = 0;
+    text[at] = '\0';
+    do {
+        if (digits > 0 && digits % 3 == 0) text[--at] = ',';
+        text[--at] = (char)('0' + v % 10);
+        v /= 10, digits++;
+    } while (v > 0);
+    snprintf(buf, n, "%s", text + at);
+}

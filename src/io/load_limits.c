@@ -78,9 +78,10 @@ attn_status attn_io_check_steps(long adam_step, int epoch, long n_train, const c
     long steps = (long)epoch * ((n_train + batch_size - 1) / batch_size);
     if (adam_step != steps)
         return attn_errorf(err, ATTN_ERR_VALUE,
-                           "\"adam_step\" = %ld, but %d epochs of %ld training %s in batches of %d "
+                           "\"adam_step\" = %ld, but %d %s of %ld training %s in batches of %d "
                            "take %ld steps",
-                           adam_step, epoch, n_train, what, batch_size, steps);
+                           adam_step, epoch, epoch == 1 ? "epoch" : "epochs", n_train, what,
+                           batch_size, steps);
     return ATTN_OK;
 }
 

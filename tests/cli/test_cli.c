@@ -46,6 +46,15 @@ START_TEST(test_help_every_command) {
             run_free(&r);
         }
     }
+    /* the commands that take both families say so in their one help text */
+    static const char *const both[] = {"info",  "eval",      "explain", "grad",
+                                       "train", "reproduce", "convert", "serve"};
+    for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
+        run_result h = run(NULL, both[i], "--help", NULL);
+        ck_assert_msg(h.code == 0 && strstr(h.out, "lstm") && strstr(h.out, "seq2seq-attn"),
+                      "attn %s --help does not name both families' models: %s", both[i], h.out);
+        run_free(&h);
+    }
     static const char *const families[] = {"train", "reproduce"}; /* their decoder halves */
     for (size_t i = 0; i < 2; i++) {
         run_result h = run(NULL, families[i], "--task", "rewrite", "--help", NULL);

@@ -67,6 +67,22 @@ START_TEST(test_train_generate_reproduce) {
     ck_assert_msg(strstr(t.out, "fill8      loss per target token ") &&
                       strstr(t.out, "samples    grammatical ") && strstr(t.out, "(400 samples)"),
                   "%s", t.out);
+    ck_assert_msg(strstr(t.out, "(1000 pairs)") && strstr(t.out, "1 epoch\n"), "%s", t.out);
+    /* --test-size reaches the compose report: its test sets' size, 0 none at all */
+    run_result t8 = train_run("--model", "seq2seq-transformer", "--task", "compose", "--epochs",
+                              "1", "--train-size", "16", "--holdout", "0", "--test-size", "8",
+                              "--out", tmp_path("c8.json"), NULL);
+    expect(&t8, "train compose --test-size 8", 0, NULL);
+    ck_assert_msg(strstr(t8.out, "fill8      loss per target token ") &&
+                      strstr(t8.out, "(8 pairs)") && !strstr(t8.out, "(1000 pairs)"),
+                  "%s", t8.out);
+    run_result t0 = train_run("--model", "seq2seq-transformer", "--task", "compose", "--epochs",
+                              "1", "--train-size", "16", "--holdout", "0", "--test-size", "0",
+                              "--out", tmp_path("c0.json"), NULL);
+    expect(&t0, "train compose --test-size 0", 0, NULL);
+    ck_assert_msg(!strstr(t0.out, "loss per target token") && !strstr(t0.out, "samples "), "%s",
+                  t0.out);
+    run_free(&t8), run_free(&t0);
     char *text = tu_read_text(w);
     ck_assert_ptr_nonnull(text);
     ck_assert_ptr_nonnull(strstr(text, "\"task\": \"compose\""));
@@ -111,6 +127,58 @@ START_TEST(test_train_generate_reproduce) {
     run_free(&e3);
     ck_assert(exists(tmp_path("rep/compose-seq2seq-transformer-seed1.json")));
     run_free(&t), run_free(&g), run_free(&j), run_free(&e1), run_free(&e2), run_free(&r);
+}
+END_TEST
+
+/* reproduce --task compose in -j workers: the same table as one worker; --holdout and
+ * --test-size reach the runs; the options of the other tasks are refused before anything is
+ * written. */
+START_TEST(test_reproduce_compose_workers_and_options) {
+    const char *base[] = {"reproduce", "--task",       "compose", "--seeds",   "2", "--epochs",
+                          "1",         "--train-size", "32",      "--holdout", "8", "--classifier",
+                          NULL};
+    char *args[32];
+    run_result r[3];
+    const char *tail[3][4] = {{"--test-size", "8", "-j", "1"},
+                              {"--test-size", "8", "-j", "2"},
+                              {"--test-size", "16", "-j", "2"}};
+    for (int k = 0; k < 3; k++) {
+        int n = 0;
+        for (; base[n]; n++) args[n] = (char *)base[n];
+        args[n++] = (char *)golden("lstm");
+        for (int i = 0; i < 4; i++) args[n++] = (char *)tail[k][i];
+        args[n] = NULL;
+        r[k] = run_argv(NULL, args);
+        expect(&r[k], "reproduce --task compose", 0, "seed 2", NULL);
+    }
+    ck_assert_msg(strstr(r[0].out, "Compose (2 seeds)") && strstr(r[0].out, "classifier reads"),
+                  "%s", r[0].out);
+    ck_assert_msg(strcmp(r[0].out, r[1].out) == 0, "-j 1:\n%s\n-j 2:\n%s", r[0].out, r[1].out);
+    const char *l8 = strstr(r[1].out, "loss per target token, plain");
+    const char *l16 = strstr(r[2].out, "loss per target token, plain");
+    ck_assert(l8 && l16);
+    ck_assert_msg(strncmp(l8, l16, strcspn(l8, "\n")) != 0,
+                  "--test-size 8 and 16 give the same loss: %.60s", l8);
+    static const char *const refused[][2] = {{"--eval-batch", "4"}, {"--threads", "2"},
+                                             {"--size", "base"},    {"--norm", "post"},
+                                             {"--models", "rnn"},   {"--seeds", "21"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        run_result e = run(NULL, "reproduce", "--task", "compose", refused[i][0], refused[i][1],
+                           "--out", tmp_path("never"), NULL);
+        expect(&e, refused[i][0], 2, refused[i][0], NULL);
+        run_free(&e);
+    }
+    run_result c =
+        run(NULL, "reproduce", "--classifier", golden("lstm"), "--out", tmp_path("never"), NULL);
+    expect(&c, "--classifier without --task", 2, "--classifier applies to --task compose", NULL);
+    run_result h = run(NULL, "reproduce", "--holdout", "5", "--out", tmp_path("never"), NULL);
+    expect(&h, "--holdout without --task", 2, "--holdout", NULL);
+    run_result w = run(NULL, "reproduce", "--task", "rewrite", "--eval-batch", "2", "--out",
+                       tmp_path("never"), NULL);
+    expect(&w, "--eval-batch with --task rewrite", 2, "--eval-batch", NULL);
+    ck_assert_msg(!exists(tmp_path("never")), "a refused reproduce made its --out");
+    run_free(&c), run_free(&h), run_free(&w);
+    for (int k = 0; k < 3; k++) run_free(&r[k]);
 }
 END_TEST
 
@@ -266,6 +334,7 @@ static Suite *suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_data_compose_targets_are_data);
     tcase_add_test(tc, test_train_generate_reproduce);
+    tcase_add_test(tc, test_reproduce_compose_workers_and_options);
     tcase_add_test(tc, test_eval_data_equals_eval_set);
     tcase_add_test(tc, test_grad_reads_compose_sources);
     tcase_add_test(tc, test_explain_reads_compose_sources);

@@ -178,6 +178,11 @@ START_TEST(test_reproduce_rewrite) {
                        "--norm", "post", "--seeds", "1", "--epochs", "1", "--train-size", "8",
                        "--holdout", "0", "--test-size", "1", "--out", tmp_path("rep-post"), NULL);
     expect(&p, "reproduce --norm post", 0, "seed 1", NULL);
+    ck_assert_msg(strncmp(p.out, "Test set (1 pairs each)", 23) == 0,
+                  "the table's header does "
+                  "not say --test-size: %s",
+                  p.out);
+    ck_assert_msg(strncmp(r.out, "Test set (1,000 pairs each)", 27) == 0, "%s", r.out);
     run_result ip =
         run(NULL, "info", "--weights", tmp_path("rep-post/seq2seq-transformer-seed1.json"), NULL);
     expect(&ip, "info of the post-norm run", 0, NULL);
@@ -190,7 +195,33 @@ START_TEST(test_reproduce_rewrite) {
     ck_assert_msg(ln && strncmp(ln + strspn(ln + 5, " ") + 5, "pre", 3) == 0, "%s", ir.out);
     run_result bn = run(NULL, "reproduce", "--task", "rewrite", "--norm", "sideways", NULL);
     expect(&bn, "--norm sideways", 2, "--norm sideways", "pre or post", NULL);
+    run_result tw =
+        run(NULL, "reproduce", "--task", "rewrite", "--models", "seq2seq-gru,seq2seq-gru", NULL);
+    expect(&tw, "a model named twice", 2, "\"seq2seq-gru\" given twice", NULL);
     run_free(&r), run_free(&bad), run_free(&p), run_free(&ip), run_free(&ir), run_free(&bn);
+    run_free(&tw);
+}
+END_TEST
+
+/* Without --out a seq2seq run writes where a classifier's does, under the git-ignored runs/
+ * of the working directory, named as reproduce names them (the compose task's with its
+ * prefix); a second run holding the same file is refused before it trains. */
+START_TEST(test_train_default_out) {
+    run_result r = run(NULL, "train", "--model", "seq2seq-gru", "--task", "rewrite", "--epochs",
+                       "1", "--train-size", "8", "--holdout", "0", "--test-size", "0",
+                       "--embed-dim", "8", "--hidden", "8", "--seed", "7", NULL);
+    expect(&r, "train seq2seq without --out", 0, NULL);
+    ck_assert_msg(strstr(r.out, "wrote runs/seq2seq-gru-seed7.json"), "%s", r.out);
+    ck_assert(exists("runs/seq2seq-gru-seed7.json"));
+    run_result i = run(NULL, "info", "--weights", "runs/seq2seq-gru-seed7.json", NULL);
+    expect(&i, "info of the default --out", 0, NULL);
+    ck_assert_msg(strstr(i.out, "seq2seq-gru"), "%s", i.out);
+    run_result c = run(NULL, "train", "--task", "compose", "--epochs", "1", "--train-size", "8",
+                       "--holdout", "0", "--test-size", "0", "--embed-dim", "8", "--heads", "1",
+                       "--ffn-dim", "8", "--layers", "1", "--dec-layers", "1", "--seed", "7", NULL);
+    expect(&c, "train compose without --out", 0, NULL);
+    ck_assert(exists("runs/compose-seq2seq-transformer-seed7.json"));
+    run_free(&r), run_free(&i), run_free(&c);
 }
 END_TEST
 
@@ -217,6 +248,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, test_train_generate_and_errors);
     tcase_add_loop_test(tc, test_train_rope_alibi, 0, 2);
     tcase_add_test(tc, test_reproduce_rewrite);
+    tcase_add_test(tc, test_train_default_out);
     tcase_add_test(tc, test_fifo_weights_do_not_hang);
     suite_add_tcase(s, tc);
     return s;

@@ -527,7 +527,7 @@ START_TEST(test_seq2seq_resumes_from_either_file) {
     char step_from[64], step_to[64], step_msg[64];
     snprintf(step_from, sizeof step_from, "\"adam_step\": %ld", keep.kept.adam_step);
     snprintf(step_to, sizeof step_to, "\"adam_step\": %ld", keep.kept.adam_step + 1);
-    snprintf(step_msg, sizeof step_msg, "\"adam_step\" = %ld, but 1 epochs",
+    snprintf(step_msg, sizeof step_msg, "\"adam_step\" = %ld, but 1 epoch ",
              keep.kept.adam_step + 1);
     h[n++] =
         (hostile){"adam_step", state_edited(&p, step_from, step_to), NULL, NULL, 0, {step_msg}};

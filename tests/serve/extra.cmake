@@ -49,6 +49,16 @@ add_test(NAME serve/slowhttptest
 set_tests_properties(serve/slowhttptest PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
                      TIMEOUT 90 RUN_SERIAL TRUE LABELS slow)
 
+# A model over the shared-gradient limit on the wire (tests/serve/big_model_sockets.py): a
+# 19 M-parameter Transformer made here, two workers; predicts allocate no gradient, 6 explains at
+# a time take turns with one gradient buffer (byte-identical answers, attn explain's values), the
+# peak resident set under 1.5x the parameter bytes. Resident sets mean nothing under ASan: nosan.
+add_test(NAME serve/big_model_sockets
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/serve/big_model_sockets.py
+                 --attn $<TARGET_FILE:attn>)
+set_tests_properties(serve/big_model_sockets PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1"
+                     TIMEOUT 120 LABELS nosan)
+
 # The decoder endpoints on the wire (tests/serve/decoder_sockets.py, sockets.py's helpers): a
 # seq2seq-transformer trained here for 2 epochs beside the committed classifiers; /api/generate's
 # headers, alignment and top-5, a forced prefix, 16 half-closing clients with byte-identical

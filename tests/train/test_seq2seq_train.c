@@ -297,7 +297,7 @@ START_TEST(test_checkpoint_reader_refuses) {
         {"\"rng_state\": \"0x", "\"rng_state\": \"1x", "\"rng_state\" is malformed"},
         {"\"seed\": \"0x", "\"seed\": \"zz", "\"seed\" is malformed"},
         {"\"adam_step\": 2", "\"adam_step\": 4503599627370496", "\"adam_step\" = 4503599627370496"},
-        {"\"adam_step\": 2", "\"adam_step\": 3", "\"adam_step\" = 3, but 1 epochs of 40"},
+        {"\"adam_step\": 2", "\"adam_step\": 3", "\"adam_step\" = 3, but 1 epoch of 40"},
         {v_from, "\"v\": \"AACAvwAA", "\"v\"[0] = -1 is negative"},
         {"\"lr\": 0.001", "\"lr\": 1e30", "\"lr\" = 1e+30 is out of range (0, 1000]"},
         {"\"lr\": 0.001", "\"lr\": 0", "\"lr\" = 0 is out of range"},

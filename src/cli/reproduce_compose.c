@@ -1,29 +1,39 @@
-/* cmd_reproduce_compose.c -- `attn reproduce --task compose`: the seq2seq-transformer on the
- * compose task for seeds 1..N (cmd_reproduce_seq2seq.c hands over), its samples judged by the
- * grammar parser. */
-#include "cli.h"
+/* reproduce_compose.c -- `attn reproduce --task compose`: the seq2seq-transformer on the compose
+ * task for seeds 1..N in -j worker processes (cmd_reproduce.c parses the options and hands
+ * over), its samples judged by the grammar parser. */
+#include "reproduce_cli.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#define MAX_SEEDS 20
+#define MAX_SEEDS CLI_REPRO_S2S_MAX_SEEDS
 
 typedef struct seed_result {
+    bool ok;
     cli_compose_result r;
     size_t n_params;
 } seed_result;
 
-/* Trains seed s, writes its weights when dir is given, scores it. */
-static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, attn_model *classifier,
-                    seed_result *out) {
+typedef struct compose_runs {
+    const cli_repro_args *a;
+    attn_model *classifier; /* NULL: none */
+    seed_result r[MAX_SEEDS];
+    int failed;
+} compose_runs;
+
+/* Trains seed s, writes its weights when --out is given, scores it. */
+static int run_seed(const compose_runs *c, uint64_t s, seed_result *out) {
+    const cli_repro_args *a = c->a;
+    const char *dir = a->out;
     attn_error err;
     attn_pairs *train = NULL, *held = NULL;
     attn_seq2seq *m = NULL;
     attn_s2s_train_config tc = attn_s2s_train_config_default();
-    tc.epochs = epochs;
+    tc.epochs = a->epochs;
+    tc.holdout = a->holdout;
     tc.seed = s;
     tc.adam.lr = ATTN_COMPOSE_LR;
     attn_seq2seq_config mc = attn_seq2seq_config_default(ATTN_S2S_TRANSFORMER);
@@ -33,13 +43,14 @@ static int run_seed(uint64_t s, int epochs, int train_size, const char *dir, att
         snprintf(path, sizeof path, "%s/compose-seq2seq-transformer-seed%llu.json", dir,
                  (unsigned long long)s);
     attn_status st =
-        attn_pairs_generate(ATTN_TASK_COMPOSE, ATTN_SET_TRAIN, train_size, s, &train, &err);
-    if (st == ATTN_OK)
+        attn_pairs_generate(ATTN_TASK_COMPOSE, ATTN_SET_TRAIN, a->train_size, s, &train, &err);
+    if (st == ATTN_OK && tc.holdout > 0)
         st = attn_pairs_generate(ATTN_TASK_COMPOSE, ATTN_SET_HOLDOUT, tc.holdout, s, &held, &err);
     if (st == ATTN_OK) st = attn_seq2seq_create(&mc, s, &m, &err);
     if (st == ATTN_OK) st = attn_seq2seq_train(m, train, held, &tc, NULL, &err);
     if (st == ATTN_OK && dir) st = attn_seq2seq_save_json(m, false, false, path, &err);
-    int rc = st == ATTN_OK ? cli_compose_report("reproduce", m, s, train, classifier, &out->r)
+    int rc = st == ATTN_OK ? cli_compose_report("reproduce", m, s, a->test_size, train,
+                                                c->classifier, &out->r)
                            : cli_fail("reproduce", &err);
     if (m) out->n_params = attn_seq2seq_n_params(m);
     attn_seq2seq_free(m);
@@ -118,62 +129,79 @@ static void print_table(const seed_result *r, int seeds, const char *classifier)
     printf("%-40s %zu\n", "parameters", r[0].n_params);
 }
 
-int cmd_reproduce_compose(int argc, char **argv) {
-    int seeds = 1, epochs = 10, train_size = ATTN_TRAIN_DEFAULT_N;
-    const char *task = "compose", *out = NULL, *classifier = NULL;
-    cli_opt opts[] = {
-        {"--task", "NAME", CLI_OPT_STR, &task, .help = "compose"},
-        {"--seeds", "N", CLI_OPT_INT, &seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"--epochs", "N", CLI_OPT_INT, &epochs, 1, ATTN_S2S_MAX_EPOCHS, .help = "epochs per run"},
-        {"--train-size", "N", CLI_OPT_INT, &train_size, 2, ATTN_DATA_MAX_N,
-         .help = "training pairs per seed"},
-        {"--out", "DIR", CLI_OPT_STR, &out, .def = "",
-         .help = "write DIR/compose-seq2seq-transformer-seed<S>.json"},
-        {"--classifier", "FILE.json", CLI_OPT_STR, &classifier, .def = "",
-         .help = "a sentiment classifier's weights (attn train) that judges\nthe samples too"},
-    };
-    cli_spec spec = CLI_SPEC(
-        "reproduce", "--task compose [--seeds N] [--epochs N] [--train-size N] [--out DIR]",
-        "Trains the seq2seq-transformer on the compose task ('<polarity> <subject>' -> a\n"
-        "review sentence) for seeds 1..N, one after the other on one BLAS thread (lr 3e-3;\n"
-        "the epoch kept: the lowest held-out loss), and prints, as the range across seeds, the "
-        "loss\n"
-        "per target token on the four test sets of each seed and what the grammar parser\n"
-        "says of 25 samples per source (2 polarities x 8 subjects) at temperature 1:\n"
-        "grammatical, with the polarity and the subject asked for, and novel (not one of the\n"
-        "training sentences); with --classifier, the share of samples a trained sentiment\n"
-        "classifier reads with the polarity asked for, and of grammatical ones with the\n"
-        "parse's label.",
-        NULL, "docs/decoder.md describes the task, the parser and the judgement.", opts);
-    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
-    if (rc >= 0) return rc;
-    if (strcmp(task, "compose") != 0)
-        return cli_usage_error("reproduce", "--task: expected compose, got '%s'", task);
-    if (out && mkdir(out, 0777) != 0 && errno != EEXIST) {
-        cli_message("reproduce", "--out %s: %s", out, strerror(errno));
-        return CLI_ERROR;
-    }
-    attn_model *judge = NULL;
-    const attn_vocab *vocab = NULL;
-    if (classifier && (rc = cli_load_weights("reproduce", classifier, &judge, &vocab)) >= 0)
-        return rc;
-    if (judge && !attn_vocab_is_builtin(vocab)) {
-        attn_model_free(judge);
-        attn_vocab_free(vocab);
-        return cli_usage_error("reproduce",
-                               "--classifier %s has its own vocabulary; the "
-                               "samples are words of the built-in one",
-                               classifier);
-    }
+/* ---- the worker pool: job j is seed j + 1 ---------------------------------------------------- */
+
+static int job_run(cli_pool *p, int job, void *ctx) {
+    const compose_runs *c = ctx;
+    seed_result r;
+    memset(&r, 0, sizeof r);
     attn_set_num_threads(1);
-    seed_result r[MAX_SEEDS];
-    memset(r, 0, sizeof r);
-    rc = CLI_OK;
-    for (int s = 0; s < seeds && rc == CLI_OK; s++)
-        rc = run_seed((uint64_t)s + 1, epochs, train_size, out, judge, &r[s]);
-    if (rc == CLI_OK) print_table(r, seeds, classifier);
-    if (rc == CLI_OK) cli_print_kernels();
-    attn_model_free(judge);
+    const int rc = run_seed(c, (uint64_t)job + 1, &r);
+    if (rc != CLI_OK) return rc;
+    const cli_compose_tally *t = &r.r.tally;
+    cli_pool_send(p, "%zu %.17g %.17g %.17g %.17g %ld %ld %ld %ld %ld %ld %ld %ld", r.n_params,
+                  r.r.set_loss[0], r.r.set_loss[1], r.r.set_loss[2], r.r.set_loss[3], t->samples,
+                  t->grammatical, t->polarity, t->subject, t->novel, t->classifier_asked,
+                  t->classifier_parse, t->classified);
+    return CLI_OK;
+}
+
+static void job_line(int job, const char *line, void *ctx) {
+    compose_runs *c = ctx;
+    seed_result *r = &c->r[job];
+    cli_compose_tally *t = &r->r.tally;
+    char *end;
+    r->n_params = (size_t)strtoull(line, &end, 10);
+    for (int k = 0; k < ATTN_N_TEST_SETS; k++) r->r.set_loss[k] = strtod(end, &end);
+    long *counts[8] = {&t->samples, &t->grammatical,      &t->polarity,         &t->subject,
+                       &t->novel,   &t->classifier_asked, &t->classifier_parse, &t->classified};
+    for (int q = 0; q < 8; q++) *counts[q] = strtol(end, &end, 10);
+    r->ok = true;
+}
+
+static void job_exit(int job, int status, void *ctx) {
+    compose_runs *c = ctx;
+    if (status != 0 || !c->r[job].ok) c->failed++;
+}
+
+/* --classifier into c->classifier (its vocabulary must be the built-in one). -1, else the exit
+ * code after the message. */
+static int load_classifier(compose_runs *c) {
+    const char *path = c->a->classifier;
+    const attn_vocab *vocab = NULL;
+    if (!path) return -1;
+    const int rc = cli_load_weights("reproduce", path, &c->classifier, &vocab);
+    if (rc >= 0) return rc;
+    const bool builtin = attn_vocab_is_builtin(vocab);
     attn_vocab_free(vocab);
+    if (builtin) return -1;
+    attn_model_free(c->classifier);
+    c->classifier = NULL;
+    return cli_usage_error("reproduce",
+                           "--classifier %s has its own vocabulary; the samples are words of the "
+                           "built-in one",
+                           path);
+}
+
+/* The options as cmd_reproduce.c parsed them; the seeds in -j workers, then the table. */
+int cli_reproduce_compose(const cli_repro_args *a) {
+    static compose_runs c; /* the results of every seed */
+    memset(&c, 0, sizeof c);
+    c.a = a;
+    int rc = load_classifier(&c);
+    if (rc >= 0) return rc;
+    if ((rc = cli_reproduce_open_out(a)) != CLI_OK || !cli_mpi_root()) {
+        attn_model_free(c.classifier); /* under mpirun rank 0 alone runs the seeds */
+        return rc;
+    }
+    const cli_pool_hooks h = {job_run, job_line, job_exit, NULL, &c};
+    rc = CLI_OK;
+    if (!cli_pool_run(a->seeds, a->workers, &h))
+        rc = cli_runtime_error("reproduce", "cannot start workers: %s", strerror(errno));
+    else if (c.failed)
+        rc = cli_runtime_error("reproduce", "%d run%s failed", c.failed, c.failed > 1 ? "s" : "");
+    if (rc == CLI_OK) print_table(c.r, a->seeds, a->classifier);
+    if (rc == CLI_OK) cli_print_kernels();
+    attn_model_free(c.classifier);
     return rc;
 }

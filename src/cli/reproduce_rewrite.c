@@ -1,10 +1,10 @@
-/* cmd_reproduce_seq2seq.c -- `attn reproduce --task rewrite`: the three seq2seq models for seeds
- * 1..N (cmd_reproduce.c hands over on --task), in -j worker processes or, under mpirun, one
- * run after another over every rank; exact match per test set
- * and by source length per model (the Bahdanau picture, docs/decoder.md). */
+/* reproduce_rewrite.c -- `attn reproduce --task rewrite`: the three seq2seq models for seeds
+ * 1..N (cmd_reproduce.c parses the options and hands over), in -j worker processes or, under
+ * mpirun, one run after another over every rank; exact match per test set and by source length
+ * per model (the Bahdanau picture, docs/decoder.md). */
 #define _DEFAULT_SOURCE /* realpath */
 #include "attn_seq2seq.h"
-#include "cli.h"
+#include "reproduce_cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_SEEDS   20
+#define MAX_SEEDS   CLI_REPRO_S2S_MAX_SEEDS
 #define N_MODELS    3
 #define N_BUCKETS   6 /* source words 1-10, ..., 41-50, 51+ */
 #define BUCKET_WORD 10
@@ -253,7 +252,10 @@ static void print_tables(const repro *o) {
     char cells[N_MODELS][64];
     for (int k = 0; k < N_MODELS; k++)
         snprintf(cells[k], sizeof cells[k], "%s", attn_s2s_arch_name(MODELS[k]));
-    print_cells(o, "Test set (1,000 pairs each)", cells);
+    char size[32], header[64];
+    cli_fmt_thousands(size, sizeof size, (size_t)o->test_size);
+    snprintf(header, sizeof header, "Test set (%s pairs each)", size);
+    print_cells(o, header, cells);
     for (int k = 0; k < ATTN_N_TEST_SETS; k++) print_row(o, attn_set_name(SETS[k]), set_value, k);
     for (int k = 0; k < N_MODELS; k++) snprintf(cells[k], 64, "%zu", o->r[k][0].n_params);
     print_cells(o, "parameters", cells);
@@ -311,14 +313,20 @@ static void compare_with_committed(const repro *o) {
 static int parse_models(const char *list, bool want[N_MODELS]) {
     memset(want, 0, N_MODELS * sizeof *want);
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf)
+        return cli_usage_error("reproduce", "--models: a list of at most %d bytes",
+                               (int)sizeof buf - 1);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         attn_s2s_arch a;
         attn_error err;
         if (attn_s2s_arch_from_name(tok, &a, &err) != ATTN_OK)
             return cli_usage_error("reproduce", "--models: %s", err.msg);
-        for (int k = 0; k < N_MODELS; k++) want[k] = want[k] || MODELS[k] == a;
+        for (int k = 0; k < N_MODELS; k++) {
+            if (MODELS[k] == a && want[k])
+                return cli_usage_error("reproduce", "--models: \"%s\" given twice", tok);
+            want[k] = want[k] || MODELS[k] == a;
+        }
     }
     for (int k = 0; k < N_MODELS; k++)
         if (want[k]) return -1;
@@ -328,10 +336,6 @@ static int parse_models(const char *list, bool want[N_MODELS]) {
 /* The wanted runs, the longest (the Transformer's) first, in -j workers or over the ranks;
  * then rank 0 prints the tables. */
 static int run_jobs(repro *o, int workers) {
-    if (cli_mpi_root() && mkdir(o->out, 0777) != 0 && errno != EEXIST) {
-        cli_message("reproduce", "--out %s: %s", o->out, strerror(errno));
-        return CLI_ERROR;
-    }
     int n = 0;
     for (int k = N_MODELS - 1; k >= 0; k--)
         for (int s = 0; s < o->seeds && o->want[k]; s++) o->job_model[n] = k, o->job_seed[n++] = s;
@@ -356,85 +360,28 @@ static int run_jobs(repro *o, int workers) {
     return cli_train_end(CLI_OK); /* over ranks: the exchanges' cost */
 }
 
-static const char about[] =
-    "Trains the seq2seq models on the rewrite task for seeds 1..N -- seq2seq-gru (the\n"
-    "source squeezed into one vector), seq2seq-attn (Bahdanau attention) and the\n"
-    "seq2seq-transformer --, each run in a worker process on one BLAS thread, scores\n"
-    "each on the four test sets of its seed by exact match of greedy decoding, and\n"
-    "prints the range across seeds per test set and by source length (10-word\n"
-    "buckets) for each model. Writes DIR/<model>-seed<S>.json.";
-static const char notes[] =
-    "The GRU models train with Adam at lr 3e-3, the Transformer at 1e-3 (the defaults\n"
-    "of attn train). Each run is deterministic: its weights and scores equal `attn\n"
-    "train --model M --task rewrite --seed S --epochs E` whatever -j is.\n"
-    "Under mpirun the runs go one after another, each spread over every rank (attn\n"
-    "train's steps over ranks): the same weights as without mpirun, for any -np.\n"
-    "docs/decoder.md has the table as measured.";
-
-int cmd_reproduce_seq2seq(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) /* the compose task has its own command: its own report */
-        if ((strcmp(argv[i], "--task") == 0 && i + 1 < argc &&
-             strcmp(argv[i + 1], "compose") == 0) ||
-            strcmp(argv[i], "--task=compose") == 0)
-            return cmd_reproduce_compose(argc, argv);
+/* The options as cmd_reproduce.c parsed them, checked; then the runs. */
+int cli_reproduce_rewrite(const cli_repro_args *a) {
     static repro o; /* large: the results table */
     memset(&o, 0, sizeof o);
-    o.seeds = 3, o.train_size = ATTN_TRAIN_DEFAULT_N, o.test_size = ATTN_TEST_DEFAULT_N;
-    o.holdout = attn_s2s_train_config_default().holdout;
-    o.out = "runs";
-    const char *size = "small", *norm = "pre";
-    int workers = cli_n_cores();
-    const char *task = "rewrite", *models = "seq2seq-gru,seq2seq-attn,seq2seq-transformer";
-    cli_opt opts[] = {
-        {"--task", "NAME", CLI_OPT_STR, &task,
-         .help = "rewrite (compose: attn reproduce --task compose --help)"},
-        {"--seeds", "N", CLI_OPT_INT, &o.seeds, 1, MAX_SEEDS, .help = "seeds 1..N"},
-        {"--models", "LIST", CLI_OPT_STR, &models,
-         .help = "comma-separated: seq2seq-gru, seq2seq-attn, seq2seq-transformer",
-         .def = "all three"},
-        {"--epochs", "N", CLI_OPT_INT, &o.epochs, 1, ATTN_S2S_MAX_EPOCHS,
-         .help = "epochs of every run", .def = "per model: 10, 4, 10"},
-        {"--train-size", "N", CLI_OPT_INT, &o.train_size, 2, ATTN_DATA_MAX_N,
-         .help = "training pairs per seed"},
-        {"--holdout", "N", CLI_OPT_INT, &o.holdout, 0, ATTN_DATA_MAX_N,
-         .help = "held-out pairs scored after every epoch (0: none)"},
-        {"--test-size", "N", CLI_OPT_INT, &o.test_size, 1, ATTN_DATA_MAX_N,
-         .help = "pairs of each test set, decoded greedily"},
-        {"--size", "NAME", CLI_OPT_STR, &size,
-         .help = "small (the models of the table), or base: the seq2seq-transformer at\n"
-                 "section 6's base sizes (d_model 512, 8 heads, FFN 2048, 6+6 layers), 1 seed,\n"
-                 "1 epoch, --holdout 100 and --test-size 100 unless given, weights as\n"
-                 "DIR/seq2seq-transformer-base-seed<S>.safetensors"},
-        {"--norm", "pre|post", CLI_OPT_STR, &norm,
-         .help = "the seq2seq-transformer's LayerNorm placement: pre (the table's), or post\n"
-                 "(section 6's base Transformer, LayerNorm after each residual sum)"},
-        {"-j", "N", CLI_OPT_INT, &workers, 1, 1024,
-         .help = "worker processes, one BLAS thread each", .def = "the cores"},
-        {"--out", "DIR", CLI_OPT_STR, &o.out, .help = "where the weights go"},
-    };
-    cli_spec spec = CLI_SPEC(
-        "reproduce", "--task rewrite [--seeds N] [--models LIST] [--epochs N] [-j N] [--out DIR]",
-        about, NULL, notes, opts);
-    int rc = cli_parse(&spec, argc, argv, NULL, NULL);
-    if (rc >= 0) return rc;
-    attn_error err;
-    attn_task t;
-    if (attn_task_from_name(task, &t, &err) != ATTN_OK)
-        return cli_usage_error("reproduce", "--task: %s", err.msg);
+    o.seeds = a->seeds, o.train_size = a->train_size, o.test_size = a->test_size;
+    o.holdout = a->holdout, o.out = a->out;
+    o.epochs = cli_given(a->spec, "--epochs") ? a->epochs : 0; /* 0: each model's default */
+    const char *size = a->size ? a->size : "small", *norm = a->norm ? a->norm : "pre";
     if (strcmp(size, "small") != 0 && strcmp(size, "base") != 0)
         return cli_usage_error("reproduce", "--size %s: expected small or base", size);
     o.base = strcmp(size, "base") == 0;
     if (strcmp(norm, "pre") != 0 && strcmp(norm, "post") != 0)
         return cli_usage_error("reproduce", "--norm %s: expected pre or post", norm);
     o.norm = strcmp(norm, "post") == 0 ? ATTN_NORM_POST : ATTN_NORM_PRE;
-    if (o.base && !cli_given(&spec, "--models")) models = "seq2seq-transformer";
-    if (o.base && !cli_given(&spec, "--seeds")) o.seeds = 1;
-    if (o.base && !cli_given(&spec, "--holdout")) o.holdout = 100; /* decoding dominates there */
-    if (o.base && !cli_given(&spec, "--test-size")) o.test_size = 100;
-    rc = parse_models(models, o.want);
+    const char *models = a->models ? a->models
+                         : o.base  ? "seq2seq-transformer"
+                                   : "seq2seq-gru,seq2seq-attn,seq2seq-transformer";
+    int rc = parse_models(models, o.want);
     if (rc >= 0) return rc;
     if (o.base && (o.want[0] || o.want[1]))
         return cli_usage_error("reproduce", "--size base: only seq2seq-transformer has a base "
                                             "size (--models seq2seq-transformer)");
-    return run_jobs(&o, workers);
+    if ((rc = cli_reproduce_open_out(a)) != CLI_OK) return rc;
+    return run_jobs(&o, a->workers);
 }
